@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+)
+
+// command is one subcommand of the binary. Each lives in its own file and
+// registers itself in commands().
+type command struct {
+	summary string
+	// run gets the arguments after the command name and returns the process
+	// exit error; commands that run under MPI start and stop it themselves.
+	run func(args []string) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"bench": {"benchmarks: bench comm (transports)", runBench},
+	}
+}
+
+func usage(cmds map[string]command) {
+	fmt.Fprintf(os.Stderr, "usage: mpignn <command> [flags]\n\ncommands:\n")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintf(os.Stderr, "\nRun under MPI as: ./mpirun.sh -n P ./bin/mpignn <command> ...\n")
+}
+
+func main() {
+	cmds := commands()
+	if len(os.Args) < 2 || os.Args[1] == "help" || os.Args[1] == "-h" || os.Args[1] == "--help" {
+		usage(cmds)
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	c, ok := cmds[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "mpignn: unknown command %q\n", os.Args[1])
+		usage(cmds)
+		os.Exit(2)
+	}
+	if err := c.run(os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "mpignn %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,197 @@
+package collectives
+
+// #include "shim.h"
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Barrier blocks until every rank has entered it.
+func (c *Comm) Barrier() error { return mpiErr("MPI_Barrier", C.shim_barrier()) }
+
+// Allreduce combines buf element-wise across ranks with op, in place. Every
+// rank must pass the same length. Buffers longer than an MPI count are
+// reduced in pieces.
+func Allreduce[T Number](c *Comm, buf []T, op Op) error {
+	n := int64(len(buf))
+	for off := int64(0); off < n; off += c.maxCount {
+		k := min(c.maxCount, n-off)
+		rc := C.shim_allreduce(ptr(buf[off:]), C.int(k), dtype[T](), op.c())
+		if err := mpiErr("MPI_Allreduce("+op.String()+")", rc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AllreduceScalar combines one value across ranks.
+func AllreduceScalar[T Number](c *Comm, v T, op Op) (T, error) {
+	b := []T{v}
+	err := Allreduce(c, b, op)
+	return b[0], err
+}
+
+// Bcast copies root's buf into every rank's buf. Every rank must pass the
+// same length.
+func Bcast[T Elem](c *Comm, buf []T, root int) error {
+	if root < 0 || root >= c.size {
+		return fmt.Errorf("bcast: root %d outside [0,%d)", root, c.size)
+	}
+	n := int64(len(buf))
+	for off := int64(0); off < n; off += c.maxCount {
+		k := min(c.maxCount, n-off)
+		if err := mpiErr("MPI_Bcast", C.shim_bcast(ptr(buf[off:]), C.int(k), dtype[T](), C.int(root))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Allgather returns every rank's send, concatenated in rank order. Every rank
+// must send the same number of elements.
+func Allgather[T Elem](c *Comm, send []T) ([]T, error) {
+	n := int64(len(send))
+	recv := make([]T, n*int64(c.size))
+	if n*int64(c.size) > c.maxCount {
+		return allgatherLarge(c, send, recv, repeat(n, c.size))
+	}
+	rc := C.shim_allgather(ptr(send), C.int(n), ptr(recv), dtype[T]())
+	return recv, mpiErr("MPI_Allgather", rc)
+}
+
+// Allgatherv returns every rank's send concatenated in rank order, and the
+// number of elements each rank sent. Contributions may differ in length,
+// including empty ones.
+func Allgatherv[T Elem](c *Comm, send []T) ([]T, []int64, error) {
+	counts, err := Allgather(c, []int64{int64(len(send))})
+	if err != nil {
+		return nil, nil, fmt.Errorf("allgatherv counts: %w", err)
+	}
+	total := sum(counts)
+	recv := make([]T, total)
+	if total > c.maxCount {
+		recv, err = allgatherLarge(c, send, recv, counts)
+		return recv, counts, err
+	}
+	cc, cd := toCInts(counts)
+	rc := C.shim_allgatherv(ptr(send), C.int(len(send)), ptr(recv), &cc[0], &cd[0], dtype[T]())
+	return recv, counts, mpiErr("MPI_Allgatherv", rc)
+}
+
+// allgatherLarge sends this rank's contribution to every rank through the
+// piecewise all-to-all, for totals that exceed an MPI count.
+func allgatherLarge[T Elem](c *Comm, send, recv []T, counts []int64) ([]T, error) {
+	scounts := repeat(int64(len(send)), c.size)
+	sdispls := make([]int64, c.size) // every peer reads the same buffer
+	rdispls := prefix(counts)
+	if err := alltoallvP2P(c, send, scounts, sdispls, recv, counts, rdispls); err != nil {
+		return nil, fmt.Errorf("allgatherv: %w", err)
+	}
+	return recv, nil
+}
+
+// Alltoall sends send[p*k:(p+1)*k] to rank p, where k = len(send)/size, and
+// returns what every rank sent here, in rank order.
+func Alltoall[T Elem](c *Comm, send []T) ([]T, error) {
+	if len(send)%c.size != 0 {
+		return nil, fmt.Errorf("alltoall: %d elements do not split evenly over %d ranks", len(send), c.size)
+	}
+	k := len(send) / c.size
+	recv := make([]T, len(send))
+	if int64(k) > c.maxCount {
+		rc := repeat(int64(k), c.size)
+		if err := alltoallvP2P(c, send, rc, prefix(rc), recv, rc, prefix(rc)); err != nil {
+			return nil, fmt.Errorf("alltoall: %w", err)
+		}
+		return recv, nil
+	}
+	rc := C.shim_alltoall(ptr(send), C.int(k), ptr(recv), dtype[T]())
+	return recv, mpiErr("MPI_Alltoall", rc)
+}
+
+// Alltoallv sends the consecutive segments of send to the ranks in order:
+// sendCounts[p] elements to rank p. It returns the elements received,
+// concatenated in rank order, and how many came from each rank.
+func Alltoallv[T Elem](c *Comm, send []T, sendCounts []int64) ([]T, []int64, error) {
+	if len(sendCounts) != c.size {
+		return nil, nil, fmt.Errorf("alltoallv: %d send counts for %d ranks", len(sendCounts), c.size)
+	}
+	if s := sum(sendCounts); s != int64(len(send)) {
+		return nil, nil, fmt.Errorf("alltoallv: send counts add to %d but the buffer has %d elements", s, len(send))
+	}
+	recvCounts, err := Alltoall(c, sendCounts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("alltoallv counts: %w", err)
+	}
+	recv := make([]T, sum(recvCounts))
+	err = alltoallvInto(c, send, sendCounts, recv, recvCounts)
+	return recv, recvCounts, err
+}
+
+// alltoallvInto is Alltoallv with both sides' counts already known and the
+// receive buffer supplied; consecutive segments on both sides.
+func alltoallvInto[T Elem](c *Comm, send []T, sendCounts []int64, recv []T, recvCounts []int64) error {
+	sd, rd := prefix(sendCounts), prefix(recvCounts)
+	if int64(len(send)) > c.maxCount || int64(len(recv)) > c.maxCount {
+		if err := alltoallvP2P(c, send, sendCounts, sd, recv, recvCounts, rd); err != nil {
+			return fmt.Errorf("alltoallv: %w", err)
+		}
+		return nil
+	}
+	sc, sdc := toCInts(sendCounts)
+	rc, rdc := toCInts(recvCounts)
+	r := C.shim_alltoallv(ptr(send), &sc[0], &sdc[0], ptr(recv), &rc[0], &rdc[0], dtype[T]())
+	return mpiErr("MPI_Alltoallv", r)
+}
+
+// alltoallvP2P moves the data with nonblocking point-to-point messages of at
+// most maxCount elements each, so no count is truncated.
+func alltoallvP2P[T Elem](c *Comm, send []T, scounts, sdispls []int64, recv []T, rcounts, rdispls []int64) error {
+	rc := C.shim_alltoallv_p2p(ptr(send), (*C.int64_t)(unsafe.Pointer(&scounts[0])), (*C.int64_t)(unsafe.Pointer(&sdispls[0])),
+		ptr(recv), (*C.int64_t)(unsafe.Pointer(&rcounts[0])), (*C.int64_t)(unsafe.Pointer(&rdispls[0])),
+		dtype[T](), C.int64_t(c.maxCount))
+	return mpiErr("MPI_Isend/Irecv exchange", rc)
+}
+
+func sum(xs []int64) int64 {
+	var s int64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// prefix returns the exclusive prefix sums of xs (the displacements).
+func prefix(xs []int64) []int64 {
+	out := make([]int64, len(xs))
+	var s int64
+	for i, x := range xs {
+		out[i] = s
+		s += x
+	}
+	return out
+}
+
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// toCInts converts counts to C ints with their displacements; callers have
+// checked that the total fits.
+func toCInts(counts []int64) (cnt, displ []C.int) {
+	cnt = make([]C.int, len(counts))
+	displ = make([]C.int, len(counts))
+	var s int64
+	for i, x := range counts {
+		cnt[i] = C.int(x)
+		displ[i] = C.int(s)
+		s += x
+	}
+	return cnt, displ
+}

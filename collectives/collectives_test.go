@@ -1,0 +1,323 @@
+package collectives
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"mpignn/spmd"
+	"mpignn/spmd/spmdtest"
+)
+
+var world *spmd.World
+
+func TestMain(m *testing.M) { spmdtest.Main(m, &world) }
+
+type namedComm struct {
+	name string
+	c    *Comm
+}
+
+// comms returns the world communicator twice: as is, and with MPI counts
+// limited to 3 elements so every message takes the split path.
+// The result is a slice, not a map: every rank must run the collectives in
+// the same order, and map iteration order differs between processes.
+func comms(t *testing.T) []namedComm {
+	t.Helper()
+	c, err := NewComm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []namedComm{{"plain", c}, {"split", withMaxCount(c, 3)}}
+}
+
+// value is the i-th element rank r contributes; every rank can compute what
+// every other rank sent.
+func value(r, i int) int64 { return int64(r*1000003+i*7919) % 1000 }
+
+func TestAllreduce(t *testing.T) {
+	for _, nc := range comms(t) {
+		name, c := nc.name, nc.c
+		for _, op := range []Op{Sum, Max, Min} {
+			for _, n := range []int{0, 1, 10, 1000} {
+				t.Run(fmt.Sprintf("%s/%v/n=%d", name, op, n), func(t *testing.T) {
+					i64 := make([]int64, n)
+					f32 := make([]float32, n)
+					f64 := make([]float64, n)
+					for i := range n {
+						v := value(c.Rank(), i)
+						i64[i], f32[i], f64[i] = v, float32(v)/4, float64(v)/8
+					}
+					for _, err := range []error{Allreduce(c, i64, op), Allreduce(c, f32, op), Allreduce(c, f64, op)} {
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					for i := range n {
+						want := value(0, i)
+						for r := 1; r < c.Size(); r++ {
+							v := value(r, i)
+							switch op {
+							case Sum:
+								want += v
+							case Max:
+								want = max(want, v)
+							case Min:
+								want = min(want, v)
+							}
+						}
+						// Values are multiples of 1/8 below 2^20: exact in float32 and float64.
+						if i64[i] != want || f32[i] != float32(want)/4 || f64[i] != float64(want)/8 {
+							t.Fatalf("element %d: got %d %v %v, want %d", i, i64[i], f32[i], f64[i], want)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestBcast(t *testing.T) {
+	for _, nc := range comms(t) {
+		name, c := nc.name, nc.c
+		for root := 0; root < c.Size(); root++ {
+			t.Run(fmt.Sprintf("%s/root=%d", name, root), func(t *testing.T) {
+				buf := make([]float32, 17)
+				for i := range buf {
+					buf[i] = float32(value(c.Rank(), i))
+				}
+				if err := Bcast(c, buf, root); err != nil {
+					t.Fatal(err)
+				}
+				for i := range buf {
+					if buf[i] != float32(value(root, i)) {
+						t.Fatalf("element %d = %v, want %v", i, buf[i], value(root, i))
+					}
+				}
+			})
+		}
+	}
+	c := comms(t)[0].c
+	if err := Bcast(c, []byte{1}, c.Size()); err == nil {
+		t.Fatal("bcast from a root outside the world did not fail")
+	}
+}
+
+// contribution is rank r's Allgatherv input: uneven, and empty on rank 0
+// and every third rank.
+func contribution(r int) []int64 {
+	n := (r % 3) * (r + 2)
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = value(r, i)
+	}
+	return out
+}
+
+func TestAllgather(t *testing.T) {
+	for _, nc := range comms(t) {
+		name, c := nc.name, nc.c
+		t.Run(name, func(t *testing.T) {
+			got, err := Allgather(c, []int64{value(c.Rank(), 0), value(c.Rank(), 1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := 0; r < c.Size(); r++ {
+				if got[2*r] != value(r, 0) || got[2*r+1] != value(r, 1) {
+					t.Fatalf("rank %d's pair = %v", r, got[2*r:2*r+2])
+				}
+			}
+			all, counts, err := Allgatherv(c, contribution(c.Rank()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []int64
+			for r := 0; r < c.Size(); r++ {
+				want = append(want, contribution(r)...)
+				if counts[r] != int64(len(contribution(r))) {
+					t.Fatalf("count of rank %d = %d, want %d", r, counts[r], len(contribution(r)))
+				}
+			}
+			if fmt.Sprint(all) != fmt.Sprint(want) {
+				t.Fatalf("allgatherv = %v, want %v", all, want)
+			}
+		})
+	}
+}
+
+// sendCount is how many elements rank r sends rank p: uneven, often zero.
+func sendCount(r, p int) int { return (r*7 + p*3) % 5 }
+
+func payload(r, p, j int) int64 { return int64(r*10000 + p*100 + j) }
+
+func TestAlltoallv(t *testing.T) {
+	for _, nc := range comms(t) {
+		name, c := nc.name, nc.c
+		t.Run(name, func(t *testing.T) {
+			size, me := c.Size(), c.Rank()
+			var i64 []int64
+			var f32 []float32
+			var b []byte
+			counts := make([]int64, size)
+			for p := 0; p < size; p++ {
+				counts[p] = int64(sendCount(me, p))
+				for j := 0; j < sendCount(me, p); j++ {
+					v := payload(me, p, j)
+					i64, f32, b = append(i64, v), append(f32, float32(v)), append(b, byte(v))
+				}
+			}
+			gi, ci, err := Alltoallv(c, i64, counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gf, _, err := Alltoallv(c, f32, counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gb, _, err := Alltoallv(c, b, counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := 0
+			for r := 0; r < size; r++ {
+				if ci[r] != int64(sendCount(r, me)) {
+					t.Fatalf("received %d from rank %d, want %d", ci[r], r, sendCount(r, me))
+				}
+				for j := 0; j < sendCount(r, me); j++ {
+					v := payload(r, me, j)
+					if gi[k] != v || gf[k] != float32(v) || gb[k] != byte(v) {
+						t.Fatalf("element %d from rank %d: %d %v %d, want %d", j, r, gi[k], gf[k], gb[k], v)
+					}
+					k++
+				}
+			}
+			if k != len(gi) {
+				t.Fatalf("received %d elements, want %d", len(gi), k)
+			}
+		})
+	}
+	c := comms(t)[0].c
+	if _, _, err := Alltoallv(c, []int64{1}, make([]int64, c.Size())); err == nil {
+		t.Fatal("counts that disagree with the buffer were accepted")
+	}
+}
+
+// rowOf is the content of global row g: every byte depends on g.
+func rowOf(g int64, rb int) []byte {
+	out := make([]byte, rb)
+	for i := range out {
+		out[i] = byte(g*131 + int64(i)*7 + g>>8)
+	}
+	return out
+}
+
+func TestDistArrayTransportsAgree(t *testing.T) {
+	base, err := NewComm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := ResolveTransport(base, TransportAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transports := []Transport{TransportAlltoallv}
+	if tr == TransportRMA {
+		transports = append(transports, TransportRMA)
+	} else {
+		t.Logf("one-sided MPI unavailable here; testing the Alltoallv path only")
+	}
+	me, size := base.Rank(), base.Size()
+	// Uneven ownership, including a rank with no rows when size > 2.
+	localRows := int64(37 + 11*me)
+	if size > 2 && me == 1 {
+		localRows = 0
+	}
+	for _, rb := range []int{8, 512, 13} {
+		for _, nc := range comms(t) {
+			name, c := nc.name, nc.c
+			results := map[Transport][][]byte{}
+			for _, tp := range transports {
+				a, err := NewDistArray(c, localRows, rb, tp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lo := a.Offsets()[me]
+				for i := int64(0); i < localRows; i++ {
+					copy(a.Local()[i*int64(rb):], rowOf(lo+i, rb))
+				}
+				if err := a.Seal(); err != nil {
+					t.Fatal(err)
+				}
+				total := a.Offsets()[size]
+				rng := rand.New(rand.NewPCG(uint64(me), 9))
+				for round, n := range []int{0, 1, 50, 300} {
+					rows := make([]int64, n)
+					for i := range rows {
+						rows[i] = rng.Int64N(total)
+					}
+					if n > 2 {
+						rows[1] = rows[0] // a duplicate
+						if localRows > 0 {
+							rows[2] = lo // an own row
+						}
+					}
+					dst := make([]byte, n*rb)
+					if err := a.Fetch(rows, dst); err != nil {
+						t.Fatal(err)
+					}
+					for i, g := range rows {
+						if !bytes.Equal(dst[i*rb:(i+1)*rb], rowOf(g, rb)) {
+							t.Fatalf("%v/%s rb=%d round %d: row %d (global %d) is wrong", tp, name, rb, round, i, g)
+						}
+					}
+					results[tp] = append(results[tp], dst)
+				}
+				if err := a.Free(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(transports) == 2 {
+				for i := range results[TransportRMA] {
+					if !bytes.Equal(results[TransportRMA][i], results[TransportAlltoallv][i]) {
+						t.Fatalf("rb=%d %s round %d: rma and alltoallv bytes differ", rb, name, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDistArrayRejectsBadRows(t *testing.T) {
+	c, err := NewComm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewDistArray(c, 4, 8, TransportAlltoallv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	total := a.Offsets()[c.Size()]
+	for _, r := range []int64{-1, total} {
+		if err := a.Fetch([]int64{r}, make([]byte, 8)); err == nil {
+			t.Fatalf("row %d was accepted", r)
+		}
+	}
+	if err := a.Fetch([]int64{0, 1}, make([]byte, 8)); err == nil {
+		t.Fatal("a too small dst was accepted")
+	}
+}
+
+func TestParseTransport(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Transport
+		ok   bool
+	}{{"auto", TransportAuto, true}, {"RMA", TransportRMA, true}, {"alltoallv", TransportAlltoallv, true}, {"tcp", 0, false}} {
+		got, err := ParseTransport(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("ParseTransport(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+}

@@ -1,0 +1,371 @@
+package collectives
+
+// #include "shim.h"
+import "C"
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Transport selects how DistArray reads rows owned by other ranks.
+type Transport int
+
+const (
+	// TransportAuto probes one-sided support at start-up and uses RMA where
+	// every rank has it, Alltoallv otherwise.
+	TransportAuto Transport = iota
+	// TransportRMA reads with MPI_Get on MPI_Win_allocate windows; the owner
+	// takes no part.
+	TransportRMA
+	// TransportAlltoallv sends the requested row ids to their owners and
+	// receives the rows back, with two MPI_Alltoallv exchanges.
+	TransportAlltoallv
+)
+
+// ParseTransport reads a --transport flag value.
+func ParseTransport(s string) (Transport, error) {
+	switch strings.ToLower(s) {
+	case "auto", "":
+		return TransportAuto, nil
+	case "rma":
+		return TransportRMA, nil
+	case "alltoallv":
+		return TransportAlltoallv, nil
+	}
+	return 0, fmt.Errorf("unknown transport %q (want auto, rma or alltoallv)", s)
+}
+
+func (t Transport) String() string {
+	switch t {
+	case TransportRMA:
+		return "rma"
+	case TransportAlltoallv:
+		return "alltoallv"
+	}
+	return "auto"
+}
+
+// ResolveTransport turns auto into the transport every rank can use. An
+// explicit rma is checked too, so that a job asking for one-sided reads on a
+// network without them fails with a clear message instead of in the middle of
+// training. It is collective.
+func ResolveTransport(c *Comm, t Transport) (Transport, error) {
+	if t == TransportAlltoallv {
+		return t, nil
+	}
+	ok, why, err := ProbeRMA(c)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
+		return TransportRMA, nil
+	}
+	if t == TransportRMA {
+		return 0, fmt.Errorf("transport rma requested but one-sided MPI does not work here: %s (use --transport alltoallv or auto)", why)
+	}
+	return TransportAlltoallv, nil
+}
+
+// ProbeRMA checks that one-sided reads work between all ranks: it creates a
+// small window, has every rank read its neighbor's part, and agrees on the
+// outcome with an Allreduce. It returns why RMA is unusable when it is not.
+// It is collective.
+func ProbeRMA(c *Comm) (ok bool, why string, err error) {
+	const n = 16
+	local := 1
+	w, werr := NewWindow(c, n)
+	if werr != nil {
+		local, why = 0, werr.Error()
+	}
+	agreed, err := AllreduceScalar(c, int64(local), Min)
+	if err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	if agreed == 0 {
+		if w != nil {
+			w.Free()
+		}
+		if why == "" {
+			why = "window creation failed on another rank"
+		}
+		return false, why, nil
+	}
+	for i := range w.Bytes() {
+		w.Bytes()[i] = byte(c.rank*31 + i)
+	}
+	if err := c.Barrier(); err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	peer := (c.rank + 1) % c.size
+	got := make([]byte, n)
+	gerr := w.getRows([]C.int{C.int(peer)}, []C.int{1}, []C.MPI_Aint{0}, []C.MPI_Aint{0}, n, got)
+	if gerr != nil {
+		local, why = 0, gerr.Error()
+	} else {
+		for i, b := range got {
+			if b != byte(peer*31+i) {
+				local, why = 0, fmt.Sprintf("rank %d read wrong bytes from rank %d", c.rank, peer)
+				break
+			}
+		}
+	}
+	// Nobody may free the window while a neighbor still reads it.
+	if err := c.Barrier(); err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	if err := w.Free(); err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	agreed, err = AllreduceScalar(c, int64(local), Min)
+	if err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	if agreed == 0 && why == "" {
+		why = "a one-sided read failed on another rank"
+	}
+	return agreed == 1, why, nil
+}
+
+// RowFetcher fetches rows of a distributed array by global row index. Fetch
+// is collective: every rank calls it the same number of times, with its own
+// (possibly empty) list of rows.
+type RowFetcher interface {
+	RowBytes() int
+	Fetch(rows []int64, dst []byte) error
+}
+
+// FetchStats counts what Fetch moved on this rank.
+type FetchStats struct {
+	Calls      int64
+	LocalRows  int64 // rows this rank owns, copied in memory
+	RemoteRows int64 // rows read from other ranks
+	Bytes      int64 // bytes read from other ranks
+}
+
+// DistArray is a two-dimensional byte array split by rows over the ranks:
+// rank p owns the global rows [Offsets()[p], Offsets()[p+1]). Each rank
+// fills its own rows, calls Seal, and can then read any row with Fetch.
+type DistArray struct {
+	c        *Comm
+	t        Transport
+	rowBytes int
+	offsets  []int64
+	win      *Window // TransportRMA
+	local    []byte
+	stats    FetchStats
+
+	// scratch reused across Fetch calls
+	order  []int32
+	counts []int64
+}
+
+// NewDistArray creates the array with localRows rows of rowBytes bytes on this
+// rank. t must be TransportRMA or TransportAlltoallv (see ResolveTransport).
+// It is collective.
+func NewDistArray(c *Comm, localRows int64, rowBytes int, t Transport) (*DistArray, error) {
+	if rowBytes <= 0 {
+		return nil, fmt.Errorf("distarray: row size %d bytes", rowBytes)
+	}
+	if localRows < 0 {
+		return nil, fmt.Errorf("distarray: %d local rows", localRows)
+	}
+	if t != TransportRMA && t != TransportAlltoallv {
+		return nil, fmt.Errorf("distarray: transport %v is not resolved", t)
+	}
+	all, err := Allgather(c, []int64{localRows})
+	if err != nil {
+		return nil, fmt.Errorf("distarray: %w", err)
+	}
+	a := &DistArray{c: c, t: t, rowBytes: rowBytes, offsets: make([]int64, c.size+1), counts: make([]int64, c.size)}
+	for p, n := range all {
+		a.offsets[p+1] = a.offsets[p] + n
+	}
+	if t == TransportRMA {
+		if a.win, err = NewWindow(c, localRows*int64(rowBytes)); err != nil {
+			return nil, fmt.Errorf("distarray: %w", err)
+		}
+		a.local = a.win.Bytes()
+	} else {
+		a.local = make([]byte, localRows*int64(rowBytes))
+	}
+	return a, nil
+}
+
+// Local returns this rank's rows, to be filled before Seal.
+func (a *DistArray) Local() []byte { return a.local }
+
+// Seal makes the filled rows visible to every rank. It is collective.
+func (a *DistArray) Seal() error { return a.c.Barrier() }
+
+// RowBytes returns the size of one row.
+func (a *DistArray) RowBytes() int { return a.rowBytes }
+
+// Transport returns the transport in use.
+func (a *DistArray) Transport() Transport { return a.t }
+
+// Offsets returns the partition of global rows over ranks (len Size()+1).
+func (a *DistArray) Offsets() []int64 { return a.offsets }
+
+// Stats returns the counters of this rank's fetches so far.
+func (a *DistArray) Stats() FetchStats { return a.stats }
+
+// Owner returns the rank that owns global row r.
+func (a *DistArray) Owner(r int64) int {
+	return sort.Search(len(a.offsets)-1, func(p int) bool { return a.offsets[p+1] > r })
+}
+
+// Free releases the array. It is collective.
+func (a *DistArray) Free() error {
+	a.local = nil
+	if a.win != nil {
+		return a.win.Free()
+	}
+	return nil
+}
+
+// Fetch copies the given global rows into dst, row i at dst[i*RowBytes():],
+// whichever rank owns them. Rows may repeat and may be this rank's own. It is
+// collective (see RowFetcher).
+func (a *DistArray) Fetch(rows []int64, dst []byte) error {
+	rb := int64(a.rowBytes)
+	if int64(len(dst)) < int64(len(rows))*rb {
+		return fmt.Errorf("fetch: dst holds %d bytes, %d rows need %d", len(dst), len(rows), int64(len(rows))*rb)
+	}
+	total := a.offsets[len(a.offsets)-1]
+	// Group the requests by owner with a counting sort: order lists request
+	// indices owner by owner, in request order within an owner.
+	clear(a.counts)
+	owners := make([]int32, len(rows))
+	for i, r := range rows {
+		if r < 0 || r >= total {
+			return fmt.Errorf("fetch: row %d outside [0,%d) on rank %d", r, total, a.c.rank)
+		}
+		p := a.Owner(r)
+		owners[i] = int32(p)
+		a.counts[p]++
+	}
+	starts := prefix(a.counts)
+	next := append([]int64(nil), starts...)
+	a.order = grow(a.order, len(rows))
+	for i, p := range owners {
+		a.order[next[p]] = int32(i)
+		next[p]++
+	}
+	me := a.c.rank
+	// Own rows are copied directly.
+	lo := a.offsets[me]
+	for _, i := range a.order[starts[me] : starts[me]+a.counts[me]] {
+		src := (rows[i] - lo) * rb
+		copy(dst[int64(i)*rb:int64(i+1)*rb], a.local[src:src+rb])
+	}
+	remote := int64(len(rows)) - a.counts[me]
+	a.stats.Calls++
+	a.stats.LocalRows += a.counts[me]
+	a.stats.RemoteRows += remote
+	a.stats.Bytes += remote * rb
+	if a.t == TransportRMA {
+		return a.fetchRMA(rows, dst, starts)
+	}
+	return a.fetchAlltoallv(rows, dst, starts)
+}
+
+func (a *DistArray) fetchRMA(rows []int64, dst []byte, starts []int64) error {
+	rb := int64(a.rowBytes)
+	// Cut the grouped requests into calls of at most maxCount rows so that
+	// no per-target count overflows an MPI int.
+	var ranks, counts []C.int
+	var tdisp, odisp []C.MPI_Aint
+	for p := 0; p < a.c.size; p++ {
+		if p == a.c.rank || a.counts[p] == 0 {
+			continue
+		}
+		lo := a.offsets[p]
+		reqs := a.order[starts[p] : starts[p]+a.counts[p]]
+		for len(reqs) > 0 {
+			k := min(int64(len(reqs)), a.c.maxCount)
+			ranks = append(ranks, C.int(p))
+			counts = append(counts, C.int(k))
+			for _, i := range reqs[:k] {
+				tdisp = append(tdisp, C.MPI_Aint((rows[i]-lo)*rb))
+				odisp = append(odisp, C.MPI_Aint(int64(i)*rb))
+			}
+			reqs = reqs[k:]
+			if int64(len(tdisp)) >= a.c.maxCount {
+				if err := a.win.getRows(ranks, counts, tdisp, odisp, a.rowBytes, dst); err != nil {
+					return fmt.Errorf("fetch on rank %d: %w", a.c.rank, err)
+				}
+				ranks, counts, tdisp, odisp = ranks[:0], counts[:0], tdisp[:0], odisp[:0]
+			}
+		}
+	}
+	if err := a.win.getRows(ranks, counts, tdisp, odisp, a.rowBytes, dst); err != nil {
+		return fmt.Errorf("fetch on rank %d: %w", a.c.rank, err)
+	}
+	return nil
+}
+
+func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) error {
+	rb := int64(a.rowBytes)
+	size, me := a.c.size, a.c.rank
+	// Requests: local row indices at their owners, grouped by owner. Own
+	// rows were served already, so this rank sends itself nothing.
+	sendCounts := append([]int64(nil), a.counts...)
+	sendCounts[me] = 0
+	req := make([]int64, 0, int64(len(rows))-a.counts[me])
+	for p := 0; p < size; p++ {
+		if p == me {
+			continue
+		}
+		for _, i := range a.order[starts[p] : starts[p]+a.counts[p]] {
+			req = append(req, rows[i]-a.offsets[p])
+		}
+	}
+	got, gotCounts, err := Alltoallv(a.c, req, sendCounts)
+	if err != nil {
+		return fmt.Errorf("fetch requests on rank %d: %w", me, err)
+	}
+	// Serve: copy the requested rows of this rank, in the order asked.
+	resp := make([]byte, int64(len(got))*rb)
+	nLocal := int64(len(a.local)) / rb
+	for j, r := range got {
+		if r < 0 || r >= nLocal {
+			return fmt.Errorf("fetch on rank %d: a peer asked for local row %d of %d", me, r, nLocal)
+		}
+		copy(resp[int64(j)*rb:], a.local[r*rb:(r+1)*rb])
+	}
+	respCounts := scale(gotCounts, rb)
+	backCounts := scale(sendCounts, rb)
+	back := make([]byte, sum(backCounts))
+	if err := alltoallvInto(a.c, resp, respCounts, back, backCounts); err != nil {
+		return fmt.Errorf("fetch responses on rank %d: %w", me, err)
+	}
+	// Scatter the answers to the requests' positions.
+	k := int64(0)
+	for p := 0; p < size; p++ {
+		if p == me {
+			continue
+		}
+		for _, i := range a.order[starts[p] : starts[p]+a.counts[p]] {
+			copy(dst[int64(i)*rb:int64(i+1)*rb], back[k*rb:(k+1)*rb])
+			k++
+		}
+	}
+	return nil
+}
+
+func scale(xs []int64, f int64) []int64 {
+	out := make([]int64, len(xs))
+	for i, x := range xs {
+		out[i] = x * f
+	}
+	return out
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}

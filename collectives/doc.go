@@ -1,0 +1,15 @@
+// Package collectives wraps the MPI operations mpignn needs over a
+// communicator: Allreduce, Bcast, Barrier, Allgather(v), Alltoall(v), and
+// one-sided windows with batched remote reads.
+//
+// Everything that crosses ranks is expressed through it, with errors returned
+// instead of MPI's default abort. Messages larger than MPI's int count are
+// split into pieces, never truncated.
+//
+// DistArray is the "fetch rows of a distributed array by global row index"
+// abstraction the sampler and feature store use. It has two transports that
+// return identical bytes: one-sided MPI_Get on windows from MPI_Win_allocate
+// (TransportRMA), and an Alltoallv request/response exchange
+// (TransportAlltoallv) for networks where OpenMPI's one-sided component does
+// not work.
+package collectives

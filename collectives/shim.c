@@ -1,0 +1,183 @@
+#include "shim.h"
+#include <stdlib.h>
+#include <string.h>
+
+static MPI_Datatype shim_dtype(int d) {
+    switch (d) {
+    case SHIM_INT32: return MPI_INT32_T;
+    case SHIM_INT64: return MPI_INT64_T;
+    case SHIM_FLOAT32: return MPI_FLOAT;
+    case SHIM_FLOAT64: return MPI_DOUBLE;
+    case SHIM_UINT64: return MPI_UINT64_T;
+    default: return MPI_BYTE;
+    }
+}
+
+static MPI_Op shim_op(int o) {
+    switch (o) {
+    case SHIM_MAX: return MPI_MAX;
+    case SHIM_MIN: return MPI_MIN;
+    default: return MPI_SUM;
+    }
+}
+
+void shim_error_string(int code, char *buf, int len) {
+    int n = 0;
+    if (MPI_Error_string(code, buf, &n) != MPI_SUCCESS || n <= 0) { buf[0] = 0; return; }
+    if (n >= len) n = len - 1;
+    buf[n] = 0;
+}
+
+int shim_initialized(void) { int f = 0; MPI_Initialized(&f); return f; }
+
+int shim_rank_size(int *rank, int *size) {
+    int rc = MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+int shim_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
+
+int shim_bcast(void *buf, int count, int dtype, int root) {
+    return MPI_Bcast(buf, count, shim_dtype(dtype), root, MPI_COMM_WORLD);
+}
+
+int shim_allreduce(void *buf, int count, int dtype, int op) {
+    return MPI_Allreduce(MPI_IN_PLACE, buf, count, shim_dtype(dtype), shim_op(op), MPI_COMM_WORLD);
+}
+
+int shim_allgather(const void *send, int count, void *recv, int dtype) {
+    MPI_Datatype t = shim_dtype(dtype);
+    return MPI_Allgather(send, count, t, recv, count, t, MPI_COMM_WORLD);
+}
+
+int shim_allgatherv(const void *send, int count, void *recv, const int *counts, const int *displs, int dtype) {
+    MPI_Datatype t = shim_dtype(dtype);
+    return MPI_Allgatherv(send, count, t, recv, counts, displs, t, MPI_COMM_WORLD);
+}
+
+int shim_alltoall(const void *send, int count, void *recv, int dtype) {
+    MPI_Datatype t = shim_dtype(dtype);
+    return MPI_Alltoall(send, count, t, recv, count, t, MPI_COMM_WORLD);
+}
+
+int shim_alltoallv(const void *send, const int *scounts, const int *sdispls, void *recv,
+                   const int *rcounts, const int *rdispls, int dtype) {
+    MPI_Datatype t = shim_dtype(dtype);
+    return MPI_Alltoallv(send, scounts, sdispls, t, recv, rcounts, rdispls, t, MPI_COMM_WORLD);
+}
+
+static int64_t pieces(int64_t n, int64_t max_count) { return n == 0 ? 0 : (n + max_count - 1) / max_count; }
+
+int shim_alltoallv_p2p(const void *send, const int64_t *scounts, const int64_t *sdispls, void *recv,
+                       const int64_t *rcounts, const int64_t *rdispls, int dtype, int64_t max_count) {
+    int rank, size, rc;
+    if ((rc = shim_rank_size(&rank, &size)) != MPI_SUCCESS) return rc;
+    MPI_Datatype t = shim_dtype(dtype);
+    int esize;
+    if ((rc = MPI_Type_size(t, &esize)) != MPI_SUCCESS) return rc;
+    int64_t nreq = 0;
+    for (int p = 0; p < size; p++) nreq += pieces(scounts[p], max_count) + pieces(rcounts[p], max_count);
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (nreq > 0 ? nreq : 1));
+    if (!req) return MPI_ERR_NO_MEM;
+    int64_t k = 0;
+    rc = MPI_SUCCESS;
+    // Tags carry the piece index so that pieces of one peer's message match
+    // in order even if a transport were to reorder them.
+    for (int p = 0; p < size && rc == MPI_SUCCESS; p++) {
+        for (int64_t off = 0, piece = 0; off < rcounts[p] && rc == MPI_SUCCESS; off += max_count, piece++) {
+            int64_t n = rcounts[p] - off < max_count ? rcounts[p] - off : max_count;
+            char *at = (char *)recv + (rdispls[p] + off) * (int64_t)esize;
+            rc = MPI_Irecv(at, (int)n, t, p, (int)(piece % 30000), MPI_COMM_WORLD, &req[k++]);
+        }
+    }
+    for (int i = 1; i <= size && rc == MPI_SUCCESS; i++) {
+        int p = (rank + i) % size; // stagger destinations to spread load
+        for (int64_t off = 0, piece = 0; off < scounts[p] && rc == MPI_SUCCESS; off += max_count, piece++) {
+            int64_t n = scounts[p] - off < max_count ? scounts[p] - off : max_count;
+            const char *at = (const char *)send + (sdispls[p] + off) * (int64_t)esize;
+            rc = MPI_Isend(at, (int)n, t, p, (int)(piece % 30000), MPI_COMM_WORLD, &req[k++]);
+        }
+    }
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
+    } else {
+        for (int64_t i = 0; i < k; i++) { MPI_Cancel(&req[i]); MPI_Request_free(&req[i]); }
+    }
+    free(req);
+    return rc;
+}
+
+int shim_win_allocate(int64_t bytes, void **base, MPI_Win *win) {
+    MPI_Info info;
+    int rc = MPI_Info_create(&info);
+    if (rc != MPI_SUCCESS) return rc;
+    // The windows are read-only after they are filled: no accumulates, so
+    // the implementation may skip the locks that ordering them needs.
+    MPI_Info_set(info, "accumulate_ordering", "none");
+    MPI_Info_set(info, "same_disp_unit", "true");
+    rc = MPI_Win_allocate((MPI_Aint)bytes, 1, info, MPI_COMM_WORLD, base, win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
+}
+
+int shim_win_free(MPI_Win *win) { return MPI_Win_free(win); }
+
+int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
+                  const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, void *dst) {
+    MPI_Datatype row;
+    int rc = MPI_Type_contiguous(row_bytes, MPI_BYTE, &row);
+    if (rc != MPI_SUCCESS) return rc;
+    if ((rc = MPI_Type_commit(&row)) != MPI_SUCCESS) { MPI_Type_free(&row); return rc; }
+    if ((rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, win)) != MPI_SUCCESS) { MPI_Type_free(&row); return rc; }
+    int64_t off = 0;
+    for (int i = 0; i < ntargets && rc == MPI_SUCCESS; i++) {
+        int n = counts[i];
+        if (n == 0) continue;
+        MPI_Datatype ttype, otype;
+        rc = MPI_Type_create_hindexed_block(n, 1, tdisp + off, row, &ttype);
+        if (rc != MPI_SUCCESS) break;
+        rc = MPI_Type_create_hindexed_block(n, 1, odisp + off, row, &otype);
+        if (rc != MPI_SUCCESS) { MPI_Type_free(&ttype); break; }
+        MPI_Type_commit(&ttype);
+        MPI_Type_commit(&otype);
+        rc = MPI_Get(dst, 1, otype, ranks[i], 0, 1, ttype, win);
+        // Freeing a datatype in use by a pending operation is allowed: MPI
+        // keeps it until the operation completes.
+        MPI_Type_free(&ttype);
+        MPI_Type_free(&otype);
+        off += n;
+    }
+    int rc2 = MPI_Win_unlock_all(win);
+    MPI_Type_free(&row);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+int shim_get_runs(MPI_Win win, int ntargets, const int *ranks, const int *counts,
+                  const MPI_Aint *tdisp, const int *lens, void *dst) {
+    int rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    if (rc != MPI_SUCCESS) return rc;
+    int64_t off = 0;
+    char *at = dst;
+    for (int i = 0; i < ntargets && rc == MPI_SUCCESS; i++) {
+        int n = counts[i];
+        if (n == 0) continue;
+        int64_t total = 0;
+        for (int j = 0; j < n; j++) total += lens[off + j];
+        if (total > 0) {
+            MPI_Datatype ttype;
+            rc = MPI_Type_create_hindexed(n, lens + off, tdisp + off, MPI_BYTE, &ttype);
+            if (rc != MPI_SUCCESS) break;
+            MPI_Type_commit(&ttype);
+            // One contiguous origin buffer per target: `total` bytes as
+            // total/1 bytes; total fits in int because Go splits batches.
+            rc = MPI_Get(at, (int)total, MPI_BYTE, ranks[i], 0, 1, ttype, win);
+            MPI_Type_free(&ttype);
+        }
+        at += total;
+        off += n;
+    }
+    int rc2 = MPI_Win_unlock_all(win);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}

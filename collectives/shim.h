@@ -1,0 +1,43 @@
+// The C half of package collectives: thin MPI wrappers whose only job is to
+// keep each batch of MPI calls inside one cgo call and to return MPI's error
+// codes. Datatypes are passed as small integers (see shim_dtype).
+#ifndef MPIGNN_SHIM_H
+#define MPIGNN_SHIM_H
+#include <mpi.h>
+#include <stdint.h>
+
+enum { SHIM_BYTE = 0, SHIM_INT32 = 1, SHIM_INT64 = 2, SHIM_FLOAT32 = 3, SHIM_FLOAT64 = 4, SHIM_UINT64 = 5 };
+enum { SHIM_SUM = 0, SHIM_MAX = 1, SHIM_MIN = 2 };
+
+void shim_error_string(int code, char *buf, int len);
+int shim_initialized(void);
+int shim_rank_size(int *rank, int *size);
+int shim_barrier(void);
+int shim_bcast(void *buf, int count, int dtype, int root);
+int shim_allreduce(void *buf, int count, int dtype, int op);
+int shim_allgather(const void *send, int count, void *recv, int dtype);
+int shim_allgatherv(const void *send, int count, void *recv, const int *counts, const int *displs, int dtype);
+int shim_alltoall(const void *send, int count, void *recv, int dtype);
+int shim_alltoallv(const void *send, const int *scounts, const int *sdispls, void *recv,
+                   const int *rcounts, const int *rdispls, int dtype);
+// Point-to-point all-to-all for messages whose counts or displacements do not
+// fit in an int: every per-peer message is cut into pieces of at most
+// max_count elements. Counts and displacements are in elements.
+int shim_alltoallv_p2p(const void *send, const int64_t *scounts, const int64_t *sdispls, void *recv,
+                       const int64_t *rcounts, const int64_t *rdispls, int dtype, int64_t max_count);
+
+int shim_win_allocate(int64_t bytes, void **base, MPI_Win *win);
+int shim_win_free(MPI_Win *win);
+// Reads rows from several targets in one passive-target epoch:
+// lock_all, one MPI_Get per target, unlock_all (which completes them).
+// For target i (ranks[i]), counts[i] rows are read at the byte displacements
+// tdisp[off_i .. off_i+counts[i]) of its window, and land at the byte
+// displacements odisp[...] of dst, where off_i is the sum of earlier counts.
+// Both sides are hindexed_block datatypes of row_bytes-byte rows.
+int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
+                  const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, void *dst);
+// Like shim_get_rows, but each read is a run of its own length in bytes
+// (hindexed datatypes), landing contiguously in dst in request order.
+int shim_get_runs(MPI_Win win, int ntargets, const int *ranks, const int *counts,
+                  const MPI_Aint *tdisp, const int *lens, void *dst);
+#endif

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# mpirun.sh — start an mpignn job with sensible defaults.
+#
+#   ./mpirun.sh [-v] [-n P] [--hostfile FILE] [other launcher flags...] ./bin/mpignn CMD ...
+#
+# Where it runs:
+#   - inside a Slurm allocation (SLURM_JOB_ID set): across the allocation, with
+#     `srun --mpi=pmix` when Slurm offers PMIx, else with mpirun's own Slurm support;
+#   - with --hostfile FILE: across the hosts listed there;
+#   - otherwise on this machine, oversubscribed (more ranks than cores is fine).
+# Which MPI: MPIGNN_MPI=openmpi (default) or mpich. Every argument this script
+# does not know is passed to the launcher unchanged. -v prints the command.
+set -euo pipefail
+
+mpi="${MPIGNN_MPI:-openmpi}"
+verbose=0
+np=""
+hostfile=""
+args=()
+while [[ $# -gt 0 ]]; do
+	case "$1" in
+	-v | --verbose) verbose=1; shift ;;
+	-n | -np | --np)
+		[[ $# -ge 2 ]] || { echo "mpirun.sh: $1 needs a number" >&2; exit 2; }
+		np="$2"; shift 2 ;;
+	--hostfile | -hostfile | --machinefile | -machinefile | -f)
+		[[ $# -ge 2 ]] || { echo "mpirun.sh: $1 needs a file" >&2; exit 2; }
+		hostfile="$2"; shift 2 ;;
+	*) args+=("$1"); shift ;;
+	esac
+done
+if [[ ${#args[@]} -eq 0 ]]; then
+	echo "usage: mpirun.sh [-v] [-n P] [--hostfile FILE] [launcher flags] PROGRAM [ARGS...]" >&2
+	exit 2
+fi
+if [[ -n "$hostfile" && ! -r "$hostfile" ]]; then
+	echo "mpirun.sh: hostfile $hostfile is not readable" >&2
+	exit 2
+fi
+
+# Every rank is single-threaded towards MPI but uses goroutines for compute:
+# do not pin a rank to one core.
+cmd=()
+case "$mpi" in
+openmpi)
+	if [[ $(id -u) -eq 0 ]]; then
+		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	fi
+	launcher="${MPIRUN:-mpirun}"
+	if [[ -n "${SLURM_JOB_ID:-}" && -z "$hostfile" ]] && command -v srun >/dev/null &&
+		srun --mpi=list 2>&1 | grep -q pmix; then
+		cmd=(srun --mpi=pmix --cpu-bind=none)
+		[[ -n "$np" ]] && cmd+=(-n "$np")
+	else
+		cmd=("$launcher" --bind-to none)
+		if [[ -n "$hostfile" ]]; then
+			cmd+=(--hostfile "$hostfile")
+		elif [[ -z "${SLURM_JOB_ID:-}" ]]; then
+			cmd+=(--oversubscribe)
+		fi
+		[[ -n "$np" ]] && cmd+=(-n "$np")
+	fi
+	;;
+mpich)
+	launcher="${MPIRUN:-mpirun.mpich}"
+	if [[ -n "${SLURM_JOB_ID:-}" && -z "$hostfile" ]] && command -v srun >/dev/null &&
+		srun --mpi=list 2>&1 | grep -q pmi2; then
+		cmd=(srun --mpi=pmi2 --cpu-bind=none)
+		[[ -n "$np" ]] && cmd+=(-n "$np")
+	else
+		# Hydra does not bind by default and allows oversubscription.
+		cmd=("$launcher")
+		[[ -n "$hostfile" ]] && cmd+=(-f "$hostfile")
+		[[ -n "$np" ]] && cmd+=(-n "$np")
+	fi
+	;;
+*)
+	echo "mpirun.sh: MPIGNN_MPI=$mpi: want openmpi or mpich" >&2
+	exit 2
+	;;
+esac
+cmd+=("${args[@]}")
+if [[ $verbose -eq 1 ]]; then
+	echo "mpirun.sh: ${cmd[*]}" >&2
+fi
+exec "${cmd[@]}"

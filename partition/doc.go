@@ -1,0 +1,5 @@
+// Package partition splits a graph into P parts (METIS through libmetis, or
+// random), relabels node ids so every part owns a contiguous id range, builds
+// each part's halo (the in-edges of owned nodes), and writes and verifies the
+// versioned on-disk partition format.
+package partition

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# deps.sh — make sure the system packages mpignn builds against are present:
+# Go 1.26, a C compiler, OpenMPI (or MPICH with MPI=mpich), libmetis and
+# pkg-config. As root it installs what is missing with apt-get; otherwise it
+# prints the command to run and fails.
+set -euo pipefail
+
+mpi="${MPI:-openmpi}"
+missing=()
+case "$mpi" in
+openmpi)
+	command -v mpirun >/dev/null && pkg-config --exists ompi 2>/dev/null || missing+=(openmpi-bin libopenmpi-dev)
+	;;
+mpich)
+	command -v mpirun.mpich >/dev/null && pkg-config --exists mpich 2>/dev/null || missing+=(mpich libmpich-dev)
+	;;
+*)
+	echo "deps.sh: MPI=$mpi: want openmpi or mpich" >&2
+	exit 2
+	;;
+esac
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+[[ -f /usr/include/metis.h ]] || missing+=(libmetis-dev)
+command -v gcc >/dev/null || missing+=(gcc)
+
+if [[ ${#missing[@]} -gt 0 ]]; then
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		echo "deps.sh: installing ${missing[*]}" >&2
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	else
+		echo "deps.sh: missing system packages. Run:" >&2
+		echo "  sudo apt-get install -y ${missing[*]}" >&2
+		exit 1
+	fi
+fi
+
+go_bin="${GO:-go}"
+if ! command -v "$go_bin" >/dev/null; then
+	echo "deps.sh: Go is not installed; mpignn needs Go 1.26 or newer (https://go.dev/dl/, install to /usr/local/go)." >&2
+	exit 1
+fi
+minor=$("$go_bin" env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')
+if [[ "$minor" =~ ^[0-9]+$ ]] && ((minor < 26)); then
+	echo "deps.sh: $("$go_bin" env GOVERSION) is too old; mpignn needs Go 1.26 or newer (https://go.dev/dl/)." >&2
+	exit 1
+fi

@@ -1,0 +1,151 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Harness builds the binaries once per test process and runs MPI jobs.
+type Harness struct {
+	Root    string        // repository root
+	Bin     string        // directory of the built binaries
+	Ranks   []int         // rank counts to test
+	Timeout time.Duration // limit of one mpirun
+
+	mu     sync.Mutex
+	builds map[string]error
+}
+
+// NewHarness finds the repository (the parent of this package's directory)
+// and reads the environment overrides.
+func NewHarness(binDir string) (*Harness, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	h := &Harness{Root: filepath.Dir(wd), Bin: binDir, Ranks: []int{1, 2, 3, 4}, Timeout: 5 * time.Minute, builds: map[string]error{}}
+	if s := os.Getenv("MPIGNN_TEST_RANKS"); s != "" {
+		h.Ranks = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("MPIGNN_TEST_RANKS=%q: want a comma-separated list of positive rank counts", s)
+			}
+			h.Ranks = append(h.Ranks, n)
+		}
+	}
+	if s := os.Getenv("MPIGNN_TEST_TIMEOUT"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("MPIGNN_TEST_TIMEOUT=%q: want a positive Go duration such as 5m", s)
+		}
+		h.Timeout = d
+	}
+	return h, nil
+}
+
+// build runs a go build/test -c once per output name and remembers the
+// result, so parallel tests share one compilation.
+func (h *Harness) build(name string, args ...string) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := filepath.Join(h.Bin, name)
+	if err, done := h.builds[name]; done {
+		return out, err
+	}
+	// -o must precede the package path.
+	last := len(args) - 1
+	cmd := exec.Command("go", append(append(args[:last:last], "-o", out), args[last])...)
+	cmd.Dir = h.Root
+	msg, err := cmd.CombinedOutput()
+	if err != nil {
+		err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, msg)
+	}
+	h.builds[name] = err
+	return out, err
+}
+
+// TestBinary compiles the tests of package dir (relative to the root).
+func (h *Harness) TestBinary(dir string) (string, error) {
+	return h.build(strings.ReplaceAll(dir, "/", "_")+".test", "test", "-c", "./"+dir)
+}
+
+// Mpignn compiles the mpignn command.
+func (h *Harness) Mpignn() (string, error) { return h.build("mpignn", "build", "./cmd/mpignn") }
+
+// Run is the outcome of one MPI job.
+type Run struct {
+	Output   string // stdout and stderr of all ranks, interleaved
+	Err      error  // nil on exit code 0
+	Elapsed  time.Duration
+	TimedOut bool
+}
+
+// Job describes one MPI job.
+type Job struct {
+	Ranks   int
+	Dir     string   // working directory ("" = repository root)
+	Env     []string // extra environment, KEY=VALUE
+	MPIArgs []string // extra launcher arguments (e.g. --mca btl self,tcp)
+	Args    []string // program and its arguments
+	Timeout time.Duration
+}
+
+// MPI runs a job through the repository's mpirun.sh, so the tests also
+// exercise the launcher users run.
+func (h *Harness) MPI(j Job) Run {
+	timeout := j.Timeout
+	if timeout == 0 {
+		timeout = h.Timeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := append([]string{"-n", strconv.Itoa(j.Ranks)}, j.MPIArgs...)
+	args = append(args, j.Args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(h.Root, "mpirun.sh"), args...)
+	cmd.Dir = h.Root
+	if j.Dir != "" {
+		cmd.Dir = j.Dir
+	}
+	cmd.Env = append(os.Environ(), j.Env...)
+	// mpirun starts the ranks in its own process group; kill the whole
+	// group on timeout, not only mpirun.
+	setProcessGroup(cmd)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	r := Run{Output: out.String(), Err: err, Elapsed: time.Since(start)}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		r.TimedOut = true
+		r.Err = fmt.Errorf("timed out after %v (hang?)", timeout)
+	}
+	return r
+}
+
+// tail returns the last n lines of s, for failure messages.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("... (%d lines omitted)", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// mustBuild fails the test when a build fails.
+func mustBuild(t *testing.T, path string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("build %s: %v", filepath.Base(path), err)
+	}
+}
