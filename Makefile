@@ -9,6 +9,13 @@ NP          ?= 2
 BIN         := bin/mpignn
 export MPI
 
+# `make MPI=mpich ...` builds against MPICH (build tag mpich) and launches
+# with its Hydra mpirun; the default is OpenMPI.
+ifeq ($(MPI),mpich)
+export GOFLAGS += -tags=mpich
+export MPIGNN_MPI := mpich
+endif
+
 .PHONY: all deps build run test test-unit test-mpi vet bench clean
 
 all: build

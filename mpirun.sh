@@ -46,7 +46,8 @@ openmpi)
 	if [[ $(id -u) -eq 0 ]]; then
 		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	fi
-	launcher="${MPIRUN:-mpirun}"
+	# With MPICH installed too, plain `mpirun` may be either; name OpenMPI's.
+	launcher="${MPIRUN:-$(command -v mpirun.openmpi || echo mpirun)}"
 	if [[ -n "${SLURM_JOB_ID:-}" && -z "$hostfile" ]] && command -v srun >/dev/null &&
 		srun --mpi=list 2>&1 | grep -q pmix; then
 		cmd=(srun --mpi=pmix --cpu-bind=none)

@@ -268,7 +268,7 @@ func TestDistArrayTransportsAgree(t *testing.T) {
 					}
 					for i, g := range rows {
 						if !bytes.Equal(dst[i*rb:(i+1)*rb], rowOf(g, rb)) {
-							t.Fatalf("%v/%s rb=%d round %d: row %d (global %d) is wrong", tp, name, rb, round, i, g)
+							t.Fatalf("%v/%s rb=%d round %d: row %d (global %d) is wrong: got %v want %v (rank %d offsets %v)", tp, name, rb, round, i, g, dst[i*rb:(i+1)*rb], rowOf(g, rb), me, a.Offsets())
 						}
 					}
 					results[tp] = append(results[tp], dst)

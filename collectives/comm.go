@@ -1,6 +1,8 @@
 package collectives
 
-// #cgo pkg-config: ompi
+// #cgo !mpich pkg-config: ompi
+// #cgo mpich pkg-config: mpich
+// #cgo mpich CFLAGS: -Wno-stringop-overflow
 // #include "shim.h"
 import "C"
 
@@ -9,17 +11,15 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
-
-	mpi "github.com/sbromberger/gompi"
 )
 
 // Comm is the world communicator as seen by package collectives. Every
 // method is collective unless its comment says otherwise: all ranks call it
 // in the same order with compatible arguments.
 //
-// gompi v0.2.0 answers rank, size and time, which cannot fail; everything that
-// can fail goes through our shim, because gompi discards MPI's return codes
-// and panics on empty slices.
+// gompi v0.2.0 answers rank, size and time, which cannot fail (see
+// world_openmpi.go); everything that can fail goes through our shim, because
+// gompi discards MPI's return codes and panics on empty slices.
 type Comm struct {
 	rank, size int
 	// maxCount is the largest element count passed to one MPI call. MPI
@@ -33,7 +33,8 @@ func NewComm() (*Comm, error) {
 	if C.shim_initialized() == 0 {
 		return nil, errors.New("collectives: MPI is not initialised (call spmd.Init first)")
 	}
-	return &Comm{rank: mpi.WorldRank(), size: mpi.WorldSize(), maxCount: math.MaxInt32}, nil
+	rank, size := worldRankSize()
+	return &Comm{rank: rank, size: size, maxCount: math.MaxInt32}, nil
 }
 
 // Rank returns this rank's index in the world.
@@ -43,7 +44,7 @@ func (c *Comm) Rank() int { return c.rank }
 func (c *Comm) Size() int { return c.size }
 
 // Wtime returns MPI's wall clock in seconds (not collective).
-func Wtime() float64 { return mpi.WorldTime() }
+func Wtime() float64 { return wtime() }
 
 func mpiErr(call string, rc C.int) error {
 	if rc == C.MPI_SUCCESS {

@@ -95,7 +95,7 @@ func ProbeRMA(c *Comm) (ok bool, why string, err error) {
 	for i := range w.Bytes() {
 		w.Bytes()[i] = byte(c.rank*31 + i)
 	}
-	if err := c.Barrier(); err != nil {
+	if err := w.Expose(); err != nil {
 		return false, "", fmt.Errorf("rma probe: %w", err)
 	}
 	peer := (c.rank + 1) % c.size
@@ -197,7 +197,12 @@ func NewDistArray(c *Comm, localRows int64, rowBytes int, t Transport) (*DistArr
 func (a *DistArray) Local() []byte { return a.local }
 
 // Seal makes the filled rows visible to every rank. It is collective.
-func (a *DistArray) Seal() error { return a.c.Barrier() }
+func (a *DistArray) Seal() error {
+	if a.win != nil {
+		return a.win.Expose()
+	}
+	return a.c.Barrier()
+}
 
 // RowBytes returns the size of one row.
 func (a *DistArray) RowBytes() int { return a.rowBytes }

@@ -124,6 +124,17 @@ int shim_win_allocate(int64_t bytes, void **base, MPI_Win *win) {
 
 int shim_win_free(MPI_Win *win) { return MPI_Win_free(win); }
 
+int shim_win_sync(MPI_Win win) {
+    // Local stores into window memory are not guaranteed to be visible to
+    // other ranks' gets until the window is synchronised (MPI-3 §11.4);
+    // MPICH returned stale bytes without this.
+    int rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Win_sync(win);
+    int rc2 = MPI_Win_unlock_all(win);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
 int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
                   const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, void *dst) {
     MPI_Datatype row;

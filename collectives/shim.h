@@ -28,6 +28,8 @@ int shim_alltoallv_p2p(const void *send, const int64_t *scounts, const int64_t *
 
 int shim_win_allocate(int64_t bytes, void **base, MPI_Win *win);
 int shim_win_free(MPI_Win *win);
+// Makes this rank's local stores into the window visible to other ranks.
+int shim_win_sync(MPI_Win win);
 // Reads rows from several targets in one passive-target epoch:
 // lock_all, one MPI_Get per target, unlock_all (which completes them).
 // For target i (ranks[i]), counts[i] rows are read at the byte displacements

@@ -19,6 +19,9 @@ type Window struct {
 	live bool
 }
 
+// winAlign is the granularity of every rank's window size (see NewWindow).
+const winAlign = 64
+
 // NewWindow allocates a window of localBytes bytes on this rank (0 is
 // allowed). It is collective.
 func NewWindow(c *Comm, localBytes int64) (*Window, error) {
@@ -27,7 +30,14 @@ func NewWindow(c *Comm, localBytes int64) (*Window, error) {
 	}
 	w := &Window{c: c}
 	var base unsafe.Pointer
-	if err := mpiErr("MPI_Win_allocate", C.shim_win_allocate(C.int64_t(localBytes), &base, &w.win)); err != nil {
+	// MPICH 4.0.2 places the ranks' segments of a shared-memory window at
+	// aligned addresses but computes remote addresses from the unaligned
+	// sum of the sizes, so a get from rank r>0 is shifted whenever an
+	// earlier rank's size is not a multiple of the alignment. Padding every
+	// size to a multiple of 64 bytes makes both agree (and keeps rows
+	// cache-line aligned on every implementation).
+	padded := (localBytes + winAlign - 1) / winAlign * winAlign
+	if err := mpiErr("MPI_Win_allocate", C.shim_win_allocate(C.int64_t(padded), &base, &w.win)); err != nil {
 		return nil, err
 	}
 	w.live = true
@@ -37,9 +47,19 @@ func NewWindow(c *Comm, localBytes int64) (*Window, error) {
 	return w, nil
 }
 
-// Bytes returns this rank's part of the window. Fill it, then call
-// Barrier on the communicator before other ranks read it.
+// Bytes returns this rank's part of the window. Fill it, then call Expose
+// before other ranks read it.
 func (w *Window) Bytes() []byte { return w.base }
+
+// Expose publishes the local stores into Bytes and waits until every rank
+// has done so; after it returns, any rank may read any rank's part. It is
+// collective.
+func (w *Window) Expose() error {
+	if err := mpiErr("MPI_Win_sync", C.shim_win_sync(w.win)); err != nil {
+		return err
+	}
+	return w.c.Barrier()
+}
 
 // Free releases the window; the slice from Bytes must not be used after. It
 // is collective.

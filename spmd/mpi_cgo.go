@@ -1,6 +1,7 @@
 package spmd
 
-// #cgo pkg-config: ompi
+// #cgo !mpich pkg-config: ompi
+// #cgo mpich pkg-config: mpich
 // #include <mpi.h>
 // #include <stdlib.h>
 //

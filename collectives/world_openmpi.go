@@ -1,0 +1,13 @@
+//go:build !mpich
+
+package collectives
+
+import mpi "github.com/sbromberger/gompi"
+
+// gompi v0.2.0 is built against Debian's OpenMPI paths, so the OpenMPI build
+// uses it for the calls that cannot fail; world_mpich.go replaces it when
+// building with -tags mpich.
+
+func worldRankSize() (rank, size int) { return mpi.WorldRank(), mpi.WorldSize() }
+
+func wtime() float64 { return mpi.WorldTime() }
