@@ -1,8 +1,5 @@
 package collectives
 
-// #cgo !mpich pkg-config: ompi
-// #cgo mpich pkg-config: mpich
-// #cgo mpich CFLAGS: -Wno-stringop-overflow
 // #include "shim.h"
 import "C"
 

@@ -2,6 +2,8 @@
 
 package collectives
 
+// #cgo pkg-config: mpich
+// #cgo CFLAGS: -Wno-stringop-overflow
 // #include <mpi.h>
 import "C"
 

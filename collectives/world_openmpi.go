@@ -2,6 +2,9 @@
 
 package collectives
 
+// #cgo pkg-config: ompi
+import "C"
+
 import mpi "github.com/sbromberger/gompi"
 
 // gompi v0.2.0 is built against Debian's OpenMPI paths, so the OpenMPI build

@@ -1,7 +1,5 @@
 package spmd
 
-// #cgo !mpich pkg-config: ompi
-// #cgo mpich pkg-config: mpich
 // #include <mpi.h>
 // #include <stdlib.h>
 //
