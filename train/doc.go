@@ -1,3 +1,22 @@
 // Package train holds the GraphSAGE model, the Adam optimizer, the
 // distributed training loop, evaluation, checkpoints and metrics.
+//
+// Everything here is pure (no MPI). The distributed parts meet the rest of
+// the program at two small interfaces:
+//
+//   - Reducer: element-wise AllreduceSum over float32 and float64 buffers,
+//     wired to MPI_Allreduce by the caller (LocalReducer for one process).
+//   - BatchSource: per step, the sampled blocks, input features and seed
+//     labels of this rank, plus the global seed count of the step.
+//
+// Determinism across rank counts: initial weights are a pure function of the
+// seed (counter-based hash, no broadcast needed), dropout masks are a pure
+// function of (seed, global step, layer, ORIGINAL node id, unit), gradients
+// are sums over the rank's seeds divided by the GLOBAL number of seeds of
+// the step, and every rank applies the same Adam update to the same reduced
+// gradient. So P ranks with per-rank batch B/P train exactly like one rank
+// with batch B, up to float32 summation order.
+//
+// Matrix products go through gonum's blas32, routed to OpenBLAS by default
+// (see blas_openblas.go; -tags gonumblas selects gonum's pure-Go kernels).
 package train

@@ -16,7 +16,8 @@ import (
 // benchCommands are the subcommands of `mpignn bench`.
 func benchCommands() map[string]func(args []string) error {
 	return map[string]func(args []string) error{
-		"comm": runBenchComm,
+		"comm":   runBenchComm,
+		"sample": runBenchSample,
 	}
 }
 

@@ -17,7 +17,15 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"bench": {"benchmarks: bench comm (transports)", runBench},
+		"bench":     {"benchmarks: bench comm (transports)", runBench},
+		"gen":       {"generate a synthetic graph in the OGB raw layout", runGen},
+		"download":  {"download an OGB node dataset into the raw layout", runDownload},
+		"partition": {"split a dataset into P partitions (METIS or random)", runPartition},
+		"inspect":   {"print statistics of a partition directory", runInspect},
+		"sample":    {"sample neighborhoods of seed nodes on a partitioned graph (canonical text)", runSample},
+		"train":     {"train GraphSAGE under MPI (one rank per partition)", runTrain},
+		"predict":   {"classify every node with a checkpoint (under MPI)", runPredict},
+		"plot":      {"draw loss/accuracy curves of a metrics file", runPlot},
 	}
 }
 

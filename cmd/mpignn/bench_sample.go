@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/sample"
+	"mpignn/spmd"
+)
+
+// benchSampleConfig holds the flags of `bench sample`.
+type benchSampleConfig struct {
+	parts     string
+	fanouts   []int
+	batch     int
+	steps     int
+	warmup    int
+	seed      uint64
+	cacheMB   float64
+	transport collectives.Transport
+}
+
+func parseBenchSample(args []string) (benchSampleConfig, error) {
+	fs := flag.NewFlagSet("bench sample", flag.ContinueOnError)
+	var cfg benchSampleConfig
+	fs.StringVar(&cfg.parts, "parts", "", "partition directory (part count = number of ranks)")
+	fan := fs.String("fanout", "15,10,5", "fanouts, hop from the seeds first")
+	fs.IntVar(&cfg.batch, "batch", 1024, "per-rank batch size B (global batch P·B)")
+	fs.IntVar(&cfg.steps, "steps", 20, "timed training steps (capped at the epoch's step count)")
+	fs.IntVar(&cfg.warmup, "warmup", 2, "untimed steps before timing")
+	fs.Uint64Var(&cfg.seed, "seed", 1, "sampling seed")
+	fs.Float64Var(&cfg.cacheMB, "cache-mb", 0, "hot remote-node feature cache, MiB per rank")
+	tr := fs.String("transport", "auto", "auto, rma or alltoallv")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() != 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.parts == "" {
+		return cfg, errors.New("--parts DIR is required")
+	}
+	if cfg.batch < 1 || cfg.steps < 1 || cfg.warmup < 0 || cfg.cacheMB < 0 {
+		return cfg, errors.New("--batch and --steps must be positive, --warmup and --cache-mb not negative")
+	}
+	var err error
+	if cfg.fanouts, err = sampleFanoutList(*fan); err != nil {
+		return cfg, err
+	}
+	if cfg.transport, err = collectives.ParseTransport(*tr); err != nil {
+		return cfg, fmt.Errorf("--transport: %w", err)
+	}
+	return cfg, nil
+}
+
+// runBenchSample implements `mpignn bench sample`: it runs the training
+// loader (sampling + feature gathering, no model) over the first steps of an
+// epoch and reports per-rank throughput split into local sampling, remote
+// sampling and feature gathering, and where feature rows came from.
+func runBenchSample(args []string) error {
+	cfg, err := parseBenchSample(args)
+	if err != nil {
+		return fmt.Errorf("bench sample: %w", err)
+	}
+	spmd.Run(func(w *spmd.World) error { return benchSample(w, cfg, os.Stdout) })
+	return nil
+}
+
+// benchSampleRow is one rank's measurement; all fields are float64 so that
+// ranks can Allgather them as one array.
+type benchSampleRow struct {
+	edges, localEdges, remoteEdges float64
+	localS, remoteS, gatherS       float64
+	rows, localRows, cachedRows    float64
+	remoteRows, gatherBytes        float64
+	adjBytes, featBytes            float64
+	rssMB                          float64
+	seeds                          float64
+}
+
+const benchSampleFields = 16
+
+func (r benchSampleRow) slice() []float64 {
+	return []float64{r.edges, r.localEdges, r.remoteEdges, r.localS, r.remoteS, r.gatherS, r.rows, r.localRows,
+		r.cachedRows, r.remoteRows, r.gatherBytes, r.adjBytes, r.featBytes, r.rssMB, r.seeds, 0}
+}
+
+func benchSampleRowFrom(x []float64) benchSampleRow {
+	return benchSampleRow{x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[14]}
+}
+
+func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
+	c, err := collectives.NewComm()
+	if err != nil {
+		return err
+	}
+	m, err := partition.LoadMeta(cfg.parts)
+	if err != nil {
+		return err
+	}
+	if m.NumParts != c.Size() {
+		return fmt.Errorf("%s has %d partitions but the job has %d ranks: run with -n %d", cfg.parts, m.NumParts, c.Size(), m.NumParts)
+	}
+	part, err := partition.LoadWithMeta(cfg.parts, m, c.Rank())
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport, CacheMB: cfg.cacheMB})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	openS := time.Since(t0).Seconds()
+	ld, err := sample.NewLoader(s, sample.LoaderOptions{Fanouts: cfg.fanouts, Batch: cfg.batch, Seed: cfg.seed})
+	if err != nil {
+		return err
+	}
+	steps, err := ld.Steps(sample.SplitTrain, 0)
+	if err != nil {
+		return err
+	}
+	warm := min(cfg.warmup, steps)
+	timed := min(cfg.steps, steps-warm)
+	if timed < 1 {
+		return fmt.Errorf("the epoch has %d steps, fewer than --warmup %d + 1", steps, cfg.warmup)
+	}
+	var b sample.LoaderBatch
+	for k := range warm {
+		if err := ld.Batch(sample.SplitTrain, 0, k, &b); err != nil {
+			return err
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	var r benchSampleRow
+	dim := float64(4 * s.FeatDim())
+	wall := time.Now()
+	for k := warm; k < warm+timed; k++ {
+		if err := ld.Batch(sample.SplitTrain, 0, k, &b); err != nil {
+			return err
+		}
+		st := &b.Sample
+		r.edges += float64(st.Edges())
+		r.localEdges += float64(st.LocalEdges)
+		r.remoteEdges += float64(st.RemoteEdges)
+		r.localS += st.Local.Seconds()
+		r.remoteS += st.Remote.Seconds()
+		r.gatherS += b.Gather.Seconds()
+		r.localRows += float64(b.LocalRows)
+		r.cachedRows += float64(b.CachedRows)
+		r.remoteRows += float64(b.RemoteRows)
+		r.rows += float64(b.LocalRows + b.CachedRows + b.RemoteRows)
+		r.adjBytes += float64(st.Bytes)
+		r.featBytes += float64(b.BytesMoved - st.Bytes)
+		r.seeds += float64(len(b.Seeds))
+	}
+	wallS := time.Since(wall).Seconds()
+	r.gatherBytes = r.rows * dim
+	r.rssMB = peakRSSMB()
+	all, err := collectives.Allgather(c, r.slice())
+	if err != nil {
+		return err
+	}
+	if !w.IsRoot() {
+		return nil
+	}
+	fmt.Fprintf(out, "bench sample: %s (%s, %d nodes, %d edges, cut %.1f%%), %d ranks, transport %s, fanout %s, batch %d/rank, %d timed steps (+%d warm-up) of %d, cache %.0f MiB/rank (%d hot rows on rank 0, %d halo rows), open %.2fs\n",
+		cfg.parts, m.Method, m.NumNodes, m.NumEdges, 100*m.EdgeCut(), c.Size(), s.Transport(), benchFanoutString(cfg.fanouts),
+		cfg.batch, timed, warm, steps, cfg.cacheMB, s.HotCacheRows(), s.HaloCacheRows(), openS)
+	fmt.Fprintf(out, "%4s %10s %12s %12s %12s %12s %9s %9s %9s %8s %8s %8s\n",
+		"rank", "edges/step", "edges/s", "local e/s", "remote e/s", "gather GB/s", "local s", "remote s", "gather s", "rem-row", "rem+cache", "RSS MB")
+	var sum benchSampleRow
+	for p := range c.Size() {
+		x := benchSampleRowFrom(all[p*benchSampleFields : (p+1)*benchSampleFields])
+		benchSamplePrintRow(out, strconv.Itoa(p), x, timed)
+		sum = benchSampleAdd(sum, x)
+	}
+	mean := benchSampleScale(sum, 1/float64(c.Size()))
+	mean.rssMB = 0
+	for p := range c.Size() {
+		mean.rssMB = max(mean.rssMB, all[p*benchSampleFields+13])
+	}
+	benchSamplePrintRow(out, "mean", mean, timed)
+	fmt.Fprintf(out, "wall %.2fs for %d steps: %.0f sampled edges/s over all ranks; rem-row = rows not owned (no cache), rem+cache = rows read remotely with halo+hot caches; RSS column of mean = max\n",
+		wallS, timed, sum.edges/wallS)
+	return nil
+}
+
+func benchSamplePrintRow(out io.Writer, name string, x benchSampleRow, steps int) {
+	rate := func(n, s float64) float64 {
+		if s <= 0 {
+			return 0
+		}
+		return n / s
+	}
+	frac := func(n, d float64) float64 {
+		if d <= 0 {
+			return 0
+		}
+		return 100 * n / d
+	}
+	fmt.Fprintf(out, "%4s %10.0f %12.0f %12.0f %12.0f %12.2f %9.3f %9.3f %9.3f %7.1f%% %7.1f%% %8.0f\n",
+		name, x.edges/float64(steps), rate(x.edges, x.localS+x.remoteS), rate(x.localEdges+x.remoteEdges, x.localS),
+		rate(x.remoteEdges, x.remoteS), rate(x.gatherBytes, x.gatherS)/1e9, x.localS, x.remoteS, x.gatherS,
+		frac(x.rows-x.localRows, x.rows), frac(x.remoteRows, x.rows), x.rssMB)
+}
+
+func benchSampleAdd(a, b benchSampleRow) benchSampleRow {
+	x, y := a.slice(), b.slice()
+	for i := range x {
+		x[i] += y[i]
+	}
+	return benchSampleRowFrom(x)
+}
+
+func benchSampleScale(a benchSampleRow, f float64) benchSampleRow {
+	x := a.slice()
+	for i := range x {
+		x[i] *= f
+	}
+	return benchSampleRowFrom(x)
+}
+
+func benchFanoutString(f []int) string {
+	s := make([]string, len(f))
+	for i, v := range f {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}
+
+// peakRSSMB reads the peak resident set size (VmHWM) of this process from
+// /proc; 0 where /proc is unavailable.
+func peakRSSMB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) >= 1 {
+				kb, err := strconv.ParseFloat(fields[0], 64)
+				if err == nil {
+					return kb / 1024
+				}
+			}
+		}
+	}
+	return 0
+}

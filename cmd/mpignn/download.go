@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"mpignn/graph"
+)
+
+// runDownload implements `mpignn download NAME --root DIR`: fetch an OGB
+// node dataset (resumable), verify it and unpack it into DIR/NAME in the
+// raw layout. A rerun after success does nothing; a rerun after an
+// interruption resumes the download.
+func runDownload(args []string) error {
+	fs := flag.NewFlagSet("download", flag.ContinueOnError)
+	root := fs.String("root", "data", "directory that receives ROOT/NAME/{raw,split}")
+	url := fs.String("url", "", "download from this address instead of the official OGB one (mirrors, tests)")
+	keep := fs.Bool("keep-zip", false, "keep ROOT/NAME.zip after unpacking")
+	quiet := fs.Bool("quiet", false, "print nothing but errors")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: mpignn download NAME [--root DIR] [--url URL] [--keep-zip]\n"+
+			"NAME is ogbn-arxiv, ogbn-products or ogbn-papers100M.\n")
+		fs.PrintDefaults()
+	}
+	// Accept the name before or after the flags.
+	var name string
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+		if fs.NArg() > 1 {
+			return fmt.Errorf("unexpected arguments %q", fs.Args()[1:])
+		}
+	} else if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if name == "" {
+		fs.Usage()
+		return errors.New("missing dataset NAME")
+	}
+	opt := graph.DownloadOptions{URL: *url, KeepZip: *keep}
+	if !*quiet {
+		opt.Progress = os.Stdout
+	}
+	// Ctrl-C stops the transfer cleanly; the .part file stays for resuming.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	_, err := graph.Download(ctx, name, *root, opt)
+	return err
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"mpignn/train"
+)
+
+// runPlot implements `mpignn plot --metrics FILE --out loss.png`: the loss
+// curves (train, valid) and accuracy curves (train, valid, test) of a
+// metrics file, side by side, as PNG or SVG (chosen by the extension).
+func runPlot(args []string) error {
+	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	metrics := fs.String("metrics", "", "metrics file written by `mpignn train --metrics` (required)")
+	out := fs.String("out", "loss.png", "output image; .png or .svg")
+	title := fs.String("title", "", "title prefix (default: the metrics file name)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *metrics == "" {
+		return errors.New("--metrics FILE is required")
+	}
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(*out)), ".")
+	if format != "png" && format != "svg" {
+		return fmt.Errorf("--out %s: unsupported image type %q (want .png or .svg)", *out, filepath.Ext(*out))
+	}
+	epochs, sum, err := train.ReadMetrics(*metrics)
+	if err != nil {
+		return err
+	}
+	if len(epochs) == 0 {
+		return fmt.Errorf("metrics %s: no epoch lines to plot", *metrics)
+	}
+	name := *title
+	if name == "" {
+		name = filepath.Base(*metrics)
+	}
+	img, err := plotDraw(epochs, sum, name, format)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", *out, err)
+	}
+	if err := plotWriteAtomic(*out, img); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
+
+// plotSeries builds plot points from one metric of every epoch.
+func plotSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) float64) plotter.XYs {
+	pts := make(plotter.XYs, len(epochs))
+	for i := range epochs {
+		pts[i].X = float64(epochs[i].Epoch)
+		pts[i].Y = f(&epochs[i])
+	}
+	return pts
+}
+
+// plotCurve is one labelled line of a panel.
+type plotCurve struct {
+	label string
+	pts   plotter.XYs
+	color color.Color
+}
+
+// plotPanel builds one plot with the given curves.
+func plotPanel(title, ylabel string, curves []plotCurve) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "epoch"
+	p.Y.Label.Text = ylabel
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	for _, c := range curves {
+		l, s, err := plotter.NewLinePoints(c.pts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.label, err)
+		}
+		l.Color = c.color
+		l.Width = vg.Points(1.5)
+		s.Color = c.color
+		s.Radius = vg.Points(1.5)
+		p.Add(l, s)
+		p.Legend.Add(c.label, l, s)
+	}
+	return p, nil
+}
+
+// plotDraw renders the two panels into an image of the given format.
+func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format string) ([]byte, error) {
+	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	orange := color.RGBA{R: 255, G: 127, B: 14, A: 255}
+	green := color.RGBA{R: 44, G: 160, B: 44, A: 255}
+	loss, err := plotPanel(name+": loss", "cross-entropy", []plotCurve{
+		{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.Loss }), blue},
+		{"valid", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.ValLoss }), orange},
+	})
+	if err != nil {
+		return nil, err
+	}
+	accTitle := name + ": accuracy"
+	if sum != nil {
+		accTitle += fmt.Sprintf(" (best val %.4f at epoch %d, test %.4f)", sum.BestValAcc, sum.BestEpoch, sum.TestAcc)
+	}
+	acc, err := plotPanel(accTitle, "accuracy", []plotCurve{
+		{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.TrainAcc }), blue},
+		{"valid", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.ValAcc }), orange},
+		{"test", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.TestAcc }), green},
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Accuracy curves rise from the lower left: keep the legend clear of them.
+	acc.Legend.Top = false
+
+	const w, h = 13 * vg.Inch, 5 * vg.Inch
+	var c vg.CanvasWriterTo
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+	case "svg":
+		c = vgsvg.New(w, h)
+	default:
+		return nil, fmt.Errorf("unsupported format %q", format)
+	}
+	dc := draw.New(c)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+	grid := [][]*plot.Plot{{loss, acc}}
+	canvases := plot.Align(grid, tiles, dc)
+	for j, p := range grid[0] {
+		p.Draw(canvases[0][j])
+	}
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// plotWriteAtomic writes data to a temporary file next to path, syncs it and
+// renames it over path, so a failed run never leaves a half-written image.
+func plotWriteAtomic(path string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

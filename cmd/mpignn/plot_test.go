@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"mpignn/train"
+)
+
+func writeTestMetrics(t *testing.T, path string, epochs int, summary bool) {
+	t.Helper()
+	w, err := train.CreateMetrics(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for e := 1; e <= epochs; e++ {
+		m := train.EpochMetrics{Type: "epoch", Epoch: e, Loss: 2 / float64(e), ValLoss: 2.2 / float64(e),
+			TrainAcc: 1 - 0.5/float64(e), ValAcc: 0.9 - 0.5/float64(e), TestAcc: 0.88 - 0.5/float64(e)}
+		if err := w.WriteEpoch(&m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if summary {
+		if err := w.WriteSummary(&train.Summary{Type: "summary", Epochs: epochs, BestEpoch: epochs, BestValAcc: 0.8, TestAcc: 0.79}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestPlotWritesImages(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		epochs  int
+		summary bool
+		out     string
+	}{
+		{20, true, "loss.png"},
+		{1, false, "one.png"},
+		{5, true, "curves.svg"},
+	} {
+		t.Run(tc.out, func(t *testing.T) {
+			m := filepath.Join(dir, fmt.Sprintf("m%d.jsonl", tc.epochs))
+			writeTestMetrics(t, m, tc.epochs, tc.summary)
+			out := filepath.Join(dir, tc.out)
+			if err := runPlot([]string{"--metrics", m, "--out", out}); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(tc.out, ".svg") {
+				if !bytes.Contains(data, []byte("<svg")) {
+					t.Fatal("not an SVG")
+				}
+				return
+			}
+			img, err := png.Decode(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := img.Bounds()
+			if b.Dx() < 800 || b.Dy() < 300 {
+				t.Fatalf("image %v too small", b)
+			}
+			// Something other than background must be drawn in both halves.
+			for _, half := range []int{0, 1} {
+				ink := 0
+				for y := b.Min.Y; y < b.Max.Y; y += 2 {
+					for x := b.Min.X + half*b.Dx()/2; x < b.Min.X+(half+1)*b.Dx()/2; x += 2 {
+						r, g, bl, _ := img.At(x, y).RGBA()
+						if r < 0x8000 || g < 0x8000 || bl < 0x8000 {
+							ink++
+						}
+					}
+				}
+				if ink < 100 {
+					t.Errorf("half %d of the image has only %d dark pixels", half, ink)
+				}
+			}
+		})
+	}
+}
+
+func TestPlotErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	good := filepath.Join(dir, "good.jsonl")
+	writeTestMetrics(t, good, 3, true)
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"type\":\"epoch\",\"epoch\":1}\nnot json\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", "x.png"}, "--metrics FILE is required"},
+		{[]string{"--metrics", filepath.Join(dir, "none.jsonl")}, "no such file"},
+		{[]string{"--metrics", empty, "--out", filepath.Join(dir, "e.png")}, "no epoch lines"},
+		{[]string{"--metrics", bad, "--out", filepath.Join(dir, "b.png")}, "line 2"},
+		{[]string{"--metrics", good, "--out", filepath.Join(dir, "x.gif")}, "unsupported image type"},
+		{[]string{"--metrics", good, "--out", filepath.Join(dir, "missing-dir", "x.png")}, "no such file"},
+		{[]string{"--metrics", good, "extra"}, "unexpected argument"},
+	} {
+		err := runPlot(tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
+		t.Errorf("failed runs left files behind: %v", ents)
+	}
+}

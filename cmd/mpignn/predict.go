@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"mpignn/collectives"
+	"mpignn/spmd"
+	"mpignn/train/dist"
+)
+
+// runPredict implements `mpignn predict --parts PARTDIR --checkpoint DIR
+// --out FILE`: every rank classifies the nodes it owns with the checkpoint's
+// best-validation weights; rank 0 writes original_node_id,predicted_class.
+func runPredict(args []string) error {
+	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
+	var cfg dist.PredictConfig
+	fs.StringVar(&cfg.PartDir, "parts", "", "partition directory with one part per rank (required)")
+	fs.StringVar(&cfg.CheckpointDir, "checkpoint", "", "checkpoint directory written by `mpignn train` (required)")
+	fs.StringVar(&cfg.Out, "out", "", "output CSV: original_node_id,predicted_class (required)")
+	fanout := fs.String("fanout", "", "inference fanouts (default: the run's evaluation fanouts)")
+	fs.BoolVar(&cfg.Full, "full", false, "use every neighbor (overrides --fanout)")
+	fs.IntVar(&cfg.Batch, "batch", 1024, "nodes per step per rank")
+	fs.BoolVar(&cfg.Final, "final", false, "use the final weights instead of the best-validation ones")
+	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
+	fs.Float64Var(&cfg.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB")
+	threads := fs.Int("threads", 0, "compute threads per rank (default: cores / ranks on this node)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("predict: unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.PartDir == "" || cfg.CheckpointDir == "" || cfg.Out == "" {
+		return errors.New("predict: --parts, --checkpoint and --out are required")
+	}
+	var err error
+	if *fanout != "" {
+		if cfg.Fanouts, err = parseIntList("fanout", *fanout); err != nil {
+			return fmt.Errorf("predict: %w", err)
+		}
+	}
+	if cfg.Transport, err = collectives.ParseTransport(*transport); err != nil {
+		return fmt.Errorf("predict: %w", err)
+	}
+	spmd.Run(func(w *spmd.World) error {
+		c, err := collectives.NewComm()
+		if err != nil {
+			return err
+		}
+		setThreads(*threads, w.Size())
+		n, err := dist.Predict(c, cfg)
+		if err != nil {
+			return err
+		}
+		if w.IsRoot() {
+			fmt.Printf("predict: wrote %d predictions to %s\n", n, cfg.Out)
+		}
+		return nil
+	})
+	return nil
+}

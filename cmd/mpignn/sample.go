@@ -1,0 +1,202 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/sample"
+	"mpignn/spmd"
+)
+
+// sampleConfig holds the flags of `mpignn sample`.
+type sampleConfig struct {
+	parts     string
+	seeds     []int64 // original ids, ascending, distinct
+	fanouts   []int
+	key       sample.Key
+	replace   bool
+	transport collectives.Transport
+}
+
+func parseSample(args []string) (sampleConfig, error) {
+	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
+	var cfg sampleConfig
+	fs.StringVar(&cfg.parts, "parts", "", "partition directory (its part count must equal the number of ranks)")
+	seeds := fs.String("seeds", "", "comma-separated ORIGINAL node ids to sample from")
+	fan := fs.String("fanout", "10,5", "comma-separated fanouts, hop from the seeds first; -1 = all neighbours")
+	fs.Uint64Var(&cfg.key.Seed, "seed", 0, "random seed")
+	fs.IntVar(&cfg.key.Epoch, "epoch", 0, "epoch of the random key")
+	fs.IntVar(&cfg.key.Batch, "step", 0, "step (batch index) of the random key")
+	fs.BoolVar(&cfg.replace, "replace", false, "sample with replacement")
+	tr := fs.String("transport", "auto", "remote reads: auto, rma or alltoallv")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: ./mpirun.sh -n P ./bin/mpignn sample --parts DIR --seeds 3,17,42 [--fanout 10,5 --seed 7 --transport auto|rma|alltoallv]\n"+
+			"Prints every sampled edge \"dst src\" per layer (forward order), in original ids, sorted; the output\n"+
+			"does not depend on the number of ranks or the transport.\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() != 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.parts == "" {
+		return cfg, errors.New("--parts DIR is required")
+	}
+	var err error
+	if cfg.seeds, err = sampleInt64List("--seeds", *seeds); err != nil {
+		return cfg, err
+	}
+	if len(cfg.seeds) == 0 {
+		return cfg, errors.New("--seeds needs at least one node id")
+	}
+	slices.Sort(cfg.seeds)
+	cfg.seeds = slices.Compact(cfg.seeds)
+	if cfg.fanouts, err = sampleFanoutList(*fan); err != nil {
+		return cfg, err
+	}
+	if cfg.transport, err = collectives.ParseTransport(*tr); err != nil {
+		return cfg, fmt.Errorf("--transport: %w", err)
+	}
+	return cfg, nil
+}
+
+func sampleInt64List(flagName, s string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not an integer", flagName, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// sampleFanoutList reads "15,10,5"; each fanout is positive or -1 (all).
+func sampleFanoutList(s string) ([]int, error) {
+	vs, err := sampleInt64List("--fanout", s)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) == 0 {
+		return nil, errors.New("--fanout needs at least one layer")
+	}
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		if v == 0 || v < -1 || v > 1<<30 {
+			return nil, fmt.Errorf("--fanout: layer %d has fanout %d, want > 0 or -1 (all)", i, v)
+		}
+		out[i] = int(v)
+	}
+	return out, nil
+}
+
+// runSample implements `mpignn sample`.
+func runSample(args []string) error {
+	cfg, err := parseSample(args)
+	if err != nil {
+		return err
+	}
+	spmd.Run(func(w *spmd.World) error { return sampleMain(w, cfg, os.Stdout) })
+	return nil
+}
+
+func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
+	c, err := collectives.NewComm()
+	if err != nil {
+		return err
+	}
+	m, err := partition.LoadMeta(cfg.parts)
+	if err != nil {
+		return err
+	}
+	if m.NumParts != c.Size() {
+		return fmt.Errorf("%s has %d partitions but the job has %d ranks: run with -n %d", cfg.parts, m.NumParts, c.Size(), m.NumParts)
+	}
+	for _, v := range cfg.seeds {
+		if v < 0 || v >= m.NumNodes {
+			return fmt.Errorf("--seeds: node %d outside [0,%d) of %s", v, m.NumNodes, cfg.parts)
+		}
+	}
+	part, err := partition.LoadWithMeta(cfg.parts, m, c.Rank())
+	if err != nil {
+		return err
+	}
+	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if w.IsRoot() {
+		why := ""
+		if r := s.TransportReason(); r != "" {
+			why = " (" + r + ")"
+		}
+		fmt.Fprintf(os.Stderr, "transport: %s%s\n", s.Transport(), why)
+	}
+	// Each rank samples the seeds it owns, in ascending original id.
+	var seedsG, seedsO []int64
+	for i, o := range part.Orig {
+		if _, ok := slices.BinarySearch(cfg.seeds, o); ok {
+			seedsG = append(seedsG, part.Lo+int64(i))
+			seedsO = append(seedsO, o)
+		}
+	}
+	sampleSortByOrig(seedsG, seedsO)
+	blocks, err := s.Sample(seedsG, seedsO, cfg.fanouts, cfg.key, cfg.replace, nil)
+	if err != nil {
+		return err
+	}
+	text, err := sample.GatherText(c, blocks)
+	if err != nil {
+		return err
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if !w.IsRoot() {
+		return nil
+	}
+	fanStr := make([]string, len(cfg.fanouts))
+	for i, f := range cfg.fanouts {
+		fanStr[i] = strconv.Itoa(f)
+	}
+	seedStr := make([]string, len(cfg.seeds))
+	for i, v := range cfg.seeds {
+		seedStr[i] = strconv.FormatInt(v, 10)
+	}
+	if _, err := fmt.Fprintf(out, "# sample seeds %s fanout %s seed %d epoch %d step %d replace %v\n",
+		strings.Join(seedStr, ","), strings.Join(fanStr, ","), cfg.key.Seed, cfg.key.Epoch, cfg.key.Batch, cfg.replace); err != nil {
+		return err
+	}
+	_, err = out.Write(text)
+	return err
+}
+
+// sampleSortByOrig sorts the aligned id slices by original id.
+func sampleSortByOrig(g, o []int64) {
+	idx := make([]int, len(g))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(o[a], o[b]) })
+	g2, o2 := slices.Clone(g), slices.Clone(o)
+	for i, j := range idx {
+		g[i], o[i] = g2[j], o2[j]
+	}
+}

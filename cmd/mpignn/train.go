@@ -1,0 +1,253 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"mpignn/collectives"
+	"mpignn/graph"
+	"mpignn/partition"
+	"mpignn/spmd"
+	"mpignn/train"
+	"mpignn/train/dist"
+)
+
+// trainFlags are the flags of `mpignn train`.
+type trainFlags struct {
+	cfg      dist.TrainConfig
+	data     string
+	split    string
+	method   string
+	partSeed uint64
+	threads  int
+}
+
+// parseIntList parses "10,5" (or "-1" entries meaning all neighbors).
+func parseIntList(name, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("--%s %q: %q is not an integer", name, s, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseTrain(args []string) (*trainFlags, error) {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	f := &trainFlags{}
+	c := &f.cfg
+	fs.StringVar(&c.PartDir, "parts", "", "partition directory (from `mpignn partition`) with one part per rank")
+	fs.StringVar(&f.data, "data", "", "dataset in the OGB raw layout: partitioned into one part per rank on rank 0 and cached")
+	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
+	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random")
+	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data")
+	fanout := fs.String("fanout", "10,5", "neighbors sampled per layer, from the seeds outwards (-1 = all)")
+	evalFanout := fs.String("eval-fanout", "", "fanouts for valid/test (default: --fanout)")
+	fs.BoolVar(&c.EvalFull, "eval-full", false, "evaluate valid/test on the full neighborhood")
+	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
+	fs.IntVar(&c.Batch, "batch", 64, "seeds per step PER RANK (global batch = ranks x batch)")
+	fs.BoolVar(&c.Replace, "replace", false, "sample neighbors with replacement")
+	fs.IntVar(&c.Hidden, "hidden", 128, "hidden width")
+	dropout := fs.Float64("dropout", 0.5, "dropout probability between layers")
+	inDropout := fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)")
+	fs.Float64Var(&c.LR, "lr", 0.01, "Adam learning rate")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", 5e-4, "L2 weight decay (added to the gradient)")
+	fs.IntVar(&c.Epochs, "epochs", 50, "total epochs (a resumed run continues up to this count)")
+	fs.Uint64Var(&c.Seed, "seed", 1, "seed of weights, batch order, sampling and dropout")
+	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm")
+	fs.StringVar(&c.Metrics, "metrics", "", "JSONL metrics file written by rank 0 (one line per epoch + summary)")
+	fs.StringVar(&c.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
+	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
+	fs.BoolVar(&c.Resume, "resume", false, "continue from the checkpoint in --checkpoint")
+	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
+	fs.Float64Var(&c.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB (0 = off)")
+	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
+	fs.IntVar(&f.threads, "threads", 0, "compute threads per rank (default: cores / ranks on this node)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if (c.PartDir == "") == (f.data == "") {
+		return nil, errors.New("give exactly one of --parts PARTDIR or --data RAWDIR")
+	}
+	if f.data == "" {
+		c.Split = f.split // "" = the partition's default split
+	}
+	var err error
+	if c.Fanouts, err = parseIntList("fanout", *fanout); err != nil {
+		return nil, err
+	}
+	if *evalFanout != "" {
+		if c.EvalFanouts, err = parseIntList("eval-fanout", *evalFanout); err != nil {
+			return nil, err
+		}
+	}
+	if *layers != 0 && *layers != len(c.Fanouts) {
+		return nil, fmt.Errorf("--layers %d but --fanout %s gives %d layers", *layers, *fanout, len(c.Fanouts))
+	}
+	if !(*dropout >= 0 && *dropout < 1) {
+		return nil, fmt.Errorf("--dropout %v must be in [0,1)", *dropout)
+	}
+	c.Dropout = float32(*dropout)
+	if *inDropout < 0 {
+		*inDropout = *dropout
+	}
+	if *inDropout >= 1 {
+		return nil, fmt.Errorf("--input-dropout %v must be in [0,1)", *inDropout)
+	}
+	c.InputDropout = float32(*inDropout)
+	if c.Transport, err = collectives.ParseTransport(*transport); err != nil {
+		return nil, err
+	}
+	if c.CheckpointEvery < 1 {
+		return nil, fmt.Errorf("--checkpoint-every %d must be positive", c.CheckpointEvery)
+	}
+	if f.method != partition.MethodMetis && f.method != partition.MethodRandom {
+		return nil, fmt.Errorf("--method %q: want metis or random", f.method)
+	}
+	return f, nil
+}
+
+// runTrain implements `mpignn train`.
+func runTrain(args []string) error {
+	f, err := parseTrain(args)
+	if err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	spmd.Run(func(w *spmd.World) error {
+		c, err := collectives.NewComm()
+		if err != nil {
+			return err
+		}
+		setThreads(f.threads, w.Size())
+		if f.data != "" {
+			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, os.Stdout)
+			if err != nil {
+				return err
+			}
+			f.cfg.PartDir = dir
+		}
+		f.cfg.Out = os.Stdout
+		f.cfg.Progress = os.Stderr
+		_, err = dist.Train(c, f.cfg)
+		return err
+	})
+	return nil
+}
+
+// setThreads gives each rank its share of the node's cores (for both Go's
+// scheduler and OpenBLAS): oversubscribed BLAS threads spin and slow
+// everyone down.
+func setThreads(n, worldSize int) {
+	if n < 1 {
+		local := worldSize
+		for _, env := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"} {
+			if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
+				local = v
+				break
+			}
+		}
+		n = max(1, runtime.NumCPU()/local)
+	}
+	runtime.GOMAXPROCS(n)
+	train.SetBLASThreads(n)
+}
+
+// partsCacheDirs lists where --data mode keeps its partitions, in order of
+// preference: next to the dataset, then the user's cache directory (the
+// dataset directory may be read-only).
+func partsCacheDirs(data, name string) []string {
+	abs, err := filepath.Abs(data)
+	if err != nil {
+		abs = data
+	}
+	dirs := []string{filepath.Join(filepath.Dir(abs), name)}
+	if base := os.Getenv("XDG_CACHE_HOME"); base != "" {
+		dirs = append(dirs, filepath.Join(base, "mpignn", name))
+	} else if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".cache", "mpignn", name))
+	}
+	return dirs
+}
+
+// writable reports whether dir's permission bits allow writing. The bits
+// are checked rather than attempting a write, because root may write into
+// directories marked read-only (such as the shared datasets).
+func writable(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir() && st.Mode().Perm()&0o222 != 0
+}
+
+// reusable reports whether dir holds a partition of the wanted shape.
+func reusable(dir string, parts int, method, split string) bool {
+	m, err := partition.LoadMeta(dir)
+	if err != nil || m.NumParts != parts || m.Method != method {
+		return false
+	}
+	_, ok := m.Splits[split]
+	return ok
+}
+
+// prepareParts partitions the dataset at data into one part per rank on
+// rank 0 (or reuses a cached partition whose META matches), and returns the
+// directory on every rank. It is collective.
+func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, out *os.File) (string, error) {
+	var dir string
+	var err error
+	if c.Rank() == 0 {
+		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, out)
+	}
+	b, err := dist.BcastBytes(c, 0, []byte(dir), err)
+	if err != nil {
+		return "", fmt.Errorf("train --data %s: %w", data, err)
+	}
+	return string(b), nil
+}
+
+func partitionOnRoot(parts int, data, split, method string, seed uint64, out *os.File) (string, error) {
+	d, err := graph.ReadOGB(data, graph.UndirectedOptions())
+	if err != nil {
+		return "", err
+	}
+	if split, err = partition.ResolveSplit(d, split); err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), split, parts, method, seed)
+	var errs []error
+	for _, dir := range partsCacheDirs(data, name) {
+		if reusable(dir, parts, method, split) {
+			fmt.Fprintf(out, "partition: reusing %s\n", dir)
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !writable(parent) {
+			errs = append(errs, fmt.Errorf("%s is read-only", parent))
+			continue
+		}
+		_, err := partition.WriteDataset(dir, d, parts, partition.Options{
+			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true,
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("partition into %s: %w", dir, err))
+			continue
+		}
+		fmt.Fprintf(out, "partition: wrote %d parts (%s) to %s\n", parts, method, dir)
+		return dir, nil
+	}
+	return "", errors.Join(errs...)
+}

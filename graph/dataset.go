@@ -1,0 +1,37 @@
+package graph
+
+// Split holds the node ids of one named split (for example "public").
+type Split struct {
+	Train, Valid, Test []int64
+}
+
+// Features is a dense row-major float32 matrix with one row per node.
+type Features struct {
+	Dim  int
+	Data []float32 // len rows*Dim
+}
+
+// Row returns row v; the slice aliases f.Data.
+func (f *Features) Row(v int64) []float32 {
+	d := int64(f.Dim)
+	return f.Data[v*d : (v+1)*d]
+}
+
+// NumRows returns the number of rows.
+func (f *Features) NumRows() int64 {
+	if f.Dim == 0 {
+		return 0
+	}
+	return int64(len(f.Data)) / int64(f.Dim)
+}
+
+// Dataset is a node-classification graph in memory.
+type Dataset struct {
+	Name       string
+	NumNodes   int64
+	In         *CSR // in-edges: In.Neighbors(v) are the sources u of edges u->v
+	Feat       *Features
+	Labels     []int32 // one per node, in [0, NumClasses)
+	NumClasses int
+	Splits     map[string]*Split
+}

@@ -1,0 +1,168 @@
+package partition
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"mpignn/graph"
+)
+
+// Part is one loaded partition: the nodes it owns (new global ids
+// [Lo,Hi)), their in-edges, features, labels and split shares, and its halo.
+type Part struct {
+	Meta   *Meta
+	ID     int
+	Lo, Hi int64 // owned new global ids [Lo,Hi) == Meta.Offsets[ID], Offsets[ID+1]
+	// Indptr (len owned+1) are the CSC offsets of the owned nodes' in-edges.
+	Indptr []int64
+	// Indices are the new global ids of the in-neighbors, each row in
+	// canonical order (ascending ORIGINAL id, no duplicates).
+	Indices []int64
+	// IndicesOrig are the original ids aligned with Indices.
+	IndicesOrig []int64
+	Orig        []int64   // original id of owned node Lo+i
+	Feat        []float32 // owned*FeatDim, row-major
+	Labels      []int32   // owned
+	// Halo are the distinct non-owned in-neighbors (new ids, ascending),
+	// HaloOrig their original ids.
+	Halo, HaloOrig []int64
+	HaloFeat       []float32 // halo*FeatDim; nil unless Meta.HaloFeats
+	// Splits holds this part's share of every split, new global ids
+	// ascending.
+	Splits map[string]*graph.Split
+}
+
+// NumOwned returns Hi-Lo.
+func (p *Part) NumOwned() int64 { return p.Hi - p.Lo }
+
+// Load reads partition p of the partition directory dir. It checks the
+// format version and consistency of META.json, the size and SHA-256 of
+// every file of part p, and the structure of the arrays; any mismatch is one
+// error naming the file.
+func Load(dir string, p int) (*Part, error) {
+	m, err := LoadMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	return LoadWithMeta(dir, m, p)
+}
+
+// LoadWithMeta is Load with an already loaded and validated Meta (to read
+// several parts without re-reading META.json).
+func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
+	if p < 0 || p >= m.NumParts {
+		return nil, fmt.Errorf("load %s: part %d does not exist (num_parts %d)", dir, p, m.NumParts)
+	}
+	pt := &Part{Meta: m, ID: p, Lo: m.Offsets[p], Hi: m.Offsets[p+1], Splits: map[string]*graph.Split{}}
+	var errs error
+	i64 := func(name string) []int64 {
+		if errs != nil {
+			return nil
+		}
+		var xs []int64
+		xs, errs = readPartArray[int64](dir, m, p, name)
+		return xs
+	}
+	f32 := func(name string) []float32 {
+		if errs != nil {
+			return nil
+		}
+		var xs []float32
+		xs, errs = readPartArray[float32](dir, m, p, name)
+		return xs
+	}
+	pt.Indptr = i64(fileIndptr)
+	pt.Indices = i64(fileIndices)
+	pt.IndicesOrig = i64(fileIndOrig)
+	pt.Orig = i64(fileOrig)
+	pt.Feat = f32(fileFeat)
+	if errs == nil {
+		pt.Labels, errs = readPartArray[int32](dir, m, p, fileLabels)
+	}
+	pt.Halo = i64(fileHalo)
+	pt.HaloOrig = i64(fileHaloOrig)
+	if m.HaloFeats {
+		pt.HaloFeat = f32(fileHaloFeat)
+	}
+	for _, name := range m.splitNames() {
+		pt.Splits[name] = &graph.Split{
+			Train: i64(splitFile(name, "train")),
+			Valid: i64(splitFile(name, "valid")),
+			Test:  i64(splitFile(name, "test")),
+		}
+	}
+	if errs != nil {
+		return nil, errs
+	}
+	if err := pt.check(dir); err != nil {
+		return nil, err
+	}
+	return pt, nil
+}
+
+func readPartArray[T elem](dir string, m *Meta, p int, name string) ([]T, error) {
+	key := partDir(p) + "/" + name
+	return readArrayFile[T](filepath.Join(dir, partDir(p), name), m.Files[key])
+}
+
+// check verifies the structure that the sampler relies on; checksums
+// already guard against corruption, so this catches writer bugs and
+// hand-edited META.json files before they turn into out-of-range panics.
+func (pt *Part) check(dir string) error {
+	m := pt.Meta
+	n := m.NumNodes
+	file := func(name string) string { return filepath.Join(dir, partDir(pt.ID), name) }
+	if pt.Indptr[0] != 0 || pt.Indptr[len(pt.Indptr)-1] != int64(len(pt.Indices)) {
+		return fmt.Errorf("load %s: offsets run from %d to %d, want 0 to %d", file(fileIndptr), pt.Indptr[0], pt.Indptr[len(pt.Indptr)-1], len(pt.Indices))
+	}
+	for i := 1; i < len(pt.Indptr); i++ {
+		if pt.Indptr[i] < pt.Indptr[i-1] {
+			return fmt.Errorf("load %s: offsets decrease at row %d", file(fileIndptr), i-1)
+		}
+	}
+	for i, g := range pt.Indices {
+		if g < 0 || g >= n {
+			return fmt.Errorf("load %s: entry %d: id %d outside [0,%d)", file(fileIndices), i, g, n)
+		}
+		if o := pt.IndicesOrig[i]; o < 0 || o >= n {
+			return fmt.Errorf("load %s: entry %d: id %d outside [0,%d)", file(fileIndOrig), i, o, n)
+		}
+	}
+	for v := range pt.Orig {
+		row := pt.IndicesOrig[pt.Indptr[v]:pt.Indptr[v+1]]
+		for k := 1; k < len(row); k++ {
+			if row[k] <= row[k-1] {
+				return fmt.Errorf("load %s: row %d not in canonical order (ascending original id, no duplicates)", file(fileIndOrig), v)
+			}
+		}
+	}
+	for i, o := range pt.Orig {
+		if o < 0 || o >= n {
+			return fmt.Errorf("load %s: entry %d: id %d outside [0,%d)", file(fileOrig), i, o, n)
+		}
+	}
+	for i, l := range pt.Labels {
+		if l < 0 || int(l) >= m.NumClasses {
+			return fmt.Errorf("load %s: entry %d: label %d outside [0,%d)", file(fileLabels), i, l, m.NumClasses)
+		}
+	}
+	for i, g := range pt.Halo {
+		if g < 0 || g >= n || (g >= pt.Lo && g < pt.Hi) || (i > 0 && g <= pt.Halo[i-1]) {
+			return fmt.Errorf("load %s: entry %d: id %d is owned, out of range or not ascending", file(fileHalo), i, g)
+		}
+	}
+	for _, name := range m.splitNames() {
+		s := pt.Splits[name]
+		for _, set := range []struct {
+			name string
+			ids  []int64
+		}{{"train", s.Train}, {"valid", s.Valid}, {"test", s.Test}} {
+			for i, g := range set.ids {
+				if g < pt.Lo || g >= pt.Hi || (i > 0 && g <= set.ids[i-1]) {
+					return fmt.Errorf("load %s: entry %d: id %d not owned or not ascending", file(splitFile(name, set.name)), i, g)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package partition
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// PartStats are the statistics of one part (mpignn inspect).
+type PartStats struct {
+	Part       int   `json:"part"`
+	Lo         int64 `json:"lo"`
+	Hi         int64 `json:"hi"`
+	Nodes      int64 `json:"nodes"`
+	Edges      int64 `json:"edges"`
+	HaloNodes  int64 `json:"halo_nodes"`
+	CutEdges   int64 `json:"cut_edges"`
+	TrainNodes int64 `json:"train_nodes"`
+	ValidNodes int64 `json:"valid_nodes"`
+	TestNodes  int64 `json:"test_nodes"`
+}
+
+// Stats summarises a partition directory from its META.json. The JSON form
+// is what `mpignn inspect --json` prints.
+type Stats struct {
+	Dataset    string `json:"dataset"`
+	Method     string `json:"method"`
+	Seed       uint64 `json:"seed"`
+	NumParts   int    `json:"num_parts"`
+	NumNodes   int64  `json:"num_nodes"`
+	NumEdges   int64  `json:"num_edges"`
+	FeatDim    int    `json:"feat_dim"`
+	NumClasses int    `json:"num_classes"`
+	HaloFeats  bool   `json:"halo_feats"`
+	Split      string `json:"split"` // the split whose counts train/valid/test_nodes show
+	// EdgeCut is the fraction of edges whose endpoints have different owners.
+	EdgeCut float64 `json:"edge_cut"`
+	// Balance is the largest part's nodes over the mean; TrainBalance and
+	// EdgeBalance the same for training nodes and stored edges.
+	Balance      float64     `json:"balance"`
+	TrainBalance float64     `json:"train_balance"`
+	EdgeBalance  float64     `json:"edge_balance"`
+	Parts        []PartStats `json:"parts"`
+}
+
+// Stats computes the statistics of the partition.
+func (m *Meta) Stats() *Stats {
+	s := &Stats{
+		Dataset: m.Dataset, Method: m.Method, Seed: m.Seed, NumParts: m.NumParts,
+		NumNodes: m.NumNodes, NumEdges: m.NumEdges, FeatDim: m.FeatDim, NumClasses: m.NumClasses,
+		HaloFeats: m.HaloFeats, Split: m.Split, EdgeCut: m.EdgeCut(), Balance: m.Balance(),
+	}
+	var maxTrain, maxEdges, train int64
+	for p, pi := range m.Parts {
+		c := pi.Splits[m.Split]
+		s.Parts = append(s.Parts, PartStats{
+			Part: p, Lo: m.Offsets[p], Hi: m.Offsets[p+1], Nodes: pi.Nodes, Edges: pi.Edges,
+			HaloNodes: pi.HaloNodes, CutEdges: pi.CutEdges,
+			TrainNodes: c.Train, ValidNodes: c.Valid, TestNodes: c.Test,
+		})
+		maxTrain = max(maxTrain, c.Train)
+		maxEdges = max(maxEdges, pi.Edges)
+		train += c.Train
+	}
+	s.TrainBalance = ratioToMean(maxTrain, train, m.NumParts)
+	s.EdgeBalance = ratioToMean(maxEdges, m.NumEdges, m.NumParts)
+	return s
+}
+
+// ratioToMean is largest / (total / parts), 1 when total is 0.
+func ratioToMean(largest, total int64, parts int) float64 {
+	if total == 0 {
+		return 1
+	}
+	return float64(largest) * float64(parts) / float64(total)
+}
+
+// WriteText prints the statistics as a table.
+func (s *Stats) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "dataset %s: %d nodes, %d edges, %d features, %d classes; %d parts by %s (seed %d), halo features %v\n",
+		s.Dataset, s.NumNodes, s.NumEdges, s.FeatDim, s.NumClasses, s.NumParts, s.Method, s.Seed, s.HaloFeats)
+	split := s.Split
+	if split == "" {
+		split = "(none)"
+	}
+	fmt.Fprintf(w, "split %s\n", split)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "part\tnodes\tedges\thalo_nodes\tcut_edges\ttrain_nodes\tvalid_nodes\ttest_nodes\t")
+	for _, p := range s.Parts {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Part, p.Nodes, p.Edges, p.HaloNodes, p.CutEdges, p.TrainNodes, p.ValidNodes, p.TestNodes)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "edge_cut %.4f  balance %.4f (nodes)  %.4f (train)  %.4f (edges)\n", s.EdgeCut, s.Balance, s.TrainBalance, s.EdgeBalance)
+	return err
+}

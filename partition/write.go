@@ -1,0 +1,548 @@
+package partition
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"sync/atomic"
+
+	"mpignn/graph"
+)
+
+// Partitioning methods accepted in Options.Method.
+const (
+	MethodMetis  = "metis"
+	MethodRandom = "random"
+)
+
+// Options configures WriteDataset, Assign and Write.
+type Options struct {
+	// Method is MethodMetis (the default when empty) or MethodRandom.
+	Method string
+	// Seed makes METIS and random partitioning deterministic.
+	Seed uint64
+	// HaloFeats also stores the features of every part's 1-hop halo.
+	HaloFeats bool
+	// Split names the split whose train/valid/test masks steer METIS'
+	// balance constraints and which META records as the default split.
+	// "" picks "public" if present, else the alphabetically first split.
+	Split string
+	// Balance and Imbalance are passed to METIS (see MetisOptions).
+	Balance   []string
+	Imbalance float64
+	// Undirected is only recorded in META (whether the reader added
+	// reverse edges); the graph is written as given.
+	Undirected bool
+	// Overwrite replaces an existing partition directory at the output
+	// path; without it an existing path is an error.
+	Overwrite bool
+	// Workers bounds parallelism; 0 means GOMAXPROCS.
+	Workers int
+}
+
+func (o Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// ResolveSplit returns the split Options.Split designates for d: the named
+// one (which must exist), or "public" if present, or the alphabetically
+// first split, or "" when d has no splits.
+func ResolveSplit(d *graph.Dataset, name string) (string, error) {
+	if name != "" {
+		if _, ok := d.Splits[name]; !ok {
+			names := sortedSplitNames(d.Splits)
+			return "", fmt.Errorf("split %q not found (dataset has %v)", name, names)
+		}
+		return name, nil
+	}
+	if _, ok := d.Splits["public"]; ok {
+		return "public", nil
+	}
+	if names := sortedSplitNames(d.Splits); len(names) > 0 {
+		return names[0], nil
+	}
+	return "", nil
+}
+
+func sortedSplitNames(s map[string]*graph.Split) []string {
+	names := make([]string, 0, len(s))
+	for n := range s {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Assign computes the part of every node with opt.Method.
+func Assign(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
+	if d == nil {
+		return nil, errors.New("partition: nil dataset")
+	}
+	if err := CheckParts(d.NumNodes, nparts); err != nil {
+		return nil, err
+	}
+	switch opt.Method {
+	case "", MethodMetis:
+		split, err := ResolveSplit(d, opt.Split)
+		if err != nil {
+			return nil, err
+		}
+		bal := opt.Balance
+		if bal == nil {
+			bal = DefaultBalance()
+			if split == "" {
+				bal = []string{BalanceNode, BalanceDegree}
+			}
+		}
+		return Metis(d, nparts, MetisOptions{Seed: opt.Seed, Balance: bal, Split: split, Imbalance: opt.Imbalance, Workers: opt.Workers})
+	case MethodRandom:
+		return Random(d.NumNodes, nparts, opt.Seed), nil
+	}
+	return nil, fmt.Errorf("unknown partitioning method %q (want %s or %s)", opt.Method, MethodMetis, MethodRandom)
+}
+
+// WriteDataset partitions d into nparts parts with opt.Method and writes the
+// partition directory outDir (see Write). It is the one-call helper for
+// tests and tools: WriteDataset(dir, d, 4, Options{Seed: 1}) then Load(dir, p).
+func WriteDataset(outDir string, d *graph.Dataset, nparts int, opt Options) (*Meta, error) {
+	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
+		return nil, err
+	}
+	assign, err := Assign(d, nparts, opt)
+	if err != nil {
+		return nil, err
+	}
+	return Write(outDir, d, assign, nparts, opt)
+}
+
+// checkOutDir fails early (before any expensive work) when outDir exists
+// and may not be replaced.
+func checkOutDir(outDir string, overwrite bool) error {
+	if outDir == "" {
+		return errors.New("partition: empty output directory")
+	}
+	st, err := os.Stat(outDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("output %s: %w", outDir, err)
+	case !overwrite:
+		return fmt.Errorf("output %s already exists (remove it or pass --force)", outDir)
+	case !st.IsDir():
+		return fmt.Errorf("output %s exists and is not a directory", outDir)
+	}
+	if _, err := os.Stat(filepath.Join(outDir, MetaFile)); err != nil {
+		ents, _ := os.ReadDir(outDir)
+		if len(ents) > 0 {
+			return fmt.Errorf("output %s exists, is not empty and is not a partition directory (no %s); refusing to replace it", outDir, MetaFile)
+		}
+	}
+	return nil
+}
+
+// Write relabels d by assign (node v goes to part assign[v]) and writes the
+// partition directory outDir:
+//
+//	META.json                    Meta: version, offsets, counts, file table with sha256
+//	part-<p>/indptr.bin          int64[nodes+1]  CSC offsets of owned nodes' in-edges
+//	part-<p>/indices.bin         int64[edges]    new ids of sources, canonical order
+//	part-<p>/indices_orig.bin    int64[edges]    original ids of sources
+//	part-<p>/orig.bin            int64[nodes]    original id of owned node Lo+i
+//	part-<p>/feat.bin            float32[nodes*dim]
+//	part-<p>/labels.bin          int32[nodes]
+//	part-<p>/halo.bin            int64[halo]     non-owned sources, new ids ascending
+//	part-<p>/halo_orig.bin       int64[halo]
+//	part-<p>/halo_feat.bin       float32[halo*dim] (only with HaloFeats)
+//	part-<p>/split-<name>-{train,valid,test}.bin  int64, new ids ascending
+//
+// Every row is written in canonical order (ascending original source id,
+// duplicates removed) whatever the order in d.In. The directory is built
+// under a temporary name next to outDir and renamed at the end, so a failed
+// or interrupted run leaves nothing at outDir.
+func Write(outDir string, d *graph.Dataset, assign []int32, nparts int, opt Options) (*Meta, error) {
+	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, errors.New("partition: nil dataset")
+	}
+	if err := checkDataset(d); err != nil {
+		return nil, fmt.Errorf("partition %s: %w", d.Name, err)
+	}
+	if err := CheckParts(d.NumNodes, nparts); err != nil {
+		return nil, err
+	}
+	if int64(len(assign)) != d.NumNodes {
+		return nil, fmt.Errorf("partition: assignment has %d entries for %d nodes", len(assign), d.NumNodes)
+	}
+	split, err := ResolveSplit(d, opt.Split)
+	if err != nil {
+		return nil, err
+	}
+	method := opt.Method
+	if method == "" {
+		method = MethodMetis
+	}
+	rl, err := Relabel(assign, nparts)
+	if err != nil {
+		return nil, err
+	}
+	in := canonical(d.In, opt.workers())
+
+	parent := filepath.Dir(filepath.Clean(outDir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("output %s: %w", outDir, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(outDir))+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("output %s: %w", outDir, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+
+	dim := 0
+	if d.Feat != nil {
+		dim = d.Feat.Dim
+	}
+	m := &Meta{
+		FormatVersion: FormatVersion,
+		Dataset:       d.Name,
+		NumParts:      nparts,
+		Offsets:       rl.Offsets,
+		NumNodes:      d.NumNodes,
+		FeatDim:       dim,
+		NumClasses:    d.NumClasses,
+		Method:        method,
+		Seed:          opt.Seed,
+		Split:         split,
+		Undirected:    opt.Undirected,
+		HaloFeats:     opt.HaloFeats,
+		Splits:        map[string]SplitCounts{},
+		Parts:         make([]PartInfo, nparts),
+		Files:         map[string]FileInfo{},
+	}
+	// Each split set in new ids, sorted: part p's share is then the
+	// contiguous run of ids inside [Offsets[p], Offsets[p+1]).
+	splitNames := sortedSplitNames(d.Splits)
+	type sets struct{ train, valid, test []int64 }
+	newSplits := make(map[string]sets, len(splitNames))
+	for _, name := range splitNames {
+		s := d.Splits[name]
+		m.Splits[name] = SplitCounts{Train: int64(len(s.Train)), Valid: int64(len(s.Valid)), Test: int64(len(s.Test))}
+		newSplits[name] = sets{toNewSorted(s.Train, rl.NewID), toNewSorted(s.Valid, rl.NewID), toNewSorted(s.Test, rl.NewID)}
+	}
+
+	aw, err := newArrayWriter(opt.workers())
+	if err != nil {
+		return nil, err
+	}
+	defer aw.close()
+	mark := make([]int32, d.NumNodes) // mark[v] == p+1: v already in part p's halo
+	for p := 0; p < nparts; p++ {
+		lo, hi := rl.Offsets[p], rl.Offsets[p+1]
+		nodes := hi - lo
+		orig := rl.Orig[lo:hi]
+		indptr := make([]int64, nodes+1)
+		for i, o := range orig {
+			indptr[i+1] = indptr[i] + in.Degree(o)
+		}
+		edges := indptr[nodes]
+		indices := make([]int64, edges)
+		indOrig := make([]int64, edges)
+		var halo []int64
+		var cut int64
+		for i, o := range orig {
+			row := in.Neighbors(o)
+			base := indptr[i]
+			copy(indOrig[base:], row)
+			for k, u := range row {
+				g := rl.NewID[u]
+				indices[base+int64(k)] = g
+				if g < lo || g >= hi {
+					cut++
+					if mark[u] != int32(p+1) {
+						mark[u] = int32(p + 1)
+						halo = append(halo, g)
+					}
+				}
+			}
+		}
+		slices.Sort(halo)
+		haloOrig := make([]int64, len(halo))
+		for i, g := range halo {
+			haloOrig[i] = rl.Orig[g]
+		}
+		pi := PartInfo{Nodes: nodes, Edges: edges, HaloNodes: int64(len(halo)), CutEdges: cut, Splits: map[string]SplitCounts{}}
+		pdir := filepath.Join(tmp, partDir(p))
+		if err := os.Mkdir(pdir, 0o755); err != nil {
+			return nil, fmt.Errorf("output %s: %w", outDir, err)
+		}
+		if err := putArray(m.Files, aw, pdir, p, fileIndptr, indptr); err != nil {
+			return nil, err
+		}
+		if err := putArray(m.Files, aw, pdir, p, fileIndices, indices); err != nil {
+			return nil, err
+		}
+		if err := putArray(m.Files, aw, pdir, p, fileIndOrig, indOrig); err != nil {
+			return nil, err
+		}
+		indices, indOrig = nil, nil
+		if err := putArray(m.Files, aw, pdir, p, fileOrig, orig); err != nil {
+			return nil, err
+		}
+		if err := putArray(m.Files, aw, pdir, p, fileFeat, gatherRows(d.Feat, orig)); err != nil {
+			return nil, err
+		}
+		labels := make([]int32, nodes)
+		for i, o := range orig {
+			labels[i] = d.Labels[o]
+		}
+		if err := putArray(m.Files, aw, pdir, p, fileLabels, labels); err != nil {
+			return nil, err
+		}
+		if err := putArray(m.Files, aw, pdir, p, fileHalo, halo); err != nil {
+			return nil, err
+		}
+		if err := putArray(m.Files, aw, pdir, p, fileHaloOrig, haloOrig); err != nil {
+			return nil, err
+		}
+		if opt.HaloFeats {
+			if err := putArray(m.Files, aw, pdir, p, fileHaloFeat, gatherRows(d.Feat, haloOrig)); err != nil {
+				return nil, err
+			}
+		}
+		for _, name := range splitNames {
+			s := newSplits[name]
+			tr, va, te := idRange(s.train, lo, hi), idRange(s.valid, lo, hi), idRange(s.test, lo, hi)
+			pi.Splits[name] = SplitCounts{Train: int64(len(tr)), Valid: int64(len(va)), Test: int64(len(te))}
+			for _, f := range []struct {
+				set string
+				ids []int64
+			}{{"train", tr}, {"valid", va}, {"test", te}} {
+				fn := splitFile(name, f.set)
+				if err := putArray(m.Files, aw, pdir, p, fn, f.ids); err != nil {
+					return nil, err
+				}
+			}
+		}
+		m.Parts[p] = pi
+		m.NumEdges += edges
+		m.CutEdges += cut
+	}
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("partition: internal error, written META does not validate: %w", err)
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", MetaFile, err)
+	}
+	if err := writeFileSync(filepath.Join(tmp, MetaFile), append(b, '\n')); err != nil {
+		return nil, err
+	}
+	if err := syncDir(tmp); err != nil {
+		return nil, err
+	}
+	if err := replaceDir(tmp, outDir, opt.Overwrite); err != nil {
+		return nil, err
+	}
+	ok = true
+	return m, nil
+}
+
+// putArray writes part p's array file name and records it in files.
+func putArray[T elem](files map[string]FileInfo, aw *arrayWriter, pdir string, p int, name string, xs []T) error {
+	fi, err := writeArrayFile(aw, filepath.Join(pdir, name), xs)
+	if err != nil {
+		return err
+	}
+	files[partDir(p)+"/"+name] = fi
+	return nil
+}
+
+// checkDataset validates what Write relies on, so that bad input gives one
+// error rather than a panic or a silently wrong partition.
+func checkDataset(d *graph.Dataset) error {
+	if d == nil || d.In == nil {
+		return errors.New("dataset has no graph")
+	}
+	n := d.NumNodes
+	if n < 1 {
+		return fmt.Errorf("dataset has %d nodes", n)
+	}
+	if err := d.In.Validate(n); err != nil {
+		return err
+	}
+	if d.In.NumRows() != n {
+		return fmt.Errorf("graph has %d rows, dataset %d nodes", d.In.NumRows(), n)
+	}
+	if d.Feat != nil {
+		if d.Feat.Dim < 0 || int64(len(d.Feat.Data)) != n*int64(d.Feat.Dim) {
+			return fmt.Errorf("features hold %d values, want nodes %d x dim %d", len(d.Feat.Data), n, d.Feat.Dim)
+		}
+	}
+	if int64(len(d.Labels)) != n {
+		return fmt.Errorf("%d labels for %d nodes", len(d.Labels), n)
+	}
+	for v, l := range d.Labels {
+		if l < 0 || int(l) >= d.NumClasses {
+			return fmt.Errorf("node %d: label %d outside [0,%d)", v, l, d.NumClasses)
+		}
+	}
+	for _, name := range sortedSplitNames(d.Splits) {
+		if !validSplitName(name) {
+			return fmt.Errorf("split name %q: use letters, digits, '_', '.', '-'", name)
+		}
+		s := d.Splits[name]
+		if s == nil {
+			return fmt.Errorf("split %q is nil", name)
+		}
+		for _, set := range []struct {
+			name string
+			ids  []int64
+		}{{"train", s.Train}, {"valid", s.Valid}, {"test", s.Test}} {
+			ids := slices.Clone(set.ids)
+			slices.Sort(ids)
+			for i, v := range ids {
+				if v < 0 || v >= n {
+					return fmt.Errorf("split %q %s: node %d outside [0,%d)", name, set.name, v, n)
+				}
+				if i > 0 && ids[i-1] == v {
+					return fmt.Errorf("split %q %s: node %d listed twice", name, set.name, v)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// canonical returns in itself when every row is strictly ascending (the
+// canonical order: ascending original id, no duplicates), else a sorted,
+// deduplicated copy.
+func canonical(in *graph.CSR, workers int) *graph.CSR {
+	n := in.NumRows()
+	var bad atomic.Bool
+	parallelRanges(n, workers, func(lo, hi int64) {
+		for v := lo; v < hi && !bad.Load(); v++ {
+			row := in.Neighbors(v)
+			for i := 1; i < len(row); i++ {
+				if row[i] <= row[i-1] {
+					bad.Store(true)
+					return
+				}
+			}
+		}
+	})
+	if !bad.Load() {
+		return in
+	}
+	out := &graph.CSR{Indptr: make([]int64, n+1), Indices: make([]int64, 0, len(in.Indices))}
+	for v := int64(0); v < n; v++ {
+		row := slices.Clone(in.Neighbors(v))
+		slices.Sort(row)
+		row = slices.Compact(row)
+		out.Indices = append(out.Indices, row...)
+		out.Indptr[v+1] = int64(len(out.Indices))
+	}
+	return out
+}
+
+func toNewSorted(ids, newID []int64) []int64 {
+	out := make([]int64, len(ids))
+	for i, v := range ids {
+		out[i] = newID[v]
+	}
+	slices.Sort(out)
+	return out
+}
+
+// idRange returns the sub-slice of sorted ids inside [lo,hi).
+func idRange(ids []int64, lo, hi int64) []int64 {
+	a, _ := slices.BinarySearch(ids, lo)
+	b, _ := slices.BinarySearch(ids, hi)
+	return ids[a:b]
+}
+
+// gatherRows copies the feature rows of nodes (original ids).
+func gatherRows(f *graph.Features, nodes []int64) []float32 {
+	if f == nil || f.Dim == 0 {
+		return []float32{}
+	}
+	d := int64(f.Dim)
+	out := make([]float32, int64(len(nodes))*d)
+	for i, v := range nodes {
+		copy(out[int64(i)*d:], f.Data[v*d:(v+1)*d])
+	}
+	return out
+}
+
+func writeFileSync(path string, b []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// replaceDir renames the finished tmp directory to dst. With overwrite an
+// existing dst is first moved aside and removed only after the rename
+// succeeded, so dst always holds a complete partition or nothing.
+func replaceDir(tmp, dst string, overwrite bool) error {
+	var old string
+	if _, err := os.Stat(dst); err == nil {
+		if !overwrite {
+			return fmt.Errorf("output %s appeared while partitioning; not replacing it", dst)
+		}
+		old = tmp + ".old"
+		if err := os.Rename(dst, old); err != nil {
+			return fmt.Errorf("move old %s aside: %w", dst, err)
+		}
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		if old != "" {
+			os.Rename(old, dst)
+		}
+		return fmt.Errorf("rename %s to %s: %w", tmp, dst, err)
+	}
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("remove old partition %s: %w", old, err)
+		}
+	}
+	return syncDir(filepath.Dir(filepath.Clean(dst)))
+}

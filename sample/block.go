@@ -1,0 +1,29 @@
+package sample
+
+// Block is one layer of a sampled computation graph (a message-flow graph, as
+// in DGL). Its destination nodes are the first NumDst entries of Nodes; the
+// remaining entries are source nodes first reached by this layer. The sampled
+// edges are stored by destination, in local indices into Nodes:
+// the sources of destination i are Nodes[Indices[Indptr[i]:Indptr[i+1]]].
+//
+// A sample for an L-layer model is []Block in forward order: blocks[0] reads
+// the input features of blocks[0].Nodes, and the destinations of
+// blocks[L-1] are the seeds. Layer l's outputs feed layer l+1, so
+// blocks[l+1].Nodes equals blocks[l].Nodes[:blocks[l].NumDst].
+type Block struct {
+	NumDst int
+	Nodes  []int64 // global node ids: destinations first, then new sources
+	// Orig holds the original (dataset) id of each entry of Nodes. Random
+	// choices (neighbor sampling, dropout masks) are keyed by original ids
+	// because relabelled ids depend on the number of partitions.
+	Orig    []int64
+	Indptr  []int32 // len NumDst+1
+	Indices []int32 // local source indices into Nodes
+}
+
+// NumSrc returns the number of source nodes (all of Nodes: a destination is
+// also a source of its own row, for the self term of GraphSAGE).
+func (b *Block) NumSrc() int { return len(b.Nodes) }
+
+// NumEdges returns the number of sampled edges.
+func (b *Block) NumEdges() int { return len(b.Indices) }

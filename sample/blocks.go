@@ -1,0 +1,319 @@
+package sample
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// BlockBuilder deduplicates sampled edges into a Block. It is reused across
+// layers and batches: its arrays and its hash table keep their capacity, so
+// building blocks allocates nothing in steady state except the Block copies
+// it hands out.
+//
+// Use: Reset with the destinations, then AddNeighbors (or AddRows) for the
+// destinations in increasing index order, then Block. The builder is the
+// single place that defines the node order of a block, so the distributed
+// sampler and the reference sampler agree exactly when they feed the same
+// neighbors in the same order: destinations 0..NumDst-1, and for each one its
+// neighbors in ascending position order (the order ChoosePositions returns).
+//
+// A BlockBuilder is not safe for concurrent use.
+type BlockBuilder struct {
+	numDst  int
+	row     int // the destination whose edges are being appended
+	nodes   []int64
+	orig    []int64
+	indptr  []int32
+	indices []int32
+
+	// Open-addressing table (linear probing, power-of-two size) from global
+	// id to local index. A slot is live when its gen equals the current one,
+	// so Reset empties the table in O(1) instead of clearing it.
+	slots []slot
+	gen   uint32
+	shift uint // 64 - log2(len(slots))
+}
+
+type slot struct {
+	key int64
+	val int32
+	gen uint32
+}
+
+// maxLocal is the largest number of nodes or edges a block may hold: local
+// indices and offsets are int32.
+const maxLocal = math.MaxInt32
+
+// Reset starts a new block whose destinations are dstGlobal (global ids,
+// which must be distinct) with original ids dstOrig. The builder copies both
+// slices, so they may alias a previous Block or the builder's own Nodes.
+func (bb *BlockBuilder) Reset(dstGlobal, dstOrig []int64) error {
+	if len(dstGlobal) != len(dstOrig) {
+		return fmt.Errorf("block builder: %d destination ids but %d original ids", len(dstGlobal), len(dstOrig))
+	}
+	if len(dstGlobal) > maxLocal {
+		return fmt.Errorf("block builder: %d destinations exceed the int32 local index range", len(dstGlobal))
+	}
+	// Copy before truncating: the inputs may alias bb.nodes / bb.orig.
+	n := len(dstGlobal)
+	if cap(bb.nodes) < n {
+		bb.nodes = make([]int64, n, 2*n)
+		bb.orig = make([]int64, n, 2*n)
+	}
+	bb.nodes = bb.nodes[:n]
+	bb.orig = bb.orig[:n]
+	copy(bb.nodes, dstGlobal)
+	copy(bb.orig, dstOrig)
+	bb.numDst = n
+	bb.row = 0
+	bb.indptr = append(bb.indptr[:0], 0)
+	bb.indices = bb.indices[:0]
+
+	bb.nextGen()
+	bb.ensureTable(4 * n)
+	for i, g := range bb.nodes {
+		if j := bb.insert(g, int32(i)); j != int32(i) {
+			return fmt.Errorf("block builder: destination %d (global id %d) repeats destination %d", i, g, j)
+		}
+	}
+	return nil
+}
+
+// NumDst returns the number of destinations of the block being built.
+func (bb *BlockBuilder) NumDst() int { return bb.numDst }
+
+// AddNeighbors appends sampled in-neighbors (global ids and original ids) of
+// destination dstIndex. Destinations must be visited in non-decreasing index
+// order; skipped destinations get no edges, and calling again with the same
+// index appends more edges to it. Each neighbor that is not yet in the block
+// becomes a new source node, in order of first appearance.
+func (bb *BlockBuilder) AddNeighbors(dstIndex int, srcGlobal, srcOrig []int64) error {
+	if len(srcGlobal) != len(srcOrig) {
+		return fmt.Errorf("block builder: destination %d: %d neighbor ids but %d original ids", dstIndex, len(srcGlobal), len(srcOrig))
+	}
+	if err := bb.seek(dstIndex); err != nil {
+		return err
+	}
+	if len(bb.indices)+len(srcGlobal) > maxLocal {
+		return fmt.Errorf("block builder: more than %d edges in one block", maxLocal)
+	}
+	for i, g := range srcGlobal {
+		if err := bb.addSource(g, srcOrig[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddRows is the bulk form of AddNeighbors: the neighbors of destination i
+// are srcGlobal[offsets[i]:offsets[i+1]] (and the same range of srcOrig), for
+// all destinations at once; len(offsets) must be NumDst()+1. It must be the
+// only call between Reset and Block.
+func (bb *BlockBuilder) AddRows(offsets []int64, srcGlobal, srcOrig []int64) error {
+	if len(offsets) != bb.numDst+1 {
+		return fmt.Errorf("block builder: %d row offsets for %d destinations, want %d", len(offsets), bb.numDst, bb.numDst+1)
+	}
+	if len(srcGlobal) != len(srcOrig) {
+		return fmt.Errorf("block builder: %d neighbor ids but %d original ids", len(srcGlobal), len(srcOrig))
+	}
+	if bb.row != 0 || len(bb.indices) != 0 {
+		return fmt.Errorf("block builder: AddRows after edges were already added")
+	}
+	if offsets[0] != 0 || offsets[bb.numDst] != int64(len(srcGlobal)) {
+		return fmt.Errorf("block builder: row offsets span [%d,%d) but there are %d neighbors", offsets[0], offsets[bb.numDst], len(srcGlobal))
+	}
+	for i := range bb.numDst {
+		lo, hi := offsets[i], offsets[i+1]
+		if hi < lo {
+			return fmt.Errorf("block builder: row offsets decrease at destination %d", i)
+		}
+		if err := bb.AddNeighbors(i, srcGlobal[lo:hi], srcOrig[lo:hi]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seek closes rows up to dstIndex so that edges now go to dstIndex.
+func (bb *BlockBuilder) seek(dstIndex int) error {
+	if dstIndex < bb.row || dstIndex >= bb.numDst {
+		return fmt.Errorf("block builder: destination %d out of order (current %d, %d destinations)", dstIndex, bb.row, bb.numDst)
+	}
+	for bb.row < dstIndex {
+		bb.indptr = append(bb.indptr, int32(len(bb.indices)))
+		bb.row++
+	}
+	return nil
+}
+
+// addSource appends one edge of the current row.
+func (bb *BlockBuilder) addSource(g, o int64) error {
+	n := len(bb.nodes)
+	j := bb.insert(g, int32(n))
+	if j == int32(n) {
+		if n == maxLocal {
+			return fmt.Errorf("block builder: more than %d nodes in one block", maxLocal)
+		}
+		bb.nodes = append(bb.nodes, g)
+		bb.orig = append(bb.orig, o)
+	}
+	bb.indices = append(bb.indices, j)
+	return nil
+}
+
+// finish closes all remaining rows.
+func (bb *BlockBuilder) finish() {
+	for len(bb.indptr) < bb.numDst+1 {
+		bb.indptr = append(bb.indptr, int32(len(bb.indices)))
+	}
+	bb.row = bb.numDst
+}
+
+// Nodes returns the global and original ids of the block being built
+// (destinations first, then sources by first appearance). The slices alias
+// the builder and are valid until the next Reset.
+func (bb *BlockBuilder) Nodes() (global, orig []int64) { return bb.nodes, bb.orig }
+
+// Block closes the block and returns a copy that the caller owns. No more
+// edges may be added until the next Reset.
+func (bb *BlockBuilder) Block() Block {
+	var b Block
+	bb.BlockInto(&b)
+	return b
+}
+
+// BlockInto is Block writing into b, reusing the capacity of b's slices (so a
+// caller that recycles Blocks builds them without allocating).
+func (bb *BlockBuilder) BlockInto(b *Block) {
+	bb.finish()
+	b.NumDst = bb.numDst
+	b.Nodes = append(b.Nodes[:0], bb.nodes...)
+	b.Orig = append(b.Orig[:0], bb.orig...)
+	b.Indptr = append(b.Indptr[:0], bb.indptr...)
+	b.Indices = append(b.Indices[:0], bb.indices...)
+}
+
+// nextGen invalidates every slot of the table.
+func (bb *BlockBuilder) nextGen() {
+	bb.gen++
+	if bb.gen == 0 {
+		// Generation counter wrapped: stale slots could look live again.
+		clear(bb.slots)
+		bb.gen = 1
+	}
+}
+
+// ensureTable grows the table, if needed, to hold n keys at load <= 1/2.
+func (bb *BlockBuilder) ensureTable(n int) {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	if size <= len(bb.slots) {
+		return
+	}
+	bb.slots = make([]slot, size)
+	bb.gen = 1
+	bb.shift = uint(64 - log2(size))
+	// Re-insert what the block holds so far.
+	for i, g := range bb.nodes {
+		bb.insert(g, int32(i))
+	}
+}
+
+func log2(n int) int {
+	l := 0
+	for n > 1 {
+		n >>= 1
+		l++
+	}
+	return l
+}
+
+// insert returns the local index of global id g, adding it with index v if
+// absent (so the result equals v exactly when g was new).
+func (bb *BlockBuilder) insert(g int64, v int32) int32 {
+	mask := len(bb.slots) - 1
+	i := int((uint64(g) * golden) >> bb.shift)
+	for {
+		s := &bb.slots[i]
+		if s.gen != bb.gen {
+			if int(v) >= len(bb.nodes) && 2*(len(bb.nodes)+1) > len(bb.slots) {
+				// A new node would push the load past 1/2: grow first. The
+				// caller appends g to nodes after this returns v, so it is
+				// inserted here explicitly after the rehash.
+				bb.ensureTable(len(bb.nodes) + 1)
+				return bb.insertFresh(g, v)
+			}
+			*s = slot{key: g, val: v, gen: bb.gen}
+			return v
+		}
+		if s.key == g {
+			return s.val
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// insertFresh inserts g, known to be absent, with value v.
+func (bb *BlockBuilder) insertFresh(g int64, v int32) int32 {
+	mask := len(bb.slots) - 1
+	i := int((uint64(g) * golden) >> bb.shift)
+	for bb.slots[i].gen == bb.gen {
+		i = (i + 1) & mask
+	}
+	bb.slots[i] = slot{key: g, val: v, gen: bb.gen}
+	return v
+}
+
+// Validate checks the structural invariants of a block: Nodes and Orig have
+// the same length, destinations are a prefix, Indptr is a valid offset array
+// over Indices, and every local index is in range. It does not check that the
+// edges exist in a graph (the tests do that against the source graph).
+func (b *Block) Validate() error {
+	n := len(b.Nodes)
+	if len(b.Orig) != n {
+		return fmt.Errorf("block: %d nodes but %d original ids", n, len(b.Orig))
+	}
+	if b.NumDst < 0 || b.NumDst > n {
+		return fmt.Errorf("block: %d destinations but %d nodes", b.NumDst, n)
+	}
+	if len(b.Indptr) != b.NumDst+1 {
+		return fmt.Errorf("block: indptr has %d entries for %d destinations", len(b.Indptr), b.NumDst)
+	}
+	if b.Indptr[0] != 0 {
+		return fmt.Errorf("block: indptr[0] = %d, want 0", b.Indptr[0])
+	}
+	for i := 1; i < len(b.Indptr); i++ {
+		if b.Indptr[i] < b.Indptr[i-1] {
+			return fmt.Errorf("block: indptr decreases at destination %d", i-1)
+		}
+	}
+	if last := int(b.Indptr[b.NumDst]); last != len(b.Indices) {
+		return fmt.Errorf("block: indptr ends at %d but there are %d edges", last, len(b.Indices))
+	}
+	for e, j := range b.Indices {
+		if j < 0 || int(j) >= n {
+			return fmt.Errorf("block: edge %d has source index %d outside [0,%d)", e, j, n)
+		}
+	}
+	return nil
+}
+
+// ValidateBlocks checks every block and the chaining rule of a forward-order
+// sample: the nodes of block l+1 are the destinations of block l.
+func ValidateBlocks(blocks []Block) error {
+	for l := range blocks {
+		if err := blocks[l].Validate(); err != nil {
+			return fmt.Errorf("layer %d: %w", l, err)
+		}
+		if l+1 < len(blocks) {
+			d := blocks[l].NumDst
+			if !slices.Equal(blocks[l+1].Nodes, blocks[l].Nodes[:d]) || !slices.Equal(blocks[l+1].Orig, blocks[l].Orig[:d]) {
+				return fmt.Errorf("layer %d: nodes differ from the destinations of layer %d", l+1, l)
+			}
+		}
+	}
+	return nil
+}

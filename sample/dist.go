@@ -1,0 +1,189 @@
+package sample
+
+import (
+	"fmt"
+	"time"
+)
+
+// SampleStats count what one distributed Sample call did on this rank.
+type SampleStats struct {
+	LocalNodes, RemoteNodes int64 // destinations expanded from own / remote adjacency
+	LocalEdges, RemoteEdges int64 // sampled edges of those destinations
+	Local, Remote           time.Duration
+	Bytes                   int64 // adjacency bytes read from other ranks
+}
+
+// Edges returns all sampled edges.
+func (st *SampleStats) Edges() int64 { return st.LocalEdges + st.RemoteEdges }
+
+// Add accumulates o into st.
+func (st *SampleStats) Add(o SampleStats) {
+	st.LocalNodes += o.LocalNodes
+	st.RemoteNodes += o.RemoteNodes
+	st.LocalEdges += o.LocalEdges
+	st.RemoteEdges += o.RemoteEdges
+	st.Local += o.Local
+	st.Remote += o.Remote
+	st.Bytes += o.Bytes
+}
+
+// samplerScratch holds the distributed sampler's reusable buffers.
+type samplerScratch struct {
+	bb       BlockBuilder
+	remote   []int64 // global ids of remote destinations, in destination order
+	nodeRows []int64 // fetched {edge start, degree} per remote destination
+	pos      []int64 // chosen positions of all destinations, concatenated
+	posOff   []int64 // len numDst+1
+	edgeReq  []int64 // global edge rows of remote destinations' choices
+	edgeRows []int64 // fetched {new id, orig id} per requested edge
+	srcG     []int64
+	srcO     []int64
+}
+
+// Sample draws the blocks of one batch on the distributed graph: the same
+// result, node for node in original ids, as Sampler.Sample on the
+// unpartitioned graph with the same seeds (in the same order), base key,
+// fanouts and replace flag. seedsGlobal are new global ids and seedsOrig
+// their original ids; any rank may pass any nodes, including none.
+//
+// Own destinations are expanded from the local arrays. Remote ones take two
+// batched reads per layer: first their {edge start, degree} rows, then the
+// {new id, orig id} rows of the chosen positions only. So every rank makes
+// exactly 2 Fetch calls per layer whatever its seeds: Sample is collective
+// and every rank must call it with the same number of fanouts.
+//
+// If st is not nil the call's counters are added to it. The returned blocks
+// are freshly allocated.
+func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool, st *SampleStats) ([]Block, error) {
+	if len(seedsGlobal) != len(seedsOrig) {
+		return nil, fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.c.Rank(), len(seedsGlobal), len(seedsOrig))
+	}
+	n := s.NumNodes()
+	// A bad seed is reported only after this rank has taken part in every
+	// Fetch (with no seeds), so that the other ranks are not left waiting.
+	var seedErr error
+	for i, v := range seedsGlobal {
+		if v < 0 || v >= n {
+			seedErr = fmt.Errorf("sample on rank %d: seed %d is node %d, outside [0,%d)", s.c.Rank(), i, v, n)
+			seedsGlobal, seedsOrig = nil, nil
+			break
+		}
+	}
+	var local SampleStats
+	L := len(fanouts)
+	blocks := make([]Block, L)
+	dstG, dstO := seedsGlobal, seedsOrig
+	for l := L - 1; l >= 0; l-- {
+		k := base
+		k.Layer = l
+		if err := s.sampleLayer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil {
+			return nil, fmt.Errorf("sample on rank %d: layer %d: %w", s.c.Rank(), l, err)
+		}
+		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
+	}
+	if st != nil {
+		st.Add(local)
+	}
+	if seedErr != nil {
+		return nil, seedErr
+	}
+	return blocks, nil
+}
+
+// sampleLayer builds one block. It always makes exactly two Fetch calls.
+func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, out *Block, st *SampleStats) error {
+	sc := &s.sm
+	p := s.part
+	t0 := time.Now()
+	if err := sc.bb.Reset(dstG, dstO); err != nil {
+		return err
+	}
+	// Phase 1: degrees (and edge starts) of remote destinations.
+	sc.remote = sc.remote[:0]
+	for _, g := range dstG {
+		if !s.Owns(g) {
+			sc.remote = append(sc.remote, g)
+		}
+	}
+	sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
+	tl := time.Since(t0)
+	t1 := time.Now()
+	b0 := s.nodes.Stats().Bytes + s.edges.Stats().Bytes
+	if err := s.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
+		return err
+	}
+	tr := time.Since(t1)
+	// Choose positions for every destination; remote choices become edge
+	// row requests.
+	t2 := time.Now()
+	sc.pos = sc.pos[:0]
+	sc.posOff = append(sc.posOff[:0], 0)
+	sc.edgeReq = sc.edgeReq[:0]
+	ri := 0
+	for i, g := range dstG {
+		k.Node = dstO[i]
+		if s.Owns(g) {
+			v := g - p.Lo
+			sc.pos = ChoosePositions(k, p.Indptr[v+1]-p.Indptr[v], fan, replace, sc.pos)
+		} else {
+			start, deg := sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
+			ri++
+			before := len(sc.pos)
+			sc.pos = ChoosePositions(k, deg, fan, replace, sc.pos)
+			for _, q := range sc.pos[before:] {
+				sc.edgeReq = append(sc.edgeReq, start+q)
+			}
+		}
+		sc.posOff = append(sc.posOff, int64(len(sc.pos)))
+	}
+	sc.edgeRows = growInt64(sc.edgeRows, 2*len(sc.edgeReq))
+	tl += time.Since(t2)
+	// Phase 2: the chosen neighbors of remote destinations.
+	t3 := time.Now()
+	if err := s.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
+		return err
+	}
+	tr += time.Since(t3)
+	st.Bytes += s.nodes.Stats().Bytes + s.edges.Stats().Bytes - b0
+	// Feed the builder in destination order, as the reference does.
+	t4 := time.Now()
+	e := 0
+	for i, g := range dstG {
+		pos := sc.pos[sc.posOff[i]:sc.posOff[i+1]]
+		sc.srcG, sc.srcO = sc.srcG[:0], sc.srcO[:0]
+		if s.Owns(g) {
+			v := g - p.Lo
+			nbG := p.Indices[p.Indptr[v]:p.Indptr[v+1]]
+			nbO := p.IndicesOrig[p.Indptr[v]:p.Indptr[v+1]]
+			for _, q := range pos {
+				sc.srcG = append(sc.srcG, nbG[q])
+				sc.srcO = append(sc.srcO, nbO[q])
+			}
+			st.LocalNodes++
+			st.LocalEdges += int64(len(pos))
+		} else {
+			for range pos {
+				sc.srcG = append(sc.srcG, sc.edgeRows[2*e])
+				sc.srcO = append(sc.srcO, sc.edgeRows[2*e+1])
+				e++
+			}
+			st.RemoteNodes++
+			st.RemoteEdges += int64(len(pos))
+		}
+		if err := sc.bb.AddNeighbors(i, sc.srcG, sc.srcO); err != nil {
+			return err
+		}
+	}
+	sc.bb.BlockInto(out)
+	tl += time.Since(t4)
+	st.Local += tl
+	st.Remote += tr
+	return nil
+}
+
+func growInt64(s []int64, n int) []int64 {
+	if cap(s) < n {
+		return make([]int64, n)
+	}
+	return s[:n]
+}

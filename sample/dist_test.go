@@ -1,0 +1,295 @@
+package sample
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"testing"
+
+	"mpignn/collectives"
+)
+
+// wantedSeeds mixes degree-0 nodes (0..9), hubs (10..14) and ordinary ones.
+func wantedSeeds() []int64 { return []int64{3, 12, 17, 42, 10, 250, 399, 0, 123} }
+
+func TestDistributedEqualsReference(t *testing.T) {
+	f := newFixture(t, false, false)
+	cases := []struct {
+		name    string
+		fanouts []int
+		replace bool
+	}{
+		{"fanout 3,2", []int{3, 2}, false},
+		{"fanout 5,-1,4 replace", []int{5, -1, 4}, true},
+		{"fanout -1,50 (above hub degree)", []int{-1, 70}, false},
+	}
+	for _, tr := range transports() {
+		s := f.openStore(t, tr, 0)
+		for _, tc := range cases {
+			t.Run(tr+"/"+tc.name, func(t *testing.T) {
+				seedsG, seedsO := ownedSeeds(f.part, wantedSeeds())
+				base := Key{Seed: 7, Epoch: 2, Batch: 5}
+				var st SampleStats
+				got, err := s.Sample(seedsG, seedsO, tc.fanouts, base, tc.replace, &st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := ReferenceBlocks(f.d, seedsO, tc.fanouts, base, tc.replace)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := ValidateBlocks(got); err != nil {
+					t.Fatal(err)
+				}
+				checkSameBlocks(t, f, got, want)
+				// (errors are reported; the collectives below still run)
+
+				// The canonical text of all ranks equals the reference on
+				// all seeds at once, whatever the number of ranks.
+				text, err := GatherText(f.c, got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				all := slices.Sorted(slices.Values(wantedSeeds()))
+				ref, err := ReferenceBlocks(f.d, all, tc.fanouts, base, tc.replace)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantText, err := CanonicalText(EdgeRecords(ref, nil), len(ref))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(text, wantText) {
+					t.Fatalf("canonical text differs from the reference:\n%s\nwant\n%s", text, wantText)
+				}
+				// With several ranks the remote path must have been used.
+				remote, err := collectives.AllreduceScalar(f.c, st.RemoteEdges, collectives.Sum)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f.c.Size() > 1 && remote == 0 {
+					t.Fatalf("no edge was sampled from a remote node on %d ranks", f.c.Size())
+				}
+				if st.Edges() != int64(sumEdges(got)) {
+					t.Fatalf("stats count %d edges, blocks hold %d", st.Edges(), sumEdges(got))
+				}
+			})
+		}
+	}
+}
+
+func sumEdges(bs []Block) int {
+	n := 0
+	for i := range bs {
+		n += bs[i].NumEdges()
+	}
+	return n
+}
+
+// TestSampleProperties checks the sample against the graph itself: every
+// edge exists, fanouts are respected, no neighbor repeats without
+// replacement, degree-0 nodes get no edges.
+func TestSampleProperties(t *testing.T) {
+	f := newFixture(t, false, false)
+	in := f.d.In
+	for _, tr := range transports() {
+		s := f.openStore(t, tr, 0)
+		for _, replace := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/replace=%v", tr, replace), func(t *testing.T) {
+				p := f.part
+				seedsG := make([]int64, 0, p.NumOwned())
+				for g := p.Lo; g < p.Hi; g++ {
+					seedsG = append(seedsG, g)
+				}
+				fanouts := []int{4, 3}
+				blocks, err := s.Sample(seedsG, slices.Clone(p.Orig), fanouts, Key{Seed: 3}, replace, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				L := len(blocks)
+				for l := range blocks {
+					b := &blocks[l]
+					fan := fanouts[L-1-l]
+					for i := range b.NumDst {
+						v := b.Orig[i]
+						nb := in.Neighbors(v)
+						srcs := b.Indices[b.Indptr[i]:b.Indptr[i+1]]
+						seen := map[int64]bool{}
+						for _, j := range srcs {
+							u := b.Orig[j]
+							if _, ok := slices.BinarySearch(nb, u); !ok {
+								t.Fatalf("layer %d: sampled edge %d -> %d is not in the graph", l, u, v)
+							}
+							if seen[u] && !replace {
+								t.Fatalf("layer %d: node %d sampled neighbor %d twice without replacement", l, v, u)
+							}
+							seen[u] = true
+						}
+						want := min(fan, len(nb))
+						if replace && len(nb) > 0 {
+							want = fan
+						}
+						if len(srcs) != want {
+							t.Fatalf("layer %d: node %d (degree %d) has %d sampled edges, want %d", l, v, len(nb), len(srcs), want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestGatherFeatures gathers every node of the graph (so local, halo,
+// hot-cached and remote rows all occur) and compares with the original
+// feature rows.
+func TestGatherFeatures(t *testing.T) {
+	for _, halo := range []bool{true, false} {
+		f := newFixture(t, halo, false)
+		for _, tr := range transports() {
+			// 40 rows of hot cache.
+			s := f.openStore(t, tr, float64(40*testDim*4)/(1<<20))
+			t.Run(fmt.Sprintf("halo=%v/%s", halo, tr), func(t *testing.T) {
+				nodes := make([]int64, 0, testNodes)
+				for g := int64(testNodes - 1); g >= 0; g-- {
+					nodes = append(nodes, g)
+				}
+				var st GatherStats
+				x, err := s.Gather(nodes, nil, &st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, g := range nodes {
+					o := f.origOf(g)
+					if !slices.Equal(x[i*testDim:(i+1)*testDim], f.d.Feat.Row(o)) {
+						t.Errorf("row of node %d (original %d): got %v want %v", g, o, x[i*testDim:(i+1)*testDim], f.d.Feat.Row(o))
+						break
+					}
+				}
+				if st.Rows() != testNodes || st.LocalRows != f.part.NumOwned() {
+					t.Errorf("stats %+v: rows %d (want %d), local %d (want %d)", st, st.Rows(), testNodes, st.LocalRows, f.part.NumOwned())
+				}
+				if f.c.Size() > 1 {
+					hot := st.CachedRows - st.HaloHits
+					if st.RemoteRows == 0 || hot != int64(s.HotCacheRows()) || hot == 0 || (halo && st.HaloHits == 0) {
+						t.Errorf("stats %+v with %d hot rows: want remote, hot and (with halo) halo rows", st, s.HotCacheRows())
+					}
+					if st.Bytes != st.RemoteRows*testDim*4 {
+						t.Errorf("moved %d bytes for %d remote rows", st.Bytes, st.RemoteRows)
+					}
+				}
+				// A bad node id is an error, but every rank still takes part
+				// in the collective fetch.
+				bad := []int64{0}
+				if f.c.Rank() == 0 {
+					bad = []int64{testNodes + 5}
+				}
+				_, err = s.Gather(bad, nil, nil)
+				if (err != nil) != (f.c.Rank() == 0) {
+					t.Fatalf("gather of %v: error %v", bad, err)
+				}
+			})
+		}
+	}
+}
+
+// TestLoaderGlobalBatches: uneven training counts with one rank holding no
+// training node still give the same step count everywhere, every step
+// completes, and the union of the ranks' seeds of step k is step k of the
+// one-process epoch with batch P·B. Blocks, features and labels are
+// checked against the unpartitioned graph.
+func TestLoaderGlobalBatches(t *testing.T) {
+	f := newFixture(t, false, true)
+	P := f.c.Size()
+	const B = 7
+	sp := f.d.Splits["public"]
+	for _, tr := range transports() {
+		s := f.openStore(t, tr, 0.001)
+		o := LoaderOptions{Fanouts: []int{3, 2}, EvalFanouts: []int{-1, 2}, Batch: B, Seed: 5}
+		ld, err := NewLoader(s, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range []struct {
+			split string
+			ids   []int64
+			fan   []int
+		}{{SplitTrain, sp.Train, o.Fanouts}, {SplitValid, sp.Valid, o.EvalFanouts}} {
+			for epoch := range 2 {
+				t.Run(fmt.Sprintf("%s/%s/epoch%d", tr, sc.split, epoch), func(t *testing.T) {
+					steps, err := ld.Steps(sc.split, epoch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					all, err := collectives.Allgather(f.c, []int64{int64(steps)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := EpochBatches(o.Seed, epoch, sc.ids, P*B)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for r, n := range all {
+						if int(n) != len(want) {
+							t.Fatalf("rank %d has %d steps, want %d", r, n, len(want))
+						}
+					}
+					var out LoaderBatch
+					// Report, never stop: the remaining steps are collective.
+					failed := false
+					fail := func(format string, args ...any) {
+						if !failed {
+							t.Errorf(format, args...)
+						}
+						failed = true
+					}
+					for k := range steps {
+						if err := ld.Batch(sc.split, epoch, k, &out); err != nil {
+							t.Fatal(err)
+						}
+						got, _, err := collectives.Allgatherv(f.c, out.SeedsOrig)
+						if err != nil {
+							t.Fatal(err)
+						}
+						slices.Sort(got)
+						w := slices.Sorted(slices.Values(want[k]))
+						if !slices.Equal(got, w) || out.GlobalSeeds != len(w) {
+							fail("step %d: seeds %v (global %d), want %v", k, got, out.GlobalSeeds, w)
+						}
+						ref, err := ReferenceBlocks(f.d, out.SeedsOrig, sc.fan, Key{Seed: o.Seed, Epoch: epoch, Batch: k}, false)
+						if err != nil {
+							fail("reference: %v", err)
+							continue
+						}
+						if !failed && !checkSameBlocks(t, f, out.Blocks, ref) {
+							failed = true
+						}
+						b0 := &out.Blocks[0]
+						if len(out.X) != len(b0.Nodes)*testDim {
+							fail("step %d: %d features for %d nodes", k, len(out.X), len(b0.Nodes))
+							continue
+						}
+						if len(out.Labels) != len(out.SeedsOrig) {
+							fail("step %d: %d labels for %d seeds", k, len(out.Labels), len(out.SeedsOrig))
+							continue
+						}
+						for i, v := range b0.Orig {
+							if !slices.Equal(out.X[i*testDim:(i+1)*testDim], f.d.Feat.Row(v)) {
+								fail("step %d: features of node %d wrong", k, v)
+							}
+						}
+						for i, v := range out.SeedsOrig {
+							if out.Labels[i] != f.d.Labels[v] {
+								fail("step %d: label of node %d is %d, want %d", k, v, out.Labels[i], f.d.Labels[v])
+							}
+						}
+					}
+				})
+			}
+		}
+		if P > 1 && f.c.Rank() == P-1 {
+			if n, _, _ := ld.StepSeeds(SplitTrain, 0, 0); len(n) != 0 {
+				t.Fatalf("last rank has training seeds %v, fixture wants none", n)
+			}
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package sample
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"mpignn/collectives"
+	"mpignn/graph"
+	"mpignn/partition"
+	"mpignn/spmd"
+	"mpignn/spmd/spmdtest"
+)
+
+var world *spmd.World
+
+func TestMain(m *testing.M) { spmdtest.Main(m, &world) }
+
+// testDim is the feature width of the test graph.
+const testDim = 4
+
+// testDataset builds a small directed graph that exercises the corner cases
+// of sampling: nodes 0..9 have no in-edges (degree 0), nodes 10..14 are hubs
+// with about 60 in-neighbors (more than any test fanout), the rest have 0..8
+// random in-neighbors. Feature row v is (10v, 10v+1, ...), so a gathered
+// row names its node. Split "public": train = v%3==0, valid = v%3==1, test
+// = v%3==2, except that nodes in excluded are in no split.
+func testDataset(n int64, excluded func(v int64) bool) *graph.Dataset {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var src, dst []int64
+	for v := int64(10); v < n; v++ {
+		k := rng.IntN(9)
+		if v < 15 {
+			k = 60
+		}
+		for range k {
+			src = append(src, rng.Int64N(n))
+			dst = append(dst, v)
+		}
+	}
+	d := &graph.Dataset{
+		Name:       "sampletest",
+		NumNodes:   n,
+		In:         graph.BuildInCSR(n, src, dst, graph.BuildOptions{DropSelfLoops: true, Dedup: true}),
+		Feat:       &graph.Features{Dim: testDim, Data: make([]float32, n*testDim)},
+		Labels:     make([]int32, n),
+		NumClasses: 5,
+	}
+	s := &graph.Split{}
+	for v := range n {
+		d.Labels[v] = int32(v % 5)
+		for j := range int64(testDim) {
+			d.Feat.Data[v*testDim+j] = float32(10*v + j)
+		}
+		if excluded != nil && excluded(v) {
+			continue
+		}
+		switch v % 3 {
+		case 0:
+			s.Train = append(s.Train, v)
+		case 1:
+			s.Valid = append(s.Valid, v)
+		default:
+			s.Test = append(s.Test, v)
+		}
+	}
+	d.Splits = map[string]*graph.Split{"public": s}
+	return d
+}
+
+// testAssign spreads nodes over P parts pseudo-randomly (so most
+// neighbors are remote) and unevenly: part p gets weight p+1.
+func testAssign(n int64, P int) []int32 {
+	a := make([]int32, n)
+	total := P * (P + 1) / 2
+	for v := range n {
+		h := int(Hash64(99, uint64(v)) % uint64(total))
+		p, acc := 0, 1
+		for h >= acc {
+			p++
+			acc += p + 1
+		}
+		a[v] = int32(p)
+	}
+	return a
+}
+
+// fixture is a graph partitioned over the world and loaded on every rank.
+type fixture struct {
+	d     *graph.Dataset
+	c     *collectives.Comm
+	part  *partition.Part
+	parts []*partition.Part // every part, to map ids in checks
+}
+
+const testNodes = 400
+
+// newFixture writes the test graph partitioned world-size ways (rank 0
+// writes, the path is broadcast) and loads this rank's part. With
+// zeroTrainLast, the last part owns no training node (when P > 1).
+func newFixture(t *testing.T, haloFeats, zeroTrainLast bool) *fixture {
+	t.Helper()
+	c, err := collectives.NewComm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	P := c.Size()
+	assign := testAssign(testNodes, P)
+	var excl func(int64) bool
+	if zeroTrainLast && P > 1 {
+		excl = func(v int64) bool { return v%3 == 0 && assign[v] == int32(P-1) }
+	}
+	d := testDataset(testNodes, excl)
+	var path []byte
+	var werr error
+	if c.Rank() == 0 {
+		dir := filepath.Join(t.TempDir(), "parts")
+		_, werr = partition.Write(dir, d, assign, P, partition.Options{Method: partition.MethodRandom, HaloFeats: haloFeats})
+		path = []byte(dir)
+	}
+	n, err := collectives.AllreduceScalar(c, int64(len(path)), collectives.Max)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = append(path, make([]byte, int(n)-len(path))...)
+	if err := collectives.Bcast(c, path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if werr != nil {
+		t.Fatalf("write partitions: %v", werr) // rank 0 only; others fail loading
+	}
+	f := &fixture{d: d, c: c}
+	m, err := partition.LoadMeta(string(path))
+	if err == nil {
+		f.parts = make([]*partition.Part, P)
+		for p := range P {
+			if f.parts[p], err = partition.LoadWithMeta(string(path), m, p); err != nil {
+				break
+			}
+		}
+	}
+	// Rank 0's temp dir is removed when its test ends: agree that every
+	// rank has read it first.
+	if berr := c.Barrier(); berr != nil {
+		t.Fatal(berr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.part = f.parts[c.Rank()]
+	return f
+}
+
+// origOf maps a new global id to its original id.
+func (f *fixture) origOf(g int64) int64 {
+	p := partition.Owner(f.parts[0].Meta.Offsets, g)
+	return f.parts[p].Orig[g-f.parts[p].Lo]
+}
+
+// openStore opens a store on the fixture with the named transport.
+func (f *fixture) openStore(t *testing.T, transport string, cacheMB float64) *Store {
+	t.Helper()
+	tr, err := collectives.ParseTransport(transport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenStore(f.c, f.part, StoreOptions{Transport: tr, CacheMB: cacheMB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	if s.Transport().String() != transport {
+		t.Fatalf("store transport %v, want %s", s.Transport(), transport)
+	}
+	return s
+}
+
+// transports are the two concrete transports, in a fixed order (every rank
+// must run the collectives in the same order).
+func transports() []string { return []string{"rma", "alltoallv"} }
+
+// ownedSeeds returns this rank's nodes among the original ids wanted, in the
+// order of wanted.
+func ownedSeeds(p *partition.Part, wanted []int64) (global, orig []int64) {
+	for _, w := range wanted {
+		for i, o := range p.Orig {
+			if o == w {
+				global = append(global, p.Lo+int64(i))
+				orig = append(orig, o)
+			}
+		}
+	}
+	return global, orig
+}
+
+// checkSameBlocks compares distributed blocks with reference blocks (built
+// on the original graph) and checks the new ids against the original ids.
+// It reports with t.Errorf and returns false rather than stopping the test,
+// because the caller's later collectives must still run on every rank.
+func checkSameBlocks(t *testing.T, f *fixture, got, want []Block) bool {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%d blocks, want %d", len(got), len(want))
+		return false
+	}
+	for l := range got {
+		g, w := &got[l], &want[l]
+		if g.NumDst != w.NumDst || !slices.Equal(g.Orig, w.Orig) || !slices.Equal(g.Indptr, w.Indptr) || !slices.Equal(g.Indices, w.Indices) {
+			t.Errorf("rank %d layer %d: distributed block differs from the reference:\n got  dst %d orig %v indptr %v indices %v\n want dst %d orig %v indptr %v indices %v",
+				f.c.Rank(), l, g.NumDst, g.Orig, g.Indptr, g.Indices, w.NumDst, w.Orig, w.Indptr, w.Indices)
+			return false
+		}
+		for i, v := range g.Nodes {
+			if o := f.origOf(v); o != g.Orig[i] {
+				t.Errorf("layer %d node %d: new id %d is original %d, block says %d", l, i, v, o, g.Orig[i])
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func TestFixtureCoversGraph(t *testing.T) {
+	f := newFixture(t, false, true)
+	total := int64(0)
+	for _, p := range f.parts {
+		total += p.NumOwned()
+	}
+	if total != testNodes {
+		t.Fatalf("parts own %d nodes, want %d", total, testNodes)
+	}
+	if P := f.c.Size(); P > 1 && len(f.parts[P-1].Splits["public"].Train) != 0 {
+		t.Fatalf("last part owns %d training nodes, want 0", len(f.parts[P-1].Splits["public"].Train))
+	}
+}

@@ -1,0 +1,223 @@
+package sample
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"mpignn/collectives"
+)
+
+// Split names accepted by Loader.Steps and Loader.Batch.
+const (
+	SplitTrain = "train"
+	SplitValid = "valid"
+	SplitTest  = "test"
+)
+
+// LoaderOptions configure NewLoader.
+type LoaderOptions struct {
+	// Fanouts in PyG order: Fanouts[0] is the hop from the seeds (the LAST
+	// block); -1 takes all neighbours.
+	Fanouts []int
+	// EvalFanouts are used for valid/test; nil means Fanouts. Same length
+	// as Fanouts (one per model layer).
+	EvalFanouts []int
+	// Batch is the PER-RANK batch size B; the global batch is P·B.
+	Batch   int
+	Replace bool
+	Seed    uint64
+	// Split names the dataset split ("" = the partition's default,
+	// Meta.Split).
+	Split string
+}
+
+// LoaderBatch is one rank's share of one global step.
+type LoaderBatch struct {
+	Blocks      []Block   // forward order; last block's dst = this rank's seeds of the step
+	X           []float32 // features of Blocks[0].Nodes, row-major
+	Labels      []int32   // labels of the seeds (empty if none this step)
+	GlobalSeeds int       // seeds of this step over ALL ranks
+
+	Seeds, SeedsOrig []int64 // this rank's seeds (new and original ids), step order
+
+	Gather                  time.Duration
+	RemoteRows              int64 // feature rows read from other ranks
+	CacheHits, CacheLookups int64 // non-owned feature rows: served by a cache / looked up
+	LocalRows, CachedRows   int64
+	BytesMoved              int64 // feature + adjacency bytes read from other ranks
+	Sample                  SampleStats
+}
+
+// splitSeeds is one rank's share of a split, with what global batching
+// needs: each node's canonical index among all nodes of the split.
+type splitSeeds struct {
+	global, orig []int64
+	index        []int64
+	total        int64 // nodes of the split over all ranks
+
+	// steps of the most recent epoch, computed once per epoch
+	epoch int
+	steps [][]int
+}
+
+// Loader cuts the train/valid/test seeds into global batches (see
+// EpochBatches and RankSteps) and samples and gathers each rank's share.
+type Loader struct {
+	s      *Store
+	o      LoaderOptions
+	splits [3]splitSeeds // train, valid, test
+}
+
+// NewLoader prepares the three splits of the store's partition. It is
+// collective (one Allgatherv per split, to number the split's nodes
+// canonically by original id).
+func NewLoader(s *Store, o LoaderOptions) (*Loader, error) {
+	if o.Batch <= 0 {
+		return nil, fmt.Errorf("loader: batch size %d, want > 0", o.Batch)
+	}
+	if len(o.Fanouts) == 0 {
+		return nil, fmt.Errorf("loader: no fanouts (one per layer)")
+	}
+	if o.EvalFanouts == nil {
+		o.EvalFanouts = o.Fanouts
+	}
+	if len(o.EvalFanouts) != len(o.Fanouts) {
+		return nil, fmt.Errorf("loader: %d eval fanouts for %d layers", len(o.EvalFanouts), len(o.Fanouts))
+	}
+	for _, f := range slices.Concat(o.Fanouts, o.EvalFanouts) {
+		if f < -1 || f == 0 {
+			return nil, fmt.Errorf("loader: fanout %d, want > 0 or -1 (all)", f)
+		}
+	}
+	p := s.part
+	name := o.Split
+	if name == "" {
+		name = p.Meta.Split
+	}
+	sp, ok := p.Splits[name]
+	if !ok {
+		return nil, fmt.Errorf("loader: partition has no split %q", name)
+	}
+	l := &Loader{s: s, o: o}
+	for i, ids := range [][]int64{sp.Train, sp.Valid, sp.Test} {
+		ss := &l.splits[i]
+		ss.epoch = -1
+		ss.global = ids
+		ss.orig = make([]int64, len(ids))
+		for j, g := range ids {
+			ss.orig[j] = p.Orig[g-p.Lo]
+		}
+		all, _, err := collectives.Allgatherv(s.c, ss.orig)
+		if err != nil {
+			return nil, fmt.Errorf("loader: %w", err)
+		}
+		slices.Sort(all)
+		ss.total = int64(len(all))
+		if ss.index, err = CanonicalIndex(all, ss.orig); err != nil {
+			return nil, fmt.Errorf("loader: split %s: %w", name, err)
+		}
+	}
+	return l, nil
+}
+
+func (l *Loader) split(name string) (*splitSeeds, []int, error) {
+	switch name {
+	case SplitTrain:
+		return &l.splits[0], l.o.Fanouts, nil
+	case SplitValid:
+		return &l.splits[1], l.o.EvalFanouts, nil
+	case SplitTest:
+		return &l.splits[2], l.o.EvalFanouts, nil
+	}
+	return nil, nil, fmt.Errorf("loader: unknown split %q (want train, valid or test)", name)
+}
+
+// GlobalBatch returns P·B.
+func (l *Loader) GlobalBatch() int { return l.s.c.Size() * l.o.Batch }
+
+// NumNodes returns the number of nodes of a split over all ranks.
+func (l *Loader) NumNodes(split string) (int64, error) {
+	ss, _, err := l.split(split)
+	if err != nil {
+		return 0, err
+	}
+	return ss.total, nil
+}
+
+// Steps returns the number of steps of an epoch of split, ceil(N/(P·B)),
+// which is the same on every rank. It is local.
+func (l *Loader) Steps(split string, epoch int) (int, error) {
+	ss, _, err := l.split(split)
+	if err != nil {
+		return 0, err
+	}
+	return NumSteps(ss.total, l.GlobalBatch()), nil
+}
+
+// StepSeeds returns this rank's seeds (new and original ids) of one step,
+// in permutation order. It is local.
+func (l *Loader) StepSeeds(split string, epoch, step int) (global, orig []int64, err error) {
+	ss, _, err := l.split(split)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ss.epoch != epoch || ss.steps == nil {
+		steps, err := RankSteps(l.o.Seed, epoch, ss.total, l.GlobalBatch(), ss.index)
+		if err != nil {
+			return nil, nil, fmt.Errorf("loader: %w", err)
+		}
+		ss.epoch, ss.steps = epoch, steps
+	}
+	if step < 0 || step >= len(ss.steps) {
+		return nil, nil, fmt.Errorf("loader: step %d of split %s outside [0,%d)", step, split, len(ss.steps))
+	}
+	locals := ss.steps[step]
+	global = make([]int64, len(locals))
+	orig = make([]int64, len(locals))
+	for i, j := range locals {
+		global[i], orig[i] = ss.global[j], ss.orig[j]
+	}
+	return global, orig, nil
+}
+
+// Batch samples and gathers this rank's share of step `step` of `epoch`
+// (0-based) of split into out, reusing out's buffers. It is COLLECTIVE:
+// every rank calls it for every step, also when it owns no seed of the step.
+// Random choices are keyed by (Seed, epoch, step, layer, original node id).
+func (l *Loader) Batch(split string, epoch, step int, out *LoaderBatch) error {
+	ss, fan, err := l.split(split)
+	if err != nil {
+		return err
+	}
+	seeds, orig, err := l.StepSeeds(split, epoch, step)
+	if err != nil {
+		return err
+	}
+	G := int64(l.GlobalBatch())
+	out.GlobalSeeds = int(min(G, ss.total-int64(step)*G))
+	out.Seeds, out.SeedsOrig = seeds, orig
+	var st SampleStats
+	base := Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
+	blocks, err := l.s.Sample(seeds, orig, fan, base, l.o.Replace, &st)
+	if err != nil {
+		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
+	}
+	out.Blocks = blocks
+	var g GatherStats
+	if out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g); err != nil {
+		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
+	}
+	if out.Labels, err = l.s.Labels(seeds, out.Labels); err != nil {
+		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
+	}
+	out.Gather = g.Time
+	out.RemoteRows = g.RemoteRows
+	out.CacheHits = g.CachedRows
+	out.CacheLookups = g.CacheLookups
+	out.LocalRows = g.LocalRows
+	out.CachedRows = g.CachedRows
+	out.BytesMoved = g.Bytes + st.Bytes
+	out.Sample = st
+	return nil
+}

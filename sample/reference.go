@@ -1,0 +1,127 @@
+package sample
+
+import (
+	"fmt"
+
+	"mpignn/graph"
+)
+
+// Graph is the read side of an in-adjacency that the layer-wise sampler
+// needs: the in-neighbors of a node, as global ids and as original ids, in
+// CANONICAL order (ascending original id, no repeats).
+type Graph interface {
+	// NumNodes returns the exclusive upper bound of global node ids.
+	NumNodes() int64
+	// InNeighbors returns the in-neighbors of global node v: their global
+	// ids and their original ids (aligned). The slices may alias the graph
+	// and must not be modified.
+	InNeighbors(v int64) (global, orig []int64)
+}
+
+// CSRGraph adapts an unpartitioned in-adjacency (for example
+// graph.Dataset.In), in which global id == original id, to Graph. The
+// sampler is only canonical if every neighbor list is sorted ascending
+// without repeats; CheckCanonical verifies that.
+type CSRGraph struct{ In *graph.CSR }
+
+// NumNodes implements Graph.
+func (g CSRGraph) NumNodes() int64 { return g.In.NumRows() }
+
+// InNeighbors implements Graph; both results are the same slice.
+func (g CSRGraph) InNeighbors(v int64) (global, orig []int64) {
+	nb := g.In.Indices[g.In.Indptr[v]:g.In.Indptr[v+1]]
+	return nb, nb
+}
+
+// CheckCanonical reports the first row of c whose neighbor list is not
+// strictly ascending (and so not in the canonical order the sampler's
+// positions refer to).
+func CheckCanonical(c *graph.CSR) error {
+	for v := range c.NumRows() {
+		nb := c.Neighbors(v)
+		for i := 1; i < len(nb); i++ {
+			if nb[i] <= nb[i-1] {
+				return fmt.Errorf("in-neighbors of node %d not strictly ascending at position %d (%d after %d)", v, i, nb[i], nb[i-1])
+			}
+		}
+	}
+	return nil
+}
+
+// Sampler is the single-process layer-wise neighbor sampler. It keeps its
+// scratch buffers between calls, so sampling allocates only the returned
+// blocks. A Sampler is not safe for concurrent use; use one per goroutine.
+type Sampler struct {
+	bb   BlockBuilder
+	pos  []int64
+	srcG []int64
+	srcO []int64
+}
+
+// Sample draws the blocks of one batch. seedsGlobal/seedsOrig are the seed
+// (output) nodes, distinct; base supplies Seed, Epoch and Batch (its Layer
+// and Node are ignored and set per choice).
+//
+// Fanout order follows DGL and PyG: fanouts[0] is the hop from the seeds,
+// which is the LAST block. The returned blocks are in forward order
+// (blocks[0] is the input layer, blocks[L-1] has the seeds as destinations)
+// and the RNG key's Layer is the forward index, so block l uses
+// fanouts[L-1-l] and keys with Layer = l. A fanout of -1 takes all
+// neighbors.
+func (s *Sampler) Sample(g Graph, seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool) ([]Block, error) {
+	if len(seedsGlobal) != len(seedsOrig) {
+		return nil, fmt.Errorf("sample: %d seed ids but %d original ids", len(seedsGlobal), len(seedsOrig))
+	}
+	n := g.NumNodes()
+	for i, v := range seedsGlobal {
+		if v < 0 || v >= n {
+			return nil, fmt.Errorf("sample: seed %d is node %d, outside [0,%d)", i, v, n)
+		}
+	}
+	L := len(fanouts)
+	blocks := make([]Block, L)
+	dstG, dstO := seedsGlobal, seedsOrig
+	for l := L - 1; l >= 0; l-- {
+		if err := s.bb.Reset(dstG, dstO); err != nil {
+			return nil, fmt.Errorf("sample: layer %d: %w", l, err)
+		}
+		k := base
+		k.Layer = l
+		fan := fanouts[L-1-l]
+		for i, v := range dstG {
+			nbG, nbO := g.InNeighbors(v)
+			k.Node = dstO[i]
+			s.pos = ChoosePositions(k, int64(len(nbG)), fan, replace, s.pos[:0])
+			s.srcG, s.srcO = s.srcG[:0], s.srcO[:0]
+			for _, p := range s.pos {
+				s.srcG = append(s.srcG, nbG[p])
+				s.srcO = append(s.srcO, nbO[p])
+			}
+			if err := s.bb.AddNeighbors(i, s.srcG, s.srcO); err != nil {
+				return nil, fmt.Errorf("sample: layer %d: %w", l, err)
+			}
+		}
+		s.bb.BlockInto(&blocks[l])
+		// The next (inner) layer's destinations are all nodes of this one.
+		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
+	}
+	return blocks, nil
+}
+
+// SampleBlocks is Sampler.Sample with a fresh Sampler.
+func SampleBlocks(g Graph, seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool) ([]Block, error) {
+	var s Sampler
+	return s.Sample(g, seedsGlobal, seedsOrig, fanouts, base, replace)
+}
+
+// ReferenceBlocks samples one batch directly on an unpartitioned dataset
+// (global id == original id). It is the reference that the distributed
+// sampler must reproduce node for node (up to relabelled global ids). The
+// dataset's in-lists must be canonical (see CheckCanonical); that is not
+// re-checked here because it costs a pass over all edges.
+func ReferenceBlocks(d *graph.Dataset, seeds []int64, fanouts []int, base Key, replace bool) ([]Block, error) {
+	if d.In == nil {
+		return nil, fmt.Errorf("sample: dataset %q has no in-adjacency", d.Name)
+	}
+	return SampleBlocks(CSRGraph{In: d.In}, seeds, seeds, fanouts, base, replace)
+}

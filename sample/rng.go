@@ -1,0 +1,155 @@
+package sample
+
+import "math/bits"
+
+// Counter-based randomness.
+//
+// Every random choice of the sampler and of the model (neighbor picks,
+// dropout masks, batch order) is a pure function of a key such as
+// (seed, epoch, batch, layer, original node id). There is no generator state
+// carried from one choice to the next, so the outcome for a node does not
+// depend on which rank computes it, on how many ranks there are, or on which
+// other nodes happen to be processed alongside it.
+//
+// The building blocks are the SplitMix64 finalizer (a 64-bit bijection with
+// full avalanche) used as a sponge to hash a key into a 64-bit stream state,
+// and the SplitMix64 stream itself (a Weyl sequence passed through the same
+// finalizer), which passes BigCrush. Everything is plain uint64 arithmetic,
+// so results are identical on every platform and Go version.
+
+const (
+	golden = 0x9E3779B97F4A7C15 // 2^64 / phi, the SplitMix64 increment
+
+	// Domain tags keep the hash inputs of unrelated uses apart, so that, for
+	// example, a dropout mask never reuses the bits that picked a neighbor.
+	tagSample  = 0x73616d706c65 // "sample"
+	tagUniform = 0x756e69666f726d
+	tagMask    = 0x6d61736b
+	tagBatch   = 0x6261746368
+)
+
+// mix64 is the SplitMix64 finalizer (Stafford's Mix13): a bijection on
+// uint64 in which every input bit affects every output bit.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// hashStart and hashWord are the two halves of Hash64, split out so that hot
+// paths (Key.Stream) can hash a fixed number of words without building a
+// slice. The word count enters the initial state so that keys of different
+// lengths never collide by construction.
+func hashStart(n int) uint64 { return mix64(0x243F6A8885A308D3 ^ uint64(n)) }
+
+func hashWord(h, w uint64) uint64 { return mix64(h ^ mix64(w+golden)) }
+
+// Hash64 hashes a sequence of words into 64 well-mixed bits. It is a
+// deterministic, platform-independent function of the words and their count;
+// it is not cryptographic.
+func Hash64(words ...uint64) uint64 {
+	h := hashStart(len(words))
+	for _, w := range words {
+		h = hashWord(h, w)
+	}
+	return h
+}
+
+// Float32From maps 64 random bits to a float32 uniform on [0,1) using the top
+// 24 bits, which is exactly the float32 mantissa precision (so every value is
+// representable and the result is never 1).
+func Float32From(h uint64) float32 { return float32(h>>40) * (1.0 / (1 << 24)) }
+
+// Float64From maps 64 random bits to a float64 uniform on [0,1) using the top
+// 53 bits.
+func Float64From(h uint64) float64 { return float64(h>>11) * (1.0 / (1 << 53)) }
+
+// Uniform01 returns a float32 uniform on [0,1) that depends only on its
+// arguments, for one-off keyed draws such as (seed, step, layer, node, unit).
+// For many draws under one key prefer MaskKey plus MaskUniform, which hash the
+// prefix once.
+func Uniform01(seed uint64, a, b, c, d int64) float32 {
+	return Float32From(Hash64(tagUniform, seed, uint64(a), uint64(b), uint64(c), uint64(d)))
+}
+
+// MaskKey returns the key of the dropout mask row of one node at one layer
+// and training step. node must be the ORIGINAL node id so that masks do not
+// depend on the number of ranks.
+func MaskKey(seed uint64, step, layer int, node int64) uint64 {
+	return Hash64(tagMask, seed, uint64(step), uint64(layer), uint64(node))
+}
+
+// MaskUniform returns the uniform [0,1) draw for one unit (feature column)
+// of the mask row with the given key. It is random access into the stream
+// NewStream(key): MaskUniform(key, i) == the float of the (i+1)-th Uint64 of
+// that stream, so callers may use either form.
+func MaskUniform(key uint64, unit int) float32 {
+	return Float32From(mix64(key + (uint64(unit)+1)*golden))
+}
+
+// Stream is a SplitMix64 generator. The zero value is a valid stream, but
+// streams should be created from a key (Key.Stream or NewStream of a hash) so
+// that draws are tied to what they decide.
+type Stream struct{ s uint64 }
+
+// NewStream returns the stream whose state is the given 64-bit key.
+func NewStream(key uint64) Stream { return Stream{s: key} }
+
+// Uint64 returns the next 64 random bits.
+func (r *Stream) Uint64() uint64 {
+	r.s += golden
+	return mix64(r.s)
+}
+
+// Uint64n returns a uniform integer in [0,n) for n > 0 (0 when n == 0),
+// without modulo bias: Lemire's multiply-shift with rejection of the short
+// final interval.
+func (r *Stream) Uint64n(n uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(r.Uint64(), n)
+	if lo < n {
+		// The threshold (2^64 - n) mod n is only needed on this rare path.
+		t := -n % n
+		for lo < t {
+			hi, lo = bits.Mul64(r.Uint64(), n)
+		}
+	}
+	return hi
+}
+
+// Float32 returns a uniform float32 in [0,1).
+func (r *Stream) Float32() float32 { return Float32From(r.Uint64()) }
+
+// Float64 returns a uniform float64 in [0,1).
+func (r *Stream) Float64() float64 { return Float64From(r.Uint64()) }
+
+// Key identifies one neighbor choice: the neighbors of node Node in layer
+// Layer of batch (step) Batch of epoch Epoch under the run seed Seed.
+//
+// Node must be the ORIGINAL node id. Layer is the index of the block in
+// forward order (blocks[0] is the input layer; blocks[L-1] has the seeds as
+// destinations). Batch is the global step index within the epoch, which is
+// the same on every rank (see EpochBatches / RankSteps).
+type Key struct {
+	Seed  uint64
+	Epoch int
+	Batch int
+	Layer int
+	Node  int64
+}
+
+// Stream returns the random stream for this key. It equals
+// NewStream(Hash64(tagSample, Seed, Epoch, Batch, Layer, Node)) and is
+// computed without allocating.
+func (k Key) Stream() Stream {
+	h := hashStart(6)
+	h = hashWord(h, tagSample)
+	h = hashWord(h, k.Seed)
+	h = hashWord(h, uint64(k.Epoch))
+	h = hashWord(h, uint64(k.Batch))
+	h = hashWord(h, uint64(k.Layer))
+	h = hashWord(h, uint64(k.Node))
+	return Stream{s: h}
+}

@@ -1,0 +1,213 @@
+package train
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// Checkpoint is the complete state of a training run. The random state is
+// implicit: every draw is a pure function of (Seed, epoch, step, node), so
+// Seed, Epoch and Step are the generator state.
+type Checkpoint struct {
+	Model Config
+	Adam  AdamConfig
+	Seed  uint64
+	Epoch int   // completed epochs
+	Step  int64 // optimizer steps taken (dropout masks are keyed by it)
+	AdamT int64
+	// Params, M and V have Model.NumParams() elements each.
+	Params, M, V []float32
+	// Best-validation state; BestParams is nil before the first epoch.
+	BestEpoch  int
+	BestValAcc float64
+	BestTest   float64
+	BestParams []float32
+	// RunInfo is opaque to this package (the CLI stores its flags there).
+	RunInfo []byte
+}
+
+// CheckpointFile is the name of the checkpoint inside its directory.
+const CheckpointFile = "checkpoint.bin"
+
+const (
+	ckMagic   = "MPIGNNCK"
+	ckVersion = 1
+)
+
+// ckHeader is the JSON header of the file. Integers that may exceed 2^53
+// travel as strings so that JSON does not round them.
+type ckHeader struct {
+	Model      Config          `json:"model"`
+	Adam       AdamConfig      `json:"adam"`
+	Seed       uint64          `json:"seed,string"`
+	Epoch      int             `json:"epoch"`
+	Step       int64           `json:"step,string"`
+	AdamT      int64           `json:"adam_t,string"`
+	NumParams  int             `json:"num_params"`
+	BestEpoch  int             `json:"best_epoch"`
+	BestValAcc float64         `json:"best_val_acc"`
+	BestTest   float64         `json:"best_test_acc"`
+	HasBest    bool            `json:"has_best_params"`
+	RunInfo    json.RawMessage `json:"run_info,omitempty"`
+}
+
+// File layout (little endian):
+//
+//	magic "MPIGNNCK" | version u32 | header length u32 | header JSON |
+//	params | m | v | [best params]   (float32 each, NumParams values) |
+//	CRC-32C (Castagnoli) u32 of everything before it
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+
+// SaveCheckpoint writes c to dir/checkpoint.bin atomically (temporary file,
+// fsync, rename, directory fsync), creating dir if needed. Only one rank
+// should call it.
+func SaveCheckpoint(dir string, c *Checkpoint) error {
+	data, err := EncodeCheckpoint(c)
+	if err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, CheckpointFile), data); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	return nil
+}
+
+// EncodeCheckpoint serialises c in the checkpoint file format.
+func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
+	n := c.Model.NumParams()
+	if err := c.Model.Validate(); err != nil {
+		return nil, err
+	}
+	if len(c.Params) != n || len(c.M) != n || len(c.V) != n || (c.BestParams != nil && len(c.BestParams) != n) {
+		return nil, fmt.Errorf("%d/%d/%d/%d values for a model of %d parameters", len(c.Params), len(c.M), len(c.V), len(c.BestParams), n)
+	}
+	h := ckHeader{
+		Model: c.Model, Adam: c.Adam, Seed: c.Seed, Epoch: c.Epoch, Step: c.Step, AdamT: c.AdamT,
+		NumParams: n, BestEpoch: c.BestEpoch, BestValAcc: c.BestValAcc, BestTest: c.BestTest,
+		HasBest: c.BestParams != nil,
+	}
+	if len(c.RunInfo) > 0 {
+		if !json.Valid(c.RunInfo) {
+			return nil, errors.New("run info is not valid JSON")
+		}
+		h.RunInfo = c.RunInfo
+	}
+	hj, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	arrays := [][]float32{c.Params, c.M, c.V}
+	if h.HasBest {
+		arrays = append(arrays, c.BestParams)
+	}
+	var buf bytes.Buffer
+	buf.Grow(16 + len(hj) + 4*n*len(arrays) + 4)
+	buf.WriteString(ckMagic)
+	buf.Write(binary.LittleEndian.AppendUint32(nil, ckVersion))
+	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(hj))))
+	buf.Write(hj)
+	var w [4]byte
+	for _, a := range arrays {
+		for _, v := range a {
+			binary.LittleEndian.PutUint32(w[:], math.Float32bits(v))
+			buf.Write(w[:])
+		}
+	}
+	buf.Write(binary.LittleEndian.AppendUint32(nil, crc32c(buf.Bytes())))
+	return buf.Bytes(), nil
+}
+
+// ErrNoCheckpoint is wrapped by LoadCheckpoint when dir holds no checkpoint.
+var ErrNoCheckpoint = errors.New("no checkpoint")
+
+// LoadCheckpoint reads dir/checkpoint.bin and verifies magic, version,
+// sizes and checksum. Every failure names the file and what is wrong.
+func LoadCheckpoint(dir string) (*Checkpoint, error) {
+	path := filepath.Join(dir, CheckpointFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint %s: %w (missing file; was a checkpoint written to this directory?)", path, ErrNoCheckpoint)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	return DecodeCheckpoint(path, data)
+}
+
+// DecodeCheckpoint parses the bytes of a checkpoint file (read by one rank
+// and broadcast, for example); name is used in error messages.
+func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
+	path := name
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("checkpoint %s: "+format, append([]any{path}, args...)...)
+	}
+	if len(data) < len(ckMagic)+12 {
+		return nil, bad("truncated: %d bytes is shorter than any checkpoint", len(data))
+	}
+	if string(data[:len(ckMagic)]) != ckMagic {
+		return nil, bad("not an mpignn checkpoint (bad magic %q)", data[:len(ckMagic)])
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(data[8:]); v != ckVersion {
+		return nil, bad("format version %d, this build reads version %d", v, ckVersion)
+	}
+	body, sum := data[:len(data)-4], le.Uint32(data[len(data)-4:])
+	if got := crc32c(body); got != sum {
+		return nil, bad("checksum mismatch (stored %08x, computed %08x): the file is corrupt or truncated", sum, got)
+	}
+	hl := int(le.Uint32(data[12:]))
+	if 16+hl > len(body) {
+		return nil, bad("header length %d exceeds the file", hl)
+	}
+	var h ckHeader
+	if err := json.Unmarshal(body[16:16+hl], &h); err != nil {
+		return nil, bad("header: %v", err)
+	}
+	if err := h.Model.Validate(); err != nil {
+		return nil, bad("%v", err)
+	}
+	n := h.Model.NumParams()
+	if h.NumParams != n {
+		return nil, bad("header says %d parameters but its model config has %d", h.NumParams, n)
+	}
+	count := 3
+	if h.HasBest {
+		count = 4
+	}
+	rest := body[16+hl:]
+	if len(rest) != 4*n*count {
+		return nil, bad("%d bytes of parameter data, want %d (%d arrays of %d float32)", len(rest), 4*n*count, count, n)
+	}
+	if h.Epoch < 0 || h.Step < 0 || h.AdamT < 0 {
+		return nil, bad("negative epoch %d, step %d or adam step %d", h.Epoch, h.Step, h.AdamT)
+	}
+	next := func() []float32 {
+		a := make([]float32, n)
+		for i := range a {
+			a[i] = math.Float32frombits(le.Uint32(rest[4*i:]))
+		}
+		rest = rest[4*n:]
+		return a
+	}
+	c := &Checkpoint{
+		Model: h.Model, Adam: h.Adam, Seed: h.Seed, Epoch: h.Epoch, Step: h.Step, AdamT: h.AdamT,
+		BestEpoch: h.BestEpoch, BestValAcc: h.BestValAcc, BestTest: h.BestTest,
+		RunInfo: []byte(h.RunInfo),
+	}
+	c.Params, c.M, c.V = next(), next(), next()
+	if h.HasBest {
+		c.BestParams = next()
+	}
+	return c, nil
+}

@@ -1,0 +1,146 @@
+package dist
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"mpignn/collectives"
+	"mpignn/train"
+)
+
+// Reducer implements train.Reducer with MPI_Allreduce(MPI_SUM) over the
+// world communicator.
+type Reducer struct{ C *collectives.Comm }
+
+// AllreduceSum32 implements train.Reducer.
+func (r Reducer) AllreduceSum32(buf []float32) error {
+	return collectives.Allreduce(r.C, buf, collectives.Sum)
+}
+
+// AllreduceSum64 implements train.Reducer.
+func (r Reducer) AllreduceSum64(buf []float64) error {
+	return collectives.Allreduce(r.C, buf, collectives.Sum)
+}
+
+// Agree turns a rank-local error into an error on every rank: each rank
+// contributes a flag and all of them return an error if any rank failed
+// (their own error, or a note pointing at the failing ranks' messages). It
+// is collective, so a failure on one rank never leaves the others blocked in
+// a later collective.
+func Agree(c *collectives.Comm, localErr error) error {
+	flag := int64(0)
+	if localErr != nil {
+		flag = 1
+	}
+	n, err := collectives.AllreduceScalar(c, flag, collectives.Sum)
+	if err != nil {
+		if localErr != nil {
+			return errors.Join(localErr, err)
+		}
+		return fmt.Errorf("agree on errors: %w", err)
+	}
+	switch {
+	case localErr != nil:
+		return localErr
+	case n != 0:
+		return fmt.Errorf("%d other rank(s) failed (see their messages)", n)
+	}
+	return nil
+}
+
+// BcastBytes sends root's data (and root's error, if any) to every rank: on
+// success every rank returns root's bytes; if root failed every rank returns
+// an error carrying root's message. It is collective.
+func BcastBytes(c *collectives.Comm, root int, data []byte, rootErr error) ([]byte, error) {
+	// head: [status, length]; status 1 = root failed and data is the message.
+	head := []int64{0, int64(len(data))}
+	if c.Rank() == root && rootErr != nil {
+		data = []byte(rootErr.Error())
+		head = []int64{1, int64(len(data))}
+	}
+	if err := collectives.Bcast(c, head, root); err != nil {
+		return nil, fmt.Errorf("broadcast from rank %d: %w", root, err)
+	}
+	if c.Rank() != root {
+		data = make([]byte, head[1])
+	}
+	if err := collectives.Bcast(c, data, root); err != nil {
+		return nil, fmt.Errorf("broadcast from rank %d: %w", root, err)
+	}
+	if head[0] != 0 {
+		if c.Rank() == root {
+			return nil, rootErr
+		}
+		return nil, fmt.Errorf("rank %d: %s", root, data)
+	}
+	return data, nil
+}
+
+// LoadCheckpoint reads dir's checkpoint on rank 0 and broadcasts it, so the
+// ranks need no shared file system and all of them report the same error for
+// a missing or corrupt file. It is collective.
+func LoadCheckpoint(c *collectives.Comm, dir string) (*train.Checkpoint, error) {
+	path := filepath.Join(dir, train.CheckpointFile)
+	var data []byte
+	var err error
+	if c.Rank() == 0 {
+		data, err = os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("checkpoint %s: %w (missing file; was a checkpoint written to this directory?)", path, train.ErrNoCheckpoint)
+		} else if err != nil {
+			err = fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	data, err = BcastBytes(c, 0, data, err)
+	if err != nil {
+		return nil, err
+	}
+	return train.DecodeCheckpoint(path, data)
+}
+
+// WeightsHash returns the first 16 hex digits of the SHA-256 of the
+// little-endian bytes of p: a short fingerprint for comparing the weights of
+// two runs bit for bit.
+func WeightsHash(p []float32) string {
+	h := sha256.New()
+	var b [4096]byte
+	for len(p) > 0 {
+		k := min(len(p), len(b)/4)
+		for i, v := range p[:k] {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		h.Write(b[:4*k])
+		p = p[k:]
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// RowNormalize scales every row of x (width dim) to sum 1 in absolute value
+// (rows of zeros stay zero), the usual preprocessing of bag-of-words
+// features (Cora, CiteSeer). It works row by row, so each rank can apply it
+// to the rows it holds.
+func RowNormalize(x []float32, dim int) {
+	if dim <= 0 {
+		return
+	}
+	for i := 0; i+dim <= len(x); i += dim {
+		row := x[i : i+dim]
+		s := 0.0
+		for _, v := range row {
+			s += math.Abs(float64(v))
+		}
+		if s == 0 {
+			continue
+		}
+		inv := float32(1 / s)
+		for k := range row {
+			row[k] *= inv
+		}
+	}
+}

@@ -1,0 +1,10 @@
+// Package dist runs the pure training core of package train as an MPI SPMD
+// program: a Reducer over collectives.Allreduce, an adapter from the
+// sampler's distributed Loader to train.BatchSource, agreement on rank-local
+// errors, checkpoints read by rank 0 and broadcast, and the complete
+// train/predict drivers behind `mpignn train` and `mpignn predict`.
+//
+// Every exported function that takes a *collectives.Comm is collective:
+// every rank must call it, in the same order, with the same arguments
+// (except where a field is documented as rank-0 only).
+package dist

@@ -1,0 +1,210 @@
+package dist
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"mpignn/collectives"
+	"mpignn/graph"
+	"mpignn/sample"
+	"mpignn/train"
+)
+
+// PredictConfig configures Predict. Every rank passes the same values.
+type PredictConfig struct {
+	PartDir       string
+	CheckpointDir string
+	Out           string // CSV written by rank 0: original_node_id,predicted_class
+	// Fanouts for inference; nil = the checkpoint's evaluation fanouts.
+	// Full overrides them with the whole neighborhood.
+	Fanouts []int
+	Full    bool
+	Batch   int // per-rank nodes per step
+	// Final uses the final weights instead of the best-validation ones.
+	Final     bool
+	Transport collectives.Transport
+	CacheMB   float64
+}
+
+// Predict classifies every node of the partitioned graph with a
+// checkpoint's weights and writes original_node_id,predicted_class lines,
+// sorted by node id, to cfg.Out (rank 0, atomically). Every rank scores the
+// nodes it owns; the results are gathered with Allgatherv. It returns the
+// number of nodes written. It is collective.
+func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
+	if cfg.Batch < 1 {
+		return 0, fmt.Errorf("predict: batch %d must be positive", cfg.Batch)
+	}
+	ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
+	if err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
+	}
+	var info runInfo
+	if len(ck.RunInfo) > 0 {
+		if err := json.Unmarshal(ck.RunInfo, &info); err != nil {
+			return 0, fmt.Errorf("predict: checkpoint run info: %w", err)
+		}
+	}
+	fan := cfg.Fanouts
+	switch {
+	case cfg.Full:
+		fan = slices.Repeat([]int{-1}, ck.Model.Layers)
+	case fan == nil && len(info.EvalFanouts) == ck.Model.Layers:
+		fan = info.EvalFanouts
+	case fan == nil:
+		fan = slices.Repeat([]int{-1}, ck.Model.Layers)
+	}
+	if len(fan) != ck.Model.Layers {
+		return 0, fmt.Errorf("predict: %d fanouts for a %d-layer model", len(fan), ck.Model.Layers)
+	}
+	part, err := openPart(c, cfg.PartDir)
+	if err != nil {
+		return 0, err
+	}
+	m := part.Meta
+	if m.FeatDim != ck.Model.InDim || m.NumClasses != ck.Model.Classes {
+		return 0, fmt.Errorf("predict: partition %s has %d features and %d classes, the checkpoint's model %d and %d",
+			cfg.PartDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
+	}
+	if info.RowNorm {
+		RowNormalize(part.Feat, m.FeatDim)
+		RowNormalize(part.HaloFeat, m.FeatDim)
+	}
+	// Score every owned node: present them to the loader as the "test"
+	// share of the default split (the loader batches evaluation splits in
+	// fixed order over all ranks).
+	all := make([]int64, part.NumOwned())
+	for i := range all {
+		all[i] = part.Lo + int64(i)
+	}
+	split := info.Split
+	if split == "" {
+		split = m.Split
+	}
+	if sp := part.Splits[split]; sp != nil {
+		cp := *sp
+		cp.Test = all
+		part.Splits[split] = &cp
+	} else {
+		part.Splits[split] = &graph.Split{Test: all}
+	}
+	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, sample.LoaderOptions{
+		Fanouts: fan, EvalFanouts: fan, Batch: cfg.Batch, Seed: ck.Seed, Split: split,
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer store.Close()
+	model, err := train.NewModel(ck.Model, ck.Seed)
+	if err != nil {
+		return 0, err
+	}
+	params := ck.BestParams
+	if cfg.Final || params == nil {
+		params = ck.Params
+	}
+	if err := model.SetParams(params); err != nil {
+		return 0, err
+	}
+	src := &LoaderSource{L: loader}
+	steps, err := src.Steps(train.SplitTest, 0)
+	if err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
+	}
+	// pairs holds (original id, class) of this rank's nodes.
+	var pairs []int64
+	var pred []int32
+	var b train.Batch
+	var localErr error
+	for s := 0; s < steps; s++ {
+		b = train.Batch{}
+		if err := src.Batch(train.SplitTest, 0, s, &b); err != nil {
+			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
+			break
+		}
+		if len(b.Blocks) == 0 || b.Blocks[len(b.Blocks)-1].NumDst == 0 {
+			continue
+		}
+		if pred, err = model.Predict(b.Blocks, b.X, pred[:0]); err != nil {
+			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
+			break
+		}
+		last := &b.Blocks[len(b.Blocks)-1]
+		for i, y := range pred {
+			pairs = append(pairs, last.Orig[i], int64(y))
+		}
+	}
+	if err := Agree(c, localErr); err != nil {
+		return 0, err
+	}
+	got, _, err := collectives.Allgatherv(c, pairs)
+	if err != nil {
+		return 0, fmt.Errorf("predict: gather: %w", err)
+	}
+	n := int64(len(got) / 2)
+	var werr error
+	if c.Rank() == 0 {
+		if n != m.NumNodes {
+			werr = fmt.Errorf("predict: scored %d nodes but the graph has %d", n, m.NumNodes)
+		} else {
+			werr = writePredictions(cfg.Out, got)
+		}
+	}
+	if err := Agree(c, werr); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// writePredictions writes (orig, class) pairs sorted by orig to path via a
+// temporary file, fsync and rename.
+func writePredictions(path string, pairs []int64) error {
+	idx := make([]int, len(pairs)/2)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(pairs[2*a], pairs[2*b]) })
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	w.WriteString("original_node_id,predicted_class\n")
+	var line []byte
+	for _, i := range idx {
+		line = strconv.AppendInt(line[:0], pairs[2*i], 10)
+		line = append(line, ',')
+		line = strconv.AppendInt(line, pairs[2*i+1], 10)
+		line = append(line, '\n')
+		w.Write(line)
+	}
+	w.Flush()
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("predict: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("predict: write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,312 @@
+package dist
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/sample"
+	"mpignn/train"
+)
+
+// TrainConfig configures Train. Every rank passes the same values; Out,
+// Progress and Metrics are used on rank 0 only.
+type TrainConfig struct {
+	PartDir string
+	// Split names the partition's split to train on ("" = its default).
+	Split string
+	// Fanouts in PyG order (Fanouts[0] is the hop from the seeds); -1 takes
+	// every neighbor. len(Fanouts) is the number of layers.
+	Fanouts []int
+	// EvalFanouts for valid/test; nil = Fanouts; EvalFull overrides it
+	// with the full neighborhood.
+	EvalFanouts []int
+	EvalFull    bool
+	Batch       int // PER-RANK seeds per step; the global batch is Size·Batch
+	Replace     bool
+	Hidden      int
+	Dropout     float32
+	// InputDropout drops input features (DGL's feat_drop on layer 0).
+	InputDropout float32
+	LR           float64
+	WeightDecay  float64
+	Epochs       int
+	Seed         uint64
+	// RowNorm scales every feature row to unit L1 norm before training.
+	RowNorm bool
+
+	Transport collectives.Transport
+	CacheMB   float64
+
+	Metrics         string // JSONL file ("" = none)
+	CheckpointDir   string // "" = no checkpoints
+	CheckpointEvery int
+	Resume          bool
+
+	Out      io.Writer // result lines (transport, final); nil = discard
+	Progress io.Writer // progress bar / lines; nil = none
+	Quiet    bool
+	// Reporter, if set, also receives every rank's progress (tests).
+	Reporter train.Reporter
+}
+
+// Result is what Train returns on every rank.
+type Result struct {
+	Summary   train.Summary
+	Epochs    []train.EpochMetrics // epochs run by this call
+	Params    []float32            // final weights
+	Weights   string               // WeightsHash(Params)
+	Transport collectives.Transport
+}
+
+// runInfo is stored in checkpoints: the settings that must not change when a
+// run is resumed, because they change what the model sees.
+type runInfo struct {
+	Dataset     string `json:"dataset"`
+	Split       string `json:"split"`
+	GlobalBatch int    `json:"global_batch"`
+	Fanouts     []int  `json:"fanouts"`
+	EvalFanouts []int  `json:"eval_fanouts"`
+	Replace     bool   `json:"replace"`
+	RowNorm     bool   `json:"row_norm"`
+}
+
+func (c *TrainConfig) validate() error {
+	switch {
+	case c.PartDir == "":
+		return errors.New("no partition directory")
+	case len(c.Fanouts) == 0:
+		return errors.New("no fanouts")
+	case c.Batch < 1:
+		return fmt.Errorf("batch %d must be positive", c.Batch)
+	case c.Epochs < 0:
+		return fmt.Errorf("epochs %d must not be negative", c.Epochs)
+	case c.Resume && c.CheckpointDir == "":
+		return errors.New("resume needs a checkpoint directory")
+	}
+	for _, f := range c.Fanouts {
+		if f == 0 || f < -1 {
+			return fmt.Errorf("fanout %d: want a positive count or -1 (all neighbors)", f)
+		}
+	}
+	if c.EvalFanouts != nil && len(c.EvalFanouts) != len(c.Fanouts) {
+		return fmt.Errorf("%d eval fanouts for %d layers", len(c.EvalFanouts), len(c.Fanouts))
+	}
+	return nil
+}
+
+// openPart loads this rank's partition after checking that the directory has
+// exactly one part per rank. Every rank reads META itself, so a mismatch is
+// reported by all of them; the result is agreed before returning.
+func openPart(c *collectives.Comm, dir string) (*partition.Part, error) {
+	p, err := func() (*partition.Part, error) {
+		meta, err := partition.LoadMeta(dir)
+		if err != nil {
+			return nil, err
+		}
+		if meta.NumParts != c.Size() {
+			return nil, fmt.Errorf("partition %s has %d parts but the job runs %d ranks: run with -n %d, or repartition into %d parts (mpignn partition --parts %d)",
+				dir, meta.NumParts, c.Size(), meta.NumParts, c.Size(), c.Size())
+		}
+		p, err := partition.Load(dir, c.Rank())
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", c.Rank(), err)
+		}
+		return p, nil
+	}()
+	if err := Agree(c, err); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// openLoader opens the feature store and the loader over part. It is
+// collective. The caller closes the store.
+func openLoader(c *collectives.Comm, part *partition.Part, t collectives.Transport, cacheMB float64, lo sample.LoaderOptions) (*sample.Store, *sample.Loader, error) {
+	st, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: t, CacheMB: cacheMB})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open feature store: %w", err)
+	}
+	l, err := sample.NewLoader(st, lo)
+	if err = Agree(c, err); err != nil {
+		st.Close()
+		return nil, nil, fmt.Errorf("loader: %w", err)
+	}
+	return st, l, nil
+}
+
+// transportLine is the line rank 0 prints about the resolved transport.
+func transportLine(requested collectives.Transport, st *sample.Store) string {
+	got := st.Transport()
+	switch {
+	case got == collectives.TransportRMA:
+		return "transport: rma"
+	case requested != collectives.TransportAuto:
+		return fmt.Sprintf("transport: %v (requested)", got)
+	case st.TransportReason() != "":
+		return fmt.Sprintf("transport: %v (%s)", got, st.TransportReason())
+	}
+	return fmt.Sprintf("transport: %v (auto)", got)
+}
+
+// Train runs the whole training job on every rank: load the partition, open
+// the store and loader, build (or resume) the trainer, run the epochs with
+// metrics and checkpoints on rank 0, and print the transport and final
+// lines on rank 0. It is collective.
+func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	out := cfg.Out
+	if out == nil || c.Rank() != 0 {
+		out = io.Discard
+	}
+	part, err := openPart(c, cfg.PartDir)
+	if err != nil {
+		return nil, err
+	}
+	meta := part.Meta
+	split := cfg.Split
+	if split == "" {
+		split = meta.Split
+	}
+	if cfg.RowNorm {
+		RowNormalize(part.Feat, meta.FeatDim)
+		RowNormalize(part.HaloFeat, meta.FeatDim)
+	}
+	evalFan := cfg.EvalFanouts
+	if cfg.EvalFull {
+		evalFan = slices.Repeat([]int{-1}, len(cfg.Fanouts))
+	}
+	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, sample.LoaderOptions{
+		Fanouts: cfg.Fanouts, EvalFanouts: evalFan, Batch: cfg.Batch, Replace: cfg.Replace, Seed: cfg.Seed, Split: cfg.Split,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	res := &Result{Transport: store.Transport()}
+	fmt.Fprintln(out, transportLine(cfg.Transport, store))
+
+	opts := train.Options{
+		Model: train.Config{InDim: meta.FeatDim, Hidden: cfg.Hidden, Classes: meta.NumClasses, Layers: len(cfg.Fanouts), Dropout: cfg.Dropout, InputDropout: cfg.InputDropout},
+		Adam:  train.DefaultAdam(float32(cfg.LR), float32(cfg.WeightDecay)),
+		Seed:  cfg.Seed,
+	}
+	if evalFan == nil {
+		evalFan = cfg.Fanouts
+	}
+	info, err := json.Marshal(runInfo{
+		Dataset: meta.Dataset, Split: split, GlobalBatch: cfg.Batch * c.Size(), Fanouts: cfg.Fanouts,
+		EvalFanouts: evalFan, Replace: cfg.Replace, RowNorm: cfg.RowNorm,
+	})
+	if err != nil {
+		return nil, err
+	}
+	tr, err := train.NewTrainer(opts, Reducer{C: c}, &LoaderSource{L: loader})
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if cfg.Resume {
+		ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
+		if err == nil {
+			err = checkRunInfo(ck.RunInfo, info)
+		}
+		if err == nil {
+			err = tr.Restore(ck)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.CheckpointDir, tr.Epoch(), tr.Step())
+	}
+
+	var metrics *train.MetricsWriter
+	var localErr error
+	if c.Rank() == 0 && cfg.Metrics != "" {
+		metrics, localErr = train.CreateMetrics(cfg.Metrics, tr.Epoch())
+	}
+	if err := Agree(c, localErr); err != nil {
+		return nil, err
+	}
+	if metrics != nil {
+		defer metrics.Close()
+	}
+	rec := &recorder{next: cfg.Reporter}
+	if c.Rank() == 0 && cfg.Progress != nil {
+		rec.progress = train.NewProgress(cfg.Progress, cfg.Epochs, cfg.Quiet)
+	}
+	tr.Reporter = rec
+	ro := train.RunOptions{Epochs: cfg.Epochs, Metrics: metrics, RunInfo: info}
+	if c.Rank() == 0 {
+		ro.CheckpointDir, ro.CheckpointEvery = cfg.CheckpointDir, cfg.CheckpointEvery
+	}
+	sum, err := tr.Run(ro)
+	if err != nil {
+		return nil, err
+	}
+	res.Summary = sum
+	res.Epochs = rec.epochs
+	res.Params = slices.Clone(tr.Model().Params())
+	res.Weights = WeightsHash(res.Params)
+	fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s\n",
+		sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights)
+	return res, nil
+}
+
+// checkRunInfo refuses to resume under settings that change the training
+// trajectory.
+func checkRunInfo(saved, now []byte) error {
+	var a, b runInfo
+	if err := json.Unmarshal(saved, &a); err != nil {
+		return fmt.Errorf("checkpoint run info: %w", err)
+	}
+	if err := json.Unmarshal(now, &b); err != nil {
+		return err
+	}
+	if !slices.Equal(a.Fanouts, b.Fanouts) || !slices.Equal(a.EvalFanouts, b.EvalFanouts) || a.Dataset != b.Dataset || a.Split != b.Split ||
+		a.GlobalBatch != b.GlobalBatch || a.Replace != b.Replace || a.RowNorm != b.RowNorm {
+		return fmt.Errorf("checkpoint was written with %s, this run has %s", saved, now)
+	}
+	return nil
+}
+
+// recorder forwards progress to the console (rank 0) and an optional extra
+// reporter, and keeps the epoch metrics for the Result.
+type recorder struct {
+	progress *train.Progress
+	next     train.Reporter
+	epochs   []train.EpochMetrics
+}
+
+func (r *recorder) BeginEpoch(epoch, steps int) {
+	if r.progress != nil {
+		r.progress.BeginEpoch(epoch, steps)
+	}
+	if r.next != nil {
+		r.next.BeginEpoch(epoch, steps)
+	}
+}
+
+func (r *recorder) StepDone(step int, loss float64) {
+	if r.progress != nil {
+		r.progress.StepDone(step, loss)
+	}
+	if r.next != nil {
+		r.next.StepDone(step, loss)
+	}
+}
+
+func (r *recorder) EndEpoch(m *train.EpochMetrics) {
+	r.epochs = append(r.epochs, *m)
+	if r.progress != nil {
+		r.progress.EndEpoch(m)
+	}
+	if r.next != nil {
+		r.next.EndEpoch(m)
+	}
+}

@@ -1,0 +1,245 @@
+package train
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// EpochMetrics is one line of the metrics file. Loss and accuracies are over
+// all ranks' seeds; times are seconds on the writing rank (rank 0).
+type EpochMetrics struct {
+	Type     string  `json:"type"` // "epoch"
+	Epoch    int     `json:"epoch"`
+	Loss     float64 `json:"loss"`
+	TrainAcc float64 `json:"train_acc"`
+	ValLoss  float64 `json:"val_loss"`
+	ValAcc   float64 `json:"val_acc"`
+	TestLoss float64 `json:"test_loss"`
+	TestAcc  float64 `json:"test_acc"`
+	// EpochS is the wall time of the training steps; EvalS that of the
+	// valid+test evaluation that follows them.
+	EpochS       float64 `json:"epoch_s"`
+	EvalS        float64 `json:"eval_s"`
+	SampleS      float64 `json:"sample_s"`
+	GatherS      float64 `json:"gather_s"`
+	ForwardS     float64 `json:"forward_s"`
+	BackwardS    float64 `json:"backward_s"`
+	AllreduceS   float64 `json:"allreduce_s"`
+	OptimizerS   float64 `json:"optimizer_s"`
+	Steps        int     `json:"steps"`
+	StepsPerS    float64 `json:"steps_per_s"`
+	Seeds        int64   `json:"seeds"`
+	RemoteRows   int64   `json:"remote_rows"`
+	CacheHitRate float64 `json:"cache_hit_rate"`
+}
+
+// Summary is the last line of the metrics file.
+type Summary struct {
+	Type       string  `json:"type"` // "summary"
+	Epochs     int     `json:"epochs"`
+	BestEpoch  int     `json:"best_epoch"`
+	BestValAcc float64 `json:"best_val_acc"`
+	TestAcc    float64 `json:"test_acc"` // test accuracy at the best-validation epoch
+	TotalS     float64 `json:"total_s"`  // wall time of this Run call
+}
+
+func newEpochMetrics(tr TrainResult, val, test EvalResult) EpochMetrics {
+	m := EpochMetrics{
+		Type: "epoch", Epoch: tr.Epoch,
+		Loss: tr.Loss, TrainAcc: tr.Acc,
+		ValLoss: val.Loss, ValAcc: val.Acc, TestLoss: test.Loss, TestAcc: test.Acc,
+		EpochS: tr.Wall.Seconds(), EvalS: (val.Wall + test.Wall).Seconds(),
+		SampleS:    tr.Times.Seconds(PhaseSample),
+		GatherS:    tr.Times.Seconds(PhaseGather),
+		ForwardS:   tr.Times.Seconds(PhaseForward),
+		BackwardS:  tr.Times.Seconds(PhaseBackward),
+		AllreduceS: tr.Times.Seconds(PhaseAllreduce),
+		OptimizerS: tr.Times.Seconds(PhaseOptimizer),
+		Steps:      tr.Steps, Seeds: tr.Seeds, RemoteRows: tr.RemoteRows,
+	}
+	if m.EpochS > 0 {
+		m.StepsPerS = float64(tr.Steps) / m.EpochS
+	}
+	if tr.CacheLookups > 0 {
+		m.CacheHitRate = float64(tr.CacheHits) / float64(tr.CacheLookups)
+	}
+	return m
+}
+
+// MetricsWriter appends JSON lines to a metrics file, one write and one
+// fsync per line, so that a crash leaves only whole lines behind.
+type MetricsWriter struct {
+	path string
+	f    *os.File
+}
+
+// CreateMetrics opens path for a run that has already completed keepEpochs
+// epochs (0 for a fresh run). Lines of epochs <= keepEpochs are kept from an
+// existing file (a resumed run continues the same file); everything else
+// (later epochs of the interrupted run, old summaries) is dropped. The
+// trimmed file replaces the old one atomically.
+func CreateMetrics(path string, keepEpochs int) (*MetricsWriter, error) {
+	var keep bytes.Buffer
+	if keepEpochs > 0 {
+		data, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			var head struct {
+				Type  string `json:"type"`
+				Epoch int    `json:"epoch"`
+			}
+			if err := json.Unmarshal(line, &head); err != nil {
+				return nil, fmt.Errorf("metrics %s line %d: %w", path, i+1, err)
+			}
+			if head.Type == "epoch" && head.Epoch <= keepEpochs {
+				keep.Write(line)
+				keep.WriteByte('\n')
+			}
+		}
+	}
+	if err := writeFileAtomic(path, keep.Bytes()); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return &MetricsWriter{path: path, f: f}, nil
+}
+
+// WriteEpoch appends one epoch line.
+func (w *MetricsWriter) WriteEpoch(m *EpochMetrics) error {
+	if math.IsNaN(m.Loss) || math.IsInf(m.Loss, 0) {
+		return fmt.Errorf("metrics %s: epoch %d loss is %v", w.path, m.Epoch, m.Loss)
+	}
+	return w.writeLine(m)
+}
+
+// WriteSummary appends the final summary line.
+func (w *MetricsWriter) WriteSummary(s *Summary) error { return w.writeLine(s) }
+
+func (w *MetricsWriter) writeLine(v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("metrics %s: %w", w.path, err)
+	}
+	if _, err := w.f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (w *MetricsWriter) Close() error {
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
+
+// ReadMetrics parses a metrics file: the epoch lines in file order and the
+// last summary line (nil if the run did not finish).
+func ReadMetrics(path string) ([]EpochMetrics, *Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metrics: %w", err)
+	}
+	defer f.Close()
+	var epochs []EpochMetrics
+	var sum *Summary
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for ln := 1; sc.Scan(); ln++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(line, &head); err != nil {
+			return nil, nil, fmt.Errorf("metrics %s line %d: %w", path, ln, err)
+		}
+		switch head.Type {
+		case "epoch":
+			var m EpochMetrics
+			if err := json.Unmarshal(line, &m); err != nil {
+				return nil, nil, fmt.Errorf("metrics %s line %d: %w", path, ln, err)
+			}
+			epochs = append(epochs, m)
+		case "summary":
+			sum = new(Summary)
+			if err := json.Unmarshal(line, sum); err != nil {
+				return nil, nil, fmt.Errorf("metrics %s line %d: %w", path, ln, err)
+			}
+		default:
+			return nil, nil, fmt.Errorf("metrics %s line %d: unknown line type %q (want \"epoch\" or \"summary\")", path, ln, head.Type)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, fmt.Errorf("metrics %s: %w", path, err)
+	}
+	return epochs, sum, nil
+}
+
+// writeFileAtomic replaces path with data: write a temporary file in the
+// same directory, fsync it, rename it over path, fsync the directory. A
+// crash leaves either the old or the new file, never a mix.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Chmod(tmp, 0o644); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return d.Close()
+}

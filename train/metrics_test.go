@@ -1,0 +1,133 @@
+package train
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMetricsFileFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.jsonl")
+	w, err := CreateMetrics(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := TrainResult{Epoch: 1, Steps: 4, Loss: 1.5, Acc: 0.5, Seeds: 100, Wall: 2 * time.Second,
+		RemoteRows: 77, CacheHits: 3, CacheLookups: 4}
+	tr.Times[PhaseForward] = time.Second
+	m := newEpochMetrics(tr, EvalResult{Acc: 0.6, Wall: time.Second}, EvalResult{Acc: 0.7})
+	if err := w.WriteEpoch(&m); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteSummary(&Summary{Type: "summary", Epochs: 1, BestEpoch: 1, BestValAcc: 0.6, TestAcc: 0.7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2", len(lines))
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_s", "sample_s", "gather_s",
+		"forward_s", "backward_s", "allreduce_s", "optimizer_s", "remote_rows", "cache_hit_rate"} {
+		if _, ok := obj[k]; !ok {
+			t.Errorf("epoch line lacks %q: %s", k, lines[0])
+		}
+	}
+	if obj["cache_hit_rate"] != 0.75 || obj["steps_per_s"] != 2.0 || obj["forward_s"] != 1.0 || obj["remote_rows"] != 77.0 {
+		t.Errorf("derived fields wrong: %s", lines[0])
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"best_val_acc", "test_acc"} {
+		if _, ok := obj[k]; !ok {
+			t.Errorf("summary lacks %q: %s", k, lines[1])
+		}
+	}
+	eps, sum, err := ReadMetrics(path)
+	if err != nil || len(eps) != 1 || sum == nil || eps[0].ValAcc != 0.6 || sum.TestAcc != 0.7 {
+		t.Fatalf("ReadMetrics: %v %+v %+v", err, eps, sum)
+	}
+}
+
+func TestMetricsRejectsNaNAndBadLines(t *testing.T) {
+	dir := t.TempDir()
+	w, err := CreateMetrics(filepath.Join(dir, "m.jsonl"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	m := EpochMetrics{Type: "epoch", Epoch: 3, Loss: math.NaN()}
+	if err := w.WriteEpoch(&m); err == nil || !strings.Contains(err.Error(), "epoch 3 loss is NaN") {
+		t.Fatalf("NaN loss: %v", err)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{"{\"type\":\"epoch\",\"epoch\":1}\n{oops\n", "line 2"},
+		{"{\"type\":\"weird\"}\n", "unknown line type"},
+		{"{\"type\":\"epoch\",\"epoch\":\"x\"}\n", "line 1"},
+	} {
+		p := filepath.Join(dir, "bad.jsonl")
+		os.WriteFile(p, []byte(tc.body), 0o644)
+		if _, _, err := ReadMetrics(p); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%q: error %v, want %q and the path", tc.body, err, tc.want)
+		}
+	}
+	if _, _, err := ReadMetrics(filepath.Join(dir, "none.jsonl")); err == nil {
+		t.Error("missing file accepted")
+	}
+}
+
+func TestProgressModes(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	run := func(mode ProgressMode) string {
+		var buf bytes.Buffer
+		p := NewProgressMode(&buf, 3, mode)
+		p.now = func() time.Time { return clock }
+		p.Interval = 5 * time.Second
+		p.BeginEpoch(2, 100)
+		for s := 1; s <= 100; s++ {
+			clock = clock.Add(200 * time.Millisecond) // 5 steps/s
+			p.StepDone(s, 0.5)
+		}
+		p.EndEpoch(&EpochMetrics{Epoch: 2, Loss: 0.5, TrainAcc: 0.9, ValAcc: 0.8, TestAcc: 0.7, EpochS: 20, StepsPerS: 5})
+		return buf.String()
+	}
+	if out := run(ProgressQuiet); out != "" {
+		t.Errorf("quiet printed %q", out)
+	}
+	lines := run(ProgressLines)
+	if n := strings.Count(lines, "\n"); n != 5 { // every 5 s over 20 s, plus the epoch line
+		t.Errorf("plain mode printed %d lines, want 5:\n%s", n, lines)
+	}
+	if strings.Contains(lines, "\r") || !strings.Contains(lines, "epoch 2/3 step 25/100  5.00 steps/s  ETA 0:15") ||
+		!strings.Contains(lines, "epoch 2/3: loss 0.5000 train 0.9000 val 0.8000 test 0.7000") {
+		t.Errorf("plain mode output:\n%s", lines)
+	}
+	bar := run(ProgressBar)
+	if !strings.Contains(bar, "\r\x1b[K") || !strings.Contains(bar, "[======") || !strings.Contains(bar, "ETA") || !strings.Contains(bar, "100/100") {
+		t.Errorf("bar mode output: %q", bar)
+	}
+	if NewProgress(&bytes.Buffer{}, 1, false).mode != ProgressLines || NewProgress(os.Stderr, 1, true).mode != ProgressQuiet {
+		t.Error("mode detection: a buffer is not a terminal; quiet wins")
+	}
+}
+
+func TestFmtDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{0: "0:00", 61 * time.Second: "1:01", 3725 * time.Second: "1:02:05"} {
+		if got := fmtDuration(d); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+	}
+}

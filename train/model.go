@@ -1,0 +1,540 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"mpignn/sample"
+)
+
+// Config describes a GraphSAGE model with the mean aggregator.
+type Config struct {
+	InDim   int     `json:"in_dim"`  // input feature width
+	Hidden  int     `json:"hidden"`  // width of every hidden layer
+	Classes int     `json:"classes"` // number of output logits
+	Layers  int     `json:"layers"`  // number of SAGE layers (= number of blocks)
+	Dropout float32 `json:"dropout"` // drop probability between layers, in [0,1)
+	// InputDropout is the drop probability of the input features (DGL's
+	// feat_drop on the first layer), in [0,1). It regularises models on
+	// small graphs with wide sparse features (Cora, CiteSeer).
+	InputDropout float32 `json:"input_dropout,omitempty"`
+}
+
+// InputLayer is the layer index under which dropout masks of the input
+// features are keyed (hidden layers use 0..Layers-2).
+const InputLayer = -1
+
+// Validate reports a configuration the model cannot be built from.
+func (c Config) Validate() error {
+	switch {
+	case c.InDim <= 0:
+		return fmt.Errorf("model config: in_dim %d must be positive", c.InDim)
+	case c.Classes <= 0:
+		return fmt.Errorf("model config: classes %d must be positive", c.Classes)
+	case c.Layers <= 0:
+		return fmt.Errorf("model config: layers %d must be positive", c.Layers)
+	case c.Layers > 1 && c.Hidden <= 0:
+		return fmt.Errorf("model config: hidden %d must be positive for %d layers", c.Hidden, c.Layers)
+	case !(c.Dropout >= 0 && c.Dropout < 1):
+		return fmt.Errorf("model config: dropout %v must be in [0,1)", c.Dropout)
+	case !(c.InputDropout >= 0 && c.InputDropout < 1):
+		return fmt.Errorf("model config: input dropout %v must be in [0,1)", c.InputDropout)
+	}
+	return nil
+}
+
+// LayerDims returns the input and output width of layer l.
+func (c Config) LayerDims(l int) (in, out int) {
+	in, out = c.Hidden, c.Hidden
+	if l == 0 {
+		in = c.InDim
+	}
+	if l == c.Layers-1 {
+		out = c.Classes
+	}
+	return in, out
+}
+
+// Tensor locates one parameter tensor inside the flat parameter (and
+// gradient) buffer: elements [Offset, Offset+Rows*Cols), row-major.
+type Tensor struct {
+	Name   string // "l0.w_self", "l0.w_neigh", "l0.b", ...
+	Layer  int
+	Rows   int
+	Cols   int
+	Offset int
+}
+
+// Size returns the number of elements of the tensor.
+func (t Tensor) Size() int { return t.Rows * t.Cols }
+
+// IsBias reports whether the tensor is a layer bias.
+func (t Tensor) IsBias() bool { return strings.HasSuffix(t.Name, ".b") }
+
+// Tensors returns the layout of the flat parameter buffer. Per layer l with
+// widths in -> out it holds W_self (in x out), W_neigh (in x out) and the
+// bias (1 x out). Weights are stored input-major so that a layer is
+// H_dst·W_self + mean(H_nbr)·W_neigh + b with row-major node matrices.
+func (c Config) Tensors() []Tensor {
+	var ts []Tensor
+	off := 0
+	for l := 0; l < c.Layers; l++ {
+		in, out := c.LayerDims(l)
+		for _, t := range []Tensor{
+			{Name: fmt.Sprintf("l%d.w_self", l), Layer: l, Rows: in, Cols: out},
+			{Name: fmt.Sprintf("l%d.w_neigh", l), Layer: l, Rows: in, Cols: out},
+			{Name: fmt.Sprintf("l%d.b", l), Layer: l, Rows: 1, Cols: out},
+		} {
+			t.Offset = off
+			off += t.Size()
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// NumParams returns the length of the flat parameter buffer.
+func (c Config) NumParams() int {
+	n := 0
+	for _, t := range c.Tensors() {
+		n += t.Size()
+	}
+	return n
+}
+
+// initTag separates the hash inputs of weight initialisation from every
+// other keyed draw (sampling, dropout, batch order).
+const initTag = 0x696e69742d77 // "init-w"
+
+// InitParams fills a new flat parameter buffer deterministically from seed:
+// Glorot/Xavier uniform weights (limit sqrt(6/(in+out))) and zero biases.
+// Element i of tensor t is a pure function of (seed, t, i) through the
+// counter-based sample.Hash64, so every rank, whatever the rank count, gets
+// bit-identical parameters without a broadcast.
+func InitParams(cfg Config, seed uint64) ([]float32, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := make([]float32, cfg.NumParams())
+	for ti, t := range cfg.Tensors() {
+		if t.IsBias() {
+			continue // biases start at zero
+		}
+		limit := math.Sqrt(6 / float64(t.Rows+t.Cols))
+		w := p[t.Offset : t.Offset+t.Size()]
+		for i := range w {
+			u := sample.Float64From(sample.Hash64(initTag, seed, uint64(ti), uint64(i)))
+			w[i] = float32((2*u - 1) * limit)
+		}
+	}
+	return p, nil
+}
+
+// MaskKey selects the dropout masks of one training step. Masks are a pure
+// function of (Seed, Step, layer, original node id, unit), so every rank
+// count draws the same mask for the same node. Step is the global optimizer
+// step (counted across epochs), which every rank knows.
+type MaskKey struct {
+	Seed uint64
+	Step int64
+}
+
+// Model is a GraphSAGE network with float32 parameters and gradients, each in
+// one flat buffer (see Config.Tensors) so that gradients can be reduced with
+// a single Allreduce. Work buffers are reused across steps. A Model is not
+// safe for concurrent use.
+type Model struct {
+	n *net[float32]
+}
+
+// NewModel builds a model with parameters initialised by InitParams(cfg, seed).
+func NewModel(cfg Config, seed uint64) (*Model, error) {
+	p, err := InitParams(cfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{n: newNet(cfg, p, nil)}, nil
+}
+
+// Config returns the model configuration.
+func (m *Model) Config() Config { return m.n.cfg }
+
+// Params returns the flat parameter buffer (aliased: writes change the model).
+func (m *Model) Params() []float32 { return m.n.params }
+
+// Grads returns the flat gradient buffer, same layout as Params (aliased).
+func (m *Model) Grads() []float32 { return m.n.grads }
+
+// ZeroGrad clears the gradient buffer.
+func (m *Model) ZeroGrad() { clear(m.n.grads) }
+
+// SetParams copies p (for example from a checkpoint) into the model.
+func (m *Model) SetParams(p []float32) error {
+	if len(p) != len(m.n.params) {
+		return fmt.Errorf("set params: got %d values, model has %d", len(p), len(m.n.params))
+	}
+	copy(m.n.params, p)
+	return nil
+}
+
+// ForwardBackward runs the model over blocks (forward order) with input
+// features x (row-major, one row of InDim per blocks[0].Nodes entry), and
+// ADDS to Grads scale times the gradient of the SUM over seeds of the softmax
+// cross-entropy against labels (one per seed = destination of the last
+// block). For data-parallel training pass scale = 1/G with G the number of
+// seeds of the step over ALL ranks: the Allreduce sum of the ranks'
+// gradients is then the gradient of the global batch mean. train enables
+// dropout with masks selected by key. It returns the summed (unscaled) loss
+// and the number of seeds whose arg-max logit equals the label.
+func (m *Model) ForwardBackward(blocks []sample.Block, x []float32, labels []int32, scale float32, train bool, key MaskKey) (lossSum float64, correct int, err error) {
+	loss, correct, err := m.n.forwardLoss(blocks, x, labels, scale, train, key)
+	if err != nil {
+		return 0, 0, err
+	}
+	m.n.backward(blocks, x, train)
+	return loss, correct, nil
+}
+
+// Evaluate runs the model without dropout and without touching the gradients
+// and returns the summed loss and the number of correct seeds.
+func (m *Model) Evaluate(blocks []sample.Block, x []float32, labels []int32) (lossSum float64, correct int, err error) {
+	return m.n.forwardLoss(blocks, x, labels, 0, false, MaskKey{})
+}
+
+// Forward runs the model in evaluation mode (no dropout) and returns the
+// logits of the seeds, row-major (seeds x Classes). The result aliases a work
+// buffer and is valid until the next call on m.
+func (m *Model) Forward(blocks []sample.Block, x []float32) ([]float32, error) {
+	if err := m.n.check(blocks, x, nil); err != nil {
+		return nil, err
+	}
+	m.n.forward(blocks, x, false, MaskKey{})
+	return m.n.out[len(blocks)-1], nil
+}
+
+// Predict appends to dst the arg-max class of every seed (evaluation mode).
+func (m *Model) Predict(blocks []sample.Block, x []float32, dst []int32) ([]int32, error) {
+	logits, err := m.Forward(blocks, x)
+	if err != nil {
+		return dst, err
+	}
+	c := m.n.cfg.Classes
+	for i := 0; i < len(logits)/c; i++ {
+		dst = append(dst, int32(argmax(logits[i*c:(i+1)*c])))
+	}
+	return dst, nil
+}
+
+// floatT is the element type of the generic core: float32 in production and
+// float64 for the gradient check in tests.
+type floatT interface{ ~float32 | ~float64 }
+
+// net is the generic GraphSAGE core.
+type net[T floatT] struct {
+	cfg    Config
+	params []T
+	grads  []T
+	wSelf  [][]T // per layer views into params
+	wNeigh [][]T
+	bias   [][]T
+	gSelf  [][]T // per layer views into grads
+	gNeigh [][]T
+	gBias  [][]T
+
+	// work buffers, grown on demand and reused across steps
+	agg  [][]T // layer l: mean of neighbor inputs, NumDst x in
+	out  [][]T // layer l: output rows (after ReLU+dropout for hidden layers), NumDst x out
+	dh   [][]T // layer l >= 1: gradient w.r.t. the layer's input rows, NumSrc x in
+	dagg []T   // gradient w.r.t. agg of the current layer
+	dz   []T   // gradient w.r.t. the logits
+	xd   []T   // input features after input dropout (training only)
+	xin  []T   // the input rows layer 0 read in the last forward (x or xd)
+}
+
+// newNet wraps params; grads is the gradient buffer to use (the trainer
+// passes a prefix of its reduction buffer) or nil to allocate one.
+func newNet[T floatT](cfg Config, params, grads []T) *net[T] {
+	if grads == nil {
+		grads = make([]T, len(params))
+	}
+	n := &net[T]{cfg: cfg, params: params, grads: grads}
+	L := cfg.Layers
+	n.wSelf, n.wNeigh, n.bias = make([][]T, L), make([][]T, L), make([][]T, L)
+	n.gSelf, n.gNeigh, n.gBias = make([][]T, L), make([][]T, L), make([][]T, L)
+	for _, t := range cfg.Tensors() {
+		p := params[t.Offset : t.Offset+t.Size() : t.Offset+t.Size()]
+		g := n.grads[t.Offset : t.Offset+t.Size() : t.Offset+t.Size()]
+		switch t.Name[len(t.Name)-1] {
+		case 'f': // w_self
+			n.wSelf[t.Layer], n.gSelf[t.Layer] = p, g
+		case 'h': // w_neigh
+			n.wNeigh[t.Layer], n.gNeigh[t.Layer] = p, g
+		default: // b
+			n.bias[t.Layer], n.gBias[t.Layer] = p, g
+		}
+	}
+	n.agg, n.out, n.dh = make([][]T, L), make([][]T, L), make([][]T, L)
+	return n
+}
+
+// grow returns buf resliced to n elements, reallocating only when the
+// capacity is short (with headroom so slowly growing batches settle).
+func grow[T floatT](buf []T, n int) []T {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return make([]T, n, n+n/8)
+}
+
+// check validates the block structure against the model and inputs, so a
+// malformed sample gives an error instead of an index panic deep inside.
+func (n *net[T]) check(blocks []sample.Block, x []T, labels []int32) error {
+	if len(blocks) != n.cfg.Layers {
+		return fmt.Errorf("model: got %d blocks for a %d-layer model", len(blocks), n.cfg.Layers)
+	}
+	for l := range blocks {
+		b := &blocks[l]
+		ns := b.NumSrc()
+		if b.NumDst < 0 || b.NumDst > ns {
+			return fmt.Errorf("model: block %d: num_dst %d outside [0,%d]", l, b.NumDst, ns)
+		}
+		if len(b.Orig) != ns {
+			return fmt.Errorf("model: block %d: %d orig ids for %d nodes", l, len(b.Orig), ns)
+		}
+		if len(b.Indptr) != b.NumDst+1 || b.Indptr[0] != 0 || int(b.Indptr[b.NumDst]) != len(b.Indices) {
+			return fmt.Errorf("model: block %d: indptr (len %d) does not frame %d destinations and %d edges", l, len(b.Indptr), b.NumDst, len(b.Indices))
+		}
+		for i := 0; i < b.NumDst; i++ {
+			if b.Indptr[i+1] < b.Indptr[i] {
+				return fmt.Errorf("model: block %d: indptr decreases at destination %d", l, i)
+			}
+		}
+		for e, j := range b.Indices {
+			if j < 0 || int(j) >= ns {
+				return fmt.Errorf("model: block %d: edge %d source %d outside [0,%d)", l, e, j, ns)
+			}
+		}
+		if l > 0 && ns != blocks[l-1].NumDst {
+			return fmt.Errorf("model: block %d has %d nodes but block %d has %d destinations", l, ns, l-1, blocks[l-1].NumDst)
+		}
+	}
+	if want := blocks[0].NumSrc() * n.cfg.InDim; len(x) != want {
+		return fmt.Errorf("model: got %d input values, want %d (%d nodes x %d)", len(x), want, blocks[0].NumSrc(), n.cfg.InDim)
+	}
+	if labels != nil {
+		seeds := blocks[len(blocks)-1].NumDst
+		if len(labels) != seeds {
+			return fmt.Errorf("model: got %d labels for %d seeds", len(labels), seeds)
+		}
+		for i, y := range labels {
+			if y < 0 || int(y) >= n.cfg.Classes {
+				return fmt.Errorf("model: seed %d label %d outside [0,%d)", i, y, n.cfg.Classes)
+			}
+		}
+	}
+	return nil
+}
+
+// forwardLoss runs the forward pass and the loss; with scale != 0 it also
+// leaves scale·d(sum of losses)/d(logits) in n.dz for backward.
+func (n *net[T]) forwardLoss(blocks []sample.Block, x []T, labels []int32, scale T, train bool, key MaskKey) (float64, int, error) {
+	if labels == nil {
+		return 0, 0, errors.New("model: labels are required")
+	}
+	if err := n.check(blocks, x, labels); err != nil {
+		return 0, 0, err
+	}
+	n.forward(blocks, x, train, key)
+	logits := n.out[len(blocks)-1]
+	n.dz = grow(n.dz, len(logits))
+	loss, correct := softmaxCE(logits, labels, n.cfg.Classes, scale, n.dz)
+	return loss, correct, nil
+}
+
+// forward computes every layer's output rows; layer l computes only the
+// blocks[l].NumDst rows that layer l+1 reads.
+func (n *net[T]) forward(blocks []sample.Block, x []T, train bool, key MaskKey) {
+	if train && n.cfg.InputDropout > 0 {
+		// A copy: x belongs to the batch source, which may reuse it.
+		n.xd = grow(n.xd, len(x))
+		copy(n.xd, x)
+		dropout(n.xd, n.cfg.InDim, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key)
+		x = n.xd
+	}
+	n.xin = x
+	h := x
+	last := len(blocks) - 1
+	for l := range blocks {
+		b := &blocks[l]
+		in, out := n.cfg.LayerDims(l)
+		nd := b.NumDst
+		n.agg[l] = grow(n.agg[l], nd*in)
+		meanAggregate(b, h, in, n.agg[l])
+		o := grow(n.out[l], nd*out)
+		n.out[l] = o
+		for i := 0; i < nd; i++ {
+			copy(o[i*out:(i+1)*out], n.bias[l])
+		}
+		gemm(false, false, nd, out, in, 1, h[:nd*in], in, n.wSelf[l], out, 1, o, out)
+		gemm(false, false, nd, out, in, 1, n.agg[l], in, n.wNeigh[l], out, 1, o, out)
+		if l < last {
+			reluDropout(o, out, b.Orig[:nd], l, train, n.cfg.Dropout, key)
+		}
+		h = o
+	}
+}
+
+// backward propagates n.dz (gradient of the summed loss w.r.t. the logits)
+// and accumulates parameter gradients. Layer 0 skips the input gradient: the
+// features are not trained.
+func (n *net[T]) backward(blocks []sample.Block, x []T, train bool) {
+	dz := n.dz
+	scale := T(1)
+	if train && n.cfg.Dropout > 0 {
+		scale = T(1 / (1 - float64(n.cfg.Dropout)))
+	}
+	for l := len(blocks) - 1; l >= 0; l-- {
+		b := &blocks[l]
+		in, out := n.cfg.LayerDims(l)
+		nd := b.NumDst
+		hin := n.xin
+		if l > 0 {
+			hin = n.out[l-1]
+		}
+		gb := n.gBias[l]
+		for i := 0; i < nd; i++ {
+			row := dz[i*out : (i+1)*out]
+			for k, v := range row {
+				gb[k] += v
+			}
+		}
+		gemm(true, false, in, out, nd, 1, hin[:nd*in], in, dz, out, 1, n.gSelf[l], out)
+		gemm(true, false, in, out, nd, 1, n.agg[l], in, dz, out, 1, n.gNeigh[l], out)
+		if l == 0 {
+			break
+		}
+		ns := b.NumSrc()
+		dh := grow(n.dh[l], ns*in)
+		n.dh[l] = dh
+		gemm(false, true, nd, in, out, 1, dz, out, n.wSelf[l], out, 0, dh[:nd*in], in)
+		clear(dh[nd*in:])
+		n.dagg = grow(n.dagg, nd*in)
+		gemm(false, true, nd, in, out, 1, dz, out, n.wNeigh[l], out, 0, n.dagg, in)
+		meanScatter(b, n.dagg, in, dh)
+		// Back through dropout and ReLU of layer l-1: an output is positive
+		// exactly when the unit was kept and its pre-activation was positive,
+		// and then its derivative is the dropout scale (branch-free: the
+		// sign pattern is random).
+		parallelRows(ns, len(hin), func(lo, hi int) {
+			for k := lo * in; k < hi*in; k++ {
+				pos := 0
+				if hin[k] > 0 {
+					pos = 1
+				}
+				dh[k] *= T(pos) * scale
+			}
+		})
+		dz = dh
+	}
+}
+
+// softmaxCE writes scale·d(sum of losses)/d(logits) into dz and returns the
+// summed cross-entropy (computed in float64) and the count of correct
+// arg-maxes (ties go to the lowest class, as torch.argmax does).
+func softmaxCE[T floatT](logits []T, labels []int32, classes int, scale T, dz []T) (float64, int) {
+	loss := 0.0
+	correct := 0
+	for i, y := range labels {
+		z := logits[i*classes : (i+1)*classes]
+		g := dz[i*classes : (i+1)*classes]
+		arg := argmax(z)
+		if arg == int(y) {
+			correct++
+		}
+		zmax := float64(z[arg])
+		sum := 0.0
+		for k, v := range z {
+			e := math.Exp(float64(v) - zmax)
+			g[k] = T(e)
+			sum += e
+		}
+		loss += math.Log(sum) + zmax - float64(z[y])
+		inv := float64(scale) / sum
+		for k := range g {
+			g[k] = T(float64(g[k]) * inv)
+		}
+		g[y] -= scale
+	}
+	return loss, correct
+}
+
+// argmax returns the index of the first largest element of z (len >= 1). A
+// NaN never wins, so a diverged model still yields a valid class index.
+func argmax[T floatT](z []T) int {
+	arg := 0
+	for k := 1; k < len(z); k++ {
+		if z[k] > z[arg] || (z[arg] != z[arg] && z[k] == z[k]) {
+			arg = k
+		}
+	}
+	return arg
+}
+
+// reluDropout applies ReLU and, when training, inverted dropout in place to
+// rows of width w; row i belongs to the node with original id orig[i]. The
+// loops are written without data-dependent branches (the keep/drop and sign
+// decisions are random, so branches would mispredict half the time).
+func reluDropout[T floatT](o []T, w int, orig []int64, layer int, train bool, p float32, key MaskKey) {
+	if !train || p == 0 {
+		parallelRows(len(orig), len(o), func(lo, hi int) {
+			for k, v := range o[lo*w : hi*w] {
+				o[lo*w+k] = max(v, 0)
+			}
+		})
+		return
+	}
+	scale := T(1 / (1 - float64(p)))
+	parallelRows(len(orig), len(o), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
+			row := o[i*w : (i+1)*w]
+			for u, v := range row {
+				keep := 0
+				if sample.MaskUniform(rk, u) >= p {
+					keep = 1
+				}
+				row[u] = max(v, 0) * T(keep) * scale
+			}
+		}
+	})
+}
+
+// dropout applies inverted dropout in place to rows of width w (row i is
+// the node with original id orig[i]), without ReLU.
+func dropout[T floatT](o []T, w int, orig []int64, layer int, p float32, key MaskKey) {
+	scale := T(1 / (1 - float64(p)))
+	parallelRows(len(orig), len(o), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
+			row := o[i*w : (i+1)*w]
+			for u, v := range row {
+				keep := 0
+				if sample.MaskUniform(rk, u) >= p {
+					keep = 1
+				}
+				row[u] = v * T(keep) * scale
+			}
+		}
+	})
+}
+
+// DropoutKeep reports whether dropout with probability p keeps unit `unit`
+// of the layer-`layer` output of the node with original id orig, at the step
+// selected by key. It is the exact rule the model uses (a unit is dropped
+// when its keyed uniform draw is below p); exposed so other code and tests
+// can reproduce masks.
+func DropoutKeep(key MaskKey, layer int, orig int64, unit int, p float32) bool {
+	return sample.MaskUniform(sample.MaskKey(key.Seed, int(key.Step), layer, orig), unit) >= p
+}

@@ -1,0 +1,494 @@
+package train
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"mpignn/sample"
+)
+
+// refForward is an independent, loop-only float64 GraphSAGE forward pass
+// written straight from the definition, used to check the BLAS version.
+func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, train bool, key MaskKey) []float64 {
+	ts := cfg.Tensors()
+	h := x
+	if train && cfg.InputDropout > 0 {
+		h = make([]float64, len(x))
+		for i, v := range blocks[0].Orig {
+			for k := 0; k < cfg.InDim; k++ {
+				if DropoutKeep(key, InputLayer, v, k, cfg.InputDropout) {
+					h[i*cfg.InDim+k] = x[i*cfg.InDim+k] / (1 - float64(cfg.InputDropout))
+				}
+			}
+		}
+	}
+	for l, b := range blocks {
+		in, out := cfg.LayerDims(l)
+		ws, wn, bias := ts[3*l], ts[3*l+1], ts[3*l+2]
+		o := make([]float64, b.NumDst*out)
+		for i := 0; i < b.NumDst; i++ {
+			mean := make([]float64, in)
+			deg := int(b.Indptr[i+1] - b.Indptr[i])
+			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+				for k := 0; k < in; k++ {
+					mean[k] += h[int(j)*in+k] / float64(deg)
+				}
+			}
+			for u := 0; u < out; u++ {
+				z := p[bias.Offset+u]
+				for k := 0; k < in; k++ {
+					z += h[i*in+k]*p[ws.Offset+k*out+u] + mean[k]*p[wn.Offset+k*out+u]
+				}
+				if l < len(blocks)-1 {
+					z = math.Max(z, 0)
+					if train && cfg.Dropout > 0 {
+						if DropoutKeep(key, l, b.Orig[i], u, cfg.Dropout) {
+							z /= 1 - float64(cfg.Dropout)
+						} else {
+							z = 0
+						}
+					}
+				}
+				o[i*out+u] = z
+			}
+		}
+		h = o
+	}
+	return h
+}
+
+func testCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, []float32, []int32) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 1))
+	sizes := []int{40, 20, 9, 4}[4-cfg.Layers-1:]
+	fanout := []int{4, 3, 2}
+	blocks := synthBlocks(r, sizes, fanout, 5)
+	x := randFeatures(r, sizes[0]*cfg.InDim)
+	y := randLabels(r, sizes[len(sizes)-1], cfg.Classes)
+	m, err := NewModel(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Non-zero biases so the bias path is checked in the forward pass too.
+	for _, ts := range cfg.Tensors() {
+		if strings.HasSuffix(ts.Name, ".b") {
+			for i := 0; i < ts.Size(); i++ {
+				m.Params()[ts.Offset+i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+	}
+	return m, blocks, x, y
+}
+
+var gradCases = []struct {
+	name string
+	cfg  Config
+	drop bool
+}{
+	{"1layer", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 1}, false},
+	{"2layer", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2}, false},
+	{"3layer", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3}, false},
+	{"3layer-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.3}, true},
+	{"2layer-input-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.3, InputDropout: 0.4}, true},
+}
+
+func TestForwardMatchesReference(t *testing.T) {
+	for _, tc := range gradCases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, blocks, x, _ := testCase(t, tc.cfg, 7)
+			key := MaskKey{Seed: 3, Step: 11}
+			n64 := newNet(tc.cfg, to64(m.Params()), nil)
+			n64.forward(blocks, to64(x), tc.drop, key)
+			want := refForward(tc.cfg, to64(m.Params()), blocks, to64(x), tc.drop, key)
+			got := n64.out[tc.cfg.Layers-1]
+			if len(got) != len(want) {
+				t.Fatalf("logits length %d, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+					t.Fatalf("logit %d = %v, reference %v", i, got[i], want[i])
+				}
+			}
+			if !tc.drop {
+				logits, err := m.Forward(blocks, x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if math.Abs(float64(logits[i])-want[i]) > 1e-4*(1+math.Abs(want[i])) {
+						t.Fatalf("float32 logit %d = %v, reference %v", i, logits[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGradCheck compares every parameter's analytic gradient (float64 path
+// of the same generic code) against central finite differences.
+func TestGradCheck(t *testing.T) {
+	for _, tc := range gradCases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, blocks, x32, y := testCase(t, tc.cfg, 11)
+			x := to64(x32)
+			key := MaskKey{Seed: 5, Step: 2}
+			n := newNet(tc.cfg, to64(m.Params()), nil)
+			if _, _, err := n.forwardLoss(blocks, x, y, 1, tc.drop, key); err != nil {
+				t.Fatal(err)
+			}
+			n.backward(blocks, x, tc.drop)
+			lossAt := func() float64 {
+				l, _, err := n.forwardLoss(blocks, x, y, 0, tc.drop, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			const eps = 1e-6
+			for _, ts := range tc.cfg.Tensors() {
+				maxG := 0.0
+				for i := ts.Offset; i < ts.Offset+ts.Size(); i++ {
+					old := n.params[i]
+					n.params[i] = old + eps
+					lp := lossAt()
+					n.params[i] = old - eps
+					lm := lossAt()
+					n.params[i] = old
+					num := (lp - lm) / (2 * eps)
+					an := n.grads[i]
+					if math.Abs(an-num) > 1e-6+1e-5*math.Max(math.Abs(an), math.Abs(num)) {
+						t.Errorf("%s[%d]: analytic %.9g, numeric %.9g", ts.Name, i-ts.Offset, an, num)
+					}
+					maxG = math.Max(maxG, math.Abs(an))
+				}
+				if maxG == 0 {
+					t.Errorf("%s: all gradients are zero; the check would be vacuous", ts.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestFloat32MatchesFloat64 checks the production float32 path against the
+// float64 path the gradient check validated.
+func TestFloat32MatchesFloat64(t *testing.T) {
+	for _, tc := range gradCases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, blocks, x, y := testCase(t, tc.cfg, 13)
+			key := MaskKey{Seed: 9, Step: 4}
+			n := newNet(tc.cfg, to64(m.Params()), nil)
+			want, wantC, err := n.forwardLoss(blocks, to64(x), y, 1, tc.drop, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.backward(blocks, to64(x), tc.drop)
+			m.ZeroGrad()
+			got, gotC, err := m.ForwardBackward(blocks, x, y, 1, tc.drop, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-want) > 1e-4*(1+math.Abs(want)) || gotC != wantC {
+				t.Fatalf("float32 loss %v correct %d; float64 %v correct %d", got, gotC, want, wantC)
+			}
+			for i, g := range m.Grads() {
+				if math.Abs(float64(g)-n.grads[i]) > 1e-4*(1+math.Abs(n.grads[i])) {
+					t.Fatalf("grad %d: float32 %v float64 %v", i, g, n.grads[i])
+				}
+			}
+			// Gradients accumulate: a second identical call doubles them.
+			g1 := slices.Clone(m.Grads())
+			if _, _, err := m.ForwardBackward(blocks, x, y, 1, tc.drop, key); err != nil {
+				t.Fatal(err)
+			}
+			for i, g := range m.Grads() {
+				if math.Abs(float64(g-2*g1[i])) > 1e-5*(1+math.Abs(float64(g))) {
+					t.Fatalf("grad %d after two calls %v, want %v", i, g, 2*g1[i])
+				}
+			}
+		})
+	}
+}
+
+// TestRelabelInvariance: the same sample listed in another local order (as a
+// different partition count produces) gives the same per-seed logits, loss
+// and gradients, dropout masks included, because masks key on original ids.
+func TestRelabelInvariance(t *testing.T) {
+	cfg := Config{InDim: 6, Hidden: 8, Classes: 4, Layers: 3, Dropout: 0.5}
+	m, blocks, x, y := testCase(t, cfg, 17)
+	r := rand.New(rand.NewPCG(99, 2))
+	rb, rx, ry := relabel(r, blocks, x, cfg.InDim, y)
+	key := MaskKey{Seed: 1, Step: 77}
+	m.ZeroGrad()
+	l1, c1, err := m.ForwardBackward(blocks, x, y, 1, true, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1 := slices.Clone(m.Grads())
+	m.ZeroGrad()
+	l2, c2, err := m.ForwardBackward(rb, rx, ry, 1, true, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(l1-l2) > 1e-5*(1+math.Abs(l1)) || c1 != c2 {
+		t.Fatalf("loss/correct %v/%d vs relabelled %v/%d", l1, c1, l2, c2)
+	}
+	for i := range g1 {
+		if math.Abs(float64(g1[i]-m.Grads()[i])) > 1e-4*(1+math.Abs(float64(g1[i]))) {
+			t.Fatalf("grad %d: %v vs relabelled %v", i, g1[i], m.Grads()[i])
+		}
+	}
+	// A different step must change the masks (else the key is ignored).
+	m.ZeroGrad()
+	l3, _, err := m.ForwardBackward(blocks, x, y, 1, true, MaskKey{Seed: 1, Step: 78})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l3 == l1 {
+		t.Fatalf("loss identical under a different mask step: %v", l3)
+	}
+}
+
+func TestDropoutKeepRate(t *testing.T) {
+	for _, p := range []float32{0, 0.1, 0.5, 0.9} {
+		kept, n := 0, 0
+		for id := int64(0); id < 200; id++ {
+			for u := 0; u < 100; u++ {
+				n++
+				if DropoutKeep(MaskKey{Seed: 42, Step: 3}, 1, id, u, p) {
+					kept++
+				}
+			}
+		}
+		rate := float64(kept) / float64(n)
+		if math.Abs(rate-(1-float64(p))) > 0.01 {
+			t.Errorf("p=%v: kept fraction %.4f, want %.4f", p, rate, 1-p)
+		}
+	}
+	// Each key component must matter.
+	base := MaskKey{Seed: 1, Step: 1}
+	diff := func(f func(i int) bool) int {
+		d := 0
+		for i := 0; i < 1000; i++ {
+			if f(i) != DropoutKeep(base, 0, int64(i), 0, 0.5) {
+				d++
+			}
+		}
+		return d
+	}
+	for name, f := range map[string]func(i int) bool{
+		"seed":  func(i int) bool { return DropoutKeep(MaskKey{Seed: 2, Step: 1}, 0, int64(i), 0, 0.5) },
+		"step":  func(i int) bool { return DropoutKeep(MaskKey{Seed: 1, Step: 2}, 0, int64(i), 0, 0.5) },
+		"layer": func(i int) bool { return DropoutKeep(base, 1, int64(i), 0, 0.5) },
+		"unit":  func(i int) bool { return DropoutKeep(base, 0, int64(i), 1, 0.5) },
+	} {
+		if d := diff(f); d < 400 || d > 600 {
+			t.Errorf("changing %s flips %d of 1000 masks, want about 500", name, d)
+		}
+	}
+}
+
+func TestInitParams(t *testing.T) {
+	cfg := Config{InDim: 100, Hidden: 256, Classes: 47, Layers: 3}
+	a, err := InitParams(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := InitParams(cfg, 1)
+	c, _ := InitParams(cfg, 2)
+	if !slices.Equal(a, b) {
+		t.Fatal("same seed gave different parameters")
+	}
+	if slices.Equal(a, c) {
+		t.Fatal("different seeds gave identical parameters")
+	}
+	if want := 2*100*256 + 256 + 2*256*256 + 256 + 2*256*47 + 47; len(a) != want {
+		t.Fatalf("got %d parameters, want %d", len(a), want)
+	}
+	for _, ts := range cfg.Tensors() {
+		v := a[ts.Offset : ts.Offset+ts.Size()]
+		if strings.HasSuffix(ts.Name, ".b") {
+			if slices.ContainsFunc(v, func(x float32) bool { return x != 0 }) {
+				t.Errorf("%s: bias not zero", ts.Name)
+			}
+			continue
+		}
+		limit := math.Sqrt(6 / float64(ts.Rows+ts.Cols))
+		var sq float64
+		for _, x := range v {
+			if math.Abs(float64(x)) > limit {
+				t.Fatalf("%s: %v beyond Glorot limit %v", ts.Name, x, limit)
+			}
+			sq += float64(x) * float64(x)
+		}
+		// Uniform(-a,a) has variance a^2/3.
+		if vr := sq / float64(len(v)); math.Abs(vr-limit*limit/3) > 0.05*limit*limit/3 {
+			t.Errorf("%s: variance %v, want about %v", ts.Name, vr, limit*limit/3)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{InDim: 0, Hidden: 4, Classes: 3, Layers: 2}, "in_dim"},
+		{Config{InDim: 4, Hidden: 4, Classes: 0, Layers: 2}, "classes"},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 0}, "layers"},
+		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 2}, "hidden"},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Dropout: 1}, "dropout"},
+		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 1}, ""},
+	} {
+		err := tc.cfg.Validate()
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: error %v, want mention of %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+func TestMalformedInputErrors(t *testing.T) {
+	cfg := Config{InDim: 3, Hidden: 4, Classes: 2, Layers: 2}
+	m, blocks, x, y := testCase(t, cfg, 3)
+	clone := func() []sample.Block {
+		out := make([]sample.Block, len(blocks))
+		for i, b := range blocks {
+			out[i] = sample.Block{NumDst: b.NumDst, Nodes: slices.Clone(b.Nodes), Orig: slices.Clone(b.Orig), Indptr: slices.Clone(b.Indptr), Indices: slices.Clone(b.Indices)}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(bs []sample.Block) ([]sample.Block, []float32, []int32)
+		want string
+	}{
+		{"few blocks", func(bs []sample.Block) ([]sample.Block, []float32, []int32) { return bs[:1], x, y }, "got 1 blocks"},
+		{"edge out of range", func(bs []sample.Block) ([]sample.Block, []float32, []int32) {
+			bs[0].Indices[0] = int32(bs[0].NumSrc())
+			return bs, x, y
+		}, "outside"},
+		{"chain mismatch", func(bs []sample.Block) ([]sample.Block, []float32, []int32) {
+			bs[0].NumDst--
+			bs[0].Indptr = bs[0].Indptr[:bs[0].NumDst+1]
+			bs[0].Indices = bs[0].Indices[:bs[0].Indptr[bs[0].NumDst]]
+			return bs, x, y
+		}, "destinations"},
+		{"short features", func(bs []sample.Block) ([]sample.Block, []float32, []int32) { return bs, x[1:], y }, "input values"},
+		{"bad label", func(bs []sample.Block) ([]sample.Block, []float32, []int32) {
+			yy := slices.Clone(y)
+			yy[0] = 2
+			return bs, x, yy
+		}, "label 2"},
+		{"label count", func(bs []sample.Block) ([]sample.Block, []float32, []int32) { return bs, x, y[1:] }, "labels"},
+		{"orig count", func(bs []sample.Block) ([]sample.Block, []float32, []int32) {
+			bs[1].Orig = bs[1].Orig[1:]
+			return bs, x, y
+		}, "orig"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs, xx, yy := tc.edit(clone())
+			_, _, err := m.ForwardBackward(bs, xx, yy, 1, true, MaskKey{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want mention of %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLossScale: the scale argument multiplies the gradient (not the
+// reported loss), which is how the trainer divides by the global batch.
+func TestLossScale(t *testing.T) {
+	cfg := Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.2}
+	m, blocks, x, y := testCase(t, cfg, 21)
+	key := MaskKey{Seed: 2, Step: 5}
+	l1, c1, err := m.ForwardBackward(blocks, x, y, 1, true, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1 := slices.Clone(m.Grads())
+	m.ZeroGrad()
+	l2, c2, err := m.ForwardBackward(blocks, x, y, 0.25, true, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l1 != l2 || c1 != c2 {
+		t.Fatalf("scale changed the reported loss: %v/%d vs %v/%d", l1, c1, l2, c2)
+	}
+	nonzero := 0
+	for i, g := range m.Grads() {
+		if math.Abs(float64(g-0.25*g1[i])) > 1e-6*(1+math.Abs(float64(g1[i]))) {
+			t.Fatalf("grad %d: %v with scale 0.25, %v with scale 1", i, g, g1[i])
+		}
+		if g != 0 {
+			nonzero++
+		}
+	}
+	if nonzero == 0 {
+		t.Fatal("all gradients zero")
+	}
+}
+
+func TestEvaluateAndPredict(t *testing.T) {
+	cfg := Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5}
+	m, blocks, x, y := testCase(t, cfg, 23)
+	m.ZeroGrad()
+	loss, correct, err := m.Evaluate(blocks, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(m.Grads(), func(g float32) bool { return g != 0 }) {
+		t.Fatal("Evaluate touched the gradients")
+	}
+	pred, err := m.Predict(blocks, x, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, _ := m.Forward(blocks, x)
+	want, ok := 0, 0
+	ce := 0.0
+	for i := range y {
+		z := to64(logits[i*3 : (i+1)*3])
+		best := 0
+		for k := range z {
+			if z[k] > z[best] {
+				best = k
+			}
+		}
+		if int(pred[i]) != best {
+			t.Fatalf("seed %d: predicted %d, arg-max %d", i, pred[i], best)
+		}
+		if best == int(y[i]) {
+			want++
+		}
+		if pred[i] == y[i] {
+			ok++
+		}
+		mx := math.Max(z[0], math.Max(z[1], z[2]))
+		ce += mx + math.Log(math.Exp(z[0]-mx)+math.Exp(z[1]-mx)+math.Exp(z[2]-mx)) - z[y[i]]
+	}
+	if correct != want || ok != want {
+		t.Fatalf("Evaluate counted %d correct, predictions give %d", correct, want)
+	}
+	if math.Abs(ce-loss) > 1e-4*(1+ce) {
+		t.Fatalf("Evaluate loss %v, recomputed %v", loss, ce)
+	}
+}
+
+func TestArgmaxSkipsNaN(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		z    []float32
+		want int
+	}{
+		{[]float32{1, 3, 3}, 1},
+		{[]float32{nan, 2, 1}, 1},
+		{[]float32{nan, nan}, 0},
+		{[]float32{0, nan, 5}, 2},
+	} {
+		if got := argmax(tc.z); got != tc.want {
+			t.Errorf("argmax(%v) = %d, want %d", tc.z, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,469 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Options configures a Trainer. Every rank must pass the same values.
+type Options struct {
+	Model Config
+	Adam  AdamConfig
+	// Seed drives everything random: initial weights, dropout masks and (in
+	// the batch source) batch order and sampling.
+	Seed uint64
+}
+
+// Best is the best-validation state seen so far.
+type Best struct {
+	Epoch   int     // 1-based epoch of the best validation accuracy; 0 = none yet
+	ValAcc  float64 // its validation accuracy
+	TestAcc float64 // the test accuracy of the same epoch
+	Params  []float32
+}
+
+// Trainer runs data-parallel GraphSAGE training as a pure SPMD core: every
+// rank builds one with the same Options and calls the same methods in the
+// same order; all communication goes through the Reducer, and all input
+// through the BatchSource.
+//
+// One training step on every rank: fetch the batch, forward, backward with
+// the loss scaled by 1/G (G = seeds of the step over all ranks), ONE
+// AllreduceSum32 over [gradients | loss sum, correct, seeds, error flag],
+// then an identical Adam step everywhere. The parameters stay bit-identical
+// across ranks because they start equal (InitParams is a pure function of
+// the seed) and every rank applies the same update to the same reduced
+// gradient.
+type Trainer struct {
+	opts  Options
+	model *Model
+	opt   *Adam
+	red   Reducer
+	src   BatchSource
+
+	// Reporter, if set, receives progress (normally only on rank 0).
+	Reporter Reporter
+
+	buf   []float32 // gradients followed by the per-step statistics
+	batch Batch
+	epoch int   // completed epochs
+	step  int64 // optimizer steps taken, across epochs
+	best  Best
+}
+
+// Per-step statistics appended to the gradient buffer, so that one
+// Allreduce per step carries everything.
+const (
+	tailLoss = iota
+	tailCorrect
+	tailSeeds
+	tailError
+	tailLen
+)
+
+// NewTrainer builds a trainer with freshly initialised weights.
+func NewTrainer(o Options, red Reducer, src BatchSource) (*Trainer, error) {
+	if red == nil || src == nil {
+		return nil, errors.New("trainer: reducer and batch source are required")
+	}
+	params, err := InitParams(o.Model, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	n := len(params)
+	opt, err := NewAdam(n, o.Adam)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{opts: o, opt: opt, red: red, src: src, buf: make([]float32, n+tailLen)}
+	t.model = &Model{n: newNet(o.Model, params, t.buf[:n:n])}
+	return t, nil
+}
+
+// Model returns the model (its parameters are the live training weights).
+func (t *Trainer) Model() *Model { return t.model }
+
+// Optimizer returns the Adam state.
+func (t *Trainer) Optimizer() *Adam { return t.opt }
+
+// Epoch returns the number of completed epochs.
+func (t *Trainer) Epoch() int { return t.epoch }
+
+// Step returns the number of optimizer steps taken so far.
+func (t *Trainer) Step() int64 { return t.step }
+
+// Best returns the best-validation state (Params is nil before the first
+// evaluated epoch). The slice aliases the trainer.
+func (t *Trainer) Best() Best { return t.best }
+
+// TrainResult summarises one training epoch over all ranks.
+type TrainResult struct {
+	Epoch int // 1-based
+	Steps int
+	Loss  float64 // mean cross-entropy over the epoch's seeds (all ranks)
+	Acc   float64 // fraction of the epoch's seeds predicted correctly (all ranks)
+	Seeds int64   // seeds trained on, all ranks
+	// Wall is this rank's wall time for the epoch's steps; Times splits it
+	// by phase (this rank).
+	Wall  time.Duration
+	Times PhaseTimes
+	// Feature traffic summed over ranks.
+	RemoteRows   int64
+	CacheHits    int64
+	CacheLookups int64
+}
+
+// TrainEpoch runs the next epoch's training steps.
+func (t *Trainer) TrainEpoch() (TrainResult, error) {
+	epoch := t.epoch
+	res := TrainResult{Epoch: epoch + 1}
+	steps, err := t.src.Steps(SplitTrain, epoch)
+	if err != nil {
+		return res, fmt.Errorf("epoch %d: training steps: %w", epoch+1, err)
+	}
+	if steps < 0 {
+		return res, fmt.Errorf("epoch %d: batch source reports %d training steps", epoch+1, steps)
+	}
+	res.Steps = steps
+	if t.Reporter != nil {
+		t.Reporter.BeginEpoch(epoch+1, steps)
+	}
+	// Local sums in float64, reduced once at the end of the epoch:
+	// loss, correct, seeds, remote rows, cache hits, cache lookups.
+	var sums [6]float64
+	start := time.Now()
+	for s := 0; s < steps; s++ {
+		loss, err := t.trainStep(epoch, s, steps, &res.Times, sums[:])
+		if err != nil {
+			return res, err
+		}
+		if t.Reporter != nil {
+			t.Reporter.StepDone(s+1, loss)
+		}
+	}
+	res.Wall = time.Since(start)
+	if err := t.red.AllreduceSum64(sums[:]); err != nil {
+		return res, fmt.Errorf("epoch %d: reduce training metrics: %w", epoch+1, err)
+	}
+	res.Seeds = int64(sums[2])
+	if res.Seeds > 0 {
+		res.Loss = sums[0] / sums[2]
+		res.Acc = sums[1] / sums[2]
+	}
+	res.RemoteRows, res.CacheHits, res.CacheLookups = int64(sums[3]), int64(sums[4]), int64(sums[5])
+	t.epoch++
+	return res, nil
+}
+
+// trainStep runs one step and returns the global mean loss of its batch.
+// A rank-local failure (bad batch) is still followed by the step's
+// Allreduce, with an error flag, so that every rank stops at the same step
+// instead of the others blocking in the collective.
+func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float64) (float64, error) {
+	where := func() string { return fmt.Sprintf("epoch %d step %d/%d", epoch+1, s+1, steps) }
+	b := &t.batch
+	b.reset()
+	n := len(t.buf) - tailLen
+	clear(t.buf)
+	w := startWatch(times)
+	localErr := t.src.Batch(SplitTrain, epoch, s, b)
+	// The source times its feature gathering; the rest of producing the
+	// batch is sampling.
+	elapsed := time.Since(w.last)
+	gather := min(max(b.Stats.Gather, 0), elapsed)
+	times[PhaseSample] += elapsed - gather
+	times[PhaseGather] += gather
+	w.skip()
+	if localErr != nil {
+		localErr = fmt.Errorf("%s: batch: %w", where(), localErr)
+	} else if seeds := len(b.Labels); seeds > 0 {
+		if b.GlobalSeeds < seeds {
+			localErr = fmt.Errorf("%s: batch source reports %d global seeds but this rank alone has %d", where(), b.GlobalSeeds, seeds)
+		} else {
+			net := t.model.n
+			key := MaskKey{Seed: t.opts.Seed, Step: t.step}
+			loss, correct, err := net.forwardLoss(b.Blocks, b.X, b.Labels, float32(1/float64(b.GlobalSeeds)), true, key)
+			w.lap(PhaseForward)
+			if err != nil {
+				localErr = fmt.Errorf("%s: %w", where(), err)
+			} else {
+				net.backward(b.Blocks, b.X, true)
+				w.lap(PhaseBackward)
+				t.buf[n+tailLoss] = float32(loss)
+				t.buf[n+tailCorrect] = float32(correct)
+				t.buf[n+tailSeeds] = float32(seeds)
+				sums[0] += loss
+				sums[1] += float64(correct)
+				sums[2] += float64(seeds)
+			}
+		}
+	}
+	sums[3] += float64(b.Stats.RemoteRows)
+	sums[4] += float64(b.Stats.CacheHits)
+	sums[5] += float64(b.Stats.CacheLookups)
+	if localErr != nil {
+		clear(t.buf)
+		t.buf[n+tailError] = 1
+	}
+	w.skip()
+	if err := t.red.AllreduceSum32(t.buf); err != nil {
+		return 0, fmt.Errorf("%s: allreduce gradients: %w", where(), err)
+	}
+	w.lap(PhaseAllreduce)
+	tail := t.buf[n:]
+	switch {
+	case localErr != nil:
+		return 0, localErr
+	case tail[tailError] != 0:
+		return 0, fmt.Errorf("%s: %v other rank(s) failed (see their errors)", where(), tail[tailError])
+	}
+	seeds := int(tail[tailSeeds])
+	if seeds == 0 {
+		// An empty global batch (only possible with a source that reports
+		// more steps than it fills): nothing to learn, no optimizer step.
+		return 0, nil
+	}
+	if seeds != b.GlobalSeeds {
+		return 0, fmt.Errorf("%s: ranks hold %d seeds in total but the batch source reports %d", where(), seeds, b.GlobalSeeds)
+	}
+	loss := float64(tail[tailLoss]) / float64(seeds)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, fmt.Errorf("%s: loss is %v (diverged; try a lower learning rate)", where(), loss)
+	}
+	grads := t.buf[:n]
+	for i, g := range grads {
+		if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
+			return loss, fmt.Errorf("%s: gradient of parameter %d is %v (diverged; try a lower learning rate)", where(), i, g)
+		}
+	}
+	if err := t.opt.Step(t.model.Params(), grads); err != nil {
+		return loss, fmt.Errorf("%s: %w", where(), err)
+	}
+	t.step++
+	w.lap(PhaseOptimizer)
+	return loss, nil
+}
+
+// EvalResult is the evaluation of one split over all ranks.
+type EvalResult struct {
+	Loss  float64 // mean cross-entropy
+	Acc   float64 // fraction correct
+	Count int64   // nodes evaluated, all ranks
+	Wall  time.Duration
+}
+
+// Evaluate scores split with the current weights (no dropout): every rank
+// scores its own share of the split's nodes, and the counts are summed
+// through the Reducer. It runs in the current epoch's numbering (the batch
+// source may key its sampling by it). A rank-local failure keeps the rank
+// calling the source until the split is done, so collectives inside the
+// source stay matched, and is reported on every rank after the final
+// reduction.
+func (t *Trainer) Evaluate(split string) (EvalResult, error) {
+	start := time.Now()
+	var res EvalResult
+	epoch := t.epoch
+	steps, err := t.src.Steps(split, epoch)
+	if err != nil {
+		return res, fmt.Errorf("evaluate %s: steps: %w", split, err)
+	}
+	var sums [4]float64 // loss, correct, count, error flag
+	var localErr error
+	b := &t.batch
+	for s := 0; s < steps; s++ {
+		b.reset()
+		if err := t.src.Batch(split, epoch, s, b); err != nil {
+			if localErr == nil {
+				localErr = fmt.Errorf("evaluate %s step %d/%d: batch: %w", split, s+1, steps, err)
+			}
+			continue
+		}
+		if localErr != nil || len(b.Labels) == 0 {
+			continue
+		}
+		loss, correct, err := t.model.Evaluate(b.Blocks, b.X, b.Labels)
+		if err != nil {
+			localErr = fmt.Errorf("evaluate %s step %d/%d: %w", split, s+1, steps, err)
+			continue
+		}
+		sums[0] += loss
+		sums[1] += float64(correct)
+		sums[2] += float64(len(b.Labels))
+	}
+	if localErr != nil {
+		sums = [4]float64{3: 1}
+	}
+	if err := t.red.AllreduceSum64(sums[:]); err != nil {
+		return res, fmt.Errorf("evaluate %s: reduce: %w", split, err)
+	}
+	res.Wall = time.Since(start)
+	switch {
+	case localErr != nil:
+		return res, localErr
+	case sums[3] != 0:
+		return res, fmt.Errorf("evaluate %s: %v other rank(s) failed (see their errors)", split, sums[3])
+	}
+	res.Count = int64(sums[2])
+	if res.Count > 0 {
+		res.Loss = sums[0] / sums[2]
+		res.Acc = sums[1] / sums[2]
+	}
+	return res, nil
+}
+
+// RunEpoch trains one epoch, evaluates valid and test, updates the best
+// model and returns the epoch's metrics (identical on every rank except the
+// timings, which are this rank's).
+func (t *Trainer) RunEpoch() (EpochMetrics, error) {
+	tr, err := t.TrainEpoch()
+	if err != nil {
+		return EpochMetrics{}, err
+	}
+	val, err := t.Evaluate(SplitValid)
+	if err != nil {
+		return EpochMetrics{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
+	}
+	test, err := t.Evaluate(SplitTest)
+	if err != nil {
+		return EpochMetrics{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
+	}
+	// Strictly better only: ties keep the earlier (less trained) model.
+	if t.best.Params == nil || val.Acc > t.best.ValAcc {
+		t.best.Epoch, t.best.ValAcc, t.best.TestAcc = tr.Epoch, val.Acc, test.Acc
+		t.best.Params = append(t.best.Params[:0], t.model.Params()...)
+	}
+	m := newEpochMetrics(tr, val, test)
+	if t.Reporter != nil {
+		t.Reporter.EndEpoch(&m)
+	}
+	return m, nil
+}
+
+// RunOptions configures Run. Fields that only rank 0 acts on (Metrics,
+// CheckpointDir) are simply left empty on the other ranks.
+type RunOptions struct {
+	// Epochs is the total number of epochs: Run stops when Epoch() reaches
+	// it (so a resumed trainer runs only the remaining ones).
+	Epochs int
+	// Metrics receives one line per epoch and the final summary (nil: none).
+	Metrics *MetricsWriter
+	// CheckpointDir, if set, receives a checkpoint every CheckpointEvery
+	// epochs (values < 1 mean only at the end) and after the last epoch.
+	CheckpointDir   string
+	CheckpointEvery int
+	// RunInfo is stored verbatim in checkpoints (for example the CLI's
+	// fanouts and batch size, to check them on resume).
+	RunInfo []byte
+}
+
+// Run trains until o.Epochs epochs are complete, writing metrics and
+// checkpoints, and returns the final summary. Rank-local write failures
+// (metrics, checkpoints) are agreed through the Reducer after every epoch so
+// that all ranks return an error together.
+func (t *Trainer) Run(o RunOptions) (Summary, error) {
+	start := time.Now()
+	if o.Epochs < t.epoch {
+		return Summary{}, fmt.Errorf("run: %d epochs requested but %d already completed (checkpoint)", o.Epochs, t.epoch)
+	}
+	for t.epoch < o.Epochs {
+		m, err := t.RunEpoch()
+		if err != nil {
+			return Summary{}, err
+		}
+		var localErr error
+		if o.Metrics != nil {
+			localErr = o.Metrics.WriteEpoch(&m)
+		}
+		last := t.epoch == o.Epochs
+		if localErr == nil && o.CheckpointDir != "" && (last || (o.CheckpointEvery > 0 && t.epoch%o.CheckpointEvery == 0)) {
+			localErr = SaveCheckpoint(o.CheckpointDir, t.Checkpoint(o.RunInfo))
+		}
+		if err := t.agree(localErr); err != nil {
+			return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
+		}
+	}
+	s := Summary{
+		Type: "summary", Epochs: t.epoch, BestEpoch: t.best.Epoch,
+		BestValAcc: t.best.ValAcc, TestAcc: t.best.TestAcc, TotalS: time.Since(start).Seconds(),
+	}
+	if o.Metrics != nil {
+		if err := t.agree(o.Metrics.WriteSummary(&s)); err != nil {
+			return s, err
+		}
+	} else if err := t.agree(nil); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// agree turns a rank-local error into an error on every rank.
+func (t *Trainer) agree(localErr error) error {
+	flag := []float64{0}
+	if localErr != nil {
+		flag[0] = 1
+	}
+	if err := t.red.AllreduceSum64(flag); err != nil {
+		if localErr != nil {
+			return errors.Join(localErr, err)
+		}
+		return fmt.Errorf("agree on errors: %w", err)
+	}
+	switch {
+	case localErr != nil:
+		return localErr
+	case flag[0] != 0:
+		return fmt.Errorf("%v other rank(s) failed (see their errors)", flag[0])
+	}
+	return nil
+}
+
+// Checkpoint captures the complete training state (copies, safe to keep).
+func (t *Trainer) Checkpoint(runInfo []byte) *Checkpoint {
+	return &Checkpoint{
+		Model:      t.opts.Model,
+		Adam:       t.opts.Adam,
+		Seed:       t.opts.Seed,
+		Epoch:      t.epoch,
+		Step:       t.step,
+		AdamT:      t.opt.T,
+		Params:     slices.Clone(t.model.Params()),
+		M:          slices.Clone(t.opt.M),
+		V:          slices.Clone(t.opt.V),
+		BestEpoch:  t.best.Epoch,
+		BestValAcc: t.best.ValAcc,
+		BestTest:   t.best.TestAcc,
+		BestParams: slices.Clone(t.best.Params),
+		RunInfo:    slices.Clone(runInfo),
+	}
+}
+
+// Restore continues from a checkpoint. The model, optimizer and seed must
+// match the trainer's options: a resumed run reproduces the uninterrupted
+// one only under the same configuration.
+func (t *Trainer) Restore(c *Checkpoint) error {
+	switch {
+	case c.Model != t.opts.Model:
+		return fmt.Errorf("restore: checkpoint model %+v differs from the configured %+v", c.Model, t.opts.Model)
+	case c.Adam != t.opts.Adam:
+		return fmt.Errorf("restore: checkpoint optimizer %+v differs from the configured %+v", c.Adam, t.opts.Adam)
+	case c.Seed != t.opts.Seed:
+		return fmt.Errorf("restore: checkpoint seed %d differs from the configured %d", c.Seed, t.opts.Seed)
+	}
+	n := len(t.model.Params())
+	if len(c.Params) != n || len(c.M) != n || len(c.V) != n || (c.BestParams != nil && len(c.BestParams) != n) {
+		return fmt.Errorf("restore: checkpoint holds %d/%d/%d/%d values, model has %d parameters", len(c.Params), len(c.M), len(c.V), len(c.BestParams), n)
+	}
+	copy(t.model.Params(), c.Params)
+	copy(t.opt.M, c.M)
+	copy(t.opt.V, c.V)
+	t.opt.T = c.AdamT
+	t.epoch, t.step = c.Epoch, c.Step
+	t.best = Best{Epoch: c.BestEpoch, ValAcc: c.BestValAcc, TestAcc: c.BestTest}
+	if c.BestParams != nil {
+		t.best.Params = slices.Clone(c.BestParams)
+	}
+	return nil
+}

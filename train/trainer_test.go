@@ -1,0 +1,456 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// stepRecorder is a Reporter that records the per-step global losses.
+type stepRecorder struct{ losses []float64 }
+
+func (r *stepRecorder) BeginEpoch(epoch, steps int)     {}
+func (r *stepRecorder) StepDone(step int, loss float64) { r.losses = append(r.losses, loss) }
+func (r *stepRecorder) EndEpoch(m *EpochMetrics)        {}
+
+func testOptions(dropout float32) Options {
+	return Options{
+		Model: Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: dropout},
+		Adam:  DefaultAdam(0.01, 5e-4),
+		Seed:  42,
+	}
+}
+
+// rankRun is the outcome of one simulated rank.
+type rankRun struct {
+	tr      *Trainer
+	rec     *stepRecorder
+	metrics []EpochMetrics
+	err     error
+}
+
+// runRanks trains `size` simulated ranks (goroutines sharing a
+// groupReducer) for the given epochs with global batch globalBatch.
+// prepare may adjust each rank's source or trainer before the run.
+func runRanks(t *testing.T, g *synthGraph, o Options, size, globalBatch, epochs int, prepare func(rank int, s *memSource, tr *Trainer)) []rankRun {
+	t.Helper()
+	grp := newGroupReducer(size)
+	runs := make([]rankRun, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		src := newMemSource(g, r, size, o.Seed, []int{5, 3}, globalBatch)
+		tr, err := NewTrainer(o, rankReducer{grp, r}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &stepRecorder{}
+		tr.Reporter = rec
+		if prepare != nil {
+			prepare(r, src, tr)
+		}
+		runs[r] = rankRun{tr: tr, rec: rec}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for tr.Epoch() < epochs {
+				m, err := tr.RunEpoch()
+				if err != nil {
+					runs[r].err = err
+					return
+				}
+				runs[r].metrics = append(runs[r].metrics, m)
+			}
+		}()
+	}
+	wg.Wait()
+	return runs
+}
+
+func maxRelDiff(a, b []float32) float64 {
+	scale, diff := 0.0, 0.0
+	for i := range a {
+		scale = math.Max(scale, math.Abs(float64(a[i])))
+		diff = math.Max(diff, math.Abs(float64(a[i])-float64(b[i])))
+	}
+	return diff / math.Max(scale, 1e-30)
+}
+
+// TestTrainingLearns: on the planted graph the model must get far above
+// chance (0.25) and the training loss must fall.
+func TestTrainingLearns(t *testing.T) {
+	g := newSynthGraph(1, 600, 8, 4)
+	runs := runRanks(t, g, testOptions(0.2), 1, 64, 10, nil)
+	if runs[0].err != nil {
+		t.Fatal(runs[0].err)
+	}
+	ms := runs[0].metrics
+	first, last := ms[0], ms[len(ms)-1]
+	if !(last.Loss < 0.5*first.Loss) {
+		t.Errorf("loss went from %.4f to %.4f; expected a clear drop", first.Loss, last.Loss)
+	}
+	best := runs[0].tr.Best()
+	if best.ValAcc < 0.75 {
+		t.Errorf("best validation accuracy %.3f, want >= 0.75 (chance 0.25)", best.ValAcc)
+	}
+	if best.Epoch < 1 || best.Params == nil {
+		t.Errorf("best state not recorded: %+v", best)
+	}
+	if want := int64(len(g.splits[SplitTrain])); last.Seeds != want {
+		t.Errorf("epoch trained on %d seeds, want %d", last.Seeds, want)
+	}
+	if runs[0].tr.Step() != int64(10*last.Steps) || runs[0].tr.Optimizer().T != runs[0].tr.Step() {
+		t.Errorf("step counter %d, adam t %d, want %d", runs[0].tr.Step(), runs[0].tr.Optimizer().T, 10*last.Steps)
+	}
+}
+
+// TestRankCountEquivalence: 1, 2, 3 and 4 simulated ranks with the same global
+// batch (per-rank share G/P) give the same loss at every step and the same
+// final weights, with dropout on (masks keyed by original ids and step), and
+// all ranks of one run hold identical weights.
+func TestRankCountEquivalence(t *testing.T) {
+	for _, dropout := range []float32{0, 0.5} {
+		t.Run(fmt.Sprintf("dropout=%v", dropout), func(t *testing.T) { rankCountEquivalence(t, dropout) })
+	}
+}
+
+func rankCountEquivalence(t *testing.T, dropout float32) {
+	g := newSynthGraph(2, 400, 8, 4)
+	o := testOptions(dropout)
+	var ref []rankRun
+	for _, size := range []int{1, 2, 3, 4} {
+		runs := runRanks(t, g, o, size, 48, 3, nil)
+		for r, run := range runs {
+			if run.err != nil {
+				t.Fatalf("P=%d rank %d: %v", size, r, run.err)
+			}
+			if !slices.Equal(run.tr.Model().Params(), runs[0].tr.Model().Params()) {
+				t.Fatalf("P=%d: rank %d weights differ from rank 0", size, r)
+			}
+			if run.metrics[2].Loss != runs[0].metrics[2].Loss || run.metrics[2].ValAcc != runs[0].metrics[2].ValAcc {
+				t.Fatalf("P=%d: rank %d metrics differ from rank 0", size, r)
+			}
+		}
+		if size == 1 {
+			ref = runs
+			continue
+		}
+		a, b := ref[0].rec.losses, runs[0].rec.losses
+		if len(a) != len(b) {
+			t.Fatalf("P=%d: %d steps, P=1 took %d", size, len(b), len(a))
+		}
+		for i := range a {
+			if math.Abs(a[i]-b[i]) > 1e-4*math.Abs(a[i]) {
+				t.Errorf("P=%d step %d: loss %.7f, P=1 %.7f", size, i+1, b[i], a[i])
+			}
+		}
+		if d := maxRelDiff(ref[0].tr.Model().Params(), runs[0].tr.Model().Params()); d > 1e-4 {
+			t.Errorf("P=%d: final weights differ from P=1 by %.3g (relative to the largest weight)", size, d)
+		}
+		for e := range ref[0].metrics {
+			if math.Abs(ref[0].metrics[e].ValAcc-runs[0].metrics[e].ValAcc) > 0.01 {
+				t.Errorf("P=%d epoch %d: val acc %.4f, P=1 %.4f", size, e+1, runs[0].metrics[e].ValAcc, ref[0].metrics[e].ValAcc)
+			}
+		}
+		if runs[0].metrics[0].RemoteRows == 0 {
+			t.Errorf("P=%d: no remote rows counted", size)
+		}
+	}
+}
+
+// TestGlobalBatchScaling: the per-rank gradients are sums over the rank's
+// seeds divided by the GLOBAL batch size, so one step of a 2-rank run moves
+// the weights exactly as the 1-rank run with the whole batch (checked on the
+// first step, before any divergence could accumulate) — and NOT as a run
+// that averaged per rank.
+func TestGlobalBatchScaling(t *testing.T) {
+	g := newSynthGraph(3, 200, 8, 4)
+	o := testOptions(0)
+	o.Adam.WeightDecay = 0
+	// Plain SGD view: with Adam's first step the update is lr·sign(g), so
+	// compare the reduced gradients instead, captured before the step.
+	grads := func(size int) []float32 {
+		grp := newGroupReducer(size)
+		out := make([][]float32, size)
+		var wg sync.WaitGroup
+		for r := range size {
+			src := newMemSource(g, r, size, o.Seed, []int{5, 3}, 40)
+			tr, err := NewTrainer(o, capture{rankReducer{grp, r}, &out[r]}, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var sums [6]float64
+				var times PhaseTimes
+				if _, err := tr.trainStep(0, 0, 1, &times, sums[:]); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		return out[0]
+	}
+	one, two := grads(1), grads(2)
+	n := len(one) - tailLen
+	if d := maxRelDiff(one[:n], two[:n]); d > 1e-5 {
+		t.Fatalf("2-rank reduced gradient differs from 1-rank by %.3g", d)
+	}
+	if one[n+tailSeeds] != 40 || two[n+tailSeeds] != 40 {
+		t.Fatalf("seed counts %v and %v, want 40", one[n+tailSeeds], two[n+tailSeeds])
+	}
+}
+
+// capture records the first reduced float32 buffer.
+type capture struct {
+	Reducer
+	dst *[]float32
+}
+
+func (c capture) AllreduceSum32(buf []float32) error {
+	err := c.Reducer.AllreduceSum32(buf)
+	if *c.dst == nil {
+		*c.dst = slices.Clone(buf)
+	}
+	return err
+}
+
+// TestResumeEqualsUninterrupted: stopping after epoch k, saving, loading
+// into a fresh trainer and continuing gives bit-identical weights, Adam
+// state, best model and metrics to the uninterrupted run.
+func TestResumeEqualsUninterrupted(t *testing.T) {
+	g := newSynthGraph(4, 300, 8, 4)
+	o := testOptions(0.3)
+	newT := func() *Trainer {
+		tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	dir := t.TempDir()
+	straightM := filepath.Join(dir, "straight.jsonl")
+	mw, err := CreateMetrics(straightM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	straight := newT()
+	sumA, err := straight.Run(RunOptions{Epochs: 5, Metrics: mw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw.Close()
+
+	ckDir := filepath.Join(dir, "ck")
+	resumedM := filepath.Join(dir, "resumed.jsonl")
+	mw, err = CreateMetrics(resumedM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := newT()
+	if _, err := first.Run(RunOptions{Epochs: 2, Metrics: mw, CheckpointDir: ckDir, CheckpointEvery: 1, RunInfo: []byte(`{"fanout":[5,3]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// Simulate a crash after epoch 3 was logged but before it was
+	// checkpointed: the resumed run must drop that line.
+	if _, err := first.RunEpoch(); err != nil {
+		t.Fatal(err)
+	}
+	m3, _ := first.RunEpoch()
+	mw.WriteEpoch(&m3)
+	mw.Close()
+
+	ck, err := LoadCheckpoint(ckDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.Epoch != 2 || string(ck.RunInfo) != `{"fanout":[5,3]}` {
+		t.Fatalf("checkpoint epoch %d run info %q", ck.Epoch, ck.RunInfo)
+	}
+	second := newT()
+	if err := second.Restore(ck); err != nil {
+		t.Fatal(err)
+	}
+	mw, err = CreateMetrics(resumedM, ck.Epoch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumB, err := second.Run(RunOptions{Epochs: 5, Metrics: mw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw.Close()
+
+	if !slices.Equal(straight.Model().Params(), second.Model().Params()) {
+		t.Fatalf("resumed weights differ (max rel %.3g)", maxRelDiff(straight.Model().Params(), second.Model().Params()))
+	}
+	if !slices.Equal(straight.opt.M, second.opt.M) || !slices.Equal(straight.opt.V, second.opt.V) || straight.opt.T != second.opt.T || straight.Step() != second.Step() {
+		t.Fatal("resumed optimizer state differs")
+	}
+	if !slices.Equal(straight.Best().Params, second.Best().Params) || sumA.BestEpoch != sumB.BestEpoch || sumA.BestValAcc != sumB.BestValAcc || sumA.TestAcc != sumB.TestAcc {
+		t.Fatalf("best state differs: %+v vs %+v", sumA, sumB)
+	}
+	ea, sa, err := ReadMetrics(straightM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, sb, err := ReadMetrics(resumedM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ea) != 5 || len(eb) != 5 || sa == nil || sb == nil {
+		t.Fatalf("metrics: %d and %d epoch lines, summaries %v %v", len(ea), len(eb), sa, sb)
+	}
+	for i := range ea {
+		if ea[i].Epoch != i+1 || eb[i].Epoch != i+1 || ea[i].Loss != eb[i].Loss || ea[i].ValAcc != eb[i].ValAcc || ea[i].TestAcc != eb[i].TestAcc {
+			t.Errorf("metrics line %d: %+v vs %+v", i+1, ea[i], eb[i])
+		}
+	}
+	if sa.BestValAcc != sb.BestValAcc || sa.TestAcc != sb.TestAcc || sb.Epochs != 5 {
+		t.Errorf("summaries %+v vs %+v", sa, sb)
+	}
+}
+
+func TestRestoreMismatch(t *testing.T) {
+	g := newSynthGraph(5, 100, 8, 4)
+	o := testOptions(0)
+	tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(c *Checkpoint)
+		want string
+	}{
+		{"hidden", func(c *Checkpoint) { c.Model.Hidden = 32 }, "model"},
+		{"lr", func(c *Checkpoint) { c.Adam.LR = 0.5 }, "optimizer"},
+		{"seed", func(c *Checkpoint) { c.Seed = 7 }, "seed"},
+		{"short", func(c *Checkpoint) { c.M = c.M[1:] }, "values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tr.Checkpoint(nil)
+			tc.edit(c)
+			if err := tr.Restore(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want mention of %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestNaNLossStops: a NaN in the inputs of epoch 2 step 3 stops training on
+// every rank with an error naming that epoch and step.
+func TestNaNLossStops(t *testing.T) {
+	g := newSynthGraph(6, 200, 8, 4)
+	runs := runRanks(t, g, testOptions(0), 2, 32, 3, func(rank int, s *memSource, tr *Trainer) {
+		if rank == 1 {
+			s.poisonEpoch, s.poisonStep = 1, 2
+		}
+	})
+	for r, run := range runs {
+		if run.err == nil || !strings.Contains(run.err.Error(), "epoch 2 step 3/") || !strings.Contains(run.err.Error(), "NaN") {
+			t.Errorf("rank %d: error %v, want NaN at epoch 2 step 3", r, run.err)
+		}
+	}
+}
+
+// TestRankFailureAgreed: a batch failure on one rank makes every rank stop
+// at the same step (no rank is left waiting in a collective).
+func TestRankFailureAgreed(t *testing.T) {
+	g := newSynthGraph(7, 200, 8, 4)
+	runs := runRanks(t, g, testOptions(0), 3, 30, 2, func(rank int, s *memSource, tr *Trainer) {
+		if rank == 2 {
+			s.failEpoch, s.failStep = 0, 1
+		}
+	})
+	for r, run := range runs {
+		want := "other rank(s) failed"
+		if r == 2 {
+			want = "injected failure on rank 2"
+		}
+		if run.err == nil || !strings.Contains(run.err.Error(), want) || !strings.Contains(run.err.Error(), "epoch 1 step 2/") {
+			t.Errorf("rank %d: error %v, want %q at epoch 1 step 2", r, run.err, want)
+		}
+	}
+}
+
+func TestRunLocalWriteFailureAgreed(t *testing.T) {
+	g := newSynthGraph(8, 120, 8, 4)
+	o := testOptions(0)
+	grp := newGroupReducer(2)
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		tr, err := NewTrainer(o, rankReducer{grp, r}, newMemSource(g, r, 2, o.Seed, []int{5, 3}, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := RunOptions{Epochs: 2}
+		if r == 0 {
+			// A checkpoint "directory" below a regular file cannot be made.
+			opts.CheckpointDir, opts.CheckpointEvery = filepath.Join(blocker, "ck"), 1
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[r] = tr.Run(opts)
+		}()
+	}
+	wg.Wait()
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "save checkpoint") {
+		t.Errorf("rank 0: %v, want the checkpoint error", errs[0])
+	}
+	if errs[1] == nil || !strings.Contains(errs[1].Error(), "epoch 1: 1 other rank(s) failed") {
+		t.Errorf("rank 1: %v, want agreement on the failure", errs[1])
+	}
+}
+
+func TestTrainerRejectsBadBatches(t *testing.T) {
+	g := newSynthGraph(9, 100, 8, 4)
+	o := testOptions(0)
+	src := &badSource{memSource: newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32)}
+	tr, err := NewTrainer(o, LocalReducer{}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(b *Batch)
+		want string
+	}{
+		{"global seeds too small", func(b *Batch) { b.GlobalSeeds = 1 }, "global seeds"},
+		{"global seeds too large", func(b *Batch) { b.GlobalSeeds++ }, "batch source reports"},
+		{"bad label", func(b *Batch) { b.Labels[0] = 9 }, "label 9"},
+		{"short features", func(b *Batch) { b.X = b.X[:len(b.X)-1] }, "input values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src.edit = tc.edit
+			_, err := tr.TrainEpoch()
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "step 1/") {
+				t.Fatalf("error %v, want mention of %q at step 1", err, tc.want)
+			}
+		})
+	}
+}
+
+type badSource struct {
+	*memSource
+	edit func(b *Batch)
+}
+
+func (s *badSource) Batch(split string, epoch, step int, b *Batch) error {
+	if err := s.memSource.Batch(split, epoch, step, b); err != nil {
+		return err
+	}
+	s.edit(b)
+	return nil
+}
