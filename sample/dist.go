@@ -34,6 +34,8 @@ type samplerScratch struct {
 	nodeRows []int64 // fetched {edge start, degree} per remote destination
 	pos      []int64 // chosen positions of all destinations, concatenated
 	posOff   []int64 // len numDst+1
+	rowStart []int64 // per destination: first local edge (own), or -1-(first global edge row) (remote)
+	deg      []int64 // per destination: in-degree
 	edgeReq  []int64 // global edge rows of remote destinations' choices
 	edgeRows []int64 // fetched {new id, orig id} per requested edge
 	srcG     []int64
@@ -95,6 +97,9 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	sc := &s.sm
 	p := s.part
 	t0 := time.Now()
+	if len(sc.bb.dense) != int(s.NumNodes()) {
+		sc.bb.UseDenseIDs(s.NumNodes())
+	}
 	if err := sc.bb.Reset(dstG, dstO); err != nil {
 		return err
 	}
@@ -114,22 +119,36 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	}
 	tr := time.Since(t1)
 	// Choose positions for every destination; remote choices become edge
-	// row requests.
+	// row requests. Own rows are read from the interleaved {new id, orig id}
+	// edge array of the window (one cache line per neighbor instead of two
+	// arrays), and each own destination's first local edge is remembered so
+	// the third pass does not revisit the offsets.
 	t2 := time.Now()
+	ln, le := s.localNodes, s.localEdges
+	// Read every own destination's {start, degree} in a loop of independent
+	// loads first: the CPU then overlaps the cache misses, which dominate
+	// local sampling on graphs larger than the cache.
+	sc.rowStart = growInt64(sc.rowStart, len(dstG))
+	sc.deg = growInt64(sc.deg, len(dstG))
+	ri := 0
+	for i, g := range dstG {
+		if v := g - p.Lo; v >= 0 && g < p.Hi {
+			sc.rowStart[i], sc.deg[i] = ln[2*v]-s.edgeBase, ln[2*v+1]
+		} else {
+			sc.rowStart[i], sc.deg[i] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
+			ri++
+		}
+	}
+	// Choose positions; remote choices become edge row requests.
 	sc.pos = sc.pos[:0]
 	sc.posOff = append(sc.posOff[:0], 0)
 	sc.edgeReq = sc.edgeReq[:0]
-	ri := 0
-	for i, g := range dstG {
+	for i := range dstG {
 		k.Node = dstO[i]
-		if s.Owns(g) {
-			v := g - p.Lo
-			sc.pos = ChoosePositions(k, p.Indptr[v+1]-p.Indptr[v], fan, replace, sc.pos)
-		} else {
-			start, deg := sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
-			ri++
-			before := len(sc.pos)
-			sc.pos = ChoosePositions(k, deg, fan, replace, sc.pos)
+		before := len(sc.pos)
+		sc.pos = ChoosePositions(k, sc.deg[i], fan, replace, sc.pos)
+		if start := sc.rowStart[i]; start < 0 {
+			start = -1 - start // global edge row of a remote destination
 			for _, q := range sc.pos[before:] {
 				sc.edgeReq = append(sc.edgeReq, start+q)
 			}
@@ -145,34 +164,32 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	}
 	tr += time.Since(t3)
 	st.Bytes += s.nodes.Stats().Bytes + s.edges.Stats().Bytes - b0
-	// Feed the builder in destination order, as the reference does.
+	// Collect all chosen neighbors (again independent loads), then feed the
+	// builder in destination order, as the reference does.
 	t4 := time.Now()
+	sc.srcG = growInt64(sc.srcG, len(sc.pos))
+	sc.srcO = growInt64(sc.srcO, len(sc.pos))
 	e := 0
-	for i, g := range dstG {
-		pos := sc.pos[sc.posOff[i]:sc.posOff[i+1]]
-		sc.srcG, sc.srcO = sc.srcG[:0], sc.srcO[:0]
-		if s.Owns(g) {
-			v := g - p.Lo
-			nbG := p.Indices[p.Indptr[v]:p.Indptr[v+1]]
-			nbO := p.IndicesOrig[p.Indptr[v]:p.Indptr[v+1]]
-			for _, q := range pos {
-				sc.srcG = append(sc.srcG, nbG[q])
-				sc.srcO = append(sc.srcO, nbO[q])
+	for i := range dstG {
+		lo, hi := sc.posOff[i], sc.posOff[i+1]
+		if start := sc.rowStart[i]; start >= 0 {
+			for j := lo; j < hi; j++ {
+				r := 2 * (start + sc.pos[j])
+				sc.srcG[j], sc.srcO[j] = le[r], le[r+1]
 			}
 			st.LocalNodes++
-			st.LocalEdges += int64(len(pos))
+			st.LocalEdges += hi - lo
 		} else {
-			for range pos {
-				sc.srcG = append(sc.srcG, sc.edgeRows[2*e])
-				sc.srcO = append(sc.srcO, sc.edgeRows[2*e+1])
+			for j := lo; j < hi; j++ {
+				sc.srcG[j], sc.srcO[j] = sc.edgeRows[2*e], sc.edgeRows[2*e+1]
 				e++
 			}
 			st.RemoteNodes++
-			st.RemoteEdges += int64(len(pos))
+			st.RemoteEdges += hi - lo
 		}
-		if err := sc.bb.AddNeighbors(i, sc.srcG, sc.srcO); err != nil {
-			return err
-		}
+	}
+	if err := sc.bb.AddRows(sc.posOff, sc.srcG, sc.srcO); err != nil {
+		return err
 	}
 	sc.bb.BlockInto(out)
 	tl += time.Since(t4)

@@ -227,6 +227,38 @@ func TestBlockBuilder(t *testing.T) {
 	}
 }
 
+// TestBlockBuilderDense checks that dense mode builds the same blocks as
+// the hash table and rejects ids outside its range.
+func TestBlockBuilderDense(t *testing.T) {
+	var hash, dense BlockBuilder
+	dense.UseDenseIDs(100)
+	src := []int64{5, 7, 5, 99, 0, 7, 42}
+	for round := range 3 { // several generations
+		dst := []int64{int64(round), 50}
+		for _, bb := range []*BlockBuilder{&hash, &dense} {
+			if err := bb.Reset(dst, dst); err != nil {
+				t.Fatal(err)
+			}
+			if err := bb.AddNeighbors(1, src, src); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h, d := hash.Block(), dense.Block()
+		if !slices.Equal(h.Nodes, d.Nodes) || !slices.Equal(h.Indices, d.Indices) || !slices.Equal(h.Indptr, d.Indptr) {
+			t.Fatalf("round %d: dense %+v, hash %+v", round, d, h)
+		}
+	}
+	if err := dense.Reset([]int64{100}, []int64{100}); err == nil {
+		t.Error("destination outside the dense range accepted")
+	}
+	if err := dense.Reset([]int64{1}, []int64{1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dense.AddNeighbors(0, []int64{-1}, []int64{-1}); err == nil {
+		t.Error("source outside the dense range accepted")
+	}
+}
+
 // TestBlockBuilderManyNodes grows the hash table through several rehashes.
 func TestBlockBuilderManyNodes(t *testing.T) {
 	var bb BlockBuilder

@@ -49,6 +49,11 @@ type Store struct {
 	edges *collectives.DistArray // 2 int64 per edge
 	feat  *collectives.DistArray // dim float32 per node (nil if dim == 0)
 
+	// This rank's rows of nodes and edges, read directly by the local
+	// sampling path; edgeBase is the global row of its first edge.
+	localNodes, localEdges []int64
+	edgeBase               int64
+
 	// Feature caches of non-owned nodes: halo (from the partition files)
 	// and hot (filled at OpenStore). ids ascending, rows aligned.
 	haloIDs  []int64
@@ -138,6 +143,7 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 	}
+	s.localNodes, s.localEdges, s.edgeBase = nv, ev, base
 	if p.HaloFeat != nil {
 		s.haloIDs, s.haloFeat = p.Halo, p.HaloFeat
 	}

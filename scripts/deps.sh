@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh — make sure the system packages mpignn builds against are present:
-# Go 1.26, a C compiler, OpenMPI (or MPICH with MPI=mpich), libmetis and
-# pkg-config. As root it installs what is missing with apt-get; otherwise it
+# Go 1.26, a C compiler, OpenMPI (or MPICH with MPI=mpich), libmetis,
+# OpenBLAS and pkg-config. As root it installs what is missing with apt-get; otherwise it
 # prints the command to run and fails.
 set -euo pipefail
 
@@ -21,6 +21,9 @@ mpich)
 esac
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [[ -f /usr/include/metis.h ]] || missing+=(libmetis-dev)
+# The model's matrix products run on OpenBLAS (train/blas_openblas.go).
+pkg-config --exists openblas 2>/dev/null || [[ -f /usr/include/x86_64-linux-gnu/cblas.h || -f /usr/include/cblas.h ]] ||
+	missing+=(libopenblas-dev)
 command -v gcc >/dev/null || missing+=(gcc)
 
 if [[ ${#missing[@]} -gt 0 ]]; then

@@ -28,12 +28,12 @@ func init() {
 	blas64.Use(netlib.Implementation{})
 }
 
-// SetBLASThreads sets the number of threads OpenBLAS uses for one product
-// (n < 1 is ignored). Under mpirun give each rank its share of the cores
-// (cores per node / ranks per node): OpenBLAS threads busy-wait, so
-// oversubscribing cores is much slower than using fewer threads.
+// SetBLASThreads keeps OpenBLAS single-threaded whatever n is: gemm
+// parallelises by rows of the output itself, which gives the same bits for
+// every thread count (OpenBLAS's threading does not), and an idle OpenBLAS
+// thread pool would only spin against the Go workers. n is accepted so both
+// BLAS builds share one signature.
 func SetBLASThreads(n int) {
-	if n >= 1 {
-		C.openblas_set_num_threads(C.int(n))
-	}
+	_ = n
+	C.openblas_set_num_threads(1)
 }

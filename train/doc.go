@@ -19,4 +19,10 @@
 //
 // Matrix products go through gonum's blas32, routed to OpenBLAS by default
 // (see blas_openblas.go; -tags gonumblas selects gonum's pure-Go kernels).
+// BenchmarkGemm measured OpenBLAS 5-16x faster on our layer sizes.
+//
+// RefSource is the single-process reference BatchSource over an
+// unpartitioned dataset; package train/dist wires the core to MPI and to the
+// distributed sampler (sample.Loader) for `mpignn train` and `mpignn
+// predict`.
 package train

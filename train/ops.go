@@ -3,6 +3,7 @@ package train
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -15,10 +16,57 @@ import (
 // gemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices with
 // whichever BLAS implementation blas32/blas64 currently use. op(A) is m x k,
 // op(B) is k x n and C is m x n.
+//
+// Large products are cut into blocks of gemmBlock rows of C, spread over
+// GOMAXPROCS goroutines, each calling a single-threaded BLAS. The cut
+// depends only on the shape, never on the number of threads, so every
+// element of C comes from the same BLAS call with the same operands on any
+// machine: results are bit-identical for any thread count. (OpenBLAS's own
+// threading, and cuts that depend on the thread count, change the low bits:
+// its kernels treat a block's edge rows differently.)
 func gemm[T floatT](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
+	if m <= gemmBlock || m*n*k < gemmParallelWork {
+		gemmSerial(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	blocks := (m + gemmBlock - 1) / gemmBlock
+	workers := min(runtime.GOMAXPROCS(0), blocks)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				blk := int(next.Add(1) - 1)
+				if blk >= blocks {
+					return
+				}
+				lo := blk * gemmBlock
+				hi := min(lo+gemmBlock, m)
+				aoff := lo * lda // op(A) rows are rows of A
+				if tA {
+					aoff = lo // op(A) rows are columns of A
+				}
+				gemmSerial(tA, tB, hi-lo, n, k, alpha, a[aoff:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// gemmBlock is the number of rows of C per BLAS call in a split product, and
+// gemmParallelWork the m·n·k below which a product is one call.
+const (
+	gemmBlock        = 64
+	gemmParallelWork = 1 << 18
+)
+
+// gemmSerial is gemm on the calling goroutine.
+func gemmSerial[T floatT](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	ta, tb := blas.NoTrans, blas.NoTrans
 	ar, ac := m, k
 	if tA {

@@ -39,10 +39,11 @@ for _ in $(seq 600); do
 	kill -0 "$job" 2>/dev/null || fail "the job ended before epoch 2: $(tail -20 "$tmp/b.log")"
 	sleep 0.1
 done
-sleep 0.3 # into epoch 3
+sleep 0.3 # into the next epoch
 victim="$(pgrep -f "^$mpignn train .*$tmp/ck-b" | sed -n 2p)"
 [[ -n "$victim" ]] || fail "no rank process to kill"
-say "killing rank process $victim with SIGKILL during epoch 3"
+done_epochs=$(grep -c '"epoch"' "$tmp/b.jsonl")
+say "killing rank process $victim with SIGKILL after $done_epochs of $epochs epochs"
 start=$(date +%s%N)
 kill -9 "$victim"
 for _ in $(seq 150); do

@@ -189,3 +189,62 @@ func TestTrainBadInput(t *testing.T) {
 		t.Errorf("NaN features: got %v", err)
 	}
 }
+
+// TestPredict: predictions with the full neighborhood reproduce the test
+// accuracy that training measured (also with the full neighborhood) for the
+// best-validation weights, every node appears once in id order, and a
+// missing checkpoint fails on every rank.
+func TestPredict(t *testing.T) {
+	c := comm(t)
+	d := synthDataset(12, 240, 6, 3)
+	dir := writeParts(t, c, d, c.Size(), partition.MethodMetis)
+	tmp := sharedDir(t, c)
+	cfg := testTrainConfig(c, dir, 0.5)
+	cfg.EvalFull = true
+	cfg.CheckpointDir = filepath.Join(tmp, "ck")
+	res, err := Train(c, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "pred.csv")
+	n, err := Predict(c, PredictConfig{PartDir: dir, CheckpointDir: cfg.CheckpointDir, Out: out, Full: true, Batch: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != d.NumNodes {
+		t.Fatalf("predicted %d nodes, graph has %d", n, d.NumNodes)
+	}
+	if c.Rank() == 0 {
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if lines[0] != "original_node_id,predicted_class" || int64(len(lines)-1) != d.NumNodes {
+			t.Fatalf("header %q, %d rows", lines[0], len(lines)-1)
+		}
+		pred := make([]int32, d.NumNodes)
+		for i, ln := range lines[1:] {
+			var v int64
+			var y int32
+			if _, err := fmt.Sscanf(ln, "%d,%d", &v, &y); err != nil || v != int64(i) || y < 0 || int(y) >= d.NumClasses {
+				t.Fatalf("row %d %q: want node %d and a class (%v)", i+1, ln, i, err)
+			}
+			pred[v] = y
+		}
+		correct := 0
+		test := d.Splits["public"].Test
+		for _, v := range test {
+			if pred[v] == d.Labels[v] {
+				correct++
+			}
+		}
+		if acc := float64(correct) / float64(len(test)); math.Abs(acc-res.Summary.TestAcc) > 1e-9 {
+			t.Errorf("test accuracy from predictions %.4f, training reported %.4f", acc, res.Summary.TestAcc)
+		}
+	}
+	_, err = Predict(c, PredictConfig{PartDir: dir, CheckpointDir: filepath.Join(tmp, "nothing"), Out: out, Batch: 8})
+	if err == nil || !strings.Contains(err.Error(), "missing file") {
+		t.Errorf("missing checkpoint: got %v", err)
+	}
+}
