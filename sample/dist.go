@@ -3,6 +3,8 @@ package sample
 import (
 	"fmt"
 	"time"
+
+	"mpignn/collectives"
 )
 
 // SampleStats count what one distributed Sample call did on this rank.
@@ -48,11 +50,14 @@ type samplerScratch struct {
 // fanouts and replace flag. seedsGlobal are new global ids and seedsOrig
 // their original ids; any rank may pass any nodes, including none.
 //
-// Own destinations are expanded from the local arrays. Remote ones take two
-// batched reads per layer: first their {edge start, degree} rows, then the
-// {new id, orig id} rows of the chosen positions only. So every rank makes
-// exactly 2 Fetch calls per layer whatever its seeds: Sample is collective
-// and every rank must call it with the same number of fanouts.
+// Own destinations are expanded from the local arrays. With transport rma,
+// remote ones take two batched one-sided reads per layer: first their
+// {edge start, degree} rows, then the {new id, orig id} rows of the chosen
+// positions only. With transport alltoallv the owners choose instead (see
+// dist_a2a.go): one request/response round of two Alltoallv per layer.
+// Either way every rank makes the same fixed number of transport calls per
+// layer whatever its seeds: Sample is collective and every rank must call
+// it with the same number of fanouts.
 //
 // If st is not nil the call's counters are added to it. The returned blocks
 // are freshly allocated.
@@ -78,7 +83,11 @@ func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, 
 	for l := L - 1; l >= 0; l-- {
 		k := base
 		k.Layer = l
-		if err := s.sampleLayer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil {
+		layer := s.sampleLayer
+		if s.t == collectives.TransportAlltoallv {
+			layer = s.sampleLayerA2A
+		}
+		if err := layer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil {
 			return nil, fmt.Errorf("sample on rank %d: layer %d: %w", s.c.Rank(), l, err)
 		}
 		dstG, dstO = blocks[l].Nodes, blocks[l].Orig

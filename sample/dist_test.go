@@ -293,3 +293,30 @@ func TestLoaderGlobalBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenStoreRejects: a bad partition on one rank (or a part count that
+// does not match the world) fails OpenStore on EVERY rank, with no hang.
+func TestOpenStoreRejects(t *testing.T) {
+	f := newFixture(t, false, false)
+	for _, tc := range []struct {
+		name string
+		edit func(p *partitionCopy)
+	}{
+		{"part count", func(p *partitionCopy) { p.meta.NumParts++ }},
+		{"short features on rank 0", func(p *partitionCopy) {
+			if f.c.Rank() == 0 {
+				p.part.Feat = p.part.Feat[:len(p.part.Feat)-1]
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pc := copyPart(f)
+			tc.edit(pc)
+			s, err := OpenStore(f.c, pc.part, StoreOptions{Transport: collectives.TransportAlltoallv})
+			if err == nil {
+				s.Close()
+				t.Fatal("bad partition accepted")
+			}
+		})
+	}
+}

@@ -165,7 +165,10 @@ func (f *fixture) openStore(t *testing.T, transport string, cacheMB float64) *St
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenStore(f.c, f.part, StoreOptions{Transport: tr, CacheMB: cacheMB})
+	// A shallow copy, so that ReleasePart (exercised by every test) drops
+	// the copy's arrays and not the fixture's.
+	pc := *f.part
+	s, err := OpenStore(f.c, &pc, StoreOptions{Transport: tr, CacheMB: cacheMB, ReleasePart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,6 +177,9 @@ func (f *fixture) openStore(t *testing.T, transport string, cacheMB float64) *St
 			t.Error(err)
 		}
 	})
+	if pc.Indices != nil || pc.Feat != nil {
+		t.Fatal("ReleasePart kept the partition's arrays")
+	}
 	if s.Transport().String() != transport {
 		t.Fatalf("store transport %v, want %s", s.Transport(), transport)
 	}
@@ -237,4 +243,18 @@ func TestFixtureCoversGraph(t *testing.T) {
 	if P := f.c.Size(); P > 1 && len(f.parts[P-1].Splits["public"].Train) != 0 {
 		t.Fatalf("last part owns %d training nodes, want 0", len(f.parts[P-1].Splits["public"].Train))
 	}
+}
+
+// partitionCopy is a shallow copy of the fixture's part with its own Meta,
+// for tests that damage it.
+type partitionCopy struct {
+	part *partition.Part
+	meta *partition.Meta
+}
+
+func copyPart(f *fixture) *partitionCopy {
+	p := *f.part
+	m := *p.Meta
+	p.Meta = &m
+	return &partitionCopy{part: &p, meta: &m}
 }

@@ -57,7 +57,7 @@ func (s *Store) Gather(nodes []int64, dst []float32, st *GatherStats) ([]float32
 		row := dst[i*d : (i+1)*d]
 		switch {
 		case s.Owns(v):
-			copy(row, p.Feat[(v-p.Lo)*int64(d):(v-p.Lo+1)*int64(d)])
+			copy(row, s.localFeat[(v-p.Lo)*int64(d):(v-p.Lo+1)*int64(d)])
 			g.LocalRows++
 			continue
 		case v < 0 || v >= n:

@@ -19,6 +19,11 @@ type StoreOptions struct {
 	// rank (0 = off). It holds the features of the remote nodes with the
 	// highest in-degree, which are the ones neighbor sampling reaches most.
 	CacheMB float64
+	// ReleasePart drops the partition's Indices, IndicesOrig and Feat
+	// arrays once they are copied into the store's windows (the store
+	// reads only its own copies), which saves their memory when the caller
+	// keeps the Part. The caller must not use those three fields afterwards.
+	ReleasePart bool
 }
 
 // Store is one rank's view of a partitioned graph: its own partition in
@@ -52,6 +57,7 @@ type Store struct {
 	// This rank's rows of nodes and edges, read directly by the local
 	// sampling path; edgeBase is the global row of its first edge.
 	localNodes, localEdges []int64
+	localFeat              []float32
 	edgeBase               int64
 
 	// Feature caches of non-owned nodes: halo (from the partition files)
@@ -63,6 +69,7 @@ type Store struct {
 
 	// scratch reused across calls
 	sm  samplerScratch
+	a2a a2aScratch
 	gat gatherScratch
 }
 
@@ -85,6 +92,10 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 		bad, why = 1, fmt.Sprintf("rank %d got part %d", c.Rank(), p.ID)
 	case o.CacheMB < 0:
 		bad, why = 1, fmt.Sprintf("cache size %g MB is negative", o.CacheMB)
+	case int64(len(p.Indptr)) != p.NumOwned()+1 || len(p.IndicesOrig) != len(p.Indices) ||
+		int64(len(p.Feat)) != p.NumOwned()*int64(m.FeatDim) || int64(len(p.Orig)) != p.NumOwned() ||
+		int64(len(p.Labels)) != p.NumOwned() || (p.HaloFeat != nil && len(p.HaloFeat) != len(p.Halo)*m.FeatDim):
+		bad, why = 1, fmt.Sprintf("part %d has inconsistent array lengths (already released by another store?)", p.ID)
 	}
 	agreed, err := collectives.AllreduceScalar(c, bad, collectives.Max)
 	if err != nil {
@@ -133,7 +144,8 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 		if s.feat, err = collectives.NewDistArray(c, owned, 4*s.dim, t); err != nil {
 			return nil, fmt.Errorf("open store: feature array: %w", err)
 		}
-		copy(float32View(s.feat.Local()), p.Feat)
+		s.localFeat = float32View(s.feat.Local())
+		copy(s.localFeat, p.Feat)
 	}
 	for _, a := range []*collectives.DistArray{s.edges, s.nodes, s.feat} {
 		if a == nil {
@@ -149,6 +161,9 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 	}
 	if err := s.fillHotCache(o.CacheMB); err != nil {
 		return nil, fmt.Errorf("open store: hot cache: %w", err)
+	}
+	if o.ReleasePart {
+		p.Indices, p.IndicesOrig, p.Feat = nil, nil, nil
 	}
 	ok = true
 	return s, nil

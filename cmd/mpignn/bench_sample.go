@@ -115,7 +115,7 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 		return err
 	}
 	t0 := time.Now()
-	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport, CacheMB: cfg.cacheMB})
+	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport, CacheMB: cfg.cacheMB, ReleasePart: true})
 	if err != nil {
 		return err
 	}

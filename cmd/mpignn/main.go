@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -58,6 +60,9 @@ func main() {
 		os.Exit(2)
 	}
 	if err := c.run(os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return // the flag set has printed the usage
+		}
 		fmt.Fprintf(os.Stderr, "mpignn %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}

@@ -137,7 +137,7 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport})
+	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport, ReleasePart: true})
 	if err != nil {
 		return err
 	}

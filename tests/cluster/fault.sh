@@ -23,7 +23,7 @@ cd "$repo"
 split="$(ls "$tmp/data/split")"
 "$mpignn" partition --data "$tmp/data" --split "$split" --parts 3 --out "$tmp/parts" >/dev/null || fail "partition"
 epochs=6
-train=("$mpignn" train --parts "$tmp/parts" --epochs "$epochs" --batch 64 --fanout 10,5 --seed 11
+train=("$mpignn" train --parts "$tmp/parts" --epochs "$epochs" --batch 16 --fanout 10,10 --seed 11
 	--checkpoint-every 1 --quiet)
 
 ./mpirun.sh -n 3 "${train[@]}" --checkpoint "$tmp/ck-a" --metrics "$tmp/a.jsonl" >"$tmp/a.log" 2>&1 ||
