@@ -52,8 +52,9 @@ type samplerScratch struct {
 //
 // Own destinations are expanded from the local arrays. With transport rma,
 // remote ones take two batched one-sided reads per layer: first their
-// {edge start, degree} rows, then the {new id, orig id} rows of the chosen
-// positions only. With transport alltoallv the owners choose instead (see
+// {edge start, degree} rows (skipped when the store holds the replicated
+// degree table, see StoreOptions.DegreeTableMB), then the {new id, orig id}
+// rows of the chosen positions only. With transport alltoallv the owners choose instead (see
 // dist_a2a.go): one request/response round of two Alltoallv per layer.
 // Either way every rank makes the same fixed number of transport calls per
 // layer whatever its seeds: Sample is collective and every rank must call
@@ -62,13 +63,14 @@ type samplerScratch struct {
 // If st is not nil the call's counters are added to it. The returned blocks
 // are freshly allocated.
 func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool, st *SampleStats) ([]Block, error) {
-	if len(seedsGlobal) != len(seedsOrig) {
-		return nil, fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.c.Rank(), len(seedsGlobal), len(seedsOrig))
-	}
 	n := s.NumNodes()
-	// A bad seed is reported only after this rank has taken part in every
-	// Fetch (with no seeds), so that the other ranks are not left waiting.
+	// Bad seeds are reported only after this rank has taken part in every
+	// transport call (with no seeds), so that the other ranks do not hang.
 	var seedErr error
+	if len(seedsGlobal) != len(seedsOrig) {
+		seedErr = fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.c.Rank(), len(seedsGlobal), len(seedsOrig))
+		seedsGlobal, seedsOrig = nil, nil
+	}
 	for i, v := range seedsGlobal {
 		if v < 0 || v >= n {
 			seedErr = fmt.Errorf("sample on rank %d: seed %d is node %d, outside [0,%d)", s.c.Rank(), i, v, n)
@@ -87,10 +89,15 @@ func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, 
 		if s.t == collectives.TransportAlltoallv {
 			layer = s.sampleLayerA2A
 		}
-		if err := layer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil {
-			return nil, fmt.Errorf("sample on rank %d: layer %d: %w", s.c.Rank(), l, err)
+		if err := layer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil && seedErr == nil {
+			seedErr = fmt.Errorf("sample on rank %d: layer %d: %w", s.c.Rank(), l, err)
 		}
 		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
+		if seedErr != nil {
+			// Keep making this rank's transport calls, with nothing to
+			// sample, so that the other ranks do not hang.
+			dstG, dstO = nil, nil
+		}
 	}
 	if st != nil {
 		st.Add(local)
@@ -101,7 +108,9 @@ func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, 
 	return blocks, nil
 }
 
-// sampleLayer builds one block. It always makes exactly two Fetch calls.
+// sampleLayer builds one block with one-sided reads. With the degree table
+// (Store.allNodes) it makes exactly one Fetch call, otherwise exactly two;
+// which one is decided identically on every rank at OpenStore.
 func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, out *Block, st *SampleStats) error {
 	sc := &s.sm
 	p := s.part
@@ -109,22 +118,34 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	if len(sc.bb.dense) != int(s.NumNodes()) {
 		sc.bb.UseDenseIDs(s.NumNodes())
 	}
-	if err := sc.bb.Reset(dstG, dstO); err != nil {
-		return err
+	// A bad destination list must not skip this rank's Fetch calls (the
+	// others would wait forever): go on with no destinations, fail after.
+	resetErr := sc.bb.Reset(dstG, dstO)
+	if resetErr != nil {
+		dstG, dstO = nil, nil
+		sc.bb.Reset(nil, nil)
 	}
-	// Phase 1: degrees (and edge starts) of remote destinations.
+	// Phase 1: degrees (and edge starts) of remote destinations, from the
+	// replicated table or with one batched read.
 	sc.remote = sc.remote[:0]
+	sc.nodeRows = sc.nodeRows[:0]
 	for _, g := range dstG {
 		if !s.Owns(g) {
-			sc.remote = append(sc.remote, g)
+			if s.allNodes != nil {
+				sc.nodeRows = append(sc.nodeRows, s.allNodes[2*g], s.allNodes[2*g+1])
+			} else {
+				sc.remote = append(sc.remote, g)
+			}
 		}
 	}
-	sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
 	tl := time.Since(t0)
 	t1 := time.Now()
 	b0 := s.nodes.Stats().Bytes + s.edges.Stats().Bytes
-	if err := s.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
-		return err
+	if s.allNodes == nil {
+		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
+		if err := s.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
+			return err
+		}
 	}
 	tr := time.Since(t1)
 	// Choose positions for every destination; remote choices become edge
@@ -202,6 +223,9 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	}
 	sc.bb.BlockInto(out)
 	tl += time.Since(t4)
+	if resetErr != nil {
+		return resetErr
+	}
 	st.Local += tl
 	st.Remote += tr
 	return nil

@@ -48,8 +48,12 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	if len(sc.bb.dense) != int(s.NumNodes()) {
 		sc.bb.UseDenseIDs(s.NumNodes())
 	}
-	if err := sc.bb.Reset(dstG, dstO); err != nil {
-		return err
+	// On a bad destination list, still make both Alltoallv calls (with no
+	// requests), then fail.
+	resetErr := sc.bb.Reset(dstG, dstO)
+	if resetErr != nil {
+		dstG, dstO = nil, nil
+		sc.bb.Reset(nil, nil)
 	}
 	// Requests grouped by owner (counting sort keeps destination order
 	// within an owner).
@@ -204,5 +208,5 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	tl += time.Since(t4)
 	st.Local += tl
 	st.Remote += tr
-	return nil
+	return resetErr
 }

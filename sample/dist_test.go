@@ -320,3 +320,32 @@ func TestOpenStoreRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestSampleBadSeedsNoHang: bad seeds on rank 0 (out of range, or repeated)
+// fail there, while the other ranks finish normally: the failing rank still
+// makes every transport call.
+func TestSampleBadSeedsNoHang(t *testing.T) {
+	f := newFixture(t, false, false)
+	p := f.part
+	for _, tr := range transports() {
+		s := f.openStore(t, tr, 0)
+		for _, bad := range [][]int64{{testNodes + 3}, {p.Lo, p.Lo}} {
+			t.Run(fmt.Sprintf("%s/%v", tr, bad), func(t *testing.T) {
+				seedsG := []int64{p.Lo}
+				if f.c.Rank() == 0 {
+					seedsG = bad
+				}
+				seedsO := make([]int64, len(seedsG))
+				for i, g := range seedsG {
+					if g < testNodes {
+						seedsO[i] = f.origOf(g)
+					}
+				}
+				_, err := s.Sample(seedsG, seedsO, []int{2, 2}, Key{Seed: 1}, false, nil)
+				if (err != nil) != (f.c.Rank() == 0) {
+					t.Fatalf("rank %d: error %v", f.c.Rank(), err)
+				}
+			})
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"mpignn/collectives"
@@ -158,9 +159,16 @@ func (f *fixture) origOf(g int64) int64 {
 	return f.parts[p].Orig[g-f.parts[p].Lo]
 }
 
-// openStore opens a store on the fixture with the named transport.
-func (f *fixture) openStore(t *testing.T, transport string, cacheMB float64) *Store {
+// openStore opens a store on the fixture with the named transport:
+// "rma" (with the replicated degree table), "rma-fetch" (without it, so
+// remote degrees are read one-sidedly) or "alltoallv" (owner-side sampling).
+func (f *fixture) openStore(t *testing.T, name string, cacheMB float64) *Store {
 	t.Helper()
+	transport, fetch := strings.CutSuffix(name, "-fetch")
+	table := 0.0
+	if fetch {
+		table = -1
+	}
 	tr, err := collectives.ParseTransport(transport)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +176,7 @@ func (f *fixture) openStore(t *testing.T, transport string, cacheMB float64) *St
 	// A shallow copy, so that ReleasePart (exercised by every test) drops
 	// the copy's arrays and not the fixture's.
 	pc := *f.part
-	s, err := OpenStore(f.c, &pc, StoreOptions{Transport: tr, CacheMB: cacheMB, ReleasePart: true})
+	s, err := OpenStore(f.c, &pc, StoreOptions{Transport: tr, CacheMB: cacheMB, ReleasePart: true, DegreeTableMB: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,15 +188,15 @@ func (f *fixture) openStore(t *testing.T, transport string, cacheMB float64) *St
 	if pc.Indices != nil || pc.Feat != nil {
 		t.Fatal("ReleasePart kept the partition's arrays")
 	}
-	if s.Transport().String() != transport {
-		t.Fatalf("store transport %v, want %s", s.Transport(), transport)
+	if s.Transport().String() != transport || (s.allNodes != nil) != (transport == "rma" && !fetch) {
+		t.Fatalf("store transport %v (degree table %v), want %s", s.Transport(), s.allNodes != nil, name)
 	}
 	return s
 }
 
 // transports are the two concrete transports, in a fixed order (every rank
 // must run the collectives in the same order).
-func transports() []string { return []string{"rma", "alltoallv"} }
+func transports() []string { return []string{"rma", "rma-fetch", "alltoallv"} }
 
 // ownedSeeds returns this rank's nodes among the original ids wanted, in the
 // order of wanted.

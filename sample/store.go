@@ -24,6 +24,11 @@ type StoreOptions struct {
 	// reads only its own copies), which saves their memory when the caller
 	// keeps the Part. The caller must not use those three fields afterwards.
 	ReleasePart bool
+	// DegreeTableMB bounds the replicated table of every node's {first edge
+	// row, degree} (16 bytes per node) that lets one-sided sampling skip the
+	// degree read of remote nodes: the table is built when it fits (0 means
+	// 256 MiB); negative never builds it. Every rank must pass the same value.
+	DegreeTableMB float64
 }
 
 // Store is one rank's view of a partitioned graph: its own partition in
@@ -59,6 +64,9 @@ type Store struct {
 	localNodes, localEdges []int64
 	localFeat              []float32
 	edgeBase               int64
+	// allNodes replicates the nodes array on every rank (nil if too big or
+	// with transport alltoallv, whose owner-side sampling does not need it).
+	allNodes []int64
 
 	// Feature caches of non-owned nodes: halo (from the partition files)
 	// and hot (filled at OpenStore). ids ascending, rows aligned.
@@ -139,6 +147,15 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 	for i := range owned {
 		nv[2*i] = base + p.Indptr[i]
 		nv[2*i+1] = p.Indptr[i+1] - p.Indptr[i]
+	}
+	limit := o.DegreeTableMB
+	if limit == 0 {
+		limit = 256
+	}
+	if t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes) <= limit*(1<<20) {
+		if s.allNodes, _, err = collectives.Allgatherv(c, nv); err != nil {
+			return nil, fmt.Errorf("open store: degree table: %w", err)
+		}
 	}
 	if s.dim > 0 {
 		if s.feat, err = collectives.NewDistArray(c, owned, 4*s.dim, t); err != nil {
