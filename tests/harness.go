@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +87,7 @@ func (h *Harness) Mpignn() (string, error) { return h.build("mpignn", "build", "
 // Run is the outcome of one MPI job.
 type Run struct {
 	Output   string // stdout and stderr of all ranks, interleaved
+	Stdout   string // stdout alone (lines of stderr can split its lines in Output)
 	Err      error  // nil on exit code 0
 	Elapsed  time.Duration
 	TimedOut bool
@@ -121,16 +123,31 @@ func (h *Harness) MPI(j Job) Run {
 	// mpirun starts the ranks in its own process group; kill the whole
 	// group on timeout, not only mpirun.
 	setProcessGroup(cmd)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	var out, stdout bytes.Buffer
+	var mu sync.Mutex
+	cmd.Stdout = io.MultiWriter(&lockedWriter{&mu, &out}, &stdout)
+	cmd.Stderr = &lockedWriter{&mu, &out}
 	start := time.Now()
 	err := cmd.Run()
-	r := Run{Output: out.String(), Err: err, Elapsed: time.Since(start)}
+	r := Run{Output: out.String(), Stdout: stdout.String(), Err: err, Elapsed: time.Since(start)}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		r.TimedOut = true
 		r.Err = fmt.Errorf("timed out after %v (hang?)", timeout)
 	}
 	return r
+}
+
+// lockedWriter serialises the stdout and stderr copiers of exec.Cmd into
+// one buffer.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // tail returns the last n lines of s, for failure messages.

@@ -23,12 +23,17 @@ func benchCommands() map[string]func(args []string) error {
 
 func runBench(args []string) error {
 	subs := benchCommands()
+	const usage = "usage: mpignn bench comm|sample [flags]  (mpignn bench NAME -h lists NAME's flags)"
 	if len(args) == 0 {
-		return errors.New("bench: missing benchmark name (comm)")
+		return errors.New("missing benchmark name; " + usage)
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fmt.Println(usage)
+		return flag.ErrHelp
 	}
 	run, ok := subs[args[0]]
 	if !ok {
-		return fmt.Errorf("bench: unknown benchmark %q", args[0])
+		return fmt.Errorf("unknown benchmark %q; %s", args[0], usage)
 	}
 	return run(args[1:])
 }

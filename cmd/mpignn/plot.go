@@ -25,7 +25,7 @@ import (
 // metrics file, side by side, as PNG or SVG (chosen by the extension).
 func runPlot(args []string) error {
 	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
-	metrics := fs.String("metrics", "", "metrics file written by `mpignn train --metrics` (required)")
+	metrics := fs.String("metrics", "", "metrics file written by mpignn train --metrics (required)")
 	out := fs.String("out", "loss.png", "output image; .png or .svg")
 	title := fs.String("title", "", "title prefix (default: the metrics file name)")
 	if err := fs.Parse(args); err != nil {

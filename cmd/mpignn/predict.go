@@ -17,7 +17,7 @@ func runPredict(args []string) error {
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	var cfg dist.PredictConfig
 	fs.StringVar(&cfg.PartDir, "parts", "", "partition directory with one part per rank (required)")
-	fs.StringVar(&cfg.CheckpointDir, "checkpoint", "", "checkpoint directory written by `mpignn train` (required)")
+	fs.StringVar(&cfg.CheckpointDir, "checkpoint", "", "checkpoint directory written by mpignn train (required)")
 	fs.StringVar(&cfg.Out, "out", "", "output CSV: original_node_id,predicted_class (required)")
 	fanout := fs.String("fanout", "", "inference fanouts (default: the run's evaluation fanouts)")
 	fs.BoolVar(&cfg.Full, "full", false, "use every neighbor (overrides --fanout)")

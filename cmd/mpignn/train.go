@@ -45,7 +45,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f := &trainFlags{}
 	c := &f.cfg
-	fs.StringVar(&c.PartDir, "parts", "", "partition directory (from `mpignn partition`) with one part per rank")
+	fs.StringVar(&c.PartDir, "parts", "", "partition directory (from mpignn partition) with one part per rank")
 	fs.StringVar(&f.data, "data", "", "dataset in the OGB raw layout: partitioned into one part per rank on rank 0 and cached")
 	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
 	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random")
