@@ -60,10 +60,23 @@ test-mpi: build
 test-cluster: build
 	tests/cluster/run.sh
 
-bench: build
+# BENCHMARKS.md: transports, then the sampler on the 200k-node peer graph
+# (generated and partitioned once under demo/), then the Go benchmarks.
+PEER := $(DEMO)/peer-200k
+bench: build $(PEER)/parts-1/META.json $(PEER)/parts-2/META.json $(PEER)/parts-4/META.json
 	./mpirun.sh -n 2 $(BIN) bench comm --rows 50000 --dim 128
 	./mpirun.sh -n 4 $(BIN) bench comm --rows 50000 --dim 128
+	for p in 1 2 4; do for t in rma alltoallv; do \
+		./mpirun.sh -n $$p $(BIN) bench sample --parts $(PEER)/parts-$$p --steps 40 --transport $$t; done; done
+	./mpirun.sh -n 2 $(BIN) bench sample --parts $(PEER)/parts-2 --steps 40 --cache-mb 20
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/ ./train/
+
+$(PEER)/raw:
+	$(BIN) gen --nodes 200000 --avg-degree 40 --classes 47 --feat-dim 100 \
+		--train 100000 --valid 20000 --test 80000 --seed 1 --out $(PEER)
+
+$(PEER)/parts-%/META.json: | $(PEER)/raw
+	$(BIN) partition --data $(PEER) --parts $* --out $(PEER)/parts-$*
 
 clean:
 	rm -rf bin $(DEMO)

@@ -148,46 +148,55 @@ func TestGatherFeatures(t *testing.T) {
 		for _, tr := range transports() {
 			// 40 rows of hot cache.
 			s := f.openStore(t, tr, float64(40*testDim*4)/(1<<20))
-			t.Run(fmt.Sprintf("halo=%v/%s", halo, tr), func(t *testing.T) {
-				nodes := make([]int64, 0, testNodes)
-				for g := int64(testNodes - 1); g >= 0; g-- {
-					nodes = append(nodes, g)
+			// Both cache lookups: the slot map, and the binary search used
+			// when the map would be too big.
+			for _, slots := range []bool{true, false} {
+				if !slots {
+					s.cacheSlot = nil
+				} else if s.cacheSlot == nil && f.c.Size() > 1 {
+					t.Fatal("no cache slot map on a small graph with cached rows")
 				}
-				var st GatherStats
-				x, err := s.Gather(nodes, nil, &st)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i, g := range nodes {
-					o := f.origOf(g)
-					if !slices.Equal(x[i*testDim:(i+1)*testDim], f.d.Feat.Row(o)) {
-						t.Errorf("row of node %d (original %d): got %v want %v", g, o, x[i*testDim:(i+1)*testDim], f.d.Feat.Row(o))
-						break
+				t.Run(fmt.Sprintf("halo=%v/%s/slots=%v", halo, tr, slots), func(t *testing.T) {
+					nodes := make([]int64, 0, testNodes)
+					for g := int64(testNodes - 1); g >= 0; g-- {
+						nodes = append(nodes, g)
 					}
-				}
-				if st.Rows() != testNodes || st.LocalRows != f.part.NumOwned() {
-					t.Errorf("stats %+v: rows %d (want %d), local %d (want %d)", st, st.Rows(), testNodes, st.LocalRows, f.part.NumOwned())
-				}
-				if f.c.Size() > 1 {
-					hot := st.CachedRows - st.HaloHits
-					if st.RemoteRows == 0 || hot != int64(s.HotCacheRows()) || hot == 0 || (halo && st.HaloHits == 0) {
-						t.Errorf("stats %+v with %d hot rows: want remote, hot and (with halo) halo rows", st, s.HotCacheRows())
+					var st GatherStats
+					x, err := s.Gather(nodes, nil, &st)
+					if err != nil {
+						t.Fatal(err)
 					}
-					if st.Bytes != st.RemoteRows*testDim*4 {
-						t.Errorf("moved %d bytes for %d remote rows", st.Bytes, st.RemoteRows)
+					for i, g := range nodes {
+						o := f.origOf(g)
+						if !slices.Equal(x[i*testDim:(i+1)*testDim], f.d.Feat.Row(o)) {
+							t.Errorf("row of node %d (original %d): got %v want %v", g, o, x[i*testDim:(i+1)*testDim], f.d.Feat.Row(o))
+							break
+						}
 					}
-				}
-				// A bad node id is an error, but every rank still takes part
-				// in the collective fetch.
-				bad := []int64{0}
-				if f.c.Rank() == 0 {
-					bad = []int64{testNodes + 5}
-				}
-				_, err = s.Gather(bad, nil, nil)
-				if (err != nil) != (f.c.Rank() == 0) {
-					t.Fatalf("gather of %v: error %v", bad, err)
-				}
-			})
+					if st.Rows() != testNodes || st.LocalRows != f.part.NumOwned() {
+						t.Errorf("stats %+v: rows %d (want %d), local %d (want %d)", st, st.Rows(), testNodes, st.LocalRows, f.part.NumOwned())
+					}
+					if f.c.Size() > 1 {
+						hot := st.CachedRows - st.HaloHits
+						if st.RemoteRows == 0 || hot != int64(s.HotCacheRows()) || hot == 0 || (halo && st.HaloHits == 0) {
+							t.Errorf("stats %+v with %d hot rows: want remote, hot and (with halo) halo rows", st, s.HotCacheRows())
+						}
+						if st.Bytes != st.RemoteRows*testDim*4 {
+							t.Errorf("moved %d bytes for %d remote rows", st.Bytes, st.RemoteRows)
+						}
+					}
+					// A bad node id is an error, but every rank still takes part
+					// in the collective fetch.
+					bad := []int64{0}
+					if f.c.Rank() == 0 {
+						bad = []int64{testNodes + 5}
+					}
+					_, err = s.Gather(bad, nil, nil)
+					if (err != nil) != (f.c.Rank() == 0) {
+						t.Fatalf("gather of %v: error %v", bad, err)
+					}
+				})
+			}
 		}
 	}
 }

@@ -67,15 +67,12 @@ func (s *Store) Gather(nodes []int64, dst []float32, st *GatherStats) ([]float32
 			continue
 		}
 		g.CacheLookups++
-		if j, ok := slices.BinarySearch(s.haloIDs, v); ok {
-			copy(row, s.haloFeat[j*d:(j+1)*d])
+		if c, halo := s.cachedRow(v); c != nil {
+			copy(row, c)
 			g.CachedRows++
-			g.HaloHits++
-			continue
-		}
-		if j, ok := slices.BinarySearch(s.hotIDs, v); ok {
-			copy(row, s.hotFeat[j*d:(j+1)*d])
-			g.CachedRows++
+			if halo {
+				g.HaloHits++
+			}
 			continue
 		}
 		sc.req = append(sc.req, v)

@@ -3,6 +3,7 @@ package sample
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -74,6 +75,12 @@ type Store struct {
 	haloFeat []float32
 	hotIDs   []int64
 	hotFeat  []float32
+	// cacheSlot maps a global id to its cached row in O(1) instead of two
+	// binary searches per row (which made a large hot cache slower than
+	// reading the rows remotely): 0 = not cached, k > 0 = hot row k-1,
+	// k < 0 = halo row -k-1. Nil when the caches are empty or the map would
+	// exceed cacheSlotMaxBytes; Gather then falls back to binary search.
+	cacheSlot []int32
 
 	// scratch reused across calls
 	sm  samplerScratch
@@ -179,6 +186,7 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 	if err := s.fillHotCache(o.CacheMB); err != nil {
 		return nil, fmt.Errorf("open store: hot cache: %w", err)
 	}
+	s.buildCacheSlots()
 	if o.ReleasePart {
 		p.Indices, p.IndicesOrig, p.Feat = nil, nil, nil
 	}
@@ -322,6 +330,47 @@ func (s *Store) fillHotCache(mb float64) error {
 	}
 	s.hotIDs, s.hotFeat = ids, feat
 	return nil
+}
+
+// cacheSlotMaxBytes bounds the cache slot map (4 bytes per graph node): it
+// covers graphs up to 64 M nodes; larger ones use binary search.
+const cacheSlotMaxBytes = 256 << 20
+
+func (s *Store) buildCacheSlots() {
+	n := s.NumNodes()
+	if len(s.haloIDs)+len(s.hotIDs) == 0 || 4*n > cacheSlotMaxBytes ||
+		len(s.haloIDs) >= math.MaxInt32 || len(s.hotIDs) >= math.MaxInt32 {
+		return
+	}
+	s.cacheSlot = make([]int32, n)
+	for j, v := range s.haloIDs {
+		s.cacheSlot[v] = -int32(j) - 1
+	}
+	for j, v := range s.hotIDs {
+		s.cacheSlot[v] = int32(j) + 1
+	}
+}
+
+// cachedRow returns the cached feature row of non-owned node v (in range)
+// and whether it came from the halo cache; nil if v is not cached.
+func (s *Store) cachedRow(v int64) (row []float32, halo bool) {
+	d := s.dim
+	if s.cacheSlot != nil {
+		switch k := int(s.cacheSlot[v]); {
+		case k > 0:
+			return s.hotFeat[(k-1)*d : k*d], false
+		case k < 0:
+			return s.haloFeat[(-k-1)*d : -k*d], true
+		}
+		return nil, false
+	}
+	if j, ok := slices.BinarySearch(s.haloIDs, v); ok {
+		return s.haloFeat[j*d : (j+1)*d], true
+	}
+	if j, ok := slices.BinarySearch(s.hotIDs, v); ok {
+		return s.hotFeat[j*d : (j+1)*d], false
+	}
+	return nil, false
 }
 
 // int64View reinterprets a byte slice (8-byte aligned: MPI windows and Go

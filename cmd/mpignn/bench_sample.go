@@ -83,7 +83,7 @@ type benchSampleRow struct {
 	rows, localRows, cachedRows    float64
 	remoteRows, gatherBytes        float64
 	adjBytes, featBytes            float64
-	rssMB                          float64
+	rssMB, pssMB                   float64
 	seeds                          float64
 }
 
@@ -91,11 +91,11 @@ const benchSampleFields = 16
 
 func (r benchSampleRow) slice() []float64 {
 	return []float64{r.edges, r.localEdges, r.remoteEdges, r.localS, r.remoteS, r.gatherS, r.rows, r.localRows,
-		r.cachedRows, r.remoteRows, r.gatherBytes, r.adjBytes, r.featBytes, r.rssMB, r.seeds, 0}
+		r.cachedRows, r.remoteRows, r.gatherBytes, r.adjBytes, r.featBytes, r.rssMB, r.seeds, r.pssMB}
 }
 
 func benchSampleRowFrom(x []float64) benchSampleRow {
-	return benchSampleRow{x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[14]}
+	return benchSampleRow{x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11], x[12], x[13], x[15], x[14]}
 }
 
 func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
@@ -167,7 +167,8 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	}
 	wallS := time.Since(wall).Seconds()
 	r.gatherBytes = r.rows * dim
-	r.rssMB = peakRSSMB()
+	r.rssMB = procMB("/proc/self/status", "VmHWM:")
+	r.pssMB = procMB("/proc/self/smaps_rollup", "Pss:")
 	all, err := collectives.Allgather(c, r.slice())
 	if err != nil {
 		return err
@@ -178,8 +179,8 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	fmt.Fprintf(out, "bench sample: %s (%s, %d nodes, %d edges, cut %.1f%%), %d ranks, transport %s, fanout %s, batch %d/rank, %d timed steps (+%d warm-up) of %d, cache %.0f MiB/rank (%d hot rows on rank 0, %d halo rows), open %.2fs\n",
 		cfg.parts, m.Method, m.NumNodes, m.NumEdges, 100*m.EdgeCut(), c.Size(), s.Transport(), benchFanoutString(cfg.fanouts),
 		cfg.batch, timed, warm, steps, cfg.cacheMB, s.HotCacheRows(), s.HaloCacheRows(), openS)
-	fmt.Fprintf(out, "%4s %10s %12s %12s %12s %12s %9s %9s %9s %8s %8s %8s\n",
-		"rank", "edges/step", "edges/s", "local e/s", "remote e/s", "gather GB/s", "local s", "remote s", "gather s", "rem-row", "rem+cache", "RSS MB")
+	fmt.Fprintf(out, "%4s %10s %12s %12s %12s %12s %9s %9s %9s %8s %8s %8s %8s\n",
+		"rank", "edges/step", "edges/s", "local e/s", "remote e/s", "gather GB/s", "local s", "remote s", "gather s", "rem-row", "rem+cache", "RSS MB", "PSS MB")
 	var sum benchSampleRow
 	for p := range c.Size() {
 		x := benchSampleRowFrom(all[p*benchSampleFields : (p+1)*benchSampleFields])
@@ -187,12 +188,13 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 		sum = benchSampleAdd(sum, x)
 	}
 	mean := benchSampleScale(sum, 1/float64(c.Size()))
-	mean.rssMB = 0
+	mean.rssMB, mean.pssMB = 0, 0
 	for p := range c.Size() {
 		mean.rssMB = max(mean.rssMB, all[p*benchSampleFields+13])
+		mean.pssMB = max(mean.pssMB, all[p*benchSampleFields+15])
 	}
 	benchSamplePrintRow(out, "mean", mean, timed)
-	fmt.Fprintf(out, "wall %.2fs for %d steps: %.0f sampled edges/s over all ranks; rem-row = rows not owned (no cache), rem+cache = rows read remotely with halo+hot caches; RSS column of mean = max\n",
+	fmt.Fprintf(out, "wall %.2fs for %d steps: %.0f sampled edges/s over all ranks; rem-row = rows not owned (no cache), rem+cache = rows read remotely with halo+hot caches; RSS = peak (it counts the pages of other ranks' windows read here), PSS = now, shared pages split; mean row: max\n",
 		wallS, timed, sum.edges/wallS)
 	return nil
 }
@@ -210,10 +212,10 @@ func benchSamplePrintRow(out io.Writer, name string, x benchSampleRow, steps int
 		}
 		return 100 * n / d
 	}
-	fmt.Fprintf(out, "%4s %10.0f %12.0f %12.0f %12.0f %12.2f %9.3f %9.3f %9.3f %7.1f%% %7.1f%% %8.0f\n",
+	fmt.Fprintf(out, "%4s %10.0f %12.0f %12.0f %12.0f %12.2f %9.3f %9.3f %9.3f %7.1f%% %7.1f%% %8.0f %8.0f\n",
 		name, x.edges/float64(steps), rate(x.edges, x.localS+x.remoteS), rate(x.localEdges+x.remoteEdges, x.localS),
 		rate(x.remoteEdges, x.remoteS), rate(x.gatherBytes, x.gatherS)/1e9, x.localS, x.remoteS, x.gatherS,
-		frac(x.rows-x.localRows, x.rows), frac(x.remoteRows, x.rows), x.rssMB)
+		frac(x.rows-x.localRows, x.rows), frac(x.remoteRows, x.rows), x.rssMB, x.pssMB)
 }
 
 func benchSampleAdd(a, b benchSampleRow) benchSampleRow {
@@ -240,22 +242,19 @@ func benchFanoutString(f []int) string {
 	return strings.Join(s, ",")
 }
 
-// peakRSSMB reads the peak resident set size (VmHWM) of this process from
-// /proc; 0 where /proc is unavailable.
-func peakRSSMB() float64 {
-	f, err := os.Open("/proc/self/status")
+// procMB reads the kB value of the line starting with key (such as VmHWM:
+// in /proc/self/status) in MB; 0 where /proc is unavailable.
+func procMB(file, key string) float64 {
+	f, err := os.Open(file)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) >= 1 {
-				kb, err := strconv.ParseFloat(fields[0], 64)
-				if err == nil {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+			if fields := strings.Fields(rest); len(fields) >= 1 {
+				if kb, err := strconv.ParseFloat(fields[0], 64); err == nil {
 					return kb / 1024
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sort"
 )
 
@@ -58,6 +59,15 @@ func main() {
 		fmt.Fprintf(os.Stderr, "mpignn: unknown command %q\n", os.Args[1])
 		usage(cmds)
 		os.Exit(2)
+	}
+	if os.Getenv("GOGC") == "" {
+		// Training holds a large live heap (partition arrays, per-step
+		// activations reused in place) and makes little garbage per step
+		// (~17 MB on the peer graph), so Go's default GOGC=100 let the heap
+		// grow to twice the live size before collecting: 1.4 GB peak per rank
+		// for 0.56 GB live. 25 caps the peak near 1.25x live for a few more
+		// collections per epoch. A GOGC in the environment wins.
+		debug.SetGCPercent(25)
 	}
 	if err := c.run(os.Args[2:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

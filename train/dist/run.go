@@ -125,9 +125,11 @@ func openPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 }
 
 // openLoader opens the feature store and the loader over part. It is
-// collective. The caller closes the store.
+// collective. The caller closes the store. The store copies the partition's
+// edges and features into its MPI windows and takes them out of part
+// (ReleasePart), so the copies are not held twice for the whole run.
 func openLoader(c *collectives.Comm, part *partition.Part, t collectives.Transport, cacheMB float64, lo sample.LoaderOptions) (*sample.Store, *sample.Loader, error) {
-	st, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: t, CacheMB: cacheMB})
+	st, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: t, CacheMB: cacheMB, ReleasePart: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open feature store: %w", err)
 	}
