@@ -266,11 +266,40 @@ func sampleEdges(opt GenOptions, round uint64, need int64, labels []int32, membe
 	global, classAlias *alias, perClass []*alias) []uint64 {
 	const chunk = 1 << 20
 	out := make([]uint64, need)
-	nChunks := (need + chunk - 1) / chunk
+	forEachChunk(opt.Workers, (need+chunk-1)/chunk, func(c int64) {
+		r := newRand(opt.Seed, streamEdges+round, uint64(c))
+		for i := c * chunk; i < min(need, (c+1)*chunk); i++ {
+			var u, v int32
+			for try := 0; ; try++ {
+				if try < 16 && r.Float64() < opt.Homophily {
+					cl := classAlias.sample(r)
+					u = members[cl][perClass[cl].sample(r)]
+					v = members[cl][perClass[cl].sample(r)]
+				} else {
+					u, v = int32(global.sample(r)), int32(global.sample(r))
+				}
+				if u != v {
+					break
+				}
+			}
+			if u > v {
+				u, v = v, u
+			}
+			out[i] = uint64(u)<<32 | uint64(v)
+		}
+	})
+	return out
+}
+
+// forEachChunk calls fn(c) for c in [0, nChunks) on up to workers
+// goroutines, handing out chunks in order. Each chunk seeds its own random
+// stream from its index, so the output does not depend on which goroutine
+// runs which chunk.
+func forEachChunk(workers int, nChunks int64, fn func(c int64)) {
 	var next int64
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for w := 0; w < opt.Workers; w++ {
+	for range max(workers, 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -282,31 +311,11 @@ func sampleEdges(opt GenOptions, round uint64, need int64, labels []int32, membe
 				if c >= nChunks {
 					return
 				}
-				r := newRand(opt.Seed, streamEdges+round, uint64(c))
-				for i := c * chunk; i < min(need, (c+1)*chunk); i++ {
-					var u, v int32
-					for try := 0; ; try++ {
-						if try < 16 && r.Float64() < opt.Homophily {
-							cl := classAlias.sample(r)
-							u = members[cl][perClass[cl].sample(r)]
-							v = members[cl][perClass[cl].sample(r)]
-						} else {
-							u, v = int32(global.sample(r)), int32(global.sample(r))
-						}
-						if u != v {
-							break
-						}
-					}
-					if u > v {
-						u, v = v, u
-					}
-					out[i] = uint64(u)<<32 | uint64(v)
-				}
+				fn(c)
 			}
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // parallelSort sorts x using up to `workers` goroutines: sort pieces, then
@@ -381,34 +390,16 @@ func genFeatures(opt GenOptions, labels []int32) (*Features, []float64) {
 	n := opt.Nodes
 	f := &Features{Dim: dim, Data: make([]float32, n*int64(dim))}
 	const chunk = 1 << 14
-	nChunks := (n + chunk - 1) / chunk
-	var next int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for w := 0; w < opt.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				c := next
-				next++
-				mu.Unlock()
-				if c >= nChunks {
-					return
-				}
-				r := newRand(opt.Seed, streamFeatures, uint64(c))
-				for v := c * chunk; v < min(n, (c+1)*chunk); v++ {
-					centroid := cen[int(labels[v])*dim : int(labels[v]+1)*dim]
-					row := f.Row(v)
-					for j := range row {
-						row[j] = float32(math.Round((centroid[j]+r.NormFloat64())*1000)) / 1000
-					}
-				}
+	forEachChunk(opt.Workers, (n+chunk-1)/chunk, func(c int64) {
+		r := newRand(opt.Seed, streamFeatures, uint64(c))
+		for v := c * chunk; v < min(n, (c+1)*chunk); v++ {
+			centroid := cen[int(labels[v])*dim : int(labels[v]+1)*dim]
+			row := f.Row(v)
+			for j := range row {
+				row[j] = float32(math.Round((centroid[j]+r.NormFloat64())*1000)) / 1000
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	return f, cen
 }
 

@@ -54,8 +54,9 @@ type samplerScratch struct {
 // remote ones take two batched one-sided reads per layer: first their
 // {edge start, degree} rows (skipped when the store holds the replicated
 // degree table, see StoreOptions.DegreeTableMB), then the {new id, orig id}
-// rows of the chosen positions only. With transport alltoallv the owners choose instead (see
-// dist_a2a.go): one request/response round of two Alltoallv per layer.
+// rows of the chosen positions only. With transport alltoallv the owners
+// choose instead (see dist_a2a.go): one request/response round of two
+// Alltoallv per layer.
 // Either way every rank makes the same fixed number of transport calls per
 // layer whatever its seeds: Sample is collective and every rank must call
 // it with the same number of fanouts.
@@ -108,6 +109,23 @@ func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, 
 	return blocks, nil
 }
 
+// startBlock resets the block builder to the destinations of a layer. A
+// bad destination list (repeated or out-of-range ids) must not make this
+// rank skip its transport calls, or the other ranks would wait forever: the
+// builder then starts empty, the layer goes on with no destinations, and
+// the caller returns the error after the calls.
+func (s *Store) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
+	bb := &s.sm.bb
+	if len(bb.dense) != int(s.NumNodes()) {
+		bb.UseDenseIDs(s.NumNodes())
+	}
+	if err := bb.Reset(dstG, dstO); err != nil {
+		bb.Reset(nil, nil)
+		return nil, nil, err
+	}
+	return dstG, dstO, nil
+}
+
 // sampleLayer builds one block with one-sided reads. With the degree table
 // (Store.allNodes) it makes exactly one Fetch call, otherwise exactly two;
 // which one is decided identically on every rank at OpenStore.
@@ -115,16 +133,7 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	sc := &s.sm
 	p := s.part
 	t0 := time.Now()
-	if len(sc.bb.dense) != int(s.NumNodes()) {
-		sc.bb.UseDenseIDs(s.NumNodes())
-	}
-	// A bad destination list must not skip this rank's Fetch calls (the
-	// others would wait forever): go on with no destinations, fail after.
-	resetErr := sc.bb.Reset(dstG, dstO)
-	if resetErr != nil {
-		dstG, dstO = nil, nil
-		sc.bb.Reset(nil, nil)
-	}
+	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
 	// Phase 1: degrees (and edge starts) of remote destinations, from the
 	// replicated table or with one batched read.
 	sc.remote = sc.remote[:0]

@@ -45,16 +45,9 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	p := s.part
 	P, me := s.c.Size(), s.c.Rank()
 	t0 := time.Now()
-	if len(sc.bb.dense) != int(s.NumNodes()) {
-		sc.bb.UseDenseIDs(s.NumNodes())
-	}
 	// On a bad destination list, still make both Alltoallv calls (with no
 	// requests), then fail.
-	resetErr := sc.bb.Reset(dstG, dstO)
-	if resetErr != nil {
-		dstG, dstO = nil, nil
-		sc.bb.Reset(nil, nil)
-	}
+	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
 	// Requests grouped by owner (counting sort keeps destination order
 	// within an owner).
 	ac.counts = growInt64(ac.counts, P)

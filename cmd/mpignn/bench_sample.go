@@ -99,16 +99,9 @@ func benchSampleRowFrom(x []float64) benchSampleRow {
 }
 
 func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
-	c, err := collectives.NewComm()
+	c, m, err := commAndMeta(cfg.parts)
 	if err != nil {
 		return err
-	}
-	m, err := partition.LoadMeta(cfg.parts)
-	if err != nil {
-		return err
-	}
-	if m.NumParts != c.Size() {
-		return fmt.Errorf("%s has %d partitions but the job has %d ranks: run with -n %d", cfg.parts, m.NumParts, c.Size(), m.NumParts)
 	}
 	part, err := partition.LoadWithMeta(cfg.parts, m, c.Rank())
 	if err != nil {

@@ -117,16 +117,9 @@ func runSample(args []string) error {
 }
 
 func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
-	c, err := collectives.NewComm()
+	c, m, err := commAndMeta(cfg.parts)
 	if err != nil {
 		return err
-	}
-	m, err := partition.LoadMeta(cfg.parts)
-	if err != nil {
-		return err
-	}
-	if m.NumParts != c.Size() {
-		return fmt.Errorf("%s has %d partitions but the job has %d ranks: run with -n %d", cfg.parts, m.NumParts, c.Size(), m.NumParts)
 	}
 	for _, v := range cfg.seeds {
 		if v < 0 || v >= m.NumNodes {
@@ -199,4 +192,21 @@ func sampleSortByOrig(g, o []int64) {
 	for i, j := range idx {
 		g[i], o[i] = g2[j], o2[j]
 	}
+}
+
+// commAndMeta opens the world communicator and reads the META of a
+// partition directory, which must hold one part per rank.
+func commAndMeta(dir string) (*collectives.Comm, *partition.Meta, error) {
+	c, err := collectives.NewComm()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := partition.LoadMeta(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.NumParts != c.Size() {
+		return nil, nil, fmt.Errorf("%s has %d partitions but the job has %d ranks: run with -n %d", dir, m.NumParts, c.Size(), m.NumParts)
+	}
+	return c, m, nil
 }
