@@ -139,7 +139,7 @@ func TestTrainCLI(t *testing.T) {
 	metrics := filepath.Join(work, "m.jsonl")
 	ckpt := filepath.Join(work, "ckpt")
 	train := []string{bin, "train", "--parts", g.parts[2], "--fanout", "5,5", "--batch", "64", "--hidden", "32",
-		"--epochs", "4", "--lr", "0.01", "--seed", "2", "--quiet", "--metrics", metrics, "--checkpoint", ckpt}
+		"--epochs", "4", "--lr", "0.01", "--seed", "2", "--quiet", "--metrics", metrics, "--checkpoint", ckpt, "--eval-every", "3"}
 	res := h.MPI(Job{Ranks: 2, Args: train, Timeout: 3 * time.Minute})
 	if res.Err != nil {
 		t.Fatalf("train: %v\n%s", res.Err, tail(res.Output, 30))
@@ -158,6 +158,12 @@ func TestTrainCLI(t *testing.T) {
 	}
 	if n := strings.Count(string(lines), "\n"); n != 5 { // 4 epochs + summary
 		t.Errorf("metrics file has %d lines, want 5:\n%s", n, lines)
+	}
+	// --eval-every 3: epochs 3 and 4 (the last) are evaluated, 1 and 2 not.
+	for i, l := range strings.Split(strings.TrimSpace(string(lines)), "\n")[:4] {
+		if strings.Contains(l, `"val_acc"`) != (i >= 2) {
+			t.Errorf("metrics line %d (--eval-every 3 of 4 epochs): %s", i+1, l)
+		}
 	}
 
 	pred := filepath.Join(work, "pred.csv")

@@ -19,12 +19,14 @@ type EpochMetrics struct {
 	Epoch    int     `json:"epoch"`
 	Loss     float64 `json:"loss"`
 	TrainAcc float64 `json:"train_acc"`
-	ValLoss  float64 `json:"val_loss"`
-	ValAcc   float64 `json:"val_acc"`
-	TestLoss float64 `json:"test_loss"`
-	TestAcc  float64 `json:"test_acc"`
+	// Validation and test results: nil, and absent from the file, on epochs
+	// that skip evaluation (RunOptions.EvalEvery).
+	ValLoss  *float64 `json:"val_loss,omitempty"`
+	ValAcc   *float64 `json:"val_acc,omitempty"`
+	TestLoss *float64 `json:"test_loss,omitempty"`
+	TestAcc  *float64 `json:"test_acc,omitempty"`
 	// EpochS is the wall time of the training steps; EvalS that of the
-	// valid+test evaluation that follows them.
+	// valid+test evaluation that follows them (0 without evaluation).
 	EpochS       float64 `json:"epoch_s"`
 	EvalS        float64 `json:"eval_s"`
 	SampleS      float64 `json:"sample_s"`
@@ -50,12 +52,13 @@ type Summary struct {
 	TotalS     float64 `json:"total_s"`  // wall time of this Run call
 }
 
-func newEpochMetrics(tr TrainResult, val, test EvalResult) EpochMetrics {
+// newEpochMetrics builds an epoch line; val and test are nil when the epoch
+// was not evaluated.
+func newEpochMetrics(tr TrainResult, val, test *EvalResult) EpochMetrics {
 	m := EpochMetrics{
 		Type: "epoch", Epoch: tr.Epoch,
 		Loss: tr.Loss, TrainAcc: tr.Acc,
-		ValLoss: val.Loss, ValAcc: val.Acc, TestLoss: test.Loss, TestAcc: test.Acc,
-		EpochS: tr.Wall.Seconds(), EvalS: (val.Wall + test.Wall).Seconds(),
+		EpochS:     tr.Wall.Seconds(),
 		SampleS:    tr.Times.Seconds(PhaseSample),
 		GatherS:    tr.Times.Seconds(PhaseGather),
 		ForwardS:   tr.Times.Seconds(PhaseForward),
@@ -64,6 +67,11 @@ func newEpochMetrics(tr TrainResult, val, test EvalResult) EpochMetrics {
 		OptimizerS: tr.Times.Seconds(PhaseOptimizer),
 		Steps:      tr.Steps, Seeds: tr.Seeds, RemoteRows: tr.RemoteRows,
 	}
+	if val != nil && test != nil {
+		m.ValLoss, m.ValAcc = &val.Loss, &val.Acc
+		m.TestLoss, m.TestAcc = &test.Loss, &test.Acc
+		m.EvalS = (val.Wall + test.Wall).Seconds()
+	}
 	if m.EpochS > 0 {
 		m.StepsPerS = float64(tr.Steps) / m.EpochS
 	}
@@ -71,6 +79,22 @@ func newEpochMetrics(tr TrainResult, val, test EvalResult) EpochMetrics {
 		m.CacheHitRate = float64(tr.CacheHits) / float64(tr.CacheLookups)
 	}
 	return m
+}
+
+// Evaluated reports whether the epoch has validation and test results.
+func (m *EpochMetrics) Evaluated() bool { return m.ValAcc != nil && m.TestAcc != nil }
+
+// ValAccuracy returns the validation accuracy, NaN if not evaluated.
+func (m *EpochMetrics) ValAccuracy() float64 { return valueOrNaN(m.ValAcc) }
+
+// TestAccuracy returns the test accuracy, NaN if not evaluated.
+func (m *EpochMetrics) TestAccuracy() float64 { return valueOrNaN(m.TestAcc) }
+
+func valueOrNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
 }
 
 // MetricsWriter appends JSON lines to a metrics file, one write and one

@@ -111,8 +111,13 @@ func (p *Progress) EndEpoch(m *EpochMetrics) {
 	if p.mode == ProgressBar {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
+	if !m.Evaluated() {
+		fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f (not evaluated) | %.1f s (%.2f steps/s)\n",
+			m.Epoch, p.epochs, m.Loss, m.TrainAcc, m.EpochS, m.StepsPerS)
+		return
+	}
 	fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f val %.4f test %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",
-		m.Epoch, p.epochs, m.Loss, m.TrainAcc, m.ValAcc, m.TestAcc, m.EpochS, m.StepsPerS, m.EvalS)
+		m.Epoch, p.epochs, m.Loss, m.TrainAcc, *m.ValAcc, *m.TestAcc, m.EpochS, m.StepsPerS, m.EvalS)
 }
 
 // status renders the in-epoch line.

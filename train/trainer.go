@@ -317,10 +317,22 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 // RunEpoch trains one epoch, evaluates valid and test, updates the best
 // model and returns the epoch's metrics (identical on every rank except the
 // timings, which are this rank's).
-func (t *Trainer) RunEpoch() (EpochMetrics, error) {
+func (t *Trainer) RunEpoch() (EpochMetrics, error) { return t.runEpoch(true) }
+
+// runEpoch trains one epoch and, if eval, evaluates it. Evaluation draws
+// no randomness the training uses (sampling is keyed by split, epoch and
+// step), so skipping it leaves the training trajectory unchanged.
+func (t *Trainer) runEpoch(eval bool) (EpochMetrics, error) {
 	tr, err := t.TrainEpoch()
 	if err != nil {
 		return EpochMetrics{}, err
+	}
+	if !eval {
+		m := newEpochMetrics(tr, nil, nil)
+		if t.Reporter != nil {
+			t.Reporter.EndEpoch(&m)
+		}
+		return m, nil
 	}
 	val, err := t.Evaluate(SplitValid)
 	if err != nil {
@@ -335,7 +347,7 @@ func (t *Trainer) RunEpoch() (EpochMetrics, error) {
 		t.best.Epoch, t.best.ValAcc, t.best.TestAcc = tr.Epoch, val.Acc, test.Acc
 		t.best.Params = append(t.best.Params[:0], t.model.Params()...)
 	}
-	m := newEpochMetrics(tr, val, test)
+	m := newEpochMetrics(tr, &val, &test)
 	if t.Reporter != nil {
 		t.Reporter.EndEpoch(&m)
 	}
@@ -357,6 +369,10 @@ type RunOptions struct {
 	// RunInfo is stored verbatim in checkpoints (for example the CLI's
 	// fanouts and batch size, to check them on resume).
 	RunInfo []byte
+	// EvalEvery evaluates valid and test (and updates the best model) only
+	// after every EvalEvery-th epoch and after the last; values < 2 mean
+	// every epoch.
+	EvalEvery int
 }
 
 // Run trains until o.Epochs epochs are complete, writing metrics and
@@ -369,7 +385,8 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		return Summary{}, fmt.Errorf("run: %d epochs requested but %d already completed (checkpoint)", o.Epochs, t.epoch)
 	}
 	for t.epoch < o.Epochs {
-		m, err := t.RunEpoch()
+		next := t.epoch + 1
+		m, err := t.runEpoch(o.EvalEvery < 2 || next%o.EvalEvery == 0 || next == o.Epochs)
 		if err != nil {
 			return Summary{}, err
 		}

@@ -131,7 +131,7 @@ func rankCountEquivalence(t *testing.T, dropout float32) {
 			if !slices.Equal(run.tr.Model().Params(), runs[0].tr.Model().Params()) {
 				t.Fatalf("P=%d: rank %d weights differ from rank 0", size, r)
 			}
-			if run.metrics[2].Loss != runs[0].metrics[2].Loss || run.metrics[2].ValAcc != runs[0].metrics[2].ValAcc {
+			if run.metrics[2].Loss != runs[0].metrics[2].Loss || run.metrics[2].ValAccuracy() != runs[0].metrics[2].ValAccuracy() {
 				t.Fatalf("P=%d: rank %d metrics differ from rank 0", size, r)
 			}
 		}
@@ -152,8 +152,8 @@ func rankCountEquivalence(t *testing.T, dropout float32) {
 			t.Errorf("P=%d: final weights differ from P=1 by %.3g (relative to the largest weight)", size, d)
 		}
 		for e := range ref[0].metrics {
-			if math.Abs(ref[0].metrics[e].ValAcc-runs[0].metrics[e].ValAcc) > 0.01 {
-				t.Errorf("P=%d epoch %d: val acc %.4f, P=1 %.4f", size, e+1, runs[0].metrics[e].ValAcc, ref[0].metrics[e].ValAcc)
+			if math.Abs(ref[0].metrics[e].ValAccuracy()-runs[0].metrics[e].ValAccuracy()) > 0.01 {
+				t.Errorf("P=%d epoch %d: val acc %.4f, P=1 %.4f", size, e+1, runs[0].metrics[e].ValAccuracy(), ref[0].metrics[e].ValAccuracy())
 			}
 		}
 		if runs[0].metrics[0].RemoteRows == 0 {
@@ -222,6 +222,62 @@ func (c capture) AllreduceSum32(buf []float32) error {
 
 // TestResumeEqualsUninterrupted: stopping after epoch k, saving, loading
 // into a fresh trainer and continuing gives bit-identical weights, Adam
+// TestEvalEvery: evaluating every third epoch (and the last) leaves the
+// training trajectory unchanged, leaves the other epochs without
+// validation/test results, and picks the best model among the evaluated
+// epochs with the same results as evaluating every epoch.
+func TestEvalEvery(t *testing.T) {
+	g := newSynthGraph(4, 300, 8, 4)
+	o := testOptions(0.3)
+	run := func(every int) (*Trainer, []EpochMetrics, Summary) {
+		tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := &epochRecorder{}
+		tr.Reporter = rec
+		sum, err := tr.Run(RunOptions{Epochs: 7, EvalEvery: every})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr, rec.epochs, sum
+	}
+	all, allM, _ := run(1)
+	some, someM, sum := run(3)
+	if !slices.Equal(all.Model().Params(), some.Model().Params()) {
+		t.Fatal("skipping evaluation changed the final weights")
+	}
+	if len(allM) != 7 || len(someM) != 7 {
+		t.Fatalf("%d and %d epoch metrics, want 7", len(allM), len(someM))
+	}
+	best := 0
+	for i := range someM {
+		e := i + 1
+		want := e%3 == 0 || e == 7
+		if someM[i].Loss != allM[i].Loss || someM[i].Evaluated() != want || !allM[i].Evaluated() {
+			t.Errorf("epoch %d: loss %v vs %v, evaluated %v (want %v)", e, someM[i].Loss, allM[i].Loss, someM[i].Evaluated(), want)
+		}
+		if want {
+			if someM[i].ValAccuracy() != allM[i].ValAccuracy() || someM[i].TestAccuracy() != allM[i].TestAccuracy() {
+				t.Errorf("epoch %d: val/test %v/%v, every-epoch run %v/%v", e, someM[i].ValAccuracy(), someM[i].TestAccuracy(), allM[i].ValAccuracy(), allM[i].TestAccuracy())
+			}
+			if best == 0 || allM[i].ValAccuracy() > allM[best-1].ValAccuracy() {
+				best = e
+			}
+		}
+	}
+	if sum.BestEpoch != best || sum.BestValAcc != allM[best-1].ValAccuracy() || sum.TestAcc != allM[best-1].TestAccuracy() {
+		t.Errorf("summary %+v, want best epoch %d of the evaluated ones", sum, best)
+	}
+}
+
+// epochRecorder is a Reporter that keeps the epoch metrics.
+type epochRecorder struct{ epochs []EpochMetrics }
+
+func (r *epochRecorder) BeginEpoch(epoch, steps int)     {}
+func (r *epochRecorder) StepDone(step int, loss float64) {}
+func (r *epochRecorder) EndEpoch(m *EpochMetrics)        { r.epochs = append(r.epochs, *m) }
+
 // state, best model and metrics to the uninterrupted run.
 func TestResumeEqualsUninterrupted(t *testing.T) {
 	g := newSynthGraph(4, 300, 8, 4)
@@ -307,7 +363,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		t.Fatalf("metrics: %d and %d epoch lines, summaries %v %v", len(ea), len(eb), sa, sb)
 	}
 	for i := range ea {
-		if ea[i].Epoch != i+1 || eb[i].Epoch != i+1 || ea[i].Loss != eb[i].Loss || ea[i].ValAcc != eb[i].ValAcc || ea[i].TestAcc != eb[i].TestAcc {
+		if ea[i].Epoch != i+1 || eb[i].Epoch != i+1 || ea[i].Loss != eb[i].Loss || ea[i].ValAccuracy() != eb[i].ValAccuracy() || ea[i].TestAccuracy() != eb[i].TestAccuracy() {
 			t.Errorf("metrics line %d: %+v vs %+v", i+1, ea[i], eb[i])
 		}
 	}

@@ -72,6 +72,18 @@ func plotSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) float
 	return pts
 }
 
+// plotEvalSeries is plotSeries over the evaluated epochs only (f may
+// dereference the validation and test fields).
+func plotEvalSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) float64) plotter.XYs {
+	var pts plotter.XYs
+	for i := range epochs {
+		if epochs[i].Evaluated() {
+			pts = append(pts, plotter.XY{X: float64(epochs[i].Epoch), Y: f(&epochs[i])})
+		}
+	}
+	return pts
+}
+
 // plotCurve is one labelled line of a panel.
 type plotCurve struct {
 	label string
@@ -109,7 +121,7 @@ func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format stri
 	green := color.RGBA{R: 44, G: 160, B: 44, A: 255}
 	loss, err := plotPanel(name+": loss", "cross-entropy", []plotCurve{
 		{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.Loss }), blue},
-		{"valid", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.ValLoss }), orange},
+		{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) float64 { return *m.ValLoss }), orange},
 	})
 	if err != nil {
 		return nil, err
@@ -120,8 +132,8 @@ func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format stri
 	}
 	acc, err := plotPanel(accTitle, "accuracy", []plotCurve{
 		{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.TrainAcc }), blue},
-		{"valid", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.ValAcc }), orange},
-		{"test", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.TestAcc }), green},
+		{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) float64 { return *m.ValAcc }), orange},
+		{"test", plotEvalSeries(epochs, func(m *train.EpochMetrics) float64 { return *m.TestAcc }), green},
 	})
 	if err != nil {
 		return nil, err

@@ -67,6 +67,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.StringVar(&c.Metrics, "metrics", "", "JSONL metrics file written by rank 0 (one line per epoch + summary)")
 	fs.StringVar(&c.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
+	fs.IntVar(&c.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
 	fs.BoolVar(&c.Resume, "resume", false, "continue from the checkpoint in --checkpoint")
 	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
 	fs.Float64Var(&c.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB (0 = off)")
@@ -109,6 +110,9 @@ func parseTrain(args []string) (*trainFlags, error) {
 	c.InputDropout = float32(*inDropout)
 	if c.Transport, err = collectives.ParseTransport(*transport); err != nil {
 		return nil, err
+	}
+	if c.EvalEvery < 1 {
+		return nil, fmt.Errorf("--eval-every %d must be positive", c.EvalEvery)
 	}
 	if c.CheckpointEvery < 1 {
 		return nil, fmt.Errorf("--checkpoint-every %d must be positive", c.CheckpointEvery)

@@ -45,7 +45,10 @@ type TrainConfig struct {
 	Metrics         string // JSONL file ("" = none)
 	CheckpointDir   string // "" = no checkpoints
 	CheckpointEvery int
-	Resume          bool
+	// EvalEvery evaluates valid/test after every EvalEvery-th epoch and the
+	// last (< 2: every epoch).
+	EvalEvery int
+	Resume    bool
 
 	Out      io.Writer // result lines (transport, final); nil = discard
 	Progress io.Writer // progress bar / lines; nil = none
@@ -243,7 +246,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		rec.progress = train.NewProgress(cfg.Progress, cfg.Epochs, cfg.Quiet)
 	}
 	tr.Reporter = rec
-	ro := train.RunOptions{Epochs: cfg.Epochs, Metrics: metrics, RunInfo: info}
+	ro := train.RunOptions{Epochs: cfg.Epochs, Metrics: metrics, RunInfo: info, EvalEvery: cfg.EvalEvery}
 	if c.Rank() == 0 {
 		ro.CheckpointDir, ro.CheckpointEvery = cfg.CheckpointDir, cfg.CheckpointEvery
 	}

@@ -134,8 +134,8 @@ func TestTrainResume(t *testing.T) {
 			t.Fatalf("metrics have %d and %d epochs, want 4", len(a), len(b))
 		}
 		for e := range a {
-			if a[e].Loss != b[e].Loss || a[e].ValAcc != b[e].ValAcc {
-				t.Errorf("epoch %d: resumed loss %v val %v, uninterrupted %v %v", e+1, b[e].Loss, b[e].ValAcc, a[e].Loss, a[e].ValAcc)
+			if a[e].Loss != b[e].Loss || a[e].ValAccuracy() != b[e].ValAccuracy() {
+				t.Errorf("epoch %d: resumed loss %v val %v, uninterrupted %v %v", e+1, b[e].Loss, b[e].ValAccuracy(), a[e].Loss, a[e].ValAccuracy())
 			}
 		}
 	}
