@@ -11,8 +11,11 @@
 // The distributed parts:
 //   - Store (OpenStore, collective): the rank's partition plus distributed
 //     arrays of node {edge start, degree}, edge {new id, orig id} and feature
-//     rows, read with one-sided gets (transport rma) or Alltoallv; a halo
-//     feature cache and a hot remote-node feature cache.
+//     rows, read with one-sided gets (transport rma) or Alltoallv; with rma
+//     a replicated {edge start, degree} table when it fits, so a remote
+//     node costs one read per layer; a halo feature cache and a hot
+//     remote-node feature cache, both looked up through a dense id -> slot
+//     map.
 //   - Store.Sample (collective): reproduces Sampler.Sample exactly; a fixed
 //     number of transport calls per layer on every rank.
 //   - Store.Gather (collective): feature rows of any nodes, with counters.
