@@ -47,6 +47,21 @@ func Load(dir string, p int) (*Part, error) {
 	return LoadWithMeta(dir, m, p)
 }
 
+// LoadRank is Load for rank `rank` of a job of `ranks` processes: the
+// directory must hold exactly one part per rank, or the error says how to
+// launch or repartition.
+func LoadRank(dir string, rank, ranks int) (*Part, error) {
+	m, err := LoadMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.NumParts != ranks {
+		return nil, fmt.Errorf("partition %s has %d parts but the job runs %d ranks: run with -n %d, or repartition into %d parts (mpignn partition --parts %d)",
+			dir, m.NumParts, ranks, m.NumParts, ranks, ranks)
+	}
+	return LoadWithMeta(dir, m, rank)
+}
+
 // LoadWithMeta is Load with an already loaded and validated Meta (to read
 // several parts without re-reading META.json).
 func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {

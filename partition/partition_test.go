@@ -245,6 +245,32 @@ func TestWriteLoadRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLoadRank: a job must have one rank per part; otherwise the error
+// says how to launch or repartition.
+func TestLoadRank(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "parts")
+	if _, err := WriteDataset(dir, communityDataset(300, 3, 1), 3, Options{Method: MethodRandom, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rank, ranks int
+		want        string // "" = success
+	}{
+		{0, 3, ""},
+		{2, 3, ""},
+		{0, 2, "has 3 parts but the job runs 2 ranks: run with -n 3, or repartition into 2 parts"},
+		{3, 4, "has 3 parts but the job runs 4 ranks"},
+	} {
+		p, err := LoadRank(dir, tc.rank, tc.ranks)
+		switch {
+		case tc.want == "" && (err != nil || p.ID != tc.rank):
+			t.Errorf("LoadRank(%d of %d): %v", tc.rank, tc.ranks, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("LoadRank(%d of %d): error %v, want %q", tc.rank, tc.ranks, err, tc.want)
+		}
+	}
+}
+
 // A non-canonical input graph (unsorted rows with duplicates) is written
 // canonically.
 func TestWriteCanonicalizes(t *testing.T) {

@@ -77,7 +77,7 @@ func SaveCheckpoint(dir string, c *Checkpoint) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, CheckpointFile), data); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, CheckpointFile), data); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
 	return nil

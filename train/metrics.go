@@ -133,7 +133,7 @@ func CreateMetrics(path string, keepEpochs int) (*MetricsWriter, error) {
 			}
 		}
 	}
-	if err := writeFileAtomic(path, keep.Bytes()); err != nil {
+	if err := WriteFileAtomic(path, keep.Bytes()); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
@@ -221,10 +221,11 @@ func ReadMetrics(path string) ([]EpochMetrics, *Summary, error) {
 	return epochs, sum, nil
 }
 
-// writeFileAtomic replaces path with data: write a temporary file in the
+// WriteFileAtomic replaces path with data: write a temporary file in the
 // same directory, fsync it, rename it over path, fsync the directory. A
-// crash leaves either the old or the new file, never a mix.
-func writeFileAtomic(path string, data []byte) (err error) {
+// crash leaves either the old or the new file, never a mix. Every output of
+// a run (checkpoints, metrics, predictions, plots) is written this way.
+func WriteFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -495,31 +495,27 @@ func reluDropout[T floatT](o []T, w int, orig []int64, layer int, train bool, p 
 		})
 		return
 	}
-	scale := T(1 / (1 - float64(p)))
-	parallelRows(len(orig), len(o), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
-			row := o[i*w : (i+1)*w]
-			for u, v := range row {
-				keep := 0
-				if sample.MaskUniform(rk, u) >= p {
-					keep = 1
-				}
-				row[u] = max(v, 0) * T(keep) * scale
-			}
-		}
-	})
+	dropoutRows(o, w, orig, layer, p, key, true)
 }
 
 // dropout applies inverted dropout in place to rows of width w (row i is
 // the node with original id orig[i]), without ReLU.
 func dropout[T floatT](o []T, w int, orig []int64, layer int, p float32, key MaskKey) {
+	dropoutRows(o, w, orig, layer, p, key, false)
+}
+
+// dropoutRows is inverted dropout with the mask keyed by (seed, step,
+// layer, node), preceded by ReLU when relu is set (a loop-invariant branch).
+func dropoutRows[T floatT](o []T, w int, orig []int64, layer int, p float32, key MaskKey, relu bool) {
 	scale := T(1 / (1 - float64(p)))
 	parallelRows(len(orig), len(o), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
 			row := o[i*w : (i+1)*w]
 			for u, v := range row {
+				if relu {
+					v = max(v, 0)
+				}
 				keep := 0
 				if sample.MaskUniform(rk, u) >= p {
 					keep = 1

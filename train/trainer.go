@@ -416,13 +416,20 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 	return s, nil
 }
 
-// agree turns a rank-local error into an error on every rank.
-func (t *Trainer) agree(localErr error) error {
+// agree turns a rank-local error into an error on every rank (Agree).
+func (t *Trainer) agree(localErr error) error { return Agree(t.red, localErr) }
+
+// Agree turns a rank-local error into an error on every rank: each rank
+// contributes a flag to one sum and all of them return an error if any rank
+// failed (their own error, or a note pointing at the failing ranks'
+// messages). It is collective, so a failure on one rank never leaves the
+// others blocked in a later collective.
+func Agree(red Reducer, localErr error) error {
 	flag := []float64{0}
 	if localErr != nil {
 		flag[0] = 1
 	}
-	if err := t.red.AllreduceSum64(flag); err != nil {
+	if err := red.AllreduceSum64(flag); err != nil {
 		if localErr != nil {
 			return errors.Join(localErr, err)
 		}
@@ -432,7 +439,7 @@ func (t *Trainer) agree(localErr error) error {
 	case localErr != nil:
 		return localErr
 	case flag[0] != 0:
-		return fmt.Errorf("%v other rank(s) failed (see their errors)", flag[0])
+		return fmt.Errorf("%d other rank(s) failed (see their errors)", int64(flag[0]))
 	}
 	return nil
 }

@@ -11,12 +11,16 @@ import (
 	"testing"
 )
 
-// stepRecorder is a Reporter that records the per-step global losses.
-type stepRecorder struct{ losses []float64 }
+// stepRecorder is a Reporter that records the per-step global losses and
+// the epoch metrics.
+type stepRecorder struct {
+	losses []float64
+	epochs []EpochMetrics
+}
 
 func (r *stepRecorder) BeginEpoch(epoch, steps int)     {}
 func (r *stepRecorder) StepDone(step int, loss float64) { r.losses = append(r.losses, loss) }
-func (r *stepRecorder) EndEpoch(m *EpochMetrics)        {}
+func (r *stepRecorder) EndEpoch(m *EpochMetrics)        { r.epochs = append(r.epochs, *m) }
 
 func testOptions(dropout float32) Options {
 	return Options{
@@ -234,7 +238,7 @@ func TestEvalEvery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := &epochRecorder{}
+		rec := &stepRecorder{}
 		tr.Reporter = rec
 		sum, err := tr.Run(RunOptions{Epochs: 7, EvalEvery: every})
 		if err != nil {
@@ -270,13 +274,6 @@ func TestEvalEvery(t *testing.T) {
 		t.Errorf("summary %+v, want best epoch %d of the evaluated ones", sum, best)
 	}
 }
-
-// epochRecorder is a Reporter that keeps the epoch metrics.
-type epochRecorder struct{ epochs []EpochMetrics }
-
-func (r *epochRecorder) BeginEpoch(epoch, steps int)     {}
-func (r *epochRecorder) StepDone(step int, loss float64) {}
-func (r *epochRecorder) EndEpoch(m *EpochMetrics)        { r.epochs = append(r.epochs, *m) }
 
 // state, best model and metrics to the uninterrupted run.
 func TestResumeEqualsUninterrupted(t *testing.T) {

@@ -99,14 +99,15 @@ func benchSampleRowFrom(x []float64) benchSampleRow {
 }
 
 func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
-	c, m, err := commAndMeta(cfg.parts)
+	c, err := collectives.NewComm()
 	if err != nil {
 		return err
 	}
-	part, err := partition.LoadWithMeta(cfg.parts, m, c.Rank())
+	part, err := partition.LoadRank(cfg.parts, c.Rank(), c.Size())
 	if err != nil {
 		return err
 	}
+	m := part.Meta
 	t0 := time.Now()
 	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport, CacheMB: cfg.cacheMB, ReleasePart: true})
 	if err != nil {
@@ -175,17 +176,15 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	fmt.Fprintf(out, "%4s %10s %12s %12s %12s %12s %9s %9s %9s %8s %8s %8s %8s\n",
 		"rank", "edges/step", "edges/s", "local e/s", "remote e/s", "gather GB/s", "local s", "remote s", "gather s", "rem-row", "rem+cache", "RSS MB", "PSS MB")
 	var sum benchSampleRow
+	var rssMB, pssMB float64 // max over ranks: the mean row reports the worst rank
 	for p := range c.Size() {
 		x := benchSampleRowFrom(all[p*benchSampleFields : (p+1)*benchSampleFields])
 		benchSamplePrintRow(out, strconv.Itoa(p), x, timed)
 		sum = benchSampleAdd(sum, x)
+		rssMB, pssMB = max(rssMB, x.rssMB), max(pssMB, x.pssMB)
 	}
 	mean := benchSampleScale(sum, 1/float64(c.Size()))
-	mean.rssMB, mean.pssMB = 0, 0
-	for p := range c.Size() {
-		mean.rssMB = max(mean.rssMB, all[p*benchSampleFields+13])
-		mean.pssMB = max(mean.pssMB, all[p*benchSampleFields+15])
-	}
+	mean.rssMB, mean.pssMB = rssMB, pssMB
 	benchSamplePrintRow(out, "mean", mean, timed)
 	fmt.Fprintf(out, "wall %.2fs for %d steps: %.0f sampled edges/s over all ranks; rem-row = rows not owned (no cache), rem+cache = rows read remotely with halo+hot caches; RSS = peak (it counts the pages of other ranks' windows read here), PSS = now, shared pages split; mean row: max\n",
 		wallS, timed, sum.edges/wallS)

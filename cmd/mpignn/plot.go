@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"image/color"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -56,7 +55,7 @@ func runPlot(args []string) error {
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", *out, err)
 	}
-	if err := plotWriteAtomic(*out, img); err != nil {
+	if err := train.WriteFileAtomic(*out, img); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
 	return nil
@@ -163,32 +162,4 @@ func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format stri
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// plotWriteAtomic writes data to a temporary file next to path, syncs it and
-// renames it over path, so a failed run never leaves a half-written image.
-func plotWriteAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

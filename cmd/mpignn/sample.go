@@ -117,18 +117,19 @@ func runSample(args []string) error {
 }
 
 func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
-	c, m, err := commAndMeta(cfg.parts)
+	c, err := collectives.NewComm()
 	if err != nil {
 		return err
 	}
+	part, err := partition.LoadRank(cfg.parts, c.Rank(), c.Size())
+	if err != nil {
+		return err
+	}
+	m := part.Meta
 	for _, v := range cfg.seeds {
 		if v < 0 || v >= m.NumNodes {
 			return fmt.Errorf("--seeds: node %d outside [0,%d) of %s", v, m.NumNodes, cfg.parts)
 		}
-	}
-	part, err := partition.LoadWithMeta(cfg.parts, m, c.Rank())
-	if err != nil {
-		return err
 	}
 	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport, ReleasePart: true})
 	if err != nil {
@@ -192,21 +193,4 @@ func sampleSortByOrig(g, o []int64) {
 	for i, j := range idx {
 		g[i], o[i] = g2[j], o2[j]
 	}
-}
-
-// commAndMeta opens the world communicator and reads the META of a
-// partition directory, which must hold one part per rank.
-func commAndMeta(dir string) (*collectives.Comm, *partition.Meta, error) {
-	c, err := collectives.NewComm()
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := partition.LoadMeta(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if m.NumParts != c.Size() {
-		return nil, nil, fmt.Errorf("%s has %d partitions but the job has %d ranks: run with -n %d", dir, m.NumParts, c.Size(), m.NumParts)
-	}
-	return c, m, nil
 }

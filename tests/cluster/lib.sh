@@ -1,6 +1,6 @@
 # lib.sh — shared helpers of the cluster tests (sourced, not run).
 # Each test prints "[name] PASS", "[name] SKIP: why" or "[name] FAIL: why"
-# and exits non-zero only on FAIL.
+# and exits 0 on PASS, 77 on SKIP and anything else on FAIL.
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 mpignn="$repo/bin/mpignn"
@@ -15,9 +15,11 @@ fail() {
 	say "FAIL: $*"
 	exit 1
 }
+# skip exits with 77 (the automake convention) so that run.sh can tell a
+# skipped test from a passed one; neither fails the run.
 skip() {
 	say "SKIP: $*"
-	exit 0
+	exit 77
 }
 
 need_root() { [[ $(id -u) -eq 0 ]] || skip "needs root ($1)"; }

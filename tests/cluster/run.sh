@@ -6,17 +6,18 @@ set -uo pipefail
 dir="$(dirname "$0")"
 tests=("$@")
 [[ ${#tests[@]} -gt 0 ]] || tests=(fault multihost slurm)
-failed=()
+failed=() passed=() skipped=()
 for t in "${tests[@]}"; do
 	start=$SECONDS
-	if bash "$dir/$t.sh"; then
+	bash "$dir/$t.sh"
+	case $? in
+	0)
+		passed+=("$t")
 		echo "[$t] done in $((SECONDS - start)) s"
-	else
-		failed+=("$t")
-	fi
+		;;
+	77) skipped+=("$t") ;;
+	*) failed+=("$t") ;;
+	esac
 done
-if [[ ${#failed[@]} -gt 0 ]]; then
-	echo "cluster tests FAILED: ${failed[*]}" >&2
-	exit 1
-fi
-echo "cluster tests passed: ${tests[*]}"
+echo "cluster tests: passed: ${passed[*]:-none}; skipped: ${skipped[*]:-none}; failed: ${failed[*]:-none}"
+[[ ${#failed[@]} -eq 0 ]]

@@ -28,30 +28,10 @@ func (r Reducer) AllreduceSum64(buf []float64) error {
 	return collectives.Allreduce(r.C, buf, collectives.Sum)
 }
 
-// Agree turns a rank-local error into an error on every rank: each rank
-// contributes a flag and all of them return an error if any rank failed
-// (their own error, or a note pointing at the failing ranks' messages). It
-// is collective, so a failure on one rank never leaves the others blocked in
-// a later collective.
+// Agree is train.Agree over the communicator: every rank returns an error
+// if any rank failed. It is collective.
 func Agree(c *collectives.Comm, localErr error) error {
-	flag := int64(0)
-	if localErr != nil {
-		flag = 1
-	}
-	n, err := collectives.AllreduceScalar(c, flag, collectives.Sum)
-	if err != nil {
-		if localErr != nil {
-			return errors.Join(localErr, err)
-		}
-		return fmt.Errorf("agree on errors: %w", err)
-	}
-	switch {
-	case localErr != nil:
-		return localErr
-	case n != 0:
-		return fmt.Errorf("%d other rank(s) failed (see their messages)", n)
-	}
-	return nil
+	return train.Agree(Reducer{C: c}, localErr)
 }
 
 // BcastBytes sends root's data (and root's error, if any) to every rank: on

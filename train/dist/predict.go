@@ -6,8 +6,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -164,7 +162,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 }
 
 // writePredictions writes (orig, class) pairs sorted by orig to path via a
-// temporary file, fsync and rename.
+// temporary file, fsync and rename (train.WriteFileAtomic).
 func writePredictions(path string, pairs []int64) error {
 	idx := make([]int, len(pairs)/2)
 	for i := range idx {
@@ -183,27 +181,7 @@ func writePredictions(path string, pairs []int64) error {
 		w.Write(line)
 	}
 	w.Flush()
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("predict: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(buf.Bytes())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := train.WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("predict: write %s: %w", path, err)
 	}
 	return nil

@@ -106,21 +106,10 @@ func (c *TrainConfig) validate() error {
 // exactly one part per rank. Every rank reads META itself, so a mismatch is
 // reported by all of them; the result is agreed before returning.
 func openPart(c *collectives.Comm, dir string) (*partition.Part, error) {
-	p, err := func() (*partition.Part, error) {
-		meta, err := partition.LoadMeta(dir)
-		if err != nil {
-			return nil, err
-		}
-		if meta.NumParts != c.Size() {
-			return nil, fmt.Errorf("partition %s has %d parts but the job runs %d ranks: run with -n %d, or repartition into %d parts (mpignn partition --parts %d)",
-				dir, meta.NumParts, c.Size(), meta.NumParts, c.Size(), c.Size())
-		}
-		p, err := partition.Load(dir, c.Rank())
-		if err != nil {
-			return nil, fmt.Errorf("rank %d: %w", c.Rank(), err)
-		}
-		return p, nil
-	}()
+	p, err := partition.LoadRank(dir, c.Rank(), c.Size())
+	if err != nil {
+		err = fmt.Errorf("rank %d: %w", c.Rank(), err)
+	}
 	if err := Agree(c, err); err != nil {
 		return nil, err
 	}
