@@ -8,6 +8,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 [[ -x "$mpignn" ]] || fail "$mpignn is missing (make build)"
+command -v pgrep >/dev/null || apt_install procps # minimal images lack it
 tmp="$(mktemp -d /tmp/mpignn-fault.XXXXXX)"
 job=""
 cleanup() {
