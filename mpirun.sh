@@ -2,6 +2,7 @@
 # mpirun.sh — start an mpignn job with sensible defaults.
 #
 #   ./mpirun.sh [-v] [-n P] [--hostfile FILE] [other launcher flags...] ./bin/mpignn CMD ...
+#   ./mpirun.sh -n 1 ./bin/mpignn CMD ... : -n 1 ./bin/mpignn CMD ...   (MPMD, mpirun only)
 #
 # Where it runs:
 #   - inside a Slurm allocation (SLURM_JOB_ID set): across the allocation, with
@@ -26,6 +27,9 @@ while [[ $# -gt 0 ]]; do
 	--hostfile | -hostfile | --machinefile | -machinefile | -f)
 		[[ $# -ge 2 ]] || { echo "mpirun.sh: $1 needs a file" >&2; exit 2; }
 		hostfile="$2"; shift 2 ;;
+	# MPMD: everything from the first ":" on ("-n 1 ./other ...") goes to
+	# the launcher as it is, -n included.
+	:) args+=("$@"); break ;;
 	*) args+=("$1"); shift ;;
 	esac
 done

@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -69,7 +70,10 @@ func Allgatherv[T Elem](c *Comm, send []T) ([]T, []int64, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("allgatherv counts: %w", err)
 	}
-	total := sum(counts)
+	total, err := checkCounts[T](counts, "allgatherv")
+	if err != nil {
+		return nil, nil, err
+	}
 	recv := make([]T, total)
 	if total > c.maxCount {
 		recv, err = allgatherLarge(c, send, recv, counts)
@@ -125,7 +129,14 @@ func Alltoallv[T Elem](c *Comm, send []T, sendCounts []int64) ([]T, []int64, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("alltoallv counts: %w", err)
 	}
-	recv := make([]T, sum(recvCounts))
+	total, err := checkCounts[T](recvCounts, "alltoallv")
+	if err != nil {
+		// Still take part in the data exchange, receiving nothing, so
+		// that the ranks that did not see a bad count do not wait.
+		alltoallvInto(c, send, sendCounts, nil, make([]int64, c.size))
+		return nil, nil, err
+	}
+	recv := make([]T, total)
 	err = alltoallvInto(c, send, sendCounts, recv, recvCounts)
 	return recv, recvCounts, err
 }
@@ -153,6 +164,22 @@ func alltoallvP2P[T Elem](c *Comm, send []T, scounts, sdispls []int64, recv []T,
 		ptr(recv), (*C.int64_t)(unsafe.Pointer(&rcounts[0])), (*C.int64_t)(unsafe.Pointer(&rdispls[0])),
 		dtype[T](), C.int64_t(c.maxCount))
 	return mpiErr("MPI_Isend/Irecv exchange", rc)
+}
+
+// checkCounts validates element counts announced by peers before they size
+// a receive buffer: each must be non-negative and their total must fit in
+// memory addresses. It returns the total.
+func checkCounts[T Elem](counts []int64, call string) (int64, error) {
+	var z T
+	limit := int64(math.MaxInt64) / int64(unsafe.Sizeof(z))
+	var total int64
+	for p, n := range counts {
+		if n < 0 || n > limit-total {
+			return 0, fmt.Errorf("%s: rank %d announced %d elements, which cannot be received (%d already)", call, p, n, total)
+		}
+		total += n
+	}
+	return total, nil
 }
 
 func sum(xs []int64) int64 {

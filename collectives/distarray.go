@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -165,21 +166,28 @@ type DistArray struct {
 // rank. t must be TransportRMA or TransportAlltoallv (see ResolveTransport).
 // It is collective.
 func NewDistArray(c *Comm, localRows int64, rowBytes int, t Transport) (*DistArray, error) {
-	if rowBytes <= 0 {
-		return nil, fmt.Errorf("distarray: row size %d bytes", rowBytes)
-	}
-	if localRows < 0 {
-		return nil, fmt.Errorf("distarray: %d local rows", localRows)
-	}
 	if t != TransportRMA && t != TransportAlltoallv {
 		return nil, fmt.Errorf("distarray: transport %v is not resolved", t)
 	}
-	all, err := Allgather(c, []int64{localRows})
+	// The row size travels with the row count: a rank whose rows have
+	// another size (a different feature width) would otherwise read and
+	// answer rows of the wrong length. Bad local sizes are reported after
+	// the exchange, so no rank is left waiting in it.
+	all, err := Allgather(c, []int64{localRows, int64(rowBytes)})
 	if err != nil {
 		return nil, fmt.Errorf("distarray: %w", err)
 	}
 	a := &DistArray{c: c, t: t, rowBytes: rowBytes, offsets: make([]int64, c.size+1), counts: make([]int64, c.size)}
-	for p, n := range all {
+	for p := range c.size {
+		n, rb := all[2*p], all[2*p+1]
+		switch {
+		case rb <= 0:
+			return nil, fmt.Errorf("distarray: rank %d has rows of %d bytes", p, rb)
+		case rb != all[1]:
+			return nil, fmt.Errorf("distarray: rank %d has rows of %d bytes but rank 0 has %d", p, rb, all[1])
+		case n < 0 || n > math.MaxInt64/rb-a.offsets[p]:
+			return nil, fmt.Errorf("distarray: rank %d has %d rows", p, n)
+		}
 		a.offsets[p+1] = a.offsets[p] + n
 	}
 	if t == TransportRMA {
@@ -331,12 +339,18 @@ func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) err
 	if err != nil {
 		return fmt.Errorf("fetch requests on rank %d: %w", me, err)
 	}
-	// Serve: copy the requested rows of this rank, in the order asked.
+	// Serve: copy the requested rows of this rank, in the order asked. A
+	// request outside this rank's rows is answered with zeros and reported
+	// after the response exchange, which every rank must still make.
 	resp := make([]byte, int64(len(got))*rb)
 	nLocal := int64(len(a.local)) / rb
+	var badReq error
 	for j, r := range got {
 		if r < 0 || r >= nLocal {
-			return fmt.Errorf("fetch on rank %d: a peer asked for local row %d of %d", me, r, nLocal)
+			if badReq == nil {
+				badReq = fmt.Errorf("fetch on rank %d: rank %d asked for local row %d of %d", me, requester(gotCounts, int64(j)), r, nLocal)
+			}
+			continue
 		}
 		copy(resp[int64(j)*rb:], a.local[r*rb:(r+1)*rb])
 	}
@@ -345,6 +359,9 @@ func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) err
 	back := make([]byte, sum(backCounts))
 	if err := alltoallvInto(a.c, resp, respCounts, back, backCounts); err != nil {
 		return fmt.Errorf("fetch responses on rank %d: %w", me, err)
+	}
+	if badReq != nil {
+		return badReq
 	}
 	// Scatter the answers to the requests' positions.
 	k := int64(0)
@@ -358,6 +375,18 @@ func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) err
 		}
 	}
 	return nil
+}
+
+// requester returns the rank whose segment of a concatenated receive buffer
+// holds element j.
+func requester(counts []int64, j int64) int {
+	for p, n := range counts {
+		if j < n {
+			return p
+		}
+		j -= n
+	}
+	return len(counts) - 1
 }
 
 func scale(xs []int64, f int64) []int64 {

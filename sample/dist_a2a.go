@@ -26,6 +26,12 @@ import (
 
 const a2aHeader = 6
 
+// maxFanout bounds the fanout a peer's request may carry. With replacement
+// the owner draws that many neighbors per destination, so an absurd value
+// from a confused peer would allocate without limit; no real fanout is
+// anywhere near 2^24.
+const maxFanout = 1 << 24
+
 // a2aScratch holds the Alltoallv path's reusable buffers.
 type a2aScratch struct {
 	counts  []int64
@@ -110,30 +116,18 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	ac.resp = ac.resp[:0]
 	ln, le := s.localNodes, s.localEdges
 	start := int64(0)
+	// A malformed request is answered with nothing and reported after the
+	// response exchange: every rank must make both Alltoallv calls, or the
+	// requesters would wait for answers forever.
+	var badReq error
 	for q := range P {
 		n := reqCounts[q]
 		before := len(ac.resp)
-		if n > 0 {
+		if n > 0 && badReq == nil {
 			chunk := req[start : start+n]
-			if n < a2aHeader || (n-a2aHeader)%2 != 0 {
-				return fmt.Errorf("rank %d sent a malformed request of %d words", q, n)
-			}
-			kq := Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
-			fq, rq := int(chunk[4]), chunk[5] != 0
-			for j := int64(a2aHeader); j < n; j += 2 {
-				g, o := chunk[j], chunk[j+1]
-				v := g - p.Lo
-				if v < 0 || g >= p.Hi {
-					return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, me, g)
-				}
-				first, deg := ln[2*v]-s.edgeBase, ln[2*v+1]
-				kq.Node = o
-				sc.pos = ChoosePositions(kq, deg, fq, rq, sc.pos[:0])
-				ac.resp = append(ac.resp, int64(len(sc.pos)))
-				for _, x := range sc.pos {
-					r := 2 * (first + x)
-					ac.resp = append(ac.resp, le[r], le[r+1])
-				}
+			badReq = s.serveA2A(q, chunk)
+			if badReq != nil {
+				ac.resp = ac.resp[:before]
 			}
 		}
 		ac.rcounts[q] = int64(len(ac.resp) - before)
@@ -144,6 +138,9 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	back, backCounts, err := collectives.Alltoallv(s.c, ac.resp, ac.rcounts)
 	if err != nil {
 		return err
+	}
+	if badReq != nil {
+		return badReq
 	}
 	tr += time.Since(t3)
 	for q, n := range backCounts {
@@ -202,4 +199,37 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	st.Local += tl
 	st.Remote += tr
 	return resetErr
+}
+
+// serveA2A appends to the response buffer the chosen neighbors of every
+// destination in rank q's request chunk. The chunk comes from a peer, so
+// its shape, fanout and node ids are checked before they index anything.
+func (s *Store) serveA2A(q int, chunk []int64) error {
+	sc, ac, p := &s.sm, &s.a2a, s.part
+	n := int64(len(chunk))
+	if n < a2aHeader || (n-a2aHeader)%2 != 0 {
+		return fmt.Errorf("rank %d sent a malformed request of %d words", q, n)
+	}
+	kq := Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
+	fq, rq := chunk[4], chunk[5] != 0
+	if fq == 0 || fq < -1 || fq > maxFanout || (chunk[5] != 0 && chunk[5] != 1) {
+		return fmt.Errorf("rank %d sent a request with fanout %d and replace flag %d", q, fq, chunk[5])
+	}
+	ln, le := s.localNodes, s.localEdges
+	for j := int64(a2aHeader); j < n; j += 2 {
+		g, o := chunk[j], chunk[j+1]
+		v := g - p.Lo
+		if v < 0 || g >= p.Hi {
+			return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, s.c.Rank(), g)
+		}
+		first, deg := ln[2*v]-s.edgeBase, ln[2*v+1]
+		kq.Node = o
+		sc.pos = ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
+		ac.resp = append(ac.resp, int64(len(sc.pos)))
+		for _, x := range sc.pos {
+			r := 2 * (first + x)
+			ac.resp = append(ac.resp, le[r], le[r+1])
+		}
+	}
+	return nil
 }

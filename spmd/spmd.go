@@ -112,8 +112,17 @@ func (w *World) Fatal(err error) {
 	os.Exit(1)
 }
 
+// agreed is implemented by errors that every rank is known to hold
+// identically (the ranks computed them from the same collective exchange),
+// such as a start-up mismatch between ranks.
+type agreed interface{ Agreed() bool }
+
 // Run is the standard main for an MPI command: it starts MPI, runs body, and
 // on error ends the whole job through Fatal. On success it finalises MPI.
+//
+// An error that every rank holds (see agreed) needs no abort: rank 0 prints
+// it once, every rank finalises MPI and exits with status 1, so the user
+// sees one line instead of one per rank and the launcher's abort banner.
 func Run(body func(w *World) error) {
 	w, err := Init()
 	if err != nil {
@@ -121,7 +130,15 @@ func Run(body func(w *World) error) {
 		os.Exit(1)
 	}
 	if err := body(w); err != nil {
-		w.Fatal(err)
+		var a agreed
+		if !errors.As(err, &a) || !a.Agreed() {
+			w.Fatal(err)
+		}
+		if w.IsRoot() {
+			w.Logf("fatal: %v", err)
+		}
+		w.Finalize()
+		os.Exit(1)
 	}
 	if err := w.Finalize(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s finalize: %v\n", w.Tag(), err)

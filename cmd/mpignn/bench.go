@@ -47,6 +47,7 @@ type commBenchConfig struct {
 	warmup     int
 	seed       uint64
 	transports []collectives.Transport
+	shared     []collectives.Field // flags every rank must agree on
 }
 
 func parseCommBench(args []string) (commBenchConfig, error) {
@@ -65,6 +66,7 @@ func parseCommBench(args []string) (commBenchConfig, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	cfg.shared = startupFields("bench comm", fs)
 	if cfg.rows < 1 || cfg.dim < 1 || cfg.batch < 0 || cfg.iters < 1 || cfg.warmup < 0 {
 		return cfg, errors.New("--rows, --dim and --iters must be positive, --batch and --warmup not negative")
 	}
@@ -109,6 +111,9 @@ func runBenchComm(args []string) error {
 func benchComm(w *spmd.World, cfg commBenchConfig, out io.Writer) error {
 	c, err := collectives.NewComm()
 	if err != nil {
+		return err
+	}
+	if err := agreeStartup(c, cfg.shared); err != nil {
 		return err
 	}
 	auto, err := collectives.ResolveTransport(c, collectives.TransportAuto)

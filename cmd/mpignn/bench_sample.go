@@ -27,6 +27,7 @@ type benchSampleConfig struct {
 	seed      uint64
 	cacheMB   float64
 	transport collectives.Transport
+	shared    []collectives.Field // flags every rank must agree on
 }
 
 func parseBenchSample(args []string) (benchSampleConfig, error) {
@@ -49,6 +50,7 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 	if cfg.parts == "" {
 		return cfg, errors.New("--parts DIR is required")
 	}
+	cfg.shared = startupFields("bench sample", fs)
 	if cfg.batch < 1 || cfg.steps < 1 || cfg.warmup < 0 || cfg.cacheMB < 0 {
 		return cfg, errors.New("--batch and --steps must be positive, --warmup and --cache-mb not negative")
 	}
@@ -101,6 +103,9 @@ func benchSampleRowFrom(x []float64) benchSampleRow {
 func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	c, err := collectives.NewComm()
 	if err != nil {
+		return err
+	}
+	if err := agreeStartup(c, append(cfg.shared, partsFields(cfg.parts)...)); err != nil {
 		return err
 	}
 	part, err := partition.LoadRank(cfg.parts, c.Rank(), c.Size())

@@ -32,6 +32,7 @@ func runPredict(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("predict: unexpected argument %q", fs.Arg(0))
 	}
+	shared := startupFields("predict", fs)
 	if cfg.PartDir == "" || cfg.CheckpointDir == "" || cfg.Out == "" {
 		return errors.New("predict: --parts, --checkpoint and --out are required")
 	}
@@ -47,6 +48,9 @@ func runPredict(args []string) error {
 	spmd.Run(func(w *spmd.World) error {
 		c, err := collectives.NewComm()
 		if err != nil {
+			return err
+		}
+		if err := agreeStartup(c, append(shared, partsFields(cfg.PartDir)...)); err != nil {
 			return err
 		}
 		setThreads(*threads, w.Size())

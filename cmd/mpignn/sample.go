@@ -25,6 +25,7 @@ type sampleConfig struct {
 	key       sample.Key
 	replace   bool
 	transport collectives.Transport
+	shared    []collectives.Field // flags every rank must agree on
 }
 
 func parseSample(args []string) (sampleConfig, error) {
@@ -53,6 +54,7 @@ func parseSample(args []string) (sampleConfig, error) {
 	if cfg.parts == "" {
 		return cfg, errors.New("--parts DIR is required")
 	}
+	cfg.shared = startupFields("sample", fs)
 	var err error
 	if cfg.seeds, err = sampleInt64List("--seeds", *seeds); err != nil {
 		return cfg, err
@@ -119,6 +121,9 @@ func runSample(args []string) error {
 func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 	c, err := collectives.NewComm()
 	if err != nil {
+		return err
+	}
+	if err := agreeStartup(c, append(cfg.shared, partsFields(cfg.parts)...)); err != nil {
 		return err
 	}
 	part, err := partition.LoadRank(cfg.parts, c.Rank(), c.Size())

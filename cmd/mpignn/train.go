@@ -26,6 +26,8 @@ type trainFlags struct {
 	method   string
 	partSeed uint64
 	threads  int
+	// shared are the flags every rank must agree on (agreeStartup).
+	shared []collectives.Field
 }
 
 // parseIntList parses "10,5" (or "-1" entries meaning all neighbors).
@@ -79,6 +81,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	f.shared = startupFields("train", fs)
 	if (c.PartDir == "") == (f.data == "") {
 		return nil, errors.New("give exactly one of --parts PARTDIR or --data RAWDIR")
 	}
@@ -134,6 +137,13 @@ func runTrain(args []string) error {
 		if err != nil {
 			return err
 		}
+		fields := f.shared
+		if f.cfg.PartDir != "" {
+			fields = append(fields, partsFields(f.cfg.PartDir)...)
+		}
+		if err := agreeStartup(c, fields); err != nil {
+			return err
+		}
 		setThreads(f.threads, w.Size())
 		if f.data != "" {
 			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, os.Stdout)
@@ -141,6 +151,11 @@ func runTrain(args []string) error {
 				return err
 			}
 			f.cfg.PartDir = dir
+			// Every rank opens rank 0's partition: check that they all
+			// see the same one (a shared file system can lag).
+			if err := agreeStartup(c, partsFields(dir)); err != nil {
+				return err
+			}
 		}
 		f.cfg.Out = os.Stdout
 		f.cfg.Progress = os.Stderr

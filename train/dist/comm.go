@@ -34,6 +34,10 @@ func Agree(c *collectives.Comm, localErr error) error {
 	return train.Agree(Reducer{C: c}, localErr)
 }
 
+// maxBcastBytes bounds what BcastBytes accepts (a checkpoint of a model
+// with 4 G parameters is 64 GiB; nothing it carries comes near).
+const maxBcastBytes = 1 << 40
+
 // BcastBytes sends root's data (and root's error, if any) to every rank: on
 // success every rank returns root's bytes; if root failed every rank returns
 // an error carrying root's message. It is collective.
@@ -46,6 +50,11 @@ func BcastBytes(c *collectives.Comm, root int, data []byte, rootErr error) ([]by
 	}
 	if err := collectives.Bcast(c, head, root); err != nil {
 		return nil, fmt.Errorf("broadcast from rank %d: %w", root, err)
+	}
+	// The header comes from another process: check it before it sizes a
+	// buffer (every rank sees the same header, so all of them stop here).
+	if (head[0] != 0 && head[0] != 1) || head[1] < 0 || head[1] > maxBcastBytes {
+		return nil, fmt.Errorf("broadcast from rank %d: malformed header %v", root, head)
 	}
 	if c.Rank() != root {
 		data = make([]byte, head[1])

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+)
+
+// Start-up agreement. Every collective command (train, predict, sample,
+// bench) first checks that all ranks run the same build with the same
+// settings on the same partition: on a cluster one node can see a stale copy
+// of the partition directory, and an MPMD launch or a per-rank job script can
+// hand ranks different flags. Ranks that disagree would otherwise exchange
+// messages of different sizes (heap corruption, MPI_ERR_TRUNCATE) or wait in
+// different collectives (a hang).
+
+// rankLocal reports whether a flag's value may legitimately differ between
+// ranks: paths only one rank uses (rank 0 writes metrics, checkpoints and
+// predictions, and reads the checkpoint), the partition path (each node may
+// hold its own copy; its content is compared through META.json instead),
+// per-node thread counts and console output.
+func rankLocal(flagName string) bool {
+	switch flagName {
+	case "parts", "data", "metrics", "checkpoint", "out", "threads", "quiet":
+		return true
+	}
+	return false
+}
+
+// flagFields lists every flag of fs (set or default) that all ranks must
+// share, in the flag set's (sorted) order.
+func flagFields(fs *flag.FlagSet) []collectives.Field {
+	var out []collectives.Field
+	fs.VisitAll(func(f *flag.Flag) {
+		if !rankLocal(f.Name) {
+			out = append(out, collectives.Field{Name: "--" + f.Name, Value: f.Value.String()})
+		}
+	})
+	return out
+}
+
+// startupFields are the fields of a command: the build, the command name and
+// its shared flags.
+func startupFields(command string, fs *flag.FlagSet) []collectives.Field {
+	return append([]collectives.Field{
+		{Name: "mpignn build", Value: buildVersion(), Source: "the binary"},
+		{Name: "command", Value: command},
+	}, flagFields(fs)...)
+}
+
+// buildVersion identifies the binary. A build from a clean checkout is named
+// by its commit (so the same commit built separately on two nodes agrees);
+// otherwise — uncommitted changes, or no version control information — by
+// the SHA-256 of the executable itself, which is exact.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return exeDigest()
+	}
+	var rev, tags string
+	modified := true
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		case "-tags":
+			tags = s.Value
+		}
+	}
+	id := "rev " + rev
+	if rev == "" || modified {
+		id = exeDigest()
+	}
+	if tags != "" {
+		id += " tags " + tags
+	}
+	return fmt.Sprintf("%s (%s)", id, bi.GoVersion)
+}
+
+// exeDigest is "sha256 " and the first 16 hex digits of the executable's
+// SHA-256, or a note saying why it could not be read.
+func exeDigest() string {
+	path, err := os.Executable()
+	if err != nil {
+		return "unknown executable"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "unreadable executable"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable executable"
+	}
+	return "sha256 " + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// partsFields describes the partition directory every rank will load: the
+// properties that size its arrays and messages, by name (so a mismatch
+// names feat_dim rather than a digest), then the digest of META.json, which
+// lists the checksum of every file. A META.json that cannot be read is a
+// field too: ranks that all fail agree and then report the load error; a
+// rank that alone fails is named.
+func partsFields(dir string) []collectives.Field {
+	path := filepath.Join(dir, partition.MetaFile)
+	raw, err := os.ReadFile(path)
+	var m *partition.Meta
+	if err == nil {
+		m, err = partition.LoadMeta(dir)
+	}
+	if err != nil {
+		return []collectives.Field{{Name: partition.MetaFile, Value: "unreadable", Source: path}}
+	}
+	offsets := make([]string, len(m.Offsets))
+	for i, o := range m.Offsets {
+		offsets[i] = strconv.FormatInt(o, 10)
+	}
+	sum := sha256.Sum256(raw)
+	f := func(name, value string) collectives.Field {
+		return collectives.Field{Name: name, Value: value, Source: path}
+	}
+	return []collectives.Field{
+		f(partition.MetaFile, "readable"),
+		f("format_version", strconv.Itoa(m.FormatVersion)),
+		f("num_parts", strconv.Itoa(m.NumParts)),
+		f("num_nodes", strconv.FormatInt(m.NumNodes, 10)),
+		f("num_edges", strconv.FormatInt(m.NumEdges, 10)),
+		f("feat_dim", strconv.Itoa(m.FeatDim)),
+		f("num_classes", strconv.Itoa(m.NumClasses)),
+		f("dataset", m.Dataset),
+		f("method", m.Method),
+		f("partition seed", strconv.FormatUint(m.Seed, 10)),
+		f("default split", m.Split),
+		f("offsets", strings.Join(offsets, ",")),
+		f("halo_feats", strconv.FormatBool(m.HaloFeats)),
+		f("META.json sha256", hex.EncodeToString(sum[:])),
+	}
+}
+
+// agreeStartup is the first collective of a command: it checks that every
+// rank holds the same fields (see collectives.AgreeFields).
+func agreeStartup(c *collectives.Comm, fields []collectives.Field) error {
+	if err := collectives.AgreeFields(c, fields); err != nil {
+		return fmt.Errorf("ranks disagree at start-up: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package collectives
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Field is one named value that every rank of a job must hold identically
+// before the ranks compute together: a flag, a property of the partition
+// directory, the build of the binary. Source says where the value came from
+// ("PARTDIR/META.json", "flag"), for the message that names a mismatch.
+type Field struct {
+	Name   string `json:"n"`
+	Value  string `json:"v"`
+	Source string `json:"s,omitempty"`
+}
+
+// maxFieldsBytes bounds the encoded fields one rank may announce. A peer's
+// announced length is checked against it before anything is allocated.
+const maxFieldsBytes = 1 << 20
+
+// digestWords is the size of what AgreeFields gathers first, in int64s:
+// a SHA-256 of the encoded fields (4 words) and the encoding's length.
+const digestWords = 5
+
+// MismatchError reports ranks that disagree on a field. Every rank returns
+// the same error, built from the same gathered data.
+type MismatchError struct{ msg string }
+
+func (e *MismatchError) Error() string { return e.msg }
+
+// Agreed tells spmd.Run that every rank holds this same error, so one line
+// from rank 0 and a clean exit on every rank replace an MPI_Abort.
+func (e *MismatchError) Agreed() bool { return true }
+
+// AgreeFields checks that every rank passes the same fields, in the same
+// order. It is collective and is meant to be the first collective of a
+// command: its first exchange has the same size on every rank whatever the
+// fields are (an Allgather of a digest), so ranks that were started with
+// different flags, partition copies or binaries cannot corrupt each other's
+// memory through mismatched message sizes. Only when the digests differ do
+// the ranks exchange the fields themselves, to name what differs.
+//
+// On a mismatch every rank returns the same *MismatchError, naming the
+// first field (in rank 0's order) that differs and the ranks that differ:
+// "rank 1 has --hidden 32 but rank 0 has 16".
+func AgreeFields(c *Comm, fields []Field) error {
+	enc, err := json.Marshal(fields)
+	if err != nil {
+		return fmt.Errorf("agree: encode: %w", err)
+	}
+	if len(enc) > maxFieldsBytes {
+		// Still take part in the exchange (announcing an oversized
+		// encoding), so that the other ranks fail with us instead of
+		// waiting.
+		enc = nil
+	}
+	sum := sha256.Sum256(enc)
+	mine := make([]int64, digestWords)
+	for i := range 4 {
+		mine[i] = int64(binary.LittleEndian.Uint64(sum[8*i:]))
+	}
+	mine[4] = int64(len(enc))
+	if enc == nil {
+		mine[4] = -1
+	}
+	all, err := Allgather(c, mine)
+	if err != nil {
+		return fmt.Errorf("agree: %w", err)
+	}
+	lens := make([]int64, c.size)
+	same := true
+	for r := range c.size {
+		d := all[r*digestWords : (r+1)*digestWords]
+		lens[r] = d[4]
+		if !slices.Equal(d, all[:digestWords]) {
+			same = false
+		}
+	}
+	if same && lens[0] >= 0 {
+		return nil
+	}
+	for r, n := range lens {
+		if n < 0 || n > maxFieldsBytes {
+			return &MismatchError{fmt.Sprintf("rank %d announced %d bytes of start-up fields (limit %d)", r, n, maxFieldsBytes)}
+		}
+	}
+	got, counts, err := Allgatherv(c, enc)
+	if err != nil {
+		return fmt.Errorf("agree: %w", err)
+	}
+	if !slices.Equal(counts, lens) {
+		return &MismatchError{fmt.Sprintf("ranks sent %v bytes of start-up fields after announcing %v", counts, lens)}
+	}
+	per := make([][]Field, c.size)
+	bad := make([]bool, c.size)
+	off := int64(0)
+	for r, n := range counts {
+		if err := json.Unmarshal(got[off:off+n], &per[r]); err != nil {
+			bad[r] = true
+		}
+		off += n
+	}
+	return &MismatchError{DescribeMismatch(per, bad)}
+}
+
+// DescribeMismatch names the first field of per[0] on which some rank
+// differs from rank 0, with the ranks grouped by their value. bad[r] marks a
+// rank whose fields could not be decoded. It is pure: every rank computes
+// the same text from the same gathered fields.
+func DescribeMismatch(per [][]Field, bad []bool) string {
+	for r := range per {
+		if r < len(bad) && bad[r] {
+			return fmt.Sprintf("rank %d sent start-up fields this binary cannot read (a different mpignn build?)", r)
+		}
+	}
+	if len(per) == 0 {
+		return "no ranks"
+	}
+	find := func(fs []Field, name string) (Field, bool) {
+		for _, f := range fs {
+			if f.Name == name {
+				return f, true
+			}
+		}
+		return Field{}, false
+	}
+	for _, ref := range per[0] {
+		var order []string // distinct differing values, in rank order
+		ranks := map[string][]int{}
+		for r := 1; r < len(per); r++ {
+			f, ok := find(per[r], ref.Name)
+			v := missingField
+			if ok {
+				v = f.Value
+			}
+			if ok && v == ref.Value {
+				continue
+			}
+			if _, seen := ranks[v]; !seen {
+				order = append(order, v)
+			}
+			ranks[v] = append(ranks[v], r)
+		}
+		if len(order) == 0 {
+			continue
+		}
+		var parts []string
+		for _, v := range order {
+			if v == missingField {
+				parts = append(parts, fmt.Sprintf("%s no %s", rankList(ranks[v]), ref.Name))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %s %s", rankList(ranks[v]), ref.Name, quoteValue(v)))
+		}
+		msg := fmt.Sprintf("%s but rank 0 has %s", strings.Join(parts, ", "), quoteValue(ref.Value))
+		if ref.Source != "" {
+			msg += " (" + ref.Source + ")"
+		}
+		return msg
+	}
+	// Every field of rank 0 matches; some rank has extra fields.
+	for r := 1; r < len(per); r++ {
+		for _, f := range per[r] {
+			if _, ok := find(per[0], f.Name); !ok {
+				return fmt.Sprintf("rank %d has %s %s but rank 0 has no such field", r, f.Name, quoteValue(f.Value))
+			}
+		}
+	}
+	return "ranks disagree on the order of their start-up fields"
+}
+
+// missingField stands for a field a rank does not have; a NUL cannot occur
+// in a value that came through flags or META.json.
+const missingField = "\x00missing"
+
+// rankList renders "rank 1 has" or "ranks 1, 3 have".
+func rankList(rs []int) string {
+	if len(rs) == 1 {
+		return fmt.Sprintf("rank %d has", rs[0])
+	}
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = fmt.Sprint(r)
+	}
+	return "ranks " + strings.Join(s, ", ") + " have"
+}
+
+// quoteValue leaves plain values as they are and quotes empty ones or ones
+// with spaces, so the message stays unambiguous.
+func quoteValue(v string) string {
+	if v == "" || strings.ContainsAny(v, " \t\n\"") {
+		return fmt.Sprintf("%q", v)
+	}
+	return v
+}
+
+// IsMismatch reports whether err is (or wraps) a *MismatchError.
+func IsMismatch(err error) bool {
+	var m *MismatchError
+	return errors.As(err, &m)
+}
