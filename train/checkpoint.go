@@ -83,6 +83,90 @@ func SaveCheckpoint(dir string, c *Checkpoint) error {
 	return nil
 }
 
+// ErrCheckpointExists is wrapped by PrepareCheckpointDir when a fresh run
+// would write over an existing checkpoint.
+var ErrCheckpointExists = errors.New("already holds a checkpoint")
+
+// PrepareCheckpointDir readies dir for a run's checkpoints before its first
+// epoch, so that a bad directory is refused at start instead of at the first
+// save, possibly hours later. A fresh run (resume false) refuses a directory
+// that already holds a checkpoint unless overwrite is set, because its first
+// save would silently replace the old one; it then creates dir (and missing
+// parents). Whenever dir exists, a small probe file is written, synced and
+// removed in it: a real write, because permission bits do not tell whether
+// root can write, nor whether the file system is read-only or full. On
+// resume a missing (or unreachable) dir is left for LoadCheckpoint to
+// report.
+//
+// It returns the directories it created, deepest first, so that a run that
+// ends without writing a checkpoint can remove them again (RemoveEmptyDirs);
+// on error it has already removed them. Only one rank should call it.
+func PrepareCheckpointDir(dir string, resume, overwrite bool) ([]string, error) {
+	if !resume && !overwrite {
+		if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err == nil {
+			return nil, fmt.Errorf("checkpoint directory %s %w: pass --resume to continue from it or --overwrite-checkpoint to start over and replace it", dir, ErrCheckpointExists)
+		}
+	}
+	var created []string
+	if resume {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, nil
+		}
+	} else {
+		created = missingDirs(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			RemoveEmptyDirs(created)
+			return nil, fmt.Errorf("checkpoint directory %s: %w", dir, err)
+		}
+	}
+	if err := probeWrite(dir); err != nil {
+		RemoveEmptyDirs(created)
+		return nil, fmt.Errorf("checkpoint directory %s is not writable: %w", dir, err)
+	}
+	return created, nil
+}
+
+// missingDirs lists dir and those of its ancestors that do not exist yet,
+// deepest first: what MkdirAll(dir) will create.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
+}
+
+// RemoveEmptyDirs removes each of dirs (deepest first) that is empty and
+// keeps the others: os.Remove refuses a directory with content, so nothing
+// written into them is ever lost.
+func RemoveEmptyDirs(dirs []string) {
+	for _, d := range dirs {
+		os.Remove(d)
+	}
+}
+
+// probeWrite writes, syncs and removes a small temporary file in dir.
+func probeWrite(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-probe-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write([]byte("mpignn write probe\n"))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // EncodeCheckpoint serialises c in the checkpoint file format.
 func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 	n := c.Model.NumParams()

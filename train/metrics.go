@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // EpochMetrics is one line of the metrics file. Loss and accuracies are over
@@ -102,45 +104,126 @@ func valueOrNaN(p *float64) float64 {
 type MetricsWriter struct {
 	path string
 	f    *os.File
+	// Warnings says what CreateMetrics repaired in the file it continued
+	// (a torn last line, missing or repeated epochs), for the caller to show.
+	Warnings []string
 }
 
 // CreateMetrics opens path for a run that has already completed keepEpochs
 // epochs (0 for a fresh run). Lines of epochs <= keepEpochs are kept from an
-// existing file (a resumed run continues the same file); everything else
-// (later epochs of the interrupted run, old summaries) is dropped. The
-// trimmed file replaces the old one atomically.
+// existing file (a resumed run continues the same file), one per epoch in
+// epoch order; everything else (later epochs of the interrupted run, old
+// summaries) is dropped. The trimmed file replaces the old one atomically.
+//
+// A kill or a full disk in the middle of an append leaves a torn last line;
+// it is dropped with a warning rather than blocking the resume. An invalid
+// line followed by valid ones is not such an accident and is refused.
 func CreateMetrics(path string, keepEpochs int) (*MetricsWriter, error) {
-	var keep bytes.Buffer
+	var keep []byte
+	var warnings []string
 	if keepEpochs > 0 {
 		data, err := os.ReadFile(path)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
-		for i, line := range bytes.Split(data, []byte("\n")) {
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			var head struct {
-				Type  string `json:"type"`
-				Epoch int    `json:"epoch"`
-			}
-			if err := json.Unmarshal(line, &head); err != nil {
-				return nil, fmt.Errorf("metrics %s line %d: %w", path, i+1, err)
-			}
-			if head.Type == "epoch" && head.Epoch <= keepEpochs {
-				keep.Write(line)
-				keep.WriteByte('\n')
-			}
+		if keep, warnings, err = keptMetrics(path, data, keepEpochs); err != nil {
+			return nil, err
 		}
 	}
-	if err := WriteFileAtomic(path, keep.Bytes()); err != nil {
+	if err := WriteFileAtomic(path, keep); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	return &MetricsWriter{path: path, f: f}, nil
+	return &MetricsWriter{path: path, f: f, Warnings: warnings}, nil
+}
+
+// keptMetrics returns the lines of data (the metrics file at path) that a run
+// resumed after keepEpochs epochs keeps: the last valid line of each epoch
+// 1..keepEpochs, in epoch order. A torn tail (invalid lines after the last
+// valid one) is dropped with a warning; an invalid line before a valid one is
+// an error naming the line.
+func keptMetrics(path string, data []byte, keepEpochs int) ([]byte, []string, error) {
+	lines := bytes.Split(data, []byte("\n"))
+	byEpoch := make(map[int][]byte)
+	seen := make(map[int]int)
+	var warnings []string
+	// The first invalid line not (yet) followed by a valid one, and how many
+	// invalid lines follow from there.
+	badLine, badLines := 0, 0
+	var badErr error
+	for i, line := range lines {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var head struct {
+			Type  string `json:"type"`
+			Epoch int    `json:"epoch"`
+		}
+		err := json.Unmarshal(line, &head)
+		if err == nil && head.Type == "epoch" {
+			err = json.Unmarshal(line, new(EpochMetrics))
+		}
+		if err != nil {
+			if badErr == nil {
+				badLine, badErr = i+1, err
+			}
+			badLines++
+			continue
+		}
+		if badErr != nil {
+			return nil, nil, fmt.Errorf("metrics %s line %d: %w (only a torn last line is repaired on resume; fix or remove the file)", path, badLine, badErr)
+		}
+		if head.Type == "epoch" && head.Epoch >= 1 && head.Epoch <= keepEpochs {
+			byEpoch[head.Epoch] = line // a repeated epoch: the later line wins
+			seen[head.Epoch]++
+		}
+	}
+	if badErr != nil {
+		warnings = append(warnings, fmt.Sprintf("metrics %s: dropped a torn tail of %d invalid line(s) from line %d (%v)", path, badLines, badLine, badErr))
+	}
+	var keep bytes.Buffer
+	var missing, repeated []int
+	for e := 1; e <= keepEpochs; e++ {
+		line, ok := byEpoch[e]
+		if !ok {
+			missing = append(missing, e)
+			continue
+		}
+		if seen[e] > 1 {
+			repeated = append(repeated, e)
+		}
+		keep.Write(line)
+		keep.WriteByte('\n')
+	}
+	if len(missing) > 0 {
+		warnings = append(warnings, fmt.Sprintf("metrics %s: no line for epoch(s) %s of the %d before the checkpoint", path, epochRanges(missing), keepEpochs))
+	}
+	if len(repeated) > 0 {
+		warnings = append(warnings, fmt.Sprintf("metrics %s: several lines for epoch(s) %s; kept the last of each", path, epochRanges(repeated)))
+	}
+	return keep.Bytes(), warnings, nil
+}
+
+// epochRanges formats ascending epochs compactly: [1 2 3 7] -> "1-3, 7".
+func epochRanges(epochs []int) string {
+	var parts []string
+	for i := 0; i < len(epochs); {
+		j := i
+		for j+1 < len(epochs) && epochs[j+1] == epochs[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(epochs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", epochs[i], epochs[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // WriteEpoch appends one epoch line.

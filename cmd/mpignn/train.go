@@ -71,6 +71,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
 	fs.IntVar(&c.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
 	fs.BoolVar(&c.Resume, "resume", false, "continue from the checkpoint in --checkpoint")
+	fs.BoolVar(&c.OverwriteCheckpoint, "overwrite-checkpoint", false, "start a fresh run even if --checkpoint already holds a checkpoint (replaced at the first save)")
 	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
 	fs.Float64Var(&c.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB (0 = off)")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")

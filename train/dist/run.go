@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"slices"
 
 	"mpignn/collectives"
@@ -49,6 +51,10 @@ type TrainConfig struct {
 	// last (< 2: every epoch).
 	EvalEvery int
 	Resume    bool
+	// OverwriteCheckpoint lets a fresh run (not Resume) start in a
+	// CheckpointDir that already holds a checkpoint; without it such a run
+	// is refused, so an old checkpoint is never replaced by accident.
+	OverwriteCheckpoint bool
 
 	Out      io.Writer // result lines (transport, final); nil = discard
 	Progress io.Writer // progress bar / lines; nil = none
@@ -90,6 +96,10 @@ func (c *TrainConfig) validate() error {
 		return fmt.Errorf("epochs %d must not be negative", c.Epochs)
 	case c.Resume && c.CheckpointDir == "":
 		return errors.New("resume needs a checkpoint directory")
+	case c.OverwriteCheckpoint && c.CheckpointDir == "":
+		return errors.New("--overwrite-checkpoint needs a checkpoint directory (--checkpoint)")
+	case c.Resume && c.OverwriteCheckpoint:
+		return errors.New("--resume and --overwrite-checkpoint exclude each other: continue the checkpoint or start over")
 	}
 	for _, f := range c.Fanouts {
 		if f == 0 || f < -1 {
@@ -159,6 +169,14 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if out == nil || c.Rank() != 0 {
 		out = io.Discard
 	}
+	// Outputs first: a bad checkpoint directory is refused before the
+	// partition is loaded, and whatever this run created is removed again
+	// on the way out if nothing was written to it.
+	var made createdOutputs
+	defer made.removeEmpty()
+	if err := made.prepareCheckpointDir(c, cfg); err != nil {
+		return nil, err
+	}
 	part, err := openPart(c, cfg.PartDir)
 	if err != nil {
 		return nil, err
@@ -222,6 +240,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	var metrics *train.MetricsWriter
 	var localErr error
 	if c.Rank() == 0 && cfg.Metrics != "" {
+		made.noteMetrics(cfg.Metrics)
 		metrics, localErr = train.CreateMetrics(cfg.Metrics, tr.Epoch())
 	}
 	if err := Agree(c, localErr); err != nil {
@@ -229,6 +248,9 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	if metrics != nil {
 		defer metrics.Close()
+		for _, w := range metrics.Warnings {
+			fmt.Fprintf(out, "warning: %s\n", w)
+		}
 	}
 	rec := &recorder{next: cfg.Reporter}
 	if c.Rank() == 0 && cfg.Progress != nil {
@@ -250,6 +272,43 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s\n",
 		sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights)
 	return res, nil
+}
+
+// createdOutputs records the outputs this run created on rank 0 (the
+// checkpoint directory with its missing parents, the metrics file), so that
+// a run that ends before writing to them does not leave an empty directory
+// or file behind. What existed before the run is never removed.
+type createdOutputs struct {
+	dirs    []string // deepest first
+	metrics string
+}
+
+// prepareCheckpointDir runs train.PrepareCheckpointDir on rank 0 (the rank
+// that writes checkpoints) and agrees on the outcome. It is collective.
+func (o *createdOutputs) prepareCheckpointDir(c *collectives.Comm, cfg TrainConfig) error {
+	var err error
+	if c.Rank() == 0 && cfg.CheckpointDir != "" {
+		o.dirs, err = train.PrepareCheckpointDir(cfg.CheckpointDir, cfg.Resume, cfg.OverwriteCheckpoint)
+	}
+	return Agree(c, err)
+}
+
+// noteMetrics records path as created by this run if it does not exist yet.
+func (o *createdOutputs) noteMetrics(path string) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		o.metrics = path
+	}
+}
+
+// removeEmpty removes the created metrics file if it is still empty, then
+// the created directories that are still empty.
+func (o *createdOutputs) removeEmpty() {
+	if o.metrics != "" {
+		if st, err := os.Stat(o.metrics); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+			os.Remove(o.metrics)
+		}
+	}
+	train.RemoveEmptyDirs(o.dirs)
 }
 
 // checkRunInfo refuses to resume under settings that change the training
