@@ -164,31 +164,3 @@ int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts
     MPI_Type_free(&row);
     return rc != MPI_SUCCESS ? rc : rc2;
 }
-
-int shim_get_runs(MPI_Win win, int ntargets, const int *ranks, const int *counts,
-                  const MPI_Aint *tdisp, const int *lens, void *dst) {
-    int rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-    if (rc != MPI_SUCCESS) return rc;
-    int64_t off = 0;
-    char *at = dst;
-    for (int i = 0; i < ntargets && rc == MPI_SUCCESS; i++) {
-        int n = counts[i];
-        if (n == 0) continue;
-        int64_t total = 0;
-        for (int j = 0; j < n; j++) total += lens[off + j];
-        if (total > 0) {
-            MPI_Datatype ttype;
-            rc = MPI_Type_create_hindexed(n, lens + off, tdisp + off, MPI_BYTE, &ttype);
-            if (rc != MPI_SUCCESS) break;
-            MPI_Type_commit(&ttype);
-            // One contiguous origin buffer per target: `total` bytes as
-            // total/1 bytes; total fits in int because Go splits batches.
-            rc = MPI_Get(at, (int)total, MPI_BYTE, ranks[i], 0, 1, ttype, win);
-            MPI_Type_free(&ttype);
-        }
-        at += total;
-        off += n;
-    }
-    int rc2 = MPI_Win_unlock_all(win);
-    return rc != MPI_SUCCESS ? rc : rc2;
-}

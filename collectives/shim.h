@@ -38,8 +38,4 @@ int shim_win_sync(MPI_Win win);
 // Both sides are hindexed_block datatypes of row_bytes-byte rows.
 int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
                   const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, void *dst);
-// Like shim_get_rows, but each read is a run of its own length in bytes
-// (hindexed datatypes), landing contiguously in dst in request order.
-int shim_get_runs(MPI_Win win, int ntargets, const int *ranks, const int *counts,
-                  const MPI_Aint *tdisp, const int *lens, void *dst);
 #endif

@@ -85,13 +85,3 @@ func (w *Window) getRows(ranks []C.int, counts []C.int, tdisp, odisp []C.MPI_Ain
 	rc := C.shim_get_rows(w.win, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &odisp[0], C.int(rowBytes), ptr(dst))
 	return mpiErr("MPI_Get(rows)", rc)
 }
-
-// getRuns reads variable-length byte runs from other ranks in one
-// passive-target epoch; the runs land back to back in dst in request order.
-func (w *Window) getRuns(ranks []C.int, counts []C.int, tdisp []C.MPI_Aint, lens []C.int, dst []byte) error {
-	if len(ranks) == 0 {
-		return nil
-	}
-	rc := C.shim_get_runs(w.win, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &lens[0], ptr(dst))
-	return mpiErr("MPI_Get(runs)", rc)
-}
