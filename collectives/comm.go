@@ -5,9 +5,10 @@ import "C"
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"unsafe"
+
+	"mpignn/spmd"
 )
 
 // Comm is the world communicator as seen by package collectives. Every
@@ -43,14 +44,8 @@ func (c *Comm) Size() int { return c.size }
 // Wtime returns MPI's wall clock in seconds (not collective).
 func Wtime() float64 { return wtime() }
 
-func mpiErr(call string, rc C.int) error {
-	if rc == C.MPI_SUCCESS {
-		return nil
-	}
-	var buf [C.MPI_MAX_ERROR_STRING + 1]C.char
-	C.shim_error_string(rc, &buf[0], C.int(len(buf)))
-	return fmt.Errorf("%s: %s (MPI error %d)", call, C.GoString(&buf[0]), int(rc))
-}
+// mpiErr reports a shim return code (spmd owns the MPI error text).
+func mpiErr(call string, rc C.int) error { return spmd.MPIError(call, int(rc)) }
 
 // Elem is an element type that collectives can move.
 type Elem interface {

@@ -21,13 +21,6 @@ static MPI_Op shim_op(int o) {
     }
 }
 
-void shim_error_string(int code, char *buf, int len) {
-    int n = 0;
-    if (MPI_Error_string(code, buf, &n) != MPI_SUCCESS || n <= 0) { buf[0] = 0; return; }
-    if (n >= len) n = len - 1;
-    buf[n] = 0;
-}
-
 int shim_initialized(void) { int f = 0; MPI_Initialized(&f); return f; }
 
 int shim_rank_size(int *rank, int *size) {

@@ -9,7 +9,6 @@
 enum { SHIM_BYTE = 0, SHIM_INT32 = 1, SHIM_INT64 = 2, SHIM_FLOAT32 = 3, SHIM_FLOAT64 = 4, SHIM_UINT64 = 5 };
 enum { SHIM_SUM = 0, SHIM_MAX = 1, SHIM_MIN = 2 };
 
-void shim_error_string(int code, char *buf, int len);
 int shim_initialized(void);
 int shim_rank_size(int *rank, int *size);
 int shim_barrier(void);

@@ -55,13 +55,18 @@ import (
 )
 
 // mpiError turns an MPI return code into a Go error naming the call.
-func mpiError(call string, rc C.int) error {
-	if rc == C.MPI_SUCCESS {
+func mpiError(call string, rc C.int) error { return MPIError(call, int(rc)) }
+
+// MPIError turns the return code of an MPI call into a Go error naming the
+// call and carrying MPI's own text, or nil for MPI_SUCCESS. Package
+// collectives reports the return codes of its C shim through it.
+func MPIError(call string, rc int) error {
+	if rc == int(C.MPI_SUCCESS) {
 		return nil
 	}
 	var buf [C.MPI_MAX_ERROR_STRING + 1]C.char
-	C.spmd_error_string(rc, &buf[0], C.int(len(buf)))
-	return fmt.Errorf("%s: %s (MPI error %d)", call, C.GoString(&buf[0]), int(rc))
+	C.spmd_error_string(C.int(rc), &buf[0], C.int(len(buf)))
+	return fmt.Errorf("%s: %s (MPI error %d)", call, C.GoString(&buf[0]), rc)
 }
 
 func mpiInit() (provided int, already bool, err error) {
