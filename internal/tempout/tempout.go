@@ -183,9 +183,20 @@ func (c *Cleanup) fire(sig syscall.Signal) {
 	}
 	close(c.done)
 	if len(failed) > 0 {
-		fmt.Fprintf(c.errw, "%s: stopped by %v; could not remove %s\n", c.name, sig, strings.Join(failed, ", "))
+		fmt.Fprintf(c.errw, "%s: interrupted by %s; could not remove %s\n", c.name, sigName(sig), strings.Join(failed, ", "))
 	} else {
-		fmt.Fprintf(c.errw, "%s: stopped by %v; no temporary output left\n", c.name, sig)
+		fmt.Fprintf(c.errw, "%s: interrupted by %s; no temporary output left\n", c.name, sigName(sig))
 	}
 	c.exit(code)
+}
+
+// sigName gives the names users know from kill and scancel.
+func sigName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return sig.String()
 }
