@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
+
+	"mpignn/internal/tempout"
 )
 
 // WriteOGB writes d in the OGB raw layout under dir: the edge lines
@@ -280,14 +283,25 @@ func writeGzipChunks(path string, workers, nChunks int, fill func(c int, buf []b
 		werr = cerr
 	}
 	if werr != nil {
-		return fmt.Errorf("write %s: %w", path, werr)
+		return fmt.Errorf("write %s: %w", path, pathless(werr, path))
 	}
 	return nil
 }
 
-// writeDirAtomic runs fill on a fresh temporary directory beside dir and
-// renames it to dir on success; on failure the temporary directory is
-// removed. dir may exist only as an empty directory.
+// pathless strips the *fs.PathError that names path from err, so that
+// wrapping it with path gives "write PATH: no space left on device" rather
+// than naming PATH twice.
+func pathless(err error, path string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Err
+	}
+	return err
+}
+
+// writeDirAtomic runs fill on a fresh temporary directory beside dir
+// (tempout.Own(dir)) and renames it to dir on success; on failure the
+// temporary directory is removed. dir may exist only as an empty directory.
 func writeDirAtomic(dir string, fill func(tmp string) error) error {
 	dir = filepath.Clean(dir)
 	if ents, err := os.ReadDir(dir); err == nil {
@@ -304,8 +318,17 @@ func writeDirAtomic(dir string, fill func(tmp string) error) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
-	if err != nil {
+	// A killed earlier writer may have left its temporary; ours is named by
+	// our PID (see tempout), so a command can register it for removal on
+	// SIGINT/SIGTERM before it exists.
+	if _, err := tempout.RemoveStale(dir); err != nil {
+		return fmt.Errorf("write %s: %w", dir, err)
+	}
+	tmp := tempout.Own(dir)
+	if err := os.RemoveAll(tmp); err != nil {
+		return fmt.Errorf("write %s: %w", dir, err)
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", dir, err)
 	}
 	if err := fill(tmp); err != nil {

@@ -206,7 +206,7 @@ func writeArrayFile[T elem](aw *arrayWriter, path string, xs []T) (fileInfo, err
 		err = cerr
 	}
 	if err != nil {
-		return fileInfo{}, fmt.Errorf("write %s: %w", path, err)
+		return fileInfo{}, fmt.Errorf("write %s: %w", path, pathless(err, path))
 	}
 	return fileInfo{Bytes: ch.n, SHA256: ch.sum(), DType: dtypeOf[T]().String(), Len: int64(len(xs))}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"mpignn/graph"
+	"mpignn/internal/tempout"
 )
 
 // Partitioning methods accepted in Options.Method.
@@ -203,8 +204,18 @@ func Write(outDir string, d *graph.Dataset, assign []int32, nparts int, opt Opti
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("output %s: %w", outDir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(outDir))+".tmp-")
-	if err != nil {
+	// The temporary is named by our PID (see tempout): the command registers
+	// it for removal on SIGINT/SIGTERM before it exists, and a later run
+	// removes it if we are killed. Mkdir, not MkdirTemp, so that the
+	// directory gets 0755 (less umask) like every other output, not 0700.
+	if _, err := tempout.RemoveStale(outDir); err != nil {
+		return nil, fmt.Errorf("output %s: %w", outDir, err)
+	}
+	tmp := tempout.Own(outDir)
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("output %s: %w", outDir, err)
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("output %s: %w", outDir, err)
 	}
 	ok := false
@@ -502,9 +513,20 @@ func writeFileSync(path string, b []byte) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, pathless(err, path))
 	}
 	return nil
+}
+
+// pathless strips the *fs.PathError that names path from err, so that
+// wrapping it with path gives "write PATH: no space left on device" rather
+// than naming PATH twice.
+func pathless(err error, path string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Err
+	}
+	return err
 }
 
 func syncDir(dir string) error {

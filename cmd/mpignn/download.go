@@ -6,9 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
+	"path/filepath"
 
 	"mpignn/graph"
+	"mpignn/internal/tempout"
 )
 
 // runDownload implements `mpignn download NAME --root DIR`: fetch an OGB
@@ -50,9 +51,14 @@ func runDownload(args []string) error {
 	if !*quiet {
 		opt.Progress = os.Stdout
 	}
-	// Ctrl-C stops the transfer cleanly; the .part file stays for resuming.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	_, err := graph.Download(ctx, name, *root, opt)
+	// SIGINT/SIGTERM remove the half-unpacked dataset directory and exit
+	// 130/143. The partial download ROOT/NAME.zip.part is not registered: a
+	// rerun resumes it, so it is kept like a finished ROOT/NAME.zip.
+	cleanup := tempout.NewCleanup("mpignn download")
+	defer cleanup.Listen()()
+	if name == filepath.Base(name) {
+		cleanup.Add(tempout.Own(filepath.Join(*root, name)))
+	}
+	_, err := graph.Download(context.Background(), name, *root, opt)
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mpignn/graph"
+	"mpignn/internal/tempout"
 )
 
 // runGen implements `mpignn gen`: generate a synthetic graph with planted
@@ -63,6 +64,11 @@ func runGen(args []string) error {
 			o.FeatSep = 1e-12
 		}
 	})
+	// SIGINT/SIGTERM (Ctrl-C, scancel, a Slurm time limit) remove the
+	// half-written dataset and exit 130/143; nothing exists before it.
+	cleanup := tempout.NewCleanup("mpignn gen")
+	defer cleanup.Listen()()
+	cleanup.Add(tempout.Own(*out))
 	t0 := time.Now()
 	s, err := graph.Generate(o)
 	if err != nil {

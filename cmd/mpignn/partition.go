@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mpignn/graph"
+	"mpignn/internal/tempout"
 	"mpignn/partition"
 )
 
@@ -69,6 +70,11 @@ func partitionCmd(w io.Writer, args []string) error {
 	if _, err := os.Stat(c.out); err == nil && !c.force {
 		return fmt.Errorf("output %s already exists (remove it or pass --force)", c.out)
 	}
+	// SIGINT/SIGTERM (Ctrl-C, scancel, a Slurm time limit) remove the
+	// half-written partition directory and exit 130/143.
+	cleanup := tempout.NewCleanup("mpignn partition")
+	defer cleanup.Listen()()
+	cleanup.Add(tempout.Own(c.out))
 	ro := graph.ReadOptions{Dedup: true, NormalizeFeatures: c.normalize, Workers: c.workers}
 	if c.undirected {
 		ro = graph.UndirectedOptions()

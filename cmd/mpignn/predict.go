@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"mpignn/collectives"
+	"mpignn/internal/tempout"
 	"mpignn/spmd"
 	"mpignn/train/dist"
 )
@@ -45,7 +46,15 @@ func runPredict(args []string) error {
 	if cfg.Transport, err = collectives.ParseTransport(*transport); err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}
+	// Under mpirun, OpenMPI forwards SIGINT/SIGTERM to every rank: rank 0
+	// removes its unfinished --out temporary (the name is known before it
+	// exists) and every rank exits 130/143, so the job ends. Listening
+	// starts after MPI_Init so that no handler the MPI library installs
+	// replaces ours.
+	cleanup := tempout.NewCleanup("mpignn predict")
+	cleanup.Add(tempout.Own(cfg.Out))
 	spmd.Run(func(w *spmd.World) error {
+		defer cleanup.Listen()()
 		c, err := collectives.NewComm()
 		if err != nil {
 			return err

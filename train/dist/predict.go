@@ -182,7 +182,8 @@ func writePredictions(path string, pairs []int64) error {
 	}
 	w.Flush()
 	if err := train.WriteFileAtomic(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("predict: write %s: %w", path, err)
+		return fmt.Errorf("predict: %w", err) // names path once
+
 	}
 	return nil
 }
