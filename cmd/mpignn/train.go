@@ -194,14 +194,19 @@ func writable(dir string) bool {
 	return err == nil && st.IsDir() && st.Mode().Perm()&0o222 != 0
 }
 
-// reusable reports whether dir holds a partition of the wanted shape.
+// reusable reports whether dir holds a partition of the wanted shape whose
+// part files all match their META.json checksums: a damaged cache (a
+// truncated or flipped file) is rebuilt, not handed to every rank to fail
+// on.
 func reusable(dir string, parts int, method, split string) bool {
 	m, err := partition.LoadMeta(dir)
 	if err != nil || m.NumParts != parts || m.Method != method {
 		return false
 	}
-	_, ok := m.Splits[split]
-	return ok
+	if _, ok := m.Splits[split]; !ok {
+		return false
+	}
+	return partition.VerifyFiles(dir, m) == nil
 }
 
 // prepareParts partitions the dataset at data into one part per rank on
