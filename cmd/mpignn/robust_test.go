@@ -78,6 +78,7 @@ func TestCLIRefusesBadNumbers(t *testing.T) {
 		{"train lr", []string{"train", "--parts", dir, "--lr", "inf"}, "--lr +Inf: want a finite number"},
 		{"train dropout", []string{"train", "--parts", dir, "--dropout", "NaN"}, "--dropout NaN: want a finite number"},
 		{"predict cache-mb", []string{"predict", "--parts", dir, "--checkpoint", dir, "--out", "x.csv", "--cache-mb", "-Inf"}, "--cache-mb -Inf"},
+		{"bench comm batch", []string{"bench", "comm", "--batch", "100000000000000"}, "--rows 50000 --batch 100000000000000 --dim 128 need ~"},
 		{"bench sample cache-mb", []string{"bench", "sample", "--parts", dir, "--cache-mb", "NaN"}, "--cache-mb NaN"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
