@@ -115,7 +115,7 @@ func (o *GenOptions) fill() error {
 	case o.AvgDegree > float64(o.Nodes-1)/4:
 		// Beyond a quarter of all pairs, redrawing duplicates converges slowly.
 		return fmt.Errorf("gen: average degree %v is too dense for %d nodes (at most %v)", o.AvgDegree, o.Nodes, float64(o.Nodes-1)/4)
-	case o.Homophily < 0 || o.Homophily > 1:
+	case !(o.Homophily >= 0 && o.Homophily <= 1): // NaN fails too
 		return fmt.Errorf("gen: homophily %v outside [0,1]", o.Homophily)
 	case o.FeatSep < 0 || math.IsNaN(o.FeatSep) || math.IsInf(o.FeatSep, 0):
 		return fmt.Errorf("gen: feature separation %v must be a non-negative number", o.FeatSep)
@@ -130,7 +130,7 @@ func (o *GenOptions) fill() error {
 		if tf == 0 && vf == 0 {
 			tf, vf = 0.6, 0.2
 		}
-		if tf < 0 || vf < 0 || tf+vf > 1 {
+		if !(tf >= 0 && vf >= 0 && tf+vf <= 1) { // NaN fails too
 			return fmt.Errorf("gen: split fractions train %v valid %v must be >= 0 and sum to at most 1", tf, vf)
 		}
 		o.Train = int64(math.Round(tf * float64(o.Nodes)))
@@ -146,6 +146,22 @@ func (o *GenOptions) fill() error {
 		return fmt.Errorf("gen: split %d/%d/%d needs at least one train and one test node", o.Train, o.Valid, o.Test)
 	}
 	return nil
+}
+
+// GenMemory validates opt like Generate and estimates the memory Generate
+// and WriteSynthetic need, in bytes (float64: absurd sizes give a huge
+// number, not an overflow): the feature matrix, the class centroids, about
+// 24 bytes per undirected edge (the edge list, a round's fresh draws and
+// the sort buffer) and about 72 bytes per node (labels, weights, alias
+// tables, split permutation, degrees). Callers compare it with the
+// machine's memory before anything is allocated.
+func GenMemory(opt GenOptions) (float64, error) {
+	if err := opt.fill(); err != nil {
+		return 0, err
+	}
+	n, dim := float64(opt.Nodes), float64(opt.FeatDim)
+	edges := math.Max(1, math.Round(n*opt.AvgDegree/2))
+	return n*dim*4 + float64(opt.Classes)*dim*8 + edges*24 + n*72, nil
 }
 
 // Random streams: every random quantity comes from its own PCG stream keyed

@@ -13,8 +13,10 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -111,7 +113,7 @@ func Metis(d *graph.Dataset, nparts int, opt MetisOptions) ([]int32, error) {
 	if imb == 0 {
 		imb = 1.03
 	}
-	if imb < 1.001 {
+	if !(imb >= 1.001) || math.IsInf(imb, 0) { // NaN fails too
 		return nil, fmt.Errorf("metis: imbalance %g must be >= 1.001", imb)
 	}
 	ubvec := make([]C.real_t, ncon)
@@ -161,7 +163,52 @@ func Metis(d *graph.Dataset, nparts int, opt MetisOptions) ([]int32, error) {
 		}
 		out[i] = int32(p)
 	}
+	if err := checkNoEmptyPart(out, nparts); err != nil {
+		return nil, fmt.Errorf("metis: %w", err)
+	}
 	return out, nil
+}
+
+// checkNoEmptyPart refuses an assignment that leaves a part without nodes:
+// METIS may do that for tiny graphs, many parts, or many isolated nodes, and
+// an empty part would give its rank nothing to train on. The error gives the
+// part sizes (all of them for a few parts, else the range) and the balance.
+func checkNoEmptyPart(assign []int32, nparts int) error {
+	sizes := make([]int64, nparts)
+	for _, p := range assign {
+		sizes[p]++
+	}
+	var empty []string
+	for p, n := range sizes {
+		if n == 0 {
+			empty = append(empty, strconv.Itoa(p))
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	const show = 10
+	list := strings.Join(empty[:min(len(empty), show)], ", ")
+	if len(empty) > show {
+		list += ", ..."
+	}
+	desc := ""
+	if nparts <= 16 {
+		s := make([]string, nparts)
+		for p, n := range sizes {
+			s[p] = strconv.FormatInt(n, 10)
+		}
+		desc = "sizes " + strings.Join(s, "/")
+	} else {
+		desc = fmt.Sprintf("largest part %d nodes", slices.Max(sizes))
+	}
+	balance := float64(slices.Max(sizes)) * float64(nparts) / float64(len(assign))
+	which := "part"
+	if len(empty) > 1 {
+		which = "parts"
+	}
+	return fmt.Errorf("%d of %d parts are empty (%s %s; %s, balance %.2f): use fewer --parts (or --method random)",
+		len(empty), nparts, which, list, desc, balance)
 }
 
 // symmetrize builds the METIS input: for every node the sorted, distinct

@@ -11,6 +11,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/spmd"
+	"mpignn/train"
 )
 
 // benchCommands are the subcommands of `mpignn bench`.
@@ -69,6 +70,13 @@ func parseCommBench(args []string) (commBenchConfig, error) {
 	cfg.shared = startupFields("bench comm", fs)
 	if cfg.rows < 1 || cfg.dim < 1 || cfg.batch < 0 || cfg.iters < 1 || cfg.warmup < 0 {
 		return cfg, errors.New("--rows, --dim and --iters must be positive, --batch and --warmup not negative")
+	}
+	// The owned rows and one round's fetched rows are allocated up front:
+	// refuse sizes that cannot fit rather than crash in make().
+	need := (float64(cfg.rows)+float64(cfg.batch))*float64(cfg.dim)*4 + float64(cfg.batch)*8
+	if avail := train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+		return cfg, fmt.Errorf("--rows %d --batch %d --dim %d need ~%s per rank but this machine has %s available; lower them",
+			cfg.rows, cfg.batch, cfg.dim, train.FormatBytes(need), train.FormatBytes(float64(avail)))
 	}
 	for _, s := range strings.Split(*list, ",") {
 		t, err := collectives.ParseTransport(strings.TrimSpace(s))

@@ -41,7 +41,7 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 	fs.Uint64Var(&cfg.seed, "seed", 1, "sampling seed")
 	fs.Float64Var(&cfg.cacheMB, "cache-mb", 0, "hot remote-node feature cache, MiB per rank")
 	tr := fs.String("transport", "auto", "auto, rma or alltoallv")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"mpignn/graph"
 	"mpignn/internal/tempout"
+	"mpignn/train"
 )
 
 // runGen implements `mpignn gen`: generate a synthetic graph with planted
@@ -37,7 +38,7 @@ func runGen(args []string) error {
 			"Writes DIR/raw/*.csv.gz and DIR/split/%s/{train,valid,test}.csv.gz.\n", graph.GenSplitName)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
@@ -64,6 +65,16 @@ func runGen(args []string) error {
 			o.FeatSep = 1e-12
 		}
 	})
+	// Refuse sizes that cannot fit before allocating: the runtime's out of
+	// memory is a crash with a trace, not an error.
+	need, err := graph.GenMemory(o)
+	if err != nil {
+		return err
+	}
+	if avail := train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+		return fmt.Errorf("--nodes %d --feat-dim %d --avg-degree %v need ~%s of memory but this machine has %s available; lower them",
+			o.Nodes, o.FeatDim, o.AvgDegree, train.FormatBytes(need), train.FormatBytes(float64(avail)))
+	}
 	// SIGINT/SIGTERM (Ctrl-C, scancel, a Slurm time limit) remove the
 	// half-written dataset and exit 130/143; nothing exists before it.
 	cleanup := tempout.NewCleanup("mpignn gen")

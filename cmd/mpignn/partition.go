@@ -40,7 +40,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.Float64Var(&c.imbalance, "imbalance", 0, "METIS allowed imbalance per constraint (0 = 1.03)")
 	fs.IntVar(&c.workers, "workers", 0, "parallelism (0 = GOMAXPROCS)")
 	fs.BoolVar(&c.force, "force", false, "replace an existing partition directory at --out")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -109,5 +109,9 @@ func partitionCmd(w io.Writer, args []string) error {
 		return err
 	}
 	fmt.Fprintf(w, "partitioned by %s in %.1fs, wrote %s in %.1fs\n", m.Method, tAssign.Seconds(), c.out, time.Since(t2).Seconds())
+	if sc, ok := m.Splits[m.Split]; ok && sc.Train == 0 {
+		// Still useful for predict, so a warning rather than an error.
+		fmt.Fprintf(w, "warning: split %s has no training nodes; mpignn train will refuse it\n", m.Split)
+	}
 	return m.Stats().WriteText(w)
 }

@@ -71,13 +71,15 @@ func plotSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) float
 	return pts
 }
 
-// plotEvalSeries is plotSeries over the evaluated epochs only (f may
-// dereference the validation and test fields).
-func plotEvalSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) float64) plotter.XYs {
+// plotEvalSeries is plotSeries over the epochs that have the optional
+// metric f points at (validation and test results are absent from epochs
+// that skipped evaluation, and a hand-edited or foreign file may lack any
+// of them): it draws what is there.
+func plotEvalSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) *float64) plotter.XYs {
 	var pts plotter.XYs
 	for i := range epochs {
-		if epochs[i].Evaluated() {
-			pts = append(pts, plotter.XY{X: float64(epochs[i].Epoch), Y: f(&epochs[i])})
+		if v := f(&epochs[i]); v != nil {
+			pts = append(pts, plotter.XY{X: float64(epochs[i].Epoch), Y: *v})
 		}
 	}
 	return pts
@@ -99,6 +101,9 @@ func plotPanel(title, ylabel string, curves []plotCurve) (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	for _, c := range curves {
+		if len(c.pts) == 0 {
+			continue // nothing of this metric in the file: no empty legend entry
+		}
 		l, s, err := plotter.NewLinePoints(c.pts)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.label, err)
@@ -120,7 +125,7 @@ func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format stri
 	green := color.RGBA{R: 44, G: 160, B: 44, A: 255}
 	loss, err := plotPanel(name+": loss", "cross-entropy", []plotCurve{
 		{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.Loss }), blue},
-		{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) float64 { return *m.ValLoss }), orange},
+		{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValLoss }), orange},
 	})
 	if err != nil {
 		return nil, err
@@ -131,8 +136,8 @@ func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format stri
 	}
 	acc, err := plotPanel(accTitle, "accuracy", []plotCurve{
 		{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.TrainAcc }), blue},
-		{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) float64 { return *m.ValAcc }), orange},
-		{"test", plotEvalSeries(epochs, func(m *train.EpochMetrics) float64 { return *m.TestAcc }), green},
+		{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValAcc }), orange},
+		{"test", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.TestAcc }), green},
 	})
 	if err != nil {
 		return nil, err

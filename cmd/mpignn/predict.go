@@ -27,7 +27,7 @@ func runPredict(args []string) error {
 	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
 	fs.Float64Var(&cfg.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB")
 	threads := fs.Int("threads", 0, "compute threads per rank (default: cores / ranks on this node)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -62,7 +62,9 @@ func runPredict(args []string) error {
 		if err := agreeStartup(c, append(shared, partsFields(cfg.PartDir)...)); err != nil {
 			return err
 		}
-		setThreads(*threads, w.Size())
+		if err := dist.Agree(c, setThreads(*threads, w.Size())); err != nil {
+			return fmt.Errorf("predict: %w", err)
+		}
 		n, err := dist.Predict(c, cfg)
 		if err != nil {
 			return err

@@ -76,7 +76,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.Float64Var(&c.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB (0 = off)")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	fs.IntVar(&f.threads, "threads", 0, "compute threads per rank (default: cores / ranks on this node)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -145,7 +145,9 @@ func runTrain(args []string) error {
 		if err := agreeStartup(c, fields); err != nil {
 			return err
 		}
-		setThreads(f.threads, w.Size())
+		if err := dist.Agree(c, setThreads(f.threads, w.Size())); err != nil {
+			return fmt.Errorf("train: %w", err)
+		}
 		if f.data != "" {
 			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, os.Stdout)
 			if err != nil {
@@ -168,20 +170,19 @@ func runTrain(args []string) error {
 
 // setThreads gives each rank its share of the node's cores (for both Go's
 // scheduler and OpenBLAS): oversubscribed BLAS threads spin and slow
-// everyone down.
-func setThreads(n, worldSize int) {
+// everyone down. An explicit n above the sane bound is refused (checkThreads)
+// and nothing is changed; the caller agrees on the error, since ranks on
+// different nodes may see different core counts.
+func setThreads(n, worldSize int) error {
+	if err := checkThreads(n); err != nil {
+		return err
+	}
 	if n < 1 {
-		local := worldSize
-		for _, env := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"} {
-			if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
-				local = v
-				break
-			}
-		}
-		n = max(1, runtime.NumCPU()/local)
+		n = max(1, runtime.NumCPU()/dist.LocalRanks(worldSize))
 	}
 	runtime.GOMAXPROCS(n)
 	train.SetBLASThreads(n)
+	return nil
 }
 
 // partsCacheDirs lists where --data mode keeps its partitions, in order of
@@ -209,14 +210,19 @@ func writable(dir string) bool {
 	return err == nil && st.IsDir() && st.Mode().Perm()&0o222 != 0
 }
 
-// reusable reports whether dir holds a partition of the wanted shape.
+// reusable reports whether dir holds a partition of the wanted shape whose
+// part files all match their META.json checksums: a damaged cache (a
+// truncated or flipped file) is rebuilt, not handed to every rank to fail
+// on.
 func reusable(dir string, parts int, method, split string) bool {
 	m, err := partition.LoadMeta(dir)
 	if err != nil || m.NumParts != parts || m.Method != method {
 		return false
 	}
-	_, ok := m.Splits[split]
-	return ok
+	if _, ok := m.Splits[split]; !ok {
+		return false
+	}
+	return partition.VerifyFiles(dir, m) == nil
 }
 
 // prepareParts partitions the dataset at data into one part per rank on

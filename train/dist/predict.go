@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -70,6 +71,12 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if m.FeatDim != ck.Model.InDim || m.NumClasses != ck.Model.Classes {
 		return 0, fmt.Errorf("predict: partition %s has %d features and %d classes, the checkpoint's model %d and %d",
 			cfg.PartDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
+	}
+	if cfg.Batch > math.MaxInt32/c.Size() {
+		return 0, fmt.Errorf("predict: --batch %d x %d ranks is more than %d nodes per step", cfg.Batch, c.Size(), math.MaxInt32)
+	}
+	if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
 	}
 	if info.RowNorm {
 		RowNormalize(part.Feat, m.FeatDim)

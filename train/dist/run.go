@@ -186,13 +186,17 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if split == "" {
 		split = meta.Split
 	}
-	if cfg.RowNorm {
-		RowNormalize(part.Feat, meta.FeatDim)
-		RowNormalize(part.HaloFeat, meta.FeatDim)
-	}
 	evalFan := cfg.EvalFanouts
 	if cfg.EvalFull {
 		evalFan = slices.Repeat([]int{-1}, len(cfg.Fanouts))
+	}
+	model := train.Config{InDim: meta.FeatDim, Hidden: cfg.Hidden, Classes: meta.NumClasses, Layers: len(cfg.Fanouts), Dropout: cfg.Dropout, InputDropout: cfg.InputDropout}
+	if err := checkTrainable(c, &cfg, meta, split, model, evalFan); err != nil {
+		return nil, err
+	}
+	if cfg.RowNorm {
+		RowNormalize(part.Feat, meta.FeatDim)
+		RowNormalize(part.HaloFeat, meta.FeatDim)
 	}
 	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, sample.LoaderOptions{
 		Fanouts: cfg.Fanouts, EvalFanouts: evalFan, Batch: cfg.Batch, Replace: cfg.Replace, Seed: cfg.Seed, Split: cfg.Split,
@@ -205,7 +209,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	fmt.Fprintln(out, transportLine(cfg.Transport, store))
 
 	opts := train.Options{
-		Model: train.Config{InDim: meta.FeatDim, Hidden: cfg.Hidden, Classes: meta.NumClasses, Layers: len(cfg.Fanouts), Dropout: cfg.Dropout, InputDropout: cfg.InputDropout},
+		Model: model,
 		Adam:  train.DefaultAdam(float32(cfg.LR), float32(cfg.WeightDecay)),
 		Seed:  cfg.Seed,
 	}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpignn/graph"
+	"mpignn/partition"
+)
+
+// runMainEnv makes the test binary act as mpignn itself: runCLI starts it
+// again with this variable set, and TestMain then runs main() on the
+// arguments, so the CLI tests exercise the real command in its own process
+// (exit code, stderr, and any crash trace) without a separate build.
+const runMainEnv = "MPIGNN_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runCLI runs `mpignn args...` in a new process and returns its combined
+// output and exit code.
+func runCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	}
+	t.Fatalf("mpignn %v: %v", args, err)
+	return "", -1
+}
+
+// TestCLIRefusesBadNumbers: non-finite float flags, sizes that cannot fit
+// in memory, and a partition with empty parts end with one clear line and
+// a non-zero exit, never a Go crash trace.
+func TestCLIRefusesBadNumbers(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "tiny")
+	// 8 nodes in 1 class with half an edge per node: mostly isolated nodes,
+	// which libmetis, balancing node counts only, leaves some of 5 parts
+	// without.
+	out, code := runCLI(t, "gen", "--nodes", "8", "--classes", "1", "--feat-dim", "2", "--avg-degree", "0.5", "--seed", "1", "--out", data)
+	require.Zero(t, code, out)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"gen homophily", []string{"gen", "--homophily", "nan", "--out", filepath.Join(dir, "g1")}, "mpignn gen: --homophily NaN: want a finite number"},
+		{"gen avg-degree", []string{"gen", "--avg-degree", "+Inf", "--out", filepath.Join(dir, "g2")}, "--avg-degree +Inf: want a finite number"},
+		{"gen feat-sep", []string{"gen", "--feat-sep", "-inf", "--out", filepath.Join(dir, "g3")}, "--feat-sep -Inf: want a finite number"},
+		{"gen train-frac", []string{"gen", "--train-frac", "NaN", "--out", filepath.Join(dir, "g4")}, "--train-frac NaN"},
+		{"gen huge features", []string{"gen", "--nodes", "1000", "--feat-dim", "2000000000", "--out", filepath.Join(dir, "g5")},
+			"--nodes 1000 --feat-dim 2000000000 --avg-degree 25 need ~"},
+		{"gen huge graph", []string{"gen", "--nodes", "2000000000", "--out", filepath.Join(dir, "g6")}, "TiB of memory but this machine has"},
+		{"partition imbalance", []string{"partition", "--data", data, "--parts", "2", "--imbalance", "nan", "--out", filepath.Join(dir, "p1")},
+			"mpignn partition: --imbalance NaN: want a finite number"},
+		{"partition empty part", []string{"partition", "--data", data, "--parts", "5", "--balance", "node", "--seed", "1", "--out", filepath.Join(dir, "p2")},
+			"parts are empty"},
+		{"train cache-mb", []string{"train", "--parts", dir, "--cache-mb", "nan"}, "--cache-mb NaN: want a finite number"},
+		{"train lr", []string{"train", "--parts", dir, "--lr", "inf"}, "--lr +Inf: want a finite number"},
+		{"train dropout", []string{"train", "--parts", dir, "--dropout", "NaN"}, "--dropout NaN: want a finite number"},
+		{"predict cache-mb", []string{"predict", "--parts", dir, "--checkpoint", dir, "--out", "x.csv", "--cache-mb", "-Inf"}, "--cache-mb -Inf"},
+		{"bench comm batch", []string{"bench", "comm", "--batch", "100000000000000"}, "--rows 50000 --batch 100000000000000 --dim 128 need ~"},
+		{"bench sample cache-mb", []string{"bench", "sample", "--parts", dir, "--cache-mb", "NaN"}, "--cache-mb NaN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := runCLI(t, tc.args...)
+			assert.NotZero(t, code, out)
+			assert.Contains(t, out, tc.want)
+			assert.NotContains(t, out, "goroutine ")
+			assert.NotContains(t, out, "Usage of", "a value error is one line, not the flag usage")
+		})
+	}
+	// Nothing was written for the refused partition.
+	assert.NoDirExists(t, filepath.Join(dir, "p2"))
+}
+
+// TestPlotMissingFields: epoch lines without loss or some evaluation
+// fields (hand-written, or from another tool) are plotted as far as they
+// go instead of crashing on a missing value.
+func TestPlotMissingFields(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		lines string
+	}{
+		{"no losses", `{"type":"epoch","epoch":1,"train_acc":0.5,"val_acc":0.4,"test_acc":0.3}
+{"type":"epoch","epoch":2,"train_acc":0.6,"val_acc":0.5,"test_acc":0.45}
+`},
+		{"only accuracies of some epochs", `{"type":"epoch","epoch":1}
+{"type":"epoch","epoch":2,"val_acc":0.5}
+{"type":"epoch","epoch":3,"val_loss":1.2,"test_acc":0.45}
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
+			require.NoError(t, os.WriteFile(m, []byte(tc.lines), 0o644))
+			img := m + ".png"
+			out, code := runCLI(t, "plot", "--metrics", m, "--out", img)
+			require.Zero(t, code, out)
+			assert.NotContains(t, out, "goroutine ")
+			st, err := os.Stat(img)
+			require.NoError(t, err)
+			assert.Positive(t, st.Size())
+		})
+	}
+}
+
+// TestDataCacheRebuildsDamagedParts: train --data reuses a cached partition
+// only while every part file matches its checksum; a flipped byte or a
+// truncated file makes it partition again (and the result verifies).
+func TestDataCacheRebuildsDamagedParts(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "synth")
+	s, err := graph.Generate(graph.GenOptions{Nodes: 300, AvgDegree: 6, Classes: 3, FeatDim: 4, Seed: 5})
+	require.NoError(t, err)
+	require.NoError(t, graph.WriteSynthetic(data, s))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
+	log, err := os.Create(filepath.Join(root, "log"))
+	require.NoError(t, err)
+	defer log.Close()
+
+	prepare := func() (string, string) {
+		t.Helper()
+		off, _ := log.Seek(0, 1)
+		dir, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, log)
+		require.NoError(t, err)
+		b, err := os.ReadFile(log.Name())
+		require.NoError(t, err)
+		return dir, string(b[off:])
+	}
+	dir, msg := prepare()
+	require.Contains(t, msg, "partition: wrote 2 parts")
+	_, msg = prepare()
+	require.Contains(t, msg, "partition: reusing "+dir)
+
+	feat := filepath.Join(dir, "part-1", "feat.bin")
+	for _, tc := range []struct {
+		name   string
+		damage func(b []byte) []byte
+	}{
+		{"flipped byte", func(b []byte) []byte { b[len(b)-1] ^= 0xff; return b }},
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := os.ReadFile(feat)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(feat, tc.damage(b), 0o644))
+			m, err := partition.LoadMeta(dir)
+			require.NoError(t, err, "META.json is intact: only the checksum shows the damage")
+			require.ErrorContains(t, partition.VerifyFiles(dir, m), "part-1/feat.bin")
+
+			again, msg := prepare()
+			assert.Equal(t, dir, again)
+			assert.Contains(t, msg, "partition: wrote 2 parts", "a damaged cache must be rebuilt")
+			m, err = partition.LoadMeta(dir)
+			require.NoError(t, err)
+			assert.NoError(t, partition.VerifyFiles(dir, m))
+		})
+	}
+}

@@ -1,0 +1,59 @@
+package dist
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/train"
+)
+
+// LocalRanks returns the number of ranks on this node as the launcher
+// reports it (OpenMPI, MPICH/Hydra), or worldSize when it does not say:
+// they share the node's cores and memory.
+func LocalRanks(worldSize int) int {
+	for _, env := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"} {
+		if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
+			return v
+		}
+	}
+	return max(worldSize, 1)
+}
+
+// checkFits refuses, on every rank, a model that does not fit in the memory
+// of this rank's node (shared with the other ranks there). Ranks on
+// different nodes may see different memory, so the outcome is agreed. It is
+// collective. hint names the flags that shrink the estimate.
+func checkFits(c *collectives.Comm, e train.MemoryEstimate, hint string) error {
+	err := train.CheckMemory(e, train.AvailableMemory(), LocalRanks(c.Size()), hint)
+	if err != nil {
+		err = fmt.Errorf("rank %d: %w", c.Rank(), err)
+	}
+	return Agree(c, err)
+}
+
+// checkTrainable refuses a run that cannot train before anything large is
+// allocated: a global batch that overflows, a split without training nodes
+// (in the whole graph: META counts every part), and a model that does not
+// fit in memory. It is collective.
+func checkTrainable(c *collectives.Comm, cfg *TrainConfig, meta *partition.Meta, split string, model train.Config, evalFan []int) error {
+	var err error
+	if cfg.Batch > math.MaxInt32/c.Size() {
+		// Global batches index seeds with ints and every rank's share is
+		// at most the batch: anything this large is a typo.
+		err = fmt.Errorf("train: --batch %d x %d ranks is more than %d seeds per step", cfg.Batch, c.Size(), math.MaxInt32)
+	} else if sc, ok := meta.Splits[split]; ok && sc.Train == 0 {
+		err = fmt.Errorf("train: split %s of %s has no training nodes (valid %d, test %d)", split, cfg.PartDir, sc.Valid, sc.Test)
+	}
+	if err := Agree(c, err); err != nil {
+		return err
+	}
+	if err := checkFits(c, model.EstimateTraining(cfg.Fanouts, evalFan, cfg.Batch, meta.NumNodes),
+		"lower --hidden, --batch or --fanout"); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package train
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// MemoryEstimate is the approximate memory one rank needs for a model, in
+// bytes. The figures are float64 so that absurd configurations (a hidden
+// width of 10^9) give an honest huge number instead of an overflowed int.
+type MemoryEstimate struct {
+	Params      float64 // the live weights
+	Grads       float64 // the gradient (reduction) buffer; 0 for inference
+	Adam        float64 // Adam's first and second moments; 0 for inference
+	Best        float64 // the best-validation copy of the weights; 0 for inference
+	Activations float64 // the largest step's inputs, activations and their gradients
+}
+
+// Total is the sum of all parts.
+func (e MemoryEstimate) Total() float64 {
+	return e.Params + e.Grads + e.Adam + e.Best + e.Activations
+}
+
+// String lists the total and its non-zero parts, e.g.
+// "~7.4 TiB (parameters 1.8 TiB, gradients 1.8 TiB, Adam 3.7 TiB, ...)".
+func (e MemoryEstimate) String() string {
+	var parts []string
+	for _, p := range []struct {
+		name string
+		b    float64
+	}{{"parameters", e.Params}, {"gradients", e.Grads}, {"Adam", e.Adam}, {"best copy", e.Best}, {"activations", e.Activations}} {
+		if p.b > 0 {
+			parts = append(parts, p.name+" "+FormatBytes(p.b))
+		}
+	}
+	return fmt.Sprintf("~%s (%s)", FormatBytes(e.Total()), strings.Join(parts, ", "))
+}
+
+// numParams is NumParams in float64: it cannot overflow.
+func (c Config) numParams() float64 {
+	n := 0.0
+	for l := 0; l < c.Layers; l++ {
+		in, out := c.LayerDims(l)
+		n += 2*float64(in)*float64(out) + float64(out)
+	}
+	return n
+}
+
+// blockRows returns the node count at each depth of a sampled batch:
+// rows[0] = seeds, rows[d] = nodes within d hops. Every hop keeps its
+// destinations and adds at most fanout new nodes per destination; -1 (all
+// neighbors) and everything else is bounded by the graph's node count.
+func blockRows(fanouts []int, batch int, numNodes int64) []float64 {
+	n := float64(max(numNodes, 1))
+	rows := make([]float64, len(fanouts)+1)
+	rows[0] = math.Min(float64(max(batch, 1)), n)
+	for d, f := range fanouts {
+		r := n
+		if f >= 0 {
+			r = math.Min(rows[d]*float64(f+1), n)
+		}
+		rows[d+1] = r
+	}
+	return rows
+}
+
+// stepBytes estimates the per-step buffers of the model for one sampled
+// batch: input features, the sampled blocks, and per layer the aggregate
+// and output rows (forward), plus, when training, the input dropout copy,
+// the input gradients of the layers and the logits' gradient (backward).
+func (c Config) stepBytes(fanouts []int, batch int, numNodes int64, training bool) float64 {
+	const f32, i32, i64 = 4, 4, 8
+	if len(fanouts) != c.Layers {
+		return 0
+	}
+	rows := blockRows(fanouts, batch, numNodes)
+	L := c.Layers
+	x := rows[L] * float64(c.InDim)
+	b := x * f32
+	if training && c.InputDropout > 0 {
+		b += x * f32
+	}
+	maxDagg := 0.0
+	for l := 0; l < L; l++ {
+		in, out := c.LayerDims(l)
+		nd, ns := rows[L-1-l], rows[L-l]
+		// The block itself: original ids of its sources, indptr and one
+		// index per edge (fanout per destination; with -1 the degrees are
+		// unknown here, so one per source node).
+		edges := ns
+		if f := fanouts[L-1-l]; f >= 0 {
+			edges = nd * float64(f)
+		}
+		b += ns*i64 + (nd+1)*i32 + edges*i32
+		b += nd*float64(in)*f32 + nd*float64(out)*f32 // agg, out
+		if training {
+			if l > 0 {
+				b += ns * float64(in) * f32 // dh
+			}
+			maxDagg = math.Max(maxDagg, nd*float64(in)*f32)
+		}
+	}
+	if training {
+		b += maxDagg + rows[0]*float64(c.Classes)*f32 // dagg (one buffer), dz
+	}
+	return b
+}
+
+// EstimateTraining returns the memory one rank needs to train the model with
+// per-rank batch size batch, training fanouts and evaluation fanouts (nil =
+// fanouts) on a graph of numNodes nodes: weights, gradients, Adam state, the
+// best-validation copy and the largest step's activations. It is a pure
+// function of its arguments and never overflows.
+func (c Config) EstimateTraining(fanouts, evalFanouts []int, batch int, numNodes int64) MemoryEstimate {
+	if evalFanouts == nil {
+		evalFanouts = fanouts
+	}
+	p := c.numParams() * 4
+	return MemoryEstimate{
+		Params: p, Grads: p, Adam: 2 * p, Best: p,
+		Activations: math.Max(c.stepBytes(fanouts, batch, numNodes, true), c.stepBytes(evalFanouts, batch, numNodes, false)),
+	}
+}
+
+// EstimateInference is EstimateTraining for a forward-only pass (predict):
+// weights and the largest step's activations.
+func (c Config) EstimateInference(fanouts []int, batch int, numNodes int64) MemoryEstimate {
+	return MemoryEstimate{Params: c.numParams() * 4, Activations: c.stepBytes(fanouts, batch, numNodes, false)}
+}
+
+// maxAddressable is the most memory a make() can be asked for; anything
+// beyond is refused even where the machine's memory is unknown.
+const maxAddressable = float64(1 << 47)
+
+// CheckMemory refuses an estimate that does not fit: available is the
+// node's available memory in bytes (0 = unknown: only the address-space
+// bound applies) shared by ranksHere ranks, and hint says which flags to
+// lower. The error gives the estimate and what is available.
+func CheckMemory(e MemoryEstimate, available int64, ranksHere int, hint string) error {
+	need := e.Total()
+	ranksHere = max(ranksHere, 1)
+	switch {
+	case need >= maxAddressable:
+		return fmt.Errorf("model needs %s per rank, more than any machine can address; %s", e, hint)
+	case available <= 0:
+		return nil
+	case need*float64(ranksHere) > float64(available):
+		per := ""
+		if ranksHere > 1 {
+			per = fmt.Sprintf(" for %d ranks (%s each)", ranksHere, FormatBytes(float64(available)/float64(ranksHere)))
+		}
+		return fmt.Errorf("model needs %s per rank but this node has %s available%s; %s",
+			e, FormatBytes(float64(available)), per, hint)
+	}
+	return nil
+}
+
+// FormatBytes prints a byte count with a binary unit ("23 GiB", "1.5 KiB").
+func FormatBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if b >= 100 || i == 0 || b == math.Trunc(b) {
+		return fmt.Sprintf("%.0f %s", b, units[i])
+	}
+	return fmt.Sprintf("%.2g %s", b, units[i])
+}
+
+// ParseMeminfo returns MemAvailable from /proc/meminfo text, or MemTotal
+// when the kernel does not report MemAvailable (before Linux 3.14), in
+// bytes.
+func ParseMeminfo(r io.Reader) (int64, error) {
+	vals := map[string]int64{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (k != "MemAvailable" && k != "MemTotal") {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			return 0, fmt.Errorf("meminfo: %s: no value", k)
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt64/1024 {
+			return 0, fmt.Errorf("meminfo: %s: bad value %q", k, f[0])
+		}
+		if len(f) > 1 && f[1] != "kB" {
+			return 0, fmt.Errorf("meminfo: %s: unit %q, want kB", k, f[1])
+		}
+		vals[k] = n * 1024
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("meminfo: %w", err)
+	}
+	if v, ok := vals["MemAvailable"]; ok {
+		return v, nil
+	}
+	if v, ok := vals["MemTotal"]; ok {
+		return v, nil
+	}
+	return 0, fmt.Errorf("meminfo: neither MemAvailable nor MemTotal")
+}
+
+// AvailableMemory returns this machine's available memory in bytes from
+// /proc/meminfo, or 0 where that file is missing or unreadable (other
+// systems): callers then check only what no machine can hold.
+func AvailableMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n, err := ParseMeminfo(f)
+	if err != nil {
+		return 0
+	}
+	return n
+}
