@@ -1,8 +1,9 @@
-package sample
+package dsample
 
 import (
 	"bytes"
 	"fmt"
+	"mpignn/sample"
 	"slices"
 	"testing"
 
@@ -28,17 +29,17 @@ func TestDistributedEqualsReference(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tr+"/"+tc.name, func(t *testing.T) {
 				seedsG, seedsO := ownedSeeds(f.part, wantedSeeds())
-				base := Key{Seed: 7, Epoch: 2, Batch: 5}
+				base := sample.Key{Seed: 7, Epoch: 2, Batch: 5}
 				var st SampleStats
 				got, err := s.Sample(seedsG, seedsO, tc.fanouts, base, tc.replace, &st)
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := ReferenceBlocks(f.d, seedsO, tc.fanouts, base, tc.replace)
+				want, err := sample.ReferenceBlocks(f.d, seedsO, tc.fanouts, base, tc.replace)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := ValidateBlocks(got); err != nil {
+				if err := sample.ValidateBlocks(got); err != nil {
 					t.Fatal(err)
 				}
 				checkSameBlocks(t, f, got, want)
@@ -51,11 +52,11 @@ func TestDistributedEqualsReference(t *testing.T) {
 					t.Fatal(err)
 				}
 				all := slices.Sorted(slices.Values(wantedSeeds()))
-				ref, err := ReferenceBlocks(f.d, all, tc.fanouts, base, tc.replace)
+				ref, err := sample.ReferenceBlocks(f.d, all, tc.fanouts, base, tc.replace)
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantText, err := CanonicalText(EdgeRecords(ref, nil), len(ref))
+				wantText, err := sample.CanonicalText(sample.EdgeRecords(ref, nil), len(ref))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -78,7 +79,7 @@ func TestDistributedEqualsReference(t *testing.T) {
 	}
 }
 
-func sumEdges(bs []Block) int {
+func sumEdges(bs []sample.Block) int {
 	n := 0
 	for i := range bs {
 		n += bs[i].NumEdges()
@@ -102,7 +103,7 @@ func TestSampleProperties(t *testing.T) {
 					seedsG = append(seedsG, g)
 				}
 				fanouts := []int{4, 3}
-				blocks, err := s.Sample(seedsG, slices.Clone(p.Orig), fanouts, Key{Seed: 3}, replace, nil)
+				blocks, err := s.Sample(seedsG, slices.Clone(p.Orig), fanouts, sample.Key{Seed: 3}, replace, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -233,7 +234,7 @@ func TestLoaderGlobalBatches(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, err := EpochBatches(o.Seed, epoch, sc.ids, P*B)
+					want, err := sample.EpochBatches(o.Seed, epoch, sc.ids, P*B)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -264,7 +265,7 @@ func TestLoaderGlobalBatches(t *testing.T) {
 						if !slices.Equal(got, w) || out.GlobalSeeds != len(w) {
 							fail("step %d: seeds %v (global %d), want %v", k, got, out.GlobalSeeds, w)
 						}
-						ref, err := ReferenceBlocks(f.d, out.SeedsOrig, sc.fan, Key{Seed: o.Seed, Epoch: epoch, Batch: k}, false)
+						ref, err := sample.ReferenceBlocks(f.d, out.SeedsOrig, sc.fan, sample.Key{Seed: o.Seed, Epoch: epoch, Batch: k}, false)
 						if err != nil {
 							fail("reference: %v", err)
 							continue
@@ -350,7 +351,7 @@ func TestSampleBadSeedsNoHang(t *testing.T) {
 						seedsO[i] = f.origOf(g)
 					}
 				}
-				_, err := s.Sample(seedsG, seedsO, []int{2, 2}, Key{Seed: 1}, false, nil)
+				_, err := s.Sample(seedsG, seedsO, []int{2, 2}, sample.Key{Seed: 1}, false, nil)
 				if (err != nil) != (f.c.Rank() == 0) {
 					t.Fatalf("rank %d: error %v", f.c.Rank(), err)
 				}

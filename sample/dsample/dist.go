@@ -1,7 +1,8 @@
-package sample
+package dsample
 
 import (
 	"fmt"
+	"mpignn/sample"
 	"time"
 
 	"mpignn/collectives"
@@ -31,7 +32,8 @@ func (st *SampleStats) Add(o SampleStats) {
 
 // samplerScratch holds the distributed sampler's reusable buffers.
 type samplerScratch struct {
-	bb       BlockBuilder
+	bb       sample.BlockBuilder
+	dense    bool    // bb switched to dense ids (once, on first use)
 	remote   []int64 // global ids of remote destinations, in destination order
 	nodeRows []int64 // fetched {edge start, degree} per remote destination
 	pos      []int64 // chosen positions of all destinations, concatenated
@@ -63,7 +65,7 @@ type samplerScratch struct {
 //
 // If st is not nil the call's counters are added to it. The returned blocks
 // are freshly allocated.
-func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool, st *SampleStats) ([]Block, error) {
+func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *SampleStats) ([]sample.Block, error) {
 	n := s.NumNodes()
 	// Bad seeds are reported only after this rank has taken part in every
 	// transport call (with no seeds), so that the other ranks do not hang.
@@ -81,7 +83,7 @@ func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, 
 	}
 	var local SampleStats
 	L := len(fanouts)
-	blocks := make([]Block, L)
+	blocks := make([]sample.Block, L)
 	dstG, dstO := seedsGlobal, seedsOrig
 	for l := L - 1; l >= 0; l-- {
 		k := base
@@ -116,8 +118,11 @@ func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, 
 // the caller returns the error after the calls.
 func (s *Store) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 	bb := &s.sm.bb
-	if len(bb.dense) != int(s.NumNodes()) {
+	if !s.sm.dense {
+		// Global ids of this store lie in [0,NumNodes): the builder's
+		// direct-mapped index is faster than its hash table.
 		bb.UseDenseIDs(s.NumNodes())
+		s.sm.dense = true
 	}
 	if err := bb.Reset(dstG, dstO); err != nil {
 		bb.Reset(nil, nil)
@@ -129,7 +134,7 @@ func (s *Store) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 // sampleLayer builds one block with one-sided reads. With the degree table
 // (Store.allNodes) it makes exactly one Fetch call, otherwise exactly two;
 // which one is decided identically on every rank at OpenStore.
-func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, out *Block, st *SampleStats) error {
+func (s *Store) sampleLayer(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *SampleStats) error {
 	sc := &s.sm
 	p := s.part
 	t0 := time.Now()
@@ -185,7 +190,7 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	for i := range dstG {
 		k.Node = dstO[i]
 		before := len(sc.pos)
-		sc.pos = ChoosePositions(k, sc.deg[i], fan, replace, sc.pos)
+		sc.pos = sample.ChoosePositions(k, sc.deg[i], fan, replace, sc.pos)
 		if start := sc.rowStart[i]; start < 0 {
 			start = -1 - start // global edge row of a remote destination
 			for _, q := range sc.pos[before:] {

@@ -1,6 +1,7 @@
-package sample
+package dsample
 
 import (
+	"mpignn/sample"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -90,7 +91,7 @@ func BenchmarkSampleLocal(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		g, o := e.seeds(i)
 		var st SampleStats
-		if _, err := e.s.Sample(g, o, fan, Key{Seed: 1, Batch: i}, false, &st); err != nil {
+		if _, err := e.s.Sample(g, o, fan, sample.Key{Seed: 1, Batch: i}, false, &st); err != nil {
 			b.Fatal(err)
 		}
 		edges += st.Edges()
@@ -103,7 +104,7 @@ func BenchmarkSampleLocal(b *testing.B) {
 func BenchmarkGatherLocal(b *testing.B) {
 	e := newBenchEnv(b)
 	g, o := e.seeds(0)
-	blocks, err := e.s.Sample(g, o, []int{15, 10, 5}, Key{Seed: 1}, false, nil)
+	blocks, err := e.s.Sample(g, o, []int{15, 10, 5}, sample.Key{Seed: 1}, false, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

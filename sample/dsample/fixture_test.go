@@ -1,7 +1,8 @@
-package sample
+package dsample
 
 import (
 	"math/rand/v2"
+	"mpignn/sample"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -76,7 +77,7 @@ func testAssign(n int64, P int) []int32 {
 	a := make([]int32, n)
 	total := P * (P + 1) / 2
 	for v := range n {
-		h := int(Hash64(99, uint64(v)) % uint64(total))
+		h := int(sample.Hash64(99, uint64(v)) % uint64(total))
 		p, acc := 0, 1
 		for h >= acc {
 			p++
@@ -216,7 +217,7 @@ func ownedSeeds(p *partition.Part, wanted []int64) (global, orig []int64) {
 // on the original graph) and checks the new ids against the original ids.
 // It reports with t.Errorf and returns false rather than stopping the test,
 // because the caller's later collectives must still run on every rank.
-func checkSameBlocks(t *testing.T, f *fixture, got, want []Block) bool {
+func checkSameBlocks(t *testing.T, f *fixture, got, want []sample.Block) bool {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%d blocks, want %d", len(got), len(want))

@@ -1,7 +1,8 @@
-package sample
+package dsample
 
 import (
 	"fmt"
+	"mpignn/sample"
 	"time"
 
 	"mpignn/collectives"
@@ -45,7 +46,7 @@ type a2aScratch struct {
 
 // sampleLayerA2A builds one block using the owner-side exchange. It always
 // makes exactly two Alltoallv calls.
-func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool, out *Block, st *SampleStats) error {
+func (s *Store) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *SampleStats) error {
 	sc := &s.sm
 	ac := &s.a2a
 	p := s.part
@@ -164,7 +165,7 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 			v := dstG[i] - p.Lo
 			first, deg := ln[2*v]-s.edgeBase, ln[2*v+1]
 			k.Node = dstO[i]
-			sc.pos = ChoosePositions(k, deg, fan, replace, sc.pos[:0])
+			sc.pos = sample.ChoosePositions(k, deg, fan, replace, sc.pos[:0])
 			for _, x := range sc.pos {
 				r := 2 * (first + x)
 				sc.srcG = append(sc.srcG, le[r])
@@ -210,7 +211,7 @@ func (s *Store) serveA2A(q int, chunk []int64) error {
 	if n < a2aHeader || (n-a2aHeader)%2 != 0 {
 		return fmt.Errorf("rank %d sent a malformed request of %d words", q, n)
 	}
-	kq := Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
+	kq := sample.Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
 	fq, rq := chunk[4], chunk[5] != 0
 	if fq == 0 || fq < -1 || fq > maxFanout || (chunk[5] != 0 && chunk[5] != 1) {
 		return fmt.Errorf("rank %d sent a request with fanout %d and replace flag %d", q, fq, chunk[5])
@@ -224,7 +225,7 @@ func (s *Store) serveA2A(q int, chunk []int64) error {
 		}
 		first, deg := ln[2*v]-s.edgeBase, ln[2*v+1]
 		kq.Node = o
-		sc.pos = ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
+		sc.pos = sample.ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
 		ac.resp = append(ac.resp, int64(len(sc.pos)))
 		for _, x := range sc.pos {
 			r := 2 * (first + x)

@@ -1,0 +1,26 @@
+// Package dsample is the distributed side of sampling: it holds a rank's
+// partition in MPI distributed arrays (collectives.DistArray) and runs the
+// pure sampling core of package sample over them, reproducing sample's
+// single-process reference exactly on any number of ranks. It is kept apart
+// from package sample so that sample and train do not link MPI.
+//
+// The parts:
+//   - Store (OpenStore, collective): the rank's partition plus distributed
+//     arrays of node {edge start, degree}, edge {new id, orig id} and feature
+//     rows, read with one-sided gets (transport rma) or Alltoallv; with rma
+//     a replicated {edge start, degree} table when it fits, so a remote
+//     node costs one read per layer; a halo feature cache and a hot
+//     remote-node feature cache, both looked up through a dense id -> slot
+//     map.
+//   - Store.Sample (collective): reproduces sample.Sampler exactly; a fixed
+//     number of transport calls per layer on every rank.
+//   - Store.Gather (collective): feature rows of any nodes, with counters.
+//   - Loader (NewLoader, Steps, Batch): global batching (sample.EpochBatches
+//     / sample.RankSteps) + sampling + gathering per training step; the step
+//     count is the same on every rank, and a rank without seeds in a step
+//     still takes part in its collectives.
+//   - GatherText: the canonical text of all ranks' blocks (`mpignn sample`).
+//
+// Every exported function or method that reads remote data is collective:
+// all ranks call it, in the same order, also with nothing to read.
+package dsample
