@@ -153,8 +153,8 @@ func TestGatherFeatures(t *testing.T) {
 			// when the map would be too big.
 			for _, slots := range []bool{true, false} {
 				if !slots {
-					s.cacheSlot = nil
-				} else if s.cacheSlot == nil && f.c.Size() > 1 {
+					s.feat.tables[0].cacheSlot = nil
+				} else if s.feat.tables[0].cacheSlot == nil && f.c.Size() > 1 {
 					t.Fatal("no cache slot map on a small graph with cached rows")
 				}
 				t.Run(fmt.Sprintf("halo=%v/%s/slots=%v", halo, tr, slots), func(t *testing.T) {

@@ -5,16 +5,21 @@
 // from package sample so that sample and train do not link MPI.
 //
 // The parts:
-//   - Store (OpenStore, collective): the rank's partition plus distributed
-//     arrays of node {edge start, degree}, edge {new id, orig id} and feature
-//     rows, read with one-sided gets (transport rma) or Alltoallv; with rma
-//     a replicated {edge start, degree} table when it fits, so a remote
-//     node costs one read per layer; a halo feature cache and a hot
-//     remote-node feature cache, both looked up through a dense id -> slot
-//     map.
-//   - Store.Sample (collective): reproduces sample.Sampler exactly; a fixed
-//     number of transport calls per layer on every rank.
-//   - Store.Gather (collective): feature rows of any nodes, with counters.
+//   - GraphStore (OpenGraphStore, collective): the adjacency, as distributed
+//     arrays of node {edge start, degree} and edge {new id, orig id} rows,
+//     read with one-sided gets (transport rma) or Alltoallv; with rma a
+//     replicated {edge start, degree} table when it fits, so a remote node
+//     costs one read per layer. Neighbors is its collective batch read.
+//   - FeatureStore (OpenFeatureStore, collective): feature rows by
+//     FeatureKey {node type, name} (today one key, NodeFeat), one
+//     distributed array per key, each with a halo cache and a hot
+//     remote-node cache looked up through a dense id -> slot map; Gather
+//     (collective) reads rows of any nodes, with counters.
+//   - Sampler (NewSampler; Sample, collective): the layer-wise sampler over
+//     a GraphStore; reproduces sample.Sampler exactly with a fixed number of
+//     transport calls per layer on every rank.
+//   - Store (OpenStore, collective): one rank's partition opened as both
+//     stores plus the Sampler, probing the transport once; with labels.
 //   - Loader (NewLoader, Steps, Batch): global batching (sample.EpochBatches
 //     / sample.RankSteps) + sampling + gathering per training step; the step
 //     count is the same on every rank, and a rank without seeds in a step

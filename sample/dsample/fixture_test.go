@@ -189,8 +189,8 @@ func (f *fixture) openStore(t *testing.T, name string, cacheMB float64) *Store {
 	if pc.Indices != nil || pc.Feat != nil {
 		t.Fatal("ReleasePart kept the partition's arrays")
 	}
-	if s.Transport().String() != transport || (s.allNodes != nil) != (transport == "rma" && !fetch) {
-		t.Fatalf("store transport %v (degree table %v), want %s", s.Transport(), s.allNodes != nil, name)
+	if s.Transport().String() != transport || s.Graph().HasDegreeTable() != (transport == "rma" && !fetch) {
+		t.Fatalf("store transport %v (degree table %v), want %s", s.Transport(), s.Graph().HasDegreeTable(), name)
 	}
 	return s
 }
