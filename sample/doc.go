@@ -12,8 +12,10 @@
 //   - Block, BlockBuilder: the sampled message-flow graph of one layer and
 //     its deduplicating builder, the single place that fixes node order;
 //   - EpochBatches, RankSteps, Permutation: global batching;
-//   - Sampler, ReferenceBlocks: the single-process layer-wise sampler over
-//     a Graph, the reference the distributed sampler must reproduce;
+//   - Sampler: the interface of a layer-wise sampler; Reference (and
+//     SampleBlocks, ReferenceBlocks) the single-process one over a Graph,
+//     which every other Sampler must reproduce (sample/sampletest checks
+//     an implementation against it);
 //   - EdgeRecords, CanonicalText: the rank-count-independent text form
 //     printed by `mpignn sample`.
 //

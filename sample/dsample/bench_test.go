@@ -1,7 +1,6 @@
 package dsample
 
 import (
-	"mpignn/sample"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/partition"
+	"mpignn/sample"
 )
 
 // Benchmarks on the peer-comparison graph (200k nodes, 8M directed edges,

@@ -2,10 +2,10 @@ package dsample
 
 import (
 	"fmt"
-	"mpignn/sample"
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/sample"
 )
 
 // SampleStats count what one distributed Sample call did on this rank.
@@ -40,6 +40,8 @@ type Sampler struct {
 	a2a a2aScratch
 }
 
+var _ sample.Sampler = (*Sampler)(nil)
+
 // NewSampler returns a sampler over g.
 func NewSampler(g *GraphStore) *Sampler { return &Sampler{g: g} }
 
@@ -65,7 +67,7 @@ func (s *Sampler) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sam
 }
 
 // SampleWithStats draws the blocks of one batch on the distributed graph: the same
-// result, node for node in original ids, as sample.Sampler.Sample on the
+// result, node for node in original ids, as sample.Reference on the
 // unpartitioned graph with the same seeds (in the same order), base key,
 // fanouts and replace flag. seedsGlobal are new global ids and seedsOrig
 // their original ids; any rank may pass any nodes, including none.

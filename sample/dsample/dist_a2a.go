@@ -2,10 +2,10 @@ package dsample
 
 import (
 	"fmt"
-	"mpignn/sample"
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/sample"
 )
 
 // The Alltoallv path of the distributed sampler (transport alltoallv).

@@ -16,7 +16,7 @@
 //     remote-node cache looked up through a dense id -> slot map; Gather
 //     (collective) reads rows of any nodes, with counters.
 //   - Sampler (NewSampler; Sample, collective): the layer-wise sampler over
-//     a GraphStore; reproduces sample.Sampler exactly with a fixed number of
+//     a GraphStore; implements sample.Sampler: reproduces sample.Reference exactly with a fixed number of
 //     transport calls per layer on every rank.
 //   - Store (OpenStore, collective): one rank's partition opened as both
 //     stores plus the Sampler, probing the transport once; with labels.

@@ -2,11 +2,11 @@ package dsample
 
 import (
 	"fmt"
-	"mpignn/sample"
 	"slices"
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/sample"
 )
 
 // Split names accepted by Loader.Steps and Loader.Batch.
