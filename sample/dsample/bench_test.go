@@ -17,7 +17,7 @@ import (
 // local sampling path of Store.Sample and the local row copy of
 // Store.Gather. Targets: >= 10M sampled edges/s per core and >= 2 GB/s.
 //
-//	go test -run '^$' -bench . -benchtime 20x ./sample/
+//	go test -run '^$' -bench . -benchtime 20x ./sample/dsample/
 
 type benchEnv struct {
 	s     *Store
