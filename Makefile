@@ -69,7 +69,7 @@ bench: build $(PEER)/parts-1/META.json $(PEER)/parts-2/META.json $(PEER)/parts-4
 	for p in 1 2 4; do for t in rma alltoallv; do \
 		./mpirun.sh -n $$p $(BIN) bench sample --parts $(PEER)/parts-$$p --steps 40 --transport $$t; done; done
 	./mpirun.sh -n 2 $(BIN) bench sample --parts $(PEER)/parts-2 --steps 40 --cache-mb 20
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/ ./train/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/... ./train/
 
 $(PEER)/raw:
 	$(BIN) gen --nodes 200000 --avg-degree 40 --classes 47 --feat-dim 100 \

@@ -1,28 +1,24 @@
-// Package sample is the distributed graph and feature store and the
-// layer-wise neighbor sampler.
+// Package sample is the pure core of neighbor sampling: everything that
+// decides WHAT is sampled, with no MPI, so that it (and package train, which
+// builds on it) compiles, links and tests on a machine without MPI.
 //
 // The random choices depend only on (seed, epoch, batch, layer, original
 // node id), and every in-neighbor list is in canonical order (ascending
 // original id), so a node's sampled neighborhood is the same whichever rank
-// samples it and however many ranks there are. The pure parts (counter-based
-// RNG, one-hop choice over a CSC, deduplicating block building, global
-// batching, the single-process reference Sampler) need no MPI.
+// samples it and however many ranks there are. The parts:
+//   - Key, Stream, Hash64: the counter-based RNG;
+//   - ChoosePositions: which positions of a node's canonical neighbor list
+//     one hop takes;
+//   - Block, BlockBuilder: the sampled message-flow graph of one layer and
+//     its deduplicating builder, the single place that fixes node order;
+//   - EpochBatches, RankSteps, Permutation: global batching;
+//   - Sampler: the interface of a layer-wise sampler; Reference (and
+//     SampleBlocks, ReferenceBlocks) the single-process one over a Graph,
+//     which every other Sampler must reproduce (sample/sampletest checks
+//     an implementation against it);
+//   - EdgeRecords, CanonicalText: the rank-count-independent text form
+//     printed by `mpignn sample`.
 //
-// The distributed parts:
-//   - Store (OpenStore, collective): the rank's partition plus distributed
-//     arrays of node {edge start, degree}, edge {new id, orig id} and feature
-//     rows, read with one-sided gets (transport rma) or Alltoallv; with rma
-//     a replicated {edge start, degree} table when it fits, so a remote
-//     node costs one read per layer; a halo feature cache and a hot
-//     remote-node feature cache, both looked up through a dense id -> slot
-//     map.
-//   - Store.Sample (collective): reproduces Sampler.Sample exactly; a fixed
-//     number of transport calls per layer on every rank.
-//   - Store.Gather (collective): feature rows of any nodes, with counters.
-//   - Loader (NewLoader, Steps, Batch): global batching (EpochBatches /
-//     RankSteps) + sampling + gathering per training step; the step count
-//     is the same on every rank, and a rank without seeds in a step still
-//     takes part in its collectives.
-//   - EdgeRecords / CanonicalText / GatherText: the rank-count-independent
-//     text form printed by `mpignn sample`.
+// The distributed graph and feature stores and the distributed sampler,
+// which do need MPI, are in package sample/dsample.
 package sample

@@ -48,19 +48,10 @@ func CheckCanonical(c *graph.CSR) error {
 	return nil
 }
 
-// Sampler is the single-process layer-wise neighbor sampler. It keeps its
-// scratch buffers between calls, so sampling allocates only the returned
-// blocks. A Sampler is not safe for concurrent use; use one per goroutine.
-type Sampler struct {
-	bb   BlockBuilder
-	pos  []int64
-	srcG []int64
-	srcO []int64
-}
-
-// Sample draws the blocks of one batch. seedsGlobal/seedsOrig are the seed
-// (output) nodes, distinct; base supplies Seed, Epoch and Batch (its Layer
-// and Node are ignored and set per choice).
+// Sampler draws the blocks of one batch: the computation graph of an
+// L-layer model over the seed nodes seedsGlobal (global ids, distinct) with
+// original ids seedsOrig. base supplies Seed, Epoch and Batch; the Layer
+// and Node of each random choice are set per choice.
 //
 // Fanout order follows DGL and PyG: fanouts[0] is the hop from the seeds,
 // which is the LAST block. The returned blocks are in forward order
@@ -68,10 +59,37 @@ type Sampler struct {
 // and the RNG key's Layer is the forward index, so block l uses
 // fanouts[L-1-l] and keys with Layer = l. A fanout of -1 takes all
 // neighbors.
-func (s *Sampler) Sample(g Graph, seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool) ([]Block, error) {
+//
+// Every implementation returns, for the same seeds (in the same order),
+// key, fanouts and replace flag, the same blocks as Reference on the
+// unpartitioned graph, node for node in original ids; package
+// sample/sampletest checks that. Reference is the single-process one;
+// sample/dsample has the distributed one, whose Sample is collective.
+type Sampler interface {
+	Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool) ([]Block, error)
+}
+
+// Reference is the single-process layer-wise Sampler over the graph G. It
+// keeps its scratch buffers between calls, so sampling allocates only the
+// returned blocks. A Reference is not safe for concurrent use; use one per
+// goroutine.
+type Reference struct {
+	G Graph
+
+	bb   BlockBuilder
+	pos  []int64
+	srcG []int64
+	srcO []int64
+}
+
+var _ Sampler = (*Reference)(nil)
+
+// Sample implements Sampler.
+func (s *Reference) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool) ([]Block, error) {
 	if len(seedsGlobal) != len(seedsOrig) {
 		return nil, fmt.Errorf("sample: %d seed ids but %d original ids", len(seedsGlobal), len(seedsOrig))
 	}
+	g := s.G
 	n := g.NumNodes()
 	for i, v := range seedsGlobal {
 		if v < 0 || v >= n {
@@ -108,10 +126,10 @@ func (s *Sampler) Sample(g Graph, seedsGlobal, seedsOrig []int64, fanouts []int,
 	return blocks, nil
 }
 
-// SampleBlocks is Sampler.Sample with a fresh Sampler.
+// SampleBlocks is Reference.Sample with a fresh Reference on g.
 func SampleBlocks(g Graph, seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool) ([]Block, error) {
-	var s Sampler
-	return s.Sample(g, seedsGlobal, seedsOrig, fanouts, base, replace)
+	s := Reference{G: g}
+	return s.Sample(seedsGlobal, seedsOrig, fanouts, base, replace)
 }
 
 // ReferenceBlocks samples one batch directly on an unpartitioned dataset

@@ -5,8 +5,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-
-	"mpignn/collectives"
 )
 
 // The canonical text form of a sample lists, per layer (forward order), the
@@ -74,15 +72,4 @@ func CanonicalText(records []int64, numLayers int) ([]byte, error) {
 		}
 	}
 	return buf.Bytes(), nil
-}
-
-// GatherText builds the canonical text of all ranks' blocks of one batch.
-// Every rank gets the same text. It is collective; every rank passes
-// blocks with the same number of layers.
-func GatherText(c *collectives.Comm, blocks []Block) ([]byte, error) {
-	all, _, err := collectives.Allgatherv(c, EdgeRecords(blocks, nil))
-	if err != nil {
-		return nil, fmt.Errorf("gather text: %w", err)
-	}
-	return CanonicalText(all, len(blocks))
 }

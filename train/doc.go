@@ -23,6 +23,6 @@
 //
 // RefSource is the single-process reference BatchSource over an
 // unpartitioned dataset; package train/dist wires the core to MPI and to the
-// distributed sampler (sample.Loader) for `mpignn train` and `mpignn
+// distributed sampler (dsample.Loader) for `mpignn train` and `mpignn
 // predict`.
 package train

@@ -26,7 +26,7 @@ type RefSource struct {
 	Seed        uint64
 	Rank, Size  int
 
-	sampler sample.Sampler
+	sampler sample.Reference
 }
 
 func (s *RefSource) nodes(split string) ([]int64, error) {
@@ -100,7 +100,8 @@ func (s *RefSource) Batch(split string, epoch, step int, b *Batch) error {
 		return nil
 	}
 	key := sample.Key{Seed: s.Seed, Epoch: epoch, Batch: step}
-	blocks, err := s.sampler.Sample(sample.CSRGraph{In: s.D.In}, mine, mine, fan, key, s.Replace)
+	s.sampler.G = sample.CSRGraph{In: s.D.In}
+	blocks, err := s.sampler.Sample(mine, mine, fan, key, s.Replace)
 	if err != nil {
 		return err
 	}

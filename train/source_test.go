@@ -99,7 +99,7 @@ type memSource struct {
 	fanouts     []int
 	globalBatch int
 	evalBatch   int
-	sampler     sample.Sampler
+	sampler     sample.Reference
 
 	// Test hooks: fail (error) or poison (NaN features) at one train step.
 	failEpoch, failStep     int
@@ -152,7 +152,8 @@ func (s *memSource) Batch(split string, epoch, step int, b *Batch) error {
 	if split != SplitTrain {
 		key.Seed ^= 0xe7a1 // evaluation draws its own neighborhoods
 	}
-	blocks, err := s.sampler.Sample(s.g, mine, mine, s.fanouts, key, false)
+	s.sampler.G = s.g
+	blocks, err := s.sampler.Sample(mine, mine, s.fanouts, key, false)
 	if err != nil {
 		return err
 	}

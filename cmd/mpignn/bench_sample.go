@@ -13,7 +13,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/partition"
-	"mpignn/sample"
+	"mpignn/sample/dsample"
 	"mpignn/spmd"
 )
 
@@ -114,17 +114,17 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	}
 	m := part.Meta
 	t0 := time.Now()
-	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport, CacheMB: cfg.cacheMB, ReleasePart: true})
+	s, err := dsample.OpenStore(c, part, dsample.StoreOptions{Transport: cfg.transport, CacheMB: cfg.cacheMB, ReleasePart: true})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	openS := time.Since(t0).Seconds()
-	ld, err := sample.NewLoader(s, sample.LoaderOptions{Fanouts: cfg.fanouts, Batch: cfg.batch, Seed: cfg.seed})
+	ld, err := dsample.NewLoader(s, dsample.LoaderOptions{Fanouts: cfg.fanouts, Batch: cfg.batch, Seed: cfg.seed})
 	if err != nil {
 		return err
 	}
-	steps, err := ld.Steps(sample.SplitTrain, 0)
+	steps, err := ld.Steps(dsample.SplitTrain, 0)
 	if err != nil {
 		return err
 	}
@@ -133,9 +133,9 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	if timed < 1 {
 		return fmt.Errorf("the epoch has %d steps, fewer than --warmup %d + 1", steps, cfg.warmup)
 	}
-	var b sample.LoaderBatch
+	var b dsample.LoaderBatch
 	for k := range warm {
-		if err := ld.Batch(sample.SplitTrain, 0, k, &b); err != nil {
+		if err := ld.Batch(dsample.SplitTrain, 0, k, &b); err != nil {
 			return err
 		}
 	}
@@ -146,7 +146,7 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	dim := float64(4 * s.FeatDim())
 	wall := time.Now()
 	for k := warm; k < warm+timed; k++ {
-		if err := ld.Batch(sample.SplitTrain, 0, k, &b); err != nil {
+		if err := ld.Batch(dsample.SplitTrain, 0, k, &b); err != nil {
 			return err
 		}
 		st := &b.Sample

@@ -14,6 +14,7 @@ import (
 	"mpignn/collectives"
 	"mpignn/partition"
 	"mpignn/sample"
+	"mpignn/sample/dsample"
 	"mpignn/spmd"
 )
 
@@ -136,7 +137,7 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 			return fmt.Errorf("--seeds: node %d outside [0,%d) of %s", v, m.NumNodes, cfg.parts)
 		}
 	}
-	s, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: cfg.transport, ReleasePart: true})
+	s, err := dsample.OpenStore(c, part, dsample.StoreOptions{Transport: cfg.transport, ReleasePart: true})
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	text, err := sample.GatherText(c, blocks)
+	text, err := dsample.GatherText(c, blocks)
 	if err != nil {
 		return err
 	}

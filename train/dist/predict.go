@@ -12,7 +12,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
-	"mpignn/sample"
+	"mpignn/sample/dsample"
 	"mpignn/train"
 )
 
@@ -100,7 +100,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	} else {
 		part.Splits[split] = &graph.Split{Test: all}
 	}
-	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, sample.LoaderOptions{
+	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, dsample.LoaderOptions{
 		Fanouts: fan, EvalFanouts: fan, Batch: cfg.Batch, Seed: ck.Seed, Split: split,
 	})
 	if err != nil {

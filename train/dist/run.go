@@ -11,7 +11,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/partition"
-	"mpignn/sample"
+	"mpignn/sample/dsample"
 	"mpignn/train"
 )
 
@@ -130,12 +130,12 @@ func openPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 // collective. The caller closes the store. The store copies the partition's
 // edges and features into its MPI windows and takes them out of part
 // (ReleasePart), so the copies are not held twice for the whole run.
-func openLoader(c *collectives.Comm, part *partition.Part, t collectives.Transport, cacheMB float64, lo sample.LoaderOptions) (*sample.Store, *sample.Loader, error) {
-	st, err := sample.OpenStore(c, part, sample.StoreOptions{Transport: t, CacheMB: cacheMB, ReleasePart: true})
+func openLoader(c *collectives.Comm, part *partition.Part, t collectives.Transport, cacheMB float64, lo dsample.LoaderOptions) (*dsample.Store, *dsample.Loader, error) {
+	st, err := dsample.OpenStore(c, part, dsample.StoreOptions{Transport: t, CacheMB: cacheMB, ReleasePart: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open feature store: %w", err)
 	}
-	l, err := sample.NewLoader(st, lo)
+	l, err := dsample.NewLoader(st, lo)
 	if err = Agree(c, err); err != nil {
 		st.Close()
 		return nil, nil, fmt.Errorf("loader: %w", err)
@@ -144,7 +144,7 @@ func openLoader(c *collectives.Comm, part *partition.Part, t collectives.Transpo
 }
 
 // transportLine is the line rank 0 prints about the resolved transport.
-func transportLine(requested collectives.Transport, st *sample.Store) string {
+func transportLine(requested collectives.Transport, st *dsample.Store) string {
 	got := st.Transport()
 	switch {
 	case got == collectives.TransportRMA:
@@ -198,7 +198,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		RowNormalize(part.Feat, meta.FeatDim)
 		RowNormalize(part.HaloFeat, meta.FeatDim)
 	}
-	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, sample.LoaderOptions{
+	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, dsample.LoaderOptions{
 		Fanouts: cfg.Fanouts, EvalFanouts: evalFan, Batch: cfg.Batch, Replace: cfg.Replace, Seed: cfg.Seed, Split: cfg.Split,
 	})
 	if err != nil {

@@ -1,7 +1,7 @@
 package dist
 
 import (
-	"mpignn/sample"
+	"mpignn/sample/dsample"
 	"mpignn/train"
 )
 
@@ -9,8 +9,8 @@ import (
 // train.BatchSource. The Loader's buffers are reused between steps; the
 // Batch handed to the trainer aliases them until the next call.
 type LoaderSource struct {
-	L  *sample.Loader
-	lb sample.LoaderBatch
+	L  *dsample.Loader
+	lb dsample.LoaderBatch
 }
 
 // Steps implements train.BatchSource.

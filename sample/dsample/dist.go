@@ -1,10 +1,11 @@
-package sample
+package dsample
 
 import (
 	"fmt"
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/sample"
 )
 
 // SampleStats count what one distributed Sample call did on this rank.
@@ -29,9 +30,25 @@ func (st *SampleStats) Add(o SampleStats) {
 	st.Bytes += o.Bytes
 }
 
+// Sampler is the distributed layer-wise sampler: it draws, over a
+// GraphStore, exactly the blocks sample.Reference draws on the unpartitioned
+// graph. It keeps its scratch buffers between calls. A Sampler is used by
+// one goroutine, and its Sample is collective.
+type Sampler struct {
+	g   *GraphStore
+	sm  samplerScratch
+	a2a a2aScratch
+}
+
+var _ sample.Sampler = (*Sampler)(nil)
+
+// NewSampler returns a sampler over g.
+func NewSampler(g *GraphStore) *Sampler { return &Sampler{g: g} }
+
 // samplerScratch holds the distributed sampler's reusable buffers.
 type samplerScratch struct {
-	bb       BlockBuilder
+	bb       sample.BlockBuilder
+	dense    bool    // bb switched to dense ids (once, on first use)
 	remote   []int64 // global ids of remote destinations, in destination order
 	nodeRows []int64 // fetched {edge start, degree} per remote destination
 	pos      []int64 // chosen positions of all destinations, concatenated
@@ -44,8 +61,13 @@ type samplerScratch struct {
 	srcO     []int64
 }
 
-// Sample draws the blocks of one batch on the distributed graph: the same
-// result, node for node in original ids, as Sampler.Sample on the
+// Sample is SampleWithStats without counters.
+func (s *Sampler) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool) ([]sample.Block, error) {
+	return s.SampleWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, nil)
+}
+
+// SampleWithStats draws the blocks of one batch on the distributed graph: the same
+// result, node for node in original ids, as sample.Reference on the
 // unpartitioned graph with the same seeds (in the same order), base key,
 // fanouts and replace flag. seedsGlobal are new global ids and seedsOrig
 // their original ids; any rank may pass any nodes, including none.
@@ -53,7 +75,7 @@ type samplerScratch struct {
 // Own destinations are expanded from the local arrays. With transport rma,
 // remote ones take two batched one-sided reads per layer: first their
 // {edge start, degree} rows (skipped when the store holds the replicated
-// degree table, see StoreOptions.DegreeTableMB), then the {new id, orig id}
+// degree table, see GraphOptions.DegreeTableMB), then the {new id, orig id}
 // rows of the chosen positions only. With transport alltoallv the owners
 // choose instead (see dist_a2a.go): one request/response round of two
 // Alltoallv per layer.
@@ -63,35 +85,35 @@ type samplerScratch struct {
 //
 // If st is not nil the call's counters are added to it. The returned blocks
 // are freshly allocated.
-func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool, st *SampleStats) ([]Block, error) {
-	n := s.NumNodes()
+func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *SampleStats) ([]sample.Block, error) {
+	n := s.g.n
 	// Bad seeds are reported only after this rank has taken part in every
 	// transport call (with no seeds), so that the other ranks do not hang.
 	var seedErr error
 	if len(seedsGlobal) != len(seedsOrig) {
-		seedErr = fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.c.Rank(), len(seedsGlobal), len(seedsOrig))
+		seedErr = fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.g.c.Rank(), len(seedsGlobal), len(seedsOrig))
 		seedsGlobal, seedsOrig = nil, nil
 	}
 	for i, v := range seedsGlobal {
 		if v < 0 || v >= n {
-			seedErr = fmt.Errorf("sample on rank %d: seed %d is node %d, outside [0,%d)", s.c.Rank(), i, v, n)
+			seedErr = fmt.Errorf("sample on rank %d: seed %d is node %d, outside [0,%d)", s.g.c.Rank(), i, v, n)
 			seedsGlobal, seedsOrig = nil, nil
 			break
 		}
 	}
 	var local SampleStats
 	L := len(fanouts)
-	blocks := make([]Block, L)
+	blocks := make([]sample.Block, L)
 	dstG, dstO := seedsGlobal, seedsOrig
 	for l := L - 1; l >= 0; l-- {
 		k := base
 		k.Layer = l
 		layer := s.sampleLayer
-		if s.t == collectives.TransportAlltoallv {
+		if s.g.t == collectives.TransportAlltoallv {
 			layer = s.sampleLayerA2A
 		}
 		if err := layer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil && seedErr == nil {
-			seedErr = fmt.Errorf("sample on rank %d: layer %d: %w", s.c.Rank(), l, err)
+			seedErr = fmt.Errorf("sample on rank %d: layer %d: %w", s.g.c.Rank(), l, err)
 		}
 		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
 		if seedErr != nil {
@@ -114,10 +136,13 @@ func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, 
 // rank skip its transport calls, or the other ranks would wait forever: the
 // builder then starts empty, the layer goes on with no destinations, and
 // the caller returns the error after the calls.
-func (s *Store) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
+func (s *Sampler) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 	bb := &s.sm.bb
-	if len(bb.dense) != int(s.NumNodes()) {
-		bb.UseDenseIDs(s.NumNodes())
+	if !s.sm.dense {
+		// Global ids of this store lie in [0,NumNodes): the builder's
+		// direct-mapped index is faster than its hash table.
+		bb.UseDenseIDs(s.g.n)
+		s.sm.dense = true
 	}
 	if err := bb.Reset(dstG, dstO); err != nil {
 		bb.Reset(nil, nil)
@@ -129,9 +154,9 @@ func (s *Store) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 // sampleLayer builds one block with one-sided reads. With the degree table
 // (Store.allNodes) it makes exactly one Fetch call, otherwise exactly two;
 // which one is decided identically on every rank at OpenStore.
-func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, out *Block, st *SampleStats) error {
+func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *SampleStats) error {
 	sc := &s.sm
-	p := s.part
+	p := s.g
 	t0 := time.Now()
 	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
 	// Phase 1: degrees (and edge starts) of remote destinations, from the
@@ -139,9 +164,9 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	sc.remote = sc.remote[:0]
 	sc.nodeRows = sc.nodeRows[:0]
 	for _, g := range dstG {
-		if !s.Owns(g) {
-			if s.allNodes != nil {
-				sc.nodeRows = append(sc.nodeRows, s.allNodes[2*g], s.allNodes[2*g+1])
+		if !s.g.Owns(g) {
+			if s.g.allNodes != nil {
+				sc.nodeRows = append(sc.nodeRows, s.g.allNodes[2*g], s.g.allNodes[2*g+1])
 			} else {
 				sc.remote = append(sc.remote, g)
 			}
@@ -149,10 +174,10 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	}
 	tl := time.Since(t0)
 	t1 := time.Now()
-	b0 := s.nodes.Stats().Bytes + s.edges.Stats().Bytes
-	if s.allNodes == nil {
+	b0 := s.g.nodes.Stats().Bytes + s.g.edges.Stats().Bytes
+	if s.g.allNodes == nil {
 		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
-		if err := s.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
+		if err := s.g.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
 			return err
 		}
 	}
@@ -163,7 +188,7 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	// arrays), and each own destination's first local edge is remembered so
 	// the third pass does not revisit the offsets.
 	t2 := time.Now()
-	ln, le := s.localNodes, s.localEdges
+	ln, le := s.g.localNodes, s.g.localEdges
 	// Read every own destination's {start, degree} in a loop of independent
 	// loads first: the CPU then overlaps the cache misses, which dominate
 	// local sampling on graphs larger than the cache.
@@ -171,8 +196,8 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	sc.deg = growInt64(sc.deg, len(dstG))
 	ri := 0
 	for i, g := range dstG {
-		if v := g - p.Lo; v >= 0 && g < p.Hi {
-			sc.rowStart[i], sc.deg[i] = ln[2*v]-s.edgeBase, ln[2*v+1]
+		if v := g - p.lo; v >= 0 && g < p.hi {
+			sc.rowStart[i], sc.deg[i] = ln[2*v]-s.g.edgeBase, ln[2*v+1]
 		} else {
 			sc.rowStart[i], sc.deg[i] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
 			ri++
@@ -185,7 +210,7 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	for i := range dstG {
 		k.Node = dstO[i]
 		before := len(sc.pos)
-		sc.pos = ChoosePositions(k, sc.deg[i], fan, replace, sc.pos)
+		sc.pos = sample.ChoosePositions(k, sc.deg[i], fan, replace, sc.pos)
 		if start := sc.rowStart[i]; start < 0 {
 			start = -1 - start // global edge row of a remote destination
 			for _, q := range sc.pos[before:] {
@@ -198,11 +223,11 @@ func (s *Store) sampleLayer(dstG, dstO []int64, k Key, fan int, replace bool, ou
 	tl += time.Since(t2)
 	// Phase 2: the chosen neighbors of remote destinations.
 	t3 := time.Now()
-	if err := s.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
+	if err := s.g.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
 		return err
 	}
 	tr += time.Since(t3)
-	st.Bytes += s.nodes.Stats().Bytes + s.edges.Stats().Bytes - b0
+	st.Bytes += s.g.nodes.Stats().Bytes + s.g.edges.Stats().Bytes - b0
 	// Collect all chosen neighbors (again independent loads), then feed the
 	// builder in destination order, as the reference does.
 	t4 := time.Now()

@@ -1,4 +1,4 @@
-package sample
+package dsample
 
 import (
 	"bytes"
@@ -6,7 +6,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"mpignn/collectives"
+	"mpignn/sample"
+	"mpignn/sample/sampletest"
 )
 
 // wantedSeeds mixes degree-0 nodes (0..9), hubs (10..14) and ordinary ones.
@@ -28,17 +33,17 @@ func TestDistributedEqualsReference(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(tr+"/"+tc.name, func(t *testing.T) {
 				seedsG, seedsO := ownedSeeds(f.part, wantedSeeds())
-				base := Key{Seed: 7, Epoch: 2, Batch: 5}
+				base := sample.Key{Seed: 7, Epoch: 2, Batch: 5}
 				var st SampleStats
 				got, err := s.Sample(seedsG, seedsO, tc.fanouts, base, tc.replace, &st)
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := ReferenceBlocks(f.d, seedsO, tc.fanouts, base, tc.replace)
+				want, err := sample.ReferenceBlocks(f.d, seedsO, tc.fanouts, base, tc.replace)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := ValidateBlocks(got); err != nil {
+				if err := sample.ValidateBlocks(got); err != nil {
 					t.Fatal(err)
 				}
 				checkSameBlocks(t, f, got, want)
@@ -51,11 +56,11 @@ func TestDistributedEqualsReference(t *testing.T) {
 					t.Fatal(err)
 				}
 				all := slices.Sorted(slices.Values(wantedSeeds()))
-				ref, err := ReferenceBlocks(f.d, all, tc.fanouts, base, tc.replace)
+				ref, err := sample.ReferenceBlocks(f.d, all, tc.fanouts, base, tc.replace)
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantText, err := CanonicalText(EdgeRecords(ref, nil), len(ref))
+				wantText, err := sample.CanonicalText(sample.EdgeRecords(ref, nil), len(ref))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -78,7 +83,7 @@ func TestDistributedEqualsReference(t *testing.T) {
 	}
 }
 
-func sumEdges(bs []Block) int {
+func sumEdges(bs []sample.Block) int {
 	n := 0
 	for i := range bs {
 		n += bs[i].NumEdges()
@@ -86,56 +91,27 @@ func sumEdges(bs []Block) int {
 	return n
 }
 
-// TestSampleProperties checks the sample against the graph itself: every
-// edge exists, fanouts are respected, no neighbor repeats without
-// replacement, degree-0 nodes get no edges.
-func TestSampleProperties(t *testing.T) {
+// TestDistributedConformance runs the shared conformance test (the one the
+// reference sampler passes) on the distributed sampler with each transport:
+// every rank samples the seeds it owns.
+func TestDistributedConformance(t *testing.T) {
 	f := newFixture(t, false, false)
-	in := f.d.In
 	for _, tr := range transports() {
 		s := f.openStore(t, tr, 0)
-		for _, replace := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/replace=%v", tr, replace), func(t *testing.T) {
-				p := f.part
-				seedsG := make([]int64, 0, p.NumOwned())
-				for g := p.Lo; g < p.Hi; g++ {
-					seedsG = append(seedsG, g)
-				}
-				fanouts := []int{4, 3}
-				blocks, err := s.Sample(seedsG, slices.Clone(p.Orig), fanouts, Key{Seed: 3}, replace, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				L := len(blocks)
-				for l := range blocks {
-					b := &blocks[l]
-					fan := fanouts[L-1-l]
-					for i := range b.NumDst {
-						v := b.Orig[i]
-						nb := in.Neighbors(v)
-						srcs := b.Indices[b.Indptr[i]:b.Indptr[i+1]]
-						seen := map[int64]bool{}
-						for _, j := range srcs {
-							u := b.Orig[j]
-							if _, ok := slices.BinarySearch(nb, u); !ok {
-								t.Fatalf("layer %d: sampled edge %d -> %d is not in the graph", l, u, v)
-							}
-							if seen[u] && !replace {
-								t.Fatalf("layer %d: node %d sampled neighbor %d twice without replacement", l, v, u)
-							}
-							seen[u] = true
-						}
-						want := min(fan, len(nb))
-						if replace && len(nb) > 0 {
-							want = fan
-						}
-						if len(srcs) != want {
-							t.Fatalf("layer %d: node %d (degree %d) has %d sampled edges, want %d", l, v, len(nb), len(srcs), want)
-						}
-					}
-				}
+		t.Run(tr, func(t *testing.T) {
+			cov := sampletest.Conformance(t, f.d, sampletest.Subject{
+				Sampler:  s.Sampler(),
+				NumNodes: s.NumNodes(),
+				Own:      func(wanted []int64) (global, orig []int64) { return ownedSeeds(f.part, wanted) },
+				Orig:     f.origOf,
 			})
-		}
+			// Summed over the ranks, the corner cases must have occurred.
+			sums := []int64{cov.Degree0, cov.Capped, cov.Edges}
+			require.NoError(t, collectives.Allreduce(f.c, sums, collectives.Sum))
+			assert.Positive(t, sums[0], "no degree-0 destination was checked")
+			assert.Positive(t, sums[1], "no destination had more neighbors than its fanout")
+			assert.Greater(t, sums[2], int64(1000))
+		})
 	}
 }
 
@@ -152,8 +128,8 @@ func TestGatherFeatures(t *testing.T) {
 			// when the map would be too big.
 			for _, slots := range []bool{true, false} {
 				if !slots {
-					s.cacheSlot = nil
-				} else if s.cacheSlot == nil && f.c.Size() > 1 {
+					s.feat.tables[0].cacheSlot = nil
+				} else if s.feat.tables[0].cacheSlot == nil && f.c.Size() > 1 {
 					t.Fatal("no cache slot map on a small graph with cached rows")
 				}
 				t.Run(fmt.Sprintf("halo=%v/%s/slots=%v", halo, tr, slots), func(t *testing.T) {
@@ -233,7 +209,7 @@ func TestLoaderGlobalBatches(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					want, err := EpochBatches(o.Seed, epoch, sc.ids, P*B)
+					want, err := sample.EpochBatches(o.Seed, epoch, sc.ids, P*B)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -264,7 +240,7 @@ func TestLoaderGlobalBatches(t *testing.T) {
 						if !slices.Equal(got, w) || out.GlobalSeeds != len(w) {
 							fail("step %d: seeds %v (global %d), want %v", k, got, out.GlobalSeeds, w)
 						}
-						ref, err := ReferenceBlocks(f.d, out.SeedsOrig, sc.fan, Key{Seed: o.Seed, Epoch: epoch, Batch: k}, false)
+						ref, err := sample.ReferenceBlocks(f.d, out.SeedsOrig, sc.fan, sample.Key{Seed: o.Seed, Epoch: epoch, Batch: k}, false)
 						if err != nil {
 							fail("reference: %v", err)
 							continue
@@ -350,7 +326,7 @@ func TestSampleBadSeedsNoHang(t *testing.T) {
 						seedsO[i] = f.origOf(g)
 					}
 				}
-				_, err := s.Sample(seedsG, seedsO, []int{2, 2}, Key{Seed: 1}, false, nil)
+				_, err := s.Sample(seedsG, seedsO, []int{2, 2}, sample.Key{Seed: 1}, false, nil)
 				if (err != nil) != (f.c.Rank() == 0) {
 					t.Fatalf("rank %d: error %v", f.c.Rank(), err)
 				}

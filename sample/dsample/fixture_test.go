@@ -1,7 +1,6 @@
-package sample
+package dsample
 
 import (
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/partition"
+	"mpignn/sample"
+	"mpignn/sample/sampletest"
 	"mpignn/spmd"
 	"mpignn/spmd/spmdtest"
 )
@@ -19,56 +20,7 @@ var world *spmd.World
 func TestMain(m *testing.M) { spmdtest.Main(m, &world) }
 
 // testDim is the feature width of the test graph.
-const testDim = 4
-
-// testDataset builds a small directed graph that exercises the corner cases
-// of sampling: nodes 0..9 have no in-edges (degree 0), nodes 10..14 are hubs
-// with about 60 in-neighbors (more than any test fanout), the rest have 0..8
-// random in-neighbors. Feature row v is (10v, 10v+1, ...), so a gathered
-// row names its node. Split "public": train = v%3==0, valid = v%3==1, test
-// = v%3==2, except that nodes in excluded are in no split.
-func testDataset(n int64, excluded func(v int64) bool) *graph.Dataset {
-	rng := rand.New(rand.NewPCG(11, 12))
-	var src, dst []int64
-	for v := int64(10); v < n; v++ {
-		k := rng.IntN(9)
-		if v < 15 {
-			k = 60
-		}
-		for range k {
-			src = append(src, rng.Int64N(n))
-			dst = append(dst, v)
-		}
-	}
-	d := &graph.Dataset{
-		Name:       "sampletest",
-		NumNodes:   n,
-		In:         graph.BuildInCSR(n, src, dst, graph.BuildOptions{DropSelfLoops: true, Dedup: true}),
-		Feat:       &graph.Features{Dim: testDim, Data: make([]float32, n*testDim)},
-		Labels:     make([]int32, n),
-		NumClasses: 5,
-	}
-	s := &graph.Split{}
-	for v := range n {
-		d.Labels[v] = int32(v % 5)
-		for j := range int64(testDim) {
-			d.Feat.Data[v*testDim+j] = float32(10*v + j)
-		}
-		if excluded != nil && excluded(v) {
-			continue
-		}
-		switch v % 3 {
-		case 0:
-			s.Train = append(s.Train, v)
-		case 1:
-			s.Valid = append(s.Valid, v)
-		default:
-			s.Test = append(s.Test, v)
-		}
-	}
-	d.Splits = map[string]*graph.Split{"public": s}
-	return d
-}
+const testDim = sampletest.FeatDim
 
 // testAssign spreads nodes over P parts pseudo-randomly (so most
 // neighbors are remote) and unevenly: part p gets weight p+1.
@@ -76,7 +28,7 @@ func testAssign(n int64, P int) []int32 {
 	a := make([]int32, n)
 	total := P * (P + 1) / 2
 	for v := range n {
-		h := int(Hash64(99, uint64(v)) % uint64(total))
+		h := int(sample.Hash64(99, uint64(v)) % uint64(total))
 		p, acc := 0, 1
 		for h >= acc {
 			p++
@@ -112,7 +64,7 @@ func newFixture(t *testing.T, haloFeats, zeroTrainLast bool) *fixture {
 	if zeroTrainLast && P > 1 {
 		excl = func(v int64) bool { return v%3 == 0 && assign[v] == int32(P-1) }
 	}
-	d := testDataset(testNodes, excl)
+	d := sampletest.Dataset(testNodes, excl)
 	var path []byte
 	var werr error
 	if c.Rank() == 0 {
@@ -188,8 +140,8 @@ func (f *fixture) openStore(t *testing.T, name string, cacheMB float64) *Store {
 	if pc.Indices != nil || pc.Feat != nil {
 		t.Fatal("ReleasePart kept the partition's arrays")
 	}
-	if s.Transport().String() != transport || (s.allNodes != nil) != (transport == "rma" && !fetch) {
-		t.Fatalf("store transport %v (degree table %v), want %s", s.Transport(), s.allNodes != nil, name)
+	if s.Transport().String() != transport || s.Graph().HasDegreeTable() != (transport == "rma" && !fetch) {
+		t.Fatalf("store transport %v (degree table %v), want %s", s.Transport(), s.Graph().HasDegreeTable(), name)
 	}
 	return s
 }
@@ -216,7 +168,7 @@ func ownedSeeds(p *partition.Part, wanted []int64) (global, orig []int64) {
 // on the original graph) and checks the new ids against the original ids.
 // It reports with t.Errorf and returns false rather than stopping the test,
 // because the caller's later collectives must still run on every rank.
-func checkSameBlocks(t *testing.T, f *fixture, got, want []Block) bool {
+func checkSameBlocks(t *testing.T, f *fixture, got, want []sample.Block) bool {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Errorf("%d blocks, want %d", len(got), len(want))

@@ -1,10 +1,11 @@
-package sample
+package dsample
 
 import (
 	"fmt"
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/sample"
 )
 
 // The Alltoallv path of the distributed sampler (transport alltoallv).
@@ -45,11 +46,11 @@ type a2aScratch struct {
 
 // sampleLayerA2A builds one block using the owner-side exchange. It always
 // makes exactly two Alltoallv calls.
-func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool, out *Block, st *SampleStats) error {
+func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *SampleStats) error {
 	sc := &s.sm
 	ac := &s.a2a
-	p := s.part
-	P, me := s.c.Size(), s.c.Rank()
+	p := s.g
+	P, me := s.g.c.Size(), s.g.c.Rank()
 	t0 := time.Now()
 	// On a bad destination list, still make both Alltoallv calls (with no
 	// requests), then fail.
@@ -63,11 +64,11 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	}
 	ac.ownerOf = ac.ownerOf[:len(dstG)]
 	for i, g := range dstG {
-		if s.Owns(g) {
+		if s.g.Owns(g) {
 			ac.ownerOf[i] = -1
 			continue
 		}
-		q := s.Owner(g)
+		q := s.g.Owner(g)
 		if q < 0 {
 			return fmt.Errorf("node %d has no owner", g)
 		}
@@ -105,7 +106,7 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	}
 	tl := time.Since(t0)
 	t1 := time.Now()
-	req, reqCounts, err := collectives.Alltoallv(s.c, ac.send, ac.counts)
+	req, reqCounts, err := collectives.Alltoallv(s.g.c, ac.send, ac.counts)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	t2 := time.Now()
 	ac.rcounts = growInt64(ac.rcounts, P)
 	ac.resp = ac.resp[:0]
-	ln, le := s.localNodes, s.localEdges
+	ln, le := s.g.localNodes, s.g.localEdges
 	start := int64(0)
 	// A malformed request is answered with nothing and reported after the
 	// response exchange: every rank must make both Alltoallv calls, or the
@@ -135,7 +136,7 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	}
 	tl += time.Since(t2)
 	t3 := time.Now()
-	back, backCounts, err := collectives.Alltoallv(s.c, ac.resp, ac.rcounts)
+	back, backCounts, err := collectives.Alltoallv(s.g.c, ac.resp, ac.rcounts)
 	if err != nil {
 		return err
 	}
@@ -161,10 +162,10 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 	sc.srcG, sc.srcO = sc.srcG[:0], sc.srcO[:0]
 	for i, q := range ac.ownerOf {
 		if q < 0 {
-			v := dstG[i] - p.Lo
-			first, deg := ln[2*v]-s.edgeBase, ln[2*v+1]
+			v := dstG[i] - p.lo
+			first, deg := ln[2*v]-s.g.edgeBase, ln[2*v+1]
 			k.Node = dstO[i]
-			sc.pos = ChoosePositions(k, deg, fan, replace, sc.pos[:0])
+			sc.pos = sample.ChoosePositions(k, deg, fan, replace, sc.pos[:0])
 			for _, x := range sc.pos {
 				r := 2 * (first + x)
 				sc.srcG = append(sc.srcG, le[r])
@@ -204,27 +205,27 @@ func (s *Store) sampleLayerA2A(dstG, dstO []int64, k Key, fan int, replace bool,
 // serveA2A appends to the response buffer the chosen neighbors of every
 // destination in rank q's request chunk. The chunk comes from a peer, so
 // its shape, fanout and node ids are checked before they index anything.
-func (s *Store) serveA2A(q int, chunk []int64) error {
-	sc, ac, p := &s.sm, &s.a2a, s.part
+func (s *Sampler) serveA2A(q int, chunk []int64) error {
+	sc, ac, p := &s.sm, &s.a2a, s.g
 	n := int64(len(chunk))
 	if n < a2aHeader || (n-a2aHeader)%2 != 0 {
 		return fmt.Errorf("rank %d sent a malformed request of %d words", q, n)
 	}
-	kq := Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
+	kq := sample.Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
 	fq, rq := chunk[4], chunk[5] != 0
 	if fq == 0 || fq < -1 || fq > maxFanout || (chunk[5] != 0 && chunk[5] != 1) {
 		return fmt.Errorf("rank %d sent a request with fanout %d and replace flag %d", q, fq, chunk[5])
 	}
-	ln, le := s.localNodes, s.localEdges
+	ln, le := s.g.localNodes, s.g.localEdges
 	for j := int64(a2aHeader); j < n; j += 2 {
 		g, o := chunk[j], chunk[j+1]
-		v := g - p.Lo
-		if v < 0 || g >= p.Hi {
-			return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, s.c.Rank(), g)
+		v := g - p.lo
+		if v < 0 || g >= p.hi {
+			return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, s.g.c.Rank(), g)
 		}
-		first, deg := ln[2*v]-s.edgeBase, ln[2*v+1]
+		first, deg := ln[2*v]-s.g.edgeBase, ln[2*v+1]
 		kq.Node = o
-		sc.pos = ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
+		sc.pos = sample.ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
 		ac.resp = append(ac.resp, int64(len(sc.pos)))
 		for _, x := range sc.pos {
 			r := 2 * (first + x)

@@ -1,4 +1,4 @@
-package sample
+package dsample
 
 import (
 	"path/filepath"
@@ -9,6 +9,7 @@ import (
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/partition"
+	"mpignn/sample"
 )
 
 // Benchmarks on the peer-comparison graph (200k nodes, 8M directed edges,
@@ -16,7 +17,7 @@ import (
 // local sampling path of Store.Sample and the local row copy of
 // Store.Gather. Targets: >= 10M sampled edges/s per core and >= 2 GB/s.
 //
-//	go test -run '^$' -bench . -benchtime 20x ./sample/
+//	go test -run '^$' -bench . -benchtime 20x ./sample/dsample/
 
 type benchEnv struct {
 	s     *Store
@@ -90,7 +91,7 @@ func BenchmarkSampleLocal(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		g, o := e.seeds(i)
 		var st SampleStats
-		if _, err := e.s.Sample(g, o, fan, Key{Seed: 1, Batch: i}, false, &st); err != nil {
+		if _, err := e.s.Sample(g, o, fan, sample.Key{Seed: 1, Batch: i}, false, &st); err != nil {
 			b.Fatal(err)
 		}
 		edges += st.Edges()
@@ -103,7 +104,7 @@ func BenchmarkSampleLocal(b *testing.B) {
 func BenchmarkGatherLocal(b *testing.B) {
 	e := newBenchEnv(b)
 	g, o := e.seeds(0)
-	blocks, err := e.s.Sample(g, o, []int{15, 10, 5}, Key{Seed: 1}, false, nil)
+	blocks, err := e.s.Sample(g, o, []int{15, 10, 5}, sample.Key{Seed: 1}, false, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

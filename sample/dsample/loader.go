@@ -1,4 +1,4 @@
-package sample
+package dsample
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/sample"
 )
 
 // Split names accepted by Loader.Steps and Loader.Batch.
@@ -34,10 +35,10 @@ type LoaderOptions struct {
 
 // LoaderBatch is one rank's share of one global step.
 type LoaderBatch struct {
-	Blocks      []Block   // forward order; last block's dst = this rank's seeds of the step
-	X           []float32 // features of Blocks[0].Nodes, row-major
-	Labels      []int32   // labels of the seeds (empty if none this step)
-	GlobalSeeds int       // seeds of this step over ALL ranks
+	Blocks      []sample.Block // forward order; last block's dst = this rank's seeds of the step
+	X           []float32      // features of Blocks[0].Nodes, row-major
+	Labels      []int32        // labels of the seeds (empty if none this step)
+	GlobalSeeds int            // seeds of this step over ALL ranks
 
 	Seeds, SeedsOrig []int64 // this rank's seeds (new and original ids), step order
 
@@ -62,7 +63,7 @@ type splitSeeds struct {
 }
 
 // Loader cuts the train/valid/test seeds into global batches (see
-// EpochBatches and RankSteps) and samples and gathers each rank's share.
+// sample.EpochBatches and sample.RankSteps) and samples and gathers each rank's share.
 type Loader struct {
 	s      *Store
 	o      LoaderOptions
@@ -114,7 +115,7 @@ func NewLoader(s *Store, o LoaderOptions) (*Loader, error) {
 		}
 		slices.Sort(all)
 		ss.total = int64(len(all))
-		if ss.index, err = CanonicalIndex(all, ss.orig); err != nil {
+		if ss.index, err = sample.CanonicalIndex(all, ss.orig); err != nil {
 			return nil, fmt.Errorf("loader: split %s: %w", name, err)
 		}
 	}
@@ -152,7 +153,7 @@ func (l *Loader) Steps(split string, epoch int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return NumSteps(ss.total, l.GlobalBatch()), nil
+	return sample.NumSteps(ss.total, l.GlobalBatch()), nil
 }
 
 // StepSeeds returns this rank's seeds (new and original ids) of one step,
@@ -163,7 +164,7 @@ func (l *Loader) StepSeeds(split string, epoch, step int) (global, orig []int64,
 		return nil, nil, err
 	}
 	if ss.epoch != epoch || ss.steps == nil {
-		steps, err := RankSteps(l.o.Seed, epoch, ss.total, l.GlobalBatch(), ss.index)
+		steps, err := sample.RankSteps(l.o.Seed, epoch, ss.total, l.GlobalBatch(), ss.index)
 		if err != nil {
 			return nil, nil, fmt.Errorf("loader: %w", err)
 		}
@@ -198,7 +199,7 @@ func (l *Loader) Batch(split string, epoch, step int, out *LoaderBatch) error {
 	out.GlobalSeeds = int(min(G, ss.total-int64(step)*G))
 	out.Seeds, out.SeedsOrig = seeds, orig
 	var st SampleStats
-	base := Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
+	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
 	blocks, err := l.s.Sample(seeds, orig, fan, base, l.o.Replace, &st)
 	if err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)

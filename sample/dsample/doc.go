@@ -1,0 +1,31 @@
+// Package dsample is the distributed side of sampling: it holds a rank's
+// partition in MPI distributed arrays (collectives.DistArray) and runs the
+// pure sampling core of package sample over them, reproducing sample's
+// single-process reference exactly on any number of ranks. It is kept apart
+// from package sample so that sample and train do not link MPI.
+//
+// The parts:
+//   - GraphStore (OpenGraphStore, collective): the adjacency, as distributed
+//     arrays of node {edge start, degree} and edge {new id, orig id} rows,
+//     read with one-sided gets (transport rma) or Alltoallv; with rma a
+//     replicated {edge start, degree} table when it fits, so a remote node
+//     costs one read per layer. Neighbors is its collective batch read.
+//   - FeatureStore (OpenFeatureStore, collective): feature rows by
+//     FeatureKey {node type, name} (today one key, NodeFeat), one
+//     distributed array per key, each with a halo cache and a hot
+//     remote-node cache looked up through a dense id -> slot map; Gather
+//     (collective) reads rows of any nodes, with counters.
+//   - Sampler (NewSampler; Sample, collective): the layer-wise sampler over
+//     a GraphStore; implements sample.Sampler: reproduces sample.Reference exactly with a fixed number of
+//     transport calls per layer on every rank.
+//   - Store (OpenStore, collective): one rank's partition opened as both
+//     stores plus the Sampler, probing the transport once; with labels.
+//   - Loader (NewLoader, Steps, Batch): global batching (sample.EpochBatches
+//     / sample.RankSteps) + sampling + gathering per training step; the step
+//     count is the same on every rank, and a rank without seeds in a step
+//     still takes part in its collectives.
+//   - GatherText: the canonical text of all ranks' blocks (`mpignn sample`).
+//
+// Every exported function or method that reads remote data is collective:
+// all ranks call it, in the same order, also with nothing to read.
+package dsample

@@ -1,0 +1,407 @@
+package dsample
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+)
+
+// FeatureKey names one feature table: a node type and a feature name, as in
+// DGL's ("_N", "feat"). A partition holds one table today, NodeFeat; the key
+// lets heterogeneous graphs and further features (embeddings, labels as
+// rows) join without changing the Gather call.
+type FeatureKey struct {
+	NodeType string
+	Name     string
+}
+
+func (k FeatureKey) String() string { return k.NodeType + "/" + k.Name }
+
+// The names of the partition's node features (DGL's defaults).
+const (
+	DefaultNodeType = "_N"
+	FeatName        = "feat"
+)
+
+// NodeFeat returns the key of the partition's node feature table.
+func NodeFeat() FeatureKey { return FeatureKey{NodeType: DefaultNodeType, Name: FeatName} }
+
+// FeatureOptions configure OpenFeatureStore.
+type FeatureOptions struct {
+	// Transport reads remote rows; TransportAuto is resolved inside
+	// OpenFeatureStore (collectively) to rma where one-sided MPI works.
+	Transport collectives.Transport
+	// CacheMB is the size of the hot remote-node cache of each table in
+	// MiB per rank (0 = off). It holds the rows of the remote nodes with the
+	// highest in-degree, which are the ones neighbor sampling reaches most.
+	CacheMB float64
+}
+
+// FeatureStore holds feature rows by key, spread over the ranks: each rank
+// holds the rows of the nodes it owns and reads the others' through one
+// distributed array per key (one row per node, indexed by global id). Each
+// table has its own caches of non-owned rows: the halo rows shipped with the
+// partition and a hot cache filled at open. A FeatureStore is used by one
+// goroutine; Gather is collective.
+type FeatureStore struct {
+	c  *collectives.Comm
+	lo int64 // owned global ids are [lo, hi)
+	hi int64
+	n  int64
+
+	// One table per key, in the order they were opened (the same on every
+	// rank, so collectives over tables run in the same order everywhere).
+	keys   []FeatureKey
+	tables []*featTable
+
+	gat gatherScratch
+}
+
+// featTable is one key's rows and caches.
+type featTable struct {
+	dim   int
+	arr   *collectives.DistArray // dim float32 per node (nil if dim == 0)
+	local []float32              // this rank's rows (the window's memory)
+
+	// Caches of non-owned nodes: halo (from the partition files) and hot
+	// (filled at open). ids ascending, rows aligned.
+	haloIDs  []int64
+	haloFeat []float32
+	hotIDs   []int64
+	hotFeat  []float32
+	// cacheSlot maps a global id to its cached row in O(1) instead of two
+	// binary searches per row (which made a large hot cache slower than
+	// reading the rows remotely): 0 = not cached, k > 0 = hot row k-1,
+	// k < 0 = halo row -k-1. Nil when the caches are empty or the map would
+	// exceed cacheSlotMaxBytes; Gather then falls back to binary search.
+	cacheSlot []int32
+}
+
+// OpenFeatureStore copies the node features of partition p (key NodeFeat)
+// into a distributed array on c and fills its caches. The partition count
+// must equal the communicator size and p.ID its rank. It is collective, and
+// fails on every rank if any rank's partition is unusable. The partition's
+// Feat is only read; the caller may drop it afterwards.
+func OpenFeatureStore(c *collectives.Comm, p *partition.Part, o FeatureOptions) (*FeatureStore, error) {
+	t, err := collectives.ResolveTransport(c, o.Transport)
+	if err != nil {
+		return nil, fmt.Errorf("open feature store: %w", err)
+	}
+	return openFeatureStore(c, p, t, o.CacheMB)
+}
+
+// openFeatureStore is OpenFeatureStore with a resolved transport, so that a
+// Store probes one-sided MPI once for both of its stores.
+func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Transport, cacheMB float64) (*FeatureStore, error) {
+	why := checkPart(c, p)
+	switch {
+	case why != "":
+	case cacheMB < 0:
+		why = fmt.Sprintf("cache size %g MB is negative", cacheMB)
+	case int64(len(p.Indptr)) != p.NumOwned()+1 || int64(len(p.Feat)) != p.NumOwned()*int64(p.Meta.FeatDim) ||
+		(p.HaloFeat != nil && len(p.HaloFeat) != len(p.Halo)*p.Meta.FeatDim):
+		why = fmt.Sprintf("part %d has inconsistent feature arrays (already released by another store?)", p.ID)
+	}
+	if err := agreeOpen(c, "open feature store", why); err != nil {
+		return nil, err
+	}
+	f := &FeatureStore{c: c, lo: p.Lo, hi: p.Hi, n: p.Meta.NumNodes}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+		}
+	}()
+	tb := &featTable{dim: p.Meta.FeatDim}
+	var err error
+	f.keys, f.tables = append(f.keys, NodeFeat()), append(f.tables, tb)
+	if tb.dim > 0 {
+		if tb.arr, err = collectives.NewDistArray(c, p.NumOwned(), 4*tb.dim, t); err != nil {
+			return nil, fmt.Errorf("open feature store: %s array: %w", NodeFeat(), err)
+		}
+		tb.local = float32View(tb.arr.Local())
+		copy(tb.local, p.Feat)
+		if err := tb.arr.Seal(); err != nil {
+			return nil, fmt.Errorf("open feature store: %w", err)
+		}
+	}
+	if p.HaloFeat != nil {
+		tb.haloIDs, tb.haloFeat = p.Halo, p.HaloFeat
+	}
+	if err := f.fillHotCache(tb, p, cacheMB); err != nil {
+		return nil, fmt.Errorf("open feature store: %s hot cache: %w", NodeFeat(), err)
+	}
+	tb.buildCacheSlots(f.n)
+	ok = true
+	return f, nil
+}
+
+// Close frees the distributed arrays. It is collective.
+func (f *FeatureStore) Close() error {
+	if f == nil {
+		return nil
+	}
+	var first error
+	for i, tb := range f.tables {
+		if err := freeArrays("close feature store: "+f.keys[i].String(), &tb.arr); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Keys returns the keys of the tables, in a fixed order.
+func (f *FeatureStore) Keys() []FeatureKey { return slices.Clone(f.keys) }
+
+// table returns the table of key k.
+func (f *FeatureStore) table(k FeatureKey) (*featTable, error) {
+	for i, key := range f.keys {
+		if key == k {
+			return f.tables[i], nil
+		}
+	}
+	return nil, fmt.Errorf("feature store has no table %s (have %v)", k, f.keys)
+}
+
+// Dim returns the row width of table k.
+func (f *FeatureStore) Dim(k FeatureKey) (int, error) {
+	tb, err := f.table(k)
+	if err != nil {
+		return 0, err
+	}
+	return tb.dim, nil
+}
+
+// HotCacheRows returns the number of nodes in table k's hot cache (0 for an
+// unknown key).
+func (f *FeatureStore) HotCacheRows(k FeatureKey) int {
+	if tb, err := f.table(k); err == nil {
+		return len(tb.hotIDs)
+	}
+	return 0
+}
+
+// HaloCacheRows returns the number of halo nodes whose rows of table k are
+// cached (0 for an unknown key).
+func (f *FeatureStore) HaloCacheRows(k FeatureKey) int {
+	if tb, err := f.table(k); err == nil {
+		return len(tb.haloIDs)
+	}
+	return 0
+}
+
+// FetchStats sums the transport counters of all tables.
+func (f *FeatureStore) FetchStats() collectives.FetchStats {
+	arrs := make([]*collectives.DistArray, len(f.tables))
+	for i, tb := range f.tables {
+		arrs[i] = tb.arr
+	}
+	return sumStats(arrs...)
+}
+
+// GatherStats count where gathered feature rows came from on this rank.
+type GatherStats struct {
+	LocalRows    int64 // owned rows, copied from the partition
+	CachedRows   int64 // non-owned rows served by the halo or hot cache
+	RemoteRows   int64 // non-owned rows read from their owners
+	CacheLookups int64 // non-owned rows looked up in the caches (hits = CachedRows)
+	HaloHits     int64 // part of CachedRows served by the halo cache
+	Bytes        int64 // feature bytes read from other ranks
+	Time         time.Duration
+}
+
+// Add accumulates o into g.
+func (g *GatherStats) Add(o GatherStats) {
+	g.LocalRows += o.LocalRows
+	g.CachedRows += o.CachedRows
+	g.RemoteRows += o.RemoteRows
+	g.CacheLookups += o.CacheLookups
+	g.HaloHits += o.HaloHits
+	g.Bytes += o.Bytes
+	g.Time += o.Time
+}
+
+// Rows returns all gathered rows.
+func (g *GatherStats) Rows() int64 { return g.LocalRows + g.CachedRows + g.RemoteRows }
+
+type gatherScratch struct {
+	req []int64 // remote node ids
+	at  []int32 // output row of each request
+	buf []float32
+}
+
+// Gather writes the rows of table k of the given global nodes into dst (row
+// i at dst[i*dim:]), growing it as needed, and returns it. Own rows are
+// copied from the partition, halo and hot rows from the caches, and the
+// rest are read from their owners in one batched Fetch. Gather is
+// collective: every rank calls it once per batch with the same key and its
+// own (possibly empty) node list. If st is not nil the call's counters are
+// added to it.
+func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *GatherStats) ([]float32, error) {
+	t0 := time.Now()
+	tb, err := f.table(k)
+	if err != nil {
+		// The key is the same on every rank (a programming error otherwise),
+		// so every rank returns here and none waits in the fetch.
+		return dst, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+	}
+	d := tb.dim
+	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
+	sc := &f.gat
+	sc.req, sc.at = sc.req[:0], sc.at[:0]
+	var g GatherStats
+	var badErr error
+	for i, v := range nodes {
+		row := dst[i*d : (i+1)*d]
+		switch {
+		case v >= f.lo && v < f.hi:
+			copy(row, tb.local[(v-f.lo)*int64(d):(v-f.lo+1)*int64(d)])
+			g.LocalRows++
+			continue
+		case v < 0 || v >= f.n:
+			if badErr == nil {
+				badErr = fmt.Errorf("gather on rank %d: node %d (entry %d) outside [0,%d)", f.c.Rank(), v, i, f.n)
+			}
+			continue
+		}
+		g.CacheLookups++
+		if c, halo := tb.cachedRow(v); c != nil {
+			copy(row, c)
+			g.CachedRows++
+			if halo {
+				g.HaloHits++
+			}
+			continue
+		}
+		sc.req = append(sc.req, v)
+		sc.at = append(sc.at, int32(i))
+	}
+	g.RemoteRows = int64(len(sc.req))
+	if tb.arr != nil {
+		sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
+		b0 := tb.arr.Stats().Bytes
+		if err := tb.arr.Fetch(sc.req, byteView(sc.buf)); err != nil {
+			return dst, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+		}
+		g.Bytes = tb.arr.Stats().Bytes - b0
+		for k, i := range sc.at {
+			copy(dst[int(i)*d:(int(i)+1)*d], sc.buf[k*d:(k+1)*d])
+		}
+	}
+	g.Time = time.Since(t0)
+	if st != nil {
+		st.Add(g)
+	}
+	return dst, badErr
+}
+
+// fillHotCache picks the remote nodes of highest in-degree whose rows of tb
+// fit in mb MiB and fetches them with one batched read. Each rank offers its
+// own top candidates (the global top k of remote nodes is contained in the
+// union of every rank's local top k), so only k ids per rank travel.
+// It is collective: every rank calls Allgatherv and Fetch once, even with
+// the cache off.
+func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64) error {
+	rowBytes := 4 * tb.dim
+	k := 0
+	if tb.dim > 0 && mb > 0 {
+		k = int(mb * (1 << 20) / float64(rowBytes))
+	}
+	// Every rank must take part even when its own k is 0, so agree on
+	// whether anyone wants a cache.
+	anyK, err := collectives.AllreduceScalar(f.c, int64(k), collectives.Max)
+	if err != nil || anyK == 0 {
+		return err
+	}
+	owned := p.NumOwned()
+	type cand struct{ id, deg int64 }
+	byDeg := func(a, b cand) int {
+		if c := cmp.Compare(b.deg, a.deg); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	}
+	mine := make([]cand, owned)
+	for i := range owned {
+		mine[i] = cand{p.Lo + i, p.Indptr[i+1] - p.Indptr[i]}
+	}
+	slices.SortFunc(mine, byDeg)
+	mine = mine[:min(int64(k), owned)]
+	send := make([]int64, 0, 2*len(mine))
+	for _, c := range mine {
+		send = append(send, c.id, c.deg)
+	}
+	all, _, err := collectives.Allgatherv(f.c, send)
+	if err != nil {
+		return err
+	}
+	var cands []cand
+	for i := 0; i+1 < len(all); i += 2 {
+		id := all[i]
+		if id >= f.lo && id < f.hi {
+			continue
+		}
+		if _, ok := slices.BinarySearch(tb.haloIDs, id); ok {
+			continue // already cached from the halo file
+		}
+		cands = append(cands, cand{id, all[i+1]})
+	}
+	slices.SortFunc(cands, byDeg)
+	cands = cands[:min(k, len(cands))]
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id
+	}
+	slices.Sort(ids)
+	feat := make([]float32, len(ids)*tb.dim)
+	if err := tb.arr.Fetch(ids, byteView(feat)); err != nil {
+		return err
+	}
+	tb.hotIDs, tb.hotFeat = ids, feat
+	return nil
+}
+
+// cacheSlotMaxBytes bounds the cache slot map (4 bytes per graph node): it
+// covers graphs up to 64 M nodes; larger ones use binary search.
+const cacheSlotMaxBytes = 256 << 20
+
+func (tb *featTable) buildCacheSlots(n int64) {
+	if len(tb.haloIDs)+len(tb.hotIDs) == 0 || 4*n > cacheSlotMaxBytes ||
+		len(tb.haloIDs) >= math.MaxInt32 || len(tb.hotIDs) >= math.MaxInt32 {
+		return
+	}
+	tb.cacheSlot = make([]int32, n)
+	for j, v := range tb.haloIDs {
+		tb.cacheSlot[v] = -int32(j) - 1
+	}
+	for j, v := range tb.hotIDs {
+		tb.cacheSlot[v] = int32(j) + 1
+	}
+}
+
+// cachedRow returns the cached row of non-owned node v (in range) and
+// whether it came from the halo cache; nil if v is not cached.
+func (tb *featTable) cachedRow(v int64) (row []float32, halo bool) {
+	d := tb.dim
+	if tb.cacheSlot != nil {
+		switch k := int(tb.cacheSlot[v]); {
+		case k > 0:
+			return tb.hotFeat[(k-1)*d : k*d], false
+		case k < 0:
+			return tb.haloFeat[(-k-1)*d : -k*d], true
+		}
+		return nil, false
+	}
+	if j, ok := slices.BinarySearch(tb.haloIDs, v); ok {
+		return tb.haloFeat[j*d : (j+1)*d], true
+	}
+	if j, ok := slices.BinarySearch(tb.hotIDs, v); ok {
+		return tb.hotFeat[j*d : (j+1)*d], false
+	}
+	return nil, false
+}

@@ -1,0 +1,267 @@
+package dsample
+
+import (
+	"fmt"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+)
+
+// GraphOptions configure OpenGraphStore.
+type GraphOptions struct {
+	// Transport reads remote rows; TransportAuto is resolved inside
+	// OpenGraphStore (collectively) to rma where one-sided MPI works.
+	Transport collectives.Transport
+	// DegreeTableMB bounds the replicated table of every node's {first edge
+	// row, degree} (16 bytes per node) that lets one-sided sampling skip the
+	// degree read of remote nodes: the table is built when it fits (0 means
+	// 256 MiB); negative never builds it. Every rank must pass the same value.
+	DegreeTableMB float64
+}
+
+// GraphStore is the adjacency of the whole graph, spread over the ranks:
+// each rank holds the in-edges of the nodes it owns, and reads those of
+// other nodes through two distributed arrays (indexed by global row):
+//   - nodes: one row per node, {global row of its first in-edge, in-degree};
+//   - edges: one row per stored in-edge, {new id, original id} of the source,
+//     in canonical order per destination.
+//
+// Owner lookup is a binary search over the partition offsets, so no global
+// id map is needed. A GraphStore is used by one goroutine; the methods that
+// read remote rows are collective.
+type GraphStore struct {
+	c  *collectives.Comm
+	t  collectives.Transport
+	lo int64 // owned global ids are [lo, hi)
+	hi int64
+	n  int64 // nodes of the whole graph
+
+	offsets []int64 // node offsets over ranks (== Meta.Offsets)
+
+	nodes *collectives.DistArray // 2 int64 per node
+	edges *collectives.DistArray // 2 int64 per edge
+
+	// This rank's rows of nodes and edges, read directly by the local
+	// sampling path; edgeBase is the global row of its first edge.
+	localNodes, localEdges []int64
+	edgeBase               int64
+	// allNodes replicates the nodes array on every rank (nil if too big or
+	// with transport alltoallv, whose owner-side sampling does not need it).
+	allNodes []int64
+}
+
+// OpenGraphStore copies the in-edges of partition p into distributed arrays
+// on communicator c. The partition count must equal the communicator size
+// and p.ID its rank. It is collective, and fails on every rank if any rank's
+// partition is unusable. The partition's Indices and IndicesOrig are only
+// read; the caller may drop them afterwards.
+func OpenGraphStore(c *collectives.Comm, p *partition.Part, o GraphOptions) (*GraphStore, error) {
+	t, err := collectives.ResolveTransport(c, o.Transport)
+	if err != nil {
+		return nil, fmt.Errorf("open graph store: %w", err)
+	}
+	return openGraphStore(c, p, t, o.DegreeTableMB)
+}
+
+// openGraphStore is OpenGraphStore with a resolved transport, so that a
+// Store probes one-sided MPI once for both of its stores.
+func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transport, degreeTableMB float64) (*GraphStore, error) {
+	why := checkPart(c, p)
+	if why == "" && (int64(len(p.Indptr)) != p.NumOwned()+1 || len(p.IndicesOrig) != len(p.Indices)) {
+		why = fmt.Sprintf("part %d has inconsistent adjacency arrays (already released by another store?)", p.ID)
+	}
+	if err := agreeOpen(c, "open graph store", why); err != nil {
+		return nil, err
+	}
+	m := p.Meta
+	g := &GraphStore{c: c, t: t, lo: p.Lo, hi: p.Hi, n: m.NumNodes, offsets: m.Offsets}
+	ok := false
+	defer func() {
+		if !ok {
+			g.Close()
+		}
+	}()
+	owned := p.NumOwned()
+	var err error
+	if g.edges, err = collectives.NewDistArray(c, int64(len(p.Indices)), 16, t); err != nil {
+		return nil, fmt.Errorf("open graph store: edge array: %w", err)
+	}
+	ev := int64View(g.edges.Local())
+	for i, s := range p.Indices {
+		ev[2*i] = s
+		ev[2*i+1] = p.IndicesOrig[i]
+	}
+	if g.nodes, err = collectives.NewDistArray(c, owned, 16, t); err != nil {
+		return nil, fmt.Errorf("open graph store: node array: %w", err)
+	}
+	base := g.edges.Offsets()[c.Rank()]
+	nv := int64View(g.nodes.Local())
+	for i := range owned {
+		nv[2*i] = base + p.Indptr[i]
+		nv[2*i+1] = p.Indptr[i+1] - p.Indptr[i]
+	}
+	limit := degreeTableMB
+	if limit == 0 {
+		limit = 256
+	}
+	if t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes) <= limit*(1<<20) {
+		if g.allNodes, _, err = collectives.Allgatherv(c, nv); err != nil {
+			return nil, fmt.Errorf("open graph store: degree table: %w", err)
+		}
+	}
+	for _, a := range []*collectives.DistArray{g.edges, g.nodes} {
+		if err := a.Seal(); err != nil {
+			return nil, fmt.Errorf("open graph store: %w", err)
+		}
+	}
+	g.localNodes, g.localEdges, g.edgeBase = nv, ev, base
+	ok = true
+	return g, nil
+}
+
+// Close frees the distributed arrays. It is collective.
+func (g *GraphStore) Close() error {
+	if g == nil {
+		return nil
+	}
+	return freeArrays("close graph store", &g.nodes, &g.edges)
+}
+
+// Transport returns the resolved transport (never TransportAuto).
+func (g *GraphStore) Transport() collectives.Transport { return g.t }
+
+// Comm returns the communicator.
+func (g *GraphStore) Comm() *collectives.Comm { return g.c }
+
+// NumNodes returns the number of nodes of the whole graph.
+func (g *GraphStore) NumNodes() int64 { return g.n }
+
+// Owner returns the rank owning global node v (-1 if out of range).
+func (g *GraphStore) Owner(v int64) int { return partition.Owner(g.offsets, v) }
+
+// Owns reports whether this rank owns global node v.
+func (g *GraphStore) Owns(v int64) bool { return v >= g.lo && v < g.hi }
+
+// HasDegreeTable reports whether the replicated {first edge, degree} table
+// was built (see GraphOptions.DegreeTableMB).
+func (g *GraphStore) HasDegreeTable() bool { return g.allNodes != nil }
+
+// FetchStats sums the transport counters of the adjacency arrays.
+func (g *GraphStore) FetchStats() collectives.FetchStats {
+	return sumStats(g.nodes, g.edges)
+}
+
+// fetchBytes is the number of adjacency bytes read from other ranks so far.
+func (g *GraphStore) fetchBytes() int64 { return g.nodes.Stats().Bytes + g.edges.Stats().Bytes }
+
+// Neighbors reads the in-neighbors of any nodes, in canonical order: the
+// neighbors of nodes[i] are global[off[i]:off[i+1]], with their original ids
+// in orig. It is collective (two batched reads, whatever the node list) and
+// meant for checks and tools: the sampler reads only the chosen neighbors.
+func (g *GraphStore) Neighbors(nodes []int64) (off, global, orig []int64, err error) {
+	var badErr error
+	req := make([]int64, 0, len(nodes))
+	for i, v := range nodes {
+		if v < 0 || v >= g.n {
+			if badErr == nil {
+				badErr = fmt.Errorf("neighbors on rank %d: node %d (entry %d) outside [0,%d)", g.c.Rank(), v, i, g.n)
+			}
+			continue
+		}
+		req = append(req, v)
+	}
+	if badErr != nil {
+		req = req[:0] // still take part in both reads
+	}
+	rows := make([]int64, 2*len(req))
+	if err := g.nodes.Fetch(req, byteView(rows)); err != nil {
+		return nil, nil, nil, fmt.Errorf("neighbors on rank %d: %w", g.c.Rank(), err)
+	}
+	off = make([]int64, 1, len(req)+1)
+	var edgeReq []int64
+	for i := range req {
+		first, deg := rows[2*i], rows[2*i+1]
+		for e := first; e < first+deg; e++ {
+			edgeReq = append(edgeReq, e)
+		}
+		off = append(off, int64(len(edgeReq)))
+	}
+	pairs := make([]int64, 2*len(edgeReq))
+	if err := g.edges.Fetch(edgeReq, byteView(pairs)); err != nil {
+		return nil, nil, nil, fmt.Errorf("neighbors on rank %d: %w", g.c.Rank(), err)
+	}
+	if badErr != nil {
+		return nil, nil, nil, badErr
+	}
+	global = make([]int64, len(edgeReq))
+	orig = make([]int64, len(edgeReq))
+	for j := range edgeReq {
+		global[j], orig[j] = pairs[2*j], pairs[2*j+1]
+	}
+	return off, global, orig, nil
+}
+
+// checkPart returns why partition p cannot be served on c ("" if it can).
+func checkPart(c *collectives.Comm, p *partition.Part) string {
+	switch {
+	case p == nil || p.Meta == nil:
+		return fmt.Sprintf("rank %d has no partition", c.Rank())
+	case p.Meta.NumParts != c.Size():
+		return fmt.Sprintf("partition has %d parts but the job has %d ranks (run with -n %d)", p.Meta.NumParts, c.Size(), p.Meta.NumParts)
+	case p.ID != c.Rank():
+		return fmt.Sprintf("rank %d got part %d", c.Rank(), p.ID)
+	}
+	return ""
+}
+
+// agreeOpen makes every rank fail when one rank cannot open its store (why
+// != ""), so that a bad partition on one rank does not leave the others
+// waiting in the next collective.
+func agreeOpen(c *collectives.Comm, what, why string) error {
+	bad := int64(0)
+	if why != "" {
+		bad = 1
+	}
+	agreed, err := collectives.AllreduceScalar(c, bad, collectives.Max)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if agreed == 0 {
+		return nil
+	}
+	if why == "" {
+		why = "another rank could not open its partition"
+	}
+	return fmt.Errorf("%s on rank %d: %s", what, c.Rank(), why)
+}
+
+// freeArrays frees the non-nil arrays (collectively) and nils them.
+func freeArrays(what string, arrays ...**collectives.DistArray) error {
+	var first error
+	for _, a := range arrays {
+		if *a == nil {
+			continue
+		}
+		if err := (*a).Free(); err != nil && first == nil {
+			first = fmt.Errorf("%s: %w", what, err)
+		}
+		*a = nil
+	}
+	return first
+}
+
+// sumStats adds up the transport counters of the non-nil arrays.
+func sumStats(arrays ...*collectives.DistArray) collectives.FetchStats {
+	var t collectives.FetchStats
+	for _, a := range arrays {
+		if a == nil {
+			continue
+		}
+		st := a.Stats()
+		t.Calls += st.Calls
+		t.LocalRows += st.LocalRows
+		t.RemoteRows += st.RemoteRows
+		t.Bytes += st.Bytes
+	}
+	return t
+}

@@ -1,0 +1,170 @@
+package dsample
+
+import (
+	"fmt"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/sample"
+)
+
+// StoreOptions configure OpenStore.
+type StoreOptions struct {
+	// Transport reads remote rows; TransportAuto is resolved inside
+	// OpenStore (collectively) to rma where one-sided MPI works.
+	Transport collectives.Transport
+	// CacheMB is the size of the hot remote-node feature cache in MiB per
+	// rank (0 = off); see FeatureOptions.CacheMB.
+	CacheMB float64
+	// ReleasePart drops the partition's Indices, IndicesOrig and Feat
+	// arrays once they are copied into the stores' windows (the stores
+	// read only their own copies), which saves their memory when the caller
+	// keeps the Part. The caller must not use those three fields afterwards.
+	ReleasePart bool
+	// DegreeTableMB: see GraphOptions.DegreeTableMB.
+	DegreeTableMB float64
+}
+
+// Store is one rank's view of a partitioned graph: a GraphStore (adjacency),
+// a FeatureStore (feature rows by key), the distributed Sampler over the
+// graph store, and the partition itself for labels and splits. It is what
+// the Loader and the commands use; the parts are available on their own.
+//
+// A Store is used by one goroutine; its methods that read remote data are
+// collective (see Sample and Gather).
+type Store struct {
+	c    *collectives.Comm
+	part *partition.Part
+	t    collectives.Transport
+	why  string // why auto fell back, for logs
+
+	graph   *GraphStore
+	feat    *FeatureStore
+	sampler *Sampler
+}
+
+// OpenStore opens the graph and feature stores of partition p on
+// communicator c. The partition count must equal the communicator size and
+// p.ID its rank. It is collective.
+func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, error) {
+	// Agree on the shape first, so that a rank with a bad partition makes
+	// every rank fail instead of leaving the others in a collective.
+	if err := agreeOpen(c, "open store", checkPart(c, p)); err != nil {
+		return nil, err
+	}
+	t, err := collectives.ResolveTransport(c, o.Transport)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	s := &Store{c: c, part: p, t: t}
+	if o.Transport == collectives.TransportAuto && t == collectives.TransportAlltoallv {
+		s.why = "one-sided MPI unavailable"
+	}
+	if s.graph, err = openGraphStore(c, p, t, o.DegreeTableMB); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if s.feat, err = openFeatureStore(c, p, t, o.CacheMB); err != nil {
+		s.graph.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	s.sampler = NewSampler(s.graph)
+	if o.ReleasePart {
+		p.Indices, p.IndicesOrig, p.Feat = nil, nil, nil
+	}
+	return s, nil
+}
+
+// Close frees the distributed arrays. It is collective.
+func (s *Store) Close() error {
+	if s == nil {
+		return nil
+	}
+	errF := s.feat.Close()
+	errG := s.graph.Close()
+	s.feat, s.graph = nil, nil
+	if errF != nil {
+		return fmt.Errorf("close store: %w", errF)
+	}
+	if errG != nil {
+		return fmt.Errorf("close store: %w", errG)
+	}
+	return nil
+}
+
+// Graph returns the adjacency store.
+func (s *Store) Graph() *GraphStore { return s.graph }
+
+// Features returns the feature store.
+func (s *Store) Features() *FeatureStore { return s.feat }
+
+// Sampler returns the distributed sampler over the graph store.
+func (s *Store) Sampler() *Sampler { return s.sampler }
+
+// Transport returns the resolved transport (never TransportAuto).
+func (s *Store) Transport() collectives.Transport { return s.t }
+
+// TransportReason explains a fallback from auto to alltoallv ("" otherwise).
+func (s *Store) TransportReason() string { return s.why }
+
+// Part returns the partition the store serves.
+func (s *Store) Part() *partition.Part { return s.part }
+
+// Comm returns the communicator.
+func (s *Store) Comm() *collectives.Comm { return s.c }
+
+// FeatDim returns the width of the node features.
+func (s *Store) FeatDim() int { return s.part.Meta.FeatDim }
+
+// NumClasses returns the number of label classes.
+func (s *Store) NumClasses() int { return s.part.Meta.NumClasses }
+
+// NumNodes returns the number of nodes of the whole graph.
+func (s *Store) NumNodes() int64 { return s.part.Meta.NumNodes }
+
+// Owner returns the rank owning global node g (-1 if out of range).
+func (s *Store) Owner(g int64) int { return s.graph.Owner(g) }
+
+// Owns reports whether this rank owns global node g.
+func (s *Store) Owns(g int64) bool { return s.graph.Owns(g) }
+
+// HotCacheRows returns the number of nodes in the hot node-feature cache.
+func (s *Store) HotCacheRows() int { return s.feat.HotCacheRows(NodeFeat()) }
+
+// HaloCacheRows returns the number of halo nodes whose features are cached.
+func (s *Store) HaloCacheRows() int { return s.feat.HaloCacheRows(NodeFeat()) }
+
+// FetchStats sums the transport counters of both stores.
+func (s *Store) FetchStats() collectives.FetchStats {
+	g, f := s.graph.FetchStats(), s.feat.FetchStats()
+	return collectives.FetchStats{
+		Calls:      g.Calls + f.Calls,
+		LocalRows:  g.LocalRows + f.LocalRows,
+		RemoteRows: g.RemoteRows + f.RemoteRows,
+		Bytes:      g.Bytes + f.Bytes,
+	}
+}
+
+// Sample is Sampler.SampleWithStats on the store's graph. It is collective.
+func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *SampleStats) ([]sample.Block, error) {
+	return s.sampler.SampleWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, st)
+}
+
+// Gather is FeatureStore.Gather of the node features (key NodeFeat). It is
+// collective.
+func (s *Store) Gather(nodes []int64, dst []float32, st *GatherStats) ([]float32, error) {
+	return s.feat.Gather(NodeFeat(), nodes, dst, st)
+}
+
+// Labels writes the labels of the given nodes, which must be owned by this
+// rank (seeds always are), into dst and returns it. It is local.
+func (s *Store) Labels(nodes []int64, dst []int32) ([]int32, error) {
+	dst = dst[:0]
+	p := s.part
+	for i, v := range nodes {
+		if !s.Owns(v) {
+			return dst, fmt.Errorf("labels on rank %d: node %d (entry %d) is not owned here [%d,%d)", s.c.Rank(), v, i, p.Lo, p.Hi)
+		}
+		dst = append(dst, p.Labels[v-p.Lo])
+	}
+	return dst, nil
+}
