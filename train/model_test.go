@@ -60,6 +60,16 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 	return h
 }
 
+// mustNet builds the float64 core over params.
+func mustNet(t *testing.T, cfg Config, params []float64) *net[float64] {
+	t.Helper()
+	n, err := newNet(cfg, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func testCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, []float32, []int32) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -100,7 +110,7 @@ func TestForwardMatchesReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, blocks, x, _ := testCase(t, tc.cfg, 7)
 			key := MaskKey{Seed: 3, Step: 11}
-			n64 := newNet(tc.cfg, to64(m.Params()), nil)
+			n64 := mustNet(t, tc.cfg, to64(m.Params()))
 			n64.forward(blocks, to64(x), tc.drop, key)
 			want := refForward(tc.cfg, to64(m.Params()), blocks, to64(x), tc.drop, key)
 			got := n64.out[tc.cfg.Layers-1]
@@ -135,7 +145,7 @@ func TestGradCheck(t *testing.T) {
 			m, blocks, x32, y := testCase(t, tc.cfg, 11)
 			x := to64(x32)
 			key := MaskKey{Seed: 5, Step: 2}
-			n := newNet(tc.cfg, to64(m.Params()), nil)
+			n := mustNet(t, tc.cfg, to64(m.Params()))
 			if _, _, err := n.forwardLoss(blocks, x, y, 1, tc.drop, key); err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +189,7 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, blocks, x, y := testCase(t, tc.cfg, 13)
 			key := MaskKey{Seed: 9, Step: 4}
-			n := newNet(tc.cfg, to64(m.Params()), nil)
+			n := mustNet(t, tc.cfg, to64(m.Params()))
 			want, wantC, err := n.forwardLoss(blocks, to64(x), y, 1, tc.drop, key)
 			if err != nil {
 				t.Fatal(err)

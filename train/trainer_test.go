@@ -22,12 +22,27 @@ func (r *stepRecorder) BeginEpoch(epoch, steps int)     {}
 func (r *stepRecorder) StepDone(step int, loss float64) { r.losses = append(r.losses, loss) }
 func (r *stepRecorder) EndEpoch(m *EpochMetrics)        { r.epochs = append(r.epochs, *m) }
 
-func testOptions(dropout float32) Options {
-	return Options{
-		Model: Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: dropout},
-		Adam:  DefaultAdam(0.01, 5e-4),
-		Seed:  42,
+// testOpts is a model configuration with the trainer options.
+type testOpts struct {
+	Options
+	Model Config
+}
+
+func testOptions(dropout float32) testOpts {
+	return testOpts{
+		Model:   Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: dropout},
+		Options: Options{Adam: DefaultAdam(0.01, 5e-4), Seed: 42},
 	}
+}
+
+// newTrainer builds o.Model from the registry with o.Seed and a trainer
+// around it, as the CLI does.
+func newTrainer(o testOpts, red Reducer, src BatchSource) (*Trainer, error) {
+	m, err := NewModel(o.Model, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return NewTrainer(o.Options, m, red, src)
 }
 
 // rankRun is the outcome of one simulated rank.
@@ -41,14 +56,14 @@ type rankRun struct {
 // runRanks trains `size` simulated ranks (goroutines sharing a
 // groupReducer) for the given epochs with global batch globalBatch.
 // prepare may adjust each rank's source or trainer before the run.
-func runRanks(t *testing.T, g *synthGraph, o Options, size, globalBatch, epochs int, prepare func(rank int, s *memSource, tr *Trainer)) []rankRun {
+func runRanks(t *testing.T, g *synthGraph, o testOpts, size, globalBatch, epochs int, prepare func(rank int, s *memSource, tr *Trainer)) []rankRun {
 	t.Helper()
 	grp := newGroupReducer(size)
 	runs := make([]rankRun, size)
 	var wg sync.WaitGroup
 	for r := range size {
 		src := newMemSource(g, r, size, o.Seed, []int{5, 3}, globalBatch)
-		tr, err := NewTrainer(o, rankReducer{grp, r}, src)
+		tr, err := newTrainer(o, rankReducer{grp, r}, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +198,7 @@ func TestGlobalBatchScaling(t *testing.T) {
 		var wg sync.WaitGroup
 		for r := range size {
 			src := newMemSource(g, r, size, o.Seed, []int{5, 3}, 40)
-			tr, err := NewTrainer(o, capture{rankReducer{grp, r}, &out[r]}, src)
+			tr, err := newTrainer(o, capture{rankReducer{grp, r}, &out[r]}, src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +249,7 @@ func TestEvalEvery(t *testing.T) {
 	g := newSynthGraph(4, 300, 8, 4)
 	o := testOptions(0.3)
 	run := func(every int) (*Trainer, []EpochMetrics, Summary) {
-		tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+		tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +295,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	g := newSynthGraph(4, 300, 8, 4)
 	o := testOptions(0.3)
 	newT := func() *Trainer {
-		tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+		tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,7 +387,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 func TestRestoreMismatch(t *testing.T) {
 	g := newSynthGraph(5, 100, 8, 4)
 	o := testOptions(0)
-	tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+	tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +458,7 @@ func TestRunLocalWriteFailureAgreed(t *testing.T) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for r := range 2 {
-		tr, err := NewTrainer(o, rankReducer{grp, r}, newMemSource(g, r, 2, o.Seed, []int{5, 3}, 32))
+		tr, err := newTrainer(o, rankReducer{grp, r}, newMemSource(g, r, 2, o.Seed, []int{5, 3}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -471,7 +486,7 @@ func TestTrainerRejectsBadBatches(t *testing.T) {
 	g := newSynthGraph(9, 100, 8, 4)
 	o := testOptions(0)
 	src := &badSource{memSource: newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32)}
-	tr, err := NewTrainer(o, LocalReducer{}, src)
+	tr, err := newTrainer(o, LocalReducer{}, src)
 	if err != nil {
 		t.Fatal(err)
 	}

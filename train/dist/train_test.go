@@ -64,9 +64,9 @@ func TestTrainMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := train.Options{
-				Model: train.Config{InDim: 6, Hidden: 16, Classes: 3, Layers: 2, Dropout: drop, InputDropout: drop / 2},
-				Adam:  train.DefaultAdam(0.01, 5e-4), Seed: 11,
+			o := refOptions{
+				Model:   train.Config{InDim: 6, Hidden: 16, Classes: 3, Layers: 2, Dropout: drop, InputDropout: drop / 2},
+				Options: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11},
 			}
 			ref, refLoss := runRef(t, o, train.LocalReducer{}, &train.RefSource{
 				D: d, Split: d.Splits["public"], Fanouts: []int{4, 3}, GlobalBatch: 12, Seed: 11, Size: 1}, 3)
