@@ -1,6 +1,10 @@
 package train
 
-import "mpignn/sample"
+import (
+	"math"
+
+	"mpignn/sample"
+)
 
 // gcnLayer is a graph convolution (Kipf & Welling; PyG GCNConv, DGL
 // GraphConv with norm='both') over a sampled block with a self-loop on
@@ -12,21 +16,20 @@ import "mpignn/sample"
 // WITHIN the block; that counts the edges to whichever other seeds share
 // this rank's batch, so it would change with the rank count (and the
 // batch). Here every degree is the number of sampled in-neighbors of a
-// node plus its self-loop, counted where that node is a destination:
+// node plus its self-loop, counted where that node is a destination, which
+// is a function of (seed, epoch, step, layer, node) only:
 //
 //   - d_i (destination i of block l): 1 + its sampled in-edges in block l;
-//   - d_j (source j of block l): 1 + its sampled in-edges in block l-1,
-//     whose destinations are exactly block l's sources (the neighborhood
-//     that produced h_j); for the first layer, 1 + its in-edges in block 0
-//     when j is one of block 0's destinations, and 1 for the outermost
-//     frontier, whose neighborhood was not sampled.
+//   - d_j (source j of block l >= 1): 1 + its sampled in-edges in block
+//     l-1, whose destinations are exactly block l's sources (the sampled
+//     neighborhood that produced h_j);
+//   - the first layer has no block below it, and whether a source of
+//     block 0 is also one of its destinations depends on which seeds share
+//     the batch, so there d_j is taken as d_i: c_ij = 1/d_i, the mean over
+//     N(i) ∪ {i} (DGL's norm='right').
 //
-// A node's sampled neighborhood is a function of (seed, epoch, step, layer,
-// node) only, so these weights, unlike block out-degrees, are the same for
-// any rank count. This is the degree PyG's gcn_norm sees on a
-// NeighborLoader subgraph (in-degree + 1, and 1 on the last hop). With a
-// full neighborhood (fanout -1) every degree except the frontier's is the
-// true degree + 1, i.e. full-graph GCN. A sampled edge j -> i with j == i
+// With a full neighborhood (fanout -1) layers 1.. are exactly full-graph
+// GCN (PyG's gcn_norm with self-loops). A sampled edge j -> i with j == i
 // (a self-loop in the data) is skipped: the layer adds exactly one.
 //
 // The layer aggregates before it transforms (agg·W on the NumDst rows, as
@@ -36,12 +39,12 @@ type gcnLayer[T Float] struct {
 	w, bias []T
 	gw, gb  []T
 
-	srcNorm []T // 1/sqrt(d_j) per source
-	dstNorm []T // 1/sqrt(d_i) per destination
-	agg     []T // normalised aggregate incl. the self-loop, NumDst x in
-	o       []T // output rows, NumDst x out
-	dh      []T // gradient w.r.t. the input rows, NumSrc x in
-	dagg    []T // gradient w.r.t. agg
+	ew   []T // c_ij per edge of the block (0 for a sampled self-loop)
+	sw   []T // c_ii of the added self-loop, per destination
+	agg  []T // normalised aggregate incl. the self-loop, NumDst x in
+	o    []T // output rows, NumDst x out
+	dh   []T // gradient w.r.t. the input rows, NumSrc x in
+	dagg []T // gradient w.r.t. agg
 }
 
 func newGCN[T Float](c Config, l int) *gcnLayer[T] {
@@ -73,23 +76,26 @@ func inDegree(b *sample.Block, i int) int {
 	return d
 }
 
-// norms fills srcNorm and dstNorm for block b (see the type comment).
+// norms fills ew and sw for block b (see the type comment).
 func (g *gcnLayer[T]) norms(p *Pass, b *sample.Block) {
-	nd, ns := b.NumDst, b.NumSrc()
-	g.dstNorm = grow(g.dstNorm, nd)
+	nd := b.NumDst
+	g.ew, g.sw = grow(g.ew, len(b.Indices)), grow(g.sw, nd)
 	for i := range nd {
-		g.dstNorm[i] = invSqrt[T](1 + inDegree(b, i))
-	}
-	g.srcNorm = grow(g.srcNorm, ns)
-	for j := range ns {
-		d := 0
-		switch {
-		case p.Prev != nil:
-			d = inDegree(p.Prev, j) // block l's sources are block l-1's destinations
-		case j < nd:
-			d = inDegree(b, j)
+		di := float64(1 + inDegree(b, i))
+		deg := func(j int) float64 {
+			if p.Prev == nil {
+				return di
+			}
+			return float64(1 + inDegree(p.Prev, j)) // block l's sources are block l-1's destinations
 		}
-		g.srcNorm[j] = invSqrt[T](1 + d)
+		g.sw[i] = T(1 / math.Sqrt(di*deg(i)))
+		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+			j := int(b.Indices[e])
+			g.ew[e] = 0
+			if j != i {
+				g.ew[e] = T(1 / math.Sqrt(di*deg(j)))
+			}
+		}
 	}
 }
 
@@ -101,11 +107,10 @@ func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		for i := lo; i < hi; i++ {
 			dst := g.agg[i*in : (i+1)*in]
 			clear(dst)
-			di := g.dstNorm[i]
-			axpy(di*g.srcNorm[i], h[i*in:(i+1)*in], dst)
-			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-				if int(j) != i {
-					axpy(di*g.srcNorm[j], h[int(j)*in:(int(j)+1)*in], dst)
+			axpy(g.sw[i], h[i*in:(i+1)*in], dst)
+			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+				if j := int(b.Indices[e]); j != i {
+					axpy(g.ew[e], h[j*in:(j+1)*in], dst)
 				}
 			}
 		}
@@ -138,12 +143,11 @@ func (g *gcnLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput bo
 	clear(dh)
 	// Serial scatter: sources are shared between destinations.
 	for i := 0; i < nd; i++ {
-		di := g.dstNorm[i]
 		gi := g.dagg[i*in : (i+1)*in]
-		axpy(di*g.srcNorm[i], gi, dh[i*in:(i+1)*in])
-		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-			if int(j) != i {
-				axpy(di*g.srcNorm[j], gi, dh[int(j)*in:(int(j)+1)*in])
+		axpy(g.sw[i], gi, dh[i*in:(i+1)*in])
+		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+			if j := int(b.Indices[e]); j != i {
+				axpy(g.ew[e], gi, dh[j*in:(j+1)*in])
 			}
 		}
 	}

@@ -102,8 +102,18 @@ func maxRelDiff(a, b []float32) float64 {
 // TestTrainingLearns: on the planted graph the model must get far above
 // chance (0.25) and the training loss must fall.
 func TestTrainingLearns(t *testing.T) {
+	for _, arch := range Archs() {
+		t.Run(arch, func(t *testing.T) {
+			o := testOptions(0.2)
+			o.Model = archModel(o.Model, arch, 0.2)
+			trainingLearns(t, o)
+		})
+	}
+}
+
+func trainingLearns(t *testing.T, o testOpts) {
 	g := newSynthGraph(1, 600, 8, 4)
-	runs := runRanks(t, g, testOptions(0.2), 1, 64, 10, nil)
+	runs := runRanks(t, g, o, 1, 64, 10, nil)
 	if runs[0].err != nil {
 		t.Fatal(runs[0].err)
 	}
@@ -132,14 +142,29 @@ func TestTrainingLearns(t *testing.T) {
 // final weights, with dropout on (masks keyed by original ids and step), and
 // all ranks of one run hold identical weights.
 func TestRankCountEquivalence(t *testing.T) {
-	for _, dropout := range []float32{0, 0.5} {
-		t.Run(fmt.Sprintf("dropout=%v", dropout), func(t *testing.T) { rankCountEquivalence(t, dropout) })
+	for _, arch := range Archs() {
+		for _, dropout := range []float32{0, 0.5} {
+			t.Run(fmt.Sprintf("%s/dropout=%v", arch, dropout), func(t *testing.T) {
+				o := testOptions(dropout)
+				o.Model = archModel(o.Model, arch, dropout)
+				rankCountEquivalence(t, o)
+			})
+		}
 	}
 }
 
-func rankCountEquivalence(t *testing.T, dropout float32) {
+// archModel turns a test config into one of arch: GAT gets 4 heads and
+// attention dropout when dropout is on.
+func archModel(cfg Config, arch string, dropout float32) Config {
+	cfg.Arch = arch
+	if arch == ArchGAT {
+		cfg.Heads, cfg.AttnDropout = 4, dropout
+	}
+	return cfg
+}
+
+func rankCountEquivalence(t *testing.T, o testOpts) {
 	g := newSynthGraph(2, 400, 8, 4)
-	o := testOptions(dropout)
 	var ref []rankRun
 	for _, size := range []int{1, 2, 3, 4} {
 		runs := runRanks(t, g, o, size, 48, 3, nil)
