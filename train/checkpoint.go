@@ -37,15 +37,20 @@ type Checkpoint struct {
 // CheckpointFile is the name of the checkpoint inside its directory.
 const CheckpointFile = "checkpoint.bin"
 
+// Format versions: 1 held a GraphSAGE config under "model"; 2 adds "arch"
+// (the registry name) beside the architecture's config JSON. Version 1
+// files still load, as GraphSAGE.
 const (
-	ckMagic   = "MPIGNNCK"
-	ckVersion = 1
+	ckMagic     = "MPIGNNCK"
+	ckVersion   = 2
+	ckVersionV1 = 1
 )
 
 // ckHeader is the JSON header of the file. Integers that may exceed 2^53
 // travel as strings so that JSON does not round them.
 type ckHeader struct {
-	Model      Config          `json:"model"`
+	Arch       string          `json:"arch,omitempty"` // version 2; absent in version 1 (GraphSAGE)
+	Model      json.RawMessage `json:"model"`
 	Adam       AdamConfig      `json:"adam"`
 	Seed       uint64          `json:"seed,string"`
 	Epoch      int             `json:"epoch"`
@@ -176,8 +181,12 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 	if len(c.Params) != n || len(c.M) != n || len(c.V) != n || (c.BestParams != nil && len(c.BestParams) != n) {
 		return nil, fmt.Errorf("%d/%d/%d/%d values for a model of %d parameters", len(c.Params), len(c.M), len(c.V), len(c.BestParams), n)
 	}
+	mj, err := json.Marshal(c.Model)
+	if err != nil {
+		return nil, err
+	}
 	h := ckHeader{
-		Model: c.Model, Adam: c.Adam, Seed: c.Seed, Epoch: c.Epoch, Step: c.Step, AdamT: c.AdamT,
+		Arch: c.Model.ArchName(), Model: mj, Adam: c.Adam, Seed: c.Seed, Epoch: c.Epoch, Step: c.Step, AdamT: c.AdamT,
 		NumParams: n, BestEpoch: c.BestEpoch, BestValAcc: c.BestValAcc, BestTest: c.BestTest,
 		HasBest: c.BestParams != nil,
 	}
@@ -243,8 +252,9 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 		return nil, bad("not an mpignn checkpoint (bad magic %q)", data[:len(ckMagic)])
 	}
 	le := binary.LittleEndian
-	if v := le.Uint32(data[8:]); v != ckVersion {
-		return nil, bad("format version %d, this build reads version %d", v, ckVersion)
+	version := le.Uint32(data[8:])
+	if version != ckVersion && version != ckVersionV1 {
+		return nil, bad("format version %d, this build reads versions %d and %d (written by a newer mpignn?)", version, ckVersionV1, ckVersion)
 	}
 	body, sum := data[:len(data)-4], le.Uint32(data[len(data)-4:])
 	if got := crc32c(body); got != sum {
@@ -258,10 +268,11 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 	if err := json.Unmarshal(body[16:16+hl], &h); err != nil {
 		return nil, bad("header: %v", err)
 	}
-	if err := h.Model.Validate(); err != nil {
+	cfg, err := decodeModelConfig(version, h.Arch, h.Model)
+	if err != nil {
 		return nil, bad("%v", err)
 	}
-	n := h.Model.NumParams()
+	n := cfg.NumParams()
 	if h.NumParams != n {
 		return nil, bad("header says %d parameters but its model config has %d", h.NumParams, n)
 	}
@@ -285,7 +296,7 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 		return a
 	}
 	c := &Checkpoint{
-		Model: h.Model, Adam: h.Adam, Seed: h.Seed, Epoch: h.Epoch, Step: h.Step, AdamT: h.AdamT,
+		Model: cfg, Adam: h.Adam, Seed: h.Seed, Epoch: h.Epoch, Step: h.Step, AdamT: h.AdamT,
 		BestEpoch: h.BestEpoch, BestValAcc: h.BestValAcc, BestTest: h.BestTest,
 		RunInfo: []byte(h.RunInfo),
 	}
@@ -294,4 +305,36 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 		c.BestParams = next()
 	}
 	return c, nil
+}
+
+// decodeModelConfig reads the model config of a checkpoint header: version
+// 1 files hold a GraphSAGE config (no arch); version 2 files name the
+// architecture, whose config must decode without unknown fields (a field
+// this build does not know would change the model silently).
+func decodeModelConfig(version uint32, arch string, raw json.RawMessage) (Config, error) {
+	var cfg Config
+	switch {
+	case version == ckVersionV1 && arch != "":
+		return cfg, fmt.Errorf("format version 1 with an arch (%q) field", arch)
+	case version == ckVersionV1:
+		arch = ArchSAGE // the only model version 1 knew
+	case arch == "":
+		return cfg, errors.New("header names no model arch")
+	}
+	if _, err := lookupArch(arch); err != nil {
+		return cfg, fmt.Errorf("model: %w; this build cannot load it", err)
+	}
+	if len(raw) == 0 {
+		return cfg, errors.New("header has no model config")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("%s model config: %w", arch, err)
+	}
+	cfg.Arch = arch
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
 }

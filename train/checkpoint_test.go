@@ -55,7 +55,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Model != c.Model || got.Adam != c.Adam || got.Seed != c.Seed || got.Epoch != c.Epoch || got.Step != c.Step || got.AdamT != c.AdamT ||
+		if got.Model != c.Model.Normalized() || got.Adam != c.Adam || got.Seed != c.Seed || got.Epoch != c.Epoch || got.Step != c.Step || got.AdamT != c.AdamT ||
 			got.BestEpoch != c.BestEpoch || got.BestValAcc != c.BestValAcc || got.BestTest != c.BestTest || string(got.RunInfo) != string(c.RunInfo) {
 			t.Fatalf("header round trip:\n got %+v\nwant %+v", got, c)
 		}

@@ -37,13 +37,12 @@ func TestCoraReference(t *testing.T) {
 	var sum float64
 	seeds := []uint64{1, 2, 3}
 	for _, seed := range seeds {
-		o := Options{
-			Model: Config{InDim: d.Feat.Dim, Hidden: 128, Classes: d.NumClasses, Layers: 2, Dropout: 0.5, InputDropout: 0.5},
-			Adam:  DefaultAdam(0.01, 5e-4),
-			Seed:  seed,
+		o := testOpts{
+			Model:   Config{InDim: d.Feat.Dim, Hidden: 128, Classes: d.NumClasses, Layers: 2, Dropout: 0.5, InputDropout: 0.5},
+			Options: Options{Adam: DefaultAdam(0.01, 5e-4), Seed: seed},
 		}
 		src := &RefSource{D: d, Split: d.Splits["public"], Fanouts: []int{10, 5}, GlobalBatch: 64, EvalBatch: 512, Seed: seed, Size: 1}
-		tr, err := NewTrainer(o, LocalReducer{}, src)
+		tr, err := newTrainer(o, LocalReducer{}, src)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,5 @@
-// Package train holds the GraphSAGE model, the Adam optimizer, the
+// Package train holds the models (a Layer/Head seam with a registry of
+// architectures: GraphSAGE, GCN, GAT), the Adam optimizer, the
 // distributed training loop, evaluation, checkpoints and metrics.
 //
 // Everything here is pure (no MPI). The distributed parts meet the rest of

@@ -9,17 +9,43 @@ import (
 	"mpignn/sample"
 )
 
-// Config describes a GraphSAGE model with the mean aggregator.
+// Config describes a model: its architecture (a registry name, see Archs)
+// and the hyperparameters. Every architecture stacks Layers message-passing
+// layers of widths InDim -> Hidden -> ... -> Classes with ReLU and dropout
+// between them, under a softmax cross-entropy head.
 type Config struct {
+	// Arch is the architecture: "sage" (also what "" means), "gcn" or
+	// "gat". Checkpoints store it beside the config JSON, not inside it.
+	Arch    string  `json:"-"`
 	InDim   int     `json:"in_dim"`  // input feature width
-	Hidden  int     `json:"hidden"`  // width of every hidden layer
+	Hidden  int     `json:"hidden"`  // width of every hidden layer (GAT: all heads together)
 	Classes int     `json:"classes"` // number of output logits
-	Layers  int     `json:"layers"`  // number of SAGE layers (= number of blocks)
+	Layers  int     `json:"layers"`  // number of layers (= number of blocks)
 	Dropout float32 `json:"dropout"` // drop probability between layers, in [0,1)
 	// InputDropout is the drop probability of the input features (DGL's
 	// feat_drop on the first layer), in [0,1). It regularises models on
 	// small graphs with wide sparse features (Cora, CiteSeer).
 	InputDropout float32 `json:"input_dropout,omitempty"`
+	// Heads is the number of attention heads of every GAT layer (0 for
+	// the other architectures).
+	Heads int `json:"heads,omitempty"`
+	// AttnDropout is the drop probability of GAT's attention coefficients.
+	AttnDropout float32 `json:"attn_dropout,omitempty"`
+}
+
+// ArchName returns the architecture's registry name ("" reads as "sage").
+func (c Config) ArchName() string {
+	if c.Arch == "" {
+		return ArchSAGE
+	}
+	return c.Arch
+}
+
+// Normalized returns c with Arch spelled out, so that two configurations
+// of the same model compare equal with ==.
+func (c Config) Normalized() Config {
+	c.Arch = c.ArchName()
+	return c
 }
 
 // InputLayer is the layer index under which dropout masks of the input
@@ -42,7 +68,11 @@ func (c Config) Validate() error {
 	case !(c.InputDropout >= 0 && c.InputDropout < 1):
 		return fmt.Errorf("model config: input dropout %v must be in [0,1)", c.InputDropout)
 	}
-	return nil
+	a, err := lookupArch(c.Arch)
+	if err != nil {
+		return fmt.Errorf("model config: %w", err)
+	}
+	return a.validate(c)
 }
 
 // LayerDims returns the input and output width of layer l.
@@ -60,11 +90,12 @@ func (c Config) LayerDims(l int) (in, out int) {
 // Tensor locates one parameter tensor inside the flat parameter (and
 // gradient) buffer: elements [Offset, Offset+Rows*Cols), row-major.
 type Tensor struct {
-	Name   string // "l0.w_self", "l0.w_neigh", "l0.b", ...
+	Name   string // "l0.w_self", "l0.w_neigh", "l0.b", ...: layer prefix + ParamSpec.Name
 	Layer  int
 	Rows   int
 	Cols   int
 	Offset int
+	Zero   bool // initialised to zero (biases)
 }
 
 // Size returns the number of elements of the tensor.
@@ -73,21 +104,20 @@ func (t Tensor) Size() int { return t.Rows * t.Cols }
 // IsBias reports whether the tensor is a layer bias.
 func (t Tensor) IsBias() bool { return strings.HasSuffix(t.Name, ".b") }
 
-// Tensors returns the layout of the flat parameter buffer. Per layer l with
-// widths in -> out it holds W_self (in x out), W_neigh (in x out) and the
-// bias (1 x out). Weights are stored input-major so that a layer is
-// H_dst·W_self + mean(H_nbr)·W_neigh + b with row-major node matrices.
+// Tensors returns the layout of the flat parameter buffer: the tensors of
+// layer 0 in its Specs order, then layer 1, and so on. For GraphSAGE a
+// layer of widths in -> out holds W_self (in x out), W_neigh (in x out) and
+// the bias (1 x out). It returns nil for an invalid configuration.
 func (c Config) Tensors() []Tensor {
+	if c.Validate() != nil {
+		return nil
+	}
+	a, _ := lookupArch(c.Arch)
 	var ts []Tensor
 	off := 0
 	for l := 0; l < c.Layers; l++ {
-		in, out := c.LayerDims(l)
-		for _, t := range []Tensor{
-			{Name: fmt.Sprintf("l%d.w_self", l), Layer: l, Rows: in, Cols: out},
-			{Name: fmt.Sprintf("l%d.w_neigh", l), Layer: l, Rows: in, Cols: out},
-			{Name: fmt.Sprintf("l%d.b", l), Layer: l, Rows: 1, Cols: out},
-		} {
-			t.Offset = off
+		for _, s := range newLayer[float32](a, c, l).Specs() {
+			t := Tensor{Name: fmt.Sprintf("l%d.%s", l, s.Name), Layer: l, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero}
 			off += t.Size()
 			ts = append(ts, t)
 		}
@@ -119,7 +149,7 @@ func InitParams(cfg Config, seed uint64) ([]float32, error) {
 	}
 	p := make([]float32, cfg.NumParams())
 	for ti, t := range cfg.Tensors() {
-		if t.IsBias() {
+		if t.Zero {
 			continue // biases start at zero
 		}
 		limit := math.Sqrt(6 / float64(t.Rows+t.Cols))
@@ -141,7 +171,7 @@ type MaskKey struct {
 	Step int64
 }
 
-// Model is a GraphSAGE network with float32 parameters and gradients, each in
+// Model is a network with float32 parameters and gradients, each in
 // one flat buffer (see Config.Tensors) so that gradients can be reduced with
 // a single Allreduce. Work buffers are reused across steps. A Model is not
 // safe for concurrent use.
@@ -155,10 +185,14 @@ func NewModel(cfg Config, seed uint64) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Model{n: newNet(cfg, p, nil)}, nil
+	n, err := newNet(cfg, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{n: n}, nil
 }
 
-// Config returns the model configuration.
+// Config returns the model configuration (with Arch spelled out).
 func (m *Model) Config() Config { return m.n.cfg }
 
 // Params returns the flat parameter buffer (aliased: writes change the model).
@@ -227,56 +261,62 @@ func (m *Model) Predict(blocks []sample.Block, x []float32, dst []int32) ([]int3
 	return dst, nil
 }
 
-// floatT is the element type of the generic core: float32 in production and
-// float64 for the gradient check in tests.
-type floatT interface{ ~float32 | ~float64 }
-
-// net is the generic GraphSAGE core.
+// net is the generic model core: layers and a head over one flat parameter
+// buffer, with ReLU and dropout between the layers.
 type net[T floatT] struct {
 	cfg    Config
 	params []T
 	grads  []T
-	wSelf  [][]T // per layer views into params
-	wNeigh [][]T
-	bias   [][]T
-	gSelf  [][]T // per layer views into grads
-	gNeigh [][]T
-	gBias  [][]T
+	layers []Layer[T]
+	head   Head[T]
 
 	// work buffers, grown on demand and reused across steps
-	agg  [][]T // layer l: mean of neighbor inputs, NumDst x in
-	out  [][]T // layer l: output rows (after ReLU+dropout for hidden layers), NumDst x out
-	dh   [][]T // layer l >= 1: gradient w.r.t. the layer's input rows, NumSrc x in
-	dagg []T   // gradient w.r.t. agg of the current layer
-	dz   []T   // gradient w.r.t. the logits
-	xd   []T   // input features after input dropout (training only)
-	xin  []T   // the input rows layer 0 read in the last forward (x or xd)
+	out [][]T   // layer l: output rows (after ReLU+dropout for hidden layers), aliasing the layer's buffer
+	dz  []T     // gradient w.r.t. the logits
+	xd  []T     // input features after input dropout (training only)
+	xin []T     // the input rows layer 0 read in the last forward (x or xd)
+	key MaskKey // the masks of the last forward, for backward
 }
 
-// newNet wraps params; grads is the gradient buffer to use (the trainer
-// passes a prefix of its reduction buffer) or nil to allocate one.
-func newNet[T floatT](cfg Config, params, grads []T) *net[T] {
+// newNet builds the layers of cfg over params; grads is the gradient
+// buffer to use (the trainer passes a prefix of its reduction buffer) or nil
+// to allocate one.
+func newNet[T floatT](cfg Config, params, grads []T) (*net[T], error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if want := cfg.NumParams(); len(params) != want {
+		return nil, fmt.Errorf("model: %d parameters for a model of %d", len(params), want)
+	}
+	a, _ := lookupArch(cfg.Arch)
+	cfg = cfg.Normalized()
+	n := &net[T]{cfg: cfg, params: params, head: classifyHead[T]{classes: cfg.Classes}}
+	for l := 0; l < cfg.Layers; l++ {
+		n.layers = append(n.layers, newLayer[T](a, cfg, l))
+	}
+	n.out = make([][]T, cfg.Layers)
 	if grads == nil {
 		grads = make([]T, len(params))
 	}
-	n := &net[T]{cfg: cfg, params: params, grads: grads}
-	L := cfg.Layers
-	n.wSelf, n.wNeigh, n.bias = make([][]T, L), make([][]T, L), make([][]T, L)
-	n.gSelf, n.gNeigh, n.gBias = make([][]T, L), make([][]T, L), make([][]T, L)
-	for _, t := range cfg.Tensors() {
-		p := params[t.Offset : t.Offset+t.Size() : t.Offset+t.Size()]
-		g := n.grads[t.Offset : t.Offset+t.Size() : t.Offset+t.Size()]
-		switch t.Name[len(t.Name)-1] {
-		case 'f': // w_self
-			n.wSelf[t.Layer], n.gSelf[t.Layer] = p, g
-		case 'h': // w_neigh
-			n.wNeigh[t.Layer], n.gNeigh[t.Layer] = p, g
-		default: // b
-			n.bias[t.Layer], n.gBias[t.Layer] = p, g
+	n.bindGrads(grads)
+	return n, nil
+}
+
+// bindGrads makes grads (same length as params) the gradient buffer and
+// hands every layer its parameter and gradient views.
+func (n *net[T]) bindGrads(grads []T) {
+	n.grads = grads
+	off := 0
+	for _, ly := range n.layers {
+		specs := ly.Specs()
+		ps, gs := make([][]T, len(specs)), make([][]T, len(specs))
+		for i, s := range specs {
+			end := off + s.Rows*s.Cols
+			ps[i], gs[i] = n.params[off:end:end], grads[off:end:end]
+			off = end
 		}
+		ly.Bind(ps, gs)
 	}
-	n.agg, n.out, n.dh = make([][]T, L), make([][]T, L), make([][]T, L)
-	return n
 }
 
 // grow returns buf resliced to n elements, reallocating only when the
@@ -328,11 +368,7 @@ func (n *net[T]) check(blocks []sample.Block, x []T, labels []int32) error {
 		if len(labels) != seeds {
 			return fmt.Errorf("model: got %d labels for %d seeds", len(labels), seeds)
 		}
-		for i, y := range labels {
-			if y < 0 || int(y) >= n.cfg.Classes {
-				return fmt.Errorf("model: seed %d label %d outside [0,%d)", i, y, n.cfg.Classes)
-			}
-		}
+		return n.head.Check(labels)
 	}
 	return nil
 }
@@ -349,7 +385,7 @@ func (n *net[T]) forwardLoss(blocks []sample.Block, x []T, labels []int32, scale
 	n.forward(blocks, x, train, key)
 	logits := n.out[len(blocks)-1]
 	n.dz = grow(n.dz, len(logits))
-	loss, correct := softmaxCE(logits, labels, n.cfg.Classes, scale, n.dz)
+	loss, correct := n.head.Loss(logits, labels, scale, n.dz)
 	return loss, correct, nil
 }
 
@@ -363,27 +399,29 @@ func (n *net[T]) forward(blocks []sample.Block, x []T, train bool, key MaskKey) 
 		dropout(n.xd, n.cfg.InDim, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key)
 		x = n.xd
 	}
-	n.xin = x
+	n.xin, n.key = x, key
 	h := x
 	last := len(blocks) - 1
 	for l := range blocks {
 		b := &blocks[l]
-		in, out := n.cfg.LayerDims(l)
-		nd := b.NumDst
-		n.agg[l] = grow(n.agg[l], nd*in)
-		meanAggregate(b, h, in, n.agg[l])
-		o := grow(n.out[l], nd*out)
+		_, out := n.cfg.LayerDims(l)
+		p := n.pass(blocks, l, train, key)
+		o := n.layers[l].Forward(&p, b, h)
 		n.out[l] = o
-		for i := 0; i < nd; i++ {
-			copy(o[i*out:(i+1)*out], n.bias[l])
-		}
-		gemm(false, false, nd, out, in, 1, h[:nd*in], in, n.wSelf[l], out, 1, o, out)
-		gemm(false, false, nd, out, in, 1, n.agg[l], in, n.wNeigh[l], out, 1, o, out)
 		if l < last {
-			reluDropout(o, out, b.Orig[:nd], l, train, n.cfg.Dropout, key)
+			reluDropout(o, out, b.Orig[:b.NumDst], l, train, n.cfg.Dropout, key)
 		}
 		h = o
 	}
+}
+
+// pass describes layer l's part of a pass over blocks.
+func (n *net[T]) pass(blocks []sample.Block, l int, train bool, key MaskKey) Pass {
+	p := Pass{Train: train, Key: key}
+	if l > 0 {
+		p.Prev = &blocks[l-1]
+	}
+	return p
 }
 
 // backward propagates n.dz (gradient of the summed loss w.r.t. the logits)
@@ -397,37 +435,21 @@ func (n *net[T]) backward(blocks []sample.Block, x []T, train bool) {
 	}
 	for l := len(blocks) - 1; l >= 0; l-- {
 		b := &blocks[l]
-		in, out := n.cfg.LayerDims(l)
-		nd := b.NumDst
+		in, _ := n.cfg.LayerDims(l)
 		hin := n.xin
 		if l > 0 {
 			hin = n.out[l-1]
 		}
-		gb := n.gBias[l]
-		for i := 0; i < nd; i++ {
-			row := dz[i*out : (i+1)*out]
-			for k, v := range row {
-				gb[k] += v
-			}
-		}
-		gemm(true, false, in, out, nd, 1, hin[:nd*in], in, dz, out, 1, n.gSelf[l], out)
-		gemm(true, false, in, out, nd, 1, n.agg[l], in, dz, out, 1, n.gNeigh[l], out)
+		p := n.pass(blocks, l, train, n.key)
+		dh := n.layers[l].Backward(&p, b, hin, dz, l > 0)
 		if l == 0 {
 			break
 		}
-		ns := b.NumSrc()
-		dh := grow(n.dh[l], ns*in)
-		n.dh[l] = dh
-		gemm(false, true, nd, in, out, 1, dz, out, n.wSelf[l], out, 0, dh[:nd*in], in)
-		clear(dh[nd*in:])
-		n.dagg = grow(n.dagg, nd*in)
-		gemm(false, true, nd, in, out, 1, dz, out, n.wNeigh[l], out, 0, n.dagg, in)
-		meanScatter(b, n.dagg, in, dh)
 		// Back through dropout and ReLU of layer l-1: an output is positive
 		// exactly when the unit was kept and its pre-activation was positive,
 		// and then its derivative is the dropout scale (branch-free: the
 		// sign pattern is random).
-		parallelRows(ns, len(hin), func(lo, hi int) {
+		parallelRows(b.NumSrc(), len(hin), func(lo, hi int) {
 			for k := lo * in; k < hi*in; k++ {
 				pos := 0
 				if hin[k] > 0 {

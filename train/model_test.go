@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,10 +11,21 @@ import (
 	"mpignn/sample"
 )
 
-// refForward is an independent, loop-only float64 GraphSAGE forward pass
-// written straight from the definition, used to check the BLAS version.
+// refForward is an independent, loop-only float64 forward pass written
+// straight from each architecture's definition, used to check the BLAS
+// version.
 func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, train bool, key MaskKey) []float64 {
-	ts := cfg.Tensors()
+	ts := map[string]Tensor{}
+	for _, t := range cfg.Tensors() {
+		ts[t.Name] = t
+	}
+	par := func(l int, name string) []float64 {
+		t, ok := ts[fmt.Sprintf("l%d.%s", l, name)]
+		if !ok {
+			panic("no tensor " + name)
+		}
+		return p[t.Offset : t.Offset+t.Size()]
+	}
 	h := x
 	if train && cfg.InputDropout > 0 {
 		h = make([]float64, len(x))
@@ -25,25 +37,26 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 			}
 		}
 	}
-	for l, b := range blocks {
+	for l := range blocks {
+		b := &blocks[l]
 		in, out := cfg.LayerDims(l)
-		ws, wn, bias := ts[3*l], ts[3*l+1], ts[3*l+2]
-		o := make([]float64, b.NumDst*out)
-		for i := 0; i < b.NumDst; i++ {
-			mean := make([]float64, in)
-			deg := int(b.Indptr[i+1] - b.Indptr[i])
-			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-				for k := 0; k < in; k++ {
-					mean[k] += h[int(j)*in+k] / float64(deg)
-				}
+		var o []float64
+		switch cfg.ArchName() {
+		case ArchSAGE:
+			o = refSAGE(b, h, in, out, par(l, "w_self"), par(l, "w_neigh"), par(l, "b"))
+		case ArchGCN:
+			var prev *sample.Block
+			if l > 0 {
+				prev = &blocks[l-1]
 			}
-			for u := 0; u < out; u++ {
-				z := p[bias.Offset+u]
-				for k := 0; k < in; k++ {
-					z += h[i*in+k]*p[ws.Offset+k*out+u] + mean[k]*p[wn.Offset+k*out+u]
-				}
-				if l < len(blocks)-1 {
-					z = math.Max(z, 0)
+			o = refGCN(b, prev, h, in, out, par(l, "w"), par(l, "b"))
+		case ArchGAT:
+			o = refGAT(cfg, l, b, h, par(l, "w"), par(l, "att_src"), par(l, "att_dst"), par(l, "b"), train, key)
+		}
+		if l < len(blocks)-1 {
+			for i := 0; i < b.NumDst; i++ {
+				for u := 0; u < out; u++ {
+					z := math.Max(o[i*out+u], 0)
 					if train && cfg.Dropout > 0 {
 						if DropoutKeep(key, l, b.Orig[i], u, cfg.Dropout) {
 							z /= 1 - float64(cfg.Dropout)
@@ -51,13 +64,141 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 							z = 0
 						}
 					}
+					o[i*out+u] = z
 				}
-				o[i*out+u] = z
 			}
 		}
 		h = o
 	}
 	return h
+}
+
+// refSAGE: h_i·W_self + mean_j h_j·W_neigh + b.
+func refSAGE(b *sample.Block, h []float64, in, out int, ws, wn, bias []float64) []float64 {
+	o := make([]float64, b.NumDst*out)
+	for i := 0; i < b.NumDst; i++ {
+		mean := make([]float64, in)
+		deg := int(b.Indptr[i+1] - b.Indptr[i])
+		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+			for k := 0; k < in; k++ {
+				mean[k] += h[int(j)*in+k] / float64(deg)
+			}
+		}
+		for u := 0; u < out; u++ {
+			z := bias[u]
+			for k := 0; k < in; k++ {
+				z += h[i*in+k]*ws[k*out+u] + mean[k]*wn[k*out+u]
+			}
+			o[i*out+u] = z
+		}
+	}
+	return o
+}
+
+// sampledNeighbors lists destination i's sampled sources without self-loops.
+func sampledNeighbors(b *sample.Block, i int) []int {
+	var js []int
+	for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+		if int(j) != i {
+			js = append(js, int(j))
+		}
+	}
+	return js
+}
+
+// refGCN: b + sum_{j in N(i)+i} h_j W / sqrt(d_i d_j), degrees as documented
+// on gcnLayer (sampled in-degree + 1 where the node is a destination: block
+// l for destinations, block l-1 for sources; d_j = d_i on the first layer).
+func refGCN(b, prev *sample.Block, h []float64, in, out int, w, bias []float64) []float64 {
+	o := make([]float64, b.NumDst*out)
+	for i := 0; i < b.NumDst; i++ {
+		di := float64(1 + len(sampledNeighbors(b, i)))
+		srcDeg := func(j int) float64 {
+			if prev == nil {
+				return di
+			}
+			return float64(1 + len(sampledNeighbors(prev, j)))
+		}
+		for u := 0; u < out; u++ {
+			z := bias[u]
+			for _, j := range append([]int{i}, sampledNeighbors(b, i)...) {
+				c := 1 / math.Sqrt(di*srcDeg(j))
+				for k := 0; k < in; k++ {
+					z += c * h[j*in+k] * w[k*out+u]
+				}
+			}
+			o[i*out+u] = z
+		}
+	}
+	return o
+}
+
+// refGAT: per head, softmax over the self edge and the sampled neighbors of
+// LeakyReLU(a_src·z_j + a_dst·z_i), attention dropout keyed by
+// (AttnLayer(l), original destination id, k·H + head), then the weighted
+// sum of z_j; heads concatenated except in the last layer (averaged).
+func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64, train bool, key MaskKey) []float64 {
+	in, out := cfg.LayerDims(l)
+	H, last := cfg.Heads, l == cfg.Layers-1
+	F := out
+	if !last {
+		F = out / H
+	}
+	z := func(j, hd, f int) float64 {
+		v := 0.0
+		for k := 0; k < in; k++ {
+			v += h[j*in+k] * w[k*H*F+hd*F+f]
+		}
+		return v
+	}
+	o := make([]float64, b.NumDst*out)
+	for i := 0; i < b.NumDst; i++ {
+		copy(o[i*out:(i+1)*out], bias)
+		srcs := append([]int{i}, sampledNeighbors(b, i)...)
+		for hd := 0; hd < H; hd++ {
+			e := make([]float64, len(srcs))
+			for k, j := range srcs {
+				for f := 0; f < F; f++ {
+					e[k] += z(j, hd, f)*aSrc[hd*F+f] + z(i, hd, f)*aDst[hd*F+f]
+				}
+				if e[k] < 0 {
+					e[k] *= 0.2
+				}
+			}
+			sum := 0.0
+			for k := range e {
+				sum += math.Exp(e[k])
+			}
+			for k, j := range srcs {
+				a := math.Exp(e[k]) / sum
+				if train && cfg.AttnDropout > 0 {
+					if DropoutKeep(key, AttnLayer(l), b.Orig[i], k*H+hd, cfg.AttnDropout) {
+						a /= 1 - float64(cfg.AttnDropout)
+					} else {
+						a = 0
+					}
+				}
+				for f := 0; f < F; f++ {
+					if last {
+						o[i*out+f] += a * z(j, hd, f) / float64(H)
+					} else {
+						o[i*out+hd*F+f] += a * z(j, hd, f)
+					}
+				}
+			}
+		}
+	}
+	return o
+}
+
+// mustNet builds the float64 core over params.
+func mustNet(t *testing.T, cfg Config, params []float64) *net[float64] {
+	t.Helper()
+	n, err := newNet(cfg, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func testCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, []float32, []int32) {
@@ -74,7 +215,7 @@ func testCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, []
 	}
 	// Non-zero biases so the bias path is checked in the forward pass too.
 	for _, ts := range cfg.Tensors() {
-		if strings.HasSuffix(ts.Name, ".b") {
+		if ts.Zero {
 			for i := 0; i < ts.Size(); i++ {
 				m.Params()[ts.Offset+i] = float32(r.NormFloat64() * 0.1)
 			}
@@ -83,16 +224,39 @@ func testCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, []
 	return m, blocks, x, y
 }
 
-var gradCases = []struct {
+type gradCase struct {
 	name string
 	cfg  Config
 	drop bool
-}{
+}
+
+// gradCases are the model-test configurations, each for every
+// architecture (GAT with 2 heads; with dropout also attention dropout).
+var gradCases = forEachArch([]gradCase{
 	{"1layer", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 1}, false},
 	{"2layer", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2}, false},
 	{"3layer", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3}, false},
 	{"3layer-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.3}, true},
 	{"2layer-input-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.3, InputDropout: 0.4}, true},
+})
+
+// forEachArch repeats base for every registered architecture.
+func forEachArch(base []gradCase) []gradCase {
+	var out []gradCase
+	for _, arch := range Archs() {
+		for _, tc := range base {
+			tc.cfg.Arch = arch
+			if arch == ArchGAT {
+				tc.cfg.Heads = 2
+				if tc.drop {
+					tc.cfg.AttnDropout = 0.35
+				}
+			}
+			tc.name = arch + "/" + tc.name
+			out = append(out, tc)
+		}
+	}
+	return out
 }
 
 func TestForwardMatchesReference(t *testing.T) {
@@ -100,7 +264,7 @@ func TestForwardMatchesReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, blocks, x, _ := testCase(t, tc.cfg, 7)
 			key := MaskKey{Seed: 3, Step: 11}
-			n64 := newNet(tc.cfg, to64(m.Params()), nil)
+			n64 := mustNet(t, tc.cfg, to64(m.Params()))
 			n64.forward(blocks, to64(x), tc.drop, key)
 			want := refForward(tc.cfg, to64(m.Params()), blocks, to64(x), tc.drop, key)
 			got := n64.out[tc.cfg.Layers-1]
@@ -135,7 +299,7 @@ func TestGradCheck(t *testing.T) {
 			m, blocks, x32, y := testCase(t, tc.cfg, 11)
 			x := to64(x32)
 			key := MaskKey{Seed: 5, Step: 2}
-			n := newNet(tc.cfg, to64(m.Params()), nil)
+			n := mustNet(t, tc.cfg, to64(m.Params()))
 			if _, _, err := n.forwardLoss(blocks, x, y, 1, tc.drop, key); err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +343,7 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, blocks, x, y := testCase(t, tc.cfg, 13)
 			key := MaskKey{Seed: 9, Step: 4}
-			n := newNet(tc.cfg, to64(m.Params()), nil)
+			n := mustNet(t, tc.cfg, to64(m.Params()))
 			want, wantC, err := n.forwardLoss(blocks, to64(x), y, 1, tc.drop, key)
 			if err != nil {
 				t.Fatal(err)
@@ -216,7 +380,12 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 // different partition count produces) gives the same per-seed logits, loss
 // and gradients, dropout masks included, because masks key on original ids.
 func TestRelabelInvariance(t *testing.T) {
-	cfg := Config{InDim: 6, Hidden: 8, Classes: 4, Layers: 3, Dropout: 0.5}
+	for _, tc := range forEachArch([]gradCase{{"3layer-dropout", Config{InDim: 6, Hidden: 8, Classes: 4, Layers: 3, Dropout: 0.5}, true}}) {
+		t.Run(tc.name, func(t *testing.T) { relabelInvariance(t, tc.cfg) })
+	}
+}
+
+func relabelInvariance(t *testing.T, cfg Config) {
 	m, blocks, x, y := testCase(t, cfg, 17)
 	r := rand.New(rand.NewPCG(99, 2))
 	rb, rx, ry := relabel(r, blocks, x, cfg.InDim, y)
@@ -341,6 +510,14 @@ func TestConfigValidate(t *testing.T) {
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 2}, "hidden"},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Dropout: 1}, "dropout"},
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 1}, ""},
+		{Config{Arch: "gin", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `unknown model "gin" (known: sage, gcn, gat)`},
+		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Heads: 2}, "gat only, not sage"},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, AttnDropout: 0.1}, "gat only, not gcn"},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "at least one head"},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Heads: 4}, "not divisible by 4 heads"},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 1, Heads: 4}, ""},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Heads: 4, AttnDropout: 1}, "attention dropout"},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Heads: 4, AttnDropout: 0.6}, ""},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// Options configures a Trainer. Every rank must pass the same values.
+// Options configures a Trainer. Every rank must pass the same values (and
+// an identically built model).
 type Options struct {
-	Model Config
-	Adam  AdamConfig
+	Adam AdamConfig
 	// Seed drives everything random: initial weights, dropout masks and (in
 	// the batch source) batch order and sampling.
 	Seed uint64
@@ -25,7 +25,7 @@ type Best struct {
 	Params  []float32
 }
 
-// Trainer runs data-parallel GraphSAGE training as a pure SPMD core: every
+// Trainer runs data-parallel training of a Model as a pure SPMD core: every
 // rank builds one with the same Options and calls the same methods in the
 // same order; all communication goes through the Reducer, and all input
 // through the BatchSource.
@@ -64,22 +64,22 @@ const (
 	tailLen
 )
 
-// NewTrainer builds a trainer with freshly initialised weights.
-func NewTrainer(o Options, red Reducer, src BatchSource) (*Trainer, error) {
-	if red == nil || src == nil {
-		return nil, errors.New("trainer: reducer and batch source are required")
+// NewTrainer builds a trainer around model (normally NewModel(cfg,
+// o.Seed): its current weights are the starting point). The trainer takes
+// the model over: it moves the gradient buffer into its reduction buffer,
+// so that gradients and step statistics go out in one Allreduce.
+func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer, error) {
+	if model == nil || red == nil || src == nil {
+		return nil, errors.New("trainer: model, reducer and batch source are required")
 	}
-	params, err := InitParams(o.Model, o.Seed)
-	if err != nil {
-		return nil, err
-	}
-	n := len(params)
+	n := len(model.Params())
 	opt, err := NewAdam(n, o.Adam)
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{opts: o, opt: opt, red: red, src: src, buf: make([]float32, n+tailLen)}
-	t.model = &Model{n: newNet(o.Model, params, t.buf[:n:n])}
+	t := &Trainer{opts: o, opt: opt, red: red, src: src, buf: make([]float32, n+tailLen), model: model}
+	copy(t.buf, model.Grads())
+	model.n.bindGrads(t.buf[:n:n])
 	return t, nil
 }
 
@@ -447,7 +447,7 @@ func Agree(red Reducer, localErr error) error {
 // Checkpoint captures the complete training state (copies, safe to keep).
 func (t *Trainer) Checkpoint(runInfo []byte) *Checkpoint {
 	return &Checkpoint{
-		Model:      t.opts.Model,
+		Model:      t.model.Config(),
 		Adam:       t.opts.Adam,
 		Seed:       t.opts.Seed,
 		Epoch:      t.epoch,
@@ -468,9 +468,11 @@ func (t *Trainer) Checkpoint(runInfo []byte) *Checkpoint {
 // match the trainer's options: a resumed run reproduces the uninterrupted
 // one only under the same configuration.
 func (t *Trainer) Restore(c *Checkpoint) error {
-	switch {
-	case c.Model != t.opts.Model:
-		return fmt.Errorf("restore: checkpoint model %+v differs from the configured %+v", c.Model, t.opts.Model)
+	switch cfg := t.model.Config(); {
+	case c.Model.ArchName() != cfg.ArchName():
+		return fmt.Errorf("restore: checkpoint holds a %s model, this run configures %s", c.Model.ArchName(), cfg.ArchName())
+	case c.Model.Normalized() != cfg:
+		return fmt.Errorf("restore: checkpoint model %+v differs from the configured %+v", c.Model.Normalized(), cfg)
 	case c.Adam != t.opts.Adam:
 		return fmt.Errorf("restore: checkpoint optimizer %+v differs from the configured %+v", c.Adam, t.opts.Adam)
 	case c.Seed != t.opts.Seed:

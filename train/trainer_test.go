@@ -22,12 +22,27 @@ func (r *stepRecorder) BeginEpoch(epoch, steps int)     {}
 func (r *stepRecorder) StepDone(step int, loss float64) { r.losses = append(r.losses, loss) }
 func (r *stepRecorder) EndEpoch(m *EpochMetrics)        { r.epochs = append(r.epochs, *m) }
 
-func testOptions(dropout float32) Options {
-	return Options{
-		Model: Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: dropout},
-		Adam:  DefaultAdam(0.01, 5e-4),
-		Seed:  42,
+// testOpts is a model configuration with the trainer options.
+type testOpts struct {
+	Options
+	Model Config
+}
+
+func testOptions(dropout float32) testOpts {
+	return testOpts{
+		Model:   Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: dropout},
+		Options: Options{Adam: DefaultAdam(0.01, 5e-4), Seed: 42},
 	}
+}
+
+// newTrainer builds o.Model from the registry with o.Seed and a trainer
+// around it, as the CLI does.
+func newTrainer(o testOpts, red Reducer, src BatchSource) (*Trainer, error) {
+	m, err := NewModel(o.Model, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return NewTrainer(o.Options, m, red, src)
 }
 
 // rankRun is the outcome of one simulated rank.
@@ -41,14 +56,14 @@ type rankRun struct {
 // runRanks trains `size` simulated ranks (goroutines sharing a
 // groupReducer) for the given epochs with global batch globalBatch.
 // prepare may adjust each rank's source or trainer before the run.
-func runRanks(t *testing.T, g *synthGraph, o Options, size, globalBatch, epochs int, prepare func(rank int, s *memSource, tr *Trainer)) []rankRun {
+func runRanks(t *testing.T, g *synthGraph, o testOpts, size, globalBatch, epochs int, prepare func(rank int, s *memSource, tr *Trainer)) []rankRun {
 	t.Helper()
 	grp := newGroupReducer(size)
 	runs := make([]rankRun, size)
 	var wg sync.WaitGroup
 	for r := range size {
 		src := newMemSource(g, r, size, o.Seed, []int{5, 3}, globalBatch)
-		tr, err := NewTrainer(o, rankReducer{grp, r}, src)
+		tr, err := newTrainer(o, rankReducer{grp, r}, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,8 +102,18 @@ func maxRelDiff(a, b []float32) float64 {
 // TestTrainingLearns: on the planted graph the model must get far above
 // chance (0.25) and the training loss must fall.
 func TestTrainingLearns(t *testing.T) {
+	for _, arch := range Archs() {
+		t.Run(arch, func(t *testing.T) {
+			o := testOptions(0.2)
+			o.Model = archModel(o.Model, arch, 0.2)
+			trainingLearns(t, o)
+		})
+	}
+}
+
+func trainingLearns(t *testing.T, o testOpts) {
 	g := newSynthGraph(1, 600, 8, 4)
-	runs := runRanks(t, g, testOptions(0.2), 1, 64, 10, nil)
+	runs := runRanks(t, g, o, 1, 64, 10, nil)
 	if runs[0].err != nil {
 		t.Fatal(runs[0].err)
 	}
@@ -117,14 +142,29 @@ func TestTrainingLearns(t *testing.T) {
 // final weights, with dropout on (masks keyed by original ids and step), and
 // all ranks of one run hold identical weights.
 func TestRankCountEquivalence(t *testing.T) {
-	for _, dropout := range []float32{0, 0.5} {
-		t.Run(fmt.Sprintf("dropout=%v", dropout), func(t *testing.T) { rankCountEquivalence(t, dropout) })
+	for _, arch := range Archs() {
+		for _, dropout := range []float32{0, 0.5} {
+			t.Run(fmt.Sprintf("%s/dropout=%v", arch, dropout), func(t *testing.T) {
+				o := testOptions(dropout)
+				o.Model = archModel(o.Model, arch, dropout)
+				rankCountEquivalence(t, o)
+			})
+		}
 	}
 }
 
-func rankCountEquivalence(t *testing.T, dropout float32) {
+// archModel turns a test config into one of arch: GAT gets 4 heads and
+// attention dropout when dropout is on.
+func archModel(cfg Config, arch string, dropout float32) Config {
+	cfg.Arch = arch
+	if arch == ArchGAT {
+		cfg.Heads, cfg.AttnDropout = 4, dropout
+	}
+	return cfg
+}
+
+func rankCountEquivalence(t *testing.T, o testOpts) {
 	g := newSynthGraph(2, 400, 8, 4)
-	o := testOptions(dropout)
 	var ref []rankRun
 	for _, size := range []int{1, 2, 3, 4} {
 		runs := runRanks(t, g, o, size, 48, 3, nil)
@@ -183,7 +223,7 @@ func TestGlobalBatchScaling(t *testing.T) {
 		var wg sync.WaitGroup
 		for r := range size {
 			src := newMemSource(g, r, size, o.Seed, []int{5, 3}, 40)
-			tr, err := NewTrainer(o, capture{rankReducer{grp, r}, &out[r]}, src)
+			tr, err := newTrainer(o, capture{rankReducer{grp, r}, &out[r]}, src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +274,7 @@ func TestEvalEvery(t *testing.T) {
 	g := newSynthGraph(4, 300, 8, 4)
 	o := testOptions(0.3)
 	run := func(every int) (*Trainer, []EpochMetrics, Summary) {
-		tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+		tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +320,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	g := newSynthGraph(4, 300, 8, 4)
 	o := testOptions(0.3)
 	newT := func() *Trainer {
-		tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+		tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,7 +412,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 func TestRestoreMismatch(t *testing.T) {
 	g := newSynthGraph(5, 100, 8, 4)
 	o := testOptions(0)
-	tr, err := NewTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+	tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,7 +483,7 @@ func TestRunLocalWriteFailureAgreed(t *testing.T) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for r := range 2 {
-		tr, err := NewTrainer(o, rankReducer{grp, r}, newMemSource(g, r, 2, o.Seed, []int{5, 3}, 32))
+		tr, err := newTrainer(o, rankReducer{grp, r}, newMemSource(g, r, 2, o.Seed, []int{5, 3}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -471,7 +511,7 @@ func TestTrainerRejectsBadBatches(t *testing.T) {
 	g := newSynthGraph(9, 100, 8, 4)
 	o := testOptions(0)
 	src := &badSource{memSource: newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32)}
-	tr, err := NewTrainer(o, LocalReducer{}, src)
+	tr, err := newTrainer(o, LocalReducer{}, src)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,9 @@ func parseTrain(args []string) (*trainFlags, error) {
 	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
 	fs.IntVar(&c.Batch, "batch", 64, "seeds per step PER RANK (global batch = ranks x batch)")
 	fs.BoolVar(&c.Replace, "replace", false, "sample neighbors with replacement")
+	fs.StringVar(&c.Model, "model", train.ArchSAGE, "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT)")
+	heads := fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)")
+	attnDropout := fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients")
 	fs.IntVar(&c.Hidden, "hidden", 128, "hidden width")
 	dropout := fs.Float64("dropout", 0.5, "dropout probability between layers")
 	inDropout := fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)")
@@ -112,6 +115,9 @@ func parseTrain(args []string) (*trainFlags, error) {
 		return nil, fmt.Errorf("--input-dropout %v must be in [0,1)", *inDropout)
 	}
 	c.InputDropout = float32(*inDropout)
+	if err := setArchFlags(fs, c, *heads, *attnDropout); err != nil {
+		return nil, err
+	}
 	if c.Transport, err = collectives.ParseTransport(*transport); err != nil {
 		return nil, err
 	}
@@ -125,6 +131,34 @@ func parseTrain(args []string) (*trainFlags, error) {
 		return nil, fmt.Errorf("--method %q: want metis or random", f.method)
 	}
 	return f, nil
+}
+
+// setArchFlags checks --model and applies the GAT-only flags: given to
+// another model they would have no effect, so they are refused.
+func setArchFlags(fs *flag.FlagSet, c *dist.TrainConfig, heads int, attnDropout float64) error {
+	if train.ArchDoc(c.Model) == "" {
+		return fmt.Errorf("--model %q: want one of %s", c.Model, strings.Join(train.Archs(), ", "))
+	}
+	if c.Model != train.ArchGAT {
+		var err error
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "heads" || f.Name == "attn-dropout" {
+				err = fmt.Errorf("--%s applies to --model gat only, not %s", f.Name, c.Model)
+			}
+		})
+		return err
+	}
+	if heads < 1 {
+		return fmt.Errorf("--heads %d must be positive", heads)
+	}
+	if !(attnDropout >= 0 && attnDropout < 1) {
+		return fmt.Errorf("--attn-dropout %v must be in [0,1)", attnDropout)
+	}
+	if len(c.Fanouts) > 1 && c.Hidden%heads != 0 {
+		return fmt.Errorf("--hidden %d must be a multiple of --heads %d (hidden layers concatenate the heads)", c.Hidden, heads)
+	}
+	c.Heads, c.AttnDropout = heads, float32(attnDropout)
+	return nil
 }
 
 // runTrain implements `mpignn train`.

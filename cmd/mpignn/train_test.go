@@ -23,6 +23,14 @@ func TestParseTrain(t *testing.T) {
 		{[]string{"--parts", "p", "--checkpoint-every", "0"}, "--checkpoint-every 0"},
 		{[]string{"--data", "d", "--method", "spectral"}, `--method "spectral"`},
 		{[]string{"--parts", "p", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--parts", "p", "--model", "gcn"}, ""},
+		{[]string{"--parts", "p", "--model", "gat", "--heads", "4", "--attn-dropout", "0.6"}, ""},
+		{[]string{"--parts", "p", "--model", "gin"}, `--model "gin": want one of sage, gcn, gat`},
+		{[]string{"--parts", "p", "--heads", "4"}, "--heads applies to --model gat only, not sage"},
+		{[]string{"--parts", "p", "--model", "gcn", "--attn-dropout", "0.1"}, "--attn-dropout applies to --model gat only, not gcn"},
+		{[]string{"--parts", "p", "--model", "gat", "--heads", "0"}, "--heads 0 must be positive"},
+		{[]string{"--parts", "p", "--model", "gat", "--attn-dropout", "1"}, "--attn-dropout 1 must be in [0,1)"},
+		{[]string{"--parts", "p", "--model", "gat", "--hidden", "20", "--heads", "8"}, "--hidden 20 must be a multiple of --heads 8"},
 	} {
 		_, err := parseTrain(tc.args)
 		switch {
@@ -38,6 +46,27 @@ func TestParseTrain(t *testing.T) {
 	}
 	if f.cfg.InputDropout != 0.3 || len(f.cfg.Fanouts) != 3 || f.cfg.Split != "full" {
 		t.Errorf("input dropout %v (want --dropout's 0.3), fanouts %v, split %q", f.cfg.InputDropout, f.cfg.Fanouts, f.cfg.Split)
+	}
+	// GAT settings reach the config only for GAT; other models keep them
+	// zero so their config stays what it was before GAT existed.
+	for _, tc := range []struct {
+		args        []string
+		model       string
+		heads       int
+		attnDropout float32
+	}{
+		{[]string{"--parts", "p"}, "sage", 0, 0},
+		{[]string{"--parts", "p", "--model", "gcn"}, "gcn", 0, 0},
+		{[]string{"--parts", "p", "--model", "gat"}, "gat", 8, 0},
+		{[]string{"--parts", "p", "--model", "gat", "--heads", "2", "--attn-dropout", "0.5"}, "gat", 2, 0.5},
+	} {
+		f, err := parseTrain(tc.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if f.cfg.Model != tc.model || f.cfg.Heads != tc.heads || f.cfg.AttnDropout != tc.attnDropout {
+			t.Errorf("%v: model %q heads %d attn dropout %v, want %q %d %v", tc.args, f.cfg.Model, f.cfg.Heads, f.cfg.AttnDropout, tc.model, tc.heads, tc.attnDropout)
+		}
 	}
 }
 

@@ -97,11 +97,21 @@ func maxRelDiff(a, b []float32) float64 {
 	return diff / math.Max(scale, 1e-30)
 }
 
+// refOptions is a model configuration with the trainer options.
+type refOptions struct {
+	train.Options
+	Model train.Config
+}
+
 // runRef trains with the given source and reducer and returns the trainer
 // and the per-step global losses.
-func runRef(t *testing.T, o train.Options, red train.Reducer, src train.BatchSource, epochs int) (*train.Trainer, []float64) {
+func runRef(t *testing.T, o refOptions, red train.Reducer, src train.BatchSource, epochs int) (*train.Trainer, []float64) {
 	t.Helper()
-	tr, err := train.NewTrainer(o, red, src)
+	m, err := train.NewModel(o.Model, o.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := train.NewTrainer(o.Options, m, red, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +134,9 @@ func TestMPIReducerEquivalence(t *testing.T) {
 	d := synthDataset(5, 360, 8, 4)
 	for _, drop := range []float32{0, 0.5} {
 		t.Run(fmt.Sprintf("dropout=%v", drop), func(t *testing.T) {
-			o := train.Options{
-				Model: train.Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: drop, InputDropout: drop / 2},
-				Adam:  train.DefaultAdam(0.01, 5e-4),
-				Seed:  7,
+			o := refOptions{
+				Model:   train.Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: drop, InputDropout: drop / 2},
+				Options: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 7},
 			}
 			src := func(rank, size int) *train.RefSource {
 				return &train.RefSource{D: d, Split: d.Splits["public"], Fanouts: []int{5, 3}, GlobalBatch: 24, Seed: o.Seed, Rank: rank, Size: size}

@@ -30,6 +30,11 @@ type TrainConfig struct {
 	EvalFull    bool
 	Batch       int // PER-RANK seeds per step; the global batch is Size·Batch
 	Replace     bool
+	// Model is the architecture's registry name (train.Archs; "" = sage);
+	// Heads and AttnDropout are GAT's.
+	Model       string
+	Heads       int
+	AttnDropout float32
 	Hidden      int
 	Dropout     float32
 	// InputDropout drops input features (DGL's feat_drop on layer 0).
@@ -190,8 +195,11 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if cfg.EvalFull {
 		evalFan = slices.Repeat([]int{-1}, len(cfg.Fanouts))
 	}
-	model := train.Config{InDim: meta.FeatDim, Hidden: cfg.Hidden, Classes: meta.NumClasses, Layers: len(cfg.Fanouts), Dropout: cfg.Dropout, InputDropout: cfg.InputDropout}
-	if err := checkTrainable(c, &cfg, meta, split, model, evalFan); err != nil {
+	mcfg := train.Config{
+		Arch: cfg.Model, InDim: meta.FeatDim, Hidden: cfg.Hidden, Classes: meta.NumClasses, Layers: len(cfg.Fanouts),
+		Dropout: cfg.Dropout, InputDropout: cfg.InputDropout, Heads: cfg.Heads, AttnDropout: cfg.AttnDropout,
+	}
+	if err := checkTrainable(c, &cfg, meta, split, mcfg, evalFan); err != nil {
 		return nil, err
 	}
 	if cfg.RowNorm {
@@ -208,11 +216,11 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	res := &Result{Transport: store.Transport()}
 	fmt.Fprintln(out, transportLine(cfg.Transport, store))
 
-	opts := train.Options{
-		Model: model,
-		Adam:  train.DefaultAdam(float32(cfg.LR), float32(cfg.WeightDecay)),
-		Seed:  cfg.Seed,
+	model, err := train.NewModel(mcfg, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
 	}
+	opts := train.Options{Adam: train.DefaultAdam(float32(cfg.LR), float32(cfg.WeightDecay)), Seed: cfg.Seed}
 	if evalFan == nil {
 		evalFan = cfg.Fanouts
 	}
@@ -223,7 +231,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := train.NewTrainer(opts, Reducer{C: c}, &LoaderSource{L: loader})
+	tr, err := train.NewTrainer(opts, model, Reducer{C: c}, &LoaderSource{L: loader})
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}

@@ -53,9 +53,25 @@ func TestTrainMatchesReference(t *testing.T) {
 	}
 	d := synthDataset(8, 300, 6, 3)
 	dir := writeParts(t, c, d, c.Size(), partition.MethodMetis)
-	for _, drop := range []float32{0, 0.5} {
-		t.Run(fmt.Sprintf("dropout=%v", drop), func(t *testing.T) {
+	type tcase struct {
+		arch      string
+		drop      float32
+		transport collectives.Transport
+	}
+	var cases []tcase
+	for _, arch := range train.Archs() {
+		cases = append(cases, tcase{arch, 0, collectives.TransportAuto}, tcase{arch, 0.5, collectives.TransportAuto},
+			tcase{arch, 0.5, collectives.TransportAlltoallv})
+	}
+	for _, tc := range cases {
+		drop := tc.drop
+		t.Run(fmt.Sprintf("%s/dropout=%v/%v", tc.arch, drop, tc.transport), func(t *testing.T) {
 			cfg := testTrainConfig(c, dir, drop)
+			cfg.Transport = tc.transport
+			cfg.Model = tc.arch
+			if tc.arch == train.ArchGAT {
+				cfg.Heads, cfg.AttnDropout = 4, drop
+			}
 			rec := &stepLosses{}
 			cfg.Reporter = rec
 			var out bytes.Buffer
@@ -64,9 +80,10 @@ func TestTrainMatchesReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := train.Options{
-				Model: train.Config{InDim: 6, Hidden: 16, Classes: 3, Layers: 2, Dropout: drop, InputDropout: drop / 2},
-				Adam:  train.DefaultAdam(0.01, 5e-4), Seed: 11,
+			o := refOptions{
+				Model: train.Config{Arch: tc.arch, InDim: 6, Hidden: 16, Classes: 3, Layers: 2, Dropout: drop, InputDropout: drop / 2,
+					Heads: cfg.Heads, AttnDropout: cfg.AttnDropout},
+				Options: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11},
 			}
 			ref, refLoss := runRef(t, o, train.LocalReducer{}, &train.RefSource{
 				D: d, Split: d.Splits["public"], Fanouts: []int{4, 3}, GlobalBatch: 12, Seed: 11, Size: 1}, 3)

@@ -1,0 +1,308 @@
+package train
+
+import (
+	"math"
+
+	"mpignn/sample"
+)
+
+// gatLayer is a graph attention layer (Veličković et al.; PyG GATConv, DGL
+// GATConv) over a sampled block, with H heads of width F:
+//
+//	z = h·W                                  (every source, H·F wide)
+//	e_ij = LeakyReLU_0.2(a_src·z_j + a_dst·z_i)  per head
+//	α_ij = softmax over j in N(i) ∪ {i} of e_ij   per head and destination
+//	o_i  = sum_j dropout(α_ij) z_j                per head
+//
+// Each destination attends over its sampled in-edges plus one self edge (as
+// PyG adds self-loops; a sampled j == i is skipped so there is exactly one).
+// Hidden layers concatenate the heads (out = H·F = Hidden), the last layer
+// averages them (out = F = Classes); a bias is added after either.
+//
+// Attention dropout drops α_ij (after the softmax, inverted scaling, as
+// PyG) with a mask keyed like the feature masks: (seed, step, layer
+// AttnLayer(l), ORIGINAL id of the destination, unit = k·H + head), where k
+// is the edge's position in the destination's list (0 = the self edge, then
+// the sampled neighbors in block order, which is canonical). So masks do
+// not depend on the rank count or thread count.
+type gatLayer[T Float] struct {
+	layer, in, heads, f int
+	concat              bool // hidden layer: concatenate heads; last: average
+	attnDrop            float32
+
+	w, aSrc, aDst, bias  []T
+	gw, gaSrc, gaDst, gb []T
+
+	// Edge lists with the self edge first: destination i's edges are
+	// [eoff[i], eoff[i+1]) with sources esrc.
+	eoff, esrc []int32
+	z          []T // NumSrc x H·F
+	el, er     []T // a_src·z_j per source and head, a_dst·z_i per destination and head
+	s          []T // pre-activation score per edge and head
+	alpha      []T // attention per edge and head, before dropout
+	keep       []T // dropout multiplier per edge and head (0 or 1/(1-p)); nil without dropout
+	keepBuf    []T // storage of keep
+	o          []T // output rows
+	ds         []T // gradient w.r.t. s per edge and head
+	dz         []T // gradient w.r.t. z
+	del, der   []T // gradients w.r.t. el and er
+	dh         []T // gradient w.r.t. the input rows
+}
+
+// AttnLayer is the layer index under which GAT's attention-dropout masks of
+// layer l are keyed (distinct from the feature-dropout layers InputLayer and
+// 0..Layers-2).
+func AttnLayer(l int) int { return -2 - l }
+
+// leakySlope is the negative slope of GAT's LeakyReLU (PyG and DGL default).
+const leakySlope = 0.2
+
+func newGAT[T Float](c Config, l int) *gatLayer[T] {
+	in, out := c.LayerDims(l)
+	g := &gatLayer[T]{layer: l, in: in, heads: c.Heads, attnDrop: c.AttnDropout}
+	if l < c.Layers-1 {
+		g.concat, g.f = true, out/c.Heads
+	} else {
+		g.f = out
+	}
+	return g
+}
+
+// width is the output width: H·F concatenated or F averaged.
+func (g *gatLayer[T]) width() int {
+	if g.concat {
+		return g.heads * g.f
+	}
+	return g.f
+}
+
+func (g *gatLayer[T]) Specs() []ParamSpec {
+	hf := g.heads * g.f
+	return []ParamSpec{
+		{Name: "w", Rows: g.in, Cols: hf},
+		{Name: "att_src", Rows: g.heads, Cols: g.f}, // Glorot over (H, F), as PyG's glorot on (1, H, F)
+		{Name: "att_dst", Rows: g.heads, Cols: g.f},
+		{Name: "b", Rows: 1, Cols: g.width(), Zero: true},
+	}
+}
+
+func (g *gatLayer[T]) Bind(p, gr [][]T) {
+	g.w, g.aSrc, g.aDst, g.bias = p[0], p[1], p[2], p[3]
+	g.gw, g.gaSrc, g.gaDst, g.gb = gr[0], gr[1], gr[2], gr[3]
+}
+
+// edges builds the per-destination edge lists, self edge first.
+func (g *gatLayer[T]) edges(b *sample.Block) {
+	nd := b.NumDst
+	g.eoff = append(g.eoff[:0], 0)
+	g.esrc = g.esrc[:0]
+	for i := range nd {
+		g.esrc = append(g.esrc, int32(i))
+		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+			if int(j) != i {
+				g.esrc = append(g.esrc, j)
+			}
+		}
+		g.eoff = append(g.eoff, int32(len(g.esrc)))
+	}
+}
+
+// coef returns the factor that multiplies z_j in the output: the (dropped)
+// attention, divided by H when the heads are averaged.
+func (g *gatLayer[T]) coef(e, hd int) T {
+	a := g.alpha[e*g.heads+hd]
+	if g.keep != nil {
+		a *= g.keep[e*g.heads+hd]
+	}
+	if !g.concat {
+		a /= T(g.heads)
+	}
+	return a
+}
+
+// col is the first output column head hd writes.
+func (g *gatLayer[T]) col(hd int) int {
+	if g.concat {
+		return hd * g.f
+	}
+	return 0
+}
+
+func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
+	H, F, in := g.heads, g.f, g.in
+	hf := H * F
+	nd, ns := b.NumDst, b.NumSrc()
+	g.edges(b)
+	ne := len(g.esrc)
+	g.z = grow(g.z, ns*hf)
+	gemm(false, false, ns, hf, in, 1, h[:ns*in], in, g.w, hf, 0, g.z, hf)
+	g.el, g.er = grow(g.el, ns*H), grow(g.er, nd*H)
+	parallelRows(ns, ns*hf, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			for hd := range H {
+				zj := g.z[j*hf+hd*F : j*hf+(hd+1)*F]
+				g.el[j*H+hd] = dot(zj, g.aSrc[hd*F:(hd+1)*F])
+				if j < nd {
+					g.er[j*H+hd] = dot(zj, g.aDst[hd*F:(hd+1)*F])
+				}
+			}
+		}
+	})
+	g.s, g.alpha = grow(g.s, ne*H), grow(g.alpha, ne*H)
+	g.keep = nil
+	drop := p.Train && g.attnDrop > 0
+	if drop {
+		g.keepBuf = grow(g.keepBuf, ne*H)
+		g.keep = g.keepBuf
+	}
+	width := g.width()
+	o := grow(g.o, nd*width)
+	g.o = o
+	scale := T(1 / (1 - float64(g.attnDrop)))
+	parallelRows(nd, ne*hf, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
+			var rk uint64
+			if drop {
+				rk = sample.MaskKey(p.Key.Seed, int(p.Key.Step), AttnLayer(g.layer), b.Orig[i])
+			}
+			for hd := range H {
+				// Softmax in float64, max-shifted.
+				mx := math.Inf(-1)
+				for e := e0; e < e1; e++ {
+					s := g.el[int(g.esrc[e])*H+hd] + g.er[i*H+hd]
+					g.s[e*H+hd] = s
+					mx = math.Max(mx, float64(leaky(s)))
+				}
+				sum := 0.0
+				for e := e0; e < e1; e++ {
+					v := math.Exp(float64(leaky(g.s[e*H+hd])) - mx)
+					g.alpha[e*H+hd] = T(v)
+					sum += v
+				}
+				for e := e0; e < e1; e++ {
+					g.alpha[e*H+hd] = T(float64(g.alpha[e*H+hd]) / sum)
+					if drop {
+						kept := T(0)
+						if sample.MaskUniform(rk, (e-e0)*H+hd) >= g.attnDrop {
+							kept = scale
+						}
+						g.keep[e*H+hd] = kept
+					}
+				}
+			}
+			row := o[i*width : (i+1)*width]
+			copy(row, g.bias)
+			for hd := range H {
+				c0 := g.col(hd)
+				for e := e0; e < e1; e++ {
+					j := int(g.esrc[e])
+					axpy(g.coef(e, hd), g.z[j*hf+hd*F:j*hf+(hd+1)*F], row[c0:c0+F])
+				}
+			}
+		}
+	})
+	return o
+}
+
+func (g *gatLayer[T]) Backward(_ *Pass, b *sample.Block, h, dout []T, wantInput bool) []T {
+	H, F, in := g.heads, g.f, g.in
+	hf := H * F
+	nd, ns := b.NumDst, b.NumSrc()
+	ne := len(g.esrc)
+	width := g.width()
+	for i := 0; i < nd; i++ {
+		for k, v := range dout[i*width : (i+1)*width] {
+			g.gb[k] += v
+		}
+	}
+	// Per destination (independent rows): gradient of the scores s.
+	g.ds = grow(g.ds, ne*H)
+	parallelRows(nd, ne*hf, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
+			for hd := range H {
+				c0 := g.col(hd)
+				do := dout[i*width+c0 : i*width+c0+F]
+				// dα_e = do·z_j (times the dropout multiplier and 1/H),
+				// stored in ds; then the softmax Jacobian.
+				var sum T
+				for e := e0; e < e1; e++ {
+					j := int(g.esrc[e])
+					da := dot(do, g.z[j*hf+hd*F:j*hf+(hd+1)*F])
+					if g.keep != nil {
+						da *= g.keep[e*H+hd]
+					}
+					if !g.concat {
+						da /= T(H)
+					}
+					g.ds[e*H+hd] = da
+					sum += g.alpha[e*H+hd] * da
+				}
+				for e := e0; e < e1; e++ {
+					de := g.alpha[e*H+hd] * (g.ds[e*H+hd] - sum)
+					if g.s[e*H+hd] < 0 {
+						de *= leakySlope
+					}
+					g.ds[e*H+hd] = de
+				}
+			}
+		}
+	})
+	// Serial scatter to the sources (shared between destinations).
+	g.dz = grow(g.dz, ns*hf)
+	clear(g.dz)
+	g.del, g.der = grow(g.del, ns*H), grow(g.der, nd*H)
+	clear(g.del)
+	clear(g.der)
+	for i := 0; i < nd; i++ {
+		e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
+		for hd := range H {
+			c0 := g.col(hd)
+			do := dout[i*width+c0 : i*width+c0+F]
+			for e := e0; e < e1; e++ {
+				j := int(g.esrc[e])
+				axpy(g.coef(e, hd), do, g.dz[j*hf+hd*F:j*hf+(hd+1)*F])
+				g.del[j*H+hd] += g.ds[e*H+hd]
+				g.der[i*H+hd] += g.ds[e*H+hd]
+			}
+		}
+	}
+	// Through el = z·a_src and er = z·a_dst.
+	for j := 0; j < ns; j++ {
+		for hd := range H {
+			zj := g.z[j*hf+hd*F : j*hf+(hd+1)*F]
+			dzj := g.dz[j*hf+hd*F : j*hf+(hd+1)*F]
+			axpy(g.del[j*H+hd], zj, g.gaSrc[hd*F:(hd+1)*F])
+			axpy(g.del[j*H+hd], g.aSrc[hd*F:(hd+1)*F], dzj)
+			if j < nd {
+				axpy(g.der[j*H+hd], zj, g.gaDst[hd*F:(hd+1)*F])
+				axpy(g.der[j*H+hd], g.aDst[hd*F:(hd+1)*F], dzj)
+			}
+		}
+	}
+	gemm(true, false, in, hf, ns, 1, h[:ns*in], in, g.dz, hf, 1, g.gw, hf)
+	if !wantInput {
+		return nil
+	}
+	g.dh = grow(g.dh, ns*in)
+	gemm(false, true, ns, in, hf, 1, g.dz, hf, g.w, hf, 0, g.dh, in)
+	return g.dh
+}
+
+// leaky is GAT's LeakyReLU.
+func leaky[T Float](s T) T {
+	if s < 0 {
+		return s * leakySlope
+	}
+	return s
+}
+
+// dot returns the inner product of equal-length a and b.
+func dot[T Float](a, b []T) T {
+	var s T
+	for k, v := range a {
+		s += v * b[k]
+	}
+	return s
+}

@@ -1,0 +1,155 @@
+package train
+
+import (
+	"math"
+
+	"mpignn/sample"
+)
+
+// gcnLayer is a graph convolution (Kipf & Welling; PyG GCNConv, DGL
+// GraphConv with norm='both') over a sampled block with a self-loop on
+// every destination:
+//
+//	out_i = b + (sum_{j in N(i) ∪ {i}} c_ij h_j)·W,  c_ij = 1/sqrt(d_i·d_j)
+//
+// Degrees on a sampled block. DGL takes d_j as the out-degree of source j
+// WITHIN the block; that counts the edges to whichever other seeds share
+// this rank's batch, so it would change with the rank count (and the
+// batch). Here every degree is the number of sampled in-neighbors of a
+// node plus its self-loop, counted where that node is a destination, which
+// is a function of (seed, epoch, step, layer, node) only:
+//
+//   - d_i (destination i of block l): 1 + its sampled in-edges in block l;
+//   - d_j (source j of block l >= 1): 1 + its sampled in-edges in block
+//     l-1, whose destinations are exactly block l's sources (the sampled
+//     neighborhood that produced h_j);
+//   - the first layer has no block below it, and whether a source of
+//     block 0 is also one of its destinations depends on which seeds share
+//     the batch, so there d_j is taken as d_i: c_ij = 1/d_i, the mean over
+//     N(i) ∪ {i} (DGL's norm='right').
+//
+// With a full neighborhood (fanout -1) layers 1.. are exactly full-graph
+// GCN (PyG's gcn_norm with self-loops). A sampled edge j -> i with j == i
+// (a self-loop in the data) is skipped: the layer adds exactly one.
+//
+// The layer aggregates before it transforms (agg·W on the NumDst rows, as
+// GraphSAGE does), so the product runs over destinations only.
+type gcnLayer[T Float] struct {
+	in, out int
+	w, bias []T
+	gw, gb  []T
+
+	ew   []T // c_ij per edge of the block (0 for a sampled self-loop)
+	sw   []T // c_ii of the added self-loop, per destination
+	agg  []T // normalised aggregate incl. the self-loop, NumDst x in
+	o    []T // output rows, NumDst x out
+	dh   []T // gradient w.r.t. the input rows, NumSrc x in
+	dagg []T // gradient w.r.t. agg
+}
+
+func newGCN[T Float](c Config, l int) *gcnLayer[T] {
+	in, out := c.LayerDims(l)
+	return &gcnLayer[T]{in: in, out: out}
+}
+
+func (g *gcnLayer[T]) Specs() []ParamSpec {
+	return []ParamSpec{
+		{Name: "w", Rows: g.in, Cols: g.out},
+		{Name: "b", Rows: 1, Cols: g.out, Zero: true},
+	}
+}
+
+func (g *gcnLayer[T]) Bind(p, gr [][]T) {
+	g.w, g.bias = p[0], p[1]
+	g.gw, g.gb = gr[0], gr[1]
+}
+
+// inDegree is the number of sampled in-edges of destination i of b that are
+// not self-loops.
+func inDegree(b *sample.Block, i int) int {
+	d := 0
+	for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+		if int(j) != i {
+			d++
+		}
+	}
+	return d
+}
+
+// norms fills ew and sw for block b (see the type comment).
+func (g *gcnLayer[T]) norms(p *Pass, b *sample.Block) {
+	nd := b.NumDst
+	g.ew, g.sw = grow(g.ew, len(b.Indices)), grow(g.sw, nd)
+	for i := range nd {
+		di := float64(1 + inDegree(b, i))
+		deg := func(j int) float64 {
+			if p.Prev == nil {
+				return di
+			}
+			return float64(1 + inDegree(p.Prev, j)) // block l's sources are block l-1's destinations
+		}
+		g.sw[i] = T(1 / math.Sqrt(di*deg(i)))
+		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+			j := int(b.Indices[e])
+			g.ew[e] = 0
+			if j != i {
+				g.ew[e] = T(1 / math.Sqrt(di*deg(j)))
+			}
+		}
+	}
+}
+
+func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
+	in, out, nd := g.in, g.out, b.NumDst
+	g.norms(p, b)
+	g.agg = grow(g.agg, nd*in)
+	parallelRows(nd, (len(b.Indices)+nd)*in, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dst := g.agg[i*in : (i+1)*in]
+			clear(dst)
+			axpy(g.sw[i], h[i*in:(i+1)*in], dst)
+			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+				if j := int(b.Indices[e]); j != i {
+					axpy(g.ew[e], h[j*in:(j+1)*in], dst)
+				}
+			}
+		}
+	})
+	o := grow(g.o, nd*out)
+	g.o = o
+	for i := 0; i < nd; i++ {
+		copy(o[i*out:(i+1)*out], g.bias)
+	}
+	gemm(false, false, nd, out, in, 1, g.agg, in, g.w, out, 1, o, out)
+	return o
+}
+
+func (g *gcnLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput bool) []T {
+	in, out, nd := g.in, g.out, b.NumDst
+	for i := 0; i < nd; i++ {
+		for k, v := range dz[i*out : (i+1)*out] {
+			g.gb[k] += v
+		}
+	}
+	gemm(true, false, in, out, nd, 1, g.agg, in, dz, out, 1, g.gw, out)
+	if !wantInput {
+		return nil
+	}
+	ns := b.NumSrc()
+	g.dagg = grow(g.dagg, nd*in)
+	gemm(false, true, nd, in, out, 1, dz, out, g.w, out, 0, g.dagg, in)
+	dh := grow(g.dh, ns*in)
+	g.dh = dh
+	clear(dh)
+	// Serial scatter: sources are shared between destinations.
+	for i := 0; i < nd; i++ {
+		gi := g.dagg[i*in : (i+1)*in]
+		axpy(g.sw[i], gi, dh[i*in:(i+1)*in])
+		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+			if j := int(b.Indices[e]); j != i {
+				axpy(g.ew[e], gi, dh[j*in:(j+1)*in])
+			}
+		}
+	}
+	return dh
+}

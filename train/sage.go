@@ -1,0 +1,77 @@
+package train
+
+import "mpignn/sample"
+
+// sageLayer is a GraphSAGE layer with the mean aggregator:
+// out_i = h_i·W_self + mean_{j in N(i)} h_j·W_neigh + b, where N(i) are the
+// sampled in-neighbors of destination i (a destination without any gets the
+// zero vector as its mean).
+type sageLayer[T Float] struct {
+	in, out              int
+	wSelf, wNeigh, bias  []T
+	gSelf, gNeigh, gBias []T
+
+	agg  []T // mean of neighbor inputs, NumDst x in
+	o    []T // output rows, NumDst x out
+	dh   []T // gradient w.r.t. the input rows, NumSrc x in
+	dagg []T // gradient w.r.t. agg
+}
+
+func newSAGE[T Float](c Config, l int) *sageLayer[T] {
+	in, out := c.LayerDims(l)
+	return &sageLayer[T]{in: in, out: out}
+}
+
+func (s *sageLayer[T]) Specs() []ParamSpec {
+	return []ParamSpec{
+		{Name: "w_self", Rows: s.in, Cols: s.out},
+		{Name: "w_neigh", Rows: s.in, Cols: s.out},
+		{Name: "b", Rows: 1, Cols: s.out, Zero: true},
+	}
+}
+
+func (s *sageLayer[T]) Bind(p, g [][]T) {
+	s.wSelf, s.wNeigh, s.bias = p[0], p[1], p[2]
+	s.gSelf, s.gNeigh, s.gBias = g[0], g[1], g[2]
+}
+
+func (s *sageLayer[T]) Forward(_ *Pass, b *sample.Block, h []T) []T {
+	in, out, nd := s.in, s.out, b.NumDst
+	s.agg = grow(s.agg, nd*in)
+	meanAggregate(b, h, in, s.agg)
+	o := grow(s.o, nd*out)
+	s.o = o
+	for i := 0; i < nd; i++ {
+		copy(o[i*out:(i+1)*out], s.bias)
+	}
+	// Destinations are the first NumDst sources, so h[:nd*in] are their
+	// own rows.
+	gemm(false, false, nd, out, in, 1, h[:nd*in], in, s.wSelf, out, 1, o, out)
+	gemm(false, false, nd, out, in, 1, s.agg, in, s.wNeigh, out, 1, o, out)
+	return o
+}
+
+func (s *sageLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
+	in, out, nd := s.in, s.out, b.NumDst
+	gb := s.gBias
+	for i := 0; i < nd; i++ {
+		row := dz[i*out : (i+1)*out]
+		for k, v := range row {
+			gb[k] += v
+		}
+	}
+	gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, s.gSelf, out)
+	gemm(true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
+	if !wantInput {
+		return nil
+	}
+	ns := b.NumSrc()
+	dh := grow(s.dh, ns*in)
+	s.dh = dh
+	gemm(false, true, nd, in, out, 1, dz, out, s.wSelf, out, 0, dh[:nd*in], in)
+	clear(dh[nd*in:])
+	s.dagg = grow(s.dagg, nd*in)
+	gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
+	meanScatter(b, s.dagg, in, dh)
+	return dh
+}
