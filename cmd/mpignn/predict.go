@@ -25,7 +25,7 @@ func runPredict(args []string) error {
 	fs.IntVar(&cfg.Batch, "batch", 1024, "nodes per step per rank")
 	fs.BoolVar(&cfg.Final, "final", false, "use the final weights instead of the best-validation ones")
 	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
-	fs.Float64Var(&cfg.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB")
+	fs.Float64Var(&cfg.Store.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB")
 	threads := fs.Int("threads", 0, "compute threads per rank (default: cores / ranks on this node)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -43,7 +43,7 @@ func runPredict(args []string) error {
 			return fmt.Errorf("predict: %w", err)
 		}
 	}
-	if cfg.Transport, err = collectives.ParseTransport(*transport); err != nil {
+	if cfg.Store.Transport, err = collectives.ParseTransport(*transport); err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}
 	// Under mpirun, OpenMPI forwards SIGINT/SIGTERM to every rank: rank 0

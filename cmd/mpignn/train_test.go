@@ -44,9 +44,9 @@ func TestParseTrain(t *testing.T) {
 	}
 	f, err := parseTrain([]string{"--parts", "p", "--dropout", "0.3", "--fanout", "15,10,5", "--split", "full"})
 	require.NoError(t, err)
-	assert.Equal(t, float32(0.3), f.cfg.InputDropout, "input dropout defaults to --dropout")
-	assert.Len(t, f.cfg.Fanouts, 3)
-	assert.Equal(t, "full", f.cfg.Split)
+	assert.Equal(t, float32(0.3), f.cfg.Model.InputDropout, "input dropout defaults to --dropout")
+	assert.Len(t, f.cfg.Loader.Fanouts, 3)
+	assert.Equal(t, "full", f.cfg.Loader.Split)
 }
 
 // TestParseTrainArch: GAT settings reach the config only for GAT; other
@@ -67,9 +67,9 @@ func TestParseTrainArch(t *testing.T) {
 	for _, tc := range tests {
 		f, err := parseTrain(tc.args)
 		require.NoError(t, err, "%v", tc.args)
-		assert.Equal(t, tc.model, f.cfg.Model, "%v", tc.args)
-		assert.Equal(t, tc.heads, f.cfg.Heads, "%v", tc.args)
-		assert.Equal(t, tc.attnDropout, f.cfg.AttnDropout, "%v", tc.args)
+		assert.Equal(t, tc.model, f.cfg.Model.Arch, "%v", tc.args)
+		assert.Equal(t, tc.heads, f.cfg.Model.Heads, "%v", tc.args)
+		assert.Equal(t, tc.attnDropout, f.cfg.Model.AttnDropout, "%v", tc.args)
 	}
 }
 

@@ -27,9 +27,9 @@ type PredictConfig struct {
 	Full    bool
 	Batch   int // per-rank nodes per step
 	// Final uses the final weights instead of the best-validation ones.
-	Final     bool
-	Transport collectives.Transport
-	CacheMB   float64
+	Final bool
+	// Store: Transport and CacheMB. ReleasePart is set by Predict.
+	Store dsample.StoreOptions
 }
 
 // Predict classifies every node of the partitioned graph with a
@@ -100,7 +100,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	} else {
 		part.Splits[split] = &graph.Split{Test: all}
 	}
-	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, dsample.LoaderOptions{
+	store, loader, err := openLoader(c, part, cfg.Store, dsample.LoaderOptions{
 		Fanouts: fan, EvalFanouts: fan, Batch: cfg.Batch, Seed: ck.Seed, Split: split,
 	})
 	if err != nil {
