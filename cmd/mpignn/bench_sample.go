@@ -33,14 +33,14 @@ type benchSampleConfig struct {
 func parseBenchSample(args []string) (benchSampleConfig, error) {
 	fs := flag.NewFlagSet("bench sample", flag.ContinueOnError)
 	var cfg benchSampleConfig
-	fs.StringVar(&cfg.parts, "parts", "", "partition directory (part count = number of ranks)")
-	fan := fs.String("fanout", "15,10,5", "fanouts, hop from the seeds first")
-	fs.IntVar(&cfg.batch, "batch", 1024, "per-rank batch size B (global batch P·B)")
+	addPartsFlag(fs, &cfg.parts)
+	fan := addFanoutFlag(fs, "fanout", "15,10,5", "neighbors sampled")
+	addBatchFlag(fs, &cfg.batch, 1024, "seeds")
 	fs.IntVar(&cfg.steps, "steps", 20, "timed training steps (capped at the epoch's step count)")
 	fs.IntVar(&cfg.warmup, "warmup", 2, "untimed steps before timing")
-	fs.Uint64Var(&cfg.seed, "seed", 1, "sampling seed")
-	fs.Float64Var(&cfg.cacheMB, "cache-mb", 0, "hot remote-node feature cache, MiB per rank")
-	tr := fs.String("transport", "auto", "auto, rma or alltoallv")
+	addSeedFlag(fs, &cfg.seed, 1, "batch order and sampling (train's --seed)")
+	addCacheFlag(fs, &cfg.cacheMB)
+	tr := addTransportFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
@@ -55,11 +55,11 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 		return cfg, errors.New("--batch and --steps must be positive, --warmup and --cache-mb not negative")
 	}
 	var err error
-	if cfg.fanouts, err = sampleFanoutList(*fan); err != nil {
+	if cfg.fanouts, err = fan.layers(); err != nil {
 		return cfg, err
 	}
-	if cfg.transport, err = collectives.ParseTransport(*tr); err != nil {
-		return cfg, fmt.Errorf("--transport: %w", err)
+	if cfg.transport, err = tr.parse(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"mpignn/collectives"
@@ -30,33 +29,20 @@ type trainFlags struct {
 	shared []collectives.Field
 }
 
-// parseIntList parses "10,5" (or "-1" entries meaning all neighbors).
-func parseIntList(name, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("--%s %q: %q is not an integer", name, s, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 func parseTrain(args []string) (*trainFlags, error) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f := &trainFlags{}
 	c := &f.cfg
-	fs.StringVar(&c.PartDir, "parts", "", "partition directory (from mpignn partition) with one part per rank")
+	addPartsFlag(fs, &c.PartDir)
 	fs.StringVar(&f.data, "data", "", "dataset in the OGB raw layout: partitioned into one part per rank on rank 0 and cached")
 	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
 	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random")
 	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data")
-	fanout := fs.String("fanout", "10,5", "neighbors sampled per layer, from the seeds outwards (-1 = all)")
-	evalFanout := fs.String("eval-fanout", "", "fanouts for valid/test (default: --fanout)")
+	fanout := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
+	evalFanout := addFanoutFlag(fs, "eval-fanout", "", "fanouts for valid/test (default: --fanout)")
 	fs.BoolVar(&c.EvalFull, "eval-full", false, "evaluate valid/test on the full neighborhood")
 	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
-	fs.IntVar(&c.Loader.Batch, "batch", 64, "seeds per step PER RANK (global batch = ranks x batch)")
+	addBatchFlag(fs, &c.Loader.Batch, 64, "seeds")
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
 	fs.StringVar(&c.Model.Arch, "model", train.ArchSAGE, "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT)")
 	heads := fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)")
@@ -67,7 +53,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	lr := fs.Float64("lr", 0.01, "Adam learning rate")
 	weightDecay := fs.Float64("weight-decay", 5e-4, "L2 weight decay (added to the gradient)")
 	fs.IntVar(&c.Run.Epochs, "epochs", 50, "total epochs (a resumed run continues up to this count)")
-	fs.Uint64Var(&c.Trainer.Seed, "seed", 1, "seed of weights, batch order, sampling and dropout")
+	addSeedFlag(fs, &c.Trainer.Seed, 1, "weights, batch order, sampling and dropout")
 	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm")
 	fs.StringVar(&c.Metrics, "metrics", "", "JSONL metrics file written by rank 0 (one line per epoch + summary)")
 	fs.StringVar(&c.Run.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
@@ -75,10 +61,10 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.IntVar(&c.Run.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
 	fs.BoolVar(&c.Resume, "resume", false, "continue from the checkpoint in --checkpoint")
 	fs.BoolVar(&c.OverwriteCheckpoint, "overwrite-checkpoint", false, "start a fresh run even if --checkpoint already holds a checkpoint (replaced at the first save)")
-	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
-	fs.Float64Var(&c.Store.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB (0 = off)")
+	transport := addTransportFlag(fs)
+	addCacheFlag(fs, &c.Store.CacheMB)
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
-	fs.IntVar(&f.threads, "threads", 0, "compute threads per rank (default: cores / ranks on this node)")
+	addThreadsFlag(fs, &f.threads)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -93,16 +79,14 @@ func parseTrain(args []string) (*trainFlags, error) {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
 	var err error
-	if c.Loader.Fanouts, err = parseIntList("fanout", *fanout); err != nil {
+	if c.Loader.Fanouts, err = fanout.layers(); err != nil {
 		return nil, err
 	}
-	if *evalFanout != "" {
-		if c.Loader.EvalFanouts, err = parseIntList("eval-fanout", *evalFanout); err != nil {
-			return nil, err
-		}
+	if c.Loader.EvalFanouts, err = evalFanout.parse(); err != nil { // nil = --fanout
+		return nil, err
 	}
 	if *layers != 0 && *layers != len(c.Loader.Fanouts) {
-		return nil, fmt.Errorf("--layers %d but --fanout %s gives %d layers", *layers, *fanout, len(c.Loader.Fanouts))
+		return nil, fmt.Errorf("--layers %d but --fanout %s gives %d layers", *layers, fanout.value, len(c.Loader.Fanouts))
 	}
 	if !(*dropout >= 0 && *dropout < 1) {
 		return nil, fmt.Errorf("--dropout %v must be in [0,1)", *dropout)
@@ -120,7 +104,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	if err := setArchFlags(fs, c, *heads, *attnDropout); err != nil {
 		return nil, err
 	}
-	if c.Store.Transport, err = collectives.ParseTransport(*transport); err != nil {
+	if c.Store.Transport, err = transport.parse(); err != nil {
 		return nil, err
 	}
 	if c.Run.EvalEvery < 1 {
