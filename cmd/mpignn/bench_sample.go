@@ -13,6 +13,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/partition"
+	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
 )
@@ -133,7 +134,7 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	if timed < 1 {
 		return fmt.Errorf("the epoch has %d steps, fewer than --warmup %d + 1", steps, cfg.warmup)
 	}
-	var b dsample.LoaderBatch
+	var b sample.Batch
 	for k := range warm {
 		if err := ld.Batch(dsample.SplitTrain, 0, k, &b); err != nil {
 			return err
@@ -149,19 +150,20 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 		if err := ld.Batch(dsample.SplitTrain, 0, k, &b); err != nil {
 			return err
 		}
-		st := &b.Sample
+		st := &b.Stats.Sample
 		r.edges += float64(st.Edges())
 		r.localEdges += float64(st.LocalEdges)
 		r.remoteEdges += float64(st.RemoteEdges)
 		r.localS += st.Local.Seconds()
 		r.remoteS += st.Remote.Seconds()
-		r.gatherS += b.Gather.Seconds()
-		r.localRows += float64(b.LocalRows)
-		r.cachedRows += float64(b.CachedRows)
-		r.remoteRows += float64(b.RemoteRows)
-		r.rows += float64(b.LocalRows + b.CachedRows + b.RemoteRows)
+		r.gatherS += b.Stats.Gather.Seconds()
+		g := &b.Stats
+		r.localRows += float64(g.LocalRows)
+		r.cachedRows += float64(g.CachedRows)
+		r.remoteRows += float64(g.RemoteRows)
+		r.rows += float64(g.LocalRows + g.CachedRows + g.RemoteRows)
 		r.adjBytes += float64(st.Bytes)
-		r.featBytes += float64(b.BytesMoved - st.Bytes)
+		r.featBytes += float64(g.BytesMoved - st.Bytes)
 		r.seeds += float64(len(b.Seeds))
 	}
 	wallS := time.Since(wall).Seconds()

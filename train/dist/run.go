@@ -240,7 +240,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := train.NewTrainer(cfg.Trainer, model, Reducer{C: c}, &LoaderSource{L: loader})
+	tr, err := train.NewTrainer(cfg.Trainer, model, Reducer{C: c}, loader)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
