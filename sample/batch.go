@@ -58,9 +58,6 @@ func NewPermutation(seed uint64, epoch int, n int64) Permutation {
 	return p
 }
 
-// N returns the size of the permuted range.
-func (p *Permutation) N() int64 { return int64(p.n) }
-
 // At returns the image of i, for 0 <= i < N.
 func (p *Permutation) At(i int64) int64 {
 	x := uint64(i)

@@ -22,10 +22,9 @@ const (
 
 	// Domain tags keep the hash inputs of unrelated uses apart, so that, for
 	// example, a dropout mask never reuses the bits that picked a neighbor.
-	tagSample  = 0x73616d706c65 // "sample"
-	tagUniform = 0x756e69666f726d
-	tagMask    = 0x6d61736b
-	tagBatch   = 0x6261746368
+	tagSample = 0x73616d706c65 // "sample"
+	tagMask   = 0x6d61736b
+	tagBatch  = 0x6261746368
 )
 
 // mix64 is the SplitMix64 finalizer (Stafford's Mix13): a bijection on
@@ -63,14 +62,6 @@ func Float32From(h uint64) float32 { return float32(h>>40) * (1.0 / (1 << 24)) }
 // Float64From maps 64 random bits to a float64 uniform on [0,1) using the top
 // 53 bits.
 func Float64From(h uint64) float64 { return float64(h>>11) * (1.0 / (1 << 53)) }
-
-// Uniform01 returns a float32 uniform on [0,1) that depends only on its
-// arguments, for one-off keyed draws such as (seed, step, layer, node, unit).
-// For many draws under one key prefer MaskKey plus MaskUniform, which hash the
-// prefix once.
-func Uniform01(seed uint64, a, b, c, d int64) float32 {
-	return Float32From(Hash64(tagUniform, seed, uint64(a), uint64(b), uint64(c), uint64(d)))
-}
 
 // MaskKey returns the key of the dropout mask row of one node at one layer
 // and training step. node must be the ORIGINAL node id so that masks do not

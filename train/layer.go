@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"mpignn/sample"
@@ -194,6 +193,3 @@ func validateGAT(c Config) error {
 	}
 	return nil
 }
-
-// invSqrt returns 1/sqrt(v) rounded once to T.
-func invSqrt[T Float](v int) T { return T(1 / math.Sqrt(float64(v))) }

@@ -61,7 +61,7 @@ func (s *RefSource) Steps(split string, epoch int) (int, error) {
 }
 
 // Batch implements BatchSource.
-func (s *RefSource) Batch(split string, epoch, step int, b *Batch) error {
+func (s *RefSource) Batch(split string, epoch, step int, b *sample.Batch) error {
 	nodes, err := s.nodes(split)
 	if err != nil {
 		return err

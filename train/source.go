@@ -1,10 +1,6 @@
 package train
 
-import (
-	"time"
-
-	"mpignn/sample"
-)
+import "mpignn/sample"
 
 // Split names understood by BatchSource implementations and used in metrics.
 const (
@@ -50,48 +46,6 @@ type BatchSource interface {
 	Steps(split string, epoch int) (int, error)
 	// Batch fills b with step `step` of split in epoch `epoch`. b is
 	// reused between calls; the source may keep the capacity of its slices.
-	Batch(split string, epoch, step int, b *Batch) error
-}
-
-// Batch is one step's input on one rank.
-type Batch struct {
-	// Blocks in forward order (see sample.Block); the destinations of the
-	// last block are this rank's seeds of the step.
-	Blocks []sample.Block
-	// X holds the input features of Blocks[0].Nodes, row-major, InDim each.
-	X []float32
-	// Labels of the seeds, one per destination of the last block. A rank
-	// without seeds in this step leaves Labels empty (Blocks and X are then
-	// ignored).
-	Labels []int32
-	// GlobalSeeds is the number of seeds of this step summed over ALL ranks
-	// (G, the global batch size of the step; the last step of an epoch may
-	// be short). Gradients are scaled by 1/G so that their Allreduce sum is
-	// the gradient of the mean loss of the global batch. Every rank must
-	// report the same value; it is required for training steps and ignored
-	// for evaluation.
-	GlobalSeeds int
-	// Stats is filled by the source for the metrics.
-	Stats BatchStats
-}
-
-// BatchStats is what a source measured while producing one batch.
-type BatchStats struct {
-	// Gather is the time spent gathering input features; the Trainer
-	// charges the rest of the Batch call to sampling.
-	Gather time.Duration
-	// RemoteRows counts feature rows fetched from other ranks; CacheHits and
-	// CacheLookups describe the feature cache, if any (0/0 without one).
-	RemoteRows   int64
-	CacheHits    int64
-	CacheLookups int64
-}
-
-// reset empties b but keeps the capacity of its slices for the source.
-func (b *Batch) reset() {
-	b.Blocks = b.Blocks[:0]
-	b.X = b.X[:0]
-	b.Labels = b.Labels[:0]
-	b.GlobalSeeds = 0
-	b.Stats = BatchStats{}
+	// The trainer reads Blocks, X, Labels, GlobalSeeds and Stats.
+	Batch(split string, epoch, step int, b *sample.Batch) error
 }

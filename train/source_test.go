@@ -123,7 +123,7 @@ func (s *memSource) Steps(split string, epoch int) (int, error) {
 	return sample.NumSteps(int64(len(nodes)), s.evalBatch), nil
 }
 
-func (s *memSource) Batch(split string, epoch, step int, b *Batch) error {
+func (s *memSource) Batch(split string, epoch, step int, b *sample.Batch) error {
 	if split == SplitTrain && epoch == s.failEpoch && step == s.failStep {
 		return fmt.Errorf("injected failure on rank %d", s.rank)
 	}

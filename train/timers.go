@@ -41,15 +41,6 @@ type PhaseTimes [numPhases]time.Duration
 // Seconds returns the time of phase p in seconds.
 func (t *PhaseTimes) Seconds(p Phase) float64 { return t[p].Seconds() }
 
-// Total returns the sum over all phases.
-func (t *PhaseTimes) Total() time.Duration {
-	var s time.Duration
-	for _, d := range t {
-		s += d
-	}
-	return s
-}
-
 // stopwatch times consecutive phases: each lap charges the time since the
 // previous lap to one phase.
 type stopwatch struct {

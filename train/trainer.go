@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"mpignn/sample"
 )
 
 // Options configures a Trainer. Every rank must pass the same values (and
@@ -48,7 +50,7 @@ type Trainer struct {
 	Reporter Reporter
 
 	buf   []float32 // gradients followed by the per-step statistics
-	batch Batch
+	batch sample.Batch
 	epoch int   // completed epochs
 	step  int64 // optimizer steps taken, across epochs
 	best  Best
@@ -165,7 +167,7 @@ func (t *Trainer) TrainEpoch() (TrainResult, error) {
 func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float64) (float64, error) {
 	where := func() string { return fmt.Sprintf("epoch %d step %d/%d", epoch+1, s+1, steps) }
 	b := &t.batch
-	b.reset()
+	b.Reset()
 	n := len(t.buf) - tailLen
 	clear(t.buf)
 	w := startWatch(times)
@@ -202,7 +204,7 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 		}
 	}
 	sums[3] += float64(b.Stats.RemoteRows)
-	sums[4] += float64(b.Stats.CacheHits)
+	sums[4] += float64(b.Stats.CachedRows)
 	sums[5] += float64(b.Stats.CacheLookups)
 	if localErr != nil {
 		clear(t.buf)
@@ -274,7 +276,7 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 	var localErr error
 	b := &t.batch
 	for s := 0; s < steps; s++ {
-		b.reset()
+		b.Reset()
 		if err := t.src.Batch(split, epoch, s, b); err != nil {
 			if localErr == nil {
 				localErr = fmt.Errorf("evaluate %s step %d/%d: batch: %w", split, s+1, steps, err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"mpignn/sample"
 )
 
 // stepRecorder is a Reporter that records the per-step global losses and
@@ -517,13 +519,13 @@ func TestTrainerRejectsBadBatches(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		edit func(b *Batch)
+		edit func(b *sample.Batch)
 		want string
 	}{
-		{"global seeds too small", func(b *Batch) { b.GlobalSeeds = 1 }, "global seeds"},
-		{"global seeds too large", func(b *Batch) { b.GlobalSeeds++ }, "batch source reports"},
-		{"bad label", func(b *Batch) { b.Labels[0] = 9 }, "label 9"},
-		{"short features", func(b *Batch) { b.X = b.X[:len(b.X)-1] }, "input values"},
+		{"global seeds too small", func(b *sample.Batch) { b.GlobalSeeds = 1 }, "global seeds"},
+		{"global seeds too large", func(b *sample.Batch) { b.GlobalSeeds++ }, "batch source reports"},
+		{"bad label", func(b *sample.Batch) { b.Labels[0] = 9 }, "label 9"},
+		{"short features", func(b *sample.Batch) { b.X = b.X[:len(b.X)-1] }, "input values"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src.edit = tc.edit
@@ -537,10 +539,10 @@ func TestTrainerRejectsBadBatches(t *testing.T) {
 
 type badSource struct {
 	*memSource
-	edit func(b *Batch)
+	edit func(b *sample.Batch)
 }
 
-func (s *badSource) Batch(split string, epoch, step int, b *Batch) error {
+func (s *badSource) Batch(split string, epoch, step int, b *sample.Batch) error {
 	if err := s.memSource.Batch(split, epoch, step, b); err != nil {
 		return err
 	}

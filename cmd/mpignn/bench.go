@@ -59,9 +59,9 @@ func parseCommBench(args []string) (commBenchConfig, error) {
 	fs.IntVar(&cfg.batch, "batch", 8192, "rows each rank fetches per round")
 	fs.IntVar(&cfg.iters, "iters", 50, "timed rounds per transport")
 	fs.IntVar(&cfg.warmup, "warmup", 3, "untimed rounds before timing")
-	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the random row choice")
+	addSeedFlag(fs, &cfg.seed, 1, "the random row choice")
 	list := fs.String("transport", "rma,alltoallv", "comma-separated transports to measure (rma, alltoallv)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {

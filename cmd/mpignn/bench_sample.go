@@ -13,6 +13,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/partition"
+	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
 )
@@ -33,14 +34,14 @@ type benchSampleConfig struct {
 func parseBenchSample(args []string) (benchSampleConfig, error) {
 	fs := flag.NewFlagSet("bench sample", flag.ContinueOnError)
 	var cfg benchSampleConfig
-	fs.StringVar(&cfg.parts, "parts", "", "partition directory (part count = number of ranks)")
-	fan := fs.String("fanout", "15,10,5", "fanouts, hop from the seeds first")
-	fs.IntVar(&cfg.batch, "batch", 1024, "per-rank batch size B (global batch P·B)")
+	addPartsFlag(fs, &cfg.parts)
+	fan := addFanoutFlag(fs, "fanout", "15,10,5", "neighbors sampled")
+	addBatchFlag(fs, &cfg.batch, 1024, "seeds")
 	fs.IntVar(&cfg.steps, "steps", 20, "timed training steps (capped at the epoch's step count)")
 	fs.IntVar(&cfg.warmup, "warmup", 2, "untimed steps before timing")
-	fs.Uint64Var(&cfg.seed, "seed", 1, "sampling seed")
-	fs.Float64Var(&cfg.cacheMB, "cache-mb", 0, "hot remote-node feature cache, MiB per rank")
-	tr := fs.String("transport", "auto", "auto, rma or alltoallv")
+	addSeedFlag(fs, &cfg.seed, 1, "batch order and sampling (train's --seed)")
+	addCacheFlag(fs, &cfg.cacheMB)
+	tr := addTransportFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
@@ -55,11 +56,11 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 		return cfg, errors.New("--batch and --steps must be positive, --warmup and --cache-mb not negative")
 	}
 	var err error
-	if cfg.fanouts, err = sampleFanoutList(*fan); err != nil {
+	if cfg.fanouts, err = fan.layers(); err != nil {
 		return cfg, err
 	}
-	if cfg.transport, err = collectives.ParseTransport(*tr); err != nil {
-		return cfg, fmt.Errorf("--transport: %w", err)
+	if cfg.transport, err = tr.parse(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -133,7 +134,7 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	if timed < 1 {
 		return fmt.Errorf("the epoch has %d steps, fewer than --warmup %d + 1", steps, cfg.warmup)
 	}
-	var b dsample.LoaderBatch
+	var b sample.Batch
 	for k := range warm {
 		if err := ld.Batch(dsample.SplitTrain, 0, k, &b); err != nil {
 			return err
@@ -149,19 +150,20 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 		if err := ld.Batch(dsample.SplitTrain, 0, k, &b); err != nil {
 			return err
 		}
-		st := &b.Sample
+		st := &b.Stats.Sample
 		r.edges += float64(st.Edges())
 		r.localEdges += float64(st.LocalEdges)
 		r.remoteEdges += float64(st.RemoteEdges)
 		r.localS += st.Local.Seconds()
 		r.remoteS += st.Remote.Seconds()
-		r.gatherS += b.Gather.Seconds()
-		r.localRows += float64(b.LocalRows)
-		r.cachedRows += float64(b.CachedRows)
-		r.remoteRows += float64(b.RemoteRows)
-		r.rows += float64(b.LocalRows + b.CachedRows + b.RemoteRows)
+		r.gatherS += b.Stats.Gather.Seconds()
+		g := &b.Stats
+		r.localRows += float64(g.LocalRows)
+		r.cachedRows += float64(g.CachedRows)
+		r.remoteRows += float64(g.RemoteRows)
+		r.rows += float64(g.LocalRows + g.CachedRows + g.RemoteRows)
 		r.adjBytes += float64(st.Bytes)
-		r.featBytes += float64(b.BytesMoved - st.Bytes)
+		r.featBytes += float64(g.BytesMoved - st.Bytes)
 		r.seeds += float64(len(b.Seeds))
 	}
 	wallS := time.Since(wall).Seconds()

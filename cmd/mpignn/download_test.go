@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"mpignn/graph"
 )
 
@@ -39,23 +42,14 @@ func TestDownloadCLI(t *testing.T) {
 	defer srv.Close()
 	root := t.TempDir()
 	for i := 0; i < 2; i++ { // the second run is a no-op
-		if err := runDownload([]string{"ogbn-arxiv", "--root", root, "--url", srv.URL + "/arxiv.zip", "--quiet"}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, runDownload([]string{"ogbn-arxiv", "--root", root, "--url", srv.URL + "/arxiv.zip", "--quiet"}))
 	}
-	if n := requests.Load(); n != 1 {
-		t.Fatalf("%d requests, want 1", n)
-	}
+	require.Equal(t, int32(1), requests.Load(), "requests")
 	d, err := graph.ReadOGB(filepath.Join(root, "ogbn-arxiv"), graph.UndirectedOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.NumNodes != 3 || d.Splits["time"] == nil {
-		t.Fatalf("downloaded dataset: %d nodes, splits %v", d.NumNodes, d.Splits)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(3), d.NumNodes)
+	require.NotNil(t, d.Splits["time"], "splits %v", d.Splits)
 	for _, args := range [][]string{{}, {"ogbn-nope", "--root", root}, {"a", "b"}} {
-		if err := runDownload(args); err == nil {
-			t.Errorf("runDownload(%q) succeeded", args)
-		}
+		assert.Error(t, runDownload(args), "runDownload(%q)", args)
 	}
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
+	"strings"
+
+	"mpignn/collectives"
 )
 
 // parseFlags parses args into fs and then refuses a non-finite value (NaN,
@@ -46,4 +51,104 @@ func checkThreads(n int) error {
 		return fmt.Errorf("--threads %d: more than %d (%d x the %d cores of this machine)", n, limit, maxThreadsPerCore, runtime.NumCPU())
 	}
 	return nil
+}
+
+// Flags shared by several commands. Each is declared here once, so that its
+// name, help text and parsing are the same in every command; the names are
+// also what agreeStartup reports, and scripts rely on them.
+
+// addPartsFlag declares --parts, the partition directory every rank loads.
+func addPartsFlag(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "parts", "", "partition directory (from mpignn partition) with one part per rank")
+}
+
+// addThreadsFlag declares --threads (applied by setThreads).
+func addThreadsFlag(fs *flag.FlagSet, p *int) {
+	fs.IntVar(p, "threads", 0, "compute threads per rank (default: cores / ranks on this node)")
+}
+
+// addCacheFlag declares --cache-mb, the size of the feature store's hot
+// remote-row cache (dsample.StoreOptions.CacheMB).
+func addCacheFlag(fs *flag.FlagSet, p *float64) {
+	fs.Float64Var(p, "cache-mb", 0, "per-rank cache of hot remote feature rows, MiB (0 = off)")
+}
+
+// addSeedFlag declares --seed; what says what it seeds, since that differs
+// between commands (and so does the default, which scripts rely on).
+func addSeedFlag(fs *flag.FlagSet, p *uint64, def uint64, what string) {
+	fs.Uint64Var(p, "seed", def, "seed of "+what)
+}
+
+// addBatchFlag declares --batch as a per-rank count per step: what names
+// the counted items (seeds, nodes).
+func addBatchFlag(fs *flag.FlagSet, p *int, def int, what string) {
+	fs.IntVar(p, "batch", def, what+" per step PER RANK (global batch = ranks x batch)")
+}
+
+// transportFlag is a --transport flag, parsed after the flag set so that
+// a bad value is reported like every other bad value (no usage dump).
+type transportFlag struct{ value string }
+
+// addTransportFlag declares --transport (default auto).
+func addTransportFlag(fs *flag.FlagSet) *transportFlag {
+	f := &transportFlag{}
+	fs.StringVar(&f.value, "transport", "auto", "how remote rows are read: auto (rma where one-sided MPI works everywhere, else alltoallv), rma or alltoallv")
+	return f
+}
+
+// parse returns the transport named by the flag.
+func (f *transportFlag) parse() (collectives.Transport, error) {
+	t, err := collectives.ParseTransport(f.value)
+	if err != nil {
+		return 0, fmt.Errorf("--transport: %w", err)
+	}
+	return t, nil
+}
+
+// maxFanout bounds one layer's fanout: more would overflow the sampler's
+// int32 block offsets long before it meant anything.
+const maxFanout = 1 << 30
+
+// fanoutFlag is a flag holding one fanout per layer, "15,10,5", hop from
+// the seeds first, -1 = all neighbors.
+type fanoutFlag struct {
+	name  string
+	value string
+}
+
+// addFanoutFlag declares a fanout flag; help says what the fanouts are
+// for, and the format is appended in the same words everywhere.
+func addFanoutFlag(fs *flag.FlagSet, name, def, help string) *fanoutFlag {
+	f := &fanoutFlag{name: name}
+	fs.StringVar(&f.value, name, def, help+" (comma-separated, one per layer, hop from the seeds first; -1 = all neighbors)")
+	return f
+}
+
+// parse returns the fanouts, or nil for an empty value (which commands
+// with an optional fanout read as their default).
+func (f *fanoutFlag) parse() ([]int, error) {
+	if strings.TrimSpace(f.value) == "" {
+		return nil, nil
+	}
+	var out []int
+	for i, s := range strings.Split(f.value, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("--%s %q: %q is not an integer", f.name, f.value, s)
+		}
+		if v == 0 || v < -1 || v > maxFanout {
+			return nil, fmt.Errorf("--%s %q: layer %d has fanout %d, want > 0 or -1 (all)", f.name, f.value, i, v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// layers is parse for a flag that must name at least one layer.
+func (f *fanoutFlag) layers() ([]int, error) {
+	out, err := f.parse()
+	if err == nil && len(out) == 0 {
+		err = errors.New("--" + f.name + " needs at least one layer")
+	}
+	return out, err
 }

@@ -3,8 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"mpignn/graph"
 )
@@ -13,27 +14,25 @@ func TestGenCLI(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "syn")
 	args := []string{"--nodes", "2000", "--avg-degree", "10", "--classes", "5", "--feat-dim", "8", "--seed", "3",
 		"--train", "1000", "--valid", "200", "--test", "800", "--out", out}
-	if err := runGen(args); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, runGen(args))
 	d, err := graph.ReadOGB(out, graph.UndirectedOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, int64(2000), d.NumNodes)
+	require.EqualValues(t, 2000*10, d.In.NumEdges())
+	require.Equal(t, 8, d.Feat.Dim)
+	require.Equal(t, 5, d.NumClasses)
 	s := d.Splits[graph.GenSplitName]
-	if d.NumNodes != 2000 || d.In.NumEdges() != 2000*10 || d.Feat.Dim != 8 || d.NumClasses != 5 ||
-		s == nil || len(s.Train) != 1000 || len(s.Valid) != 200 || len(s.Test) != 800 {
-		t.Fatalf("read back %d nodes, %d edges, dim %d, %d classes, split %+v", d.NumNodes, d.In.NumEdges(), d.Feat.Dim, d.NumClasses, s)
-	}
+	require.NotNil(t, s)
+	require.Len(t, s.Train, 1000)
+	require.Len(t, s.Valid, 200)
+	require.Len(t, s.Test, 800)
 	// Same flags again: refuse to overwrite, leave the data alone.
-	if err := runGen(args); err == nil || !strings.Contains(err.Error(), "not empty") {
-		t.Fatalf("second run: err = %v, want a refusal", err)
-	}
+	require.ErrorContains(t, runGen(args), "not empty", "second run")
 }
 
 func TestGenCLIBadInput(t *testing.T) {
 	dir := t.TempDir()
-	cases := []struct {
+	tests := []struct {
 		name string
 		args []string
 		want string
@@ -44,15 +43,11 @@ func TestGenCLIBadInput(t *testing.T) {
 		{"bad flag", []string{"--nodez", "5"}, "nodez"},
 		{"stray argument", []string{"--out", filepath.Join(dir, "c"), "extra"}, "unexpected"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := runGen(c.args)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("err = %v, want one containing %q", err, c.want)
-			}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorContains(t, runGen(tc.args), tc.want)
 		})
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
-		t.Fatalf("failed runs left %v", ents)
-	}
+	ents, _ := os.ReadDir(dir)
+	require.Empty(t, ents, "failed runs left files behind")
 }

@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func coraDir(t *testing.T) string {
@@ -26,13 +28,9 @@ func coraDir(t *testing.T) string {
 func TestPartitionInspectCLI(t *testing.T) {
 	cora := coraDir(t)
 	out := filepath.Join(t.TempDir(), "cora2")
-	if err := partitionCmd(io.Discard, []string{"--data", cora, "--parts", "2", "--seed", "3", "--out", out}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, partitionCmd(io.Discard, []string{"--data", cora, "--parts", "2", "--seed", "3", "--out", out}))
 	var buf bytes.Buffer
-	if err := inspect(&buf, []string{out, "--json", "--verify"}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, inspect(&buf, []string{out, "--json", "--verify"}))
 	var s struct {
 		NumParts int     `json:"num_parts"`
 		EdgeCut  float64 `json:"edge_cut"`
@@ -41,28 +39,24 @@ func TestPartitionInspectCLI(t *testing.T) {
 			Nodes, Edges, HaloNodes, TrainNodes *int64
 		} `json:"parts"`
 	}
-	if err := json.Unmarshal(buf.Bytes(), &s); err != nil {
-		t.Fatalf("inspect --json: %v\n%s", err, buf.String())
-	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &s), "inspect --json:\n%s", buf.String())
 	var raw map[string]any
-	json.Unmarshal(buf.Bytes(), &raw)
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &raw))
 	for _, k := range []string{"num_parts", "edge_cut", "balance", "parts"} {
-		if _, ok := raw[k]; !ok {
-			t.Errorf("inspect --json lacks key %q", k)
-		}
+		assert.Contains(t, raw, k, "inspect --json lacks a key")
 	}
 	part0 := raw["parts"].([]any)[0].(map[string]any)
 	for _, k := range []string{"nodes", "edges", "halo_nodes", "train_nodes"} {
-		if _, ok := part0[k]; !ok {
-			t.Errorf("inspect --json parts[0] lacks key %q", k)
-		}
+		assert.Contains(t, part0, k, "inspect --json parts[0] lacks a key")
 	}
-	if s.NumParts != 2 || s.EdgeCut <= 0 || s.EdgeCut > 0.3 || s.Balance < 1 || s.Balance > 1.05 {
-		t.Errorf("cora 2 parts: num_parts %d, edge_cut %.4f, balance %.4f", s.NumParts, s.EdgeCut, s.Balance)
-	}
+	assert.Equal(t, 2, s.NumParts, "cora 2 parts: num_parts")
+	assert.Greater(t, s.EdgeCut, 0.0, "cora 2 parts: edge_cut")
+	assert.LessOrEqual(t, s.EdgeCut, 0.3, "cora 2 parts: edge_cut")
+	assert.GreaterOrEqual(t, s.Balance, 1.0, "cora 2 parts: balance")
+	assert.LessOrEqual(t, s.Balance, 1.05, "cora 2 parts: balance")
 	buf.Reset()
-	if err := inspect(&buf, []string{out}); err != nil || !strings.Contains(buf.String(), "edge_cut") {
-		t.Errorf("inspect text: %v\n%s", err, buf.String())
+	if assert.NoError(t, inspect(&buf, []string{out}), "inspect text") {
+		assert.Contains(t, buf.String(), "edge_cut", "inspect text")
 	}
 }
 
@@ -82,15 +76,10 @@ func TestPartitionCLIBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			err := partitionCmd(io.Discard, append(tc.args, "--out", filepath.Join(root, "out")))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %v, want one containing %q", err, tc.want)
-			}
-			if ents, _ := os.ReadDir(root); len(ents) != 0 {
-				t.Errorf("failed run left %s behind", ents[0].Name())
-			}
+			require.ErrorContains(t, err, tc.want)
+			ents, _ := os.ReadDir(root)
+			assert.Empty(t, ents, "failed run left files behind")
 		})
 	}
-	if err := inspect(io.Discard, []string{t.TempDir()}); err == nil || !strings.Contains(err.Error(), "META.json is missing") {
-		t.Errorf("inspect of a non-partition dir: %v", err)
-	}
+	assert.ErrorContains(t, inspect(io.Discard, []string{t.TempDir()}), "META.json is missing", "inspect of a non-partition dir")
 }

@@ -9,15 +9,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"mpignn/train"
 )
 
 func writeTestMetrics(t *testing.T, path string, epochs int, summary bool) {
 	t.Helper()
 	w, err := train.CreateMetrics(path, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Close()
 	for e := 1; e <= epochs; e++ {
 		m := train.EpochMetrics{Type: "epoch", Epoch: e, Loss: 2 / float64(e), TrainAcc: 1 - 0.5/float64(e)}
@@ -26,20 +27,16 @@ func writeTestMetrics(t *testing.T, path string, epochs int, summary bool) {
 			vl, va, ta := 2.2/float64(e), 0.9-0.5/float64(e), 0.88-0.5/float64(e)
 			m.ValLoss, m.ValAcc, m.TestAcc = &vl, &va, &ta
 		}
-		if err := w.WriteEpoch(&m); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, w.WriteEpoch(&m))
 	}
 	if summary {
-		if err := w.WriteSummary(&train.Summary{Type: "summary", Epochs: epochs, BestEpoch: epochs, BestValAcc: 0.8, TestAcc: 0.79}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, w.WriteSummary(&train.Summary{Type: "summary", Epochs: epochs, BestEpoch: epochs, BestValAcc: 0.8, TestAcc: 0.79}))
 	}
 }
 
 func TestPlotWritesImages(t *testing.T) {
 	dir := t.TempDir()
-	for _, tc := range []struct {
+	tests := []struct {
 		epochs  int
 		summary bool
 		out     string
@@ -47,32 +44,24 @@ func TestPlotWritesImages(t *testing.T) {
 		{20, true, "loss.png"},
 		{1, false, "one.png"},
 		{5, true, "curves.svg"},
-	} {
+	}
+	for _, tc := range tests {
 		t.Run(tc.out, func(t *testing.T) {
 			m := filepath.Join(dir, fmt.Sprintf("m%d.jsonl", tc.epochs))
 			writeTestMetrics(t, m, tc.epochs, tc.summary)
 			out := filepath.Join(dir, tc.out)
-			if err := runPlot([]string{"--metrics", m, "--out", out}); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, runPlot([]string{"--metrics", m, "--out", out}))
 			data, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if strings.HasSuffix(tc.out, ".svg") {
-				if !bytes.Contains(data, []byte("<svg")) {
-					t.Fatal("not an SVG")
-				}
+				require.Contains(t, string(data), "<svg", "not an SVG")
 				return
 			}
 			img, err := png.Decode(bytes.NewReader(data))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			b := img.Bounds()
-			if b.Dx() < 800 || b.Dy() < 300 {
-				t.Fatalf("image %v too small", b)
-			}
+			require.GreaterOrEqual(t, b.Dx(), 800, "image %v too small", b)
+			require.GreaterOrEqual(t, b.Dy(), 300, "image %v too small", b)
 			// Something other than background must be drawn in both halves.
 			for _, half := range []int{0, 1} {
 				ink := 0
@@ -84,9 +73,7 @@ func TestPlotWritesImages(t *testing.T) {
 						}
 					}
 				}
-				if ink < 100 {
-					t.Errorf("half %d of the image has only %d dark pixels", half, ink)
-				}
+				assert.GreaterOrEqual(t, ink, 100, "dark pixels in half %d of the image", half)
 			}
 		})
 	}
@@ -100,7 +87,7 @@ func TestPlotErrors(t *testing.T) {
 	writeTestMetrics(t, good, 3, true)
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"type\":\"epoch\",\"epoch\":1}\nnot json\n"), 0o644)
-	for _, tc := range []struct {
+	tests := []struct {
 		args []string
 		want string
 	}{
@@ -111,13 +98,10 @@ func TestPlotErrors(t *testing.T) {
 		{[]string{"--metrics", good, "--out", filepath.Join(dir, "x.gif")}, "unsupported image type"},
 		{[]string{"--metrics", good, "--out", filepath.Join(dir, "missing-dir", "x.png")}, "no such file"},
 		{[]string{"--metrics", good, "extra"}, "unexpected argument"},
-	} {
-		err := runPlot(tc.args)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
-		}
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
-		t.Errorf("failed runs left files behind: %v", ents)
+	for _, tc := range tests {
+		assert.ErrorContains(t, runPlot(tc.args), tc.want, "%v", tc.args)
 	}
+	ents, _ := os.ReadDir(dir)
+	assert.Len(t, ents, 3, "failed runs left files behind")
 }

@@ -17,16 +17,17 @@ import (
 func runPredict(args []string) error {
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	var cfg dist.PredictConfig
-	fs.StringVar(&cfg.PartDir, "parts", "", "partition directory with one part per rank (required)")
+	addPartsFlag(fs, &cfg.PartDir)
 	fs.StringVar(&cfg.CheckpointDir, "checkpoint", "", "checkpoint directory written by mpignn train (required)")
 	fs.StringVar(&cfg.Out, "out", "", "output CSV: original_node_id,predicted_class (required)")
-	fanout := fs.String("fanout", "", "inference fanouts (default: the run's evaluation fanouts)")
+	fanout := addFanoutFlag(fs, "fanout", "", "inference fanouts (default: the run's evaluation fanouts)")
 	fs.BoolVar(&cfg.Full, "full", false, "use every neighbor (overrides --fanout)")
-	fs.IntVar(&cfg.Batch, "batch", 1024, "nodes per step per rank")
+	addBatchFlag(fs, &cfg.Batch, 1024, "nodes")
 	fs.BoolVar(&cfg.Final, "final", false, "use the final weights instead of the best-validation ones")
-	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
-	fs.Float64Var(&cfg.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB")
-	threads := fs.Int("threads", 0, "compute threads per rank (default: cores / ranks on this node)")
+	transport := addTransportFlag(fs)
+	addCacheFlag(fs, &cfg.Store.CacheMB)
+	var threads int
+	addThreadsFlag(fs, &threads)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -38,12 +39,10 @@ func runPredict(args []string) error {
 		return errors.New("predict: --parts, --checkpoint and --out are required")
 	}
 	var err error
-	if *fanout != "" {
-		if cfg.Fanouts, err = parseIntList("fanout", *fanout); err != nil {
-			return fmt.Errorf("predict: %w", err)
-		}
+	if cfg.Fanouts, err = fanout.parse(); err != nil { // nil = the checkpoint's
+		return fmt.Errorf("predict: %w", err)
 	}
-	if cfg.Transport, err = collectives.ParseTransport(*transport); err != nil {
+	if cfg.Store.Transport, err = transport.parse(); err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}
 	// Under mpirun, OpenMPI forwards SIGINT/SIGTERM to every rank: rank 0
@@ -62,7 +61,7 @@ func runPredict(args []string) error {
 		if err := agreeStartup(c, append(shared, partsFields(cfg.PartDir)...)); err != nil {
 			return err
 		}
-		if err := dist.Agree(c, setThreads(*threads, w.Size())); err != nil {
+		if err := dist.Agree(c, setThreads(threads, w.Size())); err != nil {
 			return fmt.Errorf("predict: %w", err)
 		}
 		n, err := dist.Predict(c, cfg)

@@ -43,7 +43,7 @@ func runCLI(t *testing.T, args ...string) (string, int) {
 	case errors.As(err, &ee):
 		return string(out), ee.ExitCode()
 	}
-	t.Fatalf("mpignn %v: %v", args, err)
+	require.FailNow(t, "cannot run mpignn", "mpignn %v: %v", args, err)
 	return "", -1
 }
 

@@ -32,21 +32,21 @@ type sampleConfig struct {
 func parseSample(args []string) (sampleConfig, error) {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
 	var cfg sampleConfig
-	fs.StringVar(&cfg.parts, "parts", "", "partition directory (its part count must equal the number of ranks)")
+	addPartsFlag(fs, &cfg.parts)
 	seeds := fs.String("seeds", "", "comma-separated ORIGINAL node ids to sample from")
-	fan := fs.String("fanout", "10,5", "comma-separated fanouts, hop from the seeds first; -1 = all neighbours")
-	fs.Uint64Var(&cfg.key.Seed, "seed", 0, "random seed")
+	fan := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
+	addSeedFlag(fs, &cfg.key.Seed, 0, "the sampling (train's --seed)")
 	fs.IntVar(&cfg.key.Epoch, "epoch", 0, "epoch of the random key")
 	fs.IntVar(&cfg.key.Batch, "step", 0, "step (batch index) of the random key")
 	fs.BoolVar(&cfg.replace, "replace", false, "sample with replacement")
-	tr := fs.String("transport", "auto", "remote reads: auto, rma or alltoallv")
+	tr := addTransportFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: ./mpirun.sh -n P ./bin/mpignn sample --parts DIR --seeds 3,17,42 [--fanout 10,5 --seed 7 --transport auto|rma|alltoallv]\n"+
 			"Prints every sampled edge \"dst src\" per layer (forward order), in original ids, sorted; the output\n"+
 			"does not depend on the number of ranks or the transport.\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() != 0 {
@@ -65,11 +65,11 @@ func parseSample(args []string) (sampleConfig, error) {
 	}
 	slices.Sort(cfg.seeds)
 	cfg.seeds = slices.Compact(cfg.seeds)
-	if cfg.fanouts, err = sampleFanoutList(*fan); err != nil {
+	if cfg.fanouts, err = fan.layers(); err != nil {
 		return cfg, err
 	}
-	if cfg.transport, err = collectives.ParseTransport(*tr); err != nil {
-		return cfg, fmt.Errorf("--transport: %w", err)
+	if cfg.transport, err = tr.parse(); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -86,25 +86,6 @@ func sampleInt64List(flagName, s string) ([]int64, error) {
 			return nil, fmt.Errorf("%s: %q is not an integer", flagName, f)
 		}
 		out = append(out, v)
-	}
-	return out, nil
-}
-
-// sampleFanoutList reads "15,10,5"; each fanout is positive or -1 (all).
-func sampleFanoutList(s string) ([]int, error) {
-	vs, err := sampleInt64List("--fanout", s)
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) == 0 {
-		return nil, errors.New("--fanout needs at least one layer")
-	}
-	out := make([]int, len(vs))
-	for i, v := range vs {
-		if v == 0 || v < -1 || v > 1<<30 {
-			return nil, fmt.Errorf("--fanout: layer %d has fanout %d, want > 0 or -1 (all)", i, v)
-		}
-		out[i] = int(v)
 	}
 	return out, nil
 }

@@ -1,23 +1,23 @@
 package main
 
 import (
-	"slices"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"mpignn/collectives"
 )
 
 func TestParseSample(t *testing.T) {
 	cfg, err := parseSample([]string{"--parts", "p", "--seeds", "42, 3,17,3", "--fanout", "10,-1", "--seed", "7", "--transport", "alltoallv", "--replace"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(cfg.seeds, []int64{3, 17, 42}) || !slices.Equal(cfg.fanouts, []int{10, -1}) ||
-		cfg.key.Seed != 7 || !cfg.replace || cfg.transport != collectives.TransportAlltoallv {
-		t.Fatalf("parsed %+v", cfg)
-	}
-	for _, tc := range []struct {
+	require.NoError(t, err)
+	require.Equal(t, []int64{3, 17, 42}, cfg.seeds)
+	require.Equal(t, []int{10, -1}, cfg.fanouts)
+	require.Equal(t, uint64(7), cfg.key.Seed)
+	require.True(t, cfg.replace)
+	require.Equal(t, collectives.TransportAlltoallv, cfg.transport)
+	tests := []struct {
 		args []string
 		want string
 	}{
@@ -29,30 +29,27 @@ func TestParseSample(t *testing.T) {
 		{[]string{"--parts", "p", "--seeds", "1", "--fanout", ""}, "at least one layer"},
 		{[]string{"--parts", "p", "--seeds", "1", "--transport", "udp"}, "unknown transport"},
 		{[]string{"--parts", "p", "--seeds", "1", "extra"}, "unexpected"},
-	} {
+	}
+	for _, tc := range tests {
 		_, err := parseSample(tc.args)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
-		}
+		assert.ErrorContains(t, err, tc.want, "%v", tc.args)
 	}
 }
 
 func TestParseBenchSample(t *testing.T) {
 	cfg, err := parseBenchSample([]string{"--parts", "p", "--cache-mb", "20", "--steps", "3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(cfg.fanouts, []int{15, 10, 5}) || cfg.batch != 1024 || cfg.cacheMB != 20 || cfg.steps != 3 {
-		t.Fatalf("parsed %+v", cfg)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []int{15, 10, 5}, cfg.fanouts)
+	require.Equal(t, 1024, cfg.batch)
+	require.Equal(t, 20.0, cfg.cacheMB)
+	require.Equal(t, 3, cfg.steps)
 	for _, args := range [][]string{
 		{},
 		{"--parts", "p", "--batch", "0"},
 		{"--parts", "p", "--cache-mb", "-1"},
 		{"--parts", "p", "--fanout", "0"},
 	} {
-		if _, err := parseBenchSample(args); err == nil {
-			t.Errorf("%v accepted", args)
-		}
+		_, err := parseBenchSample(args)
+		assert.Error(t, err, "%v accepted", args)
 	}
 }

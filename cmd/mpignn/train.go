@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"mpignn/collectives"
@@ -30,55 +29,42 @@ type trainFlags struct {
 	shared []collectives.Field
 }
 
-// parseIntList parses "10,5" (or "-1" entries meaning all neighbors).
-func parseIntList(name, s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("--%s %q: %q is not an integer", name, s, f)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 func parseTrain(args []string) (*trainFlags, error) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f := &trainFlags{}
 	c := &f.cfg
-	fs.StringVar(&c.PartDir, "parts", "", "partition directory (from mpignn partition) with one part per rank")
+	addPartsFlag(fs, &c.PartDir)
 	fs.StringVar(&f.data, "data", "", "dataset in the OGB raw layout: partitioned into one part per rank on rank 0 and cached")
 	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
 	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random")
 	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data")
-	fanout := fs.String("fanout", "10,5", "neighbors sampled per layer, from the seeds outwards (-1 = all)")
-	evalFanout := fs.String("eval-fanout", "", "fanouts for valid/test (default: --fanout)")
+	fanout := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
+	evalFanout := addFanoutFlag(fs, "eval-fanout", "", "fanouts for valid/test (default: --fanout)")
 	fs.BoolVar(&c.EvalFull, "eval-full", false, "evaluate valid/test on the full neighborhood")
 	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
-	fs.IntVar(&c.Batch, "batch", 64, "seeds per step PER RANK (global batch = ranks x batch)")
-	fs.BoolVar(&c.Replace, "replace", false, "sample neighbors with replacement")
-	fs.StringVar(&c.Model, "model", train.ArchSAGE, "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT)")
+	addBatchFlag(fs, &c.Loader.Batch, 64, "seeds")
+	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
+	fs.StringVar(&c.Model.Arch, "model", train.ArchSAGE, "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT)")
 	heads := fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)")
 	attnDropout := fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients")
-	fs.IntVar(&c.Hidden, "hidden", 128, "hidden width")
+	fs.IntVar(&c.Model.Hidden, "hidden", 128, "hidden width")
 	dropout := fs.Float64("dropout", 0.5, "dropout probability between layers")
 	inDropout := fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)")
-	fs.Float64Var(&c.LR, "lr", 0.01, "Adam learning rate")
-	fs.Float64Var(&c.WeightDecay, "weight-decay", 5e-4, "L2 weight decay (added to the gradient)")
-	fs.IntVar(&c.Epochs, "epochs", 50, "total epochs (a resumed run continues up to this count)")
-	fs.Uint64Var(&c.Seed, "seed", 1, "seed of weights, batch order, sampling and dropout")
+	lr := fs.Float64("lr", 0.01, "Adam learning rate")
+	weightDecay := fs.Float64("weight-decay", 5e-4, "L2 weight decay (added to the gradient)")
+	fs.IntVar(&c.Run.Epochs, "epochs", 50, "total epochs (a resumed run continues up to this count)")
+	addSeedFlag(fs, &c.Trainer.Seed, 1, "weights, batch order, sampling and dropout")
 	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm")
 	fs.StringVar(&c.Metrics, "metrics", "", "JSONL metrics file written by rank 0 (one line per epoch + summary)")
-	fs.StringVar(&c.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
-	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
-	fs.IntVar(&c.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
+	fs.StringVar(&c.Run.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
+	fs.IntVar(&c.Run.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
+	fs.IntVar(&c.Run.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
 	fs.BoolVar(&c.Resume, "resume", false, "continue from the checkpoint in --checkpoint")
 	fs.BoolVar(&c.OverwriteCheckpoint, "overwrite-checkpoint", false, "start a fresh run even if --checkpoint already holds a checkpoint (replaced at the first save)")
-	transport := fs.String("transport", "auto", "remote feature transport: auto, rma or alltoallv")
-	fs.Float64Var(&c.CacheMB, "cache-mb", 0, "per-rank cache of hot remote feature rows, MB (0 = off)")
+	transport := addTransportFlag(fs)
+	addCacheFlag(fs, &c.Store.CacheMB)
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
-	fs.IntVar(&f.threads, "threads", 0, "compute threads per rank (default: cores / ranks on this node)")
+	addThreadsFlag(fs, &f.threads)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -90,42 +76,42 @@ func parseTrain(args []string) (*trainFlags, error) {
 		return nil, errors.New("give exactly one of --parts PARTDIR or --data RAWDIR")
 	}
 	if f.data == "" {
-		c.Split = f.split // "" = the partition's default split
+		c.Loader.Split = f.split // "" = the partition's default split
 	}
 	var err error
-	if c.Fanouts, err = parseIntList("fanout", *fanout); err != nil {
+	if c.Loader.Fanouts, err = fanout.layers(); err != nil {
 		return nil, err
 	}
-	if *evalFanout != "" {
-		if c.EvalFanouts, err = parseIntList("eval-fanout", *evalFanout); err != nil {
-			return nil, err
-		}
+	if c.Loader.EvalFanouts, err = evalFanout.parse(); err != nil { // nil = --fanout
+		return nil, err
 	}
-	if *layers != 0 && *layers != len(c.Fanouts) {
-		return nil, fmt.Errorf("--layers %d but --fanout %s gives %d layers", *layers, *fanout, len(c.Fanouts))
+	if *layers != 0 && *layers != len(c.Loader.Fanouts) {
+		return nil, fmt.Errorf("--layers %d but --fanout %s gives %d layers", *layers, fanout.value, len(c.Loader.Fanouts))
 	}
 	if !(*dropout >= 0 && *dropout < 1) {
 		return nil, fmt.Errorf("--dropout %v must be in [0,1)", *dropout)
 	}
-	c.Dropout = float32(*dropout)
+	c.Model.Dropout = float32(*dropout)
 	if *inDropout < 0 {
 		*inDropout = *dropout
 	}
 	if *inDropout >= 1 {
 		return nil, fmt.Errorf("--input-dropout %v must be in [0,1)", *inDropout)
 	}
-	c.InputDropout = float32(*inDropout)
+	c.Model.InputDropout = float32(*inDropout)
+	// Converted here, once: the trainer computes in float32.
+	c.Trainer.Adam = train.DefaultAdam(float32(*lr), float32(*weightDecay))
 	if err := setArchFlags(fs, c, *heads, *attnDropout); err != nil {
 		return nil, err
 	}
-	if c.Transport, err = collectives.ParseTransport(*transport); err != nil {
+	if c.Store.Transport, err = transport.parse(); err != nil {
 		return nil, err
 	}
-	if c.EvalEvery < 1 {
-		return nil, fmt.Errorf("--eval-every %d must be positive", c.EvalEvery)
+	if c.Run.EvalEvery < 1 {
+		return nil, fmt.Errorf("--eval-every %d must be positive", c.Run.EvalEvery)
 	}
-	if c.CheckpointEvery < 1 {
-		return nil, fmt.Errorf("--checkpoint-every %d must be positive", c.CheckpointEvery)
+	if c.Run.CheckpointEvery < 1 {
+		return nil, fmt.Errorf("--checkpoint-every %d must be positive", c.Run.CheckpointEvery)
 	}
 	if f.method != partition.MethodMetis && f.method != partition.MethodRandom {
 		return nil, fmt.Errorf("--method %q: want metis or random", f.method)
@@ -136,14 +122,15 @@ func parseTrain(args []string) (*trainFlags, error) {
 // setArchFlags checks --model and applies the GAT-only flags: given to
 // another model they would have no effect, so they are refused.
 func setArchFlags(fs *flag.FlagSet, c *dist.TrainConfig, heads int, attnDropout float64) error {
-	if train.ArchDoc(c.Model) == "" {
-		return fmt.Errorf("--model %q: want one of %s", c.Model, strings.Join(train.Archs(), ", "))
+	m := &c.Model
+	if train.ArchDoc(m.Arch) == "" {
+		return fmt.Errorf("--model %q: want one of %s", m.Arch, strings.Join(train.Archs(), ", "))
 	}
-	if c.Model != train.ArchGAT {
+	if m.Arch != train.ArchGAT {
 		var err error
 		fs.Visit(func(f *flag.Flag) {
 			if f.Name == "heads" || f.Name == "attn-dropout" {
-				err = fmt.Errorf("--%s applies to --model gat only, not %s", f.Name, c.Model)
+				err = fmt.Errorf("--%s applies to --model gat only, not %s", f.Name, m.Arch)
 			}
 		})
 		return err
@@ -154,10 +141,10 @@ func setArchFlags(fs *flag.FlagSet, c *dist.TrainConfig, heads int, attnDropout 
 	if !(attnDropout >= 0 && attnDropout < 1) {
 		return fmt.Errorf("--attn-dropout %v must be in [0,1)", attnDropout)
 	}
-	if len(c.Fanouts) > 1 && c.Hidden%heads != 0 {
-		return fmt.Errorf("--hidden %d must be a multiple of --heads %d (hidden layers concatenate the heads)", c.Hidden, heads)
+	if len(c.Loader.Fanouts) > 1 && m.Hidden%heads != 0 {
+		return fmt.Errorf("--hidden %d must be a multiple of --heads %d (hidden layers concatenate the heads)", m.Hidden, heads)
 	}
-	c.Heads, c.AttnDropout = heads, float32(attnDropout)
+	m.Heads, m.AttnDropout = heads, float32(attnDropout)
 	return nil
 }
 

@@ -3,12 +3,14 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseTrain(t *testing.T) {
-	for _, tc := range []struct {
+	tests := []struct {
 		args []string
 		err  string // "" = must parse
 	}{
@@ -31,25 +33,27 @@ func TestParseTrain(t *testing.T) {
 		{[]string{"--parts", "p", "--model", "gat", "--heads", "0"}, "--heads 0 must be positive"},
 		{[]string{"--parts", "p", "--model", "gat", "--attn-dropout", "1"}, "--attn-dropout 1 must be in [0,1)"},
 		{[]string{"--parts", "p", "--model", "gat", "--hidden", "20", "--heads", "8"}, "--hidden 20 must be a multiple of --heads 8"},
-	} {
+	}
+	for _, tc := range tests {
 		_, err := parseTrain(tc.args)
-		switch {
-		case tc.err == "" && err != nil:
-			t.Errorf("%v: %v", tc.args, err)
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.err)
+		if tc.err == "" {
+			assert.NoError(t, err, "%v", tc.args)
+		} else {
+			assert.ErrorContains(t, err, tc.err, "%v", tc.args)
 		}
 	}
 	f, err := parseTrain([]string{"--parts", "p", "--dropout", "0.3", "--fanout", "15,10,5", "--split", "full"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.cfg.InputDropout != 0.3 || len(f.cfg.Fanouts) != 3 || f.cfg.Split != "full" {
-		t.Errorf("input dropout %v (want --dropout's 0.3), fanouts %v, split %q", f.cfg.InputDropout, f.cfg.Fanouts, f.cfg.Split)
-	}
-	// GAT settings reach the config only for GAT; other models keep them
-	// zero so their config stays what it was before GAT existed.
-	for _, tc := range []struct {
+	require.NoError(t, err)
+	assert.Equal(t, float32(0.3), f.cfg.Model.InputDropout, "input dropout defaults to --dropout")
+	assert.Len(t, f.cfg.Loader.Fanouts, 3)
+	assert.Equal(t, "full", f.cfg.Loader.Split)
+}
+
+// TestParseTrainArch: GAT settings reach the config only for GAT; other
+// models keep them zero so their config stays what it was before GAT
+// existed.
+func TestParseTrainArch(t *testing.T) {
+	tests := []struct {
 		args        []string
 		model       string
 		heads       int
@@ -59,14 +63,13 @@ func TestParseTrain(t *testing.T) {
 		{[]string{"--parts", "p", "--model", "gcn"}, "gcn", 0, 0},
 		{[]string{"--parts", "p", "--model", "gat"}, "gat", 8, 0},
 		{[]string{"--parts", "p", "--model", "gat", "--heads", "2", "--attn-dropout", "0.5"}, "gat", 2, 0.5},
-	} {
+	}
+	for _, tc := range tests {
 		f, err := parseTrain(tc.args)
-		if err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
-		}
-		if f.cfg.Model != tc.model || f.cfg.Heads != tc.heads || f.cfg.AttnDropout != tc.attnDropout {
-			t.Errorf("%v: model %q heads %d attn dropout %v, want %q %d %v", tc.args, f.cfg.Model, f.cfg.Heads, f.cfg.AttnDropout, tc.model, tc.heads, tc.attnDropout)
-		}
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.model, f.cfg.Model.Arch, "%v", tc.args)
+		assert.Equal(t, tc.heads, f.cfg.Model.Heads, "%v", tc.args)
+		assert.Equal(t, tc.attnDropout, f.cfg.Model.AttnDropout, "%v", tc.args)
 	}
 }
 
@@ -75,19 +78,12 @@ func TestParseTrain(t *testing.T) {
 func TestPartsCacheFallsBack(t *testing.T) {
 	root := t.TempDir()
 	ro := filepath.Join(root, "ro")
-	if err := os.MkdirAll(filepath.Join(ro, "cora"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(ro, 0o555); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Join(ro, "cora"), 0o755))
+	require.NoError(t, os.Chmod(ro, 0o555))
 	t.Cleanup(func() { os.Chmod(ro, 0o755) })
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
 	dirs := partsCacheDirs(filepath.Join(ro, "cora"), "x")
-	if len(dirs) != 2 || dirs[0] != filepath.Join(ro, "x") || dirs[1] != filepath.Join(root, "cache", "mpignn", "x") {
-		t.Fatalf("cache dirs %v", dirs)
-	}
-	if writable(ro) || !writable(root) {
-		t.Fatalf("writable(ro) = %v, writable(root) = %v", writable(ro), writable(root))
-	}
+	require.Equal(t, []string{filepath.Join(ro, "x"), filepath.Join(root, "cache", "mpignn", "x")}, dirs)
+	require.False(t, writable(ro), "writable(ro)")
+	require.True(t, writable(root), "writable(root)")
 }

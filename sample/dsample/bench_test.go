@@ -90,7 +90,7 @@ func BenchmarkSampleLocal(b *testing.B) {
 	cpu0 := cpuTime()
 	for i := 0; b.Loop(); i++ {
 		g, o := e.seeds(i)
-		var st SampleStats
+		var st sample.SampleStats
 		if _, err := e.s.Sample(g, o, fan, sample.Key{Seed: 1, Batch: i}, false, &st); err != nil {
 			b.Fatal(err)
 		}

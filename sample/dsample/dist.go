@@ -8,28 +8,6 @@ import (
 	"mpignn/sample"
 )
 
-// SampleStats count what one distributed Sample call did on this rank.
-type SampleStats struct {
-	LocalNodes, RemoteNodes int64 // destinations expanded from own / remote adjacency
-	LocalEdges, RemoteEdges int64 // sampled edges of those destinations
-	Local, Remote           time.Duration
-	Bytes                   int64 // adjacency bytes read from other ranks
-}
-
-// Edges returns all sampled edges.
-func (st *SampleStats) Edges() int64 { return st.LocalEdges + st.RemoteEdges }
-
-// Add accumulates o into st.
-func (st *SampleStats) Add(o SampleStats) {
-	st.LocalNodes += o.LocalNodes
-	st.RemoteNodes += o.RemoteNodes
-	st.LocalEdges += o.LocalEdges
-	st.RemoteEdges += o.RemoteEdges
-	st.Local += o.Local
-	st.Remote += o.Remote
-	st.Bytes += o.Bytes
-}
-
 // Sampler is the distributed layer-wise sampler: it draws, over a
 // GraphStore, exactly the blocks sample.Reference draws on the unpartitioned
 // graph. It keeps its scratch buffers between calls. A Sampler is used by
@@ -85,7 +63,7 @@ func (s *Sampler) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sam
 //
 // If st is not nil the call's counters are added to it. The returned blocks
 // are freshly allocated.
-func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *SampleStats) ([]sample.Block, error) {
+func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
 	n := s.g.n
 	// Bad seeds are reported only after this rank has taken part in every
 	// transport call (with no seeds), so that the other ranks do not hang.
@@ -101,7 +79,7 @@ func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int,
 			break
 		}
 	}
-	var local SampleStats
+	var local sample.SampleStats
 	L := len(fanouts)
 	blocks := make([]sample.Block, L)
 	dstG, dstO := seedsGlobal, seedsOrig
@@ -154,7 +132,7 @@ func (s *Sampler) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 // sampleLayer builds one block with one-sided reads. With the degree table
 // (Store.allNodes) it makes exactly one Fetch call, otherwise exactly two;
 // which one is decided identically on every rank at OpenStore.
-func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *SampleStats) error {
+func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
 	p := s.g
 	t0 := time.Now()

@@ -46,7 +46,7 @@ type a2aScratch struct {
 
 // sampleLayerA2A builds one block using the owner-side exchange. It always
 // makes exactly two Alltoallv calls.
-func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *SampleStats) error {
+func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
 	ac := &s.a2a
 	p := s.g

@@ -34,7 +34,7 @@ func TestDistributedEqualsReference(t *testing.T) {
 			t.Run(tr+"/"+tc.name, func(t *testing.T) {
 				seedsG, seedsO := ownedSeeds(f.part, wantedSeeds())
 				base := sample.Key{Seed: 7, Epoch: 2, Batch: 5}
-				var st SampleStats
+				var st sample.SampleStats
 				got, err := s.Sample(seedsG, seedsO, tc.fanouts, base, tc.replace, &st)
 				if err != nil {
 					t.Fatal(err)
@@ -218,7 +218,7 @@ func TestLoaderGlobalBatches(t *testing.T) {
 							t.Fatalf("rank %d has %d steps, want %d", r, n, len(want))
 						}
 					}
-					var out LoaderBatch
+					var out sample.Batch
 					// Report, never stop: the remaining steps are collective.
 					failed := false
 					fail := func(format string, args ...any) {

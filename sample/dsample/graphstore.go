@@ -151,9 +151,6 @@ func (g *GraphStore) FetchStats() collectives.FetchStats {
 	return sumStats(g.nodes, g.edges)
 }
 
-// fetchBytes is the number of adjacency bytes read from other ranks so far.
-func (g *GraphStore) fetchBytes() int64 { return g.nodes.Stats().Bytes + g.edges.Stats().Bytes }
-
 // Neighbors reads the in-neighbors of any nodes, in canonical order: the
 // neighbors of nodes[i] are global[off[i]:off[i+1]], with their original ids
 // in orig. It is collective (two batched reads, whatever the node list) and

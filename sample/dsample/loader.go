@@ -3,7 +3,6 @@ package dsample
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"mpignn/collectives"
 	"mpignn/sample"
@@ -31,23 +30,6 @@ type LoaderOptions struct {
 	// Split names the dataset split ("" = the partition's default,
 	// Meta.Split).
 	Split string
-}
-
-// LoaderBatch is one rank's share of one global step.
-type LoaderBatch struct {
-	Blocks      []sample.Block // forward order; last block's dst = this rank's seeds of the step
-	X           []float32      // features of Blocks[0].Nodes, row-major
-	Labels      []int32        // labels of the seeds (empty if none this step)
-	GlobalSeeds int            // seeds of this step over ALL ranks
-
-	Seeds, SeedsOrig []int64 // this rank's seeds (new and original ids), step order
-
-	Gather                  time.Duration
-	RemoteRows              int64 // feature rows read from other ranks
-	CacheHits, CacheLookups int64 // non-owned feature rows: served by a cache / looked up
-	LocalRows, CachedRows   int64
-	BytesMoved              int64 // feature + adjacency bytes read from other ranks
-	Sample                  SampleStats
 }
 
 // splitSeeds is one rank's share of a split, with what global batching
@@ -183,10 +165,11 @@ func (l *Loader) StepSeeds(split string, epoch, step int) (global, orig []int64,
 }
 
 // Batch samples and gathers this rank's share of step `step` of `epoch`
-// (0-based) of split into out, reusing out's buffers. It is COLLECTIVE:
+// (0-based) of split into out, reusing out's buffers; it sets every field
+// of out. With Steps it makes the Loader a train.BatchSource. It is COLLECTIVE:
 // every rank calls it for every step, also when it owns no seed of the step.
 // Random choices are keyed by (Seed, epoch, step, layer, original node id).
-func (l *Loader) Batch(split string, epoch, step int, out *LoaderBatch) error {
+func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	ss, fan, err := l.split(split)
 	if err != nil {
 		return err
@@ -198,7 +181,7 @@ func (l *Loader) Batch(split string, epoch, step int, out *LoaderBatch) error {
 	G := int64(l.GlobalBatch())
 	out.GlobalSeeds = int(min(G, ss.total-int64(step)*G))
 	out.Seeds, out.SeedsOrig = seeds, orig
-	var st SampleStats
+	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
 	blocks, err := l.s.Sample(seeds, orig, fan, base, l.o.Replace, &st)
 	if err != nil {
@@ -212,13 +195,12 @@ func (l *Loader) Batch(split string, epoch, step int, out *LoaderBatch) error {
 	if out.Labels, err = l.s.Labels(seeds, out.Labels); err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
 	}
-	out.Gather = g.Time
-	out.RemoteRows = g.RemoteRows
-	out.CacheHits = g.CachedRows
-	out.CacheLookups = g.CacheLookups
-	out.LocalRows = g.LocalRows
-	out.CachedRows = g.CachedRows
-	out.BytesMoved = g.Bytes + st.Bytes
-	out.Sample = st
+	out.Stats = sample.BatchStats{
+		Gather:    g.Time,
+		LocalRows: g.LocalRows, CachedRows: g.CachedRows, RemoteRows: g.RemoteRows,
+		CacheLookups: g.CacheLookups,
+		BytesMoved:   g.Bytes + st.Bytes,
+		Sample:       st,
+	}
 	return nil
 }

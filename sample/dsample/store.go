@@ -145,7 +145,7 @@ func (s *Store) FetchStats() collectives.FetchStats {
 }
 
 // Sample is Sampler.SampleWithStats on the store's graph. It is collective.
-func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *SampleStats) ([]sample.Block, error) {
+func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
 	return s.sampler.SampleWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, st)
 }
 

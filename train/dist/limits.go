@@ -8,6 +8,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/partition"
+	"mpignn/sample/dsample"
 	"mpignn/train"
 )
 
@@ -39,19 +40,21 @@ func checkFits(c *collectives.Comm, e train.MemoryEstimate, hint string) error {
 // allocated: a global batch that overflows, a split without training nodes
 // (in the whole graph: META counts every part), and a model that does not
 // fit in memory. It is collective.
-func checkTrainable(c *collectives.Comm, cfg *TrainConfig, meta *partition.Meta, split string, model train.Config, evalFan []int) error {
+// lo is the loader's options as the run resolved them (split and eval
+// fanouts filled in).
+func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, model train.Config) error {
 	var err error
-	if cfg.Batch > math.MaxInt32/c.Size() {
+	if lo.Batch > math.MaxInt32/c.Size() {
 		// Global batches index seeds with ints and every rank's share is
 		// at most the batch: anything this large is a typo.
-		err = fmt.Errorf("train: --batch %d x %d ranks is more than %d seeds per step", cfg.Batch, c.Size(), math.MaxInt32)
-	} else if sc, ok := meta.Splits[split]; ok && sc.Train == 0 {
-		err = fmt.Errorf("train: split %s of %s has no training nodes (valid %d, test %d)", split, cfg.PartDir, sc.Valid, sc.Test)
+		err = fmt.Errorf("train: --batch %d x %d ranks is more than %d seeds per step", lo.Batch, c.Size(), math.MaxInt32)
+	} else if sc, ok := meta.Splits[lo.Split]; ok && sc.Train == 0 {
+		err = fmt.Errorf("train: split %s of %s has no training nodes (valid %d, test %d)", lo.Split, partDir, sc.Valid, sc.Test)
 	}
 	if err := Agree(c, err); err != nil {
 		return err
 	}
-	if err := checkFits(c, model.EstimateTraining(cfg.Fanouts, evalFan, cfg.Batch, meta.NumNodes),
+	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch, meta.NumNodes),
 		"lower --hidden, --batch or --fanout"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
 )
@@ -27,9 +28,9 @@ type PredictConfig struct {
 	Full    bool
 	Batch   int // per-rank nodes per step
 	// Final uses the final weights instead of the best-validation ones.
-	Final     bool
-	Transport collectives.Transport
-	CacheMB   float64
+	Final bool
+	// Store: Transport and CacheMB. ReleasePart is set by Predict.
+	Store dsample.StoreOptions
 }
 
 // Predict classifies every node of the partitioned graph with a
@@ -100,7 +101,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	} else {
 		part.Splits[split] = &graph.Split{Test: all}
 	}
-	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, dsample.LoaderOptions{
+	store, loader, err := openLoader(c, part, cfg.Store, dsample.LoaderOptions{
 		Fanouts: fan, EvalFanouts: fan, Batch: cfg.Batch, Seed: ck.Seed, Split: split,
 	})
 	if err != nil {
@@ -118,19 +119,18 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if err := model.SetParams(params); err != nil {
 		return 0, err
 	}
-	src := &LoaderSource{L: loader}
-	steps, err := src.Steps(train.SplitTest, 0)
+	steps, err := loader.Steps(train.SplitTest, 0)
 	if err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
 	// pairs holds (original id, class) of this rank's nodes.
 	var pairs []int64
 	var pred []int32
-	var b train.Batch
+	// b's buffers are reused from step to step: Batch sets every field.
+	var b sample.Batch
 	var localErr error
 	for s := 0; s < steps; s++ {
-		b = train.Batch{}
-		if err := src.Batch(train.SplitTest, 0, s, &b); err != nil {
+		if err := loader.Batch(train.SplitTest, 0, s, &b); err != nil {
 			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
 			break
 		}

@@ -17,48 +17,41 @@ import (
 
 // TrainConfig configures Train. Every rank passes the same values; Out,
 // Progress and Metrics are used on rank 0 only.
+//
+// Each option is defined once, in the option struct of the package that
+// uses it; TrainConfig holds those structs and adds only what belongs to
+// the whole run (the partition, evaluation on full neighborhoods, feature
+// normalisation, output files). Fields that Train derives itself are named
+// in each struct's comment and must be left zero.
 type TrainConfig struct {
 	PartDir string
-	// Split names the partition's split to train on ("" = its default).
-	Split string
-	// Fanouts in PyG order (Fanouts[0] is the hop from the seeds); -1 takes
-	// every neighbor. len(Fanouts) is the number of layers.
-	Fanouts []int
-	// EvalFanouts for valid/test; nil = Fanouts; EvalFull overrides it
-	// with the full neighborhood.
-	EvalFanouts []int
-	EvalFull    bool
-	Batch       int // PER-RANK seeds per step; the global batch is Size·Batch
-	Replace     bool
-	// Model is the architecture's registry name (train.Archs; "" = sage);
-	// Heads and AttnDropout are GAT's.
-	Model       string
-	Heads       int
-	AttnDropout float32
-	Hidden      int
-	Dropout     float32
-	// InputDropout drops input features (DGL's feat_drop on layer 0).
-	InputDropout float32
-	LR           float64
-	WeightDecay  float64
-	Epochs       int
-	Seed         uint64
+	// Model: Arch, Hidden, Dropout, InputDropout, Heads, AttnDropout.
+	// InDim and Classes come from the partition and Layers from
+	// len(Loader.Fanouts).
+	Model train.Config
+	// Trainer: Adam and Seed, which drives everything random (weights,
+	// dropout, batch order and sampling: it is also the loader's seed).
+	Trainer train.Options
+	// Loader: Fanouts, EvalFanouts, Batch (PER RANK; the global batch is
+	// Size·Batch), Replace and Split ("" = the partition's default). Seed
+	// is Trainer.Seed.
+	Loader dsample.LoaderOptions
+	// EvalFull evaluates valid/test on the full neighborhood, overriding
+	// Loader.EvalFanouts.
+	EvalFull bool
 	// RowNorm scales every feature row to unit L1 norm before training.
 	RowNorm bool
+	// Store: Transport and CacheMB. ReleasePart is set by Train.
+	Store dsample.StoreOptions
+	// Run: Epochs, CheckpointDir, CheckpointEvery and EvalEvery. Metrics
+	// and RunInfo are set by Train.
+	Run train.RunOptions
 
-	Transport collectives.Transport
-	CacheMB   float64
-
-	Metrics         string // JSONL file ("" = none)
-	CheckpointDir   string // "" = no checkpoints
-	CheckpointEvery int
-	// EvalEvery evaluates valid/test after every EvalEvery-th epoch and the
-	// last (< 2: every epoch).
-	EvalEvery int
-	Resume    bool
+	Metrics string // JSONL file ("" = none)
+	Resume  bool
 	// OverwriteCheckpoint lets a fresh run (not Resume) start in a
-	// CheckpointDir that already holds a checkpoint; without it such a run
-	// is refused, so an old checkpoint is never replaced by accident.
+	// Run.CheckpointDir that already holds a checkpoint; without it such a
+	// run is refused, so an old checkpoint is never replaced by accident.
 	OverwriteCheckpoint bool
 
 	Out      io.Writer // result lines (transport, final); nil = discard
@@ -78,7 +71,9 @@ type Result struct {
 }
 
 // runInfo is stored in checkpoints: the settings that must not change when a
-// run is resumed, because they change what the model sees.
+// run is resumed, because they change what the model sees. Its JSON (names
+// and order of the fields) is read back from existing checkpoints: it must
+// not change.
 type runInfo struct {
 	Dataset     string `json:"dataset"`
 	Split       string `json:"split"`
@@ -89,30 +84,49 @@ type runInfo struct {
 	RowNorm     bool   `json:"row_norm"`
 }
 
+// newRunInfo derives the run info from the loader options as the run
+// resolved them (Split and EvalFanouts filled in), so that the checkpoint
+// records exactly what the loader was given.
+func newRunInfo(dataset string, ranks int, lo dsample.LoaderOptions, rowNorm bool) runInfo {
+	return runInfo{
+		Dataset: dataset, Split: lo.Split, GlobalBatch: lo.Batch * ranks, Fanouts: lo.Fanouts,
+		EvalFanouts: lo.EvalFanouts, Replace: lo.Replace, RowNorm: rowNorm,
+	}
+}
+
 func (c *TrainConfig) validate() error {
+	lo, m := &c.Loader, &c.Model
 	switch {
 	case c.PartDir == "":
 		return errors.New("no partition directory")
-	case len(c.Fanouts) == 0:
+	case len(lo.Fanouts) == 0:
 		return errors.New("no fanouts")
-	case c.Batch < 1:
-		return fmt.Errorf("batch %d must be positive", c.Batch)
-	case c.Epochs < 0:
-		return fmt.Errorf("epochs %d must not be negative", c.Epochs)
-	case c.Resume && c.CheckpointDir == "":
+	case lo.Batch < 1:
+		return fmt.Errorf("batch %d must be positive", lo.Batch)
+	case c.Run.Epochs < 0:
+		return fmt.Errorf("epochs %d must not be negative", c.Run.Epochs)
+	case c.Resume && c.Run.CheckpointDir == "":
 		return errors.New("resume needs a checkpoint directory")
-	case c.OverwriteCheckpoint && c.CheckpointDir == "":
+	case c.OverwriteCheckpoint && c.Run.CheckpointDir == "":
 		return errors.New("--overwrite-checkpoint needs a checkpoint directory (--checkpoint)")
 	case c.Resume && c.OverwriteCheckpoint:
 		return errors.New("--resume and --overwrite-checkpoint exclude each other: continue the checkpoint or start over")
+	// The derived fields are refused rather than overwritten, so that a
+	// caller who sets one learns that it has no effect.
+	case lo.Seed != 0:
+		return errors.New("Loader.Seed is Trainer.Seed: leave it zero")
+	case m.InDim != 0 || m.Classes != 0 || m.Layers != 0:
+		return errors.New("Model.InDim, Classes and Layers come from the partition and the fanouts: leave them zero")
+	case c.Run.Metrics != nil || c.Run.RunInfo != nil:
+		return errors.New("Run.Metrics and Run.RunInfo are set by Train: leave them nil")
 	}
-	for _, f := range c.Fanouts {
+	for _, f := range lo.Fanouts {
 		if f == 0 || f < -1 {
 			return fmt.Errorf("fanout %d: want a positive count or -1 (all neighbors)", f)
 		}
 	}
-	if c.EvalFanouts != nil && len(c.EvalFanouts) != len(c.Fanouts) {
-		return fmt.Errorf("%d eval fanouts for %d layers", len(c.EvalFanouts), len(c.Fanouts))
+	if lo.EvalFanouts != nil && len(lo.EvalFanouts) != len(lo.Fanouts) {
+		return fmt.Errorf("%d eval fanouts for %d layers", len(lo.EvalFanouts), len(lo.Fanouts))
 	}
 	return nil
 }
@@ -135,8 +149,9 @@ func openPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 // collective. The caller closes the store. The store copies the partition's
 // edges and features into its MPI windows and takes them out of part
 // (ReleasePart), so the copies are not held twice for the whole run.
-func openLoader(c *collectives.Comm, part *partition.Part, t collectives.Transport, cacheMB float64, lo dsample.LoaderOptions) (*dsample.Store, *dsample.Loader, error) {
-	st, err := dsample.OpenStore(c, part, dsample.StoreOptions{Transport: t, CacheMB: cacheMB, ReleasePart: true})
+func openLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreOptions, lo dsample.LoaderOptions) (*dsample.Store, *dsample.Loader, error) {
+	so.ReleasePart = true
+	st, err := dsample.OpenStore(c, part, so)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open feature store: %w", err)
 	}
@@ -187,56 +202,50 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		return nil, err
 	}
 	meta := part.Meta
-	split := cfg.Split
-	if split == "" {
-		split = meta.Split
+	// The options as this run resolves them: what the loader samples and
+	// what the checkpoint records are the same values.
+	lo := cfg.Loader
+	lo.Seed = cfg.Trainer.Seed
+	if lo.Split == "" {
+		lo.Split = meta.Split
 	}
-	evalFan := cfg.EvalFanouts
 	if cfg.EvalFull {
-		evalFan = slices.Repeat([]int{-1}, len(cfg.Fanouts))
+		lo.EvalFanouts = slices.Repeat([]int{-1}, len(lo.Fanouts))
 	}
-	mcfg := train.Config{
-		Arch: cfg.Model, InDim: meta.FeatDim, Hidden: cfg.Hidden, Classes: meta.NumClasses, Layers: len(cfg.Fanouts),
-		Dropout: cfg.Dropout, InputDropout: cfg.InputDropout, Heads: cfg.Heads, AttnDropout: cfg.AttnDropout,
+	if lo.EvalFanouts == nil {
+		lo.EvalFanouts = lo.Fanouts
 	}
-	if err := checkTrainable(c, &cfg, meta, split, mcfg, evalFan); err != nil {
+	mcfg := cfg.Model
+	mcfg.InDim, mcfg.Classes, mcfg.Layers = meta.FeatDim, meta.NumClasses, len(lo.Fanouts)
+	if err := checkTrainable(c, cfg.PartDir, meta, lo, mcfg); err != nil {
 		return nil, err
 	}
 	if cfg.RowNorm {
 		RowNormalize(part.Feat, meta.FeatDim)
 		RowNormalize(part.HaloFeat, meta.FeatDim)
 	}
-	store, loader, err := openLoader(c, part, cfg.Transport, cfg.CacheMB, dsample.LoaderOptions{
-		Fanouts: cfg.Fanouts, EvalFanouts: evalFan, Batch: cfg.Batch, Replace: cfg.Replace, Seed: cfg.Seed, Split: cfg.Split,
-	})
+	store, loader, err := openLoader(c, part, cfg.Store, lo)
 	if err != nil {
 		return nil, err
 	}
 	defer store.Close()
 	res := &Result{Transport: store.Transport()}
-	fmt.Fprintln(out, transportLine(cfg.Transport, store))
+	fmt.Fprintln(out, transportLine(cfg.Store.Transport, store))
 
-	model, err := train.NewModel(mcfg, cfg.Seed)
+	model, err := train.NewModel(mcfg, cfg.Trainer.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	opts := train.Options{Adam: train.DefaultAdam(float32(cfg.LR), float32(cfg.WeightDecay)), Seed: cfg.Seed}
-	if evalFan == nil {
-		evalFan = cfg.Fanouts
-	}
-	info, err := json.Marshal(runInfo{
-		Dataset: meta.Dataset, Split: split, GlobalBatch: cfg.Batch * c.Size(), Fanouts: cfg.Fanouts,
-		EvalFanouts: evalFan, Replace: cfg.Replace, RowNorm: cfg.RowNorm,
-	})
+	info, err := json.Marshal(newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm))
 	if err != nil {
 		return nil, err
 	}
-	tr, err := train.NewTrainer(opts, model, Reducer{C: c}, &LoaderSource{L: loader})
+	tr, err := train.NewTrainer(cfg.Trainer, model, Reducer{C: c}, loader)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	if cfg.Resume {
-		ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
+		ck, err := LoadCheckpoint(c, cfg.Run.CheckpointDir)
 		if err == nil {
 			err = checkRunInfo(ck.RunInfo, info)
 		}
@@ -246,7 +255,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
-		fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.CheckpointDir, tr.Epoch(), tr.Step())
+		fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch(), tr.Step())
 	}
 
 	var metrics *train.MetricsWriter
@@ -266,12 +275,13 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	rec := &recorder{next: cfg.Reporter}
 	if c.Rank() == 0 && cfg.Progress != nil {
-		rec.progress = train.NewProgress(cfg.Progress, cfg.Epochs, cfg.Quiet)
+		rec.progress = train.NewProgress(cfg.Progress, cfg.Run.Epochs, cfg.Quiet)
 	}
 	tr.Reporter = rec
-	ro := train.RunOptions{Epochs: cfg.Epochs, Metrics: metrics, RunInfo: info, EvalEvery: cfg.EvalEvery}
-	if c.Rank() == 0 {
-		ro.CheckpointDir, ro.CheckpointEvery = cfg.CheckpointDir, cfg.CheckpointEvery
+	ro := cfg.Run
+	ro.Metrics, ro.RunInfo = metrics, info
+	if c.Rank() != 0 {
+		ro.CheckpointDir = "" // rank 0 writes the checkpoints
 	}
 	sum, err := tr.Run(ro)
 	if err != nil {
@@ -299,8 +309,8 @@ type createdOutputs struct {
 // that writes checkpoints) and agrees on the outcome. It is collective.
 func (o *createdOutputs) prepareCheckpointDir(c *collectives.Comm, cfg TrainConfig) error {
 	var err error
-	if c.Rank() == 0 && cfg.CheckpointDir != "" {
-		o.dirs, err = train.PrepareCheckpointDir(cfg.CheckpointDir, cfg.Resume, cfg.OverwriteCheckpoint)
+	if c.Rank() == 0 && cfg.Run.CheckpointDir != "" {
+		o.dirs, err = train.PrepareCheckpointDir(cfg.Run.CheckpointDir, cfg.Resume, cfg.OverwriteCheckpoint)
 	}
 	return Agree(c, err)
 }

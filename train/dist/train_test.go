@@ -12,6 +12,7 @@ import (
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/partition"
+	"mpignn/sample/dsample"
 	"mpignn/train"
 )
 
@@ -33,9 +34,12 @@ func writeParts(t *testing.T, c *collectives.Comm, d *graph.Dataset, n int, meth
 // testTrainConfig trains 3 epochs with global batch 12 (per-rank 12/P).
 func testTrainConfig(c *collectives.Comm, dir string, dropout float32) TrainConfig {
 	return TrainConfig{
-		PartDir: dir, Fanouts: []int{4, 3}, Batch: 12 / c.Size(), Hidden: 16,
-		Dropout: dropout, InputDropout: dropout / 2, LR: 0.01, WeightDecay: 5e-4, Epochs: 3, Seed: 11,
-		Transport: collectives.TransportAuto,
+		PartDir: dir,
+		Model:   train.Config{Hidden: 16, Dropout: dropout, InputDropout: dropout / 2},
+		Trainer: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11},
+		Loader:  dsample.LoaderOptions{Fanouts: []int{4, 3}, Batch: 12 / c.Size()},
+		Store:   dsample.StoreOptions{Transport: collectives.TransportAuto},
+		Run:     train.RunOptions{Epochs: 3},
 	}
 }
 
@@ -67,10 +71,10 @@ func TestTrainMatchesReference(t *testing.T) {
 		drop := tc.drop
 		t.Run(fmt.Sprintf("%s/dropout=%v/%v", tc.arch, drop, tc.transport), func(t *testing.T) {
 			cfg := testTrainConfig(c, dir, drop)
-			cfg.Transport = tc.transport
-			cfg.Model = tc.arch
+			cfg.Store.Transport = tc.transport
+			cfg.Model.Arch = tc.arch
 			if tc.arch == train.ArchGAT {
-				cfg.Heads, cfg.AttnDropout = 4, drop
+				cfg.Model.Heads, cfg.Model.AttnDropout = 4, drop
 			}
 			rec := &stepLosses{}
 			cfg.Reporter = rec
@@ -82,7 +86,7 @@ func TestTrainMatchesReference(t *testing.T) {
 			}
 			o := refOptions{
 				Model: train.Config{Arch: tc.arch, InDim: 6, Hidden: 16, Classes: 3, Layers: 2, Dropout: drop, InputDropout: drop / 2,
-					Heads: cfg.Heads, AttnDropout: cfg.AttnDropout},
+					Heads: cfg.Model.Heads, AttnDropout: cfg.Model.AttnDropout},
 				Options: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11},
 			}
 			ref, refLoss := runRef(t, o, train.LocalReducer{}, &train.RefSource{
@@ -116,21 +120,21 @@ func TestTrainResume(t *testing.T) {
 	dir := writeParts(t, c, d, c.Size(), partition.MethodRandom)
 	tmp := sharedDir(t, c)
 	cfg := testTrainConfig(c, dir, 0.5)
-	cfg.Batch = 8
-	cfg.Epochs = 4
-	cfg.CheckpointDir = filepath.Join(tmp, "straight")
+	cfg.Loader.Batch = 8
+	cfg.Run.Epochs = 4
+	cfg.Run.CheckpointDir = filepath.Join(tmp, "straight")
 	cfg.Metrics = filepath.Join(tmp, "straight.jsonl")
 	straight, err := Train(c, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.CheckpointDir = filepath.Join(tmp, "resumed")
+	cfg.Run.CheckpointDir = filepath.Join(tmp, "resumed")
 	cfg.Metrics = filepath.Join(tmp, "resumed.jsonl")
-	cfg.Epochs = 2
+	cfg.Run.Epochs = 2
 	if _, err := Train(c, cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Epochs, cfg.Resume = 4, true
+	cfg.Run.Epochs, cfg.Resume = 4, true
 	resumed, err := Train(c, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -171,8 +175,8 @@ func TestTrainBadInput(t *testing.T) {
 	}
 	good := writeParts(t, c, d, c.Size(), partition.MethodRandom)
 	cfg := testTrainConfig(c, good, 0)
-	cfg.Epochs = 1
-	cfg.CheckpointDir = filepath.Join(sharedDir(t, c), "ck")
+	cfg.Run.Epochs = 1
+	cfg.Run.CheckpointDir = filepath.Join(sharedDir(t, c), "ck")
 	cfg.Resume = true
 	if _, err := Train(c, cfg); err == nil || !strings.Contains(err.Error(), "missing file") {
 		t.Errorf("missing checkpoint: got %v", err)
@@ -183,13 +187,13 @@ func TestTrainBadInput(t *testing.T) {
 	}
 	var werr error
 	if c.Rank() == 0 {
-		path := filepath.Join(cfg.CheckpointDir, train.CheckpointFile)
+		path := filepath.Join(cfg.Run.CheckpointDir, train.CheckpointFile)
 		werr = os.Truncate(path, 100)
 	}
 	if err := Agree(c, werr); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Resume, cfg.Epochs = true, 2
+	cfg.Resume, cfg.Run.Epochs = true, 2
 	if _, err := Train(c, cfg); err == nil || !strings.Contains(err.Error(), "checksum") {
 		t.Errorf("corrupt checkpoint: got %v", err)
 	}
@@ -218,13 +222,13 @@ func TestPredict(t *testing.T) {
 	tmp := sharedDir(t, c)
 	cfg := testTrainConfig(c, dir, 0.5)
 	cfg.EvalFull = true
-	cfg.CheckpointDir = filepath.Join(tmp, "ck")
+	cfg.Run.CheckpointDir = filepath.Join(tmp, "ck")
 	res, err := Train(c, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(tmp, "pred.csv")
-	n, err := Predict(c, PredictConfig{PartDir: dir, CheckpointDir: cfg.CheckpointDir, Out: out, Full: true, Batch: 7})
+	n, err := Predict(c, PredictConfig{PartDir: dir, CheckpointDir: cfg.Run.CheckpointDir, Out: out, Full: true, Batch: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

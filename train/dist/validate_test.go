@@ -1,9 +1,13 @@
 package dist
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"mpignn/sample/dsample"
+	"mpignn/train"
 )
 
 // TestValidateCheckpointFlags: --overwrite-checkpoint needs a checkpoint
@@ -25,8 +29,8 @@ func TestValidateCheckpointFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := TrainConfig{PartDir: "p", Fanouts: []int{5}, Batch: 1, Epochs: 1,
-				CheckpointDir: tc.dir, Resume: tc.resume, OverwriteCheckpoint: tc.overwrite}
+			cfg := TrainConfig{PartDir: "p", Loader: dsample.LoaderOptions{Fanouts: []int{5}, Batch: 1},
+				Run: train.RunOptions{Epochs: 1, CheckpointDir: tc.dir}, Resume: tc.resume, OverwriteCheckpoint: tc.overwrite}
 			err := cfg.validate()
 			if tc.err == "" {
 				require.NoError(t, err)
@@ -35,4 +39,61 @@ func TestValidateCheckpointFlags(t *testing.T) {
 			require.ErrorContains(t, err, tc.err)
 		})
 	}
+}
+
+// TestValidateDerivedFields: the fields Train derives (the loader's seed,
+// the model's shape, the run's metrics writer and run info) are refused
+// when set, so that a caller learns they would have no effect.
+func TestValidateDerivedFields(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(*TrainConfig)
+		err  string
+	}{
+		{"loader seed", func(c *TrainConfig) { c.Loader.Seed = 3 }, "Loader.Seed is Trainer.Seed"},
+		{"in dim", func(c *TrainConfig) { c.Model.InDim = 8 }, "Model.InDim, Classes and Layers"},
+		{"classes", func(c *TrainConfig) { c.Model.Classes = 3 }, "Model.InDim, Classes and Layers"},
+		{"layers", func(c *TrainConfig) { c.Model.Layers = 1 }, "Model.InDim, Classes and Layers"},
+		{"run info", func(c *TrainConfig) { c.Run.RunInfo = []byte("{}") }, "Run.Metrics and Run.RunInfo"},
+		{"eval fanouts", func(c *TrainConfig) { c.Loader.EvalFanouts = []int{5, 5} }, "2 eval fanouts for 1 layers"},
+		{"fanout 0", func(c *TrainConfig) { c.Loader.Fanouts = []int{0} }, "fanout 0: want a positive count"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := TrainConfig{PartDir: "p", Loader: dsample.LoaderOptions{Fanouts: []int{5}, Batch: 1}, Run: train.RunOptions{Epochs: 1}}
+			require.NoError(t, cfg.validate())
+			tc.set(&cfg)
+			require.ErrorContains(t, cfg.validate(), tc.err)
+		})
+	}
+}
+
+// TestRunInfoJSON: checkpoints store the run info, and resume and predict
+// read it back by field name, so its JSON must stay byte-identical to what
+// earlier builds wrote.
+func TestRunInfoJSON(t *testing.T) {
+	tests := []struct {
+		name    string
+		lo      dsample.LoaderOptions
+		ranks   int
+		rowNorm bool
+		want    string
+	}{
+		{"cora", dsample.LoaderOptions{Fanouts: []int{10, 5}, EvalFanouts: []int{-1, -1}, Batch: 32, Replace: true, Split: "public", Seed: 9}, 2, true,
+			`{"dataset":"cora","split":"public","global_batch":64,"fanouts":[10,5],"eval_fanouts":[-1,-1],"replace":true,"row_norm":true}`},
+		{"defaults", dsample.LoaderOptions{Fanouts: []int{4}, EvalFanouts: []int{4}, Batch: 5, Split: "random"}, 3, false,
+			`{"dataset":"cora","split":"random","global_batch":15,"fanouts":[4],"eval_fanouts":[4],"replace":false,"row_norm":false}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := json.Marshal(newRunInfo("cora", tc.ranks, tc.lo, tc.rowNorm))
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(got))
+			require.NoError(t, checkRunInfo([]byte(tc.want), got), "a run resumes its own checkpoint")
+		})
+	}
+	cora := []byte(tests[0].want)
+	other, err := json.Marshal(newRunInfo("cora", 4, tests[0].lo, true))
+	require.NoError(t, err)
+	require.ErrorContains(t, checkRunInfo(cora, other), "checkpoint was written with", "another global batch")
 }

@@ -1,0 +1,83 @@
+package sample
+
+import "time"
+
+// Batch is one rank's share of one step: the inputs a model consumes and
+// what producing them cost. It is the one batch type of the project: the
+// distributed loader (dsample.Loader) fills it, the trainer and predict
+// consume it, and the sampler benchmark reads its statistics.
+type Batch struct {
+	// Blocks in forward order (see Block); the destinations of the last
+	// block are this rank's seeds of the step.
+	Blocks []Block
+	// X holds the input features of Blocks[0].Nodes, row-major, InDim each.
+	X []float32
+	// Labels of the seeds, one per destination of the last block. A rank
+	// without seeds in this step leaves Labels empty (Blocks and X are then
+	// ignored).
+	Labels []int32
+	// GlobalSeeds is the number of seeds of this step summed over ALL ranks
+	// (G, the global batch size of the step; the last step of an epoch may
+	// be short). Gradients are scaled by 1/G so that their Allreduce sum is
+	// the gradient of the mean loss of the global batch. Every rank must
+	// report the same value; it is required for training steps and ignored
+	// for evaluation.
+	GlobalSeeds int
+	// Seeds and SeedsOrig are this rank's seeds of the step (partition and
+	// original ids) in step order; sources that do not track them leave
+	// them empty.
+	Seeds, SeedsOrig []int64
+	// Stats is filled by the source for the metrics.
+	Stats BatchStats
+}
+
+// Reset empties b but keeps the capacity of its slices for the source.
+func (b *Batch) Reset() {
+	b.Blocks = b.Blocks[:0]
+	b.X = b.X[:0]
+	b.Labels = b.Labels[:0]
+	b.GlobalSeeds = 0
+	b.Seeds, b.SeedsOrig = b.Seeds[:0], b.SeedsOrig[:0]
+	b.Stats = BatchStats{}
+}
+
+// BatchStats is what a source measured while producing one batch. A
+// single-process source fills only what it has (RemoteRows stays 0 there
+// unless it simulates ranks).
+type BatchStats struct {
+	// Gather is the time spent gathering input features; the trainer
+	// charges the rest of the Batch call to sampling.
+	Gather time.Duration
+	// Input feature rows by where they came from: owned by this rank,
+	// served by the halo or hot-row cache, read from their owners.
+	LocalRows, CachedRows, RemoteRows int64
+	// CacheLookups counts non-owned rows looked up in the caches (the hits
+	// are CachedRows); 0 without a cache.
+	CacheLookups int64
+	// BytesMoved counts feature and adjacency bytes read from other ranks.
+	BytesMoved int64
+	// Sample describes the neighbor sampling of the batch.
+	Sample SampleStats
+}
+
+// SampleStats count what one distributed Sample call did on this rank.
+type SampleStats struct {
+	LocalNodes, RemoteNodes int64 // destinations expanded from own / remote adjacency
+	LocalEdges, RemoteEdges int64 // sampled edges of those destinations
+	Local, Remote           time.Duration
+	Bytes                   int64 // adjacency bytes read from other ranks
+}
+
+// Edges returns all sampled edges.
+func (st *SampleStats) Edges() int64 { return st.LocalEdges + st.RemoteEdges }
+
+// Add accumulates o into st.
+func (st *SampleStats) Add(o SampleStats) {
+	st.LocalNodes += o.LocalNodes
+	st.RemoteNodes += o.RemoteNodes
+	st.LocalEdges += o.LocalEdges
+	st.RemoteEdges += o.RemoteEdges
+	st.Local += o.Local
+	st.Remote += o.Remote
+	st.Bytes += o.Bytes
+}
