@@ -32,18 +32,18 @@ func runPredict(args []string) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("predict: unexpected argument %q", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	shared := startupFields("predict", fs)
 	if cfg.PartDir == "" || cfg.CheckpointDir == "" || cfg.Out == "" {
-		return errors.New("predict: --parts, --checkpoint and --out are required")
+		return errors.New("--parts, --checkpoint and --out are required")
 	}
 	var err error
 	if cfg.Fanouts, err = fanout.parse(); err != nil { // nil = the checkpoint's
-		return fmt.Errorf("predict: %w", err)
+		return err
 	}
 	if cfg.Store.Transport, err = transport.parse(); err != nil {
-		return fmt.Errorf("predict: %w", err)
+		return err
 	}
 	// Under mpirun, OpenMPI forwards SIGINT/SIGTERM to every rank: rank 0
 	// removes its unfinished --out temporary (the name is known before it

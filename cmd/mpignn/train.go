@@ -152,7 +152,7 @@ func setArchFlags(fs *flag.FlagSet, c *dist.TrainConfig, heads int, attnDropout 
 func runTrain(args []string) error {
 	f, err := parseTrain(args)
 	if err != nil {
-		return fmt.Errorf("train: %w", err)
+		return err // main names the command
 	}
 	spmd.Run(func(w *spmd.World) error {
 		c, err := collectives.NewComm()
