@@ -44,10 +44,12 @@ func TestRanksDisagree(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(meta, append(b, '\n'), 0o644))
 
-	// A second build of the same source, stripped: another binary, as on a
-	// node with a build of its own (only the link step runs again).
+	// A second build, unstamped and stripped: another binary, as on a node
+	// with a build of its own (only the link step runs again). Without
+	// -buildvcs=false a clean checkout would stamp both builds with the
+	// same commit, which the ranks rightly accept as the same build.
 	other := filepath.Join(h.Bin, "mpignn-other")
-	build := exec.Command("go", "build", "-ldflags=-s -w", "-o", other, "./cmd/mpignn")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags=-s -w", "-o", other, "./cmd/mpignn")
 	build.Dir = h.Root
 	out, err = build.CombinedOutput()
 	require.NoError(t, err, "%s", out)

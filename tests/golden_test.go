@@ -215,10 +215,21 @@ func TestGoldenSample(t *testing.T) {
 // weight decay, evaluation). The global batch of 24 is divisible by 1..4,
 // so every rank count runs the same global batches.
 const (
-	goldenTrainFile   = "train-cora.txt"
 	goldenGlobalBatch = 24
 	goldenMaxRanks    = 4
 )
+
+// goldenTrainFile names the training table of the MPI library under test.
+// The library chooses the order in which MPI_Allreduce adds the ranks'
+// gradients: OpenMPI and MPICH agree at 1, 2 and 4 ranks but not at 3, where
+// the last bits of the weights differ. Each library has its own table, and
+// within one library the result never depends on the transport.
+func goldenTrainFile() string {
+	if os.Getenv("MPIGNN_MPI") == "mpich" {
+		return "train-cora-mpich.txt"
+	}
+	return "train-cora.txt"
+}
 
 var goldenTrainArgs = []string{"--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet"}
 
@@ -291,7 +302,7 @@ func TestGoldenTrain(t *testing.T) {
 
 	// Rows of rank counts not under test come from the golden file, so a
 	// narrowed run neither checks nor drops them.
-	for _, l := range strings.Split(readGolden(t, goldenTrainFile), "\n") {
+	for _, l := range strings.Split(readGolden(t, goldenTrainFile()), "\n") {
 		var p int
 		if _, err := fmt.Sscanf(l, "np=%d ", &p); err == nil && p >= 1 && p <= goldenMaxRanks && rows[p] == "" {
 			rows[p] = l
@@ -307,5 +318,5 @@ func TestGoldenTrain(t *testing.T) {
 			fmt.Fprintln(&b, rows[p])
 		}
 	}
-	checkGolden(t, goldenTrainFile, b.String(), true)
+	checkGolden(t, goldenTrainFile(), b.String(), true)
 }

@@ -89,6 +89,16 @@ func buildVersion() string {
 	return fmt.Sprintf("%s (%s)", id, bi.GoVersion)
 }
 
+// runVersion implements `mpignn version`: the build identity every rank
+// compares at start-up, so a user can check the binaries of two nodes.
+func runVersion(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %q", args[0])
+	}
+	fmt.Println(buildVersion())
+	return nil
+}
+
 // exeDigest is "sha256 " and the first 16 hex digits of the executable's
 // SHA-256, or a note saying why it could not be read.
 func exeDigest() string {

@@ -29,6 +29,7 @@ func commands() map[string]command {
 		"train":     {"train GraphSAGE under MPI (one rank per partition)", runTrain},
 		"predict":   {"classify every node with a checkpoint (under MPI)", runPredict},
 		"plot":      {"draw loss/accuracy curves of a metrics file", runPlot},
+		"version":   {"print the build identity the ranks compare at start-up", runVersion},
 	}
 }
 
