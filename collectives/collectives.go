@@ -162,7 +162,7 @@ func alltoallvInto[T Elem](c *Comm, send []T, sendCounts []int64, recv []T, recv
 func alltoallvP2P[T Elem](c *Comm, send []T, scounts, sdispls []int64, recv []T, rcounts, rdispls []int64) error {
 	rc := C.shim_alltoallv_p2p(ptr(send), (*C.int64_t)(unsafe.Pointer(&scounts[0])), (*C.int64_t)(unsafe.Pointer(&sdispls[0])),
 		ptr(recv), (*C.int64_t)(unsafe.Pointer(&rcounts[0])), (*C.int64_t)(unsafe.Pointer(&rdispls[0])),
-		dtype[T](), C.int64_t(c.maxCount))
+		dtype[T](), C.int64_t(c.maxCount), C.int(c.rank), C.int(c.size))
 	return mpiErr("MPI_Isend/Irecv exchange", rc)
 }
 

@@ -23,11 +23,6 @@ static MPI_Op shim_op(int o) {
 
 int shim_initialized(void) { int f = 0; MPI_Initialized(&f); return f; }
 
-int shim_rank_size(int *rank, int *size) {
-    int rc = MPI_Comm_rank(MPI_COMM_WORLD, rank);
-    if (rc != MPI_SUCCESS) return rc;
-    return MPI_Comm_size(MPI_COMM_WORLD, size);
-}
 
 int shim_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 
@@ -63,9 +58,9 @@ int shim_alltoallv(const void *send, const int *scounts, const int *sdispls, voi
 static int64_t pieces(int64_t n, int64_t max_count) { return n == 0 ? 0 : (n + max_count - 1) / max_count; }
 
 int shim_alltoallv_p2p(const void *send, const int64_t *scounts, const int64_t *sdispls, void *recv,
-                       const int64_t *rcounts, const int64_t *rdispls, int dtype, int64_t max_count) {
-    int rank, size, rc;
-    if ((rc = shim_rank_size(&rank, &size)) != MPI_SUCCESS) return rc;
+                       const int64_t *rcounts, const int64_t *rdispls, int dtype, int64_t max_count,
+                       int rank, int size) {
+    int rc;
     MPI_Datatype t = shim_dtype(dtype);
     int esize;
     if ((rc = MPI_Type_size(t, &esize)) != MPI_SUCCESS) return rc;

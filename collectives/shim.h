@@ -10,7 +10,6 @@ enum { SHIM_BYTE = 0, SHIM_INT32 = 1, SHIM_INT64 = 2, SHIM_FLOAT32 = 3, SHIM_FLO
 enum { SHIM_SUM = 0, SHIM_MAX = 1, SHIM_MIN = 2 };
 
 int shim_initialized(void);
-int shim_rank_size(int *rank, int *size);
 int shim_barrier(void);
 int shim_bcast(void *buf, int count, int dtype, int root);
 int shim_allreduce(void *buf, int count, int dtype, int op);
@@ -21,9 +20,11 @@ int shim_alltoallv(const void *send, const int *scounts, const int *sdispls, voi
                    const int *rcounts, const int *rdispls, int dtype);
 // Point-to-point all-to-all for messages whose counts or displacements do not
 // fit in an int: every per-peer message is cut into pieces of at most
-// max_count elements. Counts and displacements are in elements.
+// max_count elements. Counts and displacements are in elements; rank and
+// size are the caller's (the Go Comm knows them).
 int shim_alltoallv_p2p(const void *send, const int64_t *scounts, const int64_t *sdispls, void *recv,
-                       const int64_t *rcounts, const int64_t *rdispls, int dtype, int64_t max_count);
+                       const int64_t *rcounts, const int64_t *rdispls, int dtype, int64_t max_count,
+                       int rank, int size);
 
 int shim_win_allocate(int64_t bytes, void **base, MPI_Win *win);
 int shim_win_free(MPI_Win *win);
