@@ -14,7 +14,7 @@
 # over the seeds), validation mean, and the individual test accuracies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DATA=${DATA:-/work/shared/data}
+DATA=${DATA:-../shared/data}
 NP=${NP:-2}
 SEEDS=${SEEDS:-1 2 3 4 5}
 DATASETS=${DATASETS:-cora citeseer}
