@@ -8,7 +8,7 @@
 #
 #   SETTINGS=published scripts/planetoid.sh   # the papers' / DGL's settings instead, for comparison
 #
-# Variables: DATA (default /work/shared/data), NP (ranks, default 2), SEEDS (default "1 2 3 4 5"),
+# Variables: DATA (default ../shared/data), NP (ranks, default 2), SEEDS (default "1 2 3 4 5"),
 # DATASETS (default "cora citeseer"), MODELS (default "gcn sage gat"), LOG (every final line,
 # default out/planetoid.log). Prints one markdown row per (dataset, model): test mean ± std (sample std
 # over the seeds), validation mean, and the individual test accuracies.
