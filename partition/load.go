@@ -30,6 +30,8 @@ type Part struct {
 	// Splits holds this part's share of every split, new global ids
 	// ascending.
 	Splits map[string]*graph.Split
+	// Link is this part's share of the link split (nil unless Meta.Link).
+	Link *LinkPart
 }
 
 // NumOwned returns Hi-Lo.

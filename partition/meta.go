@@ -68,6 +68,8 @@ type Meta struct {
 	Splits        map[string]SplitCounts `json:"splits"`
 	Parts         []PartInfo             `json:"parts"`
 	Files         map[string]FileInfo    `json:"files"` // key: path relative to the directory
+	// Link is the link-prediction split (nil for node-only partitions).
+	Link *LinkMeta `json:"link,omitempty"`
 }
 
 // EdgeCut is the fraction of edges whose endpoints have different owners.

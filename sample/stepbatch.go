@@ -27,6 +27,14 @@ type Batch struct {
 	// original ids) in step order; sources that do not track them leave
 	// them empty.
 	Seeds, SeedsOrig []int64
+	// Link prediction (the loader of --task link): the step's scored pairs
+	// as local indices into the seeds (the destinations of the last block),
+	// two per pair (source, destination), and one target per pair: 1 for a
+	// positive edge, 0 for a negative. Labels is then empty and
+	// GlobalSeeds counts PAIRS over all ranks (the loss is the mean binary
+	// cross-entropy over the step's pairs). Node batches leave both empty.
+	Pairs      []int32
+	PairLabels []float32
 	// Stats is filled by the source for the metrics.
 	Stats BatchStats
 }
@@ -38,6 +46,7 @@ func (b *Batch) Reset() {
 	b.Labels = b.Labels[:0]
 	b.GlobalSeeds = 0
 	b.Seeds, b.SeedsOrig = b.Seeds[:0], b.SeedsOrig[:0]
+	b.Pairs, b.PairLabels = b.Pairs[:0], b.PairLabels[:0]
 	b.Stats = BatchStats{}
 }
 

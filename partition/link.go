@@ -1,0 +1,93 @@
+package partition
+
+// Link-prediction splits stored with a partition.
+//
+// A link partition holds, besides the usual node arrays, the positive edges
+// of the train/valid/test splits, fixed evaluation negatives and, per part,
+// the slice of a global original-id -> new-id map. The adjacency files
+// (indptr/indices) hold TRAINING edges only, so held-out edges never reach
+// message passing; the valid edges' in-adjacency is stored separately for
+// test-time inference with --use-valid-edges (the OGB collab rule).
+//
+// Every positive edge belongs to the part that owns its SOURCE (that rank
+// takes it as a seed). Edge ids are canonical: the position of the edge in
+// its split's list sorted by (source orig id, destination orig id, time,
+// input line), the same whatever the number of parts, so global batching of
+// edges (sample.RankSteps over the ids) is rank-count independent.
+
+// Link split kinds (LinkMeta.Kind).
+const (
+	LinkSplitRandom = "random" // --link-split random:TRAIN,VALID,TEST over the dataset's edges
+	LinkSplitTime   = "time"   // split/time/{train,valid,test}.csv.gz rows src,dst,time,rating
+)
+
+// LinkMeta is the "link" section of META.json (absent for node-only partitions).
+type LinkMeta struct {
+	// Split is the --link-split value as given ("random:0.85,0.05,0.10",
+	// "time"); Kind is LinkSplitRandom or LinkSplitTime.
+	Split string `json:"split"`
+	Kind  string `json:"kind"`
+	// Seed drove the random split and the evaluation negatives.
+	Seed uint64 `json:"seed"`
+	// Directed: positives are directed events (time split of
+	// bitcoin-alpha/MovieLens); otherwise every positive is an undirected
+	// pair listed once with src orig < dst orig, and message passing has both
+	// directions of every training pair.
+	Directed bool `json:"directed"`
+	// Positive edges per split over all parts.
+	Train int64 `json:"train"`
+	Valid int64 `json:"valid"`
+	Test  int64 `json:"test"`
+	// NegsPerPos is K: fixed negative destinations per valid/test positive
+	// (same source), for MRR and AUC.
+	NegsPerPos int `json:"negs_per_pos"`
+	// Pool is the size of the shared negative pool of random pairs per
+	// split (valid and test each), for Hits@K.
+	Pool int64 `json:"pool"`
+	// ValidAdj: parts store the in-adjacency of the valid edges
+	// (LinkPart.Valid{Indptr,Indices,IndicesOrig}).
+	ValidAdj bool `json:"valid_adj"`
+	// HasTime: LinkEdges.Time holds edge times (else zeros).
+	HasTime bool `json:"has_time"`
+	// StructFeats is the width of the structural features the partitioner
+	// made for a dataset without node features (0 if it had features).
+	StructFeats int `json:"struct_feats,omitempty"`
+}
+
+// LinkEdges are positive (or pool) edges owned by one part, sorted by ID.
+// All slices have the same length.
+type LinkEdges struct {
+	Src, Dst         []int64 // new global ids
+	SrcOrig, DstOrig []int64 // original ids
+	ID               []int64 // canonical edge id within the split (pool: pool index)
+	Time             []int64 // edge time (0 when the split has none)
+}
+
+// Len returns the number of edges.
+func (e *LinkEdges) Len() int { return len(e.ID) }
+
+// LinkPart is one part's share of a link split.
+type LinkPart struct {
+	Train, Valid, Test LinkEdges
+	// Fixed negatives: K = Meta.Link.NegsPerPos destinations per valid/test
+	// positive of this part, row-major (positive i has entries [i*K,(i+1)*K)),
+	// as new ids and original ids. The source is the positive's source.
+	ValidNeg, ValidNegOrig []int64
+	TestNeg, TestNegOrig   []int64
+	// Shared negative pools (random pairs), the pairs whose source this part owns.
+	ValidPool, TestPool LinkEdges
+	// In-adjacency of the valid edges into owned nodes (both directions
+	// unless Directed), canonical rows, pairs already in the training
+	// adjacency left out. Nil unless Meta.Link.ValidAdj.
+	ValidIndptr, ValidIndices, ValidIndicesOrig []int64
+	// Orig2New[i] is the new global id of the node with original id
+	// OrigLo+i; [OrigLo,OrigHi) = OrigBlock(NumNodes, NumParts, ID).
+	OrigLo, OrigHi int64
+	Orig2New       []int64
+}
+
+// OrigBlock returns the block [lo,hi) of original ids whose new ids part p
+// of `parts` stores in LinkPart.Orig2New: an even split of [0,n).
+func OrigBlock(n int64, parts, p int) (lo, hi int64) {
+	return n * int64(p) / int64(parts), n * int64(p+1) / int64(parts)
+}
