@@ -24,6 +24,9 @@ type trainFlags struct {
 	split    string
 	method   string
 	partSeed uint64
+	// linkSplit is --link-split: the split --data partitions with, or the
+	// one the --parts partition must hold.
+	linkSplit string
 	threads  int
 	// shared are the flags every rank must agree on (agreeStartup).
 	shared []collectives.Field
@@ -65,6 +68,13 @@ func parseTrain(args []string) (*trainFlags, error) {
 	addCacheFlag(fs, &c.Store.CacheMB)
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	addThreadsFlag(fs, &f.threads)
+	fs.StringVar(&c.Task, "task", dist.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
+	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default dot)")
+	fs.StringVar(&f.linkSplit, "link-split", "", "link task: held-out edges, random:TRAIN,VALID,TEST (with --data the default is random:0.85,0.05,0.10) or time (the dataset's split/time edge files); with --parts it must match the partition's")
+	fs.IntVar(&c.Link.NegRatio, "neg-ratio", 1, "link task: negative edges per positive (uniform destinations)")
+	fs.BoolVar(&c.Link.NegStrict, "neg-strict", false, "link task: redraw negatives that are edges of the training graph")
+	fs.BoolVar(&c.Link.UseValidEdges, "use-valid-edges", false, "link task: message passing over train+valid edges when scoring the test split (OGB collab rule)")
+	fs.BoolVar(&c.Link.KeepSeedEdges, "keep-seed-edges", false, "link task: do NOT exclude the step's positive edges from message passing (leaks the target; for ablations)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -75,7 +85,10 @@ func parseTrain(args []string) (*trainFlags, error) {
 	if (c.PartDir == "") == (f.data == "") {
 		return nil, errors.New("give exactly one of --parts PARTDIR or --data RAWDIR")
 	}
-	if f.data == "" {
+	if err := f.resolveTask(fs); err != nil {
+		return nil, err
+	}
+	if f.data == "" && c.Task != dist.TaskLink {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
 	var err error
@@ -118,6 +131,57 @@ func parseTrain(args []string) (*trainFlags, error) {
 	}
 	return f, nil
 }
+
+// resolveTask checks the link-task flags: given to a node run they would
+// have no effect, so they are refused. For the link task --split time is
+// another spelling of --link-split time.
+func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
+	c := &f.cfg
+	switch c.Task {
+	case dist.TaskNode:
+		var err error
+		fs.Visit(func(fl *flag.Flag) {
+			switch fl.Name {
+			case "decoder", "link-split", "neg-ratio", "neg-strict", "use-valid-edges", "keep-seed-edges":
+				err = fmt.Errorf("--%s applies to --task link only", fl.Name)
+			}
+		})
+		c.Task = ""
+		c.Link = dist.LinkOptions{}
+		return err
+	case dist.TaskLink:
+	default:
+		return fmt.Errorf("--task %q: want node or link", c.Task)
+	}
+	if d := c.Model.Decoder; d != "" && d != train.DecoderDot && d != train.DecoderMLP {
+		return fmt.Errorf("--decoder %q: want dot or mlp", d)
+	}
+	if c.Link.NegRatio < 1 {
+		return fmt.Errorf("--neg-ratio %d must be at least 1", c.Link.NegRatio)
+	}
+	switch {
+	case f.split == partition.LinkSplitTime && f.linkSplit == "":
+		f.linkSplit = partition.LinkSplitTime
+	case f.split != "" && f.split != f.linkSplit:
+		return fmt.Errorf("--split %s: the link task takes its split from --link-split (or --split time)", f.split)
+	}
+	f.split = ""
+	if f.linkSplit != "" {
+		if _, err := partition.ParseLinkSplit(f.linkSplit); err != nil {
+			return fmt.Errorf("--link-split: %w", err)
+		}
+	}
+	if f.data != "" && f.linkSplit == "" {
+		f.linkSplit = defaultLinkSplit
+	}
+	c.LinkSplit = f.linkSplit
+	return nil
+}
+
+// defaultLinkSplit is the held-out share of edges of `train --task link
+// --data` (PyG's RandomLinkSplit defaults are 0.1/0.1; OGB collab-like
+// benchmarks hold out less).
+const defaultLinkSplit = "random:0.85,0.05,0.10"
 
 // setArchFlags checks --model and applies the GAT-only flags: given to
 // another model they would have no effect, so they are refused.

@@ -39,6 +39,15 @@ type TrainConfig struct {
 	// EvalFull evaluates valid/test on the full neighborhood, overriding
 	// Loader.EvalFanouts.
 	EvalFull bool
+	// Task is "node" (also what "" means: node classification) or "link"
+	// (link prediction on the partition's link split; Model.Decoder picks
+	// the pair scorer, "" = dot).
+	Task string
+	// Link configures the link task.
+	Link LinkOptions
+	// LinkSplit, if set, is the link split the partition must hold (its
+	// META "link.split"); "" accepts whatever it holds.
+	LinkSplit string
 	// RowNorm scales every feature row to unit L1 norm before training.
 	RowNorm bool
 	// Store: Transport and CacheMB. ReleasePart is set by Train.
@@ -82,6 +91,10 @@ type runInfo struct {
 	EvalFanouts []int  `json:"eval_fanouts"`
 	Replace     bool   `json:"replace"`
 	RowNorm     bool   `json:"row_norm"`
+	// Link runs only (absent from node runs' JSON, which stays as before).
+	Task      string       `json:"task,omitempty"`
+	LinkSplit string       `json:"link_split,omitempty"`
+	Link      *LinkOptions `json:"link,omitempty"`
 }
 
 // newRunInfo derives the run info from the loader options as the run
@@ -119,6 +132,12 @@ func (c *TrainConfig) validate() error {
 		return errors.New("Model.InDim, Classes and Layers come from the partition and the fanouts: leave them zero")
 	case c.Run.Metrics != nil || c.Run.RunInfo != nil:
 		return errors.New("Run.Metrics and Run.RunInfo are set by Train: leave them nil")
+	case c.Task != "" && c.Task != TaskNode && c.Task != TaskLink:
+		return fmt.Errorf("task %q: want node or link", c.Task)
+	case c.Task != TaskLink && m.Decoder != "":
+		return errors.New("a decoder applies to the link task only")
+	case c.Task != TaskLink && (c.Link != LinkOptions{} || c.LinkSplit != ""):
+		return errors.New("link options apply to the link task only")
 	}
 	for _, f := range lo.Fanouts {
 		if f == 0 || f < -1 {
@@ -215,18 +234,46 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if lo.EvalFanouts == nil {
 		lo.EvalFanouts = lo.Fanouts
 	}
+	link := cfg.Task == TaskLink
 	mcfg := cfg.Model
 	mcfg.InDim, mcfg.Classes, mcfg.Layers = meta.FeatDim, meta.NumClasses, len(lo.Fanouts)
-	if err := checkTrainable(c, cfg.PartDir, meta, lo, mcfg); err != nil {
+	if link {
+		// The encoder's last layer outputs the embedding (width --hidden)
+		// that the decoder scores.
+		mcfg.Classes = mcfg.Hidden
+		if mcfg.Decoder == "" {
+			mcfg.Decoder = train.DecoderDot
+		}
+		err = checkLinkTrainable(c, cfg.PartDir, meta, lo, cfg.Link, cfg.LinkSplit, mcfg)
+	} else {
+		err = checkTrainable(c, cfg.PartDir, meta, lo, mcfg)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if cfg.RowNorm {
 		RowNormalize(part.Feat, meta.FeatDim)
 		RowNormalize(part.HaloFeat, meta.FeatDim)
 	}
-	store, loader, err := openLoader(c, part, cfg.Store, lo)
-	if err != nil {
-		return nil, err
+	var (
+		store *dsample.Store
+		src   train.BatchSource
+		ev    *linkEvaluator
+	)
+	if link {
+		var ll *dsample.LinkLoader
+		store, ll, ev, err = openLinkLoader(c, part, cfg.Store, lo, cfg.Link, mcfg.Classes)
+		if err != nil {
+			return nil, err
+		}
+		defer ev.closeAll()
+		src = ll
+	} else {
+		var loader *dsample.Loader
+		if store, loader, err = openLoader(c, part, cfg.Store, lo); err != nil {
+			return nil, err
+		}
+		src = loader
 	}
 	defer store.Close()
 	res := &Result{Transport: store.Transport()}
@@ -236,13 +283,21 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	info, err := json.Marshal(newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm))
+	ri := newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm)
+	if link {
+		lk := cfg.Link
+		ri.Task, ri.LinkSplit, ri.Link = TaskLink, meta.Link.Split, &lk
+	}
+	info, err := json.Marshal(ri)
 	if err != nil {
 		return nil, err
 	}
-	tr, err := train.NewTrainer(cfg.Trainer, model, Reducer{C: c}, loader)
+	tr, err := train.NewTrainer(cfg.Trainer, model, Reducer{C: c}, src)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
+	}
+	if ev != nil {
+		tr.Evaluator = ev
 	}
 	if cfg.Resume {
 		ck, err := LoadCheckpoint(c, cfg.Run.CheckpointDir)
@@ -291,8 +346,12 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	res.Epochs = rec.epochs
 	res.Params = slices.Clone(tr.Model().Params())
 	res.Weights = WeightsHash(res.Params)
-	fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s\n",
-		sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights)
+	if link {
+		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d %s weights=%s\n", sum.Epochs, sum.BestEpoch, linkFinal(sum), res.Weights)
+	} else {
+		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s\n",
+			sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights)
+	}
 	return res, nil
 }
 
@@ -344,7 +403,8 @@ func checkRunInfo(saved, now []byte) error {
 		return err
 	}
 	if !slices.Equal(a.Fanouts, b.Fanouts) || !slices.Equal(a.EvalFanouts, b.EvalFanouts) || a.Dataset != b.Dataset || a.Split != b.Split ||
-		a.GlobalBatch != b.GlobalBatch || a.Replace != b.Replace || a.RowNorm != b.RowNorm {
+		a.GlobalBatch != b.GlobalBatch || a.Replace != b.Replace || a.RowNorm != b.RowNorm ||
+		a.Task != b.Task || a.LinkSplit != b.LinkSplit || (a.Link == nil) != (b.Link == nil) || (a.Link != nil && *a.Link != *b.Link) {
 		return fmt.Errorf("checkpoint was written with %s, this run has %s", saved, now)
 	}
 	return nil

@@ -1,0 +1,518 @@
+package dsample
+
+import (
+	"fmt"
+	"slices"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/sample"
+)
+
+// Link prediction batches.
+//
+// The seeds of a link step are EDGES: the training positives of the
+// partition's link split, batched globally exactly like node seeds (see
+// sample.RankSteps) over their canonical edge ids, so a P-rank run with
+// batch B takes the same global batches as a 1-rank run with batch P·B.
+// Each rank takes the positives whose source it owns (that is where the
+// partitioner stored them).
+//
+// Negatives corrupt the destination: negative j of positive edge c in
+// epoch e is the node with original id Hash(seed, e, c, j) mod N, a pure
+// function of the key, so it is the same on any number of ranks. With
+// NegStrict a candidate that is the source itself or already one of its
+// neighbours in the training graph is replaced by the next candidate of
+// the same key (up to maxNegTries); the check reads only the source's own
+// adjacency row, which its owner holds.
+//
+// Message passing must not see the edges the step is scoring, or the model
+// learns to find the edge it is asked about (DGL's exclude='reverse_id').
+// Every rank therefore gathers the step's positive pairs from all ranks
+// (one Allgatherv) and the sampler drops each sampled edge whose endpoints
+// form one of those pairs, in either direction. The set is global, so a
+// node's sampled neighbourhood is the same whichever rank samples it.
+
+// Tags of the keyed draws of the link loader (kept apart from the
+// sampler's and the model's).
+const (
+	tagNegative = 0x6e6567617469 // "negati"
+)
+
+// maxNegTries bounds the candidates drawn for one strict negative. A node
+// adjacent to almost every other node could otherwise loop for long; after
+// the last try its candidate is kept (documented on NegStrict).
+const maxNegTries = 16
+
+// LinkLoaderOptions configure NewLinkLoader.
+type LinkLoaderOptions struct {
+	// Fanouts and EvalFanouts as in LoaderOptions.
+	Fanouts     []int
+	EvalFanouts []int
+	// Batch is the number of positive seed edges per rank per step; the
+	// global batch is P·Batch edges.
+	Batch int
+	// EvalBatch is the number of nodes per rank per step when embedding
+	// every node for evaluation (0 = 4·Batch).
+	EvalBatch int
+	Replace   bool
+	Seed      uint64
+	// NegRatio is the number of negatives per positive (>= 1).
+	NegRatio int
+	// NegStrict rejects a negative destination that equals the source or
+	// is adjacent to it in the training graph (candidates are redrawn up to
+	// 16 times; the 16th is kept whatever it is).
+	NegStrict bool
+	// KeepSeedEdges leaves the step's positive edges in message passing.
+	// That leaks the target into the input; it exists to measure the leak.
+	KeepSeedEdges bool
+}
+
+// LinkLoader produces link-prediction training batches (it is a
+// train.BatchSource for the train split) and embeds every node for
+// evaluation. It is collective in the same way as Loader.
+type LinkLoader struct {
+	s    *Store
+	o    LinkLoaderOptions
+	part *partition.Part
+	meta *partition.LinkMeta
+	n    int64
+
+	// o2n maps original ids to new ids (row = original id).
+	o2n *collectives.DistArray
+
+	epoch int
+	steps [][]int
+
+	// scratch, reused between steps
+	negOrig []int64
+	negNew  []int64
+	index   map[int64]int32
+	pairBuf []int64
+}
+
+// NewLinkLoader prepares link batches over the store's partition, which
+// must hold a link split (partition --link-split). It is collective.
+func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
+	p := s.part
+	var why string
+	switch {
+	case o.Batch <= 0:
+		why = fmt.Sprintf("batch size %d, want > 0", o.Batch)
+	case len(o.Fanouts) == 0:
+		why = "no fanouts (one per layer)"
+	case o.NegRatio < 1:
+		why = fmt.Sprintf("%d negatives per positive, want >= 1", o.NegRatio)
+	case o.EvalFanouts != nil && len(o.EvalFanouts) != len(o.Fanouts):
+		why = fmt.Sprintf("%d eval fanouts for %d layers", len(o.EvalFanouts), len(o.Fanouts))
+	case p.Meta.Link == nil || p.Link == nil:
+		why = "the partition has no link split (partition it with --link-split)"
+	}
+	for _, f := range slices.Concat(o.Fanouts, o.EvalFanouts) {
+		if why == "" && (f < -1 || f == 0) {
+			why = fmt.Sprintf("fanout %d, want > 0 or -1 (all)", f)
+		}
+	}
+	if err := agreeOpen(s.c, "link loader", why); err != nil {
+		return nil, err
+	}
+	if o.EvalFanouts == nil {
+		o.EvalFanouts = o.Fanouts
+	}
+	if o.EvalBatch <= 0 {
+		o.EvalBatch = 4 * o.Batch
+	}
+	l := &LinkLoader{s: s, o: o, part: p, meta: p.Meta.Link, n: p.Meta.NumNodes, epoch: -1, index: map[int64]int32{}}
+	lp := p.Link
+	if lo, hi := partition.OrigBlock(l.n, p.Meta.NumParts, p.ID); lp.OrigLo != lo || lp.OrigHi != hi || int64(len(lp.Orig2New)) != hi-lo {
+		why = fmt.Sprintf("part %d maps original ids [%d,%d) with %d entries, want [%d,%d)", p.ID, lp.OrigLo, lp.OrigHi, len(lp.Orig2New), lo, hi)
+	}
+	if err := agreeOpen(s.c, "link loader", why); err != nil {
+		return nil, err
+	}
+	var err error
+	if l.o2n, err = collectives.NewDistArray(s.c, int64(len(lp.Orig2New)), 8, s.t); err != nil {
+		return nil, fmt.Errorf("link loader: id map: %w", err)
+	}
+	copy(int64View(l.o2n.Local()), lp.Orig2New)
+	if err := l.o2n.Seal(); err != nil {
+		l.o2n.Free()
+		return nil, fmt.Errorf("link loader: id map: %w", err)
+	}
+	return l, nil
+}
+
+// Close frees the id map. It is collective.
+func (l *LinkLoader) Close() error {
+	if l == nil {
+		return nil
+	}
+	return freeArrays("close link loader", &l.o2n)
+}
+
+// GlobalBatch returns P·B (positive edges per step over all ranks).
+func (l *LinkLoader) GlobalBatch() int { return l.s.c.Size() * l.o.Batch }
+
+// Meta returns the partition's link split description.
+func (l *LinkLoader) Meta() *partition.LinkMeta { return l.meta }
+
+// Options returns the options as resolved (EvalFanouts, EvalBatch filled).
+func (l *LinkLoader) Options() LinkLoaderOptions { return l.o }
+
+// Store returns the store the loader samples from.
+func (l *LinkLoader) Store() *Store { return l.s }
+
+// Steps returns the number of training steps of an epoch,
+// ceil(positives / (P·B)). Evaluation does not go through batches (see
+// Embed), so only the train split has steps.
+func (l *LinkLoader) Steps(split string, epoch int) (int, error) {
+	if split != SplitTrain {
+		return 0, fmt.Errorf("link loader: split %q is evaluated by ranking, not in batches", split)
+	}
+	return sample.NumSteps(l.meta.Train, l.GlobalBatch()), nil
+}
+
+// stepEdges returns the positions (into part.Link.Train) of this rank's
+// positives of one training step.
+func (l *LinkLoader) stepEdges(epoch, step int) ([]int, error) {
+	if l.epoch != epoch || l.steps == nil {
+		steps, err := sample.RankSteps(l.o.Seed, epoch, l.meta.Train, l.GlobalBatch(), l.part.Link.Train.ID)
+		if err != nil {
+			return nil, fmt.Errorf("link loader: %w", err)
+		}
+		l.epoch, l.steps = epoch, steps
+	}
+	if step < 0 || step >= len(l.steps) {
+		return nil, fmt.Errorf("link loader: step %d outside [0,%d)", step, len(l.steps))
+	}
+	return l.steps[step], nil
+}
+
+// NegativeOrig returns the original id of candidate `try` for negative j of
+// the training positive with canonical id edge in epoch: a keyed uniform
+// draw over [0,n). It is the rule every rank applies.
+func NegativeOrig(seed uint64, epoch int, edge int64, j, try int, n int64) int64 {
+	h := sample.Hash64(tagNegative, seed, uint64(epoch), uint64(edge), uint64(j), uint64(try))
+	s := sample.NewStream(h)
+	return int64(s.Uint64n(uint64(n)))
+}
+
+// Batch fills out with this rank's share of training step `step` of
+// `epoch`: the positives it owns, NegRatio negatives each, the sampled
+// blocks over all their endpoints (with the step's positives excluded from
+// message passing) and the input features. It is COLLECTIVE: every rank
+// calls it for every step, also without positives in the step.
+func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) error {
+	if split != SplitTrain {
+		return fmt.Errorf("link loader: split %q is evaluated by ranking, not in batches", split)
+	}
+	// A local failure (bad step) must not skip the collectives below.
+	locals, localErr := l.stepEdges(epoch, step)
+	tr := &l.part.Link.Train
+	k := l.o.NegRatio
+	// Negatives, in original ids, then mapped to new ids (one fetch).
+	l.negOrig = l.negOrig[:0]
+	for _, i := range locals {
+		for j := range k {
+			l.negOrig = append(l.negOrig, l.drawNegative(epoch, tr.ID[i], tr.Src[i], tr.SrcOrig[i], j))
+		}
+	}
+	l.negNew = growInt64(l.negNew, len(l.negOrig))
+	if err := l.o2n.Fetch(l.negOrig, byteView(l.negNew)); err != nil {
+		return fmt.Errorf("link loader: step %d: negative ids: %w", step, err)
+	}
+	// The step's positives over all ranks, excluded from sampling.
+	var exclude *sample.EdgeSet
+	if !l.o.KeepSeedEdges {
+		l.pairBuf = l.pairBuf[:0]
+		for _, i := range locals {
+			l.pairBuf = append(l.pairBuf, tr.SrcOrig[i], tr.DstOrig[i])
+		}
+		all, _, err := collectives.Allgatherv(l.s.c, l.pairBuf)
+		if err != nil {
+			return fmt.Errorf("link loader: step %d: seed edges: %w", step, err)
+		}
+		src, dst := make([]int64, len(all)/2), make([]int64, len(all)/2)
+		for e := range src {
+			src[e], dst[e] = all[2*e], all[2*e+1]
+		}
+		exclude = sample.NewEdgeSet(src, dst)
+	}
+	// Seeds: the distinct endpoints, in order of first appearance over
+	// (source, destination, negatives) of each positive.
+	clear(l.index)
+	out.Seeds, out.SeedsOrig = out.Seeds[:0], out.SeedsOrig[:0]
+	out.Pairs, out.PairLabels = out.Pairs[:0], out.PairLabels[:0]
+	out.Labels = out.Labels[:0]
+	add := func(g, o int64) int32 {
+		if j, ok := l.index[g]; ok {
+			return j
+		}
+		j := int32(len(out.Seeds))
+		l.index[g] = j
+		out.Seeds = append(out.Seeds, g)
+		out.SeedsOrig = append(out.SeedsOrig, o)
+		return j
+	}
+	for e, i := range locals {
+		u := add(tr.Src[i], tr.SrcOrig[i])
+		v := add(tr.Dst[i], tr.DstOrig[i])
+		out.Pairs = append(out.Pairs, u, v)
+		out.PairLabels = append(out.PairLabels, 1)
+		for j := range k {
+			w := add(l.negNew[e*k+j], l.negOrig[e*k+j])
+			out.Pairs = append(out.Pairs, u, w)
+			out.PairLabels = append(out.PairLabels, 0)
+		}
+	}
+	G := int64(l.GlobalBatch())
+	out.GlobalSeeds = int(min(G, l.meta.Train-int64(step)*G) * int64(1+k))
+	var st sample.SampleStats
+	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
+	l.s.SetExclude(exclude)
+	blocks, err := l.s.Sample(out.Seeds, out.SeedsOrig, l.o.Fanouts, base, l.o.Replace, &st)
+	l.s.SetExclude(nil)
+	if err != nil {
+		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
+	}
+	out.Blocks = blocks
+	var g GatherStats
+	if out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g); err != nil {
+		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
+	}
+	out.Stats = sample.BatchStats{
+		Gather:    g.Time,
+		LocalRows: g.LocalRows, CachedRows: g.CachedRows, RemoteRows: g.RemoteRows,
+		CacheLookups: g.CacheLookups,
+		BytesMoved:   g.Bytes + st.Bytes,
+		Sample:       st,
+	}
+	return localErr
+}
+
+// drawNegative returns the original id of negative j of the positive with
+// canonical id edge whose source is the owned node src.
+func (l *LinkLoader) drawNegative(epoch int, edge, src, srcOrig int64, j int) int64 {
+	w := NegativeOrig(l.o.Seed, epoch, edge, j, 0, l.n)
+	if !l.o.NegStrict {
+		return w
+	}
+	for try := 1; try < maxNegTries && (w == srcOrig || l.adjacent(src, w)); try++ {
+		w = NegativeOrig(l.o.Seed, epoch, edge, j, try, l.n)
+	}
+	return w
+}
+
+// adjacent reports whether the node with original id w is an in-neighbour
+// of the owned node v in the training graph (binary search of v's canonical
+// row, which is sorted by original id). For the symmetric message-passing
+// graphs the partitioner builds by default this is exactly "v and w share
+// an edge".
+func (l *LinkLoader) adjacent(v, w int64) bool {
+	g := l.s.graph
+	r := v - g.lo
+	first, deg := g.localNodes[2*r]-g.edgeBase, g.localNodes[2*r+1]
+	lo, hi := first, first+deg
+	for lo < hi {
+		m := int64(uint64(lo+hi) >> 1)
+		if g.localEdges[2*m+1] < w {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < first+deg && g.localEdges[2*lo+1] == w
+}
+
+// MapOrig returns the new ids of the given original ids (each in [0,N)).
+// It is collective (one fetch).
+func (l *LinkLoader) MapOrig(orig []int64) ([]int64, error) {
+	var bad error
+	req := orig
+	for i, o := range orig {
+		if o < 0 || o >= l.n {
+			bad = fmt.Errorf("node %d (entry %d) outside [0,%d)", o, i, l.n)
+			req = nil // still take part in the fetch
+			break
+		}
+	}
+	out := make([]int64, len(req))
+	if err := l.o2n.Fetch(req, byteView(out)); err != nil {
+		return nil, err
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	return out, nil
+}
+
+// Embedder computes output rows (width Width) for the seeds of a sampled
+// batch: the model's encoder in evaluation mode.
+type Embedder interface {
+	Embed(blocks []sample.Block, x []float32) ([]float32, error)
+}
+
+// EmbedOptions configure Store.Embed.
+type EmbedOptions struct {
+	Width int // row width of the embeddings
+	// Seed, Epoch and Replace key the sampling, Fanouts shape it (one per
+	// layer, PyG order).
+	Seed    uint64
+	Epoch   int
+	Fanouts []int
+	Replace bool
+	// Batch is the number of nodes per rank per step (> 0).
+	Batch int
+	// Graph samples over another adjacency (for example training plus
+	// valid edges); nil = the store's.
+	Graph *GraphStore
+}
+
+// Embeddings are one row of float32 per node, distributed like the nodes:
+// each rank holds the rows of the nodes it owns and reads any other row
+// with Fetch.
+type Embeddings struct {
+	a     *collectives.DistArray
+	width int
+	lo    int64
+}
+
+// Width returns the row width.
+func (e *Embeddings) Width() int { return e.width }
+
+// Row returns the row of the owned node with new id g (aliasing the array).
+func (e *Embeddings) Row(g int64) []float32 {
+	w := int64(e.width)
+	r := g - e.lo
+	return float32View(e.a.Local())[r*w : (r+1)*w]
+}
+
+// Local returns this rank's rows (owned nodes in new-id order), aliased.
+func (e *Embeddings) Local() []float32 { return float32View(e.a.Local()) }
+
+// Fetch copies the rows of the given nodes (new ids, any owner, repeats
+// allowed) into dst (len(nodes)·Width). It is collective.
+func (e *Embeddings) Fetch(nodes []int64, dst []float32) error {
+	if len(dst) < len(nodes)*e.width {
+		return fmt.Errorf("embeddings: %d values for %d rows of %d", len(dst), len(nodes), e.width)
+	}
+	return e.a.Fetch(nodes, byteView(dst))
+}
+
+// Free releases the rows. It is collective.
+func (e *Embeddings) Free() error { return freeArrays("free embeddings", &e.a) }
+
+// Embed computes the embeddings of every node for evaluation with the
+// loader's seed, evaluation fanouts and evaluation batch (see Store.Embed).
+func (l *LinkLoader) Embed(m Embedder, width, epoch int, g *GraphStore) (*Embeddings, error) {
+	return l.s.Embed(m, EmbedOptions{
+		Width: width, Seed: l.o.Seed, Epoch: epoch, Fanouts: l.o.EvalFanouts, Replace: l.o.Replace,
+		Batch: l.o.EvalBatch, Graph: g,
+	})
+}
+
+// Embed computes the embedding of every node (the caller frees them).
+// Nodes are visited in global batches over their original ids, so each
+// node is sampled with the same key on any number of ranks. It is
+// collective.
+func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
+	if o.Width <= 0 || o.Batch <= 0 || len(o.Fanouts) == 0 {
+		return nil, fmt.Errorf("embed: width %d, batch %d, %d fanouts", o.Width, o.Batch, len(o.Fanouts))
+	}
+	fan := o.Fanouts
+	p := s.part
+	owned := p.NumOwned()
+	emb, err := collectives.NewDistArray(s.c, owned, 4*o.Width, s.t)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			emb.Free()
+		}
+	}()
+	rows := float32View(emb.Local())
+	steps, err := sample.RankSteps(o.Seed, o.Epoch, p.Meta.NumNodes, s.c.Size()*o.Batch, p.Orig)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	smp := s.sampler
+	if o.Graph != nil {
+		smp = NewSampler(o.Graph)
+	}
+	var localErr error
+	var seeds, orig []int64
+	var x []float32
+	for step, locals := range steps {
+		seeds, orig = seeds[:0], orig[:0]
+		if localErr == nil {
+			for _, j := range locals {
+				seeds = append(seeds, p.Lo+int64(j))
+				orig = append(orig, p.Orig[j])
+			}
+		}
+		// Embedding keys use negative batch numbers: training steps are
+		// non-negative, so no embedding draw repeats a training draw.
+		base := sample.Key{Seed: o.Seed, Epoch: o.Epoch, Batch: -1 - step}
+		blocks, err := smp.SampleWithStats(seeds, orig, fan, base, o.Replace, nil)
+		if err != nil {
+			return nil, fmt.Errorf("embed step %d/%d: %w", step+1, len(steps), err)
+		}
+		var nodes []int64
+		if len(blocks) > 0 {
+			nodes = blocks[0].Nodes
+		}
+		if x, err = s.Gather(nodes, x, nil); err != nil {
+			return nil, fmt.Errorf("embed step %d/%d: %w", step+1, len(steps), err)
+		}
+		if localErr != nil || len(seeds) == 0 {
+			continue
+		}
+		h, err := m.Embed(blocks, x)
+		if err == nil && len(h) != len(seeds)*o.Width {
+			err = fmt.Errorf("model returned %d values for %d nodes of width %d", len(h), len(seeds), o.Width)
+		}
+		if err != nil {
+			localErr = fmt.Errorf("embed step %d/%d: %w", step+1, len(steps), err)
+			continue
+		}
+		for i, g := range seeds {
+			r := g - p.Lo
+			copy(rows[r*int64(o.Width):(r+1)*int64(o.Width)], h[i*o.Width:(i+1)*o.Width])
+		}
+	}
+	if err := agreeErr(s.c, localErr); err != nil {
+		return nil, err
+	}
+	if err := emb.Seal(); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	ok = true
+	return &Embeddings{a: emb, width: o.Width, lo: p.Lo}, nil
+}
+
+// agreeErr turns a rank-local error into an error on every rank.
+func agreeErr(c *collectives.Comm, localErr error) error {
+	why := ""
+	if localErr != nil {
+		why = localErr.Error()
+	}
+	if err := agreeOpen(c, "embed", why); err != nil {
+		if localErr != nil {
+			return localErr
+		}
+		return err
+	}
+	return nil
+}
+
+// OpenGraph opens a second adjacency over the same nodes (for example the
+// training graph plus the valid edges, for test-time inference with
+// --use-valid-edges), given this rank's in-rows in canonical order. Pass it
+// as EmbedOptions.Graph; the caller closes it. It is collective.
+func (l *LinkLoader) OpenGraph(indptr, indices, indicesOrig []int64) (*GraphStore, error) {
+	cp := *l.part
+	cp.Indptr, cp.Indices, cp.IndicesOrig = indptr, indices, indicesOrig
+	return openGraphStore(l.s.c, &cp, l.s.t, -1)
+}

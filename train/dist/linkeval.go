@@ -1,0 +1,238 @@
+package dist
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/sample/dsample"
+	"mpignn/train"
+)
+
+// Distributed link evaluation.
+//
+// Every node is embedded once per evaluation (sampled with the evaluation
+// fanouts, keyed by original id, so the embeddings do not depend on the
+// number of ranks), into a distributed array. Each rank then scores the
+// valid/test positives it owns (their sources are its nodes), their K fixed
+// negatives and its share of the negative pool, reading the destinations'
+// embeddings with one batched fetch. The ranking metrics follow OGB:
+// MRR over each positive's K negatives, Hits@K against the shared pool,
+// AUC over all positives against all K-negatives.
+
+// hitsKs are the K of the Hits@K figures reported.
+var hitsKs = [...]int{1, 3, 10, 50, 100}
+
+// scoreChunk bounds the pairs scored per decoder call (the endpoint rows
+// are copied into two chunk-sized matrices).
+const scoreChunk = 8192
+
+// linkEvaluator implements train.Evaluator over a LinkLoader.
+type linkEvaluator struct {
+	c      *collectives.Comm
+	l      *dsample.LinkLoader
+	part   *partition.Part
+	width  int
+	testGr *dsample.GraphStore // adjacency for the test split (train+valid edges); nil = training graph
+
+	// The embeddings of the last evaluation, reused by the next one when
+	// the epoch, graph and weights are the same (valid then test).
+	cache struct {
+		emb    *dsample.Embeddings
+		epoch  int
+		graph  *dsample.GraphStore
+		params []float32
+	}
+}
+
+// close frees the cached embeddings. It is collective.
+func (e *linkEvaluator) close() error {
+	if e.cache.emb == nil {
+		return nil
+	}
+	err := e.cache.emb.Free()
+	e.cache.emb = nil
+	return err
+}
+
+// embeddings returns the embeddings of every node under the model's
+// current weights for split's graph.
+func (e *linkEvaluator) embeddings(split string, epoch int, m *train.Model) (*dsample.Embeddings, error) {
+	var g *dsample.GraphStore
+	if split == train.SplitTest {
+		g = e.testGr
+	}
+	ch := &e.cache
+	if ch.emb != nil && ch.epoch == epoch && ch.graph == g && slices.Equal(ch.params, m.Params()) {
+		return ch.emb, nil
+	}
+	if err := e.close(); err != nil {
+		return nil, err
+	}
+	emb, err := e.l.Embed(m, e.width, epoch, g)
+	if err != nil {
+		return nil, err
+	}
+	ch.emb, ch.epoch, ch.graph = emb, epoch, g
+	ch.params = append(ch.params[:0], m.Params()...)
+	return emb, nil
+}
+
+// linkScores are this rank's scores of one split.
+type linkScores struct {
+	pos, neg, pool []float32 // neg: K per positive
+}
+
+// Evaluate implements train.Evaluator. It is collective.
+func (e *linkEvaluator) Evaluate(split string, epoch int, m *train.Model) (train.EvalResult, error) {
+	start := time.Now()
+	var res train.EvalResult
+	lp := e.part.Link
+	var pos, pool *partition.LinkEdges
+	var neg []int64
+	switch split {
+	case train.SplitValid:
+		pos, pool, neg = &lp.Valid, &lp.ValidPool, lp.ValidNeg
+	case train.SplitTest:
+		pos, pool, neg = &lp.Test, &lp.TestPool, lp.TestNeg
+	default:
+		return res, fmt.Errorf("evaluate %s: unknown split", split)
+	}
+	emb, err := e.embeddings(split, epoch, m)
+	if err != nil {
+		return res, fmt.Errorf("evaluate %s: %w", split, err)
+	}
+	sc, localErr := e.score(emb, m, pos, neg, pool)
+	if err := Agree(e.c, localErr); err != nil {
+		return res, fmt.Errorf("evaluate %s: %w", split, err)
+	}
+	k := e.l.Meta().NegsPerPos
+	r, err := e.metrics(sc, k)
+	if err != nil {
+		return res, fmt.Errorf("evaluate %s: %w", split, err)
+	}
+	r.Wall = time.Since(start)
+	return r, nil
+}
+
+// score computes this rank's scores. It is collective (one fetch), and
+// makes its fetch even when it fails locally.
+func (e *linkEvaluator) score(emb *dsample.Embeddings, m *train.Model, pos *partition.LinkEdges, neg []int64, pool *partition.LinkEdges) (linkScores, error) {
+	k := e.l.Meta().NegsPerPos
+	var sc linkScores
+	var localErr error
+	if len(neg) != pos.Len()*k {
+		localErr = fmt.Errorf("rank %d holds %d negatives for %d positives, want %d each", e.c.Rank(), len(neg), pos.Len(), k)
+	}
+	// The destinations' rows, each distinct node fetched once.
+	index := map[int64]int32{}
+	var req []int64
+	need := func(g int64) {
+		if _, ok := index[g]; !ok {
+			index[g] = int32(len(req))
+			req = append(req, g)
+		}
+	}
+	if localErr == nil {
+		for _, g := range pos.Dst {
+			need(g)
+		}
+		for _, g := range neg {
+			need(g)
+		}
+		for _, g := range pool.Dst {
+			need(g)
+		}
+	}
+	w := e.width
+	rows := make([]float32, len(req)*w)
+	if err := emb.Fetch(req, rows); err != nil {
+		return sc, fmt.Errorf("fetch embeddings: %w", err)
+	}
+	if localErr != nil {
+		return sc, localErr
+	}
+	src := emb.Row
+	dst := func(g int64) []float32 { j := int64(index[g]); return rows[j*int64(w) : (j+1)*int64(w)] }
+	var err error
+	sc.pos, err = scorePairs(m, w, pos.Len(), func(i int) ([]float32, []float32) { return src(pos.Src[i]), dst(pos.Dst[i]) })
+	if err == nil {
+		sc.neg, err = scorePairs(m, w, len(neg), func(i int) ([]float32, []float32) { return src(pos.Src[i/k]), dst(neg[i]) })
+	}
+	if err == nil {
+		sc.pool, err = scorePairs(m, w, pool.Len(), func(i int) ([]float32, []float32) { return src(pool.Src[i]), dst(pool.Dst[i]) })
+	}
+	return sc, err
+}
+
+// scorePairs scores n pairs whose endpoint rows rowsOf returns, in chunks.
+func scorePairs(m *train.Model, w, n int, rowsOf func(i int) (u, v []float32)) ([]float32, error) {
+	out := make([]float32, n)
+	hu := make([]float32, min(n, scoreChunk)*w)
+	hv := make([]float32, len(hu))
+	for lo := 0; lo < n; lo += scoreChunk {
+		hi := min(lo+scoreChunk, n)
+		for i := lo; i < hi; i++ {
+			u, v := rowsOf(i)
+			copy(hu[(i-lo)*w:], u)
+			copy(hv[(i-lo)*w:], v)
+		}
+		if err := m.ScorePairs(hu[:(hi-lo)*w], hv[:(hi-lo)*w], out[lo:hi]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// metrics reduces the ranks' scores to the split's figures, the same on
+// every rank. It is collective.
+func (e *linkEvaluator) metrics(sc linkScores, k int) (train.EvalResult, error) {
+	var res train.EvalResult
+	// Every score is gathered (4 bytes each) and every rank computes the
+	// same figures from the same arrays. The ranks' chunks keep each
+	// positive's K negatives aligned with it.
+	allPos, _, err := collectives.Allgatherv(e.c, sc.pos)
+	if err != nil {
+		return res, err
+	}
+	allNeg, _, err := collectives.Allgatherv(e.c, sc.neg)
+	if err != nil {
+		return res, err
+	}
+	allPool, _, err := collectives.Allgatherv(e.c, sc.pool)
+	if err != nil {
+		return res, err
+	}
+	if len(allNeg) != len(allPos)*k {
+		return res, fmt.Errorf("gathered %d negative scores for %d positives, want %d each", len(allNeg), len(allPos), k)
+	}
+	res.Count = int64(len(allPos))
+	loss := 0.0
+	for _, s := range allPos {
+		loss += softplus(-float64(s))
+	}
+	for _, s := range allNeg {
+		loss += softplus(float64(s))
+	}
+	if n := len(allPos) + len(allNeg); n > 0 {
+		res.Loss = loss / float64(n)
+	}
+	res.Link = true
+	res.AUC = train.AUC(allPos, allNeg)
+	res.MRR = train.MRR(allPos, allNeg, k).MRR
+	for i, K := range hitsKs {
+		res.Hits[i] = train.HitsAtK(allPos, allPool, K)
+	}
+	return res, nil
+}
+
+// softplus is log(1+e^x), stably.
+func softplus(x float64) float64 {
+	if x > 0 {
+		return x + math.Log1p(math.Exp(-x))
+	}
+	return math.Log1p(math.Exp(x))
+}

@@ -1,0 +1,125 @@
+package dist
+
+import (
+	"fmt"
+	"math"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/sample/dsample"
+	"mpignn/train"
+)
+
+// Task names of TrainConfig.Task.
+const (
+	TaskNode = "node"
+	TaskLink = "link"
+)
+
+// LinkOptions configure a link-prediction run. They are stored in the
+// checkpoint's run info (a resume must not change them).
+type LinkOptions struct {
+	// NegRatio negatives per positive edge (0 = 1).
+	NegRatio int `json:"neg_ratio"`
+	// NegStrict redraws negatives that are edges of the training graph.
+	NegStrict bool `json:"neg_strict,omitempty"`
+	// UseValidEdges adds the valid edges to the graph the test split is
+	// embedded on (the OGB collab rule); training never sees them.
+	UseValidEdges bool `json:"use_valid_edges,omitempty"`
+	// KeepSeedEdges leaves each step's positive edges in message passing
+	// (leaks the target; for measuring the leak only).
+	KeepSeedEdges bool `json:"keep_seed_edges,omitempty"`
+}
+
+// checkLinkTrainable is checkTrainable for the link task. It is collective.
+func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, o LinkOptions, want string, model train.Config) error {
+	var err error
+	k := max(o.NegRatio, 1)
+	switch lm := meta.Link; {
+	case lm == nil:
+		err = fmt.Errorf("train --task link: partition %s has no link split: partition the dataset with --link-split (for example random:0.85,0.05,0.10, or time)", partDir)
+	case want != "" && want != lm.Split:
+		err = fmt.Errorf("train: --link-split %s but partition %s holds link split %s (repartition, or drop the flag)", want, partDir, lm.Split)
+	case lo.Batch > math.MaxInt32/c.Size()/(1+k):
+		err = fmt.Errorf("train: --batch %d x %d ranks x %d pairs per edge is more than %d pairs per step", lo.Batch, c.Size(), 1+k, math.MaxInt32)
+	case lm.Train == 0:
+		err = fmt.Errorf("train: link split %s of %s has no training edges (valid %d, test %d)", lm.Split, partDir, lm.Valid, lm.Test)
+	case o.UseValidEdges && !lm.ValidAdj:
+		err = fmt.Errorf("train: --use-valid-edges but partition %s stores no valid-edge adjacency", partDir)
+	case o.NegRatio < 0:
+		err = fmt.Errorf("train: --neg-ratio %d must be positive", o.NegRatio)
+	}
+	if err := Agree(c, err); err != nil {
+		return err
+	}
+	// A step's seeds are at most the edges' two endpoints and k negatives.
+	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch*(2+k), meta.NumNodes),
+		"lower --hidden, --batch, --neg-ratio or --fanout"); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	return nil
+}
+
+// openLinkLoader opens the store, the link loader and the evaluator over
+// part (and, with UseValidEdges, the train+valid adjacency for the test
+// split). It is collective; the caller closes the evaluator (closeAll) and
+// then the store.
+func openLinkLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreOptions, lo dsample.LoaderOptions, o LinkOptions, width int) (*dsample.Store, *dsample.LinkLoader, *linkEvaluator, error) {
+	// The merged adjacency is built from the partition's edge arrays,
+	// which the store releases once copied into its windows.
+	var indptr, indices, orig []int64
+	var err error
+	if o.UseValidEdges {
+		indptr, indices, orig, err = part.MergedValidAdjacency()
+		if err != nil {
+			err = fmt.Errorf("rank %d: %w", c.Rank(), err)
+		}
+	}
+	if err := Agree(c, err); err != nil {
+		return nil, nil, nil, err
+	}
+	so.ReleasePart = true
+	st, err := dsample.OpenStore(c, part, so)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("open feature store: %w", err)
+	}
+	ll, err := dsample.NewLinkLoader(st, dsample.LinkLoaderOptions{
+		Fanouts: lo.Fanouts, EvalFanouts: lo.EvalFanouts, Batch: lo.Batch, Replace: lo.Replace, Seed: lo.Seed,
+		NegRatio: max(o.NegRatio, 1), NegStrict: o.NegStrict, KeepSeedEdges: o.KeepSeedEdges,
+	})
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, fmt.Errorf("loader: %w", err)
+	}
+	ev := &linkEvaluator{c: c, l: ll, part: part, width: width}
+	if o.UseValidEdges {
+		if ev.testGr, err = ll.OpenGraph(indptr, indices, orig); err != nil {
+			ll.Close()
+			st.Close()
+			return nil, nil, nil, fmt.Errorf("open train+valid graph: %w", err)
+		}
+	}
+	return st, ll, ev, nil
+}
+
+// closeAll frees the evaluator's embeddings, the test graph and the
+// loader's id map. It is collective.
+func (e *linkEvaluator) closeAll() error {
+	err := e.close()
+	if e.testGr != nil {
+		if err2 := e.testGr.Close(); err == nil {
+			err = err2
+		}
+		e.testGr = nil
+	}
+	if err2 := e.l.Close(); err == nil {
+		err = err2
+	}
+	return err
+}
+
+// linkFinal formats the test figures of the final line.
+func linkFinal(s train.Summary) string {
+	return fmt.Sprintf("best_val_mrr=%.4f test_auc=%.4f test_mrr=%.4f test_hits@10=%.4f test_hits@50=%.4f",
+		s.BestValMRR, s.TestAUC, s.TestMRR, s.TestHits[2], s.TestHits[3])
+}
