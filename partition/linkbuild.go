@@ -139,7 +139,8 @@ func randomLinkSplit(g *graph.CSR, frac [3]float64, seed uint64) [3]edgeList {
 	pairs = slices.Compact(pairs)
 	m := len(pairs)
 	nValid := int(math.Floor(frac[1] * float64(m)))
-	nTest := int(math.Floor(frac[2] * float64(m)))
+	// The 1e-6 tolerance on the sum could otherwise round past m.
+	nTest := min(int(math.Floor(frac[2]*float64(m))), m-nValid)
 	order := make([]int, m)
 	keys := make([]uint64, m)
 	for i, p := range pairs {

@@ -96,6 +96,12 @@ func (m *Meta) validateLink() error {
 		if !l.ValidAdj && c.ValidAdjEdges != 0 {
 			return fmt.Errorf("part %d: %d valid adjacency edges but valid_adj is off", i, c.ValidAdjEdges)
 		}
+		// Each valid edge gives at most two adjacency entries (both
+		// directions); the bound also keeps a forged count from sizing
+		// a huge read.
+		if c.ValidAdjEdges > 2*l.Valid {
+			return fmt.Errorf("part %d: %d valid adjacency edges for %d valid edges", i, c.ValidAdjEdges, l.Valid)
+		}
 		sum.Train += c.Train
 		sum.Valid += c.Valid
 		sum.Test += c.Test

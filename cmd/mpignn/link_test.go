@@ -27,6 +27,7 @@ func TestPartitionLinkFlagsBad(t *testing.T) {
 		{"negs", []string{"--link-split", "time", "--link-negs", "0"}, "--link-negs 0"},
 		{"pool", []string{"--link-split", "time", "--link-pool", "-1"}, "--link-pool -1"},
 		{"struct", []string{"--link-split", "time", "--struct-feats", "1"}, "--struct-feats 1"},
+		{"node split", []string{"--link-split", "time", "--split", "public"}, "--split \"public\" names a node split"},
 		{"negs without split", []string{"--link-negs", "5"}, "--link-negs needs --link-split"},
 		{"struct without split", []string{"--struct-feats", "8"}, "--struct-feats needs --link-split"},
 	} {
@@ -61,6 +62,15 @@ func TestPartitionLinkCLI(t *testing.T) {
 	assert.Equal(t, int64(4488), s.Link.Train)
 	require.Len(t, s.Parts, 2)
 	assert.Equal(t, int64(100), s.Parts[0].Link.ValidPool+s.Parts[1].Link.ValidPool)
+}
+
+func TestPartitionLinkMissingSplit(t *testing.T) {
+	cora := coraDir(t)
+	root := t.TempDir()
+	err := partitionCmd(io.Discard, []string{"--data", cora, "--parts", "2", "--out", filepath.Join(root, "o"), "--link-split", "time"})
+	require.ErrorContains(t, err, "missing directory "+filepath.Join(cora, "split", "time"))
+	ents, _ := os.ReadDir(root)
+	assert.Empty(t, ents, "failed run left files behind")
 }
 
 func TestPartitionBitcoinCLI(t *testing.T) {

@@ -86,6 +86,11 @@ func (c *partitionConfig) parseLink(fs *flag.FlagSet, split string, negs int, po
 	if _, _, err := partition.ParseLinkSplit(split); err != nil {
 		return fmt.Errorf("--link-split: %w", err)
 	}
+	if c.split != "" {
+		// Node splits are not read for a link partition (a dataset's
+		// split/ may hold link splits such as split/time).
+		return fmt.Errorf("--split %q names a node split, which a link partition (--link-split) does not use", c.split)
+	}
 	if negs < 1 {
 		return fmt.Errorf("--link-negs %d: must be at least 1", negs)
 	}
