@@ -115,3 +115,23 @@ func TestReadLinkSplitBitcoin(t *testing.T) {
 	assert.True(t, ls.HasTime)
 	assert.Equal(t, [3]int{19339, 2419, 2428}, [3]int{ls.Train.Len(), ls.Valid.Len(), ls.Test.Len()})
 }
+
+// FuzzParseLinkRow: no input makes the row parser panic, and a row it
+// accepts has the shape it reports.
+func FuzzParseLinkRow(f *testing.F) {
+	for _, s := range []string{"0,1", "0,1,2", "0,1,2,3", "-1,2,x", "1,", ",", "9223372036854775808,1", "1,2,3,4,5"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		_, _, tm, cols, err := parseLinkRow(line)
+		if err != nil {
+			return
+		}
+		if cols != 2 && cols != 3 {
+			t.Fatalf("%q: %d columns", line, cols)
+		}
+		if cols == 2 && tm != 0 {
+			t.Fatalf("%q: time %d without a time column", line, tm)
+		}
+	})
+}

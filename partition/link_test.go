@@ -479,6 +479,14 @@ func TestLinkLoadChecks(t *testing.T) {
 	_, err = LoadWithMeta(dir, m, 1)
 	require.ErrorContains(t, err, filepath.Join("part-1", fileLinkTrain))
 	require.ErrorContains(t, err, "not owned")
+	// Orig2New disagreeing with the owned nodes' original ids.
+	pt0, err := LoadWithMeta(dir, m, 0)
+	require.NoError(t, err)
+	o2n := slices.Clone(pt0.Link.Orig2New)
+	o2n[0], o2n[1] = o2n[1], o2n[0]
+	require.NoError(t, putArray(m.Files, aw, filepath.Join(dir, "part-0"), 0, fileLinkOrig2New, o2n))
+	_, err = LoadWithMeta(dir, m, 0)
+	require.ErrorContains(t, err, filepath.Join("part-0", fileLinkOrig2New))
 	// META: link counts that do not add up.
 	m2, err := LoadMeta(dir)
 	require.NoError(t, err)
@@ -504,6 +512,25 @@ func TestMergedValidAdjacencyNeedsLink(t *testing.T) {
 	require.Nil(t, pt.Link.ValidIndptr)
 	_, _, _, err = pt.MergedValidAdjacency()
 	require.ErrorContains(t, err, "no valid-edge adjacency")
+}
+
+func TestLinkPartAccessors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "parts")
+	_, err := WriteDataset(dir, communityDataset(80, 2, 1), 2, Options{Link: &LinkOptions{Split: "random:0.8,0.1,0.1", NegsPerPos: 3, Pool: 9}})
+	require.NoError(t, err)
+	pt, err := Load(dir, 0)
+	require.NoError(t, err)
+	lp := pt.Link
+	for _, set := range []string{"train", "valid", "test"} {
+		require.NotNil(t, lp.Positives(set))
+	}
+	assert.Same(t, &lp.Test, lp.Positives("test"))
+	neg, negOrig := lp.Negatives("valid")
+	assert.Len(t, neg, 3*lp.Valid.Len())
+	assert.Len(t, negOrig, len(neg))
+	assert.Same(t, &lp.TestPool, lp.NegPool("test"))
+	assert.Nil(t, lp.Positives("nope"))
+	assert.Nil(t, lp.NegPool("train"))
 }
 
 func TestLinkOptionsKey(t *testing.T) {

@@ -417,3 +417,42 @@ func (pt *Part) MergedValidAdjacency() (indptr, indices, indicesOrig []int64, er
 	}
 	return indptr, indices, indicesOrig, nil
 }
+
+// Positives returns the part's positive edges of split set ("train",
+// "valid" or "test"), or nil for another name.
+func (lp *LinkPart) Positives(set string) *LinkEdges {
+	switch set {
+	case "train":
+		return &lp.Train
+	case "valid":
+		return &lp.Valid
+	case "test":
+		return &lp.Test
+	}
+	return nil
+}
+
+// Negatives returns the fixed negatives of split set ("valid" or "test"):
+// K destinations per positive of Positives(set), row-major, as new and
+// original ids; nil for another name.
+func (lp *LinkPart) Negatives(set string) (neg, negOrig []int64) {
+	switch set {
+	case "valid":
+		return lp.ValidNeg, lp.ValidNegOrig
+	case "test":
+		return lp.TestNeg, lp.TestNegOrig
+	}
+	return nil, nil
+}
+
+// NegPool returns the negative pool of split set ("valid" or "test"), or
+// nil for another name.
+func (lp *LinkPart) NegPool(set string) *LinkEdges {
+	switch set {
+	case "valid":
+		return &lp.ValidPool
+	case "test":
+		return &lp.TestPool
+	}
+	return nil
+}
