@@ -25,13 +25,18 @@ func (f *Features) NumRows() int64 {
 	return int64(len(f.Data)) / int64(f.Dim)
 }
 
-// Dataset is a node-classification graph in memory.
+// Dataset is a graph in memory: a node-classification dataset, or (with
+// Feat or Labels nil when read with the Optional options) the graph of a
+// link-prediction dataset.
 type Dataset struct {
 	Name       string
 	NumNodes   int64
 	In         *CSR // in-edges: In.Neighbors(v) are the sources u of edges u->v
 	Feat       *Features
-	Labels     []int32 // one per node, in [0, NumClasses)
+	Labels     []int32 // one per node, in [0, NumClasses); nil (NumClasses 0) for an unlabelled dataset
 	NumClasses int
 	Splits     map[string]*Split
+	// LinkSplits are the link-prediction splits read on request
+	// (ReadOptions.LinkSplits), by name.
+	LinkSplits map[string]*LinkSplit
 }

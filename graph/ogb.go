@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -31,6 +32,16 @@ type ReadOptions struct {
 	NumClasses int
 	// Workers is the parse parallelism; 0 means GOMAXPROCS.
 	Workers int
+	// OptionalFeatures and OptionalLabels accept a dataset without
+	// raw/node-feat.csv.gz or raw/node-label.csv.gz (such as bitcoin-alpha,
+	// which has neither): Feat or Labels is then nil and NumClasses 0. Off,
+	// a missing file is an error, as a node-classification dataset needs
+	// both.
+	OptionalFeatures, OptionalLabels bool
+	// LinkSplits names link-prediction splits to read with ReadLinkSplit
+	// into Dataset.LinkSplits. Their directories are not node splits, so
+	// they are left out when Splits is nil and split/ is listed.
+	LinkSplits []string
 }
 
 // UndirectedOptions returns the options for the datasets of this project,
@@ -82,8 +93,13 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 	// A corrupted count must not make us allocate terabytes: deflate expands
 	// at most ~1032x, and every label line is at least one byte and every
 	// edge line at least three ("0,1"), so larger counts cannot be right.
-	if err := checkPlausibleCount(filepath.Join(raw, "node-label.csv.gz"), "num-node-list.csv.gz", n, 1); err != nil {
-		return nil, err
+	labelPath, featPath := filepath.Join(raw, "node-label.csv.gz"), filepath.Join(raw, "node-feat.csv.gz")
+	haveLabels := !opt.OptionalLabels || fileExists(labelPath)
+	haveFeat := !opt.OptionalFeatures || fileExists(featPath)
+	if haveLabels {
+		if err := checkPlausibleCount(labelPath, "num-node-list.csv.gz", n, 1); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkPlausibleCount(filepath.Join(raw, "edge.csv.gz"), "num-edge-list.csv.gz", m, 3); err != nil {
 		return nil, err
@@ -105,15 +121,19 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		d.Labels, d.NumClasses, errs[1] = readLabels(filepath.Join(raw, "node-label.csv.gz"), n, opt.NumClasses, opt.Workers)
+		if haveLabels {
+			d.Labels, d.NumClasses, errs[1] = readLabels(labelPath, n, opt.NumClasses, opt.Workers)
+		}
 	}()
 	go func() {
 		defer wg.Done()
-		d.Feat, errs[2] = readFeatures(filepath.Join(raw, "node-feat.csv.gz"), n, opt.Workers)
+		if haveFeat {
+			d.Feat, errs[2] = readFeatures(featPath, n, opt.Workers)
+		}
 	}()
 	go func() {
 		defer wg.Done()
-		d.Splits, errs[3] = readSplits(filepath.Join(dir, "split"), opt.Splits, n, opt.Workers)
+		d.Splits, errs[3] = readSplits(filepath.Join(dir, "split"), opt.Splits, opt.LinkSplits, n, opt.Workers)
 	}()
 	wg.Wait()
 	for _, err := range errs {
@@ -124,10 +144,27 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 	d.In = BuildInCSR(n, src, dst, BuildOptions{
 		Undirected: opt.Undirected, DropSelfLoops: opt.DropSelfLoops, Dedup: opt.Dedup, Workers: opt.Workers,
 	})
-	if opt.NormalizeFeatures {
+	if opt.NormalizeFeatures && d.Feat != nil {
 		d.Feat.NormalizeRows(opt.Workers)
 	}
+	for _, name := range opt.LinkSplits {
+		ls, err := ReadLinkSplit(dir, name, n, opt.Workers)
+		if err != nil {
+			return nil, err
+		}
+		if d.LinkSplits == nil {
+			d.LinkSplits = map[string]*LinkSplit{}
+		}
+		d.LinkSplits[name] = ls
+	}
 	return d, nil
+}
+
+// fileExists reports whether path names an existing file (an unreadable
+// one counts as existing, so that reading it reports the real error).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, os.ErrNotExist)
 }
 
 // maxDeflateRatio bounds how much a deflate stream can expand.
@@ -343,14 +380,14 @@ func readIDs(path string, n int64, workers int) ([]int64, error) {
 	return out, nil
 }
 
-func readSplits(dir string, names []string, n int64, workers int) (map[string]*Split, error) {
+func readSplits(dir string, names, linkNames []string, n int64, workers int) (map[string]*Split, error) {
 	if names == nil {
 		ents, err := os.ReadDir(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("read splits: %w", err)
 		}
 		for _, e := range ents {
-			if e.IsDir() {
+			if e.IsDir() && !slices.Contains(linkNames, e.Name()) {
 				names = append(names, e.Name())
 			}
 		}

@@ -14,6 +14,49 @@ package partition
 // its split's list sorted by (source orig id, destination orig id, time,
 // input line), the same whatever the number of parts, so global batching of
 // edges (sample.RankSteps over the ids) is rank-count independent.
+//
+// Request a link partition with Options.Link (LinkOptions: the split, K, the
+// pool size, the valid adjacency and structural features; the seed is
+// Options.Seed), reading the dataset with LinkOptions.ReadOptions:
+//
+//	lo := partition.LinkOptions{Split: "random:0.85,0.05,0.10"}
+//	d, err := graph.ReadOGB(dir, lo.ReadOptions(graph.UndirectedOptions()))
+//	m, err := partition.WriteDataset(out, d, parts, partition.Options{Seed: 1, Undirected: true, Link: &lo})
+//	pt, err := partition.Load(out, rank) // pt.Link is this part's LinkPart
+//
+// Splits:
+//   - random:TRAIN,VALID,TEST: the units are the dataset's distinct
+//     undirected pairs (min orig, max orig; self loops and duplicates
+//     dropped). floor(VALID*M) go to valid, floor(TEST*M) to test, the rest
+//     to train (PyG RandomLinkSplit's counts); which ones is decided by a
+//     hash of (seed, pair), not by the partitioning. Directed is false.
+//   - time: the rows of split/time/{train,valid,test}.csv.gz as directed
+//     events (Directed, HasTime). Message passing gets the training events
+//     plus, with Options.Undirected (--undirected, the default), their
+//     reverses. A valid/test event whose reverse is a training event thus
+//     has that reverse in the adjacency: it is training data, not a leak.
+//
+// The adjacency files are deduplicated and have no self loops. Fixed
+// negatives: destination j of valid/test positive i is
+// Hash(seed, split, i, j) mod N (original id), uniform and unfiltered like
+// OGB citation2's; pool pair k of a split has both endpoints from
+// Hash(seed, split, k), unfiltered, and lives with the owner of its source.
+// Nothing of the split depends on the number of parts: in original ids,
+// partitions into any P hold the same edges, ids, negatives and pools.
+//
+// A dataset without node features gets structural features instead
+// (LinkMeta.StructFeats columns: log1p of the in- and out-degree over the
+// TRAINING positives, then fixed +-1/sqrt(D) codes of the original id), so
+// no held-out edge leaks into the input. A dataset without labels has
+// NumClasses 0, no labels.bin and Part.Labels nil.
+//
+// Files in part-<p>/ (all int64, listed in META.json with size and sha256
+// like every other file): link-{train,valid,test}.bin and
+// link-{valid,test}-pool.bin hold an edge set as 6 blocks src | dst |
+// src_orig | dst_orig | id | time; link-{valid,test}-neg.bin the negatives
+// as 2 blocks, new ids then original ids; link-vadj-{indptr,indices,orig}.bin
+// the valid adjacency (Part.MergedValidAdjacency merges it with the training
+// rows); link-orig2new.bin the Orig2New block. PartInfo.Link counts them.
 
 // Link split kinds (LinkMeta.Kind).
 const (
@@ -77,11 +120,16 @@ type LinkPart struct {
 	// Shared negative pools (random pairs), the pairs whose source this part owns.
 	ValidPool, TestPool LinkEdges
 	// In-adjacency of the valid edges into owned nodes (both directions
-	// unless Directed), canonical rows, pairs already in the training
-	// adjacency left out. Nil unless Meta.Link.ValidAdj.
+	// unless Directed; for a directed split also the reverses when the
+	// training adjacency has them, i.e. with --undirected), canonical rows,
+	// pairs already in the training adjacency left out. Nil unless
+	// Meta.Link.ValidAdj. Part.MergedValidAdjacency returns training+valid.
 	ValidIndptr, ValidIndices, ValidIndicesOrig []int64
 	// Orig2New[i] is the new global id of the node with original id
-	// OrigLo+i; [OrigLo,OrigHi) = OrigBlock(NumNodes, NumParts, ID).
+	// OrigLo+i; [OrigLo,OrigHi) = OrigBlock(NumNodes, NumParts, ID). The
+	// blocks of all parts tile [0,N): a rank translates an original id (a
+	// pair file given to predict, say) by asking the part that holds its
+	// block.
 	OrigLo, OrigHi int64
 	Orig2New       []int64
 }

@@ -22,7 +22,7 @@ type Part struct {
 	IndicesOrig []int64
 	Orig        []int64   // original id of owned node Lo+i
 	Feat        []float32 // owned*FeatDim, row-major
-	Labels      []int32   // owned
+	Labels      []int32   // owned; nil when the dataset has no labels (NumClasses 0)
 	// Halo are the distinct non-owned in-neighbors (new ids, ascending),
 	// HaloOrig their original ids.
 	Halo, HaloOrig []int64
@@ -93,7 +93,7 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	pt.IndicesOrig = i64(fileIndOrig)
 	pt.Orig = i64(fileOrig)
 	pt.Feat = f32(fileFeat)
-	if errs == nil {
+	if errs == nil && m.NumClasses > 0 { // an unlabelled dataset has no labels file
 		pt.Labels, errs = readPartArray[int32](dir, m, p, fileLabels)
 	}
 	pt.Halo = i64(fileHalo)
@@ -113,6 +113,11 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	}
 	if err := pt.check(dir); err != nil {
 		return nil, err
+	}
+	if m.Link != nil {
+		if err := pt.loadLink(dir); err != nil {
+			return nil, err
+		}
 	}
 	return pt, nil
 }

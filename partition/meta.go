@@ -44,6 +44,8 @@ type PartInfo struct {
 	HaloNodes int64                  `json:"halo_nodes"` // distinct non-owned sources
 	CutEdges  int64                  `json:"cut_edges"`  // stored in-edges whose source is not owned
 	Splits    map[string]SplitCounts `json:"splits"`
+	// Link counts this part's share of the link split (nil unless Meta.Link).
+	Link *LinkCounts `json:"link,omitempty"`
 }
 
 // FileInfo is what META.json records about one array file.
@@ -145,10 +147,13 @@ func (m *Meta) partFiles(p int) []fileSpec {
 		{fileIndOrig, dtInt64, pi.Edges},
 		{fileOrig, dtInt64, pi.Nodes},
 		{fileFeat, dtFloat32, pi.Nodes * d},
-		{fileLabels, dtInt32, pi.Nodes},
-		{fileHalo, dtInt64, pi.HaloNodes},
-		{fileHaloOrig, dtInt64, pi.HaloNodes},
 	}
+	if m.NumClasses > 0 {
+		fs = append(fs, fileSpec{fileLabels, dtInt32, pi.Nodes})
+	}
+	fs = append(fs,
+		fileSpec{fileHalo, dtInt64, pi.HaloNodes},
+		fileSpec{fileHaloOrig, dtInt64, pi.HaloNodes})
 	if m.HaloFeats {
 		fs = append(fs, fileSpec{fileHaloFeat, dtFloat32, pi.HaloNodes * d})
 	}
@@ -158,6 +163,9 @@ func (m *Meta) partFiles(p int) []fileSpec {
 			fileSpec{splitFile(name, "train"), dtInt64, c.Train},
 			fileSpec{splitFile(name, "valid"), dtInt64, c.Valid},
 			fileSpec{splitFile(name, "test"), dtInt64, c.Test})
+	}
+	if m.Link != nil && pi.Link != nil {
+		fs = append(fs, m.linkFiles(p)...)
 	}
 	return fs
 }
@@ -279,6 +287,9 @@ func (m *Meta) validate() error {
 		if len(pi.Splits) != len(m.Splits) {
 			return fmt.Errorf("part %d lists %d splits, META lists %d", i, len(pi.Splits), len(m.Splits))
 		}
+	}
+	if err := m.validateLink(); err != nil {
+		return err
 	}
 	want := 0
 	for i := range m.Parts {

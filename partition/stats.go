@@ -18,6 +18,8 @@ type PartStats struct {
 	TrainNodes int64 `json:"train_nodes"`
 	ValidNodes int64 `json:"valid_nodes"`
 	TestNodes  int64 `json:"test_nodes"`
+	// Link is the part's share of the link split (link partitions only).
+	Link *LinkCounts `json:"link,omitempty"`
 }
 
 // Stats summarises a partition directory from its META.json. The JSON form
@@ -41,6 +43,8 @@ type Stats struct {
 	TrainBalance float64     `json:"train_balance"`
 	EdgeBalance  float64     `json:"edge_balance"`
 	Parts        []PartStats `json:"parts"`
+	// Link is META's link section (link partitions only).
+	Link *LinkMeta `json:"link,omitempty"`
 }
 
 // Stats computes the statistics of the partition.
@@ -48,7 +52,7 @@ func (m *Meta) Stats() *Stats {
 	s := &Stats{
 		Dataset: m.Dataset, Method: m.Method, Seed: m.Seed, NumParts: m.NumParts,
 		NumNodes: m.NumNodes, NumEdges: m.NumEdges, FeatDim: m.FeatDim, NumClasses: m.NumClasses,
-		HaloFeats: m.HaloFeats, Split: m.Split, EdgeCut: m.EdgeCut(), Balance: m.Balance(),
+		HaloFeats: m.HaloFeats, Split: m.Split, EdgeCut: m.EdgeCut(), Balance: m.Balance(), Link: m.Link,
 	}
 	var maxTrain, maxEdges, train int64
 	for p, pi := range m.Parts {
@@ -56,7 +60,7 @@ func (m *Meta) Stats() *Stats {
 		s.Parts = append(s.Parts, PartStats{
 			Part: p, Lo: m.Offsets[p], Hi: m.Offsets[p+1], Nodes: pi.Nodes, Edges: pi.Edges,
 			HaloNodes: pi.HaloNodes, CutEdges: pi.CutEdges,
-			TrainNodes: c.Train, ValidNodes: c.Valid, TestNodes: c.Test,
+			TrainNodes: c.Train, ValidNodes: c.Valid, TestNodes: c.Test, Link: pi.Link,
 		})
 		maxTrain = max(maxTrain, c.Train)
 		maxEdges = max(maxEdges, pi.Edges)
@@ -93,5 +97,33 @@ func (s *Stats) WriteText(w io.Writer) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "edge_cut %.4f  balance %.4f (nodes)  %.4f (train)  %.4f (edges)\n", s.EdgeCut, s.Balance, s.TrainBalance, s.EdgeBalance)
-	return err
+	if err != nil || s.Link == nil {
+		return err
+	}
+	return s.writeLink(w)
+}
+
+// writeLink prints the link section: totals, then the per-part shares.
+func (s *Stats) writeLink(w io.Writer) error {
+	l := s.Link
+	dir := "undirected pairs"
+	if l.Directed {
+		dir = "directed events"
+	}
+	feats := ""
+	if l.StructFeats > 0 {
+		feats = fmt.Sprintf(", %d structural features", l.StructFeats)
+	}
+	fmt.Fprintf(w, "link split %s (seed %d, %s, time %v): train %d, valid %d, test %d edges; %d negatives per valid/test edge, pools of %d; valid adjacency %v%s\n",
+		l.Split, l.Seed, dir, l.HasTime, l.Train, l.Valid, l.Test, l.NegsPerPos, l.Pool, l.ValidAdj, feats)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "part\ttrain_edges\tvalid_edges\ttest_edges\tvalid_pool\ttest_pool\tvalid_adj_edges\t")
+	for _, p := range s.Parts {
+		c := p.Link
+		if c == nil {
+			c = &LinkCounts{}
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Part, c.Train, c.Valid, c.Test, c.ValidPool, c.TestPool, c.ValidAdjEdges)
+	}
+	return tw.Flush()
 }

@@ -45,6 +45,12 @@ type Options struct {
 	Overwrite bool
 	// Workers bounds parallelism; 0 means GOMAXPROCS.
 	Workers int
+	// Link, when set, makes a link-prediction partition: the split's
+	// positives, fixed evaluation negatives and pools are stored with the
+	// parts (see link.go), and the adjacency files, METIS' input and any
+	// structural features come from the TRAINING edges only. For a time
+	// split, Undirected also adds the reverse of every training event.
+	Link *LinkOptions
 }
 
 func (o Options) workers() int {
@@ -83,11 +89,24 @@ func sortedSplitNames(s map[string]*graph.Split) []string {
 	return names
 }
 
-// Assign computes the part of every node with opt.Method.
+// Assign computes the part of every node with opt.Method. With opt.Link
+// it partitions the training graph of the link split (held-out edges must
+// not steer the partitioning either).
 func Assign(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
 	if d == nil {
 		return nil, errors.New("partition: nil dataset")
 	}
+	if opt.Link != nil {
+		ld, err := buildLink(d, opt)
+		if err != nil {
+			return nil, err
+		}
+		d = ld.ds
+	}
+	return assignGraph(d, nparts, opt)
+}
+
+func assignGraph(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
 	if err := CheckParts(d.NumNodes, nparts); err != nil {
 		return nil, err
 	}
@@ -100,7 +119,9 @@ func Assign(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
 		bal := opt.Balance
 		if bal == nil {
 			bal = DefaultBalance()
-			if split == "" {
+			// Node splits say nothing about where a link task's seeds
+			// (edges) are: balance nodes and (training) degree then.
+			if split == "" || opt.Link != nil {
 				bal = []string{BalanceNode, BalanceDegree}
 			}
 		}
@@ -118,11 +139,22 @@ func WriteDataset(outDir string, d *graph.Dataset, nparts int, opt Options) (*Me
 	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
 		return nil, err
 	}
-	assign, err := Assign(d, nparts, opt)
+	if d == nil {
+		return nil, errors.New("partition: nil dataset")
+	}
+	var ld *linkData
+	if opt.Link != nil {
+		var err error
+		if ld, err = buildLink(d, opt); err != nil {
+			return nil, err
+		}
+		d = ld.ds
+	}
+	assign, err := assignGraph(d, nparts, opt)
 	if err != nil {
 		return nil, err
 	}
-	return Write(outDir, d, assign, nparts, opt)
+	return write(outDir, d, ld, assign, nparts, opt)
 }
 
 // checkOutDir fails early (before any expensive work) when outDir exists
@@ -169,13 +201,30 @@ func checkOutDir(outDir string, overwrite bool) error {
 // Every row is written in canonical order (ascending original source id,
 // duplicates removed) whatever the order in d.In. The directory is built
 // under a temporary name next to outDir and renamed at the end, so a failed
-// or interrupted run leaves nothing at outDir.
+// or interrupted run leaves nothing at outDir. labels.bin is left out when
+// the dataset has no labels (NumClasses 0). With opt.Link, the link files
+// of writeLinkPart are added and the adjacency is the training graph's.
 func Write(outDir string, d *graph.Dataset, assign []int32, nparts int, opt Options) (*Meta, error) {
 	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
 		return nil, err
 	}
 	if d == nil {
 		return nil, errors.New("partition: nil dataset")
+	}
+	var ld *linkData
+	if opt.Link != nil {
+		var err error
+		if ld, err = buildLink(d, opt); err != nil {
+			return nil, err
+		}
+		d = ld.ds
+	}
+	return write(outDir, d, ld, assign, nparts, opt)
+}
+
+func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts int, opt Options) (*Meta, error) {
+	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
+		return nil, err
 	}
 	if err := checkDataset(d); err != nil {
 		return nil, fmt.Errorf("partition %s: %w", d.Name, err)
@@ -257,6 +306,12 @@ func Write(outDir string, d *graph.Dataset, assign []int32, nparts int, opt Opti
 		newSplits[name] = sets{toNewSorted(s.Train, rl.NewID), toNewSorted(s.Valid, rl.NewID), toNewSorted(s.Test, rl.NewID)}
 	}
 
+	var lb *linkBuckets
+	if ld != nil {
+		m.Link = &ld.meta
+		lb = bucketLink(ld, rl, nparts, d.NumNodes)
+	}
+
 	aw, err := newArrayWriter(opt.workers())
 	if err != nil {
 		return nil, err
@@ -318,12 +373,14 @@ func Write(outDir string, d *graph.Dataset, assign []int32, nparts int, opt Opti
 		if err := putArray(m.Files, aw, pdir, p, fileFeat, gatherRows(d.Feat, orig)); err != nil {
 			return nil, err
 		}
-		labels := make([]int32, nodes)
-		for i, o := range orig {
-			labels[i] = d.Labels[o]
-		}
-		if err := putArray(m.Files, aw, pdir, p, fileLabels, labels); err != nil {
-			return nil, err
+		if d.NumClasses > 0 {
+			labels := make([]int32, nodes)
+			for i, o := range orig {
+				labels[i] = d.Labels[o]
+			}
+			if err := putArray(m.Files, aw, pdir, p, fileLabels, labels); err != nil {
+				return nil, err
+			}
 		}
 		if err := putArray(m.Files, aw, pdir, p, fileHalo, halo); err != nil {
 			return nil, err
@@ -349,6 +406,13 @@ func Write(outDir string, d *graph.Dataset, assign []int32, nparts int, opt Opti
 					return nil, err
 				}
 			}
+		}
+		if ld != nil {
+			lc, err := writeLinkPart(m.Files, aw, pdir, p, ld, lb, rl, lo, hi, d.In)
+			if err != nil {
+				return nil, err
+			}
+			pi.Link = lc
 		}
 		m.Parts[p] = pi
 		m.NumEdges += edges
@@ -405,7 +469,9 @@ func checkDataset(d *graph.Dataset) error {
 			return fmt.Errorf("features hold %d values, want nodes %d x dim %d", len(d.Feat.Data), n, d.Feat.Dim)
 		}
 	}
-	if int64(len(d.Labels)) != n {
+	if d.NumClasses == 0 && len(d.Labels) == 0 {
+		// An unlabelled dataset (link prediction): no labels file.
+	} else if int64(len(d.Labels)) != n {
 		return fmt.Errorf("%d labels for %d nodes", len(d.Labels), n)
 	}
 	for v, l := range d.Labels {

@@ -22,6 +22,8 @@ type partitionConfig struct {
 	haloFeats, undirected, force      bool
 	normalize                         bool
 	imbalance                         float64
+	// link is the link-prediction split (nil without --link-split).
+	link *partition.LinkOptions
 }
 
 func parsePartition(args []string) (partitionConfig, error) {
@@ -40,7 +42,15 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.Float64Var(&c.imbalance, "imbalance", 0, "METIS allowed imbalance per constraint (0 = 1.03)")
 	fs.IntVar(&c.workers, "workers", 0, "parallelism (0 = GOMAXPROCS)")
 	fs.BoolVar(&c.force, "force", false, "replace an existing partition directory at --out")
+	linkSplit := fs.String("link-split", "", "link-prediction split: random:TRAIN,VALID,TEST (fractions of the distinct undirected pairs, seeded by --seed) or time (split/time files); adjacency then holds training edges only")
+	linkNegs := fs.Int("link-negs", partition.DefaultNegsPerPos, "fixed negatives per valid/test edge (MRR), with --link-split")
+	linkPool := fs.Int64("link-pool", partition.DefaultPool, "random pairs in each of the valid and test negative pools (Hits@K), with --link-split")
+	linkValidAdj := fs.Bool("link-valid-adj", true, "store the valid edges' adjacency for test-time inference (--use-valid-edges), with --link-split")
+	structFeats := fs.Int("struct-feats", 0, fmt.Sprintf("structural node features (log-degrees of the training graph + fixed random codes) of this width, replacing the dataset's; 0 = %d only for a dataset without features; with --link-split", partition.DefaultStructFeats))
 	if err := parseFlags(fs, args); err != nil {
+		return c, err
+	}
+	if err := c.parseLink(fs, *linkSplit, *linkNegs, *linkPool, *linkValidAdj, *structFeats); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -56,6 +66,46 @@ func parsePartition(args []string) (partitionConfig, error) {
 		return c, fmt.Errorf("--method %q: want metis or random", c.method)
 	}
 	return c, nil
+}
+
+// parseLink checks the link flags and sets c.link; each bad value gives an
+// error naming its flag.
+func (c *partitionConfig) parseLink(fs *flag.FlagSet, split string, negs int, pool int64, validAdj bool, structFeats int) error {
+	if split == "" {
+		var err error
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "link-negs", "link-pool", "link-valid-adj", "struct-feats":
+				if err == nil {
+					err = fmt.Errorf("--%s needs --link-split", f.Name)
+				}
+			}
+		})
+		return err
+	}
+	if _, _, err := partition.ParseLinkSplit(split); err != nil {
+		return fmt.Errorf("--link-split: %w", err)
+	}
+	if c.split != "" {
+		// Node splits are not read for a link partition (a dataset's
+		// split/ may hold link splits such as split/time).
+		return fmt.Errorf("--split %q names a node split, which a link partition (--link-split) does not use", c.split)
+	}
+	if negs < 1 {
+		return fmt.Errorf("--link-negs %d: must be at least 1", negs)
+	}
+	if pool < 1 {
+		return fmt.Errorf("--link-pool %d: must be at least 1", pool)
+	}
+	if structFeats < 0 || structFeats == 1 {
+		return fmt.Errorf("--struct-feats %d: want 0 (automatic) or at least 2", structFeats)
+	}
+	lo := &partition.LinkOptions{Split: split, NegsPerPos: negs, Pool: pool, NoValidAdj: !validAdj, StructFeats: structFeats}
+	if err := lo.Check(); err != nil {
+		return fmt.Errorf("--link-negs/--link-pool/--struct-feats: %w", err)
+	}
+	c.link = lo
+	return nil
 }
 
 func runPartition(args []string) error { return partitionCmd(os.Stdout, args) }
@@ -80,17 +130,25 @@ func partitionCmd(w io.Writer, args []string) error {
 		ro = graph.UndirectedOptions()
 		ro.NormalizeFeatures, ro.Workers = c.normalize, c.workers
 	}
+	if c.link != nil {
+		ro = c.link.ReadOptions(ro)
+	}
 	t0 := time.Now()
 	d, err := graph.ReadOGB(c.data, ro)
 	if err != nil {
 		return err
 	}
 	tRead := time.Since(t0)
+	dim := 0
+	if d.Feat != nil {
+		dim = d.Feat.Dim
+	}
 	fmt.Fprintf(w, "read %s: %d nodes, %d edges, %d features, %d classes in %.1fs\n",
-		c.data, d.NumNodes, d.In.NumEdges(), d.Feat.Dim, d.NumClasses, tRead.Seconds())
+		c.data, d.NumNodes, d.In.NumEdges(), dim, d.NumClasses, tRead.Seconds())
 	opt := partition.Options{
 		Method: c.method, Seed: c.seed, HaloFeats: c.haloFeats, Split: c.split,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
+		Link: c.link,
 	}
 	if c.balance != "" {
 		for _, b := range strings.Split(c.balance, ",") {

@@ -234,7 +234,7 @@ func runTrain(args []string) error {
 			return fmt.Errorf("train: %w", err)
 		}
 		if f.data != "" {
-			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, os.Stdout)
+			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, nil, os.Stdout)
 			if err != nil {
 				return err
 			}
@@ -298,13 +298,16 @@ func writable(dir string) bool {
 // reusable reports whether dir holds a partition of the wanted shape whose
 // part files all match their META.json checksums: a damaged cache (a
 // truncated or flipped file) is rebuilt, not handed to every rank to fail
-// on.
-func reusable(dir string, parts int, method, split string) bool {
+// on. link (nil for node tasks) must match the partition's link section.
+func reusable(dir string, parts int, method, split string, seed uint64, link *partition.LinkOptions) bool {
 	m, err := partition.LoadMeta(dir)
 	if err != nil || m.NumParts != parts || m.Method != method {
 		return false
 	}
-	if _, ok := m.Splits[split]; !ok {
+	if (m.Link != nil) != (link != nil) || (link != nil && !link.Matches(m.Link, seed)) {
+		return false
+	}
+	if _, ok := m.Splits[split]; !ok && link == nil {
 		return false
 	}
 	return partition.VerifyFiles(dir, m) == nil
@@ -312,12 +315,13 @@ func reusable(dir string, parts int, method, split string) bool {
 
 // prepareParts partitions the dataset at data into one part per rank on
 // rank 0 (or reuses a cached partition whose META matches), and returns the
-// directory on every rank. It is collective.
-func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, out *os.File) (string, error) {
+// directory on every rank. It is collective. link, when set, makes a
+// link-prediction partition (seeded by seed too).
+func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, out *os.File) (string, error) {
 	var dir string
 	var err error
 	if c.Rank() == 0 {
-		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, out)
+		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, out)
 	}
 	b, err := dist.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
@@ -326,8 +330,15 @@ func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, 
 	return string(b), nil
 }
 
-func partitionOnRoot(parts int, data, split, method string, seed uint64, out *os.File) (string, error) {
-	d, err := graph.ReadOGB(data, graph.UndirectedOptions())
+func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, out *os.File) (string, error) {
+	ro := graph.UndirectedOptions()
+	if link != nil {
+		if err := link.Check(); err != nil {
+			return "", err
+		}
+		ro = link.ReadOptions(ro)
+	}
+	d, err := graph.ReadOGB(data, ro)
 	if err != nil {
 		return "", err
 	}
@@ -335,9 +346,14 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, out *os
 		return "", err
 	}
 	name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), split, parts, method, seed)
+	if link != nil {
+		// Everything that changes a link partition is in the name, so
+		// that runs with different link options never share a cache.
+		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), link.Key(), parts, method, seed)
+	}
 	var errs []error
 	for _, dir := range partsCacheDirs(data, name) {
-		if reusable(dir, parts, method, split) {
+		if reusable(dir, parts, method, split, seed, link) {
 			fmt.Fprintf(out, "partition: reusing %s\n", dir)
 			return dir, nil
 		}
@@ -351,7 +367,7 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, out *os
 			continue
 		}
 		_, err := partition.WriteDataset(dir, d, parts, partition.Options{
-			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true,
+			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Link: link,
 		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("partition into %s: %w", dir, err))

@@ -1,0 +1,275 @@
+package partition
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"mpignn/graph"
+	"mpignn/sample"
+)
+
+// Hash domain tags of the link split, so that the split shuffle, the
+// negatives, the pools and the structural features never share bits.
+const (
+	tagLinkSplit  = 0x6c696e6b73706c74 // "linksplt"
+	tagLinkNeg    = 0x6c696e6b6e6567   // "linkneg"
+	tagLinkPool   = 0x6c696e6b706f6f6c // "linkpool"
+	tagStructFeat = 0x7374727563746674 // "structft"
+)
+
+// Split indices used in hash keys and arrays.
+const (
+	setTrain = 0
+	setValid = 1
+	setTest  = 2
+)
+
+var setNames = [3]string{"train", "valid", "test"}
+
+// edgeList is a list of edges in original ids, in canonical order (its
+// index is the canonical edge id).
+type edgeList struct{ src, dst, time []int64 }
+
+func (e *edgeList) len() int { return len(e.src) }
+
+// linkData is everything of a link split that does not depend on the
+// partitioning, all in original ids: the positives, the training graph and
+// the valid edges' adjacency. Assign and Write both derive it from the
+// dataset, so it is a pure function of (dataset, options).
+type linkData struct {
+	meta LinkMeta
+	// ds is a shallow copy of the dataset whose In holds the TRAINING
+	// adjacency only (and whose Feat are the structural features when the
+	// options ask for them): what METIS and the adjacency files see.
+	ds   *graph.Dataset
+	sets [3]edgeList
+	// validIn is the in-adjacency of the valid edges minus the pairs of
+	// the training adjacency (nil without ValidAdj).
+	validIn *graph.CSR
+}
+
+// buildLink derives the link split opt.Link from d.
+func buildLink(d *graph.Dataset, opt Options) (*linkData, error) {
+	lo, err := opt.Link.resolved()
+	if err != nil {
+		return nil, err
+	}
+	kind, frac, _ := ParseLinkSplit(lo.Split)
+	if d == nil || d.In == nil {
+		return nil, fmt.Errorf("link split: dataset has no graph")
+	}
+	n := d.NumNodes
+	if err := d.In.Validate(n); err != nil || d.In.NumRows() != n {
+		return nil, fmt.Errorf("link split: bad graph: %v", err)
+	}
+	ld := &linkData{meta: LinkMeta{
+		Split: lo.Split, Kind: kind, Seed: opt.Seed, NegsPerPos: lo.NegsPerPos,
+		Pool: lo.Pool, ValidAdj: !lo.NoValidAdj,
+	}}
+	// reverse: message passing gets both directions of every training
+	// edge. Always for undirected pairs; for directed events only when the
+	// caller asked for an undirected graph (--undirected).
+	reverse := true
+	switch kind {
+	case LinkSplitRandom:
+		ld.sets = randomLinkSplit(d.In, frac, opt.Seed)
+	case LinkSplitTime:
+		ls := d.LinkSplits[LinkSplitTime]
+		if ls == nil {
+			return nil, errNoTimeSplit
+		}
+		for s, set := range []*graph.LinkSet{&ls.Train, &ls.Valid, &ls.Test} {
+			if len(set.Dst) != len(set.Src) || (set.Time != nil && len(set.Time) != len(set.Src)) {
+				return nil, fmt.Errorf("link split time %s: ragged arrays", setNames[s])
+			}
+			for i := range set.Src {
+				if set.Src[i] < 0 || set.Src[i] >= n || set.Dst[i] < 0 || set.Dst[i] >= n {
+					return nil, fmt.Errorf("link split time %s: edge %d (%d,%d) outside [0,%d)", setNames[s], i, set.Src[i], set.Dst[i], n)
+				}
+			}
+			ld.sets[s] = canonicalEvents(set)
+		}
+		ld.meta.Directed, ld.meta.HasTime = true, ls.HasTime
+		reverse = opt.Undirected
+	}
+	ld.meta.Train, ld.meta.Valid, ld.meta.Test = int64(ld.sets[0].len()), int64(ld.sets[1].len()), int64(ld.sets[2].len())
+
+	bo := graph.BuildOptions{Undirected: reverse, DropSelfLoops: true, Dedup: true, Workers: opt.Workers}
+	tr := &ld.sets[setTrain]
+	ds := *d
+	ds.In = graph.BuildInCSR(n, tr.src, tr.dst, bo)
+	ds.Splits = d.Splits
+	width := lo.StructFeats
+	if width == 0 && (d.Feat == nil || d.Feat.Dim == 0) {
+		width = DefaultStructFeats
+	}
+	if width > 0 {
+		ds.Feat = structFeatures(n, tr, !ld.meta.Directed, width)
+		ld.meta.StructFeats = width
+	}
+	ld.ds = &ds
+	if ld.meta.ValidAdj {
+		va := &ld.sets[setValid]
+		ld.validIn = subtractRows(graph.BuildInCSR(n, va.src, va.dst, bo), ds.In)
+	}
+	return ld, nil
+}
+
+// randomLinkSplit splits the distinct undirected pairs of g (min, max
+// original id, self loops dropped) as PyG's RandomLinkSplit counts them:
+// floor(valid*M) valid, floor(test*M) test, the rest train. Which pair goes
+// where is decided by sorting the pairs on a hash of (seed, pair), a seeded
+// permutation that depends on nothing but the pairs themselves, so it is
+// the same for any number of parts and any input order.
+func randomLinkSplit(g *graph.CSR, frac [3]float64, seed uint64) [3]edgeList {
+	type pair struct{ u, v int64 }
+	var pairs []pair
+	for v := int64(0); v < g.NumRows(); v++ {
+		for _, u := range g.Neighbors(v) {
+			if u != v {
+				pairs = append(pairs, pair{min(u, v), max(u, v)})
+			}
+		}
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		return cmp.Or(cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v))
+	})
+	pairs = slices.Compact(pairs)
+	m := len(pairs)
+	nValid := int(math.Floor(frac[1] * float64(m)))
+	// The 1e-6 tolerance on the sum could otherwise round past m.
+	nTest := min(int(math.Floor(frac[2]*float64(m))), m-nValid)
+	order := make([]int, m)
+	keys := make([]uint64, m)
+	for i, p := range pairs {
+		order[i] = i
+		keys[i] = sample.Hash64(tagLinkSplit, seed, uint64(p.u), uint64(p.v))
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(a, b))
+	})
+	which := make([]uint8, m) // setTrain unless picked below
+	for r, i := range order {
+		switch {
+		case r < nValid:
+			which[i] = setValid
+		case r < nValid+nTest:
+			which[i] = setTest
+		}
+	}
+	var sets [3]edgeList
+	for i, p := range pairs { // ascending (u,v): the canonical order
+		s := &sets[which[i]]
+		s.src = append(s.src, p.u)
+		s.dst = append(s.dst, p.v)
+		s.time = append(s.time, 0)
+	}
+	for i := range sets {
+		if sets[i].src == nil {
+			sets[i] = edgeList{src: []int64{}, dst: []int64{}, time: []int64{}}
+		}
+	}
+	return sets
+}
+
+// canonicalEvents returns the events of set sorted by (src, dst, time,
+// input line): a stable sort on (src, dst, time) keeps the file order of
+// exact repeats.
+func canonicalEvents(set *graph.LinkSet) edgeList {
+	k := len(set.Src)
+	tm := func(i int) int64 {
+		if set.Time == nil {
+			return 0
+		}
+		return set.Time[i]
+	}
+	idx := make([]int, k)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(set.Src[a], set.Src[b]), cmp.Compare(set.Dst[a], set.Dst[b]), cmp.Compare(tm(a), tm(b)))
+	})
+	e := edgeList{src: make([]int64, k), dst: make([]int64, k), time: make([]int64, k)}
+	for j, i := range idx {
+		e.src[j], e.dst[j], e.time[j] = set.Src[i], set.Dst[i], tm(i)
+	}
+	return e
+}
+
+// subtractRows returns a without the entries of b, row by row (rows of both
+// ascending).
+func subtractRows(a, b *graph.CSR) *graph.CSR {
+	n := a.NumRows()
+	out := &graph.CSR{Indptr: make([]int64, n+1), Indices: make([]int64, 0, len(a.Indices))}
+	for v := int64(0); v < n; v++ {
+		br := b.Neighbors(v)
+		j := 0
+		for _, u := range a.Neighbors(v) {
+			for j < len(br) && br[j] < u {
+				j++
+			}
+			if j < len(br) && br[j] == u {
+				continue
+			}
+			out.Indices = append(out.Indices, u)
+		}
+		out.Indptr[v+1] = int64(len(out.Indices))
+	}
+	return out
+}
+
+// structFeatures builds the features of a dataset without its own:
+// [log1p(in-degree), log1p(out-degree), width-2 values +-1/sqrt(width)].
+// Degrees count the TRAINING positives only (both directions of an
+// undirected pair), so no valid or test edge leaks into the input; the
+// sign columns are a fixed random code of the ORIGINAL id (a cheap
+// stand-in for one-hot ids that lets the model tell nodes apart), the same
+// for any partitioning.
+func structFeatures(n int64, train *edgeList, undirected bool, width int) *graph.Features {
+	in := make([]int64, n)
+	out := make([]int64, n)
+	for i := range train.src {
+		u, v := train.src[i], train.dst[i]
+		out[u]++
+		in[v]++
+		if undirected {
+			out[v]++
+			in[u]++
+		}
+	}
+	f := &graph.Features{Dim: width, Data: make([]float32, n*int64(width))}
+	c := float32(1 / math.Sqrt(float64(width)))
+	for v := int64(0); v < n; v++ {
+		row := f.Row(v)
+		row[0] = float32(math.Log1p(float64(in[v])))
+		row[1] = float32(math.Log1p(float64(out[v])))
+		for k := 2; k < width; k++ {
+			if sample.Hash64(tagStructFeat, uint64(v), uint64(k))&1 == 0 {
+				row[k] = c
+			} else {
+				row[k] = -c
+			}
+		}
+	}
+	return f
+}
+
+// evalNegative is destination j of the fixed negatives of positive id of
+// split set: uniform over all nodes, keyed by (seed, split, id, j) and not
+// filtered against the positives, as OGB's citation2 negatives (a negative
+// that happens to be an edge is rare and identical for every run and every
+// number of parts).
+func evalNegative(seed uint64, set int, id int64, j int, n int64) int64 {
+	return int64(sample.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j)) % uint64(n))
+}
+
+// poolPair is pair k of the negative pool of split set: both endpoints
+// uniform, keyed by (seed, split, k), unfiltered like evalNegative.
+func poolPair(seed uint64, set int, k int64, n int64) (u, w int64) {
+	u = int64(sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0) % uint64(n))
+	w = int64(sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1) % uint64(n))
+	return u, w
+}

@@ -1,0 +1,458 @@
+package partition
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"mpignn/graph"
+)
+
+// Link array files inside part-<p>/ (only in link partitions).
+//
+// A positive or pool edge set is one int64 file of 6 blocks of n values,
+// src | dst | src_orig | dst_orig | id | time, so that one file (one
+// checksum) holds a set. The negatives are one int64 file of 2 blocks of
+// n*K values, new ids then original ids.
+const (
+	fileLinkTrain     = "link-train.bin"        // int64[6*train]
+	fileLinkValid     = "link-valid.bin"        // int64[6*valid]
+	fileLinkTest      = "link-test.bin"         // int64[6*test]
+	fileLinkValidNeg  = "link-valid-neg.bin"    // int64[2*valid*K]
+	fileLinkTestNeg   = "link-test-neg.bin"     // int64[2*test*K]
+	fileLinkValidPool = "link-valid-pool.bin"   // int64[6*valid_pool]
+	fileLinkTestPool  = "link-test-pool.bin"    // int64[6*test_pool]
+	fileLinkVIndptr   = "link-vadj-indptr.bin"  // int64[nodes+1] (ValidAdj only)
+	fileLinkVIndices  = "link-vadj-indices.bin" // int64[valid_adj_edges]
+	fileLinkVIndOrig  = "link-vadj-orig.bin"    // int64[valid_adj_edges]
+	fileLinkOrig2New  = "link-orig2new.bin"     // int64[OrigBlock size]
+)
+
+// edgeBlocks is the number of int64 blocks of a stored edge set.
+const edgeBlocks = 6
+
+// LinkCounts is one part's share of the link split (PartInfo.Link).
+type LinkCounts struct {
+	Train     int64 `json:"train"`
+	Valid     int64 `json:"valid"`
+	Test      int64 `json:"test"`
+	ValidPool int64 `json:"valid_pool"`
+	TestPool  int64 `json:"test_pool"`
+	// ValidAdjEdges are the stored valid in-edges of owned nodes.
+	ValidAdjEdges int64 `json:"valid_adj_edges"`
+}
+
+// linkFiles lists part p's link files with their lengths.
+func (m *Meta) linkFiles(p int) []fileSpec {
+	c := m.Parts[p].Link
+	k := int64(m.Link.NegsPerPos)
+	lo, hi := OrigBlock(m.NumNodes, m.NumParts, p)
+	fs := []fileSpec{
+		{fileLinkTrain, dtInt64, edgeBlocks * c.Train},
+		{fileLinkValid, dtInt64, edgeBlocks * c.Valid},
+		{fileLinkTest, dtInt64, edgeBlocks * c.Test},
+		{fileLinkValidNeg, dtInt64, 2 * c.Valid * k},
+		{fileLinkTestNeg, dtInt64, 2 * c.Test * k},
+		{fileLinkValidPool, dtInt64, edgeBlocks * c.ValidPool},
+		{fileLinkTestPool, dtInt64, edgeBlocks * c.TestPool},
+	}
+	if m.Link.ValidAdj {
+		fs = append(fs,
+			fileSpec{fileLinkVIndptr, dtInt64, m.Parts[p].Nodes + 1},
+			fileSpec{fileLinkVIndices, dtInt64, c.ValidAdjEdges},
+			fileSpec{fileLinkVIndOrig, dtInt64, c.ValidAdjEdges})
+	}
+	return append(fs, fileSpec{fileLinkOrig2New, dtInt64, hi - lo})
+}
+
+// validateLink checks the link section against the per-part counts.
+func (m *Meta) validateLink() error {
+	l := m.Link
+	if l == nil {
+		for i, pi := range m.Parts {
+			if pi.Link != nil {
+				return fmt.Errorf("part %d has link counts but META has no link section", i)
+			}
+		}
+		return nil
+	}
+	if l.Kind != LinkSplitRandom && l.Kind != LinkSplitTime {
+		return fmt.Errorf("link: kind %q, want %s or %s", l.Kind, LinkSplitRandom, LinkSplitTime)
+	}
+	if l.NegsPerPos < 0 || l.NegsPerPos > maxNegsPerPos || l.Pool < 0 || l.Pool > maxPool || l.StructFeats < 0 || l.StructFeats > maxStruct {
+		return fmt.Errorf("link: negs_per_pos %d, pool %d or struct_feats %d out of range", l.NegsPerPos, l.Pool, l.StructFeats)
+	}
+	if l.Train < 0 || l.Valid < 0 || l.Test < 0 || l.Train > 1<<44 || l.Valid > 1<<36 || l.Test > 1<<36 {
+		return fmt.Errorf("link: bad counts train %d, valid %d, test %d", l.Train, l.Valid, l.Test)
+	}
+	var sum LinkCounts
+	for i, pi := range m.Parts {
+		c := pi.Link
+		if c == nil {
+			return fmt.Errorf("part %d has no link counts", i)
+		}
+		if c.Train < 0 || c.Valid < 0 || c.Test < 0 || c.ValidPool < 0 || c.TestPool < 0 || c.ValidAdjEdges < 0 {
+			return fmt.Errorf("part %d: negative link counts %+v", i, *c)
+		}
+		if !l.ValidAdj && c.ValidAdjEdges != 0 {
+			return fmt.Errorf("part %d: %d valid adjacency edges but valid_adj is off", i, c.ValidAdjEdges)
+		}
+		// Each valid edge gives at most two adjacency entries (both
+		// directions); the bound also keeps a forged count from sizing
+		// a huge read.
+		if c.ValidAdjEdges > 2*l.Valid {
+			return fmt.Errorf("part %d: %d valid adjacency edges for %d valid edges", i, c.ValidAdjEdges, l.Valid)
+		}
+		sum.Train += c.Train
+		sum.Valid += c.Valid
+		sum.Test += c.Test
+		sum.ValidPool += c.ValidPool
+		sum.TestPool += c.TestPool
+	}
+	if sum.Train != l.Train || sum.Valid != l.Valid || sum.Test != l.Test {
+		return fmt.Errorf("link: parts hold %d/%d/%d positives, META says %d/%d/%d", sum.Train, sum.Valid, sum.Test, l.Train, l.Valid, l.Test)
+	}
+	if sum.ValidPool != l.Pool || sum.TestPool != l.Pool {
+		return fmt.Errorf("link: parts hold %d valid and %d test pool pairs, pool is %d", sum.ValidPool, sum.TestPool, l.Pool)
+	}
+	return nil
+}
+
+// linkBuckets are the link edges of every part: for each split, the
+// canonical ids of the positives whose source the part owns (ascending),
+// and the pool pairs (original ids) with their owners.
+type linkBuckets struct {
+	pos          [3][][]int64 // [set][part] -> canonical ids
+	poolU, poolW [2][]int64   // [valid/test][k]
+	pool         [2][][]int64 // [valid/test][part] -> pool indices
+}
+
+func bucketLink(ld *linkData, rl *Relabeling, nparts int, n int64) *linkBuckets {
+	lb := &linkBuckets{}
+	owner := func(orig int64) int { return Owner(rl.Offsets, rl.NewID[orig]) }
+	for s := range ld.sets {
+		lb.pos[s] = make([][]int64, nparts)
+		for i, u := range ld.sets[s].src {
+			p := owner(u)
+			lb.pos[s][p] = append(lb.pos[s][p], int64(i))
+		}
+	}
+	for q := 0; q < 2; q++ {
+		lb.pool[q] = make([][]int64, nparts)
+		lb.poolU[q] = make([]int64, ld.meta.Pool)
+		lb.poolW[q] = make([]int64, ld.meta.Pool)
+		for k := int64(0); k < ld.meta.Pool; k++ {
+			u, w := poolPair(ld.meta.Seed, setValid+q, k, n)
+			lb.poolU[q][k], lb.poolW[q][k] = u, w
+			p := owner(u)
+			lb.pool[q][p] = append(lb.pool[q][p], k)
+		}
+	}
+	return lb
+}
+
+// edgeFile lays out edges (original ids) in the edgeBlocks format.
+func edgeFile(ids, src, dst, tm []int64, newID []int64) []int64 {
+	k := int64(len(ids))
+	out := make([]int64, edgeBlocks*k)
+	for i, id := range ids {
+		j := int64(i)
+		u, v := src[i], dst[i]
+		out[j], out[k+j], out[2*k+j], out[3*k+j], out[4*k+j], out[5*k+j] = newID[u], newID[v], u, v, id, tm[i]
+	}
+	return out
+}
+
+// writeLinkPart writes part p's link files (see the file constants) and
+// returns its counts. trainIn is the training in-adjacency (original ids).
+func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p int, ld *linkData, lb *linkBuckets, rl *Relabeling, lo, hi int64, trainIn *graph.CSR) (*LinkCounts, error) {
+	n := ld.ds.NumNodes
+	seed, k := ld.meta.Seed, ld.meta.NegsPerPos
+	c := &LinkCounts{}
+	setFiles := [3]string{fileLinkTrain, fileLinkValid, fileLinkTest}
+	negFiles := [3]string{"", fileLinkValidNeg, fileLinkTestNeg}
+	for s := range ld.sets {
+		ids := lb.pos[s][p]
+		e := &ld.sets[s]
+		src, dst, tm := make([]int64, len(ids)), make([]int64, len(ids)), make([]int64, len(ids))
+		for i, id := range ids {
+			src[i], dst[i], tm[i] = e.src[id], e.dst[id], e.time[id]
+		}
+		if err := putArray(files, aw, pdir, p, setFiles[s], edgeFile(ids, src, dst, tm, rl.NewID)); err != nil {
+			return nil, err
+		}
+		switch s {
+		case setTrain:
+			c.Train = int64(len(ids))
+			continue
+		case setValid:
+			c.Valid = int64(len(ids))
+		case setTest:
+			c.Test = int64(len(ids))
+		}
+		nk := int64(len(ids)) * int64(k)
+		neg := make([]int64, 2*nk)
+		for i, id := range ids {
+			for j := 0; j < k; j++ {
+				w := evalNegative(seed, s, id, j, n)
+				neg[int64(i*k+j)] = rl.NewID[w]
+				neg[nk+int64(i*k+j)] = w
+			}
+		}
+		if err := putArray(files, aw, pdir, p, negFiles[s], neg); err != nil {
+			return nil, err
+		}
+	}
+	poolFiles := [2]string{fileLinkValidPool, fileLinkTestPool}
+	for q := 0; q < 2; q++ {
+		ks := lb.pool[q][p]
+		src, dst, tm := make([]int64, len(ks)), make([]int64, len(ks)), make([]int64, len(ks))
+		for i, kk := range ks {
+			src[i], dst[i] = lb.poolU[q][kk], lb.poolW[q][kk]
+		}
+		if err := putArray(files, aw, pdir, p, poolFiles[q], edgeFile(ks, src, dst, tm, rl.NewID)); err != nil {
+			return nil, err
+		}
+	}
+	c.ValidPool, c.TestPool = int64(len(lb.pool[0][p])), int64(len(lb.pool[1][p]))
+	if ld.validIn != nil {
+		orig := rl.Orig[lo:hi]
+		indptr := make([]int64, len(orig)+1)
+		var ind, indOrig []int64
+		for i, o := range orig {
+			row := ld.validIn.Neighbors(o)
+			for _, u := range row {
+				ind = append(ind, rl.NewID[u])
+			}
+			indOrig = append(indOrig, row...)
+			indptr[i+1] = int64(len(indOrig))
+		}
+		if ind == nil {
+			ind, indOrig = []int64{}, []int64{}
+		}
+		c.ValidAdjEdges = int64(len(ind))
+		for _, f := range []struct {
+			name string
+			xs   []int64
+		}{{fileLinkVIndptr, indptr}, {fileLinkVIndices, ind}, {fileLinkVIndOrig, indOrig}} {
+			if err := putArray(files, aw, pdir, p, f.name, f.xs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	olo, ohi := OrigBlock(n, len(rl.Offsets)-1, p)
+	if err := putArray(files, aw, pdir, p, fileLinkOrig2New, rl.NewID[olo:ohi]); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// loadLink reads part p's link files into pt.Link and checks them.
+func (pt *Part) loadLink(dir string) error {
+	m, p := pt.Meta, pt.ID
+	c := m.Parts[p].Link
+	k := int64(m.Link.NegsPerPos)
+	lp := &LinkPart{}
+	read := func(name string) ([]int64, error) { return readPartArray[int64](dir, m, p, name) }
+	for _, f := range []struct {
+		name string
+		dst  *LinkEdges
+		n    int64
+	}{
+		{fileLinkTrain, &lp.Train, c.Train}, {fileLinkValid, &lp.Valid, c.Valid}, {fileLinkTest, &lp.Test, c.Test},
+		{fileLinkValidPool, &lp.ValidPool, c.ValidPool}, {fileLinkTestPool, &lp.TestPool, c.TestPool},
+	} {
+		xs, err := read(f.name)
+		if err != nil {
+			return err
+		}
+		n := f.n
+		*f.dst = LinkEdges{Src: xs[:n:n], Dst: xs[n : 2*n : 2*n], SrcOrig: xs[2*n : 3*n : 3*n],
+			DstOrig: xs[3*n : 4*n : 4*n], ID: xs[4*n : 5*n : 5*n], Time: xs[5*n : 6*n : 6*n]}
+	}
+	for _, f := range []struct {
+		name      string
+		neg, orig *[]int64
+		n         int64
+	}{{fileLinkValidNeg, &lp.ValidNeg, &lp.ValidNegOrig, c.Valid * k}, {fileLinkTestNeg, &lp.TestNeg, &lp.TestNegOrig, c.Test * k}} {
+		xs, err := read(f.name)
+		if err != nil {
+			return err
+		}
+		*f.neg, *f.orig = xs[:f.n:f.n], xs[f.n:]
+	}
+	if m.Link.ValidAdj {
+		var err error
+		if lp.ValidIndptr, err = read(fileLinkVIndptr); err != nil {
+			return err
+		}
+		if lp.ValidIndices, err = read(fileLinkVIndices); err != nil {
+			return err
+		}
+		if lp.ValidIndicesOrig, err = read(fileLinkVIndOrig); err != nil {
+			return err
+		}
+	}
+	var err error
+	if lp.Orig2New, err = read(fileLinkOrig2New); err != nil {
+		return err
+	}
+	lp.OrigLo, lp.OrigHi = OrigBlock(m.NumNodes, m.NumParts, p)
+	pt.Link = lp
+	return pt.checkLink(dir)
+}
+
+// checkLink verifies what the link loader and evaluation rely on: ids in
+// range, edges sorted by id, sources owned, new and original ids agreeing
+// wherever this part can tell (owned nodes, its Orig2New block).
+func (pt *Part) checkLink(dir string) error {
+	m, lp := pt.Meta, pt.Link
+	n := m.NumNodes
+	file := func(name string) string { return filepath.Join(dir, partDir(pt.ID), name) }
+	// consistent reports whether new id g and original id o can be the
+	// same node as far as this part knows.
+	consistent := func(g, o int64) bool {
+		if g < 0 || g >= n || o < 0 || o >= n {
+			return false
+		}
+		if g >= pt.Lo && g < pt.Hi && pt.Orig[g-pt.Lo] != o {
+			return false
+		}
+		if o >= lp.OrigLo && o < lp.OrigHi && lp.Orig2New[o-lp.OrigLo] != g {
+			return false
+		}
+		return true
+	}
+	for i, g := range lp.Orig2New {
+		if g < 0 || g >= n {
+			return fmt.Errorf("load %s: entry %d: id %d outside [0,%d)", file(fileLinkOrig2New), i, g, n)
+		}
+	}
+	for i, o := range pt.Orig {
+		if o >= lp.OrigLo && o < lp.OrigHi && lp.Orig2New[o-lp.OrigLo] != pt.Lo+int64(i) {
+			return fmt.Errorf("load %s: original id %d maps to %d, but part %d owns it as %d", file(fileLinkOrig2New), o, lp.Orig2New[o-lp.OrigLo], pt.ID, pt.Lo+int64(i))
+		}
+	}
+	l := m.Link
+	for _, f := range []struct {
+		name  string
+		e     *LinkEdges
+		total int64
+	}{
+		{fileLinkTrain, &lp.Train, l.Train}, {fileLinkValid, &lp.Valid, l.Valid}, {fileLinkTest, &lp.Test, l.Test},
+		{fileLinkValidPool, &lp.ValidPool, l.Pool}, {fileLinkTestPool, &lp.TestPool, l.Pool},
+	} {
+		e := f.e
+		for i, id := range e.ID {
+			if id < 0 || id >= f.total || (i > 0 && id <= e.ID[i-1]) {
+				return fmt.Errorf("load %s: edge %d: id %d out of [0,%d) or not ascending", file(f.name), i, id, f.total)
+			}
+			if e.Src[i] < pt.Lo || e.Src[i] >= pt.Hi {
+				return fmt.Errorf("load %s: edge %d: source %d not owned by part %d", file(f.name), i, e.Src[i], pt.ID)
+			}
+			if !consistent(e.Src[i], e.SrcOrig[i]) || !consistent(e.Dst[i], e.DstOrig[i]) {
+				return fmt.Errorf("load %s: edge %d: ids (%d,%d) / original (%d,%d) out of range or inconsistent", file(f.name), i, e.Src[i], e.Dst[i], e.SrcOrig[i], e.DstOrig[i])
+			}
+		}
+	}
+	for _, f := range []struct {
+		name      string
+		neg, orig []int64
+	}{{fileLinkValidNeg, lp.ValidNeg, lp.ValidNegOrig}, {fileLinkTestNeg, lp.TestNeg, lp.TestNegOrig}} {
+		for i := range f.neg {
+			if !consistent(f.neg[i], f.orig[i]) {
+				return fmt.Errorf("load %s: entry %d: id %d / original %d out of range or inconsistent", file(f.name), i, f.neg[i], f.orig[i])
+			}
+		}
+	}
+	if l.ValidAdj {
+		ptr := lp.ValidIndptr
+		if ptr[0] != 0 || ptr[len(ptr)-1] != int64(len(lp.ValidIndices)) {
+			return fmt.Errorf("load %s: offsets run from %d to %d, want 0 to %d", file(fileLinkVIndptr), ptr[0], ptr[len(ptr)-1], len(lp.ValidIndices))
+		}
+		for v := 0; v+1 < len(ptr); v++ {
+			if ptr[v+1] < ptr[v] {
+				return fmt.Errorf("load %s: offsets decrease at row %d", file(fileLinkVIndptr), v)
+			}
+			for j := ptr[v]; j < ptr[v+1]; j++ {
+				if !consistent(lp.ValidIndices[j], lp.ValidIndicesOrig[j]) || (j > ptr[v] && lp.ValidIndicesOrig[j] <= lp.ValidIndicesOrig[j-1]) {
+					return fmt.Errorf("load %s: row %d: entry %d out of range, inconsistent or not in canonical order", file(fileLinkVIndOrig), v, j)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// MergedValidAdjacency returns the in-adjacency of the owned nodes with the
+// valid edges added to the training edges (for test-time inference with
+// --use-valid-edges, the OGB collab rule): offsets, new ids and original
+// ids of the sources, every row in canonical order (ascending original id).
+// The stored valid rows exclude training pairs, so the merge has no
+// duplicates. It fails when the partition was written without ValidAdj.
+func (pt *Part) MergedValidAdjacency() (indptr, indices, indicesOrig []int64, err error) {
+	if pt.Link == nil || pt.Meta.Link == nil || !pt.Meta.Link.ValidAdj {
+		return nil, nil, nil, fmt.Errorf("part %d: no valid-edge adjacency stored (not a link partition, or written without it)", pt.ID)
+	}
+	lp := pt.Link
+	rows := len(pt.Indptr) - 1
+	total := int64(len(pt.Indices) + len(lp.ValidIndices))
+	indptr = make([]int64, rows+1)
+	indices = make([]int64, 0, total)
+	indicesOrig = make([]int64, 0, total)
+	for v := 0; v < rows; v++ {
+		a, b := pt.Indptr[v], pt.Indptr[v+1]
+		c, d := lp.ValidIndptr[v], lp.ValidIndptr[v+1]
+		for a < b || c < d {
+			if c >= d || (a < b && pt.IndicesOrig[a] < lp.ValidIndicesOrig[c]) {
+				indices = append(indices, pt.Indices[a])
+				indicesOrig = append(indicesOrig, pt.IndicesOrig[a])
+				a++
+			} else {
+				indices = append(indices, lp.ValidIndices[c])
+				indicesOrig = append(indicesOrig, lp.ValidIndicesOrig[c])
+				c++
+			}
+		}
+		indptr[v+1] = int64(len(indices))
+	}
+	return indptr, indices, indicesOrig, nil
+}
+
+// Positives returns the part's positive edges of split set ("train",
+// "valid" or "test"), or nil for another name.
+func (lp *LinkPart) Positives(set string) *LinkEdges {
+	switch set {
+	case "train":
+		return &lp.Train
+	case "valid":
+		return &lp.Valid
+	case "test":
+		return &lp.Test
+	}
+	return nil
+}
+
+// Negatives returns the fixed negatives of split set ("valid" or "test"):
+// K destinations per positive of Positives(set), row-major, as new and
+// original ids; nil for another name.
+func (lp *LinkPart) Negatives(set string) (neg, negOrig []int64) {
+	switch set {
+	case "valid":
+		return lp.ValidNeg, lp.ValidNegOrig
+	case "test":
+		return lp.TestNeg, lp.TestNegOrig
+	}
+	return nil, nil
+}
+
+// NegPool returns the negative pool of split set ("valid" or "test"), or
+// nil for another name.
+func (lp *LinkPart) NegPool(set string) *LinkEdges {
+	switch set {
+	case "valid":
+		return &lp.ValidPool
+	case "test":
+		return &lp.TestPool
+	}
+	return nil
+}

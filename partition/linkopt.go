@@ -1,0 +1,166 @@
+package partition
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"mpignn/graph"
+)
+
+// Defaults of LinkOptions (the OGB-style evaluation sizes).
+const (
+	DefaultNegsPerPos  = 100
+	DefaultPool        = 10000
+	DefaultStructFeats = 32
+)
+
+// Bounds that keep the negative arrays (positives x K) and the pools far
+// from exhausting memory whatever a caller passes.
+const (
+	maxNegsPerPos = 1 << 16
+	maxPool       = 1 << 32
+	maxStruct     = 1 << 16
+)
+
+// LinkOptions requests a link-prediction split (Options.Link). The seed is
+// Options.Seed.
+type LinkOptions struct {
+	// Split is "random:TRAIN,VALID,TEST" (fractions of the dataset's
+	// distinct undirected pairs, summing to 1) or "time" (the files
+	// split/time/{train,valid,test}.csv.gz, read into Dataset.LinkSplits).
+	Split string
+	// NegsPerPos is K, the fixed negative destinations per valid/test
+	// positive; 0 means DefaultNegsPerPos.
+	NegsPerPos int
+	// Pool is the number of random pairs in each of the valid and test
+	// negative pools; 0 means DefaultPool.
+	Pool int64
+	// NoValidAdj leaves out the in-adjacency of the valid edges that
+	// test-time inference with --use-valid-edges merges in (stored by
+	// default, as the option is cheap and the OGB collab rule needs it).
+	NoValidAdj bool
+	// StructFeats is the width of the structural node features
+	// (log-degrees plus fixed random signs, see structFeatures). 0 makes
+	// DefaultStructFeats of them for a dataset without features and keeps
+	// the features of one that has them; a positive width always replaces
+	// the dataset's features. Widths below 2 are refused (the two degree
+	// columns come first).
+	StructFeats int
+}
+
+// ParseLinkSplit parses a LinkOptions.Split value. For "random:..." it
+// returns the three fractions; for "time" zeros.
+func ParseLinkSplit(s string) (kind string, frac [3]float64, err error) {
+	if s == LinkSplitTime {
+		return LinkSplitTime, frac, nil
+	}
+	rest, ok := strings.CutPrefix(s, LinkSplitRandom+":")
+	if !ok {
+		return "", frac, fmt.Errorf("link split %q: want random:TRAIN,VALID,TEST or time", s)
+	}
+	fields := strings.Split(rest, ",")
+	if len(fields) != 3 {
+		return "", frac, fmt.Errorf("link split %q: want three fractions TRAIN,VALID,TEST", s)
+	}
+	for i, f := range fields {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return "", frac, fmt.Errorf("link split %q: fraction %q is not a number", s, f)
+		}
+		frac[i] = v
+	}
+	if frac[0] <= 0 || frac[1] < 0 || frac[2] < 0 {
+		return "", frac, fmt.Errorf("link split %q: want train > 0 and valid, test >= 0", s)
+	}
+	if sum := frac[0] + frac[1] + frac[2]; math.Abs(sum-1) > 1e-6 {
+		return "", frac, fmt.Errorf("link split %q: fractions sum to %g, want 1", s, sum)
+	}
+	return LinkSplitRandom, frac, nil
+}
+
+// resolved checks lo and fills its defaults.
+func (lo LinkOptions) resolved() (LinkOptions, error) {
+	if _, _, err := ParseLinkSplit(lo.Split); err != nil {
+		return lo, err
+	}
+	switch {
+	case lo.NegsPerPos == 0:
+		lo.NegsPerPos = DefaultNegsPerPos
+	case lo.NegsPerPos < 0 || lo.NegsPerPos > maxNegsPerPos:
+		return lo, fmt.Errorf("link negatives per positive %d: want 1..%d (0 = %d)", lo.NegsPerPos, maxNegsPerPos, DefaultNegsPerPos)
+	}
+	switch {
+	case lo.Pool == 0:
+		lo.Pool = DefaultPool
+	case lo.Pool < 0 || lo.Pool > maxPool:
+		return lo, fmt.Errorf("link negative pool %d: want 1..%d (0 = %d)", lo.Pool, int64(maxPool), DefaultPool)
+	}
+	if lo.StructFeats < 0 || lo.StructFeats == 1 || lo.StructFeats > maxStruct {
+		return lo, fmt.Errorf("structural features %d: want 0 (automatic) or 2..%d", lo.StructFeats, maxStruct)
+	}
+	return lo, nil
+}
+
+// Check validates the options without a dataset (for command-line flags).
+func (lo LinkOptions) Check() error {
+	_, err := lo.resolved()
+	return err
+}
+
+// ReadOptions returns base adjusted to read a dataset for this link split:
+// features and labels become optional (link datasets such as bitcoin-alpha
+// have neither), a time split's files are read into Dataset.LinkSplits,
+// and node splits are not read unless base names them (a link task does not
+// use them, and a dataset's split/ may hold link splits such as split/time,
+// which are not node-id files).
+// The random split needs nothing extra: its units are the distinct
+// undirected pairs, which the symmetrised, deduplicated Dataset.In holds
+// exactly (adding reverse edges, dropping self loops and duplicates does not
+// change the set of unordered pairs), so the raw edge list is not kept.
+func (lo LinkOptions) ReadOptions(base graph.ReadOptions) graph.ReadOptions {
+	base.OptionalFeatures, base.OptionalLabels = true, true
+	if base.Splits == nil {
+		base.Splits = []string{}
+	}
+	if lo.Split == LinkSplitTime {
+		base.LinkSplits = append(base.LinkSplits[:len(base.LinkSplits):len(base.LinkSplits)], LinkSplitTime)
+	}
+	return base
+}
+
+// Key is a short file-name-safe string identifying everything in lo that
+// changes the written partition (for partition caches such as train
+// --data's): two option sets with the same Key write the same partition.
+func (lo LinkOptions) Key() string {
+	r, err := lo.resolved()
+	if err != nil {
+		r = lo
+	}
+	split := strings.NewReplacer(":", "-", ",", "-").Replace(r.Split)
+	k := fmt.Sprintf("link-%s-k%d-pool%d", split, r.NegsPerPos, r.Pool)
+	if r.NoValidAdj {
+		k += "-novalidadj"
+	}
+	if r.StructFeats > 0 {
+		k += fmt.Sprintf("-sf%d", r.StructFeats)
+	}
+	return k
+}
+
+// Matches reports whether the link section m was written with these
+// options and seed (for reusing a cached partition).
+func (lo LinkOptions) Matches(m *LinkMeta, seed uint64) bool {
+	r, err := lo.resolved()
+	if err != nil || m == nil {
+		return false
+	}
+	if m.Split != r.Split || m.Seed != seed || m.NegsPerPos != r.NegsPerPos || m.Pool != r.Pool || m.ValidAdj == r.NoValidAdj {
+		return false
+	}
+	return r.StructFeats == 0 || m.StructFeats == r.StructFeats
+}
+
+var errNoTimeSplit = errors.New("dataset has no link split \"time\" loaded: read it with LinkOptions.ReadOptions (ReadOptions.LinkSplits = [\"time\"])")
