@@ -31,7 +31,7 @@ import (
 // per-node thread counts and console output.
 func rankLocal(flagName string) bool {
 	switch flagName {
-	case "parts", "data", "metrics", "checkpoint", "out", "threads", "quiet":
+	case "parts", "data", "metrics", "checkpoint", "out", "pairs", "threads", "quiet":
 		return true
 	}
 	return false

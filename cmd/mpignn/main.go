@@ -26,8 +26,9 @@ func commands() map[string]command {
 		"partition": {"split a dataset into P partitions (METIS or random)", runPartition},
 		"inspect":   {"print statistics of a partition directory", runInspect},
 		"sample":    {"sample neighborhoods of seed nodes on a partitioned graph (canonical text)", runSample},
-		"train":     {"train GraphSAGE under MPI (one rank per partition)", runTrain},
-		"predict":   {"classify every node with a checkpoint (under MPI)", runPredict},
+		"train":     {"train a GNN for node classification or link prediction under MPI (one rank per partition)", runTrain},
+		"predict":   {"classify every node, or score node pairs (--task link), with a checkpoint (under MPI)", runPredict},
+		"embed":     {"write every node's embedding (model output rows) with a checkpoint (under MPI)", runEmbed},
 		"plot":      {"draw loss/accuracy curves of a metrics file", runPlot},
 		"version":   {"print the build identity the ranks compare at start-up", runVersion},
 	}

@@ -11,65 +11,136 @@ import (
 	"mpignn/train/dist"
 )
 
-// runPredict implements `mpignn predict --parts PARTDIR --checkpoint DIR
-// --out FILE`: every rank classifies the nodes it owns with the checkpoint's
-// best-validation weights; rank 0 writes original_node_id,predicted_class.
-func runPredict(args []string) error {
-	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
-	var cfg dist.PredictConfig
+// inferFlags are the flags predict and embed share.
+type inferFlags struct {
+	fs        *flag.FlagSet
+	cfg       dist.EmbedConfig
+	fanout    *fanoutFlag
+	transport *transportFlag
+	threads   int
+}
+
+func newInferFlags(name, outHelp string) *inferFlags {
+	f := &inferFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	fs, cfg := f.fs, &f.cfg
 	addPartsFlag(fs, &cfg.PartDir)
 	fs.StringVar(&cfg.CheckpointDir, "checkpoint", "", "checkpoint directory written by mpignn train (required)")
-	fs.StringVar(&cfg.Out, "out", "", "output CSV: original_node_id,predicted_class (required)")
-	fanout := addFanoutFlag(fs, "fanout", "", "inference fanouts (default: the run's evaluation fanouts)")
+	fs.StringVar(&cfg.Out, "out", "", outHelp)
+	f.fanout = addFanoutFlag(fs, "fanout", "", "inference fanouts (default: the run's evaluation fanouts)")
 	fs.BoolVar(&cfg.Full, "full", false, "use every neighbor (overrides --fanout)")
 	addBatchFlag(fs, &cfg.Batch, 1024, "nodes")
 	fs.BoolVar(&cfg.Final, "final", false, "use the final weights instead of the best-validation ones")
-	transport := addTransportFlag(fs)
+	f.transport = addTransportFlag(fs)
 	addCacheFlag(fs, &cfg.Store.CacheMB)
-	var threads int
-	addThreadsFlag(fs, &threads)
-	if err := parseFlags(fs, args); err != nil {
+	addThreadsFlag(fs, &f.threads)
+	return f
+}
+
+// parse parses args and checks the shared flags.
+func (f *inferFlags) parse(args []string) error {
+	if err := parseFlags(f.fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if f.fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", f.fs.Arg(0))
 	}
-	shared := startupFields("predict", fs)
+	cfg := &f.cfg
 	if cfg.PartDir == "" || cfg.CheckpointDir == "" || cfg.Out == "" {
 		return errors.New("--parts, --checkpoint and --out are required")
 	}
 	var err error
-	if cfg.Fanouts, err = fanout.parse(); err != nil { // nil = the checkpoint's
+	if cfg.Fanouts, err = f.fanout.parse(); err != nil { // nil = the checkpoint's
 		return err
 	}
-	if cfg.Store.Transport, err = transport.parse(); err != nil {
-		return err
-	}
-	// Under mpirun, OpenMPI forwards SIGINT/SIGTERM to every rank: rank 0
-	// removes its unfinished --out temporary (the name is known before it
-	// exists) and every rank exits 130/143, so the job ends. Listening
-	// starts after MPI_Init so that no handler the MPI library installs
-	// replaces ours.
-	cleanup := tempout.NewCleanup("mpignn predict")
-	cleanup.Add(tempout.Own(cfg.Out))
+	cfg.Store.Transport, err = f.transport.parse()
+	return err
+}
+
+// runInfer runs body under MPI after the start-up agreement. Under mpirun,
+// OpenMPI forwards SIGINT/SIGTERM to every rank: rank 0 removes its
+// unfinished --out temporary (the name is known before it exists) and every
+// rank exits 130/143, so the job ends. Listening starts after MPI_Init so
+// that no handler the MPI library installs replaces ours.
+func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spmd.World) error) {
+	shared := startupFields(name, f.fs)
+	cleanup := tempout.NewCleanup("mpignn " + name)
+	cleanup.Add(tempout.Own(f.cfg.Out))
 	spmd.Run(func(w *spmd.World) error {
 		defer cleanup.Listen()()
 		c, err := collectives.NewComm()
 		if err != nil {
 			return err
 		}
-		if err := agreeStartup(c, append(shared, partsFields(cfg.PartDir)...)); err != nil {
+		if err := agreeStartup(c, append(shared, partsFields(f.cfg.PartDir)...)); err != nil {
 			return err
 		}
-		if err := dist.Agree(c, setThreads(threads, w.Size())); err != nil {
-			return fmt.Errorf("predict: %w", err)
+		if err := dist.Agree(c, setThreads(f.threads, w.Size())); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		n, err := dist.Predict(c, cfg)
+		return body(c, w)
+	})
+}
+
+// runPredict implements `mpignn predict --parts PARTDIR --checkpoint DIR
+// --out FILE`: every rank classifies the nodes it owns with the checkpoint's
+// best-validation weights; rank 0 writes original_node_id,predicted_class.
+// With --task link --pairs FILE it scores the given node pairs instead.
+func runPredict(args []string) error {
+	f := newInferFlags("predict", "output CSV: original_node_id,predicted_class, or with --task link src,dst,score,prob (required)")
+	task := f.fs.String("task", dist.TaskNode, "node (classify every node) or link (score the pairs of --pairs)")
+	f.fs.StringVar(&f.cfg.Pairs, "pairs", "", "--task link: file of src,dst lines (original node ids) to score")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	switch {
+	case *task != dist.TaskNode && *task != dist.TaskLink:
+		return fmt.Errorf("--task %q: want node or link", *task)
+	case *task == dist.TaskLink && f.cfg.Pairs == "":
+		return errors.New("--task link needs --pairs FILE (src,dst lines in original ids)")
+	case *task == dist.TaskNode && f.cfg.Pairs != "":
+		return errors.New("--pairs applies to --task link only")
+	}
+	f.runInfer("predict", func(c *collectives.Comm, w *spmd.World) error {
+		if *task == dist.TaskLink {
+			n, err := dist.PredictLink(c, f.cfg)
+			if err != nil {
+				return err
+			}
+			if w.IsRoot() {
+				fmt.Printf("predict: wrote %d pair scores to %s\n", n, f.cfg.Out)
+			}
+			return nil
+		}
+		n, err := dist.Predict(c, dist.PredictConfig{
+			PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
+			Full: f.cfg.Full, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store,
+		})
 		if err != nil {
 			return err
 		}
 		if w.IsRoot() {
-			fmt.Printf("predict: wrote %d predictions to %s\n", n, cfg.Out)
+			fmt.Printf("predict: wrote %d predictions to %s\n", n, f.cfg.Out)
+		}
+		return nil
+	})
+	return nil
+}
+
+// runEmbed implements `mpignn embed --parts PARTDIR --checkpoint DIR --out
+// FILE`: the output rows of the checkpoint's model for every node, by
+// original id, as .npy or the mpignn binary layout.
+func runEmbed(args []string) error {
+	f := newInferFlags("embed", "output file: FILE.npy (NumPy float32, nodes x width) or any other name for the mpignn binary layout (required)")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	f.runInfer("embed", func(c *collectives.Comm, w *spmd.World) error {
+		n, err := dist.Embed(c, f.cfg)
+		if err != nil {
+			return err
+		}
+		if w.IsRoot() {
+			fmt.Printf("embed: wrote %d embeddings to %s\n", n, f.cfg.Out)
 		}
 		return nil
 	})

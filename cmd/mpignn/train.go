@@ -167,7 +167,7 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 	}
 	f.split = ""
 	if f.linkSplit != "" {
-		if _, err := partition.ParseLinkSplit(f.linkSplit); err != nil {
+		if _, _, err := partition.ParseLinkSplit(f.linkSplit); err != nil {
 			return fmt.Errorf("--link-split: %w", err)
 		}
 	}
@@ -234,7 +234,11 @@ func runTrain(args []string) error {
 			return fmt.Errorf("train: %w", err)
 		}
 		if f.data != "" {
-			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, nil, os.Stdout)
+			var link *partition.LinkOptions
+			if f.cfg.Task == dist.TaskLink {
+				link = &partition.LinkOptions{Split: f.linkSplit}
+			}
+			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, os.Stdout)
 			if err != nil {
 				return err
 			}

@@ -78,8 +78,8 @@ type LinkLoader struct {
 	meta *partition.LinkMeta
 	n    int64
 
-	// o2n maps original ids to new ids (row = original id).
-	o2n *collectives.DistArray
+	// o2n maps original ids to new ids.
+	o2n *IDMap
 
 	epoch int
 	steps [][]int
@@ -123,21 +123,9 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 		o.EvalBatch = 4 * o.Batch
 	}
 	l := &LinkLoader{s: s, o: o, part: p, meta: p.Meta.Link, n: p.Meta.NumNodes, epoch: -1, index: map[int64]int32{}}
-	lp := p.Link
-	if lo, hi := partition.OrigBlock(l.n, p.Meta.NumParts, p.ID); lp.OrigLo != lo || lp.OrigHi != hi || int64(len(lp.Orig2New)) != hi-lo {
-		why = fmt.Sprintf("part %d maps original ids [%d,%d) with %d entries, want [%d,%d)", p.ID, lp.OrigLo, lp.OrigHi, len(lp.Orig2New), lo, hi)
-	}
-	if err := agreeOpen(s.c, "link loader", why); err != nil {
-		return nil, err
-	}
 	var err error
-	if l.o2n, err = collectives.NewDistArray(s.c, int64(len(lp.Orig2New)), 8, s.t); err != nil {
-		return nil, fmt.Errorf("link loader: id map: %w", err)
-	}
-	copy(int64View(l.o2n.Local()), lp.Orig2New)
-	if err := l.o2n.Seal(); err != nil {
-		l.o2n.Free()
-		return nil, fmt.Errorf("link loader: id map: %w", err)
+	if l.o2n, err = OpenIDMap(s); err != nil {
+		return nil, fmt.Errorf("link loader: %w", err)
 	}
 	return l, nil
 }
@@ -147,7 +135,7 @@ func (l *LinkLoader) Close() error {
 	if l == nil {
 		return nil
 	}
-	return freeArrays("close link loader", &l.o2n)
+	return l.o2n.Close()
 }
 
 // GlobalBatch returns P·B (positive edges per step over all ranks).
@@ -218,7 +206,7 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 		}
 	}
 	l.negNew = growInt64(l.negNew, len(l.negOrig))
-	if err := l.o2n.Fetch(l.negOrig, byteView(l.negNew)); err != nil {
+	if err := l.o2n.a.Fetch(l.negOrig, byteView(l.negNew)); err != nil {
 		return fmt.Errorf("link loader: step %d: negative ids: %w", step, err)
 	}
 	// The step's positives over all ranks, excluded from sampling.
@@ -324,24 +312,70 @@ func (l *LinkLoader) adjacent(v, w int64) bool {
 	return lo < first+deg && g.localEdges[2*lo+1] == w
 }
 
-// MapOrig returns the new ids of the given original ids (each in [0,N)).
-// It is collective (one fetch).
-func (l *LinkLoader) MapOrig(orig []int64) ([]int64, error) {
+// IDMap maps original node ids to new (partition) ids: each rank holds
+// the new ids of a block of original ids (partition.OrigBlock, stored by
+// the partitioner of a link split) in a distributed array whose row is the
+// original id.
+type IDMap struct {
+	a *collectives.DistArray
+	n int64
+}
+
+// OpenIDMap opens the id map of the store's partition, which must hold a
+// link split. It is collective.
+func OpenIDMap(s *Store) (*IDMap, error) {
+	p := s.part
+	why := ""
+	var lo, hi int64
+	if p.Link == nil {
+		why = fmt.Sprintf("part %d has no link split (and so no id map)", p.ID)
+	} else {
+		lo, hi = partition.OrigBlock(p.Meta.NumNodes, p.Meta.NumParts, p.ID)
+		if lp := p.Link; lp.OrigLo != lo || lp.OrigHi != hi || int64(len(lp.Orig2New)) != hi-lo {
+			why = fmt.Sprintf("part %d maps original ids [%d,%d) with %d entries, want [%d,%d)", p.ID, lp.OrigLo, lp.OrigHi, len(lp.Orig2New), lo, hi)
+		}
+	}
+	if err := agreeOpen(s.c, "id map", why); err != nil {
+		return nil, err
+	}
+	a, err := collectives.NewDistArray(s.c, hi-lo, 8, s.t)
+	if err != nil {
+		return nil, fmt.Errorf("id map: %w", err)
+	}
+	copy(int64View(a.Local()), p.Link.Orig2New)
+	if err := a.Seal(); err != nil {
+		a.Free()
+		return nil, fmt.Errorf("id map: %w", err)
+	}
+	return &IDMap{a: a, n: p.Meta.NumNodes}, nil
+}
+
+// Close frees the map. It is collective.
+func (m *IDMap) Close() error {
+	if m == nil {
+		return nil
+	}
+	return freeArrays("close id map", &m.a)
+}
+
+// Map returns the new ids of the given original ids. A bad id is reported
+// after this rank took part in the fetch. It is collective (one fetch).
+func (m *IDMap) Map(orig []int64) ([]int64, error) {
 	var bad error
 	req := orig
 	for i, o := range orig {
-		if o < 0 || o >= l.n {
-			bad = fmt.Errorf("node %d (entry %d) outside [0,%d)", o, i, l.n)
+		if o < 0 || o >= m.n {
+			bad = fmt.Errorf("node %d (entry %d) outside [0,%d)", o, i, m.n)
 			req = nil // still take part in the fetch
 			break
 		}
 	}
 	out := make([]int64, len(req))
-	if err := l.o2n.Fetch(req, byteView(out)); err != nil {
-		return nil, err
+	if err := m.a.Fetch(req, byteView(out)); err != nil {
+		return nil, fmt.Errorf("id map: %w", err)
 	}
 	if bad != nil {
-		return nil, bad
+		return nil, fmt.Errorf("id map: %w", bad)
 	}
 	return out, nil
 }
