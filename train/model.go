@@ -12,7 +12,8 @@ import (
 // Config describes a model: its architecture (a registry name, see Archs)
 // and the hyperparameters. Every architecture stacks Layers message-passing
 // layers of widths InDim -> Hidden -> ... -> Classes with ReLU and dropout
-// between them, under a softmax cross-entropy head.
+// between them, under a softmax cross-entropy head, or, with a Decoder, a
+// pair decoder over the last layer's rows under binary cross-entropy.
 type Config struct {
 	// Arch is the architecture: "sage" (also what "" means), "gcn" or
 	// "gat". Checkpoints store it beside the config JSON, not inside it.
