@@ -29,7 +29,11 @@ type Checkpoint struct {
 	BestEpoch  int
 	BestValAcc float64
 	BestTest   float64
-	BestParams []float32
+	// BestValLink and BestTestLink are the link figures of the best epoch
+	// (nil for node classification); link runs select on BestValLink.MRR,
+	// so a resumed run needs it to continue the same selection.
+	BestValLink, BestTestLink *LinkFigures
+	BestParams                []float32
 	// RunInfo is opaque to this package (the CLI stores its flags there).
 	RunInfo []byte
 }
@@ -61,7 +65,11 @@ type ckHeader struct {
 	BestValAcc float64         `json:"best_val_acc"`
 	BestTest   float64         `json:"best_test_acc"`
 	HasBest    bool            `json:"has_best_params"`
-	RunInfo    json.RawMessage `json:"run_info,omitempty"`
+	// Link figures of the best epoch: absent for node classification, so
+	// node checkpoints keep their exact header.
+	BestValLink  *LinkFigures    `json:"best_val_link,omitempty"`
+	BestTestLink *LinkFigures    `json:"best_test_link,omitempty"`
+	RunInfo      json.RawMessage `json:"run_info,omitempty"`
 }
 
 // File layout (little endian):
@@ -188,7 +196,8 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 	h := ckHeader{
 		Arch: c.Model.ArchName(), Model: mj, Adam: c.Adam, Seed: c.Seed, Epoch: c.Epoch, Step: c.Step, AdamT: c.AdamT,
 		NumParams: n, BestEpoch: c.BestEpoch, BestValAcc: c.BestValAcc, BestTest: c.BestTest,
-		HasBest: c.BestParams != nil,
+		HasBest:     c.BestParams != nil,
+		BestValLink: c.BestValLink, BestTestLink: c.BestTestLink,
 	}
 	if len(c.RunInfo) > 0 {
 		if !json.Valid(c.RunInfo) {
@@ -298,6 +307,7 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 	c := &Checkpoint{
 		Model: cfg, Adam: h.Adam, Seed: h.Seed, Epoch: h.Epoch, Step: h.Step, AdamT: h.AdamT,
 		BestEpoch: h.BestEpoch, BestValAcc: h.BestValAcc, BestTest: h.BestTest,
+		BestValLink: h.BestValLink, BestTestLink: h.BestTestLink,
 		RunInfo: []byte(h.RunInfo),
 	}
 	c.Params, c.M, c.V = next(), next(), next()

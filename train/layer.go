@@ -63,7 +63,8 @@ type Layer[T Float] interface {
 
 // Head turns the last layer's rows into a loss. Node classification uses
 // softmax cross-entropy over one row of logits per seed; link prediction
-// will add a pair scorer with binary cross-entropy.
+// does not go through a Head: its rows are embeddings that the decoder
+// (link.go) scores per pair under binary cross-entropy.
 type Head[T Float] interface {
 	// Check validates the targets (one label per seed).
 	Check(labels []int32) error

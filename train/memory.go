@@ -48,7 +48,30 @@ func (c Config) numParams() float64 {
 		in, out := c.LayerDims(l)
 		n += 2*float64(in)*float64(out) + float64(out)
 	}
+	for _, s := range decoderSpecs(c) {
+		n += float64(s.Rows) * float64(s.Cols)
+	}
 	return n
+}
+
+// linkStepBytes estimates the per-step buffers of the link head for pairs
+// scored pairs: the pair indices and labels, the gathered endpoint rows
+// and their gradients, logits and their gradients, and for the MLP decoder
+// its product, hidden and gradient rows.
+func (c Config) linkStepBytes(pairs int, training bool) float64 {
+	const f32, i32 = 4, 4
+	p, w := float64(max(pairs, 0)), float64(c.Classes)
+	b := p*(2*i32+f32) + 2*p*w*f32 + p*f32 // pairs, labels, u and v, logits
+	if c.Decoder == DecoderMLP {
+		b += 2 * p * w * f32 // x, hidden
+	}
+	if training {
+		b += 2*p*w*f32 + p*f32 // du and dv, logit gradients
+		if c.Decoder == DecoderMLP {
+			b += 2 * p * w * f32 // hidden and x gradients
+		}
+	}
+	return b
 }
 
 // blockRows returns the node count at each depth of a sampled batch:
@@ -125,6 +148,17 @@ func (c Config) EstimateTraining(fanouts, evalFanouts []int, batch int, numNodes
 		Params: p, Grads: p, Adam: 2 * p, Best: p,
 		Activations: math.Max(c.stepBytes(fanouts, batch, numNodes, true), c.stepBytes(evalFanouts, batch, numNodes, false)),
 	}
+}
+
+// EstimateLinkTraining is EstimateTraining for a link predictor trained on
+// pairs scored pairs per rank and step (positives and negatives): the
+// seeds of a step are the pairs' endpoints, at most 2·pairs distinct nodes,
+// and the pair buffers of the decoder come on top of the GNN's.
+func (c Config) EstimateLinkTraining(fanouts, evalFanouts []int, pairs int, numNodes int64) MemoryEstimate {
+	seeds := int(min(2*int64(max(pairs, 1)), max(numNodes, 1)))
+	e := c.EstimateTraining(fanouts, evalFanouts, seeds, numNodes)
+	e.Activations += c.linkStepBytes(pairs, true)
+	return e
 }
 
 // EstimateInference is EstimateTraining for a forward-only pass (predict):

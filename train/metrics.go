@@ -29,6 +29,19 @@ type EpochMetrics struct {
 	ValAcc   *float64 `json:"val_acc,omitempty"`
 	TestLoss *float64 `json:"test_loss,omitempty"`
 	TestAcc  *float64 `json:"test_acc,omitempty"`
+	// Link prediction's ranking figures (an Evaluator's link results): nil,
+	// and absent from the file, for node classification and unevaluated
+	// epochs, so node lines are unchanged. A figure that is undefined (NaN)
+	// is absent too.
+	ValAUC      *float64 `json:"val_auc,omitempty"`
+	ValMRR      *float64 `json:"val_mrr,omitempty"`
+	TestAUC     *float64 `json:"test_auc,omitempty"`
+	TestMRR     *float64 `json:"test_mrr,omitempty"`
+	TestHits1   *float64 `json:"test_hits@1,omitempty"`
+	TestHits3   *float64 `json:"test_hits@3,omitempty"`
+	TestHits10  *float64 `json:"test_hits@10,omitempty"`
+	TestHits50  *float64 `json:"test_hits@50,omitempty"`
+	TestHits100 *float64 `json:"test_hits@100,omitempty"`
 	// EpochS is the wall time of the training steps; EvalS that of the
 	// valid+test evaluation that follows them (0 without evaluation).
 	EpochS       float64 `json:"epoch_s"`
@@ -54,6 +67,47 @@ type Summary struct {
 	BestValAcc float64 `json:"best_val_acc"`
 	TestAcc    float64 `json:"test_acc"` // test accuracy at the best-validation epoch
 	TotalS     float64 `json:"total_s"`  // wall time of this Run call
+	// Link prediction: the validation MRR that selected the best epoch and
+	// the test figures of that epoch (absent for node classification).
+	BestValMRR  *float64 `json:"best_val_mrr,omitempty"`
+	TestAUC     *float64 `json:"test_auc,omitempty"`
+	TestMRR     *float64 `json:"test_mrr,omitempty"`
+	TestHits1   *float64 `json:"test_hits@1,omitempty"`
+	TestHits3   *float64 `json:"test_hits@3,omitempty"`
+	TestHits10  *float64 `json:"test_hits@10,omitempty"`
+	TestHits50  *float64 `json:"test_hits@50,omitempty"`
+	TestHits100 *float64 `json:"test_hits@100,omitempty"`
+}
+
+// setLink fills the link figures of the best epoch (nothing when val or
+// test is nil).
+func (s *Summary) setLink(val, test *LinkFigures) {
+	if val != nil {
+		s.BestValMRR = finitePtr(val.MRR)
+	}
+	if test != nil {
+		s.TestAUC, s.TestMRR = finitePtr(test.AUC), finitePtr(test.MRR)
+		s.TestHits1, s.TestHits3, s.TestHits10, s.TestHits50, s.TestHits100 = hitsPtrs(test)
+	}
+}
+
+// hitsPtrs returns the Hits@K figures of f for the metrics file, in
+// HitsKs order (nil where undefined).
+func hitsPtrs(f *LinkFigures) (h1, h3, h10, h50, h100 *float64) {
+	return finitePtr(f.Hits[0]), finitePtr(f.Hits[1]), finitePtr(f.Hits[2]), finitePtr(f.Hits[3]), finitePtr(f.Hits[4])
+}
+
+// TestLink returns the test figures of an epoch line (nil if it has none):
+// what `plot` and reports read back from a link run's metrics.
+func (m *EpochMetrics) TestLink() *LinkFigures {
+	if m.TestMRR == nil && m.TestAUC == nil {
+		return nil
+	}
+	f := &LinkFigures{AUC: valueOrNaN(m.TestAUC), MRR: valueOrNaN(m.TestMRR)}
+	for i, p := range []*float64{m.TestHits1, m.TestHits3, m.TestHits10, m.TestHits50, m.TestHits100} {
+		f.Hits[i] = valueOrNaN(p)
+	}
+	return f
 }
 
 // newEpochMetrics builds an epoch line; val and test are nil when the epoch
@@ -75,6 +129,13 @@ func newEpochMetrics(tr TrainResult, val, test *EvalResult) EpochMetrics {
 		m.ValLoss, m.ValAcc = &val.Loss, &val.Acc
 		m.TestLoss, m.TestAcc = &test.Loss, &test.Acc
 		m.EvalS = (val.Wall + test.Wall).Seconds()
+		if val.Link != nil {
+			m.ValAUC, m.ValMRR = finitePtr(val.Link.AUC), finitePtr(val.Link.MRR)
+		}
+		if f := test.Link; f != nil {
+			m.TestAUC, m.TestMRR = finitePtr(f.AUC), finitePtr(f.MRR)
+			m.TestHits1, m.TestHits3, m.TestHits10, m.TestHits50, m.TestHits100 = hitsPtrs(f)
+		}
 	}
 	if m.EpochS > 0 {
 		m.StepsPerS = float64(tr.Steps) / m.EpochS

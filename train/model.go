@@ -12,7 +12,8 @@ import (
 // Config describes a model: its architecture (a registry name, see Archs)
 // and the hyperparameters. Every architecture stacks Layers message-passing
 // layers of widths InDim -> Hidden -> ... -> Classes with ReLU and dropout
-// between them, under a softmax cross-entropy head.
+// between them, under a softmax cross-entropy head, or, with a Decoder, a
+// pair decoder over the last layer's rows under binary cross-entropy.
 type Config struct {
 	// Arch is the architecture: "sage" (also what "" means), "gcn" or
 	// "gat". Checkpoints store it beside the config JSON, not inside it.
@@ -31,7 +32,30 @@ type Config struct {
 	Heads int `json:"heads,omitempty"`
 	// AttnDropout is the drop probability of GAT's attention coefficients.
 	AttnDropout float32 `json:"attn_dropout,omitempty"`
+	// Decoder selects the task head: "" is node classification (softmax
+	// cross-entropy over Classes logits per seed); DecoderDot and
+	// DecoderMLP make a link predictor whose GNN output rows are node
+	// embeddings of width Classes, scored per pair (see Decoders). It is
+	// omitted from JSON when empty so node configs (and their checkpoints)
+	// serialise exactly as before.
+	Decoder string `json:"decoder,omitempty"`
 }
+
+// Link decoders accepted by Config.Decoder.
+const (
+	// DecoderDot scores a pair by the inner product <h_u, h_v>; it has no
+	// parameters.
+	DecoderDot = "dot"
+	// DecoderMLP scores a pair as OGB's LinkPredictor does:
+	// relu((h_u ⊙ h_v)·W1 + b1)·W2 + b2 with W1 C x C and W2 C x 1.
+	DecoderMLP = "mlp"
+)
+
+// Decoders returns the names of the link decoders.
+func Decoders() []string { return []string{DecoderDot, DecoderMLP} }
+
+// IsLink reports whether the config is a link predictor (has a decoder).
+func (c Config) IsLink() bool { return c.Decoder != "" }
 
 // ArchName returns the architecture's registry name ("" reads as "sage").
 func (c Config) ArchName() string {
@@ -67,6 +91,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("model config: dropout %v must be in [0,1)", c.Dropout)
 	case !(c.InputDropout >= 0 && c.InputDropout < 1):
 		return fmt.Errorf("model config: input dropout %v must be in [0,1)", c.InputDropout)
+	case c.Decoder != "" && c.Decoder != DecoderDot && c.Decoder != DecoderMLP:
+		return fmt.Errorf("model config: unknown decoder %q (known: %s; empty for node classification)", c.Decoder, strings.Join(Decoders(), ", "))
 	}
 	a, err := lookupArch(c.Arch)
 	if err != nil {
@@ -101,13 +127,18 @@ type Tensor struct {
 // Size returns the number of elements of the tensor.
 func (t Tensor) Size() int { return t.Rows * t.Cols }
 
-// IsBias reports whether the tensor is a layer bias.
-func (t Tensor) IsBias() bool { return strings.HasSuffix(t.Name, ".b") }
+// IsBias reports whether the tensor is a bias (of a layer or the decoder).
+func (t Tensor) IsBias() bool {
+	return strings.HasSuffix(t.Name, ".b") || strings.HasPrefix(t.Name, decoderPrefix+"b")
+}
 
 // Tensors returns the layout of the flat parameter buffer: the tensors of
-// layer 0 in its Specs order, then layer 1, and so on. For GraphSAGE a
+// layer 0 in its Specs order, then layer 1, and so on, then those of the
+// link decoder if any ("dec.w1", ..., with Layer = Layers). For GraphSAGE a
 // layer of widths in -> out holds W_self (in x out), W_neigh (in x out) and
-// the bias (1 x out). It returns nil for an invalid configuration.
+// the bias (1 x out). The decoder comes last so that a node config's layout,
+// and hence InitParams, is the same as before decoders existed. It returns
+// nil for an invalid configuration.
 func (c Config) Tensors() []Tensor {
 	if c.Validate() != nil {
 		return nil
@@ -121,6 +152,11 @@ func (c Config) Tensors() []Tensor {
 			off += t.Size()
 			ts = append(ts, t)
 		}
+	}
+	for _, s := range decoderSpecs(c) {
+		t := Tensor{Name: decoderPrefix + s.Name, Layer: c.Layers, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero}
+		off += t.Size()
+		ts = append(ts, t)
 	}
 	return ts
 }
@@ -269,6 +305,7 @@ type net[T floatT] struct {
 	grads  []T
 	layers []Layer[T]
 	head   Head[T]
+	dec    *decoder[T] // link decoder; nil for node classification
 
 	// work buffers, grown on demand and reused across steps
 	out [][]T   // layer l: output rows (after ReLU+dropout for hidden layers), aliasing the layer's buffer
@@ -276,6 +313,10 @@ type net[T floatT] struct {
 	xd  []T     // input features after input dropout (training only)
 	xin []T     // the input rows layer 0 read in the last forward (x or xd)
 	key MaskKey // the masks of the last forward, for backward
+
+	// link holds the pair state of the last forward when it was a link
+	// step (forwardLinkLoss); backward then starts at the decoder.
+	link linkState[T]
 }
 
 // newNet builds the layers of cfg over params; grads is the gradient
@@ -293,6 +334,9 @@ func newNet[T floatT](cfg Config, params, grads []T) (*net[T], error) {
 	n := &net[T]{cfg: cfg, params: params, head: classifyHead[T]{classes: cfg.Classes}}
 	for l := 0; l < cfg.Layers; l++ {
 		n.layers = append(n.layers, newLayer[T](a, cfg, l))
+	}
+	if cfg.IsLink() {
+		n.dec = newDecoder[T](cfg)
 	}
 	n.out = make([][]T, cfg.Layers)
 	if grads == nil {
@@ -316,6 +360,16 @@ func (n *net[T]) bindGrads(grads []T) {
 			off = end
 		}
 		ly.Bind(ps, gs)
+	}
+	if n.dec != nil {
+		specs := decoderSpecs(n.cfg)
+		ps, gs := make([][]T, len(specs)), make([][]T, len(specs))
+		for i, s := range specs {
+			end := off + s.Rows*s.Cols
+			ps[i], gs[i] = n.params[off:end:end], grads[off:end:end]
+			off = end
+		}
+		n.dec.bind(ps, gs)
 	}
 }
 
@@ -376,8 +430,12 @@ func (n *net[T]) check(blocks []sample.Block, x []T, labels []int32) error {
 // forwardLoss runs the forward pass and the loss; with scale != 0 it also
 // leaves scale·d(sum of losses)/d(logits) in n.dz for backward.
 func (n *net[T]) forwardLoss(blocks []sample.Block, x []T, labels []int32, scale T, train bool, key MaskKey) (float64, int, error) {
+	n.link.active = false
 	if labels == nil {
 		return 0, 0, errors.New("model: labels are required")
+	}
+	if n.dec != nil {
+		return 0, 0, fmt.Errorf("model: a link predictor (decoder %q) is trained on pairs, not node labels", n.cfg.Decoder)
 	}
 	if err := n.check(blocks, x, labels); err != nil {
 		return 0, 0, err
@@ -428,6 +486,9 @@ func (n *net[T]) pass(blocks []sample.Block, l int, train bool, key MaskKey) Pas
 // and accumulates parameter gradients. Layer 0 skips the input gradient: the
 // features are not trained.
 func (n *net[T]) backward(blocks []sample.Block, x []T, train bool) {
+	if n.link.active {
+		n.linkBackward(blocks) // fills n.dz from the pair gradients
+	}
 	dz := n.dz
 	scale := T(1)
 	if train && n.cfg.Dropout > 0 {

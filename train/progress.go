@@ -116,6 +116,12 @@ func (p *Progress) EndEpoch(m *EpochMetrics) {
 			m.Epoch, p.epochs, m.Loss, m.TrainAcc, m.EpochS, m.StepsPerS)
 		return
 	}
+	if m.ValMRR != nil || m.TestMRR != nil {
+		// Link prediction: the ranking figures are what matters.
+		fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f val mrr %.4f test mrr %.4f auc %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",
+			m.Epoch, p.epochs, m.Loss, m.TrainAcc, valueOrNaN(m.ValMRR), valueOrNaN(m.TestMRR), valueOrNaN(m.TestAUC), m.EpochS, m.StepsPerS, m.EvalS)
+		return
+	}
 	fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f val %.4f test %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",
 		m.Epoch, p.epochs, m.Loss, m.TrainAcc, *m.ValAcc, *m.TestAcc, m.EpochS, m.StepsPerS, m.EvalS)
 }

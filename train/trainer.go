@@ -19,12 +19,35 @@ type Options struct {
 	Seed uint64
 }
 
-// Best is the best-validation state seen so far.
+// Best is the best-validation state seen so far. Node classification
+// selects on validation accuracy; link prediction (an Evaluator returning
+// link figures) on validation MRR.
 type Best struct {
-	Epoch   int     // 1-based epoch of the best validation accuracy; 0 = none yet
-	ValAcc  float64 // its validation accuracy
+	Epoch   int     // 1-based epoch of the best validation score; 0 = none yet
+	ValAcc  float64 // its validation accuracy (link: pair accuracy, as the evaluator reports it)
 	TestAcc float64 // the test accuracy of the same epoch
-	Params  []float32
+	// ValLink and TestLink are the link figures of the best epoch (nil for
+	// node classification); ValLink.MRR is the selection score.
+	ValLink, TestLink *LinkFigures
+	Params            []float32
+}
+
+// Evaluator replaces the Trainer's own evaluation of valid and test (one
+// batch-source pass scoring node labels) when set: link prediction ranks
+// every evaluation edge against fixed negatives, which needs embeddings of
+// all nodes and a gather of scores that live outside this package.
+//
+// Evaluate is collective: every rank calls it with the same arguments, in
+// the same order, and it must return the same result on every rank (as
+// Trainer.Evaluate does through the Reducer); a rank-local failure must be
+// agreed so that all ranks fail together. epoch is the number of completed
+// epochs (the numbering Trainer.Evaluate passes the batch source). m is the
+// live model: Evaluate must not change its parameters. The result's Link
+// figures, if set, select the best model by validation MRR; Loss and Acc,
+// if the evaluator computes them (binary cross-entropy and sign accuracy
+// over its pairs), are reported as val_loss/val_acc.
+type Evaluator interface {
+	Evaluate(split string, epoch int, m *Model) (EvalResult, error)
 }
 
 // Trainer runs data-parallel training of a Model as a pure SPMD core: every
@@ -48,6 +71,10 @@ type Trainer struct {
 
 	// Reporter, if set, receives progress (normally only on rank 0).
 	Reporter Reporter
+	// Evaluator, if set (on every rank), evaluates valid and test after
+	// each evaluated epoch instead of Trainer.Evaluate; link prediction
+	// sets it.
+	Evaluator Evaluator
 
 	buf   []float32 // gradients followed by the per-step statistics
 	batch sample.Batch
@@ -105,9 +132,9 @@ func (t *Trainer) Best() Best { return t.best }
 type TrainResult struct {
 	Epoch int // 1-based
 	Steps int
-	Loss  float64 // mean cross-entropy over the epoch's seeds (all ranks)
-	Acc   float64 // fraction of the epoch's seeds predicted correctly (all ranks)
-	Seeds int64   // seeds trained on, all ranks
+	Loss  float64 // mean cross-entropy over the epoch's seeds (link: pairs) (all ranks)
+	Acc   float64 // fraction of the epoch's seeds (link: pairs) predicted correctly (all ranks)
+	Seeds int64   // seeds (link: scored pairs) trained on, all ranks
 	// Wall is this rank's wall time for the epoch's steps; Times splits it
 	// by phase (this rank).
 	Wall  time.Duration
@@ -179,15 +206,26 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 	times[PhaseSample] += elapsed - gather
 	times[PhaseGather] += gather
 	w.skip()
+	// A link batch scores pairs: its targets (and GlobalSeeds) count pairs.
+	link := isLinkBatch(b)
 	if localErr != nil {
 		localErr = fmt.Errorf("%s: batch: %w", where(), localErr)
-	} else if seeds := len(b.Labels); seeds > 0 {
+	} else if link && len(b.Labels) > 0 {
+		localErr = fmt.Errorf("%s: batch has both %d node labels and %d pair labels", where(), len(b.Labels), len(b.PairLabels))
+	} else if seeds := batchTargets(b, link); seeds > 0 {
 		if b.GlobalSeeds < seeds {
 			localErr = fmt.Errorf("%s: batch source reports %d global seeds but this rank alone has %d", where(), b.GlobalSeeds, seeds)
 		} else {
 			net := t.model.n
 			key := MaskKey{Seed: t.opts.Seed, Step: t.step}
-			loss, correct, err := net.forwardLoss(b.Blocks, b.X, b.Labels, float32(1/float64(b.GlobalSeeds)), true, key)
+			var loss float64
+			var correct int
+			var err error
+			if link {
+				loss, correct, err = net.forwardLinkLoss(b.Blocks, b.X, b.Pairs, b.PairLabels, float32(1/float64(b.GlobalSeeds)), true, key)
+			} else {
+				loss, correct, err = net.forwardLoss(b.Blocks, b.X, b.Labels, float32(1/float64(b.GlobalSeeds)), true, key)
+			}
 			w.lap(PhaseForward)
 			if err != nil {
 				localErr = fmt.Errorf("%s: %w", where(), err)
@@ -229,7 +267,11 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 		return 0, nil
 	}
 	if seeds != b.GlobalSeeds {
-		return 0, fmt.Errorf("%s: ranks hold %d seeds in total but the batch source reports %d", where(), seeds, b.GlobalSeeds)
+		what := "seeds"
+		if link {
+			what = "pairs"
+		}
+		return 0, fmt.Errorf("%s: ranks hold %d %s in total but the batch source reports %d", where(), seeds, what, b.GlobalSeeds)
 	}
 	loss := float64(tail[tailLoss]) / float64(seeds)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
@@ -249,12 +291,28 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 	return loss, nil
 }
 
+// isLinkBatch reports whether b is a link batch (scored pairs, no node
+// labels expected).
+func isLinkBatch(b *sample.Batch) bool { return len(b.Pairs) > 0 || len(b.PairLabels) > 0 }
+
+// batchTargets is the number of targets of b on this rank: pair labels for
+// a link batch, node labels otherwise.
+func batchTargets(b *sample.Batch, link bool) int {
+	if link {
+		return len(b.PairLabels)
+	}
+	return len(b.Labels)
+}
+
 // EvalResult is the evaluation of one split over all ranks.
 type EvalResult struct {
-	Loss  float64 // mean cross-entropy
-	Acc   float64 // fraction correct
-	Count int64   // nodes evaluated, all ranks
+	Loss  float64 // mean cross-entropy (link: binary cross-entropy over pairs)
+	Acc   float64 // fraction correct (link: pairs whose logit has the label's sign)
+	Count int64   // nodes (link: pairs) evaluated, all ranks
 	Wall  time.Duration
+	// Link holds the ranking figures of a link evaluation (an Evaluator's
+	// result); nil for node classification and for Trainer.Evaluate.
+	Link *LinkFigures
 }
 
 // Evaluate scores split with the current weights (no dropout): every rank
@@ -283,17 +341,26 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 			}
 			continue
 		}
-		if localErr != nil || len(b.Labels) == 0 {
+		link := isLinkBatch(b)
+		targets := batchTargets(b, link)
+		if localErr != nil || targets == 0 {
 			continue
 		}
-		loss, correct, err := t.model.Evaluate(b.Blocks, b.X, b.Labels)
+		var loss float64
+		var correct int
+		var err error
+		if link {
+			loss, correct, err = t.model.EvaluateLink(b.Blocks, b.X, b.Pairs, b.PairLabels)
+		} else {
+			loss, correct, err = t.model.Evaluate(b.Blocks, b.X, b.Labels)
+		}
 		if err != nil {
 			localErr = fmt.Errorf("evaluate %s step %d/%d: %w", split, s+1, steps, err)
 			continue
 		}
 		sums[0] += loss
 		sums[1] += float64(correct)
-		sums[2] += float64(len(b.Labels))
+		sums[2] += float64(targets)
 	}
 	if localErr != nil {
 		sums = [4]float64{3: 1}
@@ -336,17 +403,18 @@ func (t *Trainer) runEpoch(eval bool) (EpochMetrics, error) {
 		}
 		return m, nil
 	}
-	val, err := t.Evaluate(SplitValid)
+	val, err := t.evaluateSplit(SplitValid)
 	if err != nil {
 		return EpochMetrics{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
 	}
-	test, err := t.Evaluate(SplitTest)
+	test, err := t.evaluateSplit(SplitTest)
 	if err != nil {
 		return EpochMetrics{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
 	}
 	// Strictly better only: ties keep the earlier (less trained) model.
-	if t.best.Params == nil || val.Acc > t.best.ValAcc {
+	if t.best.Params == nil || t.better(&val) {
 		t.best.Epoch, t.best.ValAcc, t.best.TestAcc = tr.Epoch, val.Acc, test.Acc
+		t.best.ValLink, t.best.TestLink = cloneFigures(val.Link), cloneFigures(test.Link)
 		t.best.Params = append(t.best.Params[:0], t.model.Params()...)
 	}
 	m := newEpochMetrics(tr, &val, &test)
@@ -354,6 +422,43 @@ func (t *Trainer) runEpoch(eval bool) (EpochMetrics, error) {
 		t.Reporter.EndEpoch(&m)
 	}
 	return m, nil
+}
+
+// evaluateSplit evaluates split through the Evaluator if one is set, else
+// with Trainer.Evaluate.
+func (t *Trainer) evaluateSplit(split string) (EvalResult, error) {
+	if t.Evaluator == nil {
+		return t.Evaluate(split)
+	}
+	start := time.Now()
+	res, err := t.Evaluator.Evaluate(split, t.epoch, t.model)
+	if err != nil {
+		return res, fmt.Errorf("evaluate %s: %w", split, err)
+	}
+	if res.Wall == 0 {
+		res.Wall = time.Since(start)
+	}
+	return res, nil
+}
+
+// better reports whether val is strictly better than the best so far:
+// link results compare validation MRR, node results validation accuracy.
+// A link result always beats a best state without link figures.
+func (t *Trainer) better(val *EvalResult) bool {
+	if val.Link != nil {
+		return t.best.ValLink == nil || val.Link.MRR > t.best.ValLink.MRR
+	}
+	return val.Acc > t.best.ValAcc
+}
+
+// cloneFigures copies f so that the best state never aliases a result the
+// caller keeps.
+func cloneFigures(f *LinkFigures) *LinkFigures {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	return &c
 }
 
 // RunOptions configures Run. Fields that only rank 0 acts on (Metrics,
@@ -408,6 +513,7 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		Type: "summary", Epochs: t.epoch, BestEpoch: t.best.Epoch,
 		BestValAcc: t.best.ValAcc, TestAcc: t.best.TestAcc, TotalS: time.Since(start).Seconds(),
 	}
+	s.setLink(t.best.ValLink, t.best.TestLink)
 	if o.Metrics != nil {
 		if err := t.agree(o.Metrics.WriteSummary(&s)); err != nil {
 			return s, err
@@ -449,20 +555,22 @@ func Agree(red Reducer, localErr error) error {
 // Checkpoint captures the complete training state (copies, safe to keep).
 func (t *Trainer) Checkpoint(runInfo []byte) *Checkpoint {
 	return &Checkpoint{
-		Model:      t.model.Config(),
-		Adam:       t.opts.Adam,
-		Seed:       t.opts.Seed,
-		Epoch:      t.epoch,
-		Step:       t.step,
-		AdamT:      t.opt.T,
-		Params:     slices.Clone(t.model.Params()),
-		M:          slices.Clone(t.opt.M),
-		V:          slices.Clone(t.opt.V),
-		BestEpoch:  t.best.Epoch,
-		BestValAcc: t.best.ValAcc,
-		BestTest:   t.best.TestAcc,
-		BestParams: slices.Clone(t.best.Params),
-		RunInfo:    slices.Clone(runInfo),
+		Model:        t.model.Config(),
+		Adam:         t.opts.Adam,
+		Seed:         t.opts.Seed,
+		Epoch:        t.epoch,
+		Step:         t.step,
+		AdamT:        t.opt.T,
+		Params:       slices.Clone(t.model.Params()),
+		M:            slices.Clone(t.opt.M),
+		V:            slices.Clone(t.opt.V),
+		BestEpoch:    t.best.Epoch,
+		BestValAcc:   t.best.ValAcc,
+		BestTest:     t.best.TestAcc,
+		BestValLink:  cloneFigures(t.best.ValLink),
+		BestTestLink: cloneFigures(t.best.TestLink),
+		BestParams:   slices.Clone(t.best.Params),
+		RunInfo:      slices.Clone(runInfo),
 	}
 }
 
@@ -489,7 +597,8 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 	copy(t.opt.V, c.V)
 	t.opt.T = c.AdamT
 	t.epoch, t.step = c.Epoch, c.Step
-	t.best = Best{Epoch: c.BestEpoch, ValAcc: c.BestValAcc, TestAcc: c.BestTest}
+	t.best = Best{Epoch: c.BestEpoch, ValAcc: c.BestValAcc, TestAcc: c.BestTest,
+		ValLink: cloneFigures(c.BestValLink), TestLink: cloneFigures(c.BestTestLink)}
 	if c.BestParams != nil {
 		t.best.Params = slices.Clone(c.BestParams)
 	}

@@ -1,0 +1,408 @@
+package train
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// linkCases are link-predictor configurations for every architecture and
+// both decoders, with and without dropout.
+func linkCases() []gradCase {
+	var out []gradCase
+	for _, dec := range Decoders() {
+		for _, tc := range forEachArch([]gradCase{
+			{"2layer", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2}, false},
+			{"2layer-dropout", Config{InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Dropout: 0.3, InputDropout: 0.2}, true},
+		}) {
+			tc.cfg.Decoder = dec
+			tc.name = dec + "/" + tc.name
+			out = append(out, tc)
+		}
+	}
+	return out
+}
+
+// randPairs draws n pairs over seeds (repeats and self-pairs allowed, as
+// negatives may produce them) with alternating labels.
+func randPairs(r *rand.Rand, n, seeds int) ([]int32, []float32) {
+	pairs := make([]int32, 2*n)
+	labels := make([]float32, n)
+	for i := range labels {
+		pairs[2*i], pairs[2*i+1] = int32(r.IntN(seeds)), int32(r.IntN(seeds))
+		labels[i] = float32(i % 2)
+	}
+	return pairs, labels
+}
+
+// refScore scores one pair from its embeddings straight from the decoder's
+// definition, in float64.
+func refScore(cfg Config, p []float64, u, v []float64) float64 {
+	if cfg.Decoder == DecoderDot {
+		s := 0.0
+		for k := range u {
+			s += u[k] * v[k]
+		}
+		return s
+	}
+	ts := map[string]Tensor{}
+	for _, t := range cfg.Tensors() {
+		ts[t.Name] = t
+	}
+	par := func(name string) []float64 { t := ts[name]; return p[t.Offset : t.Offset+t.Size()] }
+	w1, b1, w2, b2 := par("dec.w1"), par("dec.b1"), par("dec.w2"), par("dec.b2")
+	c := cfg.Classes
+	z := b2[0]
+	for j := 0; j < c; j++ {
+		a := b1[j]
+		for k := 0; k < c; k++ {
+			a += u[k] * v[k] * w1[k*c+j]
+		}
+		z += math.Max(a, 0) * w2[j]
+	}
+	return z
+}
+
+func TestLinkConfig(t *testing.T) {
+	node := Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2}
+	for _, tc := range []struct {
+		dec    string
+		err    string
+		extra  int
+		tensor []string
+	}{
+		{"", "", 0, nil},
+		{DecoderDot, "", 0, nil},
+		{DecoderMLP, "", 3*3 + 3 + 3 + 1, []string{"dec.w1", "dec.b1", "dec.w2", "dec.b2"}},
+		{"bilinear", `unknown decoder "bilinear"`, 0, nil},
+	} {
+		t.Run(tc.dec, func(t *testing.T) {
+			cfg := node
+			cfg.Decoder = tc.dec
+			if tc.err != "" {
+				require.ErrorContains(t, cfg.Validate(), tc.err)
+				return
+			}
+			require.NoError(t, cfg.Validate())
+			assert.Equal(t, node.NumParams()+tc.extra, cfg.NumParams())
+			var names []string
+			for _, ts := range cfg.Tensors()[len(node.Tensors()):] {
+				names = append(names, ts.Name)
+				assert.Equal(t, cfg.Layers, ts.Layer)
+				assert.Equal(t, ts.Name == "dec.b1" || ts.Name == "dec.b2", ts.IsBias(), ts.Name)
+			}
+			assert.Equal(t, tc.tensor, names)
+			// The decoder comes after the layers: the GNN's initial weights
+			// are those of the node config.
+			pn, err := InitParams(node, 9)
+			require.NoError(t, err)
+			pl, err := InitParams(cfg, 9)
+			require.NoError(t, err)
+			assert.Equal(t, pn, pl[:len(pn)])
+			if tc.dec == DecoderMLP {
+				assert.NotZero(t, slices.Max(pl[len(pn):]))
+			}
+		})
+	}
+}
+
+// TestLinkGradCheck compares the analytic gradient of the summed link loss
+// (every parameter, decoder included) with central differences on the
+// float64 core.
+func TestLinkGradCheck(t *testing.T) {
+	for _, tc := range linkCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			m, blocks, x32, _ := testCase(t, tc.cfg, 21)
+			r := rand.New(rand.NewPCG(5, 5))
+			pairs, labels := randPairs(r, 7, blocks[len(blocks)-1].NumDst)
+			x := to64(x32)
+			key := MaskKey{Seed: 5, Step: 2}
+			n := mustNet(t, tc.cfg, to64(m.Params()))
+			_, _, err := n.forwardLinkLoss(blocks, x, pairs, labels, 1, tc.drop, key)
+			require.NoError(t, err)
+			n.backward(blocks, x, tc.drop)
+			lossAt := func() float64 {
+				l, _, err := n.forwardLinkLoss(blocks, x, pairs, labels, 0, tc.drop, key)
+				require.NoError(t, err)
+				return l
+			}
+			const eps = 1e-6
+			for _, ts := range tc.cfg.Tensors() {
+				maxG := 0.0
+				for i := ts.Offset; i < ts.Offset+ts.Size(); i++ {
+					old := n.params[i]
+					n.params[i] = old + eps
+					lp := lossAt()
+					n.params[i] = old - eps
+					lm := lossAt()
+					n.params[i] = old
+					num := (lp - lm) / (2 * eps)
+					an := n.grads[i]
+					if math.Abs(an-num) > 1e-6+1e-5*math.Max(math.Abs(an), math.Abs(num)) {
+						t.Errorf("%s[%d]: analytic %.9g, numeric %.9g", ts.Name, i-ts.Offset, an, num)
+					}
+					maxG = math.Max(maxG, math.Abs(an))
+				}
+				assert.NotZero(t, maxG, "%s: all gradients zero; the check would be vacuous", ts.Name)
+			}
+		})
+	}
+}
+
+// TestLinkFloat32 checks the production float32 path against float64, and
+// Embed + ScorePairs against EvaluateLink and the reference decoder.
+func TestLinkFloat32(t *testing.T) {
+	for _, tc := range linkCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			m, blocks, x, _ := testCase(t, tc.cfg, 23)
+			r := rand.New(rand.NewPCG(6, 6))
+			pairs, labels := randPairs(r, 9, blocks[len(blocks)-1].NumDst)
+			key := MaskKey{Seed: 9, Step: 4}
+			n := mustNet(t, tc.cfg, to64(m.Params()))
+			want, wantC, err := n.forwardLinkLoss(blocks, to64(x), pairs, labels, 0.5, tc.drop, key)
+			require.NoError(t, err)
+			n.backward(blocks, to64(x), tc.drop)
+			m.ZeroGrad()
+			got, gotC, err := m.ForwardBackwardLink(blocks, x, pairs, labels, 0.5, tc.drop, key)
+			require.NoError(t, err)
+			assert.InDelta(t, want, got, 1e-4*(1+math.Abs(want)))
+			assert.Equal(t, wantC, gotC)
+			for i, g := range m.Grads() {
+				require.InDelta(t, n.grads[i], float64(g), 1e-4*(1+math.Abs(n.grads[i])), "grad %d", i)
+			}
+
+			// Evaluation: Embed + ScorePairs give the logits EvaluateLink
+			// scores, and they match the reference decoder.
+			h, err := m.Embed(blocks, x)
+			require.NoError(t, err)
+			h = slices.Clone(h)
+			c := tc.cfg.Classes
+			np := len(labels)
+			hu, hv := make([]float32, np*c), make([]float32, np*c)
+			for i := 0; i < np; i++ {
+				copy(hu[i*c:(i+1)*c], h[int(pairs[2*i])*c:])
+				copy(hv[i*c:(i+1)*c], h[int(pairs[2*i+1])*c:])
+			}
+			scores := make([]float32, np)
+			require.NoError(t, m.ScorePairs(hu, hv, scores))
+			again := make([]float32, np)
+			require.NoError(t, m.ScorePairs(hu, hv, again))
+			assert.Equal(t, scores, again, "ScorePairs must be repeatable")
+			p64 := to64(m.Params())
+			wantLoss, wantCorrect := 0.0, 0
+			for i := 0; i < np; i++ {
+				z := refScore(tc.cfg, p64, to64(hu[i*c:(i+1)*c]), to64(hv[i*c:(i+1)*c]))
+				assert.InDelta(t, z, float64(scores[i]), 1e-5*(1+math.Abs(z)))
+				y := float64(labels[i])
+				wantLoss += -y*math.Log(sigmoid(z)) - (1-y)*math.Log(1-sigmoid(z))
+				if (z > 0) == (y == 1) {
+					wantCorrect++
+				}
+			}
+			loss, correct, err := m.EvaluateLink(blocks, x, pairs, labels)
+			require.NoError(t, err)
+			assert.InDelta(t, wantLoss, loss, 1e-4*(1+wantLoss))
+			assert.Equal(t, wantCorrect, correct)
+		})
+	}
+}
+
+func TestBCEWithLogitsStable(t *testing.T) {
+	z := []float64{-800, -30, -1, 0, 2, 40, 900}
+	for _, y := range []float32{0, 1} {
+		labels := make([]float32, len(z))
+		for i := range labels {
+			labels[i] = y
+		}
+		dz := make([]float64, len(z))
+		for i, zi := range z {
+			loss, correct := bceWithLogits([]float64{zi}, labels[i:i+1], 1, dz[i:i+1])
+			// Reference: softplus(z) - z·y, with softplus computed safely.
+			want := math.Max(zi, 0) + math.Log1p(math.Exp(-math.Abs(zi))) - zi*float64(y)
+			assert.False(t, math.IsInf(loss, 0) || math.IsNaN(loss), "z=%v", zi)
+			assert.InDelta(t, want, loss, 1e-12*(1+want))
+			assert.InDelta(t, sigmoid(zi)-float64(y), dz[i], 1e-15)
+			assert.Equal(t, (zi > 0) == (y == 1), correct == 1, "z=%v y=%v", zi, y)
+		}
+	}
+	assert.InDelta(t, math.Ln2, func() float64 { l, _ := bceWithLogits([]float64{0}, []float32{1}, 1, make([]float64, 1)); return l }(), 1e-15)
+}
+
+func TestLinkBadInput(t *testing.T) {
+	cfg := Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2, Decoder: DecoderMLP}
+	m, blocks, x, y := testCase(t, cfg, 3)
+	seeds := blocks[len(blocks)-1].NumDst
+	for _, tc := range []struct {
+		name   string
+		pairs  []int32
+		labels []float32
+		want   string
+	}{
+		{"index out of range", []int32{0, int32(seeds)}, []float32{1}, "outside [0,"},
+		{"negative index", []int32{-1, 0}, []float32{0}, "outside [0,"},
+		{"odd pairs", []int32{0, 1, 2}, []float32{1}, "two per pair"},
+		{"soft label", []int32{0, 1}, []float32{0.5}, "neither 0 nor 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := m.ForwardBackwardLink(blocks, x, tc.pairs, tc.labels, 1, false, MaskKey{})
+			require.ErrorContains(t, err, tc.want)
+			_, _, err = m.EvaluateLink(blocks, x, tc.pairs, tc.labels)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	_, _, err := m.ForwardBackward(blocks, x, y, 1, false, MaskKey{})
+	require.ErrorContains(t, err, "trained on pairs")
+	require.ErrorContains(t, m.ScorePairs(make([]float32, 5), make([]float32, 6), make([]float32, 2)), "embedding values")
+
+	node, err := NewModel(Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2}, 1)
+	require.NoError(t, err)
+	_, _, err = node.ForwardBackwardLink(blocks, x, []int32{0, 1}, []float32{1}, 1, false, MaskKey{})
+	require.ErrorContains(t, err, "needs a link predictor")
+	require.ErrorContains(t, node.ScorePairs(nil, nil, nil), "no decoder")
+}
+
+func TestAUC(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		name     string
+		pos, neg []float32
+		want     float64
+	}{
+		{"perfect", []float32{3, 4}, []float32{1, 2}, 1},
+		{"inverted", []float32{1}, []float32{2, 3}, 0},
+		{"all tied", []float32{1, 1}, []float32{1, 1, 1}, 0.5},
+		// pairs: 0.5>0.2 yes, 0.5 vs 0.5 half, 0.5<0.9; 0.9>0.2, 0.9=0.9 half, 0.9>0.5
+		{"ties half", []float32{0.5, 0.9}, []float32{0.2, 0.5, 0.9}, (1 + 0.5 + 0 + 1 + 0.5 + 1) / 6},
+		{"nan lowest", []float32{nan, 1}, []float32{0}, 0.5},
+		{"empty neg", []float32{1}, nil, math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := AUC(tc.pos, tc.neg)
+			if math.IsNaN(tc.want) {
+				assert.True(t, math.IsNaN(got))
+				return
+			}
+			assert.InDelta(t, tc.want, got, 1e-12)
+			assert.InDelta(t, bruteAUC(tc.pos, tc.neg), got, 1e-12)
+		})
+	}
+	// Random scores with many ties against the quadratic definition.
+	r := rand.New(rand.NewPCG(1, 2))
+	pos, neg := make([]float32, 300), make([]float32, 500)
+	for i := range pos {
+		pos[i] = float32(r.IntN(20))
+	}
+	for i := range neg {
+		neg[i] = float32(r.IntN(15))
+	}
+	assert.InDelta(t, bruteAUC(pos, neg), AUC(pos, neg), 1e-12)
+}
+
+// bruteAUC is the O(n·m) definition (NaN below every number).
+func bruteAUC(pos, neg []float32) float64 {
+	less := func(a, b float32) bool { return (a != a && b == b) || a < b }
+	s := 0.0
+	for _, p := range pos {
+		for _, q := range neg {
+			switch {
+			case less(q, p):
+				s++
+			case !less(p, q):
+				s += 0.5
+			}
+		}
+	}
+	return s / float64(len(pos)*len(neg))
+}
+
+func TestMRR(t *testing.T) {
+	// k = 3. pos 5 vs {1,2,3}: rank 1. pos 2 vs {2,3,1}: opt 1, pess 2,
+	// rank 2.5. pos 0 vs {4,4,4}: rank 4. pos 7 vs {7,7,7}: opt 0, pess 3,
+	// rank 2.5.
+	pos := []float32{5, 2, 0, 7}
+	neg := []float32{1, 2, 3, 2, 3, 1, 4, 4, 4, 7, 7, 7}
+	got, err := MRR(pos, neg, 3)
+	require.NoError(t, err)
+	ranks := []float64{1, 2.5, 4, 2.5}
+	mrr := 0.0
+	for _, r := range ranks {
+		mrr += 1 / r
+	}
+	assert.InDelta(t, mrr/4, got.MRR, 1e-12)
+	// Hits@1: only rank 1; Hits@3: ranks <= 3 (1, 2.5, 2.5); Hits@10+: all.
+	assert.Equal(t, [NumHitsK]float64{0.25, 0.75, 1, 1, 1}, got.Hits)
+
+	for _, tc := range []struct {
+		name string
+		pos  []float32
+		neg  []float32
+		k    int
+		want string
+	}{
+		{"no positives", nil, nil, 3, "no positive"},
+		{"k zero", []float32{1}, []float32{}, 0, "at least 1"},
+		{"length", []float32{1, 2}, []float32{1, 2, 3}, 2, "3 negative scores for 2 positives"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := MRR(tc.pos, tc.neg, tc.k)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestHitsAtK(t *testing.T) {
+	pool := []float32{0.9, 0.1, 0.5, 0.7, 0.3}
+	for _, tc := range []struct {
+		name string
+		pos  []float32
+		k    int
+		want float64
+	}{
+		{"k1 strictly above max", []float32{0.95, 0.9, 0.2}, 1, 1.0 / 3}, // kth = 0.9; a tie is a miss
+		{"k3", []float32{0.6, 0.5, 0.51, 0.2}, 3, 2.0 / 4},               // kth = 0.5
+		{"k5 smallest", []float32{0.1, 0.11}, 5, 0.5},                    // kth = 0.1
+		{"pool shorter than k", []float32{0}, 6, 1},                      // OGB returns 1
+		{"invalid k", []float32{1}, 0, math.NaN()},
+		{"no positives", nil, 1, math.NaN()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := HitsAtK(tc.pos, pool, tc.k)
+			if math.IsNaN(tc.want) {
+				assert.True(t, math.IsNaN(got))
+				return
+			}
+			assert.InDelta(t, tc.want, got, 1e-12)
+		})
+	}
+	assert.Equal(t, []float32{0.9, 0.1, 0.5, 0.7, 0.3}, pool, "the pool must not be reordered")
+}
+
+func TestLinkFiguresJSON(t *testing.T) {
+	f := LinkFigures{AUC: math.NaN(), MRR: 0.25, Hits: [NumHitsK]float64{0.1, 0.2, math.Inf(1), 0.4, 0.5}}
+	b, err := f.MarshalJSON()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"auc":null,"mrr":0.25,"hits":[0.1,0.2,null,0.4,0.5]}`, string(b))
+	var g LinkFigures
+	require.NoError(t, g.UnmarshalJSON(b))
+	assert.True(t, math.IsNaN(g.AUC) && math.IsNaN(g.Hits[2]))
+	assert.Equal(t, 0.25, g.MRR)
+	assert.Equal(t, 0.5, g.Hits[4])
+}
+
+func TestEstimateLinkTraining(t *testing.T) {
+	node := Config{InDim: 16, Hidden: 32, Classes: 32, Layers: 2}
+	dot, mlp := node, node
+	dot.Decoder, mlp.Decoder = DecoderDot, DecoderMLP
+	fan := []int{5, 5}
+	en := node.EstimateTraining(fan, nil, 200, 10000)
+	ed := dot.EstimateLinkTraining(fan, nil, 100, 10000)
+	em := mlp.EstimateLinkTraining(fan, nil, 100, 10000)
+	assert.Equal(t, en.Params, ed.Params, "the dot decoder has no parameters")
+	assert.Equal(t, en.Params+4*float64(32*32+32+32+1), em.Params)
+	assert.Greater(t, ed.Activations, en.Activations, "pair buffers come on top")
+	assert.Greater(t, em.Activations, ed.Activations, "the MLP keeps hidden rows")
+}
