@@ -23,9 +23,6 @@ import (
 // MRR over each positive's K negatives, Hits@K against the shared pool,
 // AUC over all positives against all K-negatives.
 
-// hitsKs are the K of the Hits@K figures reported.
-var hitsKs = [...]int{1, 3, 10, 50, 100}
-
 // scoreChunk bounds the pairs scored per decoder call (the endpoint rows
 // are copied into two chunk-sized matrices).
 const scoreChunk = 8192
@@ -220,11 +217,29 @@ func (e *linkEvaluator) metrics(sc linkScores, k int) (train.EvalResult, error) 
 	if n := len(allPos) + len(allNeg); n > 0 {
 		res.Loss = loss / float64(n)
 	}
-	res.Link = true
-	res.AUC = train.AUC(allPos, allNeg)
-	res.MRR = train.MRR(allPos, allNeg, k).MRR
-	for i, K := range hitsKs {
-		res.Hits[i] = train.HitsAtK(allPos, allPool, K)
+	rank, err := train.MRR(allPos, allNeg, k)
+	if err != nil {
+		return res, err
+	}
+	fig := &train.LinkFigures{AUC: train.AUC(allPos, allNeg), MRR: rank.MRR}
+	for i, K := range train.HitsKs() {
+		fig.Hits[i] = train.HitsAtK(allPos, allPool, K)
+	}
+	res.Link = fig
+	// Acc: the share of positives and negatives on the right side of 0.
+	right := 0
+	for _, s := range allPos {
+		if s > 0 {
+			right++
+		}
+	}
+	for _, s := range allNeg {
+		if s <= 0 {
+			right++
+		}
+	}
+	if n := len(allPos) + len(allNeg); n > 0 {
+		res.Acc = float64(right) / float64(n)
 	}
 	return res, nil
 }

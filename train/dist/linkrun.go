@@ -52,8 +52,7 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 	if err := Agree(c, err); err != nil {
 		return err
 	}
-	// A step's seeds are at most the edges' two endpoints and k negatives.
-	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch*(2+k), meta.NumNodes),
+	if err := checkFits(c, model.EstimateLinkTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch*(1+k), meta.NumNodes),
 		"lower --hidden, --batch, --neg-ratio or --fanout"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
@@ -120,6 +119,12 @@ func (e *linkEvaluator) closeAll() error {
 
 // linkFinal formats the test figures of the final line.
 func linkFinal(s train.Summary) string {
+	v := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
 	return fmt.Sprintf("best_val_mrr=%.4f test_auc=%.4f test_mrr=%.4f test_hits@10=%.4f test_hits@50=%.4f",
-		s.BestValMRR, s.TestAUC, s.TestMRR, s.TestHits[2], s.TestHits[3])
+		v(s.BestValMRR), v(s.TestAUC), v(s.TestMRR), v(s.TestHits10), v(s.TestHits50))
 }
