@@ -16,6 +16,9 @@
 //     SampleBlocks, ReferenceBlocks) the single-process one over a Graph,
 //     which every other Sampler must reproduce (sample/sampletest checks
 //     an implementation against it);
+//   - EdgeSet, ExcludeRows: the pairs a link-prediction step keeps out of
+//     its blocks (seed edges and their reverse), dropped after the choice
+//     so that every sampler drops the same edges;
 //   - EdgeRecords, CanonicalText: the rank-count-independent text form
 //     printed by `mpignn sample`.
 //

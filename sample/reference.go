@@ -75,6 +75,10 @@ type Sampler interface {
 // goroutine.
 type Reference struct {
 	G Graph
+	// Exclude, if not nil, drops every chosen edge whose endpoints (original
+	// ids) form a pair of the set, after the choice (see EdgeSet): link
+	// prediction keeps a step's seed edges out of its message passing.
+	Exclude *EdgeSet
 
 	bb   BlockBuilder
 	pos  []int64
@@ -114,6 +118,10 @@ func (s *Reference) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base K
 			for _, p := range s.pos {
 				s.srcG = append(s.srcG, nbG[p])
 				s.srcO = append(s.srcO, nbO[p])
+			}
+			if s.Exclude != nil {
+				w := s.Exclude.compactRow(dstO[i], s.srcG, s.srcO, 0, int64(len(s.srcG)), 0)
+				s.srcG, s.srcO = s.srcG[:w], s.srcO[:w]
 			}
 			if err := s.bb.AddNeighbors(i, s.srcG, s.srcO); err != nil {
 				return nil, fmt.Errorf("sample: layer %d: %w", l, err)

@@ -75,6 +75,9 @@ type SampleStats struct {
 	LocalEdges, RemoteEdges int64 // sampled edges of those destinations
 	Local, Remote           time.Duration
 	Bytes                   int64 // adjacency bytes read from other ranks
+	// Excluded counts chosen edges dropped because their pair was in the
+	// exclusion set (see EdgeSet); Local/RemoteEdges do not include them.
+	Excluded int64
 }
 
 // Edges returns all sampled edges.
@@ -89,4 +92,5 @@ func (st *SampleStats) Add(o SampleStats) {
 	st.Local += o.Local
 	st.Remote += o.Remote
 	st.Bytes += o.Bytes
+	st.Excluded += o.Excluded
 }

@@ -84,21 +84,78 @@ func cpuTime() time.Duration {
 
 func BenchmarkSampleLocal(b *testing.B) {
 	e := newBenchEnv(b)
+	benchSample(b, e, nil)
+}
+
+// benchSample samples batch after batch with fanouts 15,10,5. excl, if not
+// nil, gives the exclusion set of batch i.
+func benchSample(b *testing.B, e *benchEnv, excl func(i int) *sample.EdgeSet) {
 	fan := []int{15, 10, 5}
-	var edges int64
+	var edges, excluded int64
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for i := 0; b.Loop(); i++ {
 		g, o := e.seeds(i)
+		if excl != nil {
+			e.s.SetExclude(excl(i))
+		}
 		var st sample.SampleStats
 		if _, err := e.s.Sample(g, o, fan, sample.Key{Seed: 1, Batch: i}, false, &st); err != nil {
 			b.Fatal(err)
 		}
+		e.s.SetExclude(nil)
 		edges += st.Edges()
+		excluded += st.Excluded
 	}
 	b.ReportMetric(float64(edges)/b.Elapsed().Seconds(), "edges/s")
 	b.ReportMetric(float64(edges)/(cpuTime()-cpu0).Seconds(), "edges/cpu-s")
 	b.ReportMetric(float64(edges)/float64(b.N), "edges/batch")
+	if excl != nil {
+		b.ReportMetric(float64(excluded)/float64(b.N), "excluded/batch")
+	}
+}
+
+// BenchmarkSampleExclude measures what excluding a link-prediction batch's
+// seed edges costs: the same batches as BenchmarkSampleLocal, without a set
+// and with a set of 1024 edges, one into each seed (so every seed row, and
+// every later row of a seed, takes the slow path of the filter). The sets
+// are built before the timer starts, as the loader builds a step's set
+// once; "build" times building one set alone.
+//
+//	go test -run '^$' -bench SampleExclude -benchtime 20x ./sample/dsample/
+func BenchmarkSampleExclude(b *testing.B) {
+	e := newBenchEnv(b)
+	// A set per batch of seeds (e.seeds cycles through them).
+	batches := len(e.train) / 1024
+	sets := make([]*sample.EdgeSet, batches)
+	var src, dst []int64
+	for i := range batches {
+		g, o := e.seeds(i)
+		// One chosen in-neighbor per seed is an edge into it.
+		blocks, err := e.s.Sample(g, o, []int{1}, sample.Key{Seed: 99, Batch: i}, false, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bl := &blocks[0]
+		src, dst = src[:0], dst[:0]
+		for v := range bl.NumDst {
+			for _, j := range bl.Indices[bl.Indptr[v]:bl.Indptr[v+1]] {
+				src = append(src, bl.Orig[j])
+				dst = append(dst, bl.Orig[v])
+			}
+		}
+		sets[i] = sample.NewEdgeSet(src, dst)
+	}
+	b.Run("none", func(b *testing.B) { benchSample(b, e, nil) })
+	b.Run("edges=1024", func(b *testing.B) {
+		benchSample(b, e, func(i int) *sample.EdgeSet { return sets[i%batches] })
+	})
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			sample.NewEdgeSet(src, dst)
+		}
+		b.ReportMetric(float64(len(src)), "edges/set")
+	})
 }
 
 func BenchmarkGatherLocal(b *testing.B) {

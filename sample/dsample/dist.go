@@ -16,12 +16,20 @@ type Sampler struct {
 	g   *GraphStore
 	sm  samplerScratch
 	a2a a2aScratch
+	x   *sample.EdgeSet // edges kept out of the blocks (nil: none)
 }
 
 var _ sample.Sampler = (*Sampler)(nil)
 
 // NewSampler returns a sampler over g.
 func NewSampler(g *GraphStore) *Sampler { return &Sampler{g: g} }
+
+// SetExclude makes the following Sample calls drop every chosen edge whose
+// pair of original ids is in x, as sample.Reference with Exclude = x does;
+// nil stops excluding. Every rank must pass the same set (all seed edges of
+// the global batch, not only its own), because a rank also expands other
+// ranks' seeds' neighborhoods.
+func (s *Sampler) SetExclude(x *sample.EdgeSet) { s.x = x }
 
 // samplerScratch holds the distributed sampler's reusable buffers.
 type samplerScratch struct {
@@ -219,15 +227,26 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan int, replace
 				r := 2 * (start + sc.pos[j])
 				sc.srcG[j], sc.srcO[j] = le[r], le[r+1]
 			}
-			st.LocalNodes++
-			st.LocalEdges += hi - lo
 		} else {
 			for j := lo; j < hi; j++ {
 				sc.srcG[j], sc.srcO[j] = sc.edgeRows[2*e], sc.edgeRows[2*e+1]
 				e++
 			}
+		}
+	}
+	// Drop the excluded edges after the choice, as the reference does; the
+	// counters below then count the edges that enter the block.
+	var dropped int64
+	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, dstO, sc.posOff, sc.srcG, sc.srcO)
+	st.Excluded += dropped
+	for i := range dstG {
+		n := sc.posOff[i+1] - sc.posOff[i]
+		if sc.rowStart[i] >= 0 {
+			st.LocalNodes++
+			st.LocalEdges += n
+		} else {
 			st.RemoteNodes++
-			st.RemoteEdges += hi - lo
+			st.RemoteEdges += n
 		}
 	}
 	if err := sc.bb.AddRows(sc.posOff, sc.srcG, sc.srcO); err != nil {

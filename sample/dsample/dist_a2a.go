@@ -171,8 +171,6 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan int, repl
 				sc.srcG = append(sc.srcG, le[r])
 				sc.srcO = append(sc.srcO, le[r+1])
 			}
-			st.LocalNodes++
-			st.LocalEdges += int64(len(sc.pos))
 		} else {
 			c := ac.cursor[q]
 			if c >= int64(len(back)) {
@@ -187,10 +185,24 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan int, repl
 				sc.srcO = append(sc.srcO, back[j+1])
 			}
 			ac.cursor[q] = c + 1 + 2*n
+		}
+		sc.posOff = append(sc.posOff, int64(len(sc.srcG)))
+	}
+	// Owners answer with the full choice (they need not know the set); the
+	// requester drops the excluded edges, exactly as the one-sided path and
+	// the reference do, and counts what enters the block.
+	var dropped int64
+	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, dstO, sc.posOff, sc.srcG, sc.srcO)
+	st.Excluded += dropped
+	for i, q := range ac.ownerOf {
+		n := sc.posOff[i+1] - sc.posOff[i]
+		if q < 0 {
+			st.LocalNodes++
+			st.LocalEdges += n
+		} else {
 			st.RemoteNodes++
 			st.RemoteEdges += n
 		}
-		sc.posOff = append(sc.posOff, int64(len(sc.srcG)))
 	}
 	if err := sc.bb.AddRows(sc.posOff, sc.srcG, sc.srcO); err != nil {
 		return err

@@ -99,20 +99,64 @@ func TestDistributedConformance(t *testing.T) {
 	for _, tr := range transports() {
 		s := f.openStore(t, tr, 0)
 		t.Run(tr, func(t *testing.T) {
-			cov := sampletest.Conformance(t, f.d, sampletest.Subject{
-				Sampler:  s.Sampler(),
-				NumNodes: s.NumNodes(),
-				Own:      func(wanted []int64) (global, orig []int64) { return ownedSeeds(f.part, wanted) },
-				Orig:     f.origOf,
-			})
+			ss := &statsSampler{s: s.Sampler()}
+			cov := sampletest.Conformance(t, f.d, f.subject(s, ss))
 			// Summed over the ranks, the corner cases must have occurred.
-			sums := []int64{cov.Degree0, cov.Capped, cov.Edges}
+			sums := []int64{cov.Degree0, cov.Capped, cov.Edges, cov.Excluded}
 			require.NoError(t, collectives.Allreduce(f.c, sums, collectives.Sum))
 			assert.Positive(t, sums[0], "no degree-0 destination was checked")
 			assert.Positive(t, sums[1], "no destination had more neighbors than its fanout")
 			assert.Greater(t, sums[2], int64(1000))
+			assert.Positive(t, sums[3], "no chosen edge was excluded")
+			// Excluded edges are counted, and not as sampled edges.
+			assert.Equal(t, cov.Excluded, ss.st.Excluded, "excluded edges counted on rank %d", f.c.Rank())
 		})
 	}
+}
+
+// TestDistributedSeedEdgeExclusion: over many random link-prediction
+// steps (a global set of seed edges, the seeds split by owner), no seed edge
+// is ever sampled in either direction, with every transport, and the blocks
+// equal the naive single-process sampler's with the same set.
+func TestDistributedSeedEdgeExclusion(t *testing.T) {
+	f := newFixture(t, false, false)
+	for _, tr := range transports() {
+		s := f.openStore(t, tr, 0)
+		t.Run(tr, func(t *testing.T) {
+			ss := &statsSampler{s: s.Sampler()}
+			cov := sampletest.SeedEdgeExclusion(t, f.d, f.subject(s, ss), 40)
+			assert.Equal(t, cov.Excluded, ss.st.Excluded, "excluded edges counted on rank %d", f.c.Rank())
+			assert.Equal(t, cov.Edges, ss.st.Edges(), "sampled edges counted on rank %d", f.c.Rank())
+			sums := []int64{cov.Excluded, ss.st.RemoteEdges}
+			require.NoError(t, collectives.Allreduce(f.c, sums, collectives.Sum))
+			assert.Positive(t, sums[0], "no seed edge was ever chosen: the test proves nothing")
+			if f.c.Size() > 1 {
+				assert.Positive(t, sums[1], "no edge was sampled from a remote node on %d ranks", f.c.Size())
+			}
+		})
+	}
+}
+
+// subject is the conformance subject of store s sampling through ss: each
+// rank samples the seeds it owns; the exclusion set goes through the store.
+func (f *fixture) subject(s *Store, ss *statsSampler) sampletest.Subject {
+	return sampletest.Subject{
+		Sampler:  ss,
+		NumNodes: s.NumNodes(),
+		Own:      func(wanted []int64) (global, orig []int64) { return ownedSeeds(f.part, wanted) },
+		Orig:     f.origOf,
+		Exclude:  s.SetExclude,
+	}
+}
+
+// statsSampler is a Sampler that sums the counters of its calls.
+type statsSampler struct {
+	s  *Sampler
+	st sample.SampleStats
+}
+
+func (ss *statsSampler) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool) ([]sample.Block, error) {
+	return ss.s.SampleWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, &ss.st)
 }
 
 // TestGatherFeatures gathers every node of the graph (so local, halo,

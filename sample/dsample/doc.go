@@ -17,7 +17,8 @@
 //     (collective) reads rows of any nodes, with counters.
 //   - Sampler (NewSampler; Sample, collective): the layer-wise sampler over
 //     a GraphStore; implements sample.Sampler: reproduces sample.Reference exactly with a fixed number of
-//     transport calls per layer on every rank.
+//     transport calls per layer on every rank. SetExclude (also on Store)
+//     drops a step's seed edges from the blocks, on both transports.
 //   - Store (OpenStore, collective): one rank's partition opened as both
 //     stores plus the Sampler, probing the transport once; with labels.
 //   - Loader (NewLoader, Steps, Batch): global batching (sample.EpochBatches

@@ -149,6 +149,11 @@ func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sampl
 	return s.sampler.SampleWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, st)
 }
 
+// SetExclude is Sampler.SetExclude on the store's sampler: the link loader
+// sets the step's seed edges (of the global batch, the same set on every
+// rank) before Sample and clears them with nil afterwards.
+func (s *Store) SetExclude(x *sample.EdgeSet) { s.sampler.SetExclude(x) }
+
 // Gather is FeatureStore.Gather of the node features (key NodeFeat). It is
 // collective.
 func (s *Store) Gather(nodes []int64, dst []float32, st *GatherStats) ([]float32, error) {

@@ -24,6 +24,10 @@ type Subject struct {
 	Own func(wanted []int64) (global, orig []int64)
 	// Orig maps a global id of the subject's graph to its original id.
 	Orig func(global int64) int64
+	// Exclude, if set, makes the following Sample calls drop the chosen
+	// edges in the set (nil: none), as sample.Reference.Exclude does; the
+	// exclusion cases run only for subjects that have it.
+	Exclude func(x *sample.EdgeSet)
 }
 
 // Coverage counts what Conformance checked on this caller, so a caller can
@@ -34,6 +38,15 @@ type Coverage struct {
 	Degree0      int64 // of which had no in-neighbor
 	Capped       int64 // of which had more in-neighbors than the fanout
 	Edges        int64 // sampled edges checked
+	Excluded     int64 // chosen edges that the exclusion set dropped
+}
+
+func (c *Coverage) add(o Coverage) {
+	c.Destinations += o.Destinations
+	c.Degree0 += o.Degree0
+	c.Capped += o.Capped
+	c.Edges += o.Edges
+	c.Excluded += o.Excluded
 }
 
 // mixedSeeds mixes degree-0 nodes (0..9), hubs (10..14) and ordinary ones,
@@ -81,29 +94,15 @@ func Conformance(t *testing.T, d *graph.Dataset, s Subject) Coverage {
 			got, err := s.Sampler.Sample(seedsG, seedsO, tc.fanouts, tc.key, tc.replace)
 			require.NoError(t, err)
 			require.NoError(t, sample.ValidateBlocks(got))
-			want := naiveBlocks(d.In, seedsO, tc.fanouts, tc.key, tc.replace)
-			require.Len(t, got, len(want))
-			for l := range got {
-				g, w := &got[l], &want[l]
-				require.Equal(t, w.numDst, g.NumDst, "layer %d: destinations", l)
-				// slices.Equal: an empty block may hold nil or empty slices.
-				require.True(t, slices.Equal(w.orig, g.Orig), "layer %d: nodes (original ids) %v, want %v", l, g.Orig, w.orig)
-				require.True(t, slices.Equal(w.indptr, g.Indptr), "layer %d: indptr %v, want %v", l, g.Indptr, w.indptr)
-				require.True(t, slices.Equal(w.indices, g.Indices), "layer %d: indices %v, want %v", l, g.Indices, w.indices)
-				for i, v := range g.Nodes {
-					require.Equal(t, g.Orig[i], s.Orig(v), "layer %d node %d: global id %d", l, i, v)
-				}
-			}
-			if last := len(got) - 1; last >= 0 {
-				require.True(t, slices.Equal(seedsO, got[last].Orig[:got[last].NumDst]), "the last block's destinations are not the seeds")
-			}
-			c, err := checkEdges(d.In, got, tc.fanouts, tc.replace)
+			want, _ := naiveBlocks(d.In, seedsO, tc.fanouts, tc.key, tc.replace, nil)
+			requireSameBlocks(t, s, seedsO, got, want)
+			c, err := checkEdges(d.In, got, tc.fanouts, tc.replace, nil)
 			require.NoError(t, err)
-			cov.Destinations += c.Destinations
-			cov.Degree0 += c.Degree0
-			cov.Capped += c.Capped
-			cov.Edges += c.Edges
+			cov.add(c)
 		})
+	}
+	if s.Exclude != nil {
+		cov.add(conformExclude(t, d, s))
 	}
 	// Every caller passes a bad seed (no rank is left alone in a collective
 	// Sample), as the only seed, so none of them samples anything.
@@ -114,8 +113,34 @@ func Conformance(t *testing.T, d *graph.Dataset, s Subject) Coverage {
 	return cov
 }
 
+// requireSameBlocks requires the subject's blocks to equal the naive ones,
+// node for node in original ids, with global ids that map to them, and the
+// last block's destinations to be the seeds.
+func requireSameBlocks(t *testing.T, s Subject, seedsO []int64, got []sample.Block, want []naiveBlock) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for l := range got {
+		g, w := &got[l], &want[l]
+		require.Equal(t, w.numDst, g.NumDst, "layer %d: destinations", l)
+		// slices.Equal: an empty block may hold nil or empty slices.
+		require.True(t, slices.Equal(w.orig, g.Orig), "layer %d: nodes (original ids) %v, want %v", l, g.Orig, w.orig)
+		require.True(t, slices.Equal(w.indptr, g.Indptr), "layer %d: indptr %v, want %v", l, g.Indptr, w.indptr)
+		require.True(t, slices.Equal(w.indices, g.Indices), "layer %d: indices %v, want %v", l, g.Indices, w.indices)
+		for i, v := range g.Nodes {
+			require.Equal(t, g.Orig[i], s.Orig(v), "layer %d node %d: global id %d", l, i, v)
+		}
+	}
+	if last := len(got) - 1; last >= 0 {
+		require.True(t, slices.Equal(seedsO, got[last].Orig[:got[last].NumDst]), "the last block's destinations are not the seeds")
+	}
+}
+
 // checkEdges checks blocks against the graph itself (in original ids).
-func checkEdges(in *graph.CSR, blocks []sample.Block, fanouts []int, replace bool) (Coverage, error) {
+//
+// With an exclusion set (canonical pairs, see pairsOf) no sampled edge may be
+// in it, and a destination has at most the fanout's number of edges, exactly
+// its non-excluded neighbors when the fanout takes them all.
+func checkEdges(in *graph.CSR, blocks []sample.Block, fanouts []int, replace bool, excl map[[2]int64]bool) (Coverage, error) {
 	var c Coverage
 	L := len(blocks)
 	for l := range blocks {
@@ -131,6 +156,9 @@ func checkEdges(in *graph.CSR, blocks []sample.Block, fanouts []int, replace boo
 				if _, ok := slices.BinarySearch(nb, u); !ok {
 					return c, fmt.Errorf("layer %d: sampled edge %d -> %d is not in the graph", l, u, v)
 				}
+				if excl[canon(u, v)] {
+					return c, fmt.Errorf("layer %d: excluded edge %d -> %d was sampled", l, u, v)
+				}
 				if seen[u] && !replace {
 					return c, fmt.Errorf("layer %d: node %d sampled neighbor %d twice without replacement", l, v, u)
 				}
@@ -145,6 +173,20 @@ func checkEdges(in *graph.CSR, blocks []sample.Block, fanouts []int, replace boo
 				want = fan
 			default:
 				want = min(fan, len(nb))
+			}
+			all := fan < 0 || (!replace && fan >= len(nb))
+			if excl != nil {
+				// Excluded edges are dropped after the choice: a capped row
+				// may lose some, a row that takes all loses exactly those.
+				if all {
+					for _, u := range nb {
+						if excl[canon(u, v)] {
+							want--
+						}
+					}
+				} else if len(srcs) <= want {
+					want = len(srcs)
+				}
 			}
 			if len(srcs) != want {
 				return c, fmt.Errorf("layer %d: node %d (degree %d, fanout %d, replace %v) has %d sampled edges, want %d",
@@ -174,8 +216,11 @@ type naiveBlock struct {
 // naiveBlocks is the sampling algorithm written out plainly on the
 // unpartitioned graph, sharing only sample.ChoosePositions (the definition
 // of which neighbors a key picks) with the samplers under test: a map for
-// deduplication instead of the BlockBuilder, no scratch reuse.
-func naiveBlocks(in *graph.CSR, seeds []int64, fanouts []int, base sample.Key, replace bool) []naiveBlock {
+// deduplication instead of the BlockBuilder, no scratch reuse, and a map of
+// canonical pairs instead of sample.EdgeSet for the exclusion (nil: none).
+// It also returns how many chosen edges the exclusion dropped.
+func naiveBlocks(in *graph.CSR, seeds []int64, fanouts []int, base sample.Key, replace bool, excl map[[2]int64]bool) ([]naiveBlock, int64) {
+	var dropped int64
 	L := len(fanouts)
 	out := make([]naiveBlock, L)
 	dst := slices.Clone(seeds)
@@ -192,6 +237,10 @@ func naiveBlocks(in *graph.CSR, seeds []int64, fanouts []int, base sample.Key, r
 			k.Node = v
 			for _, p := range sample.ChoosePositions(k, int64(len(nb)), fanouts[L-1-l], replace, nil) {
 				u := nb[p]
+				if excl[canon(u, v)] {
+					dropped++
+					continue
+				}
 				j, ok := local[u]
 				if !ok {
 					j = int32(len(b.orig))
@@ -205,5 +254,5 @@ func naiveBlocks(in *graph.CSR, seeds []int64, fanouts []int, base sample.Key, r
 		out[l] = b
 		dst = b.orig
 	}
-	return out
+	return out, dropped
 }
