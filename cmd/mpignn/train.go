@@ -27,7 +27,7 @@ type trainFlags struct {
 	// linkSplit is --link-split: the split --data partitions with, or the
 	// one the --parts partition must hold.
 	linkSplit string
-	threads  int
+	threads   int
 	// shared are the flags every rank must agree on (agreeStartup).
 	shared []collectives.Field
 }
