@@ -25,6 +25,15 @@
 //     / sample.RankSteps) + sampling + gathering per training step; the step
 //     count is the same on every rank, and a rank without seeds in a step
 //     still takes part in its collectives.
+//   - LinkLoader (NewLinkLoader, Steps, Batch): link prediction's training
+//     batches: edge seeds batched globally by canonical edge id, keyed
+//     negatives (mapped to partition ids through an IDMap), the step's
+//     positive edges excluded from sampling; and Embed, every node's
+//     model output for ranking evaluation.
+//   - IDMap (OpenIDMap, Map): original -> partition ids, distributed by
+//     original-id blocks (stored by the partitioner of a link split).
+//   - Store.Embed: runs an Embedder over every node in global batches and
+//     keeps the rows in a distributed array (Embeddings).
 //   - GatherText: the canonical text of all ranks' blocks (`mpignn sample`).
 //
 // Every exported function or method that reads remote data is collective:

@@ -2,7 +2,9 @@
 // program: a Reducer over collectives.Allreduce, an adapter from the
 // sampler's distributed Loader to train.BatchSource, agreement on rank-local
 // errors, checkpoints read by rank 0 and broadcast, and the complete
-// train/predict drivers behind `mpignn train` and `mpignn predict`.
+// drivers behind `mpignn train` (node classification, and link prediction
+// with a distributed ranking evaluator: train.Evaluator over every node's
+// embedding), `mpignn predict` (classes, or pair scores) and `mpignn embed`.
 //
 // Every exported function that takes a *collectives.Comm is collective:
 // every rank must call it, in the same order, with the same arguments
