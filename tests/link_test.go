@@ -42,7 +42,7 @@ func TestLinkCLI(t *testing.T) {
 	args := func(transport string, more ...string) []string {
 		return append([]string{bin, "train", "--task", "link", "--parts", parts, "--fanout", "5,5", "--batch", "128",
 			"--hidden", "32", "--epochs", "3", "--lr", "0.01", "--seed", "4", "--neg-ratio", "2", "--neg-strict",
-			"--decoder", "mlp", "--transport", transport, "--quiet"}, more...)
+			"--decoder", "dot", "--transport", transport, "--quiet"}, more...)
 	}
 	var digests []string
 	for _, tr := range []string{"auto", "alltoallv"} {
@@ -57,7 +57,7 @@ func TestLinkCLI(t *testing.T) {
 		auc, _ := strconv.ParseFloat(m[1], 64)
 		// The planted classes make same-class pairs likelier: the model
 		// must beat chance clearly.
-		assert.Greater(t, auc, 0.6, "test AUC after 3 epochs")
+		assert.Greater(t, auc, 0.65, "test AUC after 3 epochs")
 		digests = append(digests, finalWeights.FindStringSubmatch(res.Output)[1])
 	}
 	assert.Equal(t, digests[0], digests[1], "rma and alltoallv trained different weights")
