@@ -17,6 +17,11 @@ type Options struct {
 	// Seed drives everything random: initial weights, dropout masks and (in
 	// the batch source) batch order and sampling.
 	Seed uint64
+	// MaxSteps, if positive, ends every training epoch after that many
+	// steps (the rest of the epoch's batches are skipped). It exists to
+	// time a few steps of a long epoch; results then differ from full
+	// epochs.
+	MaxSteps int
 }
 
 // Best is the best-validation state seen so far. Node classification
@@ -155,6 +160,9 @@ func (t *Trainer) TrainEpoch() (TrainResult, error) {
 	}
 	if steps < 0 {
 		return res, fmt.Errorf("epoch %d: batch source reports %d training steps", epoch+1, steps)
+	}
+	if t.opts.MaxSteps > 0 {
+		steps = min(steps, t.opts.MaxSteps)
 	}
 	res.Steps = steps
 	if t.Reporter != nil {

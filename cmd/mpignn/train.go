@@ -68,6 +68,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	addCacheFlag(fs, &c.Store.CacheMB)
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	addThreadsFlag(fs, &f.threads)
+	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
 	fs.StringVar(&c.Task, "task", dist.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
 	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default dot)")
 	fs.StringVar(&f.linkSplit, "link-split", "", "link task: held-out edges, random:TRAIN,VALID,TEST (with --data the default is random:0.85,0.05,0.10) or time (the dataset's split/time edge files); with --parts it must match the partition's")

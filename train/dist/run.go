@@ -95,6 +95,8 @@ type runInfo struct {
 	Task      string       `json:"task,omitempty"`
 	LinkSplit string       `json:"link_split,omitempty"`
 	Link      *LinkOptions `json:"link,omitempty"`
+	// MaxSteps is train.Options.MaxSteps (absent when 0).
+	MaxSteps int `json:"max_steps,omitempty"`
 }
 
 // newRunInfo derives the run info from the loader options as the run
@@ -284,6 +286,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	ri := newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm)
+	ri.MaxSteps = cfg.Trainer.MaxSteps
 	if link {
 		lk := cfg.Link
 		ri.Task, ri.LinkSplit, ri.Link = TaskLink, meta.Link.Split, &lk
@@ -404,7 +407,7 @@ func checkRunInfo(saved, now []byte) error {
 	}
 	if !slices.Equal(a.Fanouts, b.Fanouts) || !slices.Equal(a.EvalFanouts, b.EvalFanouts) || a.Dataset != b.Dataset || a.Split != b.Split ||
 		a.GlobalBatch != b.GlobalBatch || a.Replace != b.Replace || a.RowNorm != b.RowNorm ||
-		a.Task != b.Task || a.LinkSplit != b.LinkSplit || (a.Link == nil) != (b.Link == nil) || (a.Link != nil && *a.Link != *b.Link) {
+		a.Task != b.Task || a.MaxSteps != b.MaxSteps || a.LinkSplit != b.LinkSplit || (a.Link == nil) != (b.Link == nil) || (a.Link != nil && *a.Link != *b.Link) {
 		return fmt.Errorf("checkpoint was written with %s, this run has %s", saved, now)
 	}
 	return nil
