@@ -57,7 +57,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	weightDecay := fs.Float64("weight-decay", 5e-4, "L2 weight decay (added to the gradient)")
 	fs.IntVar(&c.Run.Epochs, "epochs", 50, "total epochs (a resumed run continues up to this count)")
 	addSeedFlag(fs, &c.Trainer.Seed, 1, "weights, batch order, sampling and dropout")
-	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm")
+	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm (default true for --task node, false for --task link)")
 	fs.StringVar(&c.Metrics, "metrics", "", "JSONL metrics file written by rank 0 (one line per epoch + summary)")
 	fs.StringVar(&c.Run.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
 	fs.IntVar(&c.Run.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
@@ -151,6 +151,15 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 		c.Link = dist.LinkOptions{}
 		return err
 	case dist.TaskLink:
+		// A dot decoder multiplies two embeddings, so with unit-L1 input
+		// rows (values ~1/dim) its logits and their gradients start near
+		// zero and training stalls at log 2 on wide dense features; the
+		// link task keeps the features as they are unless asked.
+		set := false
+		fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "norm-feat" })
+		if !set {
+			c.RowNorm = false
+		}
 	default:
 		return fmt.Errorf("--task %q: want node or link", c.Task)
 	}
