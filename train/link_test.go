@@ -18,6 +18,7 @@ func linkCases() []gradCase {
 		for _, tc := range forEachArch([]gradCase{
 			{"2layer", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2}, false},
 			{"2layer-dropout", Config{InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Dropout: 0.3, InputDropout: 0.2}, true},
+			{"3layer", Config{InDim: 5, Hidden: 6, Classes: 5, Layers: 3}, false},
 		}) {
 			tc.cfg.Decoder = dec
 			tc.name = dec + "/" + tc.name
