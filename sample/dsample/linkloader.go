@@ -268,13 +268,7 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 	if out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g); err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
 	}
-	out.Stats = sample.BatchStats{
-		Gather:    g.Time,
-		LocalRows: g.LocalRows, CachedRows: g.CachedRows, RemoteRows: g.RemoteRows,
-		CacheLookups: g.CacheLookups,
-		BytesMoved:   g.Bytes + st.Bytes,
-		Sample:       st,
-	}
+	out.Stats = batchStats(g, st)
 	return localErr
 }
 

@@ -195,12 +195,18 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	if out.Labels, err = l.s.Labels(seeds, out.Labels); err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
 	}
-	out.Stats = sample.BatchStats{
+	out.Stats = batchStats(g, st)
+	return nil
+}
+
+// batchStats is what a loader reports for one batch: the gather and sample
+// counters of the step.
+func batchStats(g GatherStats, st sample.SampleStats) sample.BatchStats {
+	return sample.BatchStats{
 		Gather:    g.Time,
 		LocalRows: g.LocalRows, CachedRows: g.CachedRows, RemoteRows: g.RemoteRows,
 		CacheLookups: g.CacheLookups,
 		BytesMoved:   g.Bytes + st.Bytes,
 		Sample:       st,
 	}
-	return nil
 }

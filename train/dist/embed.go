@@ -78,15 +78,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 			return nil, fmt.Errorf("%s: checkpoint run info: %w", what, err)
 		}
 	}
-	fan := cfg.Fanouts
-	switch {
-	case cfg.Full:
-		fan = slices.Repeat([]int{-1}, ck.Model.Layers)
-	case fan == nil && len(info.EvalFanouts) == ck.Model.Layers:
-		fan = info.EvalFanouts
-	case fan == nil:
-		fan = slices.Repeat([]int{-1}, ck.Model.Layers)
-	}
+	fan := inferenceFanouts(cfg.Fanouts, cfg.Full, info.EvalFanouts, ck.Model.Layers)
 	if len(fan) != ck.Model.Layers {
 		return nil, fmt.Errorf("%s: %d fanouts for a %d-layer model", what, len(fan), ck.Model.Layers)
 	}

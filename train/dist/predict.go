@@ -52,15 +52,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 			return 0, fmt.Errorf("predict: checkpoint run info: %w", err)
 		}
 	}
-	fan := cfg.Fanouts
-	switch {
-	case cfg.Full:
-		fan = slices.Repeat([]int{-1}, ck.Model.Layers)
-	case fan == nil && len(info.EvalFanouts) == ck.Model.Layers:
-		fan = info.EvalFanouts
-	case fan == nil:
-		fan = slices.Repeat([]int{-1}, ck.Model.Layers)
-	}
+	fan := inferenceFanouts(cfg.Fanouts, cfg.Full, info.EvalFanouts, ck.Model.Layers)
 	if len(fan) != ck.Model.Layers {
 		return 0, fmt.Errorf("predict: %d fanouts for a %d-layer model", len(fan), ck.Model.Layers)
 	}
@@ -193,4 +185,19 @@ func writePredictions(path string, pairs []int64) error {
 
 	}
 	return nil
+}
+
+// inferenceFanouts resolves the fanouts of predict and embed: the whole
+// neighborhood with full, else the given ones, else the run's evaluation
+// fanouts when they fit the model, else the whole neighborhood.
+func inferenceFanouts(given []int, full bool, evalFanouts []int, layers int) []int {
+	switch {
+	case full:
+		return slices.Repeat([]int{-1}, layers)
+	case given != nil:
+		return given
+	case len(evalFanouts) == layers:
+		return evalFanouts
+	}
+	return slices.Repeat([]int{-1}, layers)
 }
