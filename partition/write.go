@@ -136,19 +136,9 @@ func assignGraph(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
 // partition directory outDir (see Write). It is the one-call helper for
 // tests and tools: WriteDataset(dir, d, 4, Options{Seed: 1}) then Load(dir, p).
 func WriteDataset(outDir string, d *graph.Dataset, nparts int, opt Options) (*Meta, error) {
-	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
+	d, ld, err := prepareWrite(outDir, d, opt)
+	if err != nil {
 		return nil, err
-	}
-	if d == nil {
-		return nil, errors.New("partition: nil dataset")
-	}
-	var ld *linkData
-	if opt.Link != nil {
-		var err error
-		if ld, err = buildLink(d, opt); err != nil {
-			return nil, err
-		}
-		d = ld.ds
 	}
 	assign, err := assignGraph(d, nparts, opt)
 	if err != nil {
@@ -205,19 +195,9 @@ func checkOutDir(outDir string, overwrite bool) error {
 // the dataset has no labels (NumClasses 0). With opt.Link, the link files
 // of writeLinkPart are added and the adjacency is the training graph's.
 func Write(outDir string, d *graph.Dataset, assign []int32, nparts int, opt Options) (*Meta, error) {
-	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
+	d, ld, err := prepareWrite(outDir, d, opt)
+	if err != nil {
 		return nil, err
-	}
-	if d == nil {
-		return nil, errors.New("partition: nil dataset")
-	}
-	var ld *linkData
-	if opt.Link != nil {
-		var err error
-		if ld, err = buildLink(d, opt); err != nil {
-			return nil, err
-		}
-		d = ld.ds
 	}
 	return write(outDir, d, ld, assign, nparts, opt)
 }
@@ -633,4 +613,23 @@ func replaceDir(tmp, dst string, overwrite bool) error {
 		}
 	}
 	return syncDir(filepath.Dir(filepath.Clean(dst)))
+}
+
+// prepareWrite checks the output directory and the dataset and, for a link
+// split, builds the split and returns the training-graph dataset to write.
+func prepareWrite(outDir string, d *graph.Dataset, opt Options) (*graph.Dataset, *linkData, error) {
+	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
+		return nil, nil, err
+	}
+	if d == nil {
+		return nil, nil, errors.New("partition: nil dataset")
+	}
+	if opt.Link == nil {
+		return d, nil, nil
+	}
+	ld, err := buildLink(d, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ld.ds, ld, nil
 }
