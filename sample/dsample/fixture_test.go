@@ -54,6 +54,12 @@ const testNodes = 400
 // zeroTrainLast, the last part owns no training node (when P > 1).
 func newFixture(t *testing.T, haloFeats, zeroTrainLast bool) *fixture {
 	t.Helper()
+	return newFixtureWith(t, partition.Options{Method: partition.MethodRandom, HaloFeats: haloFeats}, zeroTrainLast)
+}
+
+// newFixtureWith is newFixture with the partitioner's options.
+func newFixtureWith(t *testing.T, opt partition.Options, zeroTrainLast bool) *fixture {
+	t.Helper()
 	c, err := collectives.NewComm()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +75,7 @@ func newFixture(t *testing.T, haloFeats, zeroTrainLast bool) *fixture {
 	var werr error
 	if c.Rank() == 0 {
 		dir := filepath.Join(t.TempDir(), "parts")
-		_, werr = partition.Write(dir, d, assign, P, partition.Options{Method: partition.MethodRandom, HaloFeats: haloFeats})
+		_, werr = partition.Write(dir, d, assign, P, opt)
 		path = []byte(dir)
 	}
 	n, err := collectives.AllreduceScalar(c, int64(len(path)), collectives.Max)
