@@ -42,7 +42,7 @@ func TestLinkCLI(t *testing.T) {
 	args := func(transport string, more ...string) []string {
 		return append([]string{bin, "train", "--task", "link", "--parts", parts, "--fanout", "5,5", "--batch", "128",
 			"--hidden", "32", "--epochs", "3", "--lr", "0.01", "--seed", "4", "--neg-ratio", "2", "--neg-strict",
-			"--decoder", "dot", "--transport", transport, "--quiet"}, more...)
+			"--decoder", "dot", "--dropout", "0", "--transport", transport, "--quiet"}, more...)
 	}
 	var digests []string
 	for _, tr := range []string{"auto", "alltoallv"} {
