@@ -118,6 +118,17 @@ func plotPanel(title, ylabel string, curves []plotCurve) (*plot.Plot, error) {
 	return p, nil
 }
 
+// isLinkRun reports whether the metrics come from a link-prediction run
+// (some epoch carries ranking figures).
+func isLinkRun(epochs []train.EpochMetrics) bool {
+	for i := range epochs {
+		if epochs[i].ValMRR != nil || epochs[i].TestMRR != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // plotDraw renders the two panels into an image of the given format.
 func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format string) ([]byte, error) {
 	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
@@ -130,15 +141,32 @@ func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format stri
 	if err != nil {
 		return nil, err
 	}
-	accTitle := name + ": accuracy"
-	if sum != nil {
-		accTitle += fmt.Sprintf(" (best val %.4f at epoch %d, test %.4f)", sum.BestValAcc, sum.BestEpoch, sum.TestAcc)
+	var acc *plot.Plot
+	if isLinkRun(epochs) {
+		// Link runs: the ranking figures; their accuracy is dominated by
+		// the negatives and says little.
+		red := color.RGBA{R: 214, G: 39, B: 40, A: 255}
+		title := name + ": MRR and AUC"
+		if sum != nil && sum.BestValMRR != nil && sum.TestMRR != nil && sum.TestAUC != nil {
+			title += fmt.Sprintf(" (best val MRR %.4f at epoch %d, test MRR %.4f, AUC %.4f)", *sum.BestValMRR, sum.BestEpoch, *sum.TestMRR, *sum.TestAUC)
+		}
+		acc, err = plotPanel(title, "MRR / AUC", []plotCurve{
+			{"valid MRR", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValMRR }), orange},
+			{"test MRR", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.TestMRR }), green},
+			{"valid AUC", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValAUC }), blue},
+			{"test AUC", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.TestAUC }), red},
+		})
+	} else {
+		accTitle := name + ": accuracy"
+		if sum != nil {
+			accTitle += fmt.Sprintf(" (best val %.4f at epoch %d, test %.4f)", sum.BestValAcc, sum.BestEpoch, sum.TestAcc)
+		}
+		acc, err = plotPanel(accTitle, "accuracy", []plotCurve{
+			{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.TrainAcc }), blue},
+			{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValAcc }), orange},
+			{"test", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.TestAcc }), green},
+		})
 	}
-	acc, err := plotPanel(accTitle, "accuracy", []plotCurve{
-		{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.TrainAcc }), blue},
-		{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValAcc }), orange},
-		{"test", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.TestAcc }), green},
-	})
 	if err != nil {
 		return nil, err
 	}

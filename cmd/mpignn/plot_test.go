@@ -105,3 +105,22 @@ func TestPlotErrors(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	assert.Len(t, ents, 3, "failed runs left files behind")
 }
+
+// TestPlotLinkRun: metrics of a link-prediction run get the MRR/AUC panel
+// (its title names the best validation MRR), in SVG so the text is visible.
+func TestPlotLinkRun(t *testing.T) {
+	dir := t.TempDir()
+	m := filepath.Join(dir, "link.jsonl")
+	var lines []string
+	for e := 1; e <= 3; e++ {
+		lines = append(lines, fmt.Sprintf(`{"type":"epoch","epoch":%d,"loss":0.6,"train_acc":0.6,"val_auc":0.%d,"val_mrr":0.%d,"test_auc":0.%d,"test_mrr":0.%d}`, e, 7+e, 2+e, 7+e, 1+e))
+	}
+	lines = append(lines, `{"type":"summary","epochs":3,"best_epoch":3,"best_val_acc":0.9,"test_acc":0.9,"total_s":1,"best_val_mrr":0.5,"test_auc":0.9,"test_mrr":0.4}`)
+	require.NoError(t, os.WriteFile(m, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	out := filepath.Join(dir, "link.svg")
+	require.NoError(t, runPlot([]string{"--metrics", m, "--out", out}))
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "best val MRR 0.5000 at epoch 3")
+	assert.NotContains(t, string(data), ": accuracy")
+}
