@@ -93,17 +93,50 @@ func sortedSplitNames(s map[string]*graph.Split) []string {
 // it partitions the training graph of the link split (held-out edges must
 // not steer the partitioning either).
 func Assign(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
+	pr, err := Prepare(d, opt)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Assign(nparts)
+}
+
+// Prepared is a dataset made ready for partitioning under some options:
+// with a link split, the split is drawn once and the dataset is the
+// training graph, which both METIS (Assign) and the writer (Write) use.
+// Callers that assign and write separately (to time each step) prepare
+// once instead of paying for the split twice through Assign and Write.
+type Prepared struct {
+	d   *graph.Dataset
+	ld  *linkData
+	opt Options
+}
+
+// Prepare checks d and, for opt.Link, draws the link split.
+func Prepare(d *graph.Dataset, opt Options) (*Prepared, error) {
 	if d == nil {
 		return nil, errors.New("partition: nil dataset")
 	}
+	pr := &Prepared{d: d, opt: opt}
 	if opt.Link != nil {
-		ld, err := buildLink(d, opt)
-		if err != nil {
+		var err error
+		if pr.ld, err = buildLink(d, opt); err != nil {
 			return nil, err
 		}
-		d = ld.ds
+		pr.d = pr.ld.ds
 	}
-	return assignGraph(d, nparts, opt)
+	return pr, nil
+}
+
+// Dataset returns the dataset that is partitioned (the training graph of
+// a link split).
+func (pr *Prepared) Dataset() *graph.Dataset { return pr.d }
+
+// Assign is Assign on the prepared dataset.
+func (pr *Prepared) Assign(nparts int) ([]int32, error) { return assignGraph(pr.d, nparts, pr.opt) }
+
+// Write is Write on the prepared dataset.
+func (pr *Prepared) Write(outDir string, assign []int32, nparts int) (*Meta, error) {
+	return write(outDir, pr.d, pr.ld, assign, nparts, pr.opt)
 }
 
 func assignGraph(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
@@ -136,15 +169,15 @@ func assignGraph(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
 // partition directory outDir (see Write). It is the one-call helper for
 // tests and tools: WriteDataset(dir, d, 4, Options{Seed: 1}) then Load(dir, p).
 func WriteDataset(outDir string, d *graph.Dataset, nparts int, opt Options) (*Meta, error) {
-	d, ld, err := prepareWrite(outDir, d, opt)
+	pr, err := prepareOut(outDir, d, opt)
 	if err != nil {
 		return nil, err
 	}
-	assign, err := assignGraph(d, nparts, opt)
+	assign, err := pr.Assign(nparts)
 	if err != nil {
 		return nil, err
 	}
-	return write(outDir, d, ld, assign, nparts, opt)
+	return pr.Write(outDir, assign, nparts)
 }
 
 // checkOutDir fails early (before any expensive work) when outDir exists
@@ -195,11 +228,11 @@ func checkOutDir(outDir string, overwrite bool) error {
 // the dataset has no labels (NumClasses 0). With opt.Link, the link files
 // of writeLinkPart are added and the adjacency is the training graph's.
 func Write(outDir string, d *graph.Dataset, assign []int32, nparts int, opt Options) (*Meta, error) {
-	d, ld, err := prepareWrite(outDir, d, opt)
+	pr, err := prepareOut(outDir, d, opt)
 	if err != nil {
 		return nil, err
 	}
-	return write(outDir, d, ld, assign, nparts, opt)
+	return pr.Write(outDir, assign, nparts)
 }
 
 func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts int, opt Options) (*Meta, error) {
@@ -615,21 +648,11 @@ func replaceDir(tmp, dst string, overwrite bool) error {
 	return syncDir(filepath.Dir(filepath.Clean(dst)))
 }
 
-// prepareWrite checks the output directory and the dataset and, for a link
-// split, builds the split and returns the training-graph dataset to write.
-func prepareWrite(outDir string, d *graph.Dataset, opt Options) (*graph.Dataset, *linkData, error) {
+// prepareOut refuses an existing output directory before the (possibly
+// long) link split is drawn, then prepares d.
+func prepareOut(outDir string, d *graph.Dataset, opt Options) (*Prepared, error) {
 	if err := checkOutDir(outDir, opt.Overwrite); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if d == nil {
-		return nil, nil, errors.New("partition: nil dataset")
-	}
-	if opt.Link == nil {
-		return d, nil, nil
-	}
-	ld, err := buildLink(d, opt)
-	if err != nil {
-		return nil, nil, err
-	}
-	return ld.ds, ld, nil
+	return Prepare(d, opt)
 }

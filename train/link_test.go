@@ -131,25 +131,7 @@ func TestLinkGradCheck(t *testing.T) {
 				require.NoError(t, err)
 				return l
 			}
-			const eps = 1e-6
-			for _, ts := range tc.cfg.Tensors() {
-				maxG := 0.0
-				for i := ts.Offset; i < ts.Offset+ts.Size(); i++ {
-					old := n.params[i]
-					n.params[i] = old + eps
-					lp := lossAt()
-					n.params[i] = old - eps
-					lm := lossAt()
-					n.params[i] = old
-					num := (lp - lm) / (2 * eps)
-					an := n.grads[i]
-					if math.Abs(an-num) > 1e-6+1e-5*math.Max(math.Abs(an), math.Abs(num)) {
-						t.Errorf("%s[%d]: analytic %.9g, numeric %.9g", ts.Name, i-ts.Offset, an, num)
-					}
-					maxG = math.Max(maxG, math.Abs(an))
-				}
-				assert.NotZero(t, maxG, "%s: all gradients zero; the check would be vacuous", ts.Name)
-			}
+			checkGradients(t, n, tc.cfg.Tensors(), lossAt)
 		})
 	}
 }

@@ -33,15 +33,9 @@ type EpochMetrics struct {
 	// and absent from the file, for node classification and unevaluated
 	// epochs, so node lines are unchanged. A figure that is undefined (NaN)
 	// is absent too.
-	ValAUC      *float64 `json:"val_auc,omitempty"`
-	ValMRR      *float64 `json:"val_mrr,omitempty"`
-	TestAUC     *float64 `json:"test_auc,omitempty"`
-	TestMRR     *float64 `json:"test_mrr,omitempty"`
-	TestHits1   *float64 `json:"test_hits@1,omitempty"`
-	TestHits3   *float64 `json:"test_hits@3,omitempty"`
-	TestHits10  *float64 `json:"test_hits@10,omitempty"`
-	TestHits50  *float64 `json:"test_hits@50,omitempty"`
-	TestHits100 *float64 `json:"test_hits@100,omitempty"`
+	ValAUC *float64 `json:"val_auc,omitempty"`
+	ValMRR *float64 `json:"val_mrr,omitempty"`
+	TestFigures
 	// EpochS is the wall time of the training steps; EvalS that of the
 	// valid+test evaluation that follows them (0 without evaluation).
 	EpochS       float64 `json:"epoch_s"`
@@ -69,7 +63,14 @@ type Summary struct {
 	TotalS     float64 `json:"total_s"`  // wall time of this Run call
 	// Link prediction: the validation MRR that selected the best epoch and
 	// the test figures of that epoch (absent for node classification).
-	BestValMRR  *float64 `json:"best_val_mrr,omitempty"`
+	BestValMRR *float64 `json:"best_val_mrr,omitempty"`
+	TestFigures
+}
+
+// TestFigures are a link run's test figures as epoch and summary lines
+// write them (inline: an embedded struct's fields are the line's own). All
+// nil for node classification; a figure that is undefined (NaN) is nil too.
+type TestFigures struct {
 	TestAUC     *float64 `json:"test_auc,omitempty"`
 	TestMRR     *float64 `json:"test_mrr,omitempty"`
 	TestHits1   *float64 `json:"test_hits@1,omitempty"`
@@ -79,6 +80,18 @@ type Summary struct {
 	TestHits100 *float64 `json:"test_hits@100,omitempty"`
 }
 
+// newTestFigures converts f (nil: no figures) for the metrics file.
+func newTestFigures(f *LinkFigures) TestFigures {
+	if f == nil {
+		return TestFigures{}
+	}
+	return TestFigures{
+		TestAUC: finitePtr(f.AUC), TestMRR: finitePtr(f.MRR),
+		TestHits1: finitePtr(f.Hits[0]), TestHits3: finitePtr(f.Hits[1]), TestHits10: finitePtr(f.Hits[2]),
+		TestHits50: finitePtr(f.Hits[3]), TestHits100: finitePtr(f.Hits[4]),
+	}
+}
+
 // setLink fills the link figures of the best epoch (nothing when val or
 // test is nil).
 func (s *Summary) setLink(val, test *LinkFigures) {
@@ -86,15 +99,8 @@ func (s *Summary) setLink(val, test *LinkFigures) {
 		s.BestValMRR = finitePtr(val.MRR)
 	}
 	if test != nil {
-		s.TestAUC, s.TestMRR = finitePtr(test.AUC), finitePtr(test.MRR)
-		s.TestHits1, s.TestHits3, s.TestHits10, s.TestHits50, s.TestHits100 = hitsPtrs(test)
+		s.TestFigures = newTestFigures(test)
 	}
-}
-
-// hitsPtrs returns the Hits@K figures of f for the metrics file, in
-// HitsKs order (nil where undefined).
-func hitsPtrs(f *LinkFigures) (h1, h3, h10, h50, h100 *float64) {
-	return finitePtr(f.Hits[0]), finitePtr(f.Hits[1]), finitePtr(f.Hits[2]), finitePtr(f.Hits[3]), finitePtr(f.Hits[4])
 }
 
 // TestLink returns the test figures of an epoch line (nil if it has none):
@@ -132,10 +138,7 @@ func newEpochMetrics(tr TrainResult, val, test *EvalResult) EpochMetrics {
 		if val.Link != nil {
 			m.ValAUC, m.ValMRR = finitePtr(val.Link.AUC), finitePtr(val.Link.MRR)
 		}
-		if f := test.Link; f != nil {
-			m.TestAUC, m.TestMRR = finitePtr(f.AUC), finitePtr(f.MRR)
-			m.TestHits1, m.TestHits3, m.TestHits10, m.TestHits50, m.TestHits100 = hitsPtrs(f)
-		}
+		m.TestFigures = newTestFigures(test.Link)
 	}
 	if m.EpochS > 0 {
 		m.StepsPerS = float64(tr.Steps) / m.EpochS

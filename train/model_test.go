@@ -311,27 +311,7 @@ func TestGradCheck(t *testing.T) {
 				}
 				return l
 			}
-			const eps = 1e-6
-			for _, ts := range tc.cfg.Tensors() {
-				maxG := 0.0
-				for i := ts.Offset; i < ts.Offset+ts.Size(); i++ {
-					old := n.params[i]
-					n.params[i] = old + eps
-					lp := lossAt()
-					n.params[i] = old - eps
-					lm := lossAt()
-					n.params[i] = old
-					num := (lp - lm) / (2 * eps)
-					an := n.grads[i]
-					if math.Abs(an-num) > 1e-6+1e-5*math.Max(math.Abs(an), math.Abs(num)) {
-						t.Errorf("%s[%d]: analytic %.9g, numeric %.9g", ts.Name, i-ts.Offset, an, num)
-					}
-					maxG = math.Max(maxG, math.Abs(an))
-				}
-				if maxG == 0 {
-					t.Errorf("%s: all gradients are zero; the check would be vacuous", ts.Name)
-				}
-			}
+			checkGradients(t, n, tc.cfg.Tensors(), lossAt)
 		})
 	}
 }
@@ -666,6 +646,35 @@ func TestArgmaxSkipsNaN(t *testing.T) {
 	} {
 		if got := argmax(tc.z); got != tc.want {
 			t.Errorf("argmax(%v) = %d, want %d", tc.z, got, tc.want)
+		}
+	}
+}
+
+// checkGradients compares n's analytic gradients (from a backward already
+// run) with central finite differences of lossAt, parameter by parameter,
+// and fails a tensor whose gradients are all zero (the check would be
+// vacuous).
+func checkGradients(t *testing.T, n *net[float64], tensors []Tensor, lossAt func() float64) {
+	t.Helper()
+	const eps = 1e-6
+	for _, ts := range tensors {
+		maxG := 0.0
+		for i := ts.Offset; i < ts.Offset+ts.Size(); i++ {
+			old := n.params[i]
+			n.params[i] = old + eps
+			lp := lossAt()
+			n.params[i] = old - eps
+			lm := lossAt()
+			n.params[i] = old
+			num := (lp - lm) / (2 * eps)
+			an := n.grads[i]
+			if math.Abs(an-num) > 1e-6+1e-5*math.Max(math.Abs(an), math.Abs(num)) {
+				t.Errorf("%s[%d]: analytic %.9g, numeric %.9g", ts.Name, i-ts.Offset, an, num)
+			}
+			maxG = math.Max(maxG, math.Abs(an))
+		}
+		if maxG == 0 {
+			t.Errorf("%s: all gradients are zero; the check would be vacuous", ts.Name)
 		}
 	}
 }

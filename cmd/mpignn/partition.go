@@ -156,13 +156,18 @@ func partitionCmd(w io.Writer, args []string) error {
 		}
 	}
 	t1 := time.Now()
-	assign, err := partition.Assign(d, c.parts, opt)
+	// The link split (if any) is drawn once, for both METIS and the writer.
+	pr, err := partition.Prepare(d, opt)
+	if err != nil {
+		return err
+	}
+	assign, err := pr.Assign(c.parts)
 	if err != nil {
 		return err
 	}
 	tAssign := time.Since(t1)
 	t2 := time.Now()
-	m, err := partition.Write(c.out, d, assign, c.parts, opt)
+	m, err := pr.Write(c.out, assign, c.parts)
 	if err != nil {
 		return err
 	}
