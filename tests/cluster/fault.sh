@@ -23,7 +23,7 @@ cd "$repo"
 	fail "gen"
 split="$(ls "$tmp/data/split")"
 "$mpignn" partition --data "$tmp/data" --split "$split" --parts 3 --out "$tmp/parts" >/dev/null || fail "partition"
-epochs=6
+epochs=8 # margin: a starved watcher sees the second epoch late
 train=("$mpignn" train --parts "$tmp/parts" --epochs "$epochs" --batch 16 --fanout 10,10 --seed 11
 	--checkpoint-every 1 --quiet)
 
@@ -35,14 +35,23 @@ wa="$(weights "$tmp/a.log")"
 # setsid: the job gets its own process group, which cleanup can kill.
 setsid ./mpirun.sh -n 3 "${train[@]}" --checkpoint "$tmp/ck-b" --metrics "$tmp/b.jsonl" >"$tmp/b.log" 2>&1 &
 job=$!
+# The victim is chosen while the job starts, so that the kill follows the
+# second epoch's metrics line at once: a pgrep between the two cost seconds
+# on a loaded machine, and a kill that late could land after the last epoch.
+victim=""
+for _ in $(seq 600); do
+	victim="$(pgrep -f "^$mpignn train .*$tmp/ck-b" | sed -n 2p || true)"
+	[[ -n "$victim" ]] && break
+	kill -0 "$job" 2>/dev/null || fail "the job ended before it started its ranks: $(tail -20 "$tmp/b.log")"
+	sleep 0.1
+done
+[[ -n "$victim" ]] || fail "no rank process to kill"
 for _ in $(seq 600); do
 	[[ -f "$tmp/b.jsonl" ]] && (($(grep -c '"epoch"' "$tmp/b.jsonl") >= 2)) && break
 	kill -0 "$job" 2>/dev/null || fail "the job ended before epoch 2: $(tail -20 "$tmp/b.log")"
 	sleep 0.1
 done
-sleep 0.3 # into the next epoch
-victim="$(pgrep -f "^$mpignn train .*$tmp/ck-b" | sed -n 2p)"
-[[ -n "$victim" ]] || fail "no rank process to kill"
+kill -0 "$victim" 2>/dev/null || fail "rank process $victim is gone before the kill: $(tail -20 "$tmp/b.log")"
 done_epochs=$(grep -c '"epoch"' "$tmp/b.jsonl")
 say "killing rank process $victim with SIGKILL after $done_epochs of $epochs epochs"
 start=$(date +%s%N)
