@@ -32,6 +32,12 @@ type Part struct {
 	Splits map[string]*graph.Split
 	// Link is this part's share of the link split (nil unless Meta.Link).
 	Link *LinkPart
+	// TypeLo (heterogeneous partitions only, else nil) has one entry per
+	// node type plus one: the owned nodes of type t are the new ids
+	// [TypeLo[t], TypeLo[t+1]). TypeFeat holds the features of the owned
+	// nodes of each type that has them (rows in new-id order).
+	TypeLo   []int64
+	TypeFeat map[string][]float32
 }
 
 // NumOwned returns Hi-Lo.

@@ -72,6 +72,9 @@ type Meta struct {
 	Files         map[string]FileInfo    `json:"files"` // key: path relative to the directory
 	// Link is the link-prediction split (nil for node-only partitions).
 	Link *LinkMeta `json:"link,omitempty"`
+	// Hetero describes a heterogeneous partition (format version 2; nil for
+	// a homogeneous one). See HeteroMeta.
+	Hetero *HeteroMeta `json:"hetero,omitempty"`
 }
 
 // EdgeCut is the fraction of edges whose endpoints have different owners.

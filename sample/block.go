@@ -19,6 +19,10 @@ type Block struct {
 	Orig    []int64
 	Indptr  []int32 // len NumDst+1
 	Indices []int32 // local source indices into Nodes
+	// Etype is the relation of each edge (aligned with Indices) in a block
+	// of a heterogeneous graph, nil for a homogeneous one. The edges of a
+	// destination are grouped by relation, ascending.
+	Etype []int32
 }
 
 // NumSrc returns the number of source nodes (all of Nodes: a destination is
