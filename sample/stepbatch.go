@@ -12,6 +12,13 @@ type Batch struct {
 	Blocks []Block
 	// X holds the input features of Blocks[0].Nodes, row-major, InDim each.
 	X []float32
+	// XT holds the inputs of a heterogeneous model instead of X: XT[t] are
+	// the input rows (features, or learnable embeddings) of the nodes of
+	// type t among Blocks[0].Nodes, in their order there, and XTNodes[t]
+	// their new global ids (to send embedding gradients to their owners).
+	// Both are nil for a homogeneous graph.
+	XT      [][]float32
+	XTNodes [][]int64
 	// Labels of the seeds, one per destination of the last block. A rank
 	// without seeds in this step leaves Labels empty (Blocks and X are then
 	// ignored).
@@ -43,6 +50,12 @@ type Batch struct {
 func (b *Batch) Reset() {
 	b.Blocks = b.Blocks[:0]
 	b.X = b.X[:0]
+	for t := range b.XT {
+		b.XT[t] = b.XT[t][:0]
+	}
+	for t := range b.XTNodes {
+		b.XTNodes[t] = b.XTNodes[t][:0]
+	}
 	b.Labels = b.Labels[:0]
 	b.GlobalSeeds = 0
 	b.Seeds, b.SeedsOrig = b.Seeds[:0], b.SeedsOrig[:0]

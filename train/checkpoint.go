@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // Checkpoint is the complete state of a training run. The random state is
@@ -36,6 +37,10 @@ type Checkpoint struct {
 	BestParams                []float32
 	// RunInfo is opaque to this package (the CLI stores its flags there).
 	RunInfo []byte
+	// Sparse is the state of the learnable inputs (sharded node embeddings
+	// and their sparse optimizer, see SparseInputs), opaque here; nil for
+	// models without them.
+	Sparse []byte
 }
 
 // CheckpointFile is the name of the checkpoint inside its directory.
@@ -70,12 +75,16 @@ type ckHeader struct {
 	BestValLink  *LinkFigures    `json:"best_val_link,omitempty"`
 	BestTestLink *LinkFigures    `json:"best_test_link,omitempty"`
 	RunInfo      json.RawMessage `json:"run_info,omitempty"`
+	// SparseBytes is the length of the sparse-input state after the
+	// parameter arrays (absent, 0, for models without learnable inputs).
+	SparseBytes int64 `json:"sparse_bytes,omitempty,string"`
 }
 
 // File layout (little endian):
 //
 //	magic "MPIGNNCK" | version u32 | header length u32 | header JSON |
 //	params | m | v | [best params]   (float32 each, NumParams values) |
+//	[sparse-input state, SparseBytes bytes] |
 //	CRC-32C (Castagnoli) u32 of everything before it
 func crc32c(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
@@ -198,6 +207,7 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 		NumParams: n, BestEpoch: c.BestEpoch, BestValAcc: c.BestValAcc, BestTest: c.BestTest,
 		HasBest:     c.BestParams != nil,
 		BestValLink: c.BestValLink, BestTestLink: c.BestTestLink,
+		SparseBytes: int64(len(c.Sparse)),
 	}
 	if len(c.RunInfo) > 0 {
 		if !json.Valid(c.RunInfo) {
@@ -214,7 +224,7 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 		arrays = append(arrays, c.BestParams)
 	}
 	var buf bytes.Buffer
-	buf.Grow(16 + len(hj) + 4*n*len(arrays) + 4)
+	buf.Grow(16 + len(hj) + 4*n*len(arrays) + len(c.Sparse) + 4)
 	buf.WriteString(ckMagic)
 	buf.Write(binary.LittleEndian.AppendUint32(nil, ckVersion))
 	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(hj))))
@@ -226,6 +236,7 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 			buf.Write(w[:])
 		}
 	}
+	buf.Write(c.Sparse)
 	buf.Write(binary.LittleEndian.AppendUint32(nil, crc32c(buf.Bytes())))
 	return buf.Bytes(), nil
 }
@@ -290,8 +301,8 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 		count = 4
 	}
 	rest := body[16+hl:]
-	if len(rest) != 4*n*count {
-		return nil, bad("%d bytes of parameter data, want %d (%d arrays of %d float32)", len(rest), 4*n*count, count, n)
+	if h.SparseBytes < 0 || int64(len(rest)) != int64(4*n*count)+h.SparseBytes {
+		return nil, bad("%d bytes of parameter data, want %d (%d arrays of %d float32, %d bytes of sparse-input state)", len(rest), int64(4*n*count)+h.SparseBytes, count, n, h.SparseBytes)
 	}
 	if h.Epoch < 0 || h.Step < 0 || h.AdamT < 0 {
 		return nil, bad("negative epoch %d, step %d or adam step %d", h.Epoch, h.Step, h.AdamT)
@@ -313,6 +324,9 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 	c.Params, c.M, c.V = next(), next(), next()
 	if h.HasBest {
 		c.BestParams = next()
+	}
+	if h.SparseBytes > 0 {
+		c.Sparse = slices.Clone(rest[:h.SparseBytes])
 	}
 	return c, nil
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func sampleCheckpoint(t *testing.T, withBest bool) *Checkpoint {
@@ -65,6 +68,36 @@ func TestCheckpointRoundTrip(t *testing.T) {
 		if (got.BestParams == nil) != !withBest {
 			t.Fatalf("best params presence %v, want %v", got.BestParams != nil, withBest)
 		}
+	}
+}
+
+// The sparse-input state (embedding rows and their optimizer) travels as an
+// opaque section after the arrays; checkpoints without it keep their bytes.
+func TestCheckpointSparseSection(t *testing.T) {
+	plain, err := EncodeCheckpoint(sampleCheckpoint(t, true))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		sparse []byte
+	}{
+		{"none", nil},
+		{"one byte", []byte{7}},
+		{"blob", bytes.Repeat([]byte("emb-state"), 1000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := sampleCheckpoint(t, true)
+			c.Sparse = tc.sparse
+			data, err := EncodeCheckpoint(c)
+			require.NoError(t, err)
+			if tc.sparse == nil {
+				require.Equal(t, plain, data, "a checkpoint without sparse state must not change")
+			}
+			got, err := DecodeCheckpoint("ck", data)
+			require.NoError(t, err)
+			require.Equal(t, tc.sparse, got.Sparse)
+			require.Equal(t, c.Params, got.Params)
+			require.Equal(t, c.BestParams, got.BestParams)
+		})
 	}
 }
 

@@ -55,6 +55,27 @@ type Evaluator interface {
 	Evaluate(split string, epoch int, m *Model) (EvalResult, error)
 }
 
+// SparseInputs are learnable input rows outside the flat parameter buffer:
+// sharded node embeddings of a heterogeneous graph's featureless types,
+// which the batch source reads like features. They are too many to reduce
+// densely, so each step sends only the touched rows' gradients to their
+// owners, which apply a sparse optimizer.
+//
+// All methods are collective: every rank calls them in the same order (the
+// Trainer guarantees it), and a rank-local failure must be agreed inside so
+// that all ranks fail together.
+type SparseInputs interface {
+	// Update applies the step's gradients: b is this rank's batch of the
+	// step just taken and m the model after its dense update, whose
+	// InputGrad holds the gradients of b's learnable input rows.
+	Update(m *Model, b *sample.Batch) error
+	// Export returns the state for a checkpoint (significant on rank 0).
+	Export() ([]byte, error)
+	// Import restores a state that Export returned (the same bytes on
+	// every rank).
+	Import(state []byte) error
+}
+
 // Trainer runs data-parallel training of a Model as a pure SPMD core: every
 // rank builds one with the same Options and calls the same methods in the
 // same order; all communication goes through the Reducer, and all input
@@ -80,6 +101,10 @@ type Trainer struct {
 	// each evaluated epoch instead of Trainer.Evaluate; link prediction
 	// sets it.
 	Evaluator Evaluator
+	// Sparse, if set (on every rank), holds learnable input rows (node
+	// embeddings of featureless types) that are updated after every
+	// optimizer step and saved in checkpoints.
+	Sparse SparseInputs
 
 	buf   []float32 // gradients followed by the per-step statistics
 	batch sample.Batch
@@ -294,6 +319,14 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 	if err := t.opt.Step(t.model.Params(), grads); err != nil {
 		return loss, fmt.Errorf("%s: %w", where(), err)
 	}
+	if t.Sparse != nil {
+		// Every rank reaches this point of every step with seeds (the
+		// early returns above are taken by all ranks alike), so the
+		// collective update stays matched.
+		if err := t.Sparse.Update(t.model, b); err != nil {
+			return loss, fmt.Errorf("%s: sparse inputs: %w", where(), err)
+		}
+	}
 	t.step++
 	w.lap(PhaseOptimizer)
 	return loss, nil
@@ -481,6 +514,10 @@ type RunOptions struct {
 	// epochs (values < 1 mean only at the end) and after the last epoch.
 	CheckpointDir   string
 	CheckpointEvery int
+	// Checkpointing is set on EVERY rank when some rank writes
+	// checkpoints: the sparse-input state is then exported (collectively)
+	// at each checkpoint epoch.
+	Checkpointing bool
 	// RunInfo is stored verbatim in checkpoints (for example the CLI's
 	// fanouts and batch size, to check them on resume).
 	RunInfo []byte
@@ -510,8 +547,17 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 			localErr = o.Metrics.WriteEpoch(&m)
 		}
 		last := t.epoch == o.Epochs
-		if localErr == nil && o.CheckpointDir != "" && (last || (o.CheckpointEvery > 0 && t.epoch%o.CheckpointEvery == 0)) {
-			localErr = SaveCheckpoint(o.CheckpointDir, t.Checkpoint(o.RunInfo))
+		due := last || (o.CheckpointEvery > 0 && t.epoch%o.CheckpointEvery == 0)
+		var sparse []byte
+		if due && t.Sparse != nil && (o.Checkpointing || o.CheckpointDir != "") {
+			if sparse, err = t.Sparse.Export(); err != nil {
+				return Summary{}, fmt.Errorf("epoch %d: export sparse inputs: %w", t.epoch, err)
+			}
+		}
+		if localErr == nil && o.CheckpointDir != "" && due {
+			ck := t.Checkpoint(o.RunInfo)
+			ck.Sparse = sparse
+			localErr = SaveCheckpoint(o.CheckpointDir, ck)
 		}
 		if err := t.agree(localErr); err != nil {
 			return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
@@ -609,6 +655,14 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 		ValLink: cloneFigures(c.BestValLink), TestLink: cloneFigures(c.BestTestLink)}
 	if c.BestParams != nil {
 		t.best.Params = slices.Clone(c.BestParams)
+	}
+	switch {
+	case (c.Sparse != nil) != (t.Sparse != nil):
+		return fmt.Errorf("restore: checkpoint has %d bytes of learnable-input state, this run %s", len(c.Sparse), map[bool]string{true: "has learnable inputs", false: "has none"}[t.Sparse != nil])
+	case t.Sparse != nil:
+		if err := t.Sparse.Import(c.Sparse); err != nil {
+			return fmt.Errorf("restore: learnable inputs: %w", err)
+		}
 	}
 	return nil
 }
