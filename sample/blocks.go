@@ -26,6 +26,13 @@ type BlockBuilder struct {
 	orig    []int64
 	indptr  []int32
 	indices []int32
+	// etype is the relation of each edge (aligned with indices) when the
+	// builder is typed (SetTyped); relLast is the relation of the current
+	// row's last edge, which AddNeighborsRel uses to keep a destination's
+	// edges grouped by relation ascending.
+	typed   bool
+	etype   []int32
+	relLast int32
 
 	// Open-addressing table (linear probing, power-of-two size) from global
 	// id to local index. A slot is live when its gen equals the current one,
@@ -40,6 +47,12 @@ type BlockBuilder struct {
 	// no probing; it is used when ids are known to lie in [0,len(dense)).
 	dense []uint64
 }
+
+// SetTyped makes the following blocks typed (heterogeneous): every edge
+// carries its relation, added with AddNeighborsRel, and Block.Etype is
+// filled. Untyped (the default) keeps Etype nil and the homogeneous path
+// exactly as it was. It holds until changed, across Resets.
+func (bb *BlockBuilder) SetTyped(on bool) { bb.typed = on }
 
 // UseDenseIDs switches the builder to a direct-mapped index of n entries
 // (8n bytes): every global id passed afterwards must lie in [0,n). It does
@@ -92,6 +105,8 @@ func (bb *BlockBuilder) Reset(dstGlobal, dstOrig []int64) error {
 	bb.row = 0
 	bb.indptr = append(bb.indptr[:0], 0)
 	bb.indices = bb.indices[:0]
+	bb.etype = bb.etype[:0]
+	bb.relLast = -1
 
 	bb.nextGen()
 	if bb.dense == nil {
@@ -126,6 +141,14 @@ func (bb *BlockBuilder) AddNeighbors(dstIndex int, srcGlobal, srcOrig []int64) e
 	if len(srcGlobal) != len(srcOrig) {
 		return fmt.Errorf("block builder: destination %d: %d neighbor ids but %d original ids", dstIndex, len(srcGlobal), len(srcOrig))
 	}
+	if bb.typed {
+		return fmt.Errorf("block builder: destination %d: untyped edges added to a typed block (use AddNeighborsRel)", dstIndex)
+	}
+	return bb.add(dstIndex, srcGlobal, srcOrig)
+}
+
+// add is AddNeighbors without the typed check.
+func (bb *BlockBuilder) add(dstIndex int, srcGlobal, srcOrig []int64) error {
 	if err := bb.seek(dstIndex); err != nil {
 		return err
 	}
@@ -136,6 +159,37 @@ func (bb *BlockBuilder) AddNeighbors(dstIndex int, srcGlobal, srcOrig []int64) e
 		if err := bb.addSource(g, srcOrig[i]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// AddNeighborsRel is AddNeighbors for a typed builder (SetTyped): the
+// neighbors are in-neighbors of destination dstIndex through relation rel
+// (>= 0), and every edge records rel in Block.Etype. Within one destination
+// relations must come in ascending order (equal is fine: more edges of the
+// same relation), so that a destination's edges are grouped by relation.
+func (bb *BlockBuilder) AddNeighborsRel(dstIndex int, rel int32, srcGlobal, srcOrig []int64) error {
+	if !bb.typed {
+		return fmt.Errorf("block builder: destination %d: typed edges added to an untyped block (call SetTyped)", dstIndex)
+	}
+	if len(srcGlobal) != len(srcOrig) {
+		return fmt.Errorf("block builder: destination %d: %d neighbor ids but %d original ids", dstIndex, len(srcGlobal), len(srcOrig))
+	}
+	if rel < 0 {
+		return fmt.Errorf("block builder: destination %d: relation %d < 0", dstIndex, rel)
+	}
+	if dstIndex > bb.row {
+		bb.relLast = -1 // a new destination starts its relation order afresh
+	}
+	if dstIndex == bb.row && rel < bb.relLast {
+		return fmt.Errorf("block builder: destination %d: relation %d after relation %d (want ascending)", dstIndex, rel, bb.relLast)
+	}
+	if err := bb.add(dstIndex, srcGlobal, srcOrig); err != nil {
+		return err
+	}
+	bb.relLast = rel
+	for range srcGlobal {
+		bb.etype = append(bb.etype, rel)
 	}
 	return nil
 }
@@ -234,6 +288,16 @@ func (bb *BlockBuilder) BlockInto(b *Block) {
 	b.Orig = append(b.Orig[:0], bb.orig...)
 	b.Indptr = append(b.Indptr[:0], bb.indptr...)
 	b.Indices = append(b.Indices[:0], bb.indices...)
+	if bb.typed {
+		// Never nil for a typed block, even without edges, so that a typed
+		// block is recognisable as such.
+		b.Etype = append(b.Etype[:0], bb.etype...)
+		if b.Etype == nil {
+			b.Etype = []int32{}
+		}
+	} else {
+		b.Etype = nil
+	}
 }
 
 // nextGen invalidates every slot of the table.
@@ -349,6 +413,42 @@ func (b *Block) Validate() error {
 	for e, j := range b.Indices {
 		if j < 0 || int(j) >= n {
 			return fmt.Errorf("block: edge %d has source index %d outside [0,%d)", e, j, n)
+		}
+	}
+	return b.validateEtype(-1)
+}
+
+// ValidateRel is Validate for a block of a heterogeneous graph with numRels
+// relations: Etype must be set and every relation in [0,numRels).
+func (b *Block) ValidateRel(numRels int) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	if b.Etype == nil {
+		return fmt.Errorf("block: no edge types in a block of a heterogeneous graph")
+	}
+	return b.validateEtype(numRels)
+}
+
+// validateEtype checks Etype, if set: one relation per edge, non-negative
+// (and below numRels when numRels >= 0), grouped ascending per destination.
+func (b *Block) validateEtype(numRels int) error {
+	if b.Etype == nil {
+		return nil
+	}
+	if len(b.Etype) != len(b.Indices) {
+		return fmt.Errorf("block: %d edge types for %d edges", len(b.Etype), len(b.Indices))
+	}
+	for i := range b.NumDst {
+		lo, hi := b.Indptr[i], b.Indptr[i+1]
+		for e := lo; e < hi; e++ {
+			r := b.Etype[e]
+			if r < 0 || (numRels >= 0 && int(r) >= numRels) {
+				return fmt.Errorf("block: edge %d has relation %d outside [0,%d)", e, r, numRels)
+			}
+			if e > lo && r < b.Etype[e-1] {
+				return fmt.Errorf("block: destination %d: relation %d after relation %d (edges not grouped ascending)", i, r, b.Etype[e-1])
+			}
 		}
 	}
 	return nil

@@ -16,11 +16,16 @@
 //     SampleBlocks, ReferenceBlocks) the single-process one over a Graph,
 //     which every other Sampler must reproduce (sample/sampletest checks
 //     an implementation against it);
+//   - RelFanouts, ParseRelFanouts, RelPlan, RelGraph (HeteroCSR, HomoRel),
+//     HeteroReference, RelSampler: typed sampling of heterogeneous graphs
+//     over relation rows v*R+r (key Node = orig*R+r; per-relation fanouts;
+//     Block.Etype), which reduces to Reference for R = 1;
 //   - EdgeSet, ExcludeRows: the pairs a link-prediction step keeps out of
 //     its blocks (seed edges and their reverse), dropped after the choice
 //     so that every sampler drops the same edges;
-//   - EdgeRecords, CanonicalText: the rank-count-independent text form
-//     printed by `mpignn sample`.
+//   - EdgeRecords, CanonicalText (EdgeRecordsRel, CanonicalTextRel for
+//     typed blocks): the rank-count-independent text form printed by
+//     `mpignn sample`.
 //
 // The distributed graph and feature stores and the distributed sampler,
 // which do need MPI, are in package sample/dsample.

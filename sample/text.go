@@ -34,7 +34,48 @@ func EdgeRecords(blocks []Block, dst []int64) []int64 {
 // concatenated). A destination listed by several ranks was sampled
 // identically by each (same key), so its first record is kept.
 func CanonicalText(records []int64, numLayers int) ([]byte, error) {
-	type edge struct{ dst, src int64 }
+	return canonicalText(records, numLayers, nil)
+}
+
+// EdgeRecordsRel is EdgeRecords for typed blocks: records
+// [layer, dst orig id, n, (src orig id, relation) × n] per destination.
+func EdgeRecordsRel(blocks []Block, dst []int64) []int64 {
+	for l := range blocks {
+		b := &blocks[l]
+		for i := range b.NumDst {
+			lo, hi := b.Indptr[i], b.Indptr[i+1]
+			dst = append(dst, int64(l), b.Orig[i], int64(hi-lo))
+			for e := lo; e < hi; e++ {
+				r := int64(-1) // an untyped block: CanonicalTextRel reports it
+				if b.Etype != nil {
+					r = int64(b.Etype[e])
+				}
+				dst = append(dst, b.Orig[b.Indices[e]], r)
+			}
+		}
+	}
+	return dst
+}
+
+// CanonicalTextRel formats merged EdgeRecordsRel records like CanonicalText,
+// with the relation of every edge: "dst src relation" lines sorted by
+// destination, relation, source, where relation is relNames[r] (the
+// canonical src___rel___dst names of the schema, in relation order).
+func CanonicalTextRel(records []int64, numLayers int, relNames []string) ([]byte, error) {
+	if relNames == nil {
+		relNames = []string{}
+	}
+	return canonicalText(records, numLayers, relNames)
+}
+
+// canonicalText is CanonicalText (relNames nil: records without relations)
+// and CanonicalTextRel.
+func canonicalText(records []int64, numLayers int, relNames []string) ([]byte, error) {
+	type edge struct{ dst, rel, src int64 }
+	stride := int64(1)
+	if relNames != nil {
+		stride = 2
+	}
 	layers := make([][]edge, numLayers)
 	dsts := make([]int, numLayers)
 	type key struct{ l, v int64 }
@@ -44,31 +85,46 @@ func CanonicalText(records []int64, numLayers int) ([]byte, error) {
 			return nil, fmt.Errorf("canonical text: truncated record at %d", i)
 		}
 		l, v, n := records[i], records[i+1], records[i+2]
-		if l < 0 || l >= int64(numLayers) || n < 0 || i+3+int(n) > len(records) {
+		if l < 0 || l >= int64(numLayers) || n < 0 || n > int64(len(records)) || i+3+int(stride*n) > len(records) {
 			return nil, fmt.Errorf("canonical text: bad record at %d (layer %d, %d edges)", i, l, n)
 		}
-		srcs := records[i+3 : i+3+int(n)]
-		i += 3 + int(n)
+		srcs := records[i+3 : i+3+int(stride*n)]
+		i += 3 + int(stride*n)
 		if seen[key{l, v}] {
 			continue
 		}
 		seen[key{l, v}] = true
 		dsts[l]++
-		for _, u := range srcs {
-			layers[l] = append(layers[l], edge{v, u})
+		for j := int64(0); j < int64(len(srcs)); j += stride {
+			e := edge{dst: v, src: srcs[j]}
+			if stride == 2 {
+				e.rel = srcs[j+1]
+				if e.rel < 0 || e.rel >= int64(len(relNames)) {
+					return nil, fmt.Errorf("canonical text: layer %d destination %d: relation %d outside [0,%d)", l, v, e.rel, len(relNames))
+				}
+			}
+			layers[l] = append(layers[l], e)
 		}
 	}
 	var buf bytes.Buffer
 	for l, es := range layers {
+		// rel is 0 for untyped records, so this is the (dst, src) order.
 		slices.SortFunc(es, func(a, b edge) int {
 			if c := cmp.Compare(a.dst, b.dst); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.rel, b.rel); c != 0 {
 				return c
 			}
 			return cmp.Compare(a.src, b.src)
 		})
 		fmt.Fprintf(&buf, "layer %d dst %d edges %d\n", l, dsts[l], len(es))
 		for _, e := range es {
-			fmt.Fprintf(&buf, "%d %d\n", e.dst, e.src)
+			if relNames != nil {
+				fmt.Fprintf(&buf, "%d %d %s\n", e.dst, e.src, relNames[e.rel])
+			} else {
+				fmt.Fprintf(&buf, "%d %d\n", e.dst, e.src)
+			}
 		}
 	}
 	return buf.Bytes(), nil

@@ -45,6 +45,12 @@ type samplerScratch struct {
 	edgeRows []int64 // fetched {new id, orig id} per requested edge
 	srcG     []int64
 	srcO     []int64
+
+	// Relation rows of the typed path (SampleRel): per row, the
+	// destination index, the relation and the destination's original id.
+	rowDst  []int32
+	rowRel  []int32
+	rowOrig []int64
 }
 
 // Sample is SampleWithStats without counters.
@@ -72,6 +78,12 @@ func (s *Sampler) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sam
 // If st is not nil the call's counters are added to it. The returned blocks
 // are freshly allocated.
 func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
+	if s.g.plan.Typed() {
+		// A heterogeneous graph has relation rows, not node rows: the
+		// same fanouts for every relation.
+		return s.SampleRelWithStats(seedsGlobal, seedsOrig, sample.UniformRelFanouts(fanouts, int(s.g.R)), base, replace, st)
+	}
+	s.sm.bb.SetTyped(false)
 	n := s.g.n
 	// Bad seeds are reported only after this rank has taken part in every
 	// transport call (with no seeds), so that the other ranks do not hang.
@@ -115,6 +127,236 @@ func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int,
 		return nil, seedErr
 	}
 	return blocks, nil
+}
+
+// SampleRel is SampleRelWithStats without counters.
+func (s *Sampler) SampleRel(seedsGlobal, seedsOrig []int64, fanouts sample.RelFanouts, base sample.Key, replace bool) ([]sample.Block, error) {
+	return s.SampleRelWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, nil)
+}
+
+var _ sample.RelSampler = (*Sampler)(nil)
+
+// SampleRelWithStats is the typed (per-relation) form of SampleWithStats:
+// it draws exactly sample.HeteroReference's blocks, Etype included, with
+// fanouts[L-1-l][r] for relation r in block l. Every destination is
+// expanded once per relation into its node type (its relation rows
+// g*R+r), in ascending r, with the key Node = orig*R+r. On a homogeneous
+// store (R = 1) it draws the untyped blocks of Sample.
+//
+// The transport calls per layer are those of Sample (all relation rows of
+// a layer are batched into the same reads or exchange). It is collective;
+// every rank must pass fanouts of the same shape (they are checked before
+// any call, identically on every rank).
+func (s *Sampler) SampleRelWithStats(seedsGlobal, seedsOrig []int64, fanouts sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
+	if err := fanouts.Check(int(s.g.R)); err != nil {
+		return nil, fmt.Errorf("sample on rank %d: %w", s.g.c.Rank(), err)
+	}
+	s.sm.bb.SetTyped(s.g.plan.Typed())
+	n := s.g.n
+	var seedErr error
+	if len(seedsGlobal) != len(seedsOrig) {
+		seedErr = fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.g.c.Rank(), len(seedsGlobal), len(seedsOrig))
+		seedsGlobal, seedsOrig = nil, nil
+	}
+	for i, v := range seedsGlobal {
+		if v < 0 || v >= n {
+			seedErr = fmt.Errorf("sample on rank %d: seed %d is node %d, outside [0,%d)", s.g.c.Rank(), i, v, n)
+			seedsGlobal, seedsOrig = nil, nil
+			break
+		}
+	}
+	var local sample.SampleStats
+	L := len(fanouts)
+	blocks := make([]sample.Block, L)
+	dstG, dstO := seedsGlobal, seedsOrig
+	for l := L - 1; l >= 0; l-- {
+		k := base
+		k.Layer = l
+		layer := s.sampleLayerRel
+		if s.g.t == collectives.TransportAlltoallv {
+			layer = s.sampleLayerRelA2A
+		}
+		if err := layer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil && seedErr == nil {
+			seedErr = fmt.Errorf("sample on rank %d: layer %d: %w", s.g.c.Rank(), l, err)
+		}
+		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
+		if seedErr != nil {
+			dstG, dstO = nil, nil // keep making the transport calls, empty
+		}
+	}
+	if st != nil {
+		st.Add(local)
+	}
+	if seedErr != nil {
+		return nil, seedErr
+	}
+	return blocks, nil
+}
+
+// relRows lists the relation rows a typed layer expands: per destination,
+// its relations (by node type) with a non-zero fanout, ascending.
+func (s *Sampler) relRows(dstO []int64, fan []int) {
+	sc := &s.sm
+	sc.rowDst, sc.rowRel, sc.rowOrig = sc.rowDst[:0], sc.rowRel[:0], sc.rowOrig[:0]
+	for i, o := range dstO {
+		for _, r := range s.g.plan.Rels(o) {
+			if fan[r] != 0 {
+				sc.rowDst = append(sc.rowDst, int32(i))
+				sc.rowRel = append(sc.rowRel, int32(r))
+				sc.rowOrig = append(sc.rowOrig, o)
+			}
+		}
+	}
+}
+
+// addRelRows feeds the builder the chosen neighbors of every relation row
+// (sc.posOff over sc.srcG/srcO), in row order, which is destination order
+// and relation order within a destination, as the reference adds them.
+func (s *Sampler) addRelRows() error {
+	sc := &s.sm
+	typed := s.g.plan.Typed()
+	for j, i := range sc.rowDst {
+		lo, hi := sc.posOff[j], sc.posOff[j+1]
+		var err error
+		if typed {
+			err = sc.bb.AddNeighborsRel(int(i), sc.rowRel[j], sc.srcG[lo:hi], sc.srcO[lo:hi])
+		} else {
+			err = sc.bb.AddNeighbors(int(i), sc.srcG[lo:hi], sc.srcO[lo:hi])
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countRelStats adds a typed layer's counters: destinations by owner, and
+// the edges of their rows (after exclusion).
+func (s *Sampler) countRelStats(dstG []int64, st *sample.SampleStats) {
+	sc := &s.sm
+	for _, g := range dstG {
+		if s.g.Owns(g) {
+			st.LocalNodes++
+		} else {
+			st.RemoteNodes++
+		}
+	}
+	for j, i := range sc.rowDst {
+		n := sc.posOff[j+1] - sc.posOff[j]
+		if s.g.Owns(dstG[i]) {
+			st.LocalEdges += n
+		} else {
+			st.RemoteEdges += n
+		}
+	}
+}
+
+// sampleLayerRel is sampleLayer over relation rows: the same two phases
+// (one Fetch each, the first skipped with the degree table), every
+// destination contributing one row per relation of its type.
+func (s *Sampler) sampleLayerRel(dstG, dstO []int64, k sample.Key, fan []int, replace bool, out *sample.Block, st *sample.SampleStats) error {
+	sc := &s.sm
+	p := s.g
+	R := p.R
+	t0 := time.Now()
+	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
+	s.relRows(dstO, fan)
+	rows := len(sc.rowDst)
+	// Phase 1: {edge start, degree} of remote rows.
+	sc.remote = sc.remote[:0]
+	sc.nodeRows = sc.nodeRows[:0]
+	for j, i := range sc.rowDst {
+		if g := dstG[i]; !p.Owns(g) {
+			row := g*R + int64(sc.rowRel[j])
+			if p.allNodes != nil {
+				sc.nodeRows = append(sc.nodeRows, p.allNodes[2*row], p.allNodes[2*row+1])
+			} else {
+				sc.remote = append(sc.remote, row)
+			}
+		}
+	}
+	tl := time.Since(t0)
+	t1 := time.Now()
+	b0 := p.nodes.Stats().Bytes + p.edges.Stats().Bytes
+	if p.allNodes == nil {
+		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
+		if err := p.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
+			return err
+		}
+	}
+	tr := time.Since(t1)
+	t2 := time.Now()
+	ln, le := p.localNodes, p.localEdges
+	sc.rowStart = growInt64(sc.rowStart, rows)
+	sc.deg = growInt64(sc.deg, rows)
+	ri := 0
+	for j, i := range sc.rowDst {
+		if g := dstG[i]; p.Owns(g) {
+			lr := (g-p.lo)*R + int64(sc.rowRel[j])
+			sc.rowStart[j], sc.deg[j] = ln[2*lr]-p.edgeBase, ln[2*lr+1]
+		} else {
+			sc.rowStart[j], sc.deg[j] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
+			ri++
+		}
+	}
+	sc.pos = sc.pos[:0]
+	sc.posOff = append(sc.posOff[:0], 0)
+	sc.edgeReq = sc.edgeReq[:0]
+	for j, o := range sc.rowOrig {
+		r := sc.rowRel[j]
+		k.Node = o*R + int64(r)
+		before := len(sc.pos)
+		sc.pos = sample.ChoosePositions(k, sc.deg[j], fan[r], replace, sc.pos)
+		if start := sc.rowStart[j]; start < 0 {
+			start = -1 - start
+			for _, q := range sc.pos[before:] {
+				sc.edgeReq = append(sc.edgeReq, start+q)
+			}
+		}
+		sc.posOff = append(sc.posOff, int64(len(sc.pos)))
+	}
+	sc.edgeRows = growInt64(sc.edgeRows, 2*len(sc.edgeReq))
+	tl += time.Since(t2)
+	// Phase 2: the chosen neighbors of remote rows.
+	t3 := time.Now()
+	if err := p.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
+		return err
+	}
+	tr += time.Since(t3)
+	st.Bytes += p.nodes.Stats().Bytes + p.edges.Stats().Bytes - b0
+	t4 := time.Now()
+	sc.srcG = growInt64(sc.srcG, len(sc.pos))
+	sc.srcO = growInt64(sc.srcO, len(sc.pos))
+	e := 0
+	for j := range rows {
+		lo, hi := sc.posOff[j], sc.posOff[j+1]
+		if start := sc.rowStart[j]; start >= 0 {
+			for x := lo; x < hi; x++ {
+				r := 2 * (start + sc.pos[x])
+				sc.srcG[x], sc.srcO[x] = le[r], le[r+1]
+			}
+		} else {
+			for x := lo; x < hi; x++ {
+				sc.srcG[x], sc.srcO[x] = sc.edgeRows[2*e], sc.edgeRows[2*e+1]
+				e++
+			}
+		}
+	}
+	var dropped int64
+	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO)
+	st.Excluded += dropped
+	s.countRelStats(dstG, st)
+	if err := s.addRelRows(); err != nil {
+		return err
+	}
+	sc.bb.BlockInto(out)
+	tl += time.Since(t4)
+	if resetErr != nil {
+		return resetErr
+	}
+	st.Local += tl
+	st.Remote += tr
+	return nil
 }
 
 // startBlock resets the block builder to the destinations of a layer. A

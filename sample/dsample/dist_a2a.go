@@ -246,3 +246,209 @@ func (s *Sampler) serveA2A(q int, chunk []int64) error {
 	}
 	return nil
 }
+
+// The typed exchange (SampleRel with transport alltoallv) has the same
+// rounds and header, with header[4] (the fanout) 0, and one quad
+// {new id, orig id, relation, fanout} per requested relation row; the
+// response holds one [n, {new id, orig id} × n] per row. A homogeneous
+// request (non-zero header fanout) sent to a typed server, or the reverse,
+// is refused by the shape checks, not misread.
+const a2aRelWords = 4
+
+// sampleLayerRelA2A is sampleLayerA2A over relation rows: remote rows are
+// chosen by their owners, own rows here; always two Alltoallv calls.
+func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int, replace bool, out *sample.Block, st *sample.SampleStats) error {
+	sc := &s.sm
+	ac := &s.a2a
+	p := s.g
+	R := p.R
+	P, me := p.c.Size(), p.c.Rank()
+	t0 := time.Now()
+	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
+	s.relRows(dstO, fan)
+	rows := len(sc.rowDst)
+	ac.counts = growInt64(ac.counts, P)
+	clear(ac.counts)
+	if cap(ac.ownerOf) < rows {
+		ac.ownerOf = make([]int32, rows)
+	}
+	ac.ownerOf = ac.ownerOf[:rows]
+	var ownerErr error
+	for j, i := range sc.rowDst {
+		g := dstG[i]
+		if p.Owns(g) {
+			ac.ownerOf[j] = -1
+			continue
+		}
+		q := p.Owner(g)
+		if q < 0 {
+			// Still take part in both exchanges (treating the row as
+			// empty), then fail.
+			ownerErr = fmt.Errorf("node %d has no owner", g)
+			ac.ownerOf[j] = -1
+			continue
+		}
+		ac.ownerOf[j] = int32(q)
+		ac.counts[q] += a2aRelWords
+	}
+	header := []int64{int64(k.Seed), int64(k.Epoch), int64(k.Batch), int64(k.Layer), 0, 0}
+	if replace {
+		header[5] = 1
+	}
+	total := int64(0)
+	for q := range P {
+		if ac.counts[q] > 0 {
+			ac.counts[q] += a2aHeader
+		}
+		total += ac.counts[q]
+	}
+	ac.send = growInt64(ac.send, int(total))
+	ac.next = growInt64(ac.next, P)
+	off := int64(0)
+	for q := range P {
+		ac.next[q] = off
+		if ac.counts[q] > 0 {
+			copy(ac.send[off:], header)
+			ac.next[q] += a2aHeader
+		}
+		off += ac.counts[q]
+	}
+	for j, q := range ac.ownerOf {
+		if q >= 0 {
+			x := ac.next[q]
+			r := sc.rowRel[j]
+			ac.send[x], ac.send[x+1], ac.send[x+2], ac.send[x+3] = dstG[sc.rowDst[j]], sc.rowOrig[j], int64(r), int64(fan[r])
+			ac.next[q] += a2aRelWords
+		}
+	}
+	tl := time.Since(t0)
+	t1 := time.Now()
+	req, reqCounts, err := collectives.Alltoallv(p.c, ac.send, ac.counts)
+	if err != nil {
+		return err
+	}
+	tr := time.Since(t1)
+	t2 := time.Now()
+	ac.rcounts = growInt64(ac.rcounts, P)
+	ac.resp = ac.resp[:0]
+	start := int64(0)
+	var badReq error
+	for q := range P {
+		n := reqCounts[q]
+		before := len(ac.resp)
+		if n > 0 && badReq == nil {
+			badReq = s.serveRelA2A(q, req[start:start+n])
+			if badReq != nil {
+				ac.resp = ac.resp[:before]
+			}
+		}
+		ac.rcounts[q] = int64(len(ac.resp) - before)
+		start += n
+	}
+	tl += time.Since(t2)
+	t3 := time.Now()
+	back, backCounts, err := collectives.Alltoallv(p.c, ac.resp, ac.rcounts)
+	if err != nil {
+		return err
+	}
+	if badReq != nil {
+		return badReq
+	}
+	if ownerErr != nil {
+		return ownerErr
+	}
+	tr += time.Since(t3)
+	for q, n := range backCounts {
+		if q != me {
+			st.Bytes += 8 * n
+		}
+	}
+	t4 := time.Now()
+	ac.cursor = growInt64(ac.cursor, P)
+	off = 0
+	for q := range P {
+		ac.cursor[q] = off
+		off += backCounts[q]
+	}
+	ln, le := p.localNodes, p.localEdges
+	sc.posOff = append(sc.posOff[:0], 0)
+	sc.srcG, sc.srcO = sc.srcG[:0], sc.srcO[:0]
+	for j, q := range ac.ownerOf {
+		if q < 0 {
+			r := sc.rowRel[j]
+			lr := (dstG[sc.rowDst[j]]-p.lo)*R + int64(r)
+			first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
+			k.Node = sc.rowOrig[j]*R + int64(r)
+			sc.pos = sample.ChoosePositions(k, deg, fan[r], replace, sc.pos[:0])
+			for _, x := range sc.pos {
+				e := 2 * (first + x)
+				sc.srcG = append(sc.srcG, le[e])
+				sc.srcO = append(sc.srcO, le[e+1])
+			}
+		} else {
+			c := ac.cursor[q]
+			if c >= int64(len(back)) {
+				return fmt.Errorf("rank %d answered fewer relation rows than asked", q)
+			}
+			n := back[c]
+			if n < 0 || c+1+2*n > int64(len(back)) {
+				return fmt.Errorf("rank %d sent a malformed answer", q)
+			}
+			for x := c + 1; x < c+1+2*n; x += 2 {
+				sc.srcG = append(sc.srcG, back[x])
+				sc.srcO = append(sc.srcO, back[x+1])
+			}
+			ac.cursor[q] = c + 1 + 2*n
+		}
+		sc.posOff = append(sc.posOff, int64(len(sc.srcG)))
+	}
+	var dropped int64
+	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO)
+	st.Excluded += dropped
+	s.countRelStats(dstG, st)
+	if err := s.addRelRows(); err != nil {
+		return err
+	}
+	sc.bb.BlockInto(out)
+	tl += time.Since(t4)
+	st.Local += tl
+	st.Remote += tr
+	return resetErr
+}
+
+// serveRelA2A answers rank q's typed request chunk: the chosen neighbors
+// of every requested relation row. The chunk comes from a peer, so its
+// shape, relations, fanouts and node ids are checked before they index
+// anything.
+func (s *Sampler) serveRelA2A(q int, chunk []int64) error {
+	sc, ac, p := &s.sm, &s.a2a, s.g
+	n := int64(len(chunk))
+	if n < a2aHeader || (n-a2aHeader)%a2aRelWords != 0 || chunk[4] != 0 {
+		return fmt.Errorf("rank %d sent a malformed typed request of %d words (header fanout %d; is it sampling untyped?)", q, n, chunk[min(4, n-1)])
+	}
+	kq := sample.Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
+	if chunk[5] != 0 && chunk[5] != 1 {
+		return fmt.Errorf("rank %d sent a request with replace flag %d", q, chunk[5])
+	}
+	rq := chunk[5] != 0
+	ln, le := p.localNodes, p.localEdges
+	for j := int64(a2aHeader); j < n; j += a2aRelWords {
+		g, o, r, fq := chunk[j], chunk[j+1], chunk[j+2], chunk[j+3]
+		if g < p.lo || g >= p.hi {
+			return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, p.c.Rank(), g)
+		}
+		if r < 0 || r >= p.R || fq == 0 || fq < -1 || fq > maxFanout {
+			return fmt.Errorf("rank %d sent a request for relation %d with fanout %d", q, r, fq)
+		}
+		lr := (g-p.lo)*p.R + r
+		first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
+		kq.Node = o*p.R + r
+		sc.pos = sample.ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
+		ac.resp = append(ac.resp, int64(len(sc.pos)))
+		for _, x := range sc.pos {
+			e := 2 * (first + x)
+			ac.resp = append(ac.resp, le[e], le[e+1])
+		}
+	}
+	return nil
+}

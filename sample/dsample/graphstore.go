@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"mpignn/collectives"
+	"mpignn/graph"
 	"mpignn/partition"
+	"mpignn/sample"
 )
 
 // GraphOptions configure OpenGraphStore.
@@ -22,7 +24,9 @@ type GraphOptions struct {
 // GraphStore is the adjacency of the whole graph, spread over the ranks:
 // each rank holds the in-edges of the nodes it owns, and reads those of
 // other nodes through two distributed arrays (indexed by global row):
-//   - nodes: one row per node, {global row of its first in-edge, in-degree};
+//   - nodes: one row per node and relation (global row g*R+r for node g and
+//     relation r of R; R = 1 for a homogeneous graph, whose rows are
+//     nodes), {global row of its first in-edge, in-degree};
 //   - edges: one row per stored in-edge, {new id, original id} of the source,
 //     in canonical order per destination.
 //
@@ -36,6 +40,13 @@ type GraphStore struct {
 	hi int64
 	n  int64 // nodes of the whole graph
 
+	// R is the number of relations (1 for a homogeneous graph); schema is
+	// nil for a homogeneous graph; plan says which relation rows a
+	// destination has.
+	R      int64
+	schema *graph.Schema
+	plan   *sample.RelPlan
+
 	offsets []int64 // node offsets over ranks (== Meta.Offsets)
 
 	nodes *collectives.DistArray // 2 int64 per node
@@ -45,7 +56,7 @@ type GraphStore struct {
 	// sampling path; edgeBase is the global row of its first edge.
 	localNodes, localEdges []int64
 	edgeBase               int64
-	// allNodes replicates the nodes array on every rank (nil if too big or
+	// allNodes replicates the nodes array (all relation rows) on every rank (nil if too big or
 	// with transport alltoallv, whose owner-side sampling does not need it).
 	allNodes []int64
 }
@@ -67,14 +78,28 @@ func OpenGraphStore(c *collectives.Comm, p *partition.Part, o GraphOptions) (*Gr
 // Store probes one-sided MPI once for both of its stores.
 func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transport, degreeTableMB float64) (*GraphStore, error) {
 	why := checkPart(c, p)
-	if why == "" && (int64(len(p.Indptr)) != p.NumOwned()+1 || len(p.IndicesOrig) != len(p.Indices)) {
-		why = fmt.Sprintf("part %d has inconsistent adjacency arrays (already released by another store?)", p.ID)
+	var schema *graph.Schema
+	R := int64(1)
+	if why == "" && p.Meta.Hetero != nil {
+		var err error
+		if schema, err = p.Meta.Hetero.Schema(); err != nil {
+			why = err.Error()
+		} else if schema.NumNodes() != p.Meta.NumNodes {
+			why = fmt.Sprintf("hetero meta: schema has %d nodes but the partition %d", schema.NumNodes(), p.Meta.NumNodes)
+		}
+		R = int64(p.Meta.NumRels())
+		if R == 0 && why == "" {
+			why = "hetero meta: no relations"
+		}
+	}
+	if why == "" && (int64(len(p.Indptr)) != p.NumOwned()*R+1 || len(p.IndicesOrig) != len(p.Indices)) {
+		why = fmt.Sprintf("part %d has inconsistent adjacency arrays: indptr of %d entries for %d nodes x %d relations (already released by another store?)", p.ID, len(p.Indptr), p.NumOwned(), R)
 	}
 	if err := agreeOpen(c, "open graph store", why); err != nil {
 		return nil, err
 	}
 	m := p.Meta
-	g := &GraphStore{c: c, t: t, lo: p.Lo, hi: p.Hi, n: m.NumNodes, offsets: m.Offsets}
+	g := &GraphStore{c: c, t: t, lo: p.Lo, hi: p.Hi, n: m.NumNodes, offsets: m.Offsets, R: R, schema: schema, plan: sample.NewRelPlan(schema)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -82,6 +107,7 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 		}
 	}()
 	owned := p.NumOwned()
+	rows := owned * R
 	var err error
 	if g.edges, err = collectives.NewDistArray(c, int64(len(p.Indices)), 16, t); err != nil {
 		return nil, fmt.Errorf("open graph store: edge array: %w", err)
@@ -91,12 +117,12 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 		ev[2*i] = s
 		ev[2*i+1] = p.IndicesOrig[i]
 	}
-	if g.nodes, err = collectives.NewDistArray(c, owned, 16, t); err != nil {
+	if g.nodes, err = collectives.NewDistArray(c, rows, 16, t); err != nil {
 		return nil, fmt.Errorf("open graph store: node array: %w", err)
 	}
 	base := g.edges.Offsets()[c.Rank()]
 	nv := int64View(g.nodes.Local())
-	for i := range owned {
+	for i := range rows {
 		nv[2*i] = base + p.Indptr[i]
 		nv[2*i+1] = p.Indptr[i+1] - p.Indptr[i]
 	}
@@ -104,7 +130,7 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 	if limit == 0 {
 		limit = 256
 	}
-	if t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes) <= limit*(1<<20) {
+	if t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes*R) <= limit*(1<<20) {
 		if g.allNodes, _, err = collectives.Allgatherv(c, nv); err != nil {
 			return nil, fmt.Errorf("open graph store: degree table: %w", err)
 		}
@@ -142,6 +168,12 @@ func (g *GraphStore) Owner(v int64) int { return partition.Owner(g.offsets, v) }
 // Owns reports whether this rank owns global node v.
 func (g *GraphStore) Owns(v int64) bool { return v >= g.lo && v < g.hi }
 
+// NumRels returns the number of relations R (1 for a homogeneous graph).
+func (g *GraphStore) NumRels() int { return int(g.R) }
+
+// Schema returns the schema of a heterogeneous graph (nil: homogeneous).
+func (g *GraphStore) Schema() *graph.Schema { return g.schema }
+
 // HasDegreeTable reports whether the replicated {first edge, degree} table
 // was built (see GraphOptions.DegreeTableMB).
 func (g *GraphStore) HasDegreeTable() bool { return g.allNodes != nil }
@@ -153,7 +185,9 @@ func (g *GraphStore) FetchStats() collectives.FetchStats {
 
 // Neighbors reads the in-neighbors of any nodes, in canonical order: the
 // neighbors of nodes[i] are global[off[i]:off[i+1]], with their original ids
-// in orig. It is collective (two batched reads, whatever the node list) and
+// in orig; on a heterogeneous graph they are the node's relation rows
+// concatenated, relation 0 first (without the relation of each; the typed sampler is
+// checked against sample.HeteroReference instead). It is collective (two batched reads, whatever the node list) and
 // meant for checks and tools: the sampler reads only the chosen neighbors.
 func (g *GraphStore) Neighbors(nodes []int64) (off, global, orig []int64, err error) {
 	var badErr error
@@ -170,16 +204,28 @@ func (g *GraphStore) Neighbors(nodes []int64) (off, global, orig []int64, err er
 	if badErr != nil {
 		req = req[:0] // still take part in both reads
 	}
-	rows := make([]int64, 2*len(req))
-	if err := g.nodes.Fetch(req, byteView(rows)); err != nil {
+	// A node's relation rows g*R..g*R+R-1 are consecutive.
+	rowReq := req
+	if g.R > 1 {
+		rowReq = make([]int64, 0, int64(len(req))*g.R)
+		for _, v := range req {
+			for r := range g.R {
+				rowReq = append(rowReq, v*g.R+r)
+			}
+		}
+	}
+	rows := make([]int64, 2*len(rowReq))
+	if err := g.nodes.Fetch(rowReq, byteView(rows)); err != nil {
 		return nil, nil, nil, fmt.Errorf("neighbors on rank %d: %w", g.c.Rank(), err)
 	}
 	off = make([]int64, 1, len(req)+1)
 	var edgeReq []int64
 	for i := range req {
-		first, deg := rows[2*i], rows[2*i+1]
-		for e := first; e < first+deg; e++ {
-			edgeReq = append(edgeReq, e)
+		for j := int64(i) * g.R; j < int64(i+1)*g.R; j++ {
+			first, deg := rows[2*j], rows[2*j+1]
+			for e := first; e < first+deg; e++ {
+				edgeReq = append(edgeReq, e)
+			}
 		}
 		off = append(off, int64(len(edgeReq)))
 	}

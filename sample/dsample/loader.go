@@ -30,6 +30,11 @@ type LoaderOptions struct {
 	// Split names the dataset split ("" = the partition's default,
 	// Meta.Split).
 	Split string
+	// RelFanouts and EvalRelFanouts are per-relation fanouts of a
+	// heterogeneous partition (see sample.ParseRelFanouts); nil means
+	// Fanouts (EvalFanouts) for every relation. They need as many hops as
+	// Fanouts, and are ignored for a homogeneous partition.
+	RelFanouts, EvalRelFanouts sample.RelFanouts
 }
 
 // splitSeeds is one rank's share of a split, with what global batching
@@ -71,6 +76,22 @@ func NewLoader(s *Store, o LoaderOptions) (*Loader, error) {
 	for _, f := range slices.Concat(o.Fanouts, o.EvalFanouts) {
 		if f < -1 || f == 0 {
 			return nil, fmt.Errorf("loader: fanout %d, want > 0 or -1 (all)", f)
+		}
+	}
+	if R := s.graph.NumRels(); s.graph.Schema() != nil {
+		if o.RelFanouts == nil {
+			o.RelFanouts = sample.UniformRelFanouts(o.Fanouts, R)
+		}
+		if o.EvalRelFanouts == nil {
+			o.EvalRelFanouts = sample.UniformRelFanouts(o.EvalFanouts, R)
+		}
+		for _, f := range []sample.RelFanouts{o.RelFanouts, o.EvalRelFanouts} {
+			if err := f.Check(R); err != nil {
+				return nil, fmt.Errorf("loader: %w", err)
+			}
+			if len(f) != len(o.Fanouts) {
+				return nil, fmt.Errorf("loader: %d relation fanout hops for %d layers", len(f), len(o.Fanouts))
+			}
 		}
 	}
 	p := s.part
@@ -183,7 +204,16 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	out.Seeds, out.SeedsOrig = seeds, orig
 	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
-	blocks, err := l.s.Sample(seeds, orig, fan, base, l.o.Replace, &st)
+	var blocks []sample.Block
+	if l.s.graph.Schema() != nil {
+		rel := l.o.RelFanouts
+		if split != SplitTrain {
+			rel = l.o.EvalRelFanouts
+		}
+		blocks, err = l.s.sampler.SampleRelWithStats(seeds, orig, rel, base, l.o.Replace, &st)
+	} else {
+		blocks, err = l.s.Sample(seeds, orig, fan, base, l.o.Replace, &st)
+	}
 	if err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
 	}

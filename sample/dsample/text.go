@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"mpignn/collectives"
+	"mpignn/graph"
 	"mpignn/sample"
 )
 
@@ -16,4 +17,22 @@ func GatherText(c *collectives.Comm, blocks []sample.Block) ([]byte, error) {
 		return nil, fmt.Errorf("gather text: %w", err)
 	}
 	return sample.CanonicalText(all, len(blocks))
+}
+
+// GatherTextRel is GatherText for typed blocks (SampleRel on a
+// heterogeneous graph): every edge line names its relation, from schema.
+// It is collective.
+func GatherTextRel(c *collectives.Comm, blocks []sample.Block, schema *graph.Schema) ([]byte, error) {
+	if schema == nil {
+		return nil, fmt.Errorf("gather text: no schema (homogeneous graph: use GatherText)")
+	}
+	all, _, err := collectives.Allgatherv(c, sample.EdgeRecordsRel(blocks, nil))
+	if err != nil {
+		return nil, fmt.Errorf("gather text: %w", err)
+	}
+	names := make([]string, schema.NumRels())
+	for r, rel := range schema.Relations {
+		names[r] = rel.String()
+	}
+	return sample.CanonicalTextRel(all, len(blocks), names)
 }

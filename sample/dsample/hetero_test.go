@@ -1,0 +1,381 @@
+package dsample
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpignn/collectives"
+	"mpignn/graph"
+	"mpignn/partition"
+	"mpignn/sample"
+	"mpignn/sample/sampletest"
+)
+
+// heteroFixture is sampletest.HeteroDataset partitioned world-size ways in
+// memory, as the heterogeneous partition format lays it out (partition/
+// hetero.go): new ids part-major, then type, then ascending original id;
+// relation rows (v-Lo)*R+r per owned node.
+type heteroFixture struct {
+	d     *graph.HeteroDataset
+	c     *collectives.Comm
+	parts []*partition.Part
+	part  *partition.Part
+	newID []int64 // original -> new id
+	orig  []int64 // new -> original id
+}
+
+func newHeteroFixture(t *testing.T) *heteroFixture {
+	t.Helper()
+	c, err := collectives.NewComm()
+	require.NoError(t, err)
+	d := sampletest.HeteroDataset()
+	s := d.Schema
+	P, T, R := c.Size(), s.NumTypes(), int64(s.NumRels())
+	n := d.NumNodes()
+	assign := testAssign(n, P)
+	f := &heteroFixture{d: d, c: c, newID: make([]int64, n), orig: make([]int64, 0, n)}
+	h := &partition.HeteroMeta{NodeTypes: s.NodeTypes, NodeOrig: s.NodeOrig, TypeOffsets: make([][]int64, T)}
+	for _, r := range s.Relations {
+		h.Relations = append(h.Relations, r.String())
+	}
+	m := &partition.Meta{FormatVersion: partition.FormatVersionHetero, Dataset: d.Name, NumParts: P,
+		Offsets: make([]int64, P+1), NumNodes: n, NumEdges: d.In.NumEdges(), Hetero: h}
+	typeLo := make([][]int64, P)
+	for t := range T {
+		h.TypeOffsets[t] = make([]int64, P+1)
+	}
+	for p := range P {
+		typeLo[p] = make([]int64, T+1)
+		for t := range T {
+			typeLo[p][t] = int64(len(f.orig))
+			for o := s.NodeOrig[t]; o < s.NodeOrig[t+1]; o++ {
+				if assign[o] == int32(p) {
+					f.newID[o] = int64(len(f.orig))
+					f.orig = append(f.orig, o)
+					h.TypeOffsets[t][p+1]++
+				}
+			}
+		}
+		typeLo[p][T] = int64(len(f.orig))
+		m.Offsets[p+1] = int64(len(f.orig))
+	}
+	for t := range T {
+		for p := range P {
+			h.TypeOffsets[t][p+1] += h.TypeOffsets[t][p]
+		}
+	}
+	for p := range P {
+		part := &partition.Part{Meta: m, ID: p, Lo: m.Offsets[p], Hi: m.Offsets[p+1], TypeLo: typeLo[p], Indptr: []int64{0}}
+		for g := part.Lo; g < part.Hi; g++ {
+			o := f.orig[g]
+			part.Orig = append(part.Orig, o)
+			for r := range R {
+				for _, u := range d.In.Neighbors(o*R + r) {
+					part.Indices = append(part.Indices, f.newID[u])
+					part.IndicesOrig = append(part.IndicesOrig, u)
+				}
+				part.Indptr = append(part.Indptr, int64(len(part.Indices)))
+			}
+		}
+		f.parts = append(f.parts, part)
+	}
+	f.part = f.parts[c.Rank()]
+	return f
+}
+
+// openGraph opens the fixture's graph store with a transport named as in
+// transports().
+func (f *heteroFixture) openGraph(t *testing.T, p *partition.Part, name string) *GraphStore {
+	t.Helper()
+	g, err := openGraphNamed(f.c, p, name)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, g.Close()) })
+	return g
+}
+
+func openGraphNamed(c *collectives.Comm, p *partition.Part, name string) (*GraphStore, error) {
+	transport, fetch := strings.CutSuffix(name, "-fetch")
+	tr, err := collectives.ParseTransport(transport)
+	if err != nil {
+		return nil, err
+	}
+	table := 0.0
+	if fetch {
+		table = -1
+	}
+	return OpenGraphStore(c, p, GraphOptions{Transport: tr, DegreeTableMB: table})
+}
+
+// owned returns this rank's nodes among the wanted original ids, in the
+// order of wanted.
+func (f *heteroFixture) owned(wanted []int64) (global, orig []int64) {
+	for _, o := range wanted {
+		if g := f.newID[o]; g >= f.part.Lo && g < f.part.Hi {
+			global = append(global, g)
+			orig = append(orig, o)
+		}
+	}
+	return global, orig
+}
+
+// sameBlocks reports (with t.Errorf, so the caller's collectives still
+// run) whether distributed typed blocks equal the reference's in original
+// ids and edge types, with new ids that map to the original ids.
+func (f *heteroFixture) sameBlocks(t *testing.T, got, want []sample.Block) bool {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("rank %d: %d blocks, want %d", f.c.Rank(), len(got), len(want))
+		return false
+	}
+	for l := range got {
+		g, w := &got[l], &want[l]
+		if g.NumDst != w.NumDst || !slices.Equal(g.Orig, w.Orig) || !slices.Equal(g.Indptr, w.Indptr) ||
+			!slices.Equal(g.Indices, w.Indices) || !slices.Equal(g.Etype, w.Etype) || (g.Etype == nil) != (w.Etype == nil) {
+			t.Errorf("rank %d layer %d: distributed block differs from the reference:\n got  dst %d orig %v indptr %v indices %v etype %v\n want dst %d orig %v indptr %v indices %v etype %v",
+				f.c.Rank(), l, g.NumDst, g.Orig, g.Indptr, g.Indices, g.Etype, w.NumDst, w.Orig, w.Indptr, w.Indices, w.Etype)
+			return false
+		}
+		for i, v := range g.Nodes {
+			if f.orig[v] != g.Orig[i] {
+				t.Errorf("rank %d layer %d node %d: new id %d is original %d, block says %d", f.c.Rank(), l, i, v, f.orig[v], g.Orig[i])
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// heteroDistCases are the typed cases (relation order of
+// sampletest.HeteroDataset: writes, cites, published_in, rev_writes,
+// rev_published_in).
+func heteroDistCases() []struct {
+	name    string
+	fanouts sample.RelFanouts
+	replace bool
+} {
+	return []struct {
+		name    string
+		fanouts sample.RelFanouts
+		replace bool
+	}{
+		{"uniform 3,2", sample.UniformRelFanouts([]int{3, 2}, 5), false},
+		{"mixed 0 and -1", sample.RelFanouts{{2, 0, -1, 3, 4}, {-1, 2, 1, 0, 2}}, false},
+		{"mixed replace", sample.RelFanouts{{2, 5, -1, 3, 4}, {1, 2, 0, 2, 6}, {3, 3, 3, 3, 3}}, true},
+		{"all", sample.UniformRelFanouts([]int{-1, -1}, 5), false},
+		{"none", sample.UniformRelFanouts([]int{0, 0}, 5), false},
+	}
+}
+
+func heteroWanted(d *graph.HeteroDataset) [][]int64 {
+	all := make([]int64, d.NumNodes())
+	for v := range all {
+		all[v] = int64(v)
+	}
+	// authors (0..59), papers (60..149), venues (150..155), unsorted,
+	// including rows with no edges (author 0, paper 60).
+	return [][]int64{{70, 3, 150, 61, 0, 155, 64, 100, 60}, all}
+}
+
+// TestHeteroDistributedEqualsReference: on every transport the typed
+// distributed sampler draws, on each rank, the blocks of
+// sample.HeteroReference for the rank's seeds (node for node, Etype
+// included), the canonical text of all ranks equals the reference's for
+// all seeds, remote rows are really read, and the counters add up.
+func TestHeteroDistributedEqualsReference(t *testing.T) {
+	f := newHeteroFixture(t)
+	for _, tr := range transports() {
+		g := f.openGraph(t, f.part, tr)
+		require.Equal(t, 5, g.NumRels())
+		s := NewSampler(g)
+		for _, tc := range heteroDistCases() {
+			for _, wanted := range heteroWanted(f.d) {
+				t.Run(fmt.Sprintf("%s/%s/%d seeds", tr, tc.name, len(wanted)), func(t *testing.T) {
+					seedsG, seedsO := f.owned(wanted)
+					base := sample.Key{Seed: 7, Epoch: 2, Batch: 5}
+					var st sample.SampleStats
+					got, err := s.SampleRelWithStats(seedsG, seedsO, tc.fanouts, base, tc.replace, &st)
+					require.NoError(t, err)
+					want, err := sample.HeteroReferenceBlocks(f.d, seedsO, tc.fanouts, base, tc.replace)
+					require.NoError(t, err)
+					for l := range got {
+						assert.NoError(t, got[l].ValidateRel(5))
+					}
+					f.sameBlocks(t, got, want)
+					assert.Equal(t, int64(sumEdges(got)), st.Edges())
+
+					text, err := GatherTextRel(f.c, got, g.Schema())
+					require.NoError(t, err)
+					ref, err := sample.HeteroReferenceBlocks(f.d, slices.Sorted(slices.Values(wanted)), tc.fanouts, base, tc.replace)
+					require.NoError(t, err)
+					wantText, err := GatherTextRel(f.c, ref, g.Schema()) // every rank adds the same records: deduplicated
+					require.NoError(t, err)
+					assert.True(t, bytes.Equal(text, wantText), "canonical text differs:\n%s\nwant\n%s", text, wantText)
+					sums := []int64{st.RemoteEdges, st.Edges()}
+					require.NoError(t, collectives.Allreduce(f.c, sums, collectives.Sum))
+					if tc.name != "none" {
+						assert.Greater(t, sums[1], int64(0))
+						if f.c.Size() > 1 {
+							assert.Positive(t, sums[0], "no edge of a remote row on %d ranks", f.c.Size())
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestHeteroDistributedExclude: excluded pairs are dropped per relation row
+// as HeteroReference.Exclude drops them, on every transport.
+func TestHeteroDistributedExclude(t *testing.T) {
+	f := newHeteroFixture(t)
+	R := int64(f.d.Schema.NumRels())
+	// Exclude the first edge of every fourth non-empty row: plenty of hits.
+	var src, dst []int64
+	for row := range f.d.In.NumRows() {
+		if nb := f.d.In.Neighbors(row); len(nb) > 0 && row%4 == 0 {
+			src, dst = append(src, nb[0]), append(dst, row/R)
+		}
+	}
+	x := sample.NewEdgeSet(src, dst)
+	fan := sample.RelFanouts{{-1, 3, -1, 2, 5}, {4, -1, 1, -1, 3}}
+	wanted := heteroWanted(f.d)[1]
+	for _, tr := range transports() {
+		g := f.openGraph(t, f.part, tr)
+		s := NewSampler(g)
+		s.SetExclude(x)
+		t.Run(tr, func(t *testing.T) {
+			seedsG, seedsO := f.owned(wanted)
+			base := sample.Key{Seed: 3}
+			var st sample.SampleStats
+			got, err := s.SampleRelWithStats(seedsG, seedsO, fan, base, false, &st)
+			require.NoError(t, err)
+			ref := sample.HeteroReference{G: sample.HeteroCSR{D: f.d}, Exclude: x}
+			want, err := ref.SampleRel(seedsO, seedsO, fan, base, false)
+			require.NoError(t, err)
+			f.sameBlocks(t, got, want)
+			excl, err := collectives.AllreduceScalar(f.c, st.Excluded, collectives.Sum)
+			require.NoError(t, err)
+			assert.Positive(t, excl, "no chosen edge was excluded")
+		})
+	}
+}
+
+// TestHeteroUntypedAPI: Sample (one fanout list) on a heterogeneous store
+// is SampleRel with that list for every relation; Neighbors returns a
+// node's relation rows concatenated.
+func TestHeteroUntypedAPI(t *testing.T) {
+	f := newHeteroFixture(t)
+	R := int64(f.d.Schema.NumRels())
+	for _, tr := range transports() {
+		g := f.openGraph(t, f.part, tr)
+		s := NewSampler(g)
+		t.Run(tr, func(t *testing.T) {
+			seedsG, seedsO := f.owned(heteroWanted(f.d)[0])
+			base := sample.Key{Seed: 4}
+			got, err := s.Sample(seedsG, seedsO, []int{3, 2}, base, false)
+			require.NoError(t, err)
+			want, err := sample.HeteroReferenceBlocks(f.d, seedsO, sample.UniformRelFanouts([]int{3, 2}, int(R)), base, false)
+			require.NoError(t, err)
+			f.sameBlocks(t, got, want)
+
+			nodes := []int64{f.newID[70], f.newID[0], f.newID[152]}
+			off, glob, orig, err := g.Neighbors(nodes)
+			require.NoError(t, err)
+			for i, v := range []int64{70, 0, 152} {
+				var wantO []int64
+				for r := range R {
+					wantO = append(wantO, f.d.In.Neighbors(v*R+r)...)
+				}
+				gotO := orig[off[i]:off[i+1]]
+				assert.Equal(t, len(wantO), len(gotO), "node %d", v)
+				assert.True(t, slices.Equal(wantO, gotO), "node %d: %v want %v", v, gotO, wantO)
+				for j, u := range glob[off[i]:off[i+1]] {
+					assert.Equal(t, f.orig[u], gotO[j])
+				}
+			}
+		})
+	}
+}
+
+// TestHomogeneousSampleRelEqualsSample: on a homogeneous store SampleRel
+// with one relation draws exactly Sample's blocks (Etype nil), on every
+// transport: the typed layer loop reduces to the node loop for R = 1.
+func TestHomogeneousSampleRelEqualsSample(t *testing.T) {
+	f := newFixture(t, false, false)
+	x := sample.NewEdgeSet([]int64{12, 17, 42, 250}, []int64{3, 100, 17, 10})
+	all := make([]int64, testNodes)
+	for v := range all {
+		all[v] = int64(v)
+	}
+	for _, tr := range transports() {
+		s := f.openStore(t, tr, 0)
+		for _, ex := range []*sample.EdgeSet{nil, x} {
+			t.Run(fmt.Sprintf("%s/exclude %d", tr, ex.Len()), func(t *testing.T) {
+				s.SetExclude(ex)
+				defer s.SetExclude(nil)
+				seedsG, seedsO := ownedSeeds(f.part, all)
+				base := sample.Key{Seed: 7, Epoch: 1, Batch: 2}
+				var st1, st2 sample.SampleStats
+				want, err := s.Sample(seedsG, seedsO, []int{4, -1, 3}, base, true, &st1)
+				require.NoError(t, err)
+				got, err := s.Sampler().SampleRelWithStats(seedsG, seedsO, sample.UniformRelFanouts([]int{4, -1, 3}, 1), base, true, &st2)
+				require.NoError(t, err)
+				require.Equal(t, len(want), len(got))
+				for l := range got {
+					assert.Nil(t, got[l].Etype)
+					assert.Equal(t, want[l], got[l], "layer %d", l)
+				}
+				assert.Equal(t, st1.Edges(), st2.Edges())
+				assert.Equal(t, st1.Excluded, st2.Excluded)
+			})
+		}
+	}
+}
+
+// TestHeteroBadInput: bad fanouts and bad seeds are one clear error on the
+// rank that has them, and the other ranks do not hang; a heterogeneous
+// part with node-sized adjacency rows does not open.
+func TestHeteroBadInput(t *testing.T) {
+	f := newHeteroFixture(t)
+	for _, tr := range transports() {
+		g := f.openGraph(t, f.part, tr)
+		s := NewSampler(g)
+		t.Run(tr, func(t *testing.T) {
+			_, err := s.SampleRel(nil, nil, sample.UniformRelFanouts([]int{2}, 4), sample.Key{}, false)
+			assert.ErrorContains(t, err, "hop 0 has 4 fanouts for 5 relations")
+			// Only the last rank passes a bad seed; everyone still returns.
+			var seeds []int64
+			if f.c.Rank() == f.c.Size()-1 {
+				seeds = []int64{f.d.NumNodes()}
+			}
+			_, err = s.SampleRel(seeds, seeds, sample.UniformRelFanouts([]int{2, 2}, 5), sample.Key{}, false)
+			if seeds != nil {
+				assert.ErrorContains(t, err, "outside [0,156)")
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
+	bad := *f.part
+	if f.c.Rank() == 0 {
+		bad.Indptr = bad.Indptr[:bad.NumOwned()+1]
+	}
+	_, err := openGraphNamed(f.c, &bad, "rma")
+	if f.c.Rank() == 0 {
+		assert.ErrorContains(t, err, "x 5 relations")
+	} else {
+		assert.ErrorContains(t, err, "another rank could not open")
+	}
+	badMeta := *f.part.Meta
+	badMeta.Hetero = &partition.HeteroMeta{NodeTypes: []string{"b", "a"}, NodeOrig: []int64{0, 1, 2}, Relations: []string{"a___x___b"}}
+	bad = *f.part
+	bad.Meta = &badMeta
+	_, err = openGraphNamed(f.c, &bad, "alltoallv")
+	assert.ErrorContains(t, err, "hetero meta")
+}

@@ -1,0 +1,376 @@
+package sample
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"mpignn/graph"
+)
+
+// Typed (per-relation) neighbor sampling of heterogeneous graphs.
+//
+// A heterogeneous in-adjacency has one ROW per (node, relation): row v*R+r
+// lists the sources of the edges u -r-> v in canonical order (ascending
+// original id). A typed sampler expands every destination v (of node type
+// t) once per relation r whose destination type is t, in ascending r, with
+// that relation's fanout and the key Node = orig(v)*R + r, so each row's
+// choice is as independent of ranks and transport as a node's is in the
+// homogeneous sampler. With R = 1 the row of v is v and the key is orig(v):
+// the typed sampler then draws exactly the homogeneous blocks.
+
+// RelFanouts are per-relation fanouts in PyG order: RelFanouts[h][r] is the
+// fanout of relation r at hop h, where hop 0 is the hop from the seeds (the
+// LAST block). -1 takes all neighbors of the relation, 0 none.
+type RelFanouts [][]int
+
+// UniformRelFanouts gives every one of R relations the same fanouts (PyG's
+// num_neighbors as a plain list).
+func UniformRelFanouts(fanouts []int, R int) RelFanouts {
+	f := make(RelFanouts, len(fanouts))
+	for h, n := range fanouts {
+		f[h] = make([]int, R)
+		for r := range f[h] {
+			f[h][r] = n
+		}
+	}
+	return f
+}
+
+// Layers returns the number of hops (model layers).
+func (f RelFanouts) Layers() int { return len(f) }
+
+// Check reports the first malformed entry for a graph of R relations: every
+// hop needs R fanouts, each -1 or >= 0.
+func (f RelFanouts) Check(R int) error {
+	if len(f) == 0 {
+		return fmt.Errorf("relation fanouts: no hops (one per layer)")
+	}
+	for h, row := range f {
+		if len(row) != R {
+			return fmt.Errorf("relation fanouts: hop %d has %d fanouts for %d relations", h, len(row), R)
+		}
+		for r, n := range row {
+			if n < -1 {
+				return fmt.Errorf("relation fanouts: hop %d relation %d has fanout %d, want -1 (all), 0 (none) or > 0", h, r, n)
+			}
+		}
+	}
+	return nil
+}
+
+// ParseRelFanouts parses the --fanout flag of a heterogeneous graph with
+// the given schema:
+//   - one list for all relations, "15,10";
+//   - per relation, "paper___cites___paper=15,10;author___writes___paper=5,5",
+//     a relation named canonically or by its bare name when that is unique
+//     ("cites=15,10"), and optionally "*=5,5" as the default of every
+//     relation not named. Without "*", every relation must be named: a
+//     relation silently left out would be a model that never sees it.
+//
+// Every list has layers entries (layers <= 0: as many as the first list,
+// and all lists alike). Fanouts are -1 (all), 0 (none) or positive. Any
+// error names the offending relation or part of s.
+func ParseRelFanouts(s string, schema *graph.Schema, layers int) (RelFanouts, error) {
+	if schema == nil {
+		return nil, fmt.Errorf("fanout %q: no graph schema", s)
+	}
+	R := schema.NumRels()
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, fmt.Errorf("fanout: empty (want e.g. 15,10 or rel=15,10;*=5,5)")
+	}
+	if !strings.Contains(s, "=") {
+		list, err := parseFanoutList(s, layers)
+		if err != nil {
+			return nil, fmt.Errorf("fanout %q: %w", s, err)
+		}
+		return UniformRelFanouts(list, R), nil
+	}
+	perRel := make([][]int, R)
+	var def []int
+	for _, item := range strings.Split(s, ";") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("fanout %q: item %q: want relation=list", s, item)
+		}
+		list, err := parseFanoutList(val, layers)
+		if err != nil {
+			return nil, fmt.Errorf("fanout %q: relation %s: %w", s, name, err)
+		}
+		if layers <= 0 {
+			layers = len(list) // the first list fixes the depth
+		}
+		if name == "*" {
+			if def != nil {
+				return nil, fmt.Errorf("fanout %q: default * given twice", s)
+			}
+			def = list
+			continue
+		}
+		r, err := findRelation(schema, name)
+		if err != nil {
+			return nil, fmt.Errorf("fanout %q: %w", s, err)
+		}
+		if perRel[r] != nil {
+			return nil, fmt.Errorf("fanout %q: relation %s given twice", s, schema.Relations[r])
+		}
+		perRel[r] = list
+	}
+	f := make(RelFanouts, layers)
+	for h := range f {
+		f[h] = make([]int, R)
+	}
+	for r, list := range perRel {
+		if list == nil {
+			if def == nil {
+				return nil, fmt.Errorf("fanout %q: relation %s has no fanout (name it or add a default *=...)", s, schema.Relations[r])
+			}
+			list = def
+		}
+		for h, n := range list {
+			f[h][r] = n
+		}
+	}
+	if len(f) == 0 {
+		return nil, fmt.Errorf("fanout %q: no relation lists", s)
+	}
+	return f, nil
+}
+
+// findRelation resolves a canonical relation name, or a bare name that
+// exactly one relation has.
+func findRelation(schema *graph.Schema, name string) (int, error) {
+	if r := schema.RelIndex(name); r >= 0 {
+		return r, nil
+	}
+	found := -1
+	for r, rel := range schema.Relations {
+		if rel.Name == name {
+			if found >= 0 {
+				return 0, fmt.Errorf("relation %s is ambiguous (%s, %s): use the canonical src___rel___dst name", name, schema.Relations[found], rel)
+			}
+			found = r
+		}
+	}
+	if found < 0 {
+		return 0, fmt.Errorf("relation %s is not in the graph", name)
+	}
+	return found, nil
+}
+
+// parseFanoutList parses "15,10" (layers entries unless layers <= 0).
+func parseFanoutList(s string, layers int) ([]int, error) {
+	parts := strings.Split(s, ",")
+	if layers > 0 && len(parts) != layers {
+		return nil, fmt.Errorf("%d fanouts, want %d (one per layer)", len(parts), layers)
+	}
+	out := make([]int, len(parts))
+	for i, p := range parts {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("fanout %d: %q is not an integer", i, p)
+		}
+		if n < -1 {
+			return nil, fmt.Errorf("fanout %d is %d, want -1 (all), 0 (none) or > 0", i, n)
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// RelPlan tells a typed sampler which relation rows of a destination to
+// expand: those whose destination type is the node's type, ascending. A nil
+// schema is a homogeneous graph: one relation, row 0 of every node.
+type RelPlan struct {
+	schema *graph.Schema
+	in     [][]int
+	all    []int
+}
+
+// NewRelPlan returns the plan of a schema (nil: homogeneous).
+func NewRelPlan(schema *graph.Schema) *RelPlan {
+	p := &RelPlan{schema: schema, all: []int{0}}
+	if schema != nil {
+		p.in = schema.InRels()
+	}
+	return p
+}
+
+// NumRels returns R (1 without a schema).
+func (p *RelPlan) NumRels() int {
+	if p.schema == nil {
+		return 1
+	}
+	return p.schema.NumRels()
+}
+
+// Typed reports whether blocks carry edge types (a schema is set).
+func (p *RelPlan) Typed() bool { return p.schema != nil }
+
+// Rels returns the relations into the node with original id orig,
+// ascending (none for an id outside the schema). The slice is shared.
+func (p *RelPlan) Rels(orig int64) []int {
+	if p.schema == nil {
+		return p.all
+	}
+	if orig < 0 || orig >= p.schema.NumNodes() {
+		return nil
+	}
+	return p.in[p.schema.TypeOf(orig)]
+}
+
+// RelGraph is the read side of a heterogeneous in-adjacency by relation
+// rows (see graph.HeteroDataset.In), in canonical order.
+type RelGraph interface {
+	// NumNodes returns the exclusive upper bound of global node ids.
+	NumNodes() int64
+	// Schema returns the graph's schema; nil means a homogeneous graph,
+	// read as one relation.
+	Schema() *graph.Schema
+	// InNeighborsRel returns the in-neighbors of global node v through
+	// relation r (global and original ids, aligned). The slices may alias
+	// the graph and must not be modified.
+	InNeighborsRel(v int64, r int) (global, orig []int64)
+}
+
+// HeteroCSR adapts an unpartitioned graph.HeteroDataset (global id ==
+// homogenized original id) to RelGraph.
+type HeteroCSR struct{ D *graph.HeteroDataset }
+
+// NumNodes implements RelGraph.
+func (g HeteroCSR) NumNodes() int64 { return g.D.NumNodes() }
+
+// Schema implements RelGraph.
+func (g HeteroCSR) Schema() *graph.Schema { return g.D.Schema }
+
+// InNeighborsRel implements RelGraph; both results are the same slice.
+func (g HeteroCSR) InNeighborsRel(v int64, r int) (global, orig []int64) {
+	nb := g.D.In.Neighbors(v*int64(g.D.Schema.NumRels()) + int64(r))
+	return nb, nb
+}
+
+// HomoRel reads a homogeneous Graph as a RelGraph of one relation.
+type HomoRel struct{ G Graph }
+
+// NumNodes implements RelGraph.
+func (g HomoRel) NumNodes() int64 { return g.G.NumNodes() }
+
+// Schema implements RelGraph: nil, homogeneous.
+func (g HomoRel) Schema() *graph.Schema { return nil }
+
+// InNeighborsRel implements RelGraph (r is always 0).
+func (g HomoRel) InNeighborsRel(v int64, _ int) (global, orig []int64) { return g.G.InNeighbors(v) }
+
+// RelSampler draws typed blocks with per-relation fanouts. Every
+// implementation returns, for the same arguments, the blocks of
+// HeteroReference on the unpartitioned graph, node for node in original
+// ids and with the same Etype.
+type RelSampler interface {
+	SampleRel(seedsGlobal, seedsOrig []int64, fanouts RelFanouts, base Key, replace bool) ([]Block, error)
+}
+
+// HeteroReference is the single-process typed sampler over G (see the top
+// of this file for what it draws). Its blocks carry Etype when G has a
+// schema; over a homogeneous graph (HomoRel) they equal Reference's,
+// Etype nil. Exclusion works as in Reference, per relation row. It keeps
+// scratch buffers between calls and is not safe for concurrent use.
+type HeteroReference struct {
+	G       RelGraph
+	Exclude *EdgeSet
+
+	bb   BlockBuilder
+	pos  []int64
+	srcG []int64
+	srcO []int64
+}
+
+var (
+	_ RelSampler = (*HeteroReference)(nil)
+	_ Sampler    = (*HeteroReference)(nil)
+)
+
+// Sample implements Sampler: the same fanouts for every relation.
+func (s *HeteroReference) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool) ([]Block, error) {
+	return s.SampleRel(seedsGlobal, seedsOrig, UniformRelFanouts(fanouts, NewRelPlan(s.G.Schema()).NumRels()), base, replace)
+}
+
+// SampleRel implements RelSampler.
+func (s *HeteroReference) SampleRel(seedsGlobal, seedsOrig []int64, fanouts RelFanouts, base Key, replace bool) ([]Block, error) {
+	if len(seedsGlobal) != len(seedsOrig) {
+		return nil, fmt.Errorf("sample: %d seed ids but %d original ids", len(seedsGlobal), len(seedsOrig))
+	}
+	plan := NewRelPlan(s.G.Schema())
+	R := plan.NumRels()
+	if err := fanouts.Check(R); err != nil {
+		return nil, fmt.Errorf("sample: %w", err)
+	}
+	n := s.G.NumNodes()
+	for i, v := range seedsGlobal {
+		if v < 0 || v >= n {
+			return nil, fmt.Errorf("sample: seed %d is node %d, outside [0,%d)", i, v, n)
+		}
+	}
+	s.bb.SetTyped(plan.Typed())
+	L := len(fanouts)
+	blocks := make([]Block, L)
+	dstG, dstO := seedsGlobal, seedsOrig
+	for l := L - 1; l >= 0; l-- {
+		if err := s.bb.Reset(dstG, dstO); err != nil {
+			return nil, fmt.Errorf("sample: layer %d: %w", l, err)
+		}
+		k := base
+		k.Layer = l
+		fan := fanouts[L-1-l]
+		for i, v := range dstG {
+			for _, r := range plan.Rels(dstO[i]) {
+				if fan[r] == 0 {
+					continue
+				}
+				nbG, nbO := s.G.InNeighborsRel(v, r)
+				k.Node = dstO[i]*int64(R) + int64(r)
+				s.pos = ChoosePositions(k, int64(len(nbG)), fan[r], replace, s.pos[:0])
+				s.srcG, s.srcO = s.srcG[:0], s.srcO[:0]
+				for _, p := range s.pos {
+					s.srcG = append(s.srcG, nbG[p])
+					s.srcO = append(s.srcO, nbO[p])
+				}
+				if s.Exclude != nil {
+					w := s.Exclude.compactRow(dstO[i], s.srcG, s.srcO, 0, int64(len(s.srcG)), 0)
+					s.srcG, s.srcO = s.srcG[:w], s.srcO[:w]
+				}
+				var err error
+				if plan.Typed() {
+					err = s.bb.AddNeighborsRel(i, int32(r), s.srcG, s.srcO)
+				} else {
+					err = s.bb.AddNeighbors(i, s.srcG, s.srcO)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("sample: layer %d: %w", l, err)
+				}
+			}
+		}
+		s.bb.BlockInto(&blocks[l])
+		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
+	}
+	return blocks, nil
+}
+
+// HeteroReferenceBlocks samples one batch directly on an unpartitioned
+// heterogeneous dataset (global id == original id): the reference of the
+// distributed typed sampler.
+func HeteroReferenceBlocks(d *graph.HeteroDataset, seeds []int64, fanouts RelFanouts, base Key, replace bool) ([]Block, error) {
+	if d.In == nil || d.Schema == nil {
+		return nil, fmt.Errorf("sample: heterogeneous dataset %q has no in-adjacency or schema", d.Name)
+	}
+	if want := d.NumNodes() * int64(d.Schema.NumRels()); d.In.NumRows() != want {
+		return nil, fmt.Errorf("sample: heterogeneous dataset %q has %d relation rows, want %d", d.Name, d.In.NumRows(), want)
+	}
+	s := HeteroReference{G: HeteroCSR{D: d}}
+	return s.SampleRel(seeds, seeds, fanouts, base, replace)
+}
