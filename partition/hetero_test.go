@@ -357,3 +357,45 @@ func TestHeteroStats(t *testing.T) {
 		assert.Contains(t, b.String(), want)
 	}
 }
+
+// TestHeteroPartCheck damages loaded parts in memory (files are guarded by
+// checksums; check catches writer bugs and hand-edited META) and expects
+// the typed structure checks to name the problem.
+func TestHeteroPartCheck(t *testing.T) {
+	d := heteroDataset(t, 6)
+	dir := filepath.Join(t.TempDir(), "p")
+	_, err := WriteHeteroDataset(dir, d, 2, Options{Method: MethodRandom, Seed: 2})
+	require.NoError(t, err)
+	s := d.Schema
+	R := int64(s.NumRels())
+	cites := int64(s.RelIndex("paper___cites___paper"))
+	for _, tc := range []struct {
+		name string
+		edit func(pt *Part)
+		want string
+	}{
+		{"source type by original id", func(pt *Part) {
+			k := pt.Indptr[(pt.TypeLo[s.TypeIndex("paper")]-pt.Lo)*R+cites]
+			pt.IndicesOrig[k] = 0 // an author
+		}, "source of relation paper___cites___paper is not of type paper"},
+		{"source type by new id", func(pt *Part) {
+			k := pt.Indptr[(pt.TypeLo[s.TypeIndex("paper")]-pt.Lo)*R+cites]
+			pt.Indices[k] = pt.TypeLo[0] // an author
+		}, "is not of type paper"},
+		{"owned node type", func(pt *Part) { pt.Orig[0] = s.NodeOrig[2] }, "is not of type author"},
+		{"label on other type", func(pt *Part) { pt.Labels[0] = 1 }, "node of type author has label 1"},
+		{"split of other type", func(pt *Part) { pt.Splits["public"].Train[0] = pt.Lo }, "not of the label type paper"},
+		{"label range", func(pt *Part) { pt.Labels[0] = -2 }, "label -2 outside [-1,3)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pt, err := Load(dir, 0)
+			require.NoError(t, err)
+			// Make sure the edited row exists.
+			require.Greater(t, pt.TypeLo[s.TypeIndex("paper")+1], pt.TypeLo[s.TypeIndex("paper")])
+			tc.edit(pt)
+			err = pt.check(dir)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}

@@ -3,6 +3,7 @@ package partition
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -30,9 +31,10 @@ type PartStats struct {
 type HeteroStats struct {
 	NodeTypes []string `json:"node_types"`
 	// TypeBalance is, per node type, the largest part's count over the mean.
-	TypeBalance []float64  `json:"type_balance"`
-	LabelType   string     `json:"label_type,omitempty"`
-	Relations   []RelStats `json:"relations"`
+	TypeBalance []float64      `json:"type_balance"`
+	LabelType   string         `json:"label_type,omitempty"`
+	FeatDims    map[string]int `json:"feat_dims"`
+	Relations   []RelStats     `json:"relations"`
 }
 
 // RelStats are the stored edges of one relation and the fraction whose
@@ -93,7 +95,7 @@ func (m *Meta) Stats() *Stats {
 	s.TrainBalance = ratioToMean(maxTrain, train, m.NumParts)
 	s.EdgeBalance = ratioToMean(maxEdges, m.NumEdges, m.NumParts)
 	if h := m.Hetero; h != nil {
-		hs := &HeteroStats{NodeTypes: h.NodeTypes, LabelType: h.LabelType}
+		hs := &HeteroStats{NodeTypes: h.NodeTypes, LabelType: h.LabelType, FeatDims: h.FeatDims}
 		for t := range h.NodeTypes {
 			var mx int64
 			for p := range s.Parts {
@@ -158,7 +160,17 @@ func (s *Stats) writeHetero(w io.Writer) error {
 	if lt == "" {
 		lt = "(none)"
 	}
-	fmt.Fprintf(w, "heterogeneous: %d node types, %d relations; label type %s\n", len(h.NodeTypes), len(h.Relations), lt)
+	var feats []string
+	for _, t := range h.NodeTypes {
+		if d, ok := h.FeatDims[t]; ok {
+			feats = append(feats, fmt.Sprintf("%s %d", t, d))
+		}
+	}
+	fd := strings.Join(feats, ", ")
+	if fd == "" {
+		fd = "(none)"
+	}
+	fmt.Fprintf(w, "heterogeneous: %d node types, %d relations; label type %s; feature dims %s\n", len(h.NodeTypes), len(h.Relations), lt, fd)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "part\t")
 	for _, t := range h.NodeTypes {
