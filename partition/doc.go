@@ -1,5 +1,8 @@
 // Package partition splits a graph into P parts (METIS through libmetis, or
 // random), relabels node ids so every part owns a contiguous id range, builds
 // each part's halo (the in-edges of owned nodes), and writes and verifies the
-// versioned on-disk partition format.
+// versioned on-disk partition format: version 1 for homogeneous graphs,
+// version 2 (HeteroMeta) for heterogeneous ones, whose parts own a
+// contiguous id range per node type and store one in-edge row per (node,
+// relation).
 package partition

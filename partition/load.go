@@ -107,6 +107,17 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	if m.HaloFeats {
 		pt.HaloFeat = f32(fileHaloFeat)
 	}
+	if h := m.Hetero; h != nil {
+		pt.TypeLo = make([]int64, len(h.NodeTypes)+1)
+		pt.TypeLo[0] = pt.Lo
+		pt.TypeFeat = map[string][]float32{}
+		for t, typ := range h.NodeTypes {
+			pt.TypeLo[t+1] = pt.TypeLo[t] + h.TypeCount(t, p)
+			if _, ok := h.FeatDims[typ]; ok {
+				pt.TypeFeat[typ] = f32(featFile(typ))
+			}
+		}
+	}
 	for _, name := range m.splitNames() {
 		pt.Splits[name] = &graph.Split{
 			Train: i64(splitFile(name, "train")),
@@ -156,7 +167,8 @@ func (pt *Part) check(dir string) error {
 			return fmt.Errorf("load %s: entry %d: id %d outside [0,%d)", file(fileIndOrig), i, o, n)
 		}
 	}
-	for v := range pt.Orig {
+	// Rows are nodes, or (node, relation) pairs in a heterogeneous part.
+	for v := 0; v+1 < len(pt.Indptr); v++ {
 		row := pt.IndicesOrig[pt.Indptr[v]:pt.Indptr[v+1]]
 		for k := 1; k < len(row); k++ {
 			if row[k] <= row[k-1] {
@@ -169,9 +181,20 @@ func (pt *Part) check(dir string) error {
 			return fmt.Errorf("load %s: entry %d: id %d outside [0,%d)", file(fileOrig), i, o, n)
 		}
 	}
+	// -1 marks a node without a label, which only heterogeneous partitions
+	// have (other node types, unlabelled nodes of the label type).
+	minLabel := int32(0)
+	if m.Hetero != nil {
+		minLabel = -1
+	}
 	for i, l := range pt.Labels {
-		if l < 0 || int(l) >= m.NumClasses {
-			return fmt.Errorf("load %s: entry %d: label %d outside [0,%d)", file(fileLabels), i, l, m.NumClasses)
+		if l < minLabel || int(l) >= m.NumClasses {
+			return fmt.Errorf("load %s: entry %d: label %d outside [%d,%d)", file(fileLabels), i, l, minLabel, m.NumClasses)
+		}
+	}
+	if m.Hetero != nil {
+		if err := pt.checkHetero(file); err != nil {
+			return err
 		}
 	}
 	for i, g := range pt.Halo {

@@ -145,11 +145,18 @@ func (m *Meta) partFiles(p int) []fileSpec {
 	pi := m.Parts[p]
 	d := int64(m.FeatDim)
 	fs := []fileSpec{
-		{fileIndptr, dtInt64, pi.Nodes + 1},
+		{fileIndptr, dtInt64, pi.Nodes*int64(m.NumRels()) + 1},
 		{fileIndices, dtInt64, pi.Edges},
 		{fileIndOrig, dtInt64, pi.Edges},
 		{fileOrig, dtInt64, pi.Nodes},
 		{fileFeat, dtFloat32, pi.Nodes * d},
+	}
+	if h := m.Hetero; h != nil {
+		for t, typ := range h.NodeTypes {
+			if dim, ok := h.FeatDims[typ]; ok {
+				fs = append(fs, fileSpec{featFile(typ), dtFloat32, h.TypeCount(t, p) * int64(dim)})
+			}
+		}
 	}
 	if m.NumClasses > 0 {
 		fs = append(fs, fileSpec{fileLabels, dtInt32, pi.Nodes})
@@ -207,8 +214,8 @@ func LoadMeta(dir string) (*Meta, error) {
 	if ver.V == nil {
 		return nil, fmt.Errorf("read %s: no format_version", path)
 	}
-	if *ver.V != FormatVersion {
-		return nil, fmt.Errorf("read %s: format_version %d, this build reads version %d (re-run mpignn partition)", path, *ver.V, FormatVersion)
+	if *ver.V != FormatVersion && *ver.V != FormatVersionHetero {
+		return nil, fmt.Errorf("read %s: format_version %d, this build reads versions %d and %d (re-run mpignn partition)", path, *ver.V, FormatVersion, FormatVersionHetero)
 	}
 	m := new(Meta)
 	if err := json.Unmarshal(b, m); err != nil {
@@ -292,6 +299,9 @@ func (m *Meta) validate() error {
 		}
 	}
 	if err := m.validateLink(); err != nil {
+		return err
+	}
+	if err := m.validateHetero(); err != nil {
 		return err
 	}
 	want := 0

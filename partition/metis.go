@@ -81,6 +81,47 @@ func Metis(d *graph.Dataset, nparts int, opt MetisOptions) ([]int32, error) {
 	if d.In.NumRows() != n {
 		return nil, fmt.Errorf("metis: graph has %d rows but dataset has %d nodes", d.In.NumRows(), n)
 	}
+	balance := opt.Balance
+	if balance == nil {
+		balance = DefaultBalance()
+	}
+	return metisGraph(d.In, nparts, opt, balance, func(xadj []C.idx_t) ([]C.idx_t, int, error) {
+		return vertexWeights(d, opt.Split, balance, xadj, nil)
+	})
+}
+
+// MetisHetero partitions a heterogeneous graph like Metis: on the
+// homogenized graph (the relation rows of d.In collapsed into one
+// adjacency, symmetrized), with "node" in opt.Balance standing for one
+// constraint per node type and "train"/"valid"/"test" for the masks of
+// split opt.Split of node type labelType. The result is indexed by
+// homogenized original id. nil opt.Balance means node and train.
+func MetisHetero(d *graph.HeteroDataset, nparts int, opt MetisOptions, labelType string) ([]int32, error) {
+	if err := checkHetero(d); err != nil {
+		return nil, fmt.Errorf("metis: %w", err)
+	}
+	n := d.NumNodes()
+	if err := CheckParts(n, nparts); err != nil {
+		return nil, fmt.Errorf("metis: %w", err)
+	}
+	balance := opt.Balance
+	if balance == nil {
+		balance = []string{BalanceNode, BalanceTrain}
+	}
+	// The masks come from the labelled type's split in homogenized ids; a
+	// dataset view carries them to vertexWeights.
+	hd := &graph.Dataset{NumNodes: n, Splits: homogenizedSplits(d, labelType)}
+	return metisGraph(collapse(d), nparts, opt, balance, func(xadj []C.idx_t) ([]C.idx_t, int, error) {
+		return vertexWeights(hd, opt.Split, balance, xadj, d.Schema.NodeOrig)
+	})
+}
+
+// metisGraph runs METIS_PartGraphKway on the symmetrized adjacency in (one
+// row per node) with the vertex weights that weights builds from the
+// symmetric offsets; balance only names the constraints in errors. Metis
+// and MetisHetero share it.
+func metisGraph(in *graph.CSR, nparts int, opt MetisOptions, balance []string, weights func(xadj []C.idx_t) ([]C.idx_t, int, error)) ([]int32, error) {
+	n := in.NumRows()
 	if nparts == 1 {
 		return make([]int32, n), nil
 	}
@@ -90,22 +131,18 @@ func Metis(d *graph.Dataset, nparts int, opt MetisOptions) ([]int32, error) {
 	}
 	// The symmetric adjacency holds at most 2 entries per stored edge; its
 	// offsets and the degree weights must fit idx_t.
-	if e := d.In.NumEdges(); e > idxMax/2 {
+	if e := in.NumEdges(); e > idxMax/2 {
 		return nil, fmt.Errorf("metis: %d edges need up to %d adjacency entries, more than METIS idx_t (%d-bit) can index (max %d); rebuild libmetis with IDXTYPEWIDTH=64", e, 2*e, IdxWidth(), idxMax)
 	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	xadj, adjncy, err := symmetrize(d.In, workers)
+	xadj, adjncy, err := symmetrize(in, workers)
 	if err != nil {
 		return nil, fmt.Errorf("metis: %w", err)
 	}
-	balance := opt.Balance
-	if balance == nil {
-		balance = DefaultBalance()
-	}
-	vwgt, ncon, err := vertexWeights(d, opt.Split, balance, xadj)
+	vwgt, ncon, err := weights(xadj)
 	if err != nil {
 		return nil, fmt.Errorf("metis: %w", err)
 	}
@@ -302,8 +339,11 @@ func parallelRanges(n int64, workers int, fn func(lo, hi int64)) {
 
 // vertexWeights builds the interleaved (node-major) METIS vertex weights for
 // the requested constraints, dropping all-zero ones. It returns nil weights
-// for the single "node" constraint (METIS' unit default).
-func vertexWeights(d *graph.Dataset, split string, balance []string, xadj []C.idx_t) ([]C.idx_t, int, error) {
+// for the single "node" constraint (METIS' unit default). With typeOrig
+// (a heterogeneous graph's graph.Schema.NodeOrig) "node" becomes one
+// constraint per node type, DistDGL's balance_ntypes: every part then gets
+// its share of each type, not just of all nodes.
+func vertexWeights(d *graph.Dataset, split string, balance []string, xadj []C.idx_t, typeOrig []int64) ([]C.idx_t, int, error) {
 	n := d.NumNodes
 	if len(balance) == 0 {
 		return nil, 1, nil
@@ -330,9 +370,6 @@ func vertexWeights(d *graph.Dataset, split string, balance []string, xadj []C.id
 			return nil, 0, fmt.Errorf("balance constraints %v need split %q, which the dataset does not have", balance, split)
 		}
 	}
-	type col struct {
-		fill func(w []C.idx_t, ncon, c int) bool // returns false if all zero
-	}
 	mask := func(ids []int64) func(w []C.idx_t, ncon, c int) bool {
 		return func(w []C.idx_t, ncon, c int) bool {
 			any := false
@@ -346,18 +383,24 @@ func vertexWeights(d *graph.Dataset, split string, balance []string, xadj []C.id
 			return any
 		}
 	}
-	var cols []col
+	var cols []weightCol
 	for _, b := range balance {
 		switch b {
 		case BalanceNode:
-			cols = append(cols, col{func(w []C.idx_t, ncon, c int) bool {
-				for v := int64(0); v < n; v++ {
-					w[v*int64(ncon)+int64(c)] = 1
-				}
-				return n > 0
-			}})
+			if typeOrig == nil {
+				typeOrig = []int64{0, n}
+			}
+			for t := 0; t+1 < len(typeOrig); t++ {
+				lo, hi := typeOrig[t], typeOrig[t+1]
+				cols = append(cols, weightCol{func(w []C.idx_t, ncon, c int) bool {
+					for v := lo; v < hi; v++ {
+						w[v*int64(ncon)+int64(c)] = 1
+					}
+					return hi > lo
+				}})
+			}
 		case BalanceDegree:
-			cols = append(cols, col{func(w []C.idx_t, ncon, c int) bool {
+			cols = append(cols, weightCol{func(w []C.idx_t, ncon, c int) bool {
 				any := false
 				for v := int64(0); v < n; v++ {
 					dg := xadj[v+1] - xadj[v]
@@ -367,16 +410,28 @@ func vertexWeights(d *graph.Dataset, split string, balance []string, xadj []C.id
 				return any
 			}})
 		case BalanceTrain:
-			cols = append(cols, col{mask(sp.Train)})
+			cols = append(cols, weightCol{mask(sp.Train)})
 		case BalanceValid:
-			cols = append(cols, col{mask(sp.Valid)})
+			cols = append(cols, weightCol{mask(sp.Valid)})
 		case BalanceTest:
-			cols = append(cols, col{mask(sp.Test)})
+			cols = append(cols, weightCol{mask(sp.Test)})
 		}
 	}
 	if len(cols) == 1 && balance[0] == BalanceNode {
 		return nil, 1, nil
 	}
+	return packWeights(n, cols)
+}
+
+// weightCol fills constraint column c of the interleaved weights w (ncon
+// columns) and reports whether any weight is non-zero.
+type weightCol struct {
+	fill func(w []C.idx_t, ncon, c int) bool
+}
+
+// packWeights fills the columns and drops the all-zero ones, which METIS
+// cannot balance.
+func packWeights(n int64, cols []weightCol) ([]C.idx_t, int, error) {
 	// Fill each column separately into a scratch array, then keep non-zero
 	// columns; with ncon <= 5 the scratch costs at most 5*n idx_t.
 	ncon := len(cols)

@@ -478,7 +478,8 @@ func TestBadMeta(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new, want string
 	}{
-		{"other version", `"format_version": 1`, `"format_version": 2`, "format_version 2, this build reads version 1"},
+		{"newer version", `"format_version": 1`, `"format_version": 3`, "format_version 3, this build reads versions 1 and 2"},
+		{"version 2 without hetero", `"format_version": 1`, `"format_version": 2`, "format_version 2 without its hetero section"},
 		{"no version", `"format_version": 1,`, ``, "no format_version"},
 		{"not json", `{`, `[`, "META.json"},
 		{"offsets", `"offsets": [`, `"offsets": [1, `, "offsets has 4 entries"},

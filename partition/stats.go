@@ -3,6 +3,7 @@ package partition
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -20,6 +21,29 @@ type PartStats struct {
 	TestNodes  int64 `json:"test_nodes"`
 	// Link is the part's share of the link split (link partitions only).
 	Link *LinkCounts `json:"link,omitempty"`
+	// TypeNodes counts the owned nodes per node type (heterogeneous
+	// partitions only; order of Stats.Hetero.NodeTypes).
+	TypeNodes []int64 `json:"type_nodes,omitempty"`
+}
+
+// HeteroStats are the type and relation statistics of a heterogeneous
+// partition.
+type HeteroStats struct {
+	NodeTypes []string `json:"node_types"`
+	// TypeBalance is, per node type, the largest part's count over the mean.
+	TypeBalance []float64      `json:"type_balance"`
+	LabelType   string         `json:"label_type,omitempty"`
+	FeatDims    map[string]int `json:"feat_dims"`
+	Relations   []RelStats     `json:"relations"`
+}
+
+// RelStats are the stored edges of one relation and the fraction whose
+// endpoints have different owners.
+type RelStats struct {
+	Relation    string  `json:"relation"`
+	Edges       int64   `json:"edges"`
+	CutEdges    int64   `json:"cut_edges"`
+	CutFraction float64 `json:"cut_fraction"`
 }
 
 // Stats summarises a partition directory from its META.json. The JSON form
@@ -45,6 +69,8 @@ type Stats struct {
 	Parts        []PartStats `json:"parts"`
 	// Link is META's link section (link partitions only).
 	Link *LinkMeta `json:"link,omitempty"`
+	// Hetero is set for heterogeneous partitions.
+	Hetero *HeteroStats `json:"hetero,omitempty"`
 }
 
 // Stats computes the statistics of the partition.
@@ -68,6 +94,26 @@ func (m *Meta) Stats() *Stats {
 	}
 	s.TrainBalance = ratioToMean(maxTrain, train, m.NumParts)
 	s.EdgeBalance = ratioToMean(maxEdges, m.NumEdges, m.NumParts)
+	if h := m.Hetero; h != nil {
+		hs := &HeteroStats{NodeTypes: h.NodeTypes, LabelType: h.LabelType, FeatDims: h.FeatDims}
+		for t := range h.NodeTypes {
+			var mx int64
+			for p := range s.Parts {
+				c := h.TypeCount(t, p)
+				s.Parts[p].TypeNodes = append(s.Parts[p].TypeNodes, c)
+				mx = max(mx, c)
+			}
+			hs.TypeBalance = append(hs.TypeBalance, ratioToMean(mx, h.NodeOrig[t+1]-h.NodeOrig[t], m.NumParts))
+		}
+		for r, name := range h.Relations {
+			rs := RelStats{Relation: name, Edges: h.RelEdges[r], CutEdges: h.RelCut[r]}
+			if rs.Edges > 0 {
+				rs.CutFraction = float64(rs.CutEdges) / float64(rs.Edges)
+			}
+			hs.Relations = append(hs.Relations, rs)
+		}
+		s.Hetero = hs
+	}
 	return s
 }
 
@@ -97,10 +143,61 @@ func (s *Stats) WriteText(w io.Writer) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "edge_cut %.4f  balance %.4f (nodes)  %.4f (train)  %.4f (edges)\n", s.EdgeCut, s.Balance, s.TrainBalance, s.EdgeBalance)
+	if err == nil && s.Hetero != nil {
+		err = s.writeHetero(w)
+	}
 	if err != nil || s.Link == nil {
 		return err
 	}
 	return s.writeLink(w)
+}
+
+// writeHetero prints the nodes per type and part, then every relation's
+// edges and cut.
+func (s *Stats) writeHetero(w io.Writer) error {
+	h := s.Hetero
+	lt := h.LabelType
+	if lt == "" {
+		lt = "(none)"
+	}
+	var feats []string
+	for _, t := range h.NodeTypes {
+		if d, ok := h.FeatDims[t]; ok {
+			feats = append(feats, fmt.Sprintf("%s %d", t, d))
+		}
+	}
+	fd := strings.Join(feats, ", ")
+	if fd == "" {
+		fd = "(none)"
+	}
+	fmt.Fprintf(w, "heterogeneous: %d node types, %d relations; label type %s; feature dims %s\n", len(h.NodeTypes), len(h.Relations), lt, fd)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "part\t")
+	for _, t := range h.NodeTypes {
+		fmt.Fprintf(tw, "%s\t", t)
+	}
+	fmt.Fprintln(tw)
+	for _, p := range s.Parts {
+		fmt.Fprintf(tw, "%d\t", p.Part)
+		for _, c := range p.TypeNodes {
+			fmt.Fprintf(tw, "%d\t", c)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "balance\t")
+	for _, b := range h.TypeBalance {
+		fmt.Fprintf(tw, "%.4f\t", b)
+	}
+	fmt.Fprintln(tw)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "relation\tedges\tcut_edges\tcut_fraction\t")
+	for _, r := range h.Relations {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.4f\t\n", r.Relation, r.Edges, r.CutEdges, r.CutFraction)
+	}
+	return tw.Flush()
 }
 
 // writeLink prints the link section: totals, then the per-part shares.

@@ -45,6 +45,10 @@ type Options struct {
 	Overwrite bool
 	// Workers bounds parallelism; 0 means GOMAXPROCS.
 	Workers int
+	// LabelType names the labelled node type of a heterogeneous dataset
+	// whose labels and splits the partition stores; "" picks the only
+	// labelled type (several are an error then).
+	LabelType string
 	// Link, when set, makes a link-prediction partition: the split's
 	// positives, fixed evaluation negatives and pools are stored with the
 	// parts (see link.go), and the adjacency files, METIS' input and any
@@ -252,6 +256,37 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 	if err != nil {
 		return nil, err
 	}
+	src := &source{
+		name: d.Name, n: d.NumNodes, rels: 1, in: canonical(d.In, opt.workers()),
+		feat: d.Feat, numClasses: d.NumClasses, splits: d.Splits, split: split,
+	}
+	if d.NumClasses > 0 {
+		src.label = func(v int64) int32 { return d.Labels[v] }
+	}
+	return writeSource(outDir, src, ld, assign, nparts, opt)
+}
+
+// source is a dataset as the writer sees it, homogeneous or heterogeneous
+// (het set): nodes are the (homogenized) original ids [0,n), the
+// in-adjacency has rels rows per node (row v*rels+r, canonical order) and
+// the splits hold original ids. With rels == 1 and het nil it is exactly
+// the homogeneous dataset, which keeps homogeneous partitions byte-identical.
+type source struct {
+	name       string
+	n          int64
+	rels       int
+	in         *graph.CSR
+	feat       *graph.Features     // feat.bin rows by original id; nil: empty feat.bin
+	label      func(v int64) int32 // nil: no labels.bin
+	numClasses int
+	splits     map[string]*graph.Split
+	split      string // the default split ("" if none)
+	het        *heteroSource
+}
+
+// writeSource writes the partition directory of src under assign; the
+// caller has validated src and assign.
+func writeSource(outDir string, src *source, ld *linkData, assign []int32, nparts int, opt Options) (*Meta, error) {
 	method := opt.Method
 	if method == "" {
 		method = MethodMetis
@@ -260,7 +295,8 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 	if err != nil {
 		return nil, err
 	}
-	in := canonical(d.In, opt.workers())
+	in := src.in
+	R := int64(src.rels)
 
 	parent := filepath.Dir(filepath.Clean(outDir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -288,20 +324,20 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 	}()
 
 	dim := 0
-	if d.Feat != nil {
-		dim = d.Feat.Dim
+	if src.feat != nil {
+		dim = src.feat.Dim
 	}
 	m := &Meta{
 		FormatVersion: FormatVersion,
-		Dataset:       d.Name,
+		Dataset:       src.name,
 		NumParts:      nparts,
 		Offsets:       rl.Offsets,
-		NumNodes:      d.NumNodes,
+		NumNodes:      src.n,
 		FeatDim:       dim,
-		NumClasses:    d.NumClasses,
+		NumClasses:    src.numClasses,
 		Method:        method,
 		Seed:          opt.Seed,
-		Split:         split,
+		Split:         src.split,
 		Undirected:    opt.Undirected,
 		HaloFeats:     opt.HaloFeats,
 		Splits:        map[string]SplitCounts{},
@@ -310,11 +346,11 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 	}
 	// Each split set in new ids, sorted: part p's share is then the
 	// contiguous run of ids inside [Offsets[p], Offsets[p+1]).
-	splitNames := sortedSplitNames(d.Splits)
+	splitNames := sortedSplitNames(src.splits)
 	type sets struct{ train, valid, test []int64 }
 	newSplits := make(map[string]sets, len(splitNames))
 	for _, name := range splitNames {
-		s := d.Splits[name]
+		s := src.splits[name]
 		m.Splits[name] = SplitCounts{Train: int64(len(s.Train)), Valid: int64(len(s.Valid)), Test: int64(len(s.Test))}
 		newSplits[name] = sets{toNewSorted(s.Train, rl.NewID), toNewSorted(s.Valid, rl.NewID), toNewSorted(s.Test, rl.NewID)}
 	}
@@ -322,7 +358,11 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 	var lb *linkBuckets
 	if ld != nil {
 		m.Link = &ld.meta
-		lb = bucketLink(ld, rl, nparts, d.NumNodes)
+		lb = bucketLink(ld, rl, nparts, src.n)
+	}
+	if src.het != nil {
+		m.FormatVersion = FormatVersionHetero
+		m.Hetero = src.het.meta(assign, nparts)
 	}
 
 	aw, err := newArrayWriter(opt.workers())
@@ -330,33 +370,45 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 		return nil, err
 	}
 	defer aw.close()
-	mark := make([]int32, d.NumNodes) // mark[v] == p+1: v already in part p's halo
+	mark := make([]int32, src.n) // mark[v] == p+1: v already in part p's halo
 	for p := 0; p < nparts; p++ {
 		lo, hi := rl.Offsets[p], rl.Offsets[p+1]
 		nodes := hi - lo
 		orig := rl.Orig[lo:hi]
-		indptr := make([]int64, nodes+1)
+		// Row i*R+r holds owned node Lo+i's in-edges of relation r (R == 1:
+		// one row per node).
+		indptr := make([]int64, nodes*R+1)
 		for i, o := range orig {
-			indptr[i+1] = indptr[i] + in.Degree(o)
+			for r := int64(0); r < R; r++ {
+				indptr[int64(i)*R+r+1] = indptr[int64(i)*R+r] + in.Degree(o*R+r)
+			}
 		}
-		edges := indptr[nodes]
+		edges := indptr[nodes*R]
 		indices := make([]int64, edges)
 		indOrig := make([]int64, edges)
 		var halo []int64
 		var cut int64
 		for i, o := range orig {
-			row := in.Neighbors(o)
-			base := indptr[i]
-			copy(indOrig[base:], row)
-			for k, u := range row {
-				g := rl.NewID[u]
-				indices[base+int64(k)] = g
-				if g < lo || g >= hi {
-					cut++
-					if mark[u] != int32(p+1) {
-						mark[u] = int32(p + 1)
-						halo = append(halo, g)
+			for r := int64(0); r < R; r++ {
+				row := in.Neighbors(o*R + r)
+				base := indptr[int64(i)*R+r]
+				copy(indOrig[base:], row)
+				rcut := int64(0)
+				for k, u := range row {
+					g := rl.NewID[u]
+					indices[base+int64(k)] = g
+					if g < lo || g >= hi {
+						rcut++
+						if mark[u] != int32(p+1) {
+							mark[u] = int32(p + 1)
+							halo = append(halo, g)
+						}
 					}
+				}
+				cut += rcut
+				if m.Hetero != nil {
+					m.Hetero.RelEdges[r] += int64(len(row))
+					m.Hetero.RelCut[r] += rcut
 				}
 			}
 		}
@@ -383,13 +435,18 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 		if err := putArray(m.Files, aw, pdir, p, fileOrig, orig); err != nil {
 			return nil, err
 		}
-		if err := putArray(m.Files, aw, pdir, p, fileFeat, gatherRows(d.Feat, orig)); err != nil {
+		if err := putArray(m.Files, aw, pdir, p, fileFeat, gatherRows(src.feat, orig)); err != nil {
 			return nil, err
 		}
-		if d.NumClasses > 0 {
+		if src.het != nil {
+			if err := src.het.writeFeat(m, aw, pdir, p, orig); err != nil {
+				return nil, err
+			}
+		}
+		if src.label != nil {
 			labels := make([]int32, nodes)
 			for i, o := range orig {
-				labels[i] = d.Labels[o]
+				labels[i] = src.label(o)
 			}
 			if err := putArray(m.Files, aw, pdir, p, fileLabels, labels); err != nil {
 				return nil, err
@@ -402,7 +459,7 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 			return nil, err
 		}
 		if opt.HaloFeats {
-			if err := putArray(m.Files, aw, pdir, p, fileHaloFeat, gatherRows(d.Feat, haloOrig)); err != nil {
+			if err := putArray(m.Files, aw, pdir, p, fileHaloFeat, gatherRows(src.feat, haloOrig)); err != nil {
 				return nil, err
 			}
 		}
@@ -421,7 +478,7 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 			}
 		}
 		if ld != nil {
-			lc, err := writeLinkPart(m.Files, aw, pdir, p, ld, lb, rl, lo, hi, d.In)
+			lc, err := writeLinkPart(m.Files, aw, pdir, p, ld, lb, rl, lo, hi, ld.ds.In)
 			if err != nil {
 				return nil, err
 			}
@@ -500,19 +557,28 @@ func checkDataset(d *graph.Dataset) error {
 		if s == nil {
 			return fmt.Errorf("split %q is nil", name)
 		}
-		for _, set := range []struct {
-			name string
-			ids  []int64
-		}{{"train", s.Train}, {"valid", s.Valid}, {"test", s.Test}} {
-			ids := slices.Clone(set.ids)
-			slices.Sort(ids)
-			for i, v := range ids {
-				if v < 0 || v >= n {
-					return fmt.Errorf("split %q %s: node %d outside [0,%d)", name, set.name, v, n)
-				}
-				if i > 0 && ids[i-1] == v {
-					return fmt.Errorf("split %q %s: node %d listed twice", name, set.name, v)
-				}
+		if err := checkSplitIDs(name, s, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSplitIDs checks that every set of split name holds distinct ids in
+// [0,n).
+func checkSplitIDs(name string, s *graph.Split, n int64) error {
+	for _, set := range []struct {
+		name string
+		ids  []int64
+	}{{"train", s.Train}, {"valid", s.Valid}, {"test", s.Test}} {
+		ids := slices.Clone(set.ids)
+		slices.Sort(ids)
+		for i, v := range ids {
+			if v < 0 || v >= n {
+				return fmt.Errorf("split %q %s: node %d outside [0,%d)", name, set.name, v, n)
+			}
+			if i > 0 && ids[i-1] == v {
+				return fmt.Errorf("split %q %s: node %d listed twice", name, set.name, v)
 			}
 		}
 	}

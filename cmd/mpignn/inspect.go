@@ -13,7 +13,9 @@ import (
 
 func runInspect(args []string) error { return inspect(os.Stdout, args) }
 
-// inspect prints the statistics of a partition directory to w.
+// inspect prints the statistics of a partition directory to w; for a
+// heterogeneous partition they include the nodes of every type per part and
+// every relation's edges and cut (partition.Stats.Hetero).
 func inspect(w io.Writer, args []string) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
