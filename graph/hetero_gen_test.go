@@ -14,7 +14,7 @@ func smallMag(seed uint64) HeteroGenOptions {
 	return HeteroGenOptions{
 		Papers: 4000, Authors: 6000, Institutions: 60, Fields: 400,
 		Cites: 30000, Writes: 40000, Affiliations: 6000, Topics: 40000,
-		Classes: 10, FeatDim: 16, Seed: seed,
+		Classes: 10, FeatDim: 16, FeatSep: 1, Seed: seed,
 	}
 }
 
@@ -161,4 +161,26 @@ func TestWriteHeteroRoundTrip(t *testing.T) {
 
 	// Refuses a non-empty directory.
 	require.ErrorContains(t, WriteHetero(dir, d), "not empty")
+}
+
+// TestGenerateHeteroDeterministicLarge uses more than one sampling chunk
+// (1<<20 edges) and the parallel sort, which the small graphs do not.
+func TestGenerateHeteroDeterministicLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates 1.3 M edges twice")
+	}
+	o := HeteroGenOptions{
+		Papers: 40000, Authors: 60000, Institutions: 500, Fields: 3000,
+		Cites: 100000, Writes: 1100000, Affiliations: 60000, Topics: 100000,
+		Classes: 50, FeatDim: 4, Seed: 5,
+	}
+	var runs []*HeteroDataset
+	for _, procs := range []int{1, 2} {
+		prev := runtime.GOMAXPROCS(procs)
+		d, err := GenerateHetero(o)
+		runtime.GOMAXPROCS(prev)
+		require.NoError(t, err)
+		runs = append(runs, d)
+	}
+	require.Equal(t, runs[0], runs[1])
 }
