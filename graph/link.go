@@ -37,6 +37,14 @@ func ReadLinkSplit(dir, name string, n int64, workers int) (*LinkSplit, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("link split %q: node count %d must be positive", name, n)
 	}
+	return readLinkSplit(dir, name, n, n, false, workers)
+}
+
+// readLinkSplit reads split/<name>/ with sources in [0,nSrc) and
+// destinations in [0,nDst). With optionalValid a missing valid.csv.gz
+// gives an empty Valid set (GroupLens' u1..u5 splits ship train and test
+// only).
+func readLinkSplit(dir, name string, nSrc, nDst int64, optionalValid bool, workers int) (*LinkSplit, error) {
 	sd := filepath.Join(dir, "split", name)
 	if st, err := os.Stat(sd); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("link split %q: missing directory %s", name, sd)
@@ -49,9 +57,13 @@ func ReadLinkSplit(dir, name string, n int64, workers int) (*LinkSplit, error) {
 	}{{"train.csv.gz", &ls.Train}, {"valid.csv.gz", &ls.Valid}, {"test.csv.gz", &ls.Test}} {
 		path := filepath.Join(sd, p.file)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if optionalValid && p.dst == &ls.Valid {
+				*p.dst = LinkSet{Src: []int64{}, Dst: []int64{}, Time: []int64{}}
+				continue
+			}
 			return nil, fmt.Errorf("link split %q: missing file %s", name, path)
 		}
-		set, c, err := readLinkRows(path, n, cols, workers)
+		set, c, err := readLinkRows(path, nSrc, nDst, cols, workers)
 		if err != nil {
 			return nil, fmt.Errorf("link split %q: %w", name, err)
 		}
@@ -76,7 +88,7 @@ type linkRows struct {
 // readLinkRows parses one link split file. wantCols is 2 or 3 when an
 // earlier file fixed the shape, 0 to let this file's first row decide; the
 // shape found is returned.
-func readLinkRows(path string, n int64, wantCols, workers int) (*LinkSet, int, error) {
+func readLinkRows(path string, nSrc, nDst int64, wantCols, workers int) (*LinkSet, int, error) {
 	var mu sync.Mutex
 	chunks := map[int]*linkRows{}
 	_, err := scanGzip(path, workers, func(c *textChunk) error {
@@ -89,8 +101,11 @@ func readLinkRows(path string, n int64, wantCols, workers int) (*LinkSet, int, e
 			if err != nil {
 				return &lineError{path, idx + 1, err}
 			}
-			if u < 0 || u >= n || v < 0 || v >= n {
-				return &lineError{path, idx + 1, fmt.Errorf("edge %d,%d has an id outside [0,%d)", u, v, n)}
+			if u < 0 || u >= nSrc || v < 0 || v >= nDst {
+				if nSrc == nDst {
+					return &lineError{path, idx + 1, fmt.Errorf("edge %d,%d has an id outside [0,%d)", u, v, nSrc)}
+				}
+				return &lineError{path, idx + 1, fmt.Errorf("edge %d,%d has an id outside [0,%d) x [0,%d)", u, v, nSrc, nDst)}
 			}
 			if r.cols == 0 {
 				r.cols = k

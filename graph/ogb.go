@@ -221,6 +221,18 @@ func readSingleNumber(path string) (int64, error) {
 func readEdges(path string, n, m int64, workers int) (src, dst []int64, err error) {
 	src = make([]int64, m)
 	dst = make([]int64, m)
+	err = readEdgeLines(path, n, n, m, workers, func(idx, u, v int64) { src[idx], dst[idx] = u, v })
+	if err != nil {
+		return nil, nil, err
+	}
+	return src, dst, nil
+}
+
+// readEdgeLines parses the m lines "src,dst" of path with sources in
+// [0,nSrc) and destinations in [0,nDst) (a heterogeneous relation's two
+// node types), handing each edge to store with its 0-based line index.
+// store runs on several goroutines, for distinct indices.
+func readEdgeLines(path string, nSrc, nDst, m int64, workers int, store func(idx, u, v int64)) error {
 	lines, err := scanGzip(path, workers, func(c *textChunk) error {
 		return forEachLine(c.data, c.firstLine, func(line []byte, idx int64) error {
 			if idx >= m {
@@ -230,23 +242,33 @@ func readEdges(path string, n, m int64, workers int) (src, dst []int64, err erro
 			if err != nil {
 				return &lineError{path, idx + 1, err}
 			}
-			if u < 0 || u >= n || v < 0 || v >= n {
-				return &lineError{path, idx + 1, fmt.Errorf("edge %d,%d has an id outside [0,%d)", u, v, n)}
+			if u < 0 || u >= nSrc || v < 0 || v >= nDst {
+				if nSrc == nDst {
+					return &lineError{path, idx + 1, fmt.Errorf("edge %d,%d has an id outside [0,%d)", u, v, nSrc)}
+				}
+				return &lineError{path, idx + 1, fmt.Errorf("edge %d,%d has an id outside [0,%d) x [0,%d)", u, v, nSrc, nDst)}
 			}
-			src[idx], dst[idx] = u, v
+			store(idx, u, v)
 			return nil
 		})
 	})
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if lines != m {
-		return nil, nil, fmt.Errorf("%s: %d edge lines, but num-edge-list.csv.gz says %d", path, lines, m)
+		return fmt.Errorf("%s: %d edge lines, but num-edge-list.csv.gz says %d", path, lines, m)
 	}
-	return src, dst, nil
+	return nil
 }
 
 func readLabels(path string, n int64, classes, workers int) ([]int32, int, error) {
+	return readLabelFile(path, n, classes, workers, false)
+}
+
+// readLabelFile is readLabels; with allowMissing, a line "nan" (how OGB's
+// pandas writes a missing label), "-1" or an empty line gives the label -1
+// (heterogeneous datasets, whose Labels use -1 for "none").
+func readLabelFile(path string, n int64, classes, workers int, allowMissing bool) ([]int32, int, error) {
 	labels := make([]int32, n)
 	limit := int64(math.MaxInt32)
 	if classes > 0 {
@@ -256,6 +278,10 @@ func readLabels(path string, n int64, classes, workers int) ([]int32, int, error
 		return forEachLine(c.data, c.firstLine, func(line []byte, idx int64) error {
 			if idx >= n {
 				return &lineError{path, idx + 1, fmt.Errorf("more label lines than the %d nodes", n)}
+			}
+			if allowMissing && isMissingLabel(line) {
+				labels[idx] = -1
+				return nil
 			}
 			v, err := parseIntLine(line)
 			if err != nil {
@@ -278,13 +304,22 @@ func readLabels(path string, n int64, classes, workers int) ([]int32, int, error
 		return nil, 0, fmt.Errorf("%s: %d labels, want one per node (%d)", path, lines, n)
 	}
 	if classes == 0 {
-		for _, l := range labels {
+		for _, l := range labels { // -1 (missing) never raises the count
 			if int(l) >= classes {
 				classes = int(l) + 1
 			}
 		}
 	}
 	return labels, classes, nil
+}
+
+// isMissingLabel reports whether a label line stands for "no label".
+func isMissingLabel(line []byte) bool {
+	switch string(line) {
+	case "", "-1", "nan", "NaN", "-1.0":
+		return true
+	}
+	return false
 }
 
 // featureDim reads the first line of the feature file to size the matrix.

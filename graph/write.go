@@ -83,21 +83,7 @@ func writeOGB(dir string, d *Dataset, m int64, edge func(i int64) (int64, int64)
 		if err := writeLabels(filepath.Join(raw, "node-label.csv.gz"), d.Labels, workers); err != nil {
 			return err
 		}
-		// About 4 MB of text per chunk whatever the dimension.
-		rowsPer := max(1, int64(1<<20)/int64(d.Feat.Dim))
-		err = writeGzipChunks(filepath.Join(raw, "node-feat.csv.gz"), workers, chunksOf(d.NumNodes, rowsPer), func(c int, b []byte) []byte {
-			for v := int64(c) * rowsPer; v < min(d.NumNodes, int64(c+1)*rowsPer); v++ {
-				for k, x := range d.Feat.Row(v) {
-					if k > 0 {
-						b = append(b, ',')
-					}
-					b = appendFloat32(b, x)
-				}
-				b = append(b, '\n')
-			}
-			return b
-		})
-		if err != nil {
+		if err := writeFeatures(filepath.Join(raw, "node-feat.csv.gz"), d.Feat, workers); err != nil {
 			return err
 		}
 		for name, s := range d.Splits {
@@ -172,6 +158,25 @@ func appendFloat32(b []byte, x float32) []byte {
 		return b
 	}
 	return strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+}
+
+// writeFeatures writes one comma-separated row per row of f.
+func writeFeatures(path string, f *Features, workers int) error {
+	// About 4 MB of text per chunk whatever the dimension.
+	n := f.NumRows()
+	rowsPer := max(1, int64(1<<20)/int64(f.Dim))
+	return writeGzipChunks(path, workers, chunksOf(n, rowsPer), func(c int, b []byte) []byte {
+		for v := int64(c) * rowsPer; v < min(n, int64(c+1)*rowsPer); v++ {
+			for k, x := range f.Row(v) {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = appendFloat32(b, x)
+			}
+			b = append(b, '\n')
+		}
+		return b
+	})
 }
 
 func writeLabels(path string, labels []int32, workers int) error {

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"mpignn/graph"
@@ -32,10 +34,26 @@ func runGen(args []string) error {
 	fs.Float64Var(&o.FeatSep, "feat-sep", 2, "distance scale between class centroids, in units of the feature noise (2: features alone classify ~45% of 47 classes)")
 	fs.Float64Var(&o.PowerLaw, "power-law", 2.5, "exponent of the power-law degree distribution (> 2)")
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines (0 = GOMAXPROCS); does not change the output")
+	hetero := fs.Bool("hetero", false, "generate an ogbn-mag-shaped heterogeneous graph (paper/author/institution/field_of_study) instead")
+	var h graph.HeteroGenOptions
+	scale := fs.Float64("scale", 1, "--hetero: size relative to ogbn-mag (1 = 736,389 papers, ~21 M edges); the count flags below override it")
+	fs.Int64Var(&h.Papers, "papers", 0, "--hetero: papers (0 = scale x 736,389)")
+	fs.Int64Var(&h.Authors, "authors", 0, "--hetero: authors (0 = scale x 1,134,649)")
+	fs.Int64Var(&h.Institutions, "institutions", 0, "--hetero: institutions (0 = scale x 8,740)")
+	fs.Int64Var(&h.Fields, "fields", 0, "--hetero: fields of study (0 = scale x 59,965)")
+	fs.Int64Var(&h.Cites, "cites", 0, "--hetero: paper___cites___paper edges (0 = scale x 5,416,271)")
+	fs.Int64Var(&h.Writes, "writes", 0, "--hetero: author___writes___paper edges (0 = scale x 7,145,660)")
+	fs.Int64Var(&h.Affiliations, "affiliations", 0, "--hetero: author___affiliated_with___institution edges (0 = scale x 1,043,998)")
+	fs.Int64Var(&h.Topics, "topics", 0, "--hetero: paper___has_topic___field_of_study edges (0 = scale x 7,505,078)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: mpignn gen --out DIR [--nodes N --avg-degree D --classes C --feat-dim F --seed S]\n"+
 			"                  [--train-frac F --valid-frac F | --train N --valid N --test N]\n"+
-			"Writes DIR/raw/*.csv.gz and DIR/split/%s/{train,valid,test}.csv.gz.\n", graph.GenSplitName)
+			"       mpignn gen --hetero --out DIR [--scale S --papers N --authors N --institutions N --fields N\n"+
+			"                  --cites M --writes M --affiliations M --topics M --classes C --feat-dim F --seed S]\n"+
+			"Writes DIR/raw/*.csv.gz and DIR/split/%s/{train,valid,test}.csv.gz (with --hetero OGB's heterogeneous\n"+
+			"layout, ogbn-mag's: raw/num-node-dict.csv.gz, raw/relations/<src>___<rel>___<dst>/, split/%s/paper/).\n"+
+			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n",
+			graph.GenSplitName, graph.GenSplitName)
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -46,6 +64,57 @@ func runGen(args []string) error {
 	}
 	if *out == "" {
 		return errors.New("--out DIR is required")
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *hetero {
+		for _, name := range []string{"nodes", "avg-degree", "train", "valid", "test"} {
+			if set[name] {
+				return fmt.Errorf("--%s is for homogeneous graphs; with --hetero give --scale or --papers/--authors/--institutions/--fields and --cites/--writes/--affiliations/--topics", name)
+			}
+		}
+		if !(*scale > 0) {
+			return fmt.Errorf("--scale %v must be positive", *scale)
+		}
+		m := graph.MagGenOptions(*scale)
+		for _, p := range []struct{ v, def *int64 }{
+			{&h.Papers, &m.Papers}, {&h.Authors, &m.Authors}, {&h.Institutions, &m.Institutions}, {&h.Fields, &m.Fields},
+			{&h.Cites, &m.Cites}, {&h.Writes, &m.Writes}, {&h.Affiliations, &m.Affiliations}, {&h.Topics, &m.Topics},
+		} {
+			if *p.v < 0 {
+				return fmt.Errorf("a count flag is %d; counts must be positive (0 = scaled ogbn-mag)", *p.v)
+			}
+			if *p.v == 0 {
+				*p.v = *p.def
+			}
+		}
+		h.Seed, h.Workers = o.Seed, o.Workers
+		// Shared flags count only when given: their homogeneous defaults
+		// differ from ogbn-mag's.
+		if set["classes"] {
+			h.Classes = o.Classes
+		}
+		if set["feat-dim"] {
+			h.FeatDim = o.FeatDim
+		}
+		if set["homophily"] {
+			h.Homophily = max(o.Homophily, 1e-12) // explicit 0: none
+		}
+		if set["feat-sep"] {
+			h.FeatSep = max(o.FeatSep, 1e-12)
+		}
+		if set["power-law"] {
+			h.PowerLaw = o.PowerLaw
+		}
+		if set["train-frac"] || set["valid-frac"] {
+			h.TrainFrac, h.ValidFrac = o.TrainFrac, o.ValidFrac
+		}
+		return runGenHetero(h, *out)
+	}
+	for _, name := range []string{"scale", "papers", "authors", "institutions", "fields", "cites", "writes", "affiliations", "topics"} {
+		if set[name] {
+			return fmt.Errorf("--%s needs --hetero", name)
+		}
 	}
 	if (o.Train > 0 || o.Valid > 0 || o.Test > 0) && (o.TrainFrac > 0 || o.ValidFrac > 0) {
 		return errors.New("give split sizes either as counts (--train/--valid/--test) or as fractions (--train-frac/--valid-frac), not both")
@@ -94,6 +163,56 @@ func runGen(args []string) error {
 		*out, so.Nodes, st.Edges, 2*st.Edges, so.Classes, so.FeatDim, graph.GenSplitName, so.Train, so.Valid, so.Test)
 	fmt.Printf("edge homophily %.4f, max degree %d\n", st.EdgeHomophily, st.MaxDegree)
 	fmt.Printf("planted accuracy ceiling (%d test nodes): features-only %.4f, features+neighbour labels %.4f\n",
+		st.EvalNodes, st.FeatureOnlyAcc, st.OracleAcc)
+	fmt.Printf("time: generate %.1fs, write %.1fs\n", tGen.Seconds(), (time.Since(t0) - tGen).Seconds())
+	return nil
+}
+
+// runGenHetero generates and writes the ogbn-mag-shaped graph of o.
+func runGenHetero(o graph.HeteroGenOptions, out string) error {
+	if _, err := os.Stat(out); err == nil {
+		if ents, _ := os.ReadDir(out); len(ents) > 0 {
+			return fmt.Errorf("%s exists and is not empty; refusing to overwrite", out)
+		}
+	}
+	need, err := graph.HeteroGenMemory(o)
+	if err != nil {
+		return err
+	}
+	if avail := train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+		return fmt.Errorf("--hetero with %d papers, %d authors and %d edges needs ~%s of memory but this machine has %s available; lower --scale",
+			o.Papers, o.Authors, o.Cites+o.Writes+o.Affiliations+o.Topics, train.FormatBytes(need), train.FormatBytes(float64(avail)))
+	}
+	cleanup := tempout.NewCleanup("mpignn gen")
+	defer cleanup.Listen()()
+	cleanup.Add(tempout.Own(out))
+	t0 := time.Now()
+	d, st, err := graph.GenerateHeteroStats(o)
+	if err != nil {
+		return err
+	}
+	tGen := time.Since(t0)
+	if err := graph.WriteHetero(out, d); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "README.md"), []byte(graph.DescribeHetero(o, st)), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	s := d.Schema
+	var types, rels []string
+	var edges int64
+	for t, ty := range s.NodeTypes {
+		types = append(types, fmt.Sprintf("%s %d", ty, s.Count(t)))
+	}
+	for _, r := range s.Relations {
+		rels = append(rels, fmt.Sprintf("%s %d", r.Name, st.Edges[r.String()]))
+		edges += st.Edges[r.String()]
+	}
+	sp := d.Splits[graph.GenSplitName][graph.TypePaper]
+	fmt.Printf("wrote %s: hetero, %d nodes (%s), %d edges (%s), %d classes, paper dim %d, split %q %d/%d/%d\n",
+		out, s.NumNodes(), strings.Join(types, ", "), edges, strings.Join(rels, ", "), d.NumClasses[graph.TypePaper],
+		d.Feat[graph.TypePaper].Dim, graph.GenSplitName, len(sp.Train), len(sp.Valid), len(sp.Test))
+	fmt.Printf("planted accuracy ceiling (%d test papers): features-only %.4f, features+neighbour communities %.4f\n",
 		st.EvalNodes, st.FeatureOnlyAcc, st.OracleAcc)
 	fmt.Printf("time: generate %.1fs, write %.1fs\n", tGen.Seconds(), (time.Since(t0) - tGen).Seconds())
 	return nil

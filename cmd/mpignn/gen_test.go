@@ -51,3 +51,57 @@ func TestGenCLIBadInput(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	require.Empty(t, ents, "failed runs left files behind")
 }
+
+func TestGenHeteroCLI(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "mag")
+	args := []string{"--hetero", "--papers", "3000", "--authors", "4000", "--institutions", "40", "--fields", "300",
+		"--cites", "20000", "--writes", "25000", "--affiliations", "4000", "--topics", "30000",
+		"--classes", "12", "--feat-dim", "8", "--seed", "2", "--out", out}
+	require.NoError(t, runGen(args))
+	require.FileExists(t, filepath.Join(out, "README.md"))
+	d, err := graph.ReadOGBHetero(out, graph.DefaultHeteroReadOptions())
+	require.NoError(t, err)
+	s := d.Schema
+	require.Equal(t, []string{"author", "field_of_study", "institution", "paper"}, s.NodeTypes)
+	require.Equal(t, []int64{0, 4000, 4300, 4340, 7340}, s.NodeOrig)
+	require.Equal(t, 7, s.NumRels(), "4 stored relations and 3 reverses")
+	require.Equal(t, 8, d.Feat["paper"].Dim)
+	require.Equal(t, 12, d.NumClasses["paper"])
+	sp := d.Splits[graph.GenSplitName]["paper"]
+	require.Equal(t, 3000, len(sp.Train)+len(sp.Valid)+len(sp.Test))
+	stored, err := graph.ReadOGBHetero(out, graph.HeteroReadOptions{})
+	require.NoError(t, err)
+	require.EqualValues(t, 20000+25000+4000+30000, stored.In.NumEdges())
+	require.ErrorContains(t, runGen(args), "not empty", "second run")
+
+	// --scale alone: a 1/1000 ogbn-mag.
+	out2 := filepath.Join(t.TempDir(), "mag2")
+	require.NoError(t, runGen([]string{"--hetero", "--scale", "0.002", "--classes", "20", "--out", out2}))
+	d2, err := graph.ReadOGBHetero(out2, graph.HeteroReadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, int64(1473), d2.Schema.Count(3), "papers: 0.002 x 736,389")
+	require.Equal(t, 128, d2.Feat["paper"].Dim, "ogbn-mag's feature dimension by default")
+}
+
+func TestGenHeteroCLIBadInput(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"homogeneous flag", []string{"--hetero", "--nodes", "100", "--out", filepath.Join(dir, "a")}, "--nodes is for homogeneous graphs"},
+		{"hetero flag without hetero", []string{"--papers", "100", "--out", filepath.Join(dir, "b")}, "--papers needs --hetero"},
+		{"bad scale", []string{"--hetero", "--scale", "-1", "--out", filepath.Join(dir, "c")}, "--scale -1 must be positive"},
+		{"negative count", []string{"--hetero", "--scale", "0.01", "--cites", "-5", "--out", filepath.Join(dir, "d")}, "counts must be positive"},
+		{"too few papers", []string{"--hetero", "--scale", "0.01", "--papers", "100", "--out", filepath.Join(dir, "e")}, "too few for 349 classes"},
+		{"too dense", []string{"--hetero", "--scale", "0.01", "--institutions", "2", "--out", filepath.Join(dir, "f")}, "affiliated_with edges"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorContains(t, runGen(tc.args), tc.want)
+		})
+	}
+	ents, _ := os.ReadDir(dir)
+	require.Empty(t, ents, "failed runs left files behind")
+}
