@@ -24,6 +24,10 @@ type partitionConfig struct {
 	imbalance                         float64
 	// link is the link-prediction split (nil without --link-split).
 	link *partition.LinkOptions
+	// Heterogeneous datasets only: the labelled node type whose labels and
+	// splits the partition keeps, and relations left without a reverse.
+	labelType string
+	noReverse string
 }
 
 func parsePartition(args []string) (partitionConfig, error) {
@@ -42,6 +46,8 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.Float64Var(&c.imbalance, "imbalance", 0, "METIS allowed imbalance per constraint (0 = 1.03)")
 	fs.IntVar(&c.workers, "workers", 0, "parallelism (0 = GOMAXPROCS)")
 	fs.BoolVar(&c.force, "force", false, "replace an existing partition directory at --out")
+	fs.StringVar(&c.labelType, "label-type", "", "heterogeneous datasets: the labelled node type to keep labels and splits of (default: the only labelled type)")
+	fs.StringVar(&c.noReverse, "no-reverse", "", "heterogeneous datasets: comma-separated relations (src___rel___dst) NOT given a reverse relation; \"all\" for none (default: every relation gets rev_<rel>)")
 	linkSplit := fs.String("link-split", "", "link-prediction split: random:TRAIN,VALID,TEST (fractions of the distinct undirected pairs, seeded by --seed) or time (split/time files); adjacency then holds training edges only")
 	linkNegs := fs.Int("link-negs", partition.DefaultNegsPerPos, "fixed negatives per valid/test edge (MRR), with --link-split")
 	linkPool := fs.Int64("link-pool", partition.DefaultPool, "random pairs in each of the valid and test negative pools (Hits@K), with --link-split")
@@ -125,6 +131,12 @@ func partitionCmd(w io.Writer, args []string) error {
 	cleanup := tempout.NewCleanup("mpignn partition")
 	defer cleanup.Listen()()
 	cleanup.Add(tempout.Own(c.out))
+	if graph.IsHeteroLayout(c.data) {
+		return partitionHetero(w, c)
+	}
+	if c.labelType != "" || c.noReverse != "" {
+		return fmt.Errorf("--label-type and --no-reverse apply to heterogeneous datasets; %s has the homogeneous layout", c.data)
+	}
 	ro := graph.ReadOptions{Dedup: true, NormalizeFeatures: c.normalize, Workers: c.workers}
 	if c.undirected {
 		ro = graph.UndirectedOptions()
@@ -171,7 +183,66 @@ func partitionCmd(w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "partitioned by %s in %.1fs, wrote %s in %.1fs\n", m.Method, tAssign.Seconds(), c.out, time.Since(t2).Seconds())
+	return reportPartition(w, c, m, tAssign, time.Since(t2))
+}
+
+// heteroReadOptions are the reader options of --undirected, --no-reverse,
+// --normalize-feats and --workers for a heterogeneous dataset.
+func (c partitionConfig) heteroReadOptions() graph.HeteroReadOptions {
+	ro := graph.DefaultHeteroReadOptions()
+	ro.Reverse = c.undirected && c.noReverse != "all"
+	if ro.Reverse && c.noReverse != "" {
+		for _, r := range strings.Split(c.noReverse, ",") {
+			ro.NoReverse = append(ro.NoReverse, strings.TrimSpace(r))
+		}
+	}
+	ro.NormalizeFeatures, ro.Workers = c.normalize, c.workers
+	return ro
+}
+
+// partitionHetero partitions a dataset in OGB's heterogeneous layout
+// (format version 2): METIS balances every node type.
+func partitionHetero(w io.Writer, c partitionConfig) error {
+	switch {
+	case c.link != nil:
+		return errors.New("--link-split: link splits of heterogeneous datasets are not supported yet")
+	case c.haloFeats:
+		return errors.New("--halo-feats: not supported for heterogeneous datasets yet")
+	}
+	t0 := time.Now()
+	d, err := graph.ReadOGBHetero(c.data, c.heteroReadOptions())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "read %s: %d nodes of %d types, %d edges of %d relations in %.1fs\n",
+		c.data, d.NumNodes(), d.Schema.NumTypes(), d.In.NumEdges(), d.Schema.NumRels(), time.Since(t0).Seconds())
+	opt := partition.Options{
+		Method: c.method, Seed: c.seed, Split: c.split, LabelType: c.labelType,
+		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
+	}
+	if c.balance != "" {
+		for _, b := range strings.Split(c.balance, ",") {
+			opt.Balance = append(opt.Balance, strings.TrimSpace(b))
+		}
+	}
+	t1 := time.Now()
+	assign, err := partition.AssignHetero(d, c.parts, opt)
+	if err != nil {
+		return err
+	}
+	tAssign := time.Since(t1)
+	t2 := time.Now()
+	m, err := partition.WriteHetero(c.out, d, assign, c.parts, opt)
+	if err != nil {
+		return err
+	}
+	return reportPartition(w, c, m, tAssign, time.Since(t2))
+}
+
+// reportPartition prints the timing line, a warning for a split without
+// training nodes, and the partition statistics.
+func reportPartition(w io.Writer, c partitionConfig, m *partition.Meta, tAssign, tWrite time.Duration) error {
+	fmt.Fprintf(w, "partitioned by %s in %.1fs, wrote %s in %.1fs\n", m.Method, tAssign.Seconds(), c.out, tWrite.Seconds())
 	if sc, ok := m.Splits[m.Split]; ok && sc.Train == 0 {
 		// Still useful for predict, so a warning rather than an error.
 		fmt.Fprintf(w, "warning: split %s has no training nodes; mpignn train will refuse it\n", m.Split)
