@@ -86,12 +86,13 @@ func synthHeteroBlocks(r *rand.Rand, h *HeteroConfig, sizes, fanout []int, zeroE
 
 // heteroInputs returns random per-type inputs for blocks[0]'s nodes.
 func heteroInputs(r *rand.Rand, h *HeteroConfig, b0 *sample.Block) [][]float32 {
-	xs := make([][]float32, h.NumTypes())
+	n := make([]int, h.NumTypes())
 	for _, o := range b0.Orig {
-		t := typeIndexOf(h, o)
-		for k := 0; k < h.InDims[t]; k++ {
-			xs[t] = append(xs[t], float32(r.NormFloat64()))
-		}
+		n[typeIndexOf(h, o)]++
+	}
+	xs := make([][]float32, h.NumTypes())
+	for t := range xs {
+		xs[t] = randFeatures(r, n[t]*h.InDims[t])
 	}
 	return xs
 }
