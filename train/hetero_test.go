@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpignn/graph"
 	"mpignn/sample"
 )
 
@@ -535,4 +536,24 @@ func TestHeteroConfigJSON(t *testing.T) {
 	other.Hetero = testHetero([]int{3, 4, 2}, 1, []bool{false, true, false})
 	assert.False(t, cfg.Equal(other))
 	assert.True(t, archConfigs[0].Equal(Config{Arch: "", InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5}))
+}
+
+// TestNewHeteroConfig: the config built from a graph.Schema validates, maps
+// back to the same schema, and sizes the memory estimate from its layout.
+func TestNewHeteroConfig(t *testing.T) {
+	rels := []graph.Relation{{Src: "paper", Name: "cites", Dst: "paper"}, {Src: "author", Name: "writes", Dst: "paper"}}
+	rels = append(rels, rels[1].Reverse())
+	s, err := graph.NewSchema(map[string]int64{"paper": 30, "author": 20}, rels)
+	require.NoError(t, err)
+	h := NewHeteroConfig(s, []int{8, 16}, 2, []bool{true, false})
+	assert.Equal(t, []string{"author___writes___paper", "paper___cites___paper", "paper___rev_writes___author"}, h.Relations)
+	assert.Equal(t, []int64{0, 20, 50}, h.NodeOrig)
+	cfg := Config{Arch: ArchRGCN, Hidden: 8, Classes: 3, Layers: 2, Hetero: h}
+	require.NoError(t, cfg.Validate())
+	back, err := h.Schema()
+	require.NoError(t, err)
+	assert.Equal(t, s, back)
+	e := cfg.EstimateTraining([]int{5, 5}, nil, 64, 50)
+	assert.Equal(t, float64(cfg.NumParams()*4), e.Params)
+	assert.Positive(t, e.Activations)
 }
