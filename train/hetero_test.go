@@ -132,7 +132,7 @@ func hetCases() []hetCase {
 			for _, tc := range []hetCase{
 				{"1layer", Config{Hidden: 4, Classes: 3, Layers: 1}, false},
 				{"2layer", Config{Hidden: 5, Classes: 3, Layers: 2}, false},
-				{"2layer-dropout", Config{Hidden: 5, Classes: 3, Layers: 2, Dropout: 0.3, InputDropout: 0.25}, true},
+				{"2layer-dropout", Config{Hidden: 8, Classes: 3, Layers: 2, Dropout: 0.3, InputDropout: 0.25}, true},
 			} {
 				tc.cfg.Arch = arch
 				tc.cfg.Hetero = testHetero([]int{3, 4, 2}, nb, []bool{false, true, true})
