@@ -110,7 +110,7 @@ func (c Config) stepBytes(fanouts []int, batch int, numNodes int64, training boo
 	rows := blockRows(fanouts, batch, numNodes)
 	L := c.Layers
 	x := rows[L] * float64(c.InDim)
-	if c.Hetero != nil {
+	if c.Hetero != nil && len(c.Hetero.InDims) > 0 {
 		// Typed inputs (at most the widest type per row) and their
 		// Hidden-wide projections.
 		x = rows[L] * float64(slices.Max(c.Hetero.InDims)+c.Hidden)
