@@ -51,7 +51,7 @@ func synthBlocks(r *rand.Rand, sizes, fanout []int, zeroEvery int) []sample.Bloc
 // relabel returns an equivalent block chain whose nodes are listed in a
 // different local order (as another partitioning would produce), with x
 // permuted to match, plus the permuted labels. Destinations stay first in
-// every block, edges keep their per-destination order.
+// every block, edges keep their per-destination order (and their Etype).
 func relabel(r *rand.Rand, blocks []sample.Block, x []float32, dim int, labels []int32) ([]sample.Block, []float32, []int32) {
 	L := len(blocks)
 	// perm[l][newPos] = oldPos for level l (level L = seeds).
@@ -80,6 +80,9 @@ func relabel(r *rand.Rand, blocks []sample.Block, x []float32, dim int, labels [
 			old := perm[l+1][nw]
 			for _, j := range b.Indices[b.Indptr[old]:b.Indptr[old+1]] {
 				nb.Indices = append(nb.Indices, inv[j])
+			}
+			if b.Etype != nil {
+				nb.Etype = append(nb.Etype, b.Etype[b.Indptr[old]:b.Indptr[old+1]]...)
 			}
 			nb.Indptr = append(nb.Indptr, int32(len(nb.Indices)))
 		}

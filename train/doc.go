@@ -1,6 +1,7 @@
 // Package train holds the models (a Layer/Head seam with a registry of
-// architectures: GraphSAGE, GCN, GAT), the Adam optimizer, the
-// distributed training loop, evaluation, checkpoints and metrics.
+// architectures: GraphSAGE, GCN, GAT, and for heterogeneous graphs R-GCN
+// and HeteroSAGE), the Adam optimizer, the distributed training loop,
+// evaluation, checkpoints and metrics.
 //
 // Everything here is pure (no MPI). The distributed parts meet the rest of
 // the program at two small interfaces:
@@ -17,6 +18,17 @@
 // the step, and every rank applies the same Adam update to the same reduced
 // gradient. So P ranks with per-rank batch B/P train exactly like one rank
 // with batch B, up to float32 summation order.
+//
+// Heterogeneous graphs (Config.Hetero, architectures "rgcn" and "hsage",
+// see HeteroArchs) run on typed blocks (sample.Block.Etype): the node type
+// of a block node comes from its original id through the config's
+// NodeOrig offsets, each type's input rows (features or learnable
+// embeddings, one matrix per type) go through a per-type linear projection
+// to Hidden, and the layers keep one weight per relation (R-GCN, optionally
+// basis-decomposed) or one GraphSAGE per relation summed per destination
+// type (PyG's to_hetero). The *Hetero methods of Model are the entry points;
+// InputGrad hands the gradients of learnable embedding rows to the caller,
+// which owns the embeddings and their sparse optimizer.
 //
 // Matrix products go through gonum's blas32, routed to OpenBLAS by default
 // (see blas_openblas.go; -tags gonumblas selects gonum's pure-Go kernels).

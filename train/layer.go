@@ -35,6 +35,9 @@ type Pass struct {
 	// block of the layer below), nil for the first layer, whose input rows
 	// are the features of the sampled input nodes.
 	Prev *sample.Block
+	// Types is the node type of each of the block's nodes (destinations
+	// first) in a heterogeneous model, nil in a homogeneous one.
+	Types []int32
 }
 
 // Layer is one message-passing layer over a sampled block: it maps the
@@ -94,14 +97,19 @@ const (
 	ArchSAGE = "sage"
 	ArchGCN  = "gcn"
 	ArchGAT  = "gat"
+	// ArchRGCN and ArchHSAGE are the heterogeneous architectures.
+	ArchRGCN  = "rgcn"
+	ArchHSAGE = "hsage"
 )
 
 // archSpec is one registry entry: how to validate a configuration of the
 // architecture and how to build its layer l in either precision. (Go has
 // no generic function values, hence one constructor per element type.)
 type archSpec struct {
-	name     string
-	doc      string
+	name   string
+	doc    string
+	hetero bool // needs Config.Hetero and typed blocks
+
 	validate func(Config) error // architecture-specific checks only
 	new32    func(c Config, l int) Layer[float32]
 	new64    func(c Config, l int) Layer[float64]
@@ -129,14 +137,43 @@ func archRegistry() []archSpec {
 			new32:    func(c Config, l int) Layer[float32] { return newGAT[float32](c, l) },
 			new64:    func(c Config, l int) Layer[float64] { return newGAT[float64](c, l) },
 		},
+		{
+			name: ArchRGCN, hetero: true,
+			doc:      "R-GCN: H_dst·W_self + sum over relations r of mean_r(H_nbr)·W_r + b, optional basis decomposition W_r = sum_b a_rb·V_b",
+			validate: noAttention,
+			new32:    func(c Config, l int) Layer[float32] { return newRGCN[float32](c, l) },
+			new64:    func(c Config, l int) Layer[float64] { return newRGCN[float64](c, l) },
+		},
+		{
+			name: ArchHSAGE, hetero: true,
+			doc:      "HeteroSAGE: one GraphSAGE per relation, summed per destination type (PyG to_hetero, aggr=sum)",
+			validate: validateHSAGE,
+			new32:    func(c Config, l int) Layer[float32] { return newHSAGE[float32](c, l) },
+			new64:    func(c Config, l int) Layer[float64] { return newHSAGE[float64](c, l) },
+		},
 	}
 }
 
-// Archs returns the names of the registered architectures.
+// Archs returns the names of the registered homogeneous architectures (the
+// ones a Config without Hetero can name).
 func Archs() []string {
 	var names []string
 	for _, a := range archRegistry() {
-		names = append(names, a.name)
+		if !a.hetero {
+			names = append(names, a.name)
+		}
+	}
+	return names
+}
+
+// HeteroArchs returns the names of the registered heterogeneous
+// architectures (they need Config.Hetero and typed blocks).
+func HeteroArchs() []string {
+	var names []string
+	for _, a := range archRegistry() {
+		if a.hetero {
+			names = append(names, a.name)
+		}
 	}
 	return names
 }
@@ -162,7 +199,7 @@ func lookupArch(name string) (archSpec, error) {
 			return a, nil
 		}
 	}
-	return archSpec{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(Archs(), ", "))
+	return archSpec{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(append(Archs(), HeteroArchs()...), ", "))
 }
 
 // newLayer builds layer l of a validated configuration in precision T.

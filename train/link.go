@@ -182,6 +182,13 @@ func (n *net[T]) forwardLinkLoss(blocks []sample.Block, x []T, pairs []int32, la
 		return 0, 0, err
 	}
 	n.forward(blocks, x, train, key)
+	loss, correct := n.linkLoss(blocks, pairs, labels, scale)
+	return loss, correct, nil
+}
+
+// linkLoss runs the decoder over the pairs of the last forward's seed rows
+// and the binary cross-entropy, keeping the pair state for backward.
+func (n *net[T]) linkLoss(blocks []sample.Block, pairs []int32, labels []float32, scale T) (float64, int) {
 	h := n.out[len(blocks)-1]
 	c, p := n.cfg.Classes, len(labels)
 	ls := &n.link
@@ -195,7 +202,7 @@ func (n *net[T]) forwardLinkLoss(blocks []sample.Block, x []T, pairs []int32, la
 	n.dec.forward(ls.u, ls.v, p, ls.z)
 	loss, correct := bceWithLogits(ls.z, labels, scale, ls.dz)
 	ls.pairs, ls.active = pairs, true
-	return loss, correct, nil
+	return loss, correct
 }
 
 // bceWithLogits writes scale·d(sum of losses)/d(z) into dz and returns the

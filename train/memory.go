@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -43,6 +44,11 @@ func (e MemoryEstimate) String() string {
 
 // numParams is NumParams in float64: it cannot overflow.
 func (c Config) numParams() float64 {
+	if c.Hetero != nil {
+		// Per-relation weights: count the real layout (its sizes are
+		// bounded by the relation and type counts a schema can have).
+		return float64(c.NumParams())
+	}
 	n := 0.0
 	for l := 0; l < c.Layers; l++ {
 		in, out := c.LayerDims(l)
@@ -104,6 +110,11 @@ func (c Config) stepBytes(fanouts []int, batch int, numNodes int64, training boo
 	rows := blockRows(fanouts, batch, numNodes)
 	L := c.Layers
 	x := rows[L] * float64(c.InDim)
+	if c.Hetero != nil && len(c.Hetero.InDims) > 0 {
+		// Typed inputs (at most the widest type per row) and their
+		// Hidden-wide projections.
+		x = rows[L] * float64(slices.Max(c.Hetero.InDims)+c.Hidden)
+	}
 	b := x * f32
 	if training && c.InputDropout > 0 {
 		b += x * f32

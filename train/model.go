@@ -39,6 +39,13 @@ type Config struct {
 	// omitted from JSON when empty so node configs (and their checkpoints)
 	// serialise exactly as before.
 	Decoder string `json:"decoder,omitempty"`
+	// Hetero makes a heterogeneous model (architectures "rgcn" and
+	// "hsage", see HeteroArchs): the node types, relations and per-type
+	// input widths. InDim is then 0 and every node type's input rows go
+	// through their own linear projection to Hidden before layer 0. A
+	// pointer with omitempty so homogeneous configs (and checkpoints)
+	// serialise exactly as before.
+	Hetero *HeteroConfig `json:"hetero,omitempty"`
 }
 
 // Link decoders accepted by Config.Decoder.
@@ -65,11 +72,20 @@ func (c Config) ArchName() string {
 	return c.Arch
 }
 
-// Normalized returns c with Arch spelled out, so that two configurations
-// of the same model compare equal with ==.
+// Normalized returns c with Arch spelled out, so that two homogeneous
+// configurations of the same model compare equal with == (use Equal when
+// either may be heterogeneous: Hetero is a pointer).
 func (c Config) Normalized() Config {
 	c.Arch = c.ArchName()
 	return c
+}
+
+// Equal reports whether c and o describe the same model: the same fields
+// after Normalized, with Hetero compared by value.
+func (c Config) Equal(o Config) bool {
+	ch, oh := c.Hetero, o.Hetero
+	c.Hetero, o.Hetero = nil, nil
+	return c.Normalized() == o.Normalized() && ch.equal(oh)
 }
 
 // InputLayer is the layer index under which dropout masks of the input
@@ -79,8 +95,12 @@ const InputLayer = -1
 // Validate reports a configuration the model cannot be built from.
 func (c Config) Validate() error {
 	switch {
-	case c.InDim <= 0:
+	case c.Hetero == nil && c.InDim <= 0:
 		return fmt.Errorf("model config: in_dim %d must be positive", c.InDim)
+	case c.Hetero != nil && c.InDim != 0:
+		return fmt.Errorf("model config: in_dim %d must be 0 for a heterogeneous model (per-type input widths are hetero.in_dims)", c.InDim)
+	case c.Hetero != nil && c.Hidden <= 0:
+		return fmt.Errorf("model config: hidden %d must be positive for a heterogeneous model (the width of the typed input projections)", c.Hidden)
 	case c.Classes <= 0:
 		return fmt.Errorf("model config: classes %d must be positive", c.Classes)
 	case c.Layers <= 0:
@@ -98,13 +118,25 @@ func (c Config) Validate() error {
 	if err != nil {
 		return fmt.Errorf("model config: %w", err)
 	}
+	switch {
+	case a.hetero && c.Hetero == nil:
+		return fmt.Errorf("model config: %s is a heterogeneous model and needs a hetero section (node types, relations, input widths)", a.name)
+	case !a.hetero && c.Hetero != nil:
+		return fmt.Errorf("model config: %s is a homogeneous model; a heterogeneous graph needs one of %s", a.name, strings.Join(HeteroArchs(), ", "))
+	}
+	if c.Hetero != nil {
+		if err := c.Hetero.validate(); err != nil {
+			return err
+		}
+	}
 	return a.validate(c)
 }
 
-// LayerDims returns the input and output width of layer l.
+// LayerDims returns the input and output width of layer l. Layer 0 of a
+// heterogeneous model reads the Hidden-wide typed input projections.
 func (c Config) LayerDims(l int) (in, out int) {
 	in, out = c.Hidden, c.Hidden
-	if l == 0 {
+	if l == 0 && c.Hetero == nil {
 		in = c.InDim
 	}
 	if l == c.Layers-1 {
@@ -155,6 +187,11 @@ func (c Config) Tensors() []Tensor {
 	}
 	for _, s := range decoderSpecs(c) {
 		t := Tensor{Name: decoderPrefix + s.Name, Layer: c.Layers, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero}
+		off += t.Size()
+		ts = append(ts, t)
+	}
+	for _, s := range inputSpecs(c) {
+		t := Tensor{Name: s.Name, Layer: InputLayer, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero}
 		off += t.Size()
 		ts = append(ts, t)
 	}
@@ -305,7 +342,8 @@ type net[T floatT] struct {
 	grads  []T
 	layers []Layer[T]
 	head   Head[T]
-	dec    *decoder[T] // link decoder; nil for node classification
+	dec    *decoder[T]  // link decoder; nil for node classification
+	het    *hetInput[T] // typed inputs of a heterogeneous model; nil for homogeneous
 
 	// work buffers, grown on demand and reused across steps
 	out [][]T   // layer l: output rows (after ReLU+dropout for hidden layers), aliasing the layer's buffer
@@ -337,6 +375,9 @@ func newNet[T floatT](cfg Config, params, grads []T) (*net[T], error) {
 	}
 	if cfg.IsLink() {
 		n.dec = newDecoder[T](cfg)
+	}
+	if cfg.Hetero != nil {
+		n.het = newHetInput[T](cfg)
 	}
 	n.out = make([][]T, cfg.Layers)
 	if grads == nil {
@@ -371,6 +412,16 @@ func (n *net[T]) bindGrads(grads []T) {
 		}
 		n.dec.bind(ps, gs)
 	}
+	if n.het != nil {
+		specs := inputSpecs(n.cfg)
+		ps, gs := make([][]T, len(specs)), make([][]T, len(specs))
+		for i, s := range specs {
+			end := off + s.Rows*s.Cols
+			ps[i], gs[i] = n.params[off:end:end], grads[off:end:end]
+			off = end
+		}
+		n.het.bind(ps, gs)
+	}
 }
 
 // grow returns buf resliced to n elements, reallocating only when the
@@ -385,6 +436,32 @@ func grow[T floatT](buf []T, n int) []T {
 // check validates the block structure against the model and inputs, so a
 // malformed sample gives an error instead of an index panic deep inside.
 func (n *net[T]) check(blocks []sample.Block, x []T, labels []int32) error {
+	if n.het != nil {
+		return errors.New("model: a heterogeneous model takes one input matrix per node type (the *Hetero methods)")
+	}
+	if err := n.checkBlocks(blocks); err != nil {
+		return err
+	}
+	if want := blocks[0].NumSrc() * n.cfg.InDim; len(x) != want {
+		return fmt.Errorf("model: got %d input values, want %d (%d nodes x %d)", len(x), want, blocks[0].NumSrc(), n.cfg.InDim)
+	}
+	return n.checkLabels(blocks, labels)
+}
+
+// checkLabels validates the labels (nil: none to check) against the seeds.
+func (n *net[T]) checkLabels(blocks []sample.Block, labels []int32) error {
+	if labels != nil {
+		seeds := blocks[len(blocks)-1].NumDst
+		if len(labels) != seeds {
+			return fmt.Errorf("model: got %d labels for %d seeds", len(labels), seeds)
+		}
+		return n.head.Check(labels)
+	}
+	return nil
+}
+
+// checkBlocks validates the structure of the block chain.
+func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 	if len(blocks) != n.cfg.Layers {
 		return fmt.Errorf("model: got %d blocks for a %d-layer model", len(blocks), n.cfg.Layers)
 	}
@@ -414,16 +491,6 @@ func (n *net[T]) check(blocks []sample.Block, x []T, labels []int32) error {
 			return fmt.Errorf("model: block %d has %d nodes but block %d has %d destinations", l, ns, l-1, blocks[l-1].NumDst)
 		}
 	}
-	if want := blocks[0].NumSrc() * n.cfg.InDim; len(x) != want {
-		return fmt.Errorf("model: got %d input values, want %d (%d nodes x %d)", len(x), want, blocks[0].NumSrc(), n.cfg.InDim)
-	}
-	if labels != nil {
-		seeds := blocks[len(blocks)-1].NumDst
-		if len(labels) != seeds {
-			return fmt.Errorf("model: got %d labels for %d seeds", len(labels), seeds)
-		}
-		return n.head.Check(labels)
-	}
 	return nil
 }
 
@@ -441,10 +508,16 @@ func (n *net[T]) forwardLoss(blocks []sample.Block, x []T, labels []int32, scale
 		return 0, 0, err
 	}
 	n.forward(blocks, x, train, key)
+	loss, correct := n.loss(blocks, labels, scale)
+	return loss, correct, nil
+}
+
+// loss runs the head over the last forward's logits, leaving
+// scale·d(sum of losses)/d(logits) in n.dz.
+func (n *net[T]) loss(blocks []sample.Block, labels []int32, scale T) (float64, int) {
 	logits := n.out[len(blocks)-1]
 	n.dz = grow(n.dz, len(logits))
-	loss, correct := n.head.Loss(logits, labels, scale, n.dz)
-	return loss, correct, nil
+	return n.head.Loss(logits, labels, scale, n.dz)
 }
 
 // forward computes every layer's output rows; layer l computes only the
@@ -458,6 +531,11 @@ func (n *net[T]) forward(blocks []sample.Block, x []T, train bool, key MaskKey) 
 		x = n.xd
 	}
 	n.xin, n.key = x, key
+	n.forwardLayers(blocks, x, train, key)
+}
+
+// forwardLayers runs the layers over the input rows x of blocks[0]'s nodes.
+func (n *net[T]) forwardLayers(blocks []sample.Block, x []T, train bool, key MaskKey) {
 	h := x
 	last := len(blocks) - 1
 	for l := range blocks {
@@ -479,12 +557,16 @@ func (n *net[T]) pass(blocks []sample.Block, l int, train bool, key MaskKey) Pas
 	if l > 0 {
 		p.Prev = &blocks[l-1]
 	}
+	if n.het != nil {
+		p.Types = n.het.types[l]
+	}
 	return p
 }
 
 // backward propagates n.dz (gradient of the summed loss w.r.t. the logits)
-// and accumulates parameter gradients. Layer 0 skips the input gradient: the
-// features are not trained.
+// and accumulates parameter gradients. Layer 0 of a homogeneous model skips
+// the input gradient: the features are not trained. A heterogeneous model
+// continues through its typed input projections.
 func (n *net[T]) backward(blocks []sample.Block, x []T, train bool) {
 	if n.link.active {
 		n.linkBackward(blocks) // fills n.dz from the pair gradients
@@ -502,8 +584,11 @@ func (n *net[T]) backward(blocks []sample.Block, x []T, train bool) {
 			hin = n.out[l-1]
 		}
 		p := n.pass(blocks, l, train, n.key)
-		dh := n.layers[l].Backward(&p, b, hin, dz, l > 0)
+		dh := n.layers[l].Backward(&p, b, hin, dz, l > 0 || n.het != nil)
 		if l == 0 {
+			if n.het != nil {
+				n.het.backward(dh, train, n.key)
+			}
 			break
 		}
 		// Back through dropout and ReLU of layer l-1: an output is positive

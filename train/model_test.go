@@ -490,7 +490,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 2}, "hidden"},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Dropout: 1}, "dropout"},
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 1}, ""},
-		{Config{Arch: "gin", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `unknown model "gin" (known: sage, gcn, gat)`},
+		{Config{Arch: "gin", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `unknown model "gin" (known: sage, gcn, gat, rgcn, hsage)`},
 		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Heads: 2}, "gat only, not sage"},
 		{Config{Arch: ArchGCN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, AttnDropout: 0.1}, "gat only, not gcn"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "at least one head"},

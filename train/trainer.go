@@ -635,7 +635,7 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 	switch cfg := t.model.Config(); {
 	case c.Model.ArchName() != cfg.ArchName():
 		return fmt.Errorf("restore: checkpoint holds a %s model, this run configures %s", c.Model.ArchName(), cfg.ArchName())
-	case c.Model.Normalized() != cfg:
+	case !c.Model.Equal(cfg):
 		return fmt.Errorf("restore: checkpoint model %+v differs from the configured %+v", c.Model.Normalized(), cfg)
 	case c.Adam != t.opts.Adam:
 		return fmt.Errorf("restore: checkpoint optimizer %+v differs from the configured %+v", c.Adam, t.opts.Adam)

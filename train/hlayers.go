@@ -1,0 +1,412 @@
+package train
+
+import (
+	"fmt"
+
+	"mpignn/sample"
+)
+
+// relMean computes, for every relation r, the mean of the input rows over
+// each destination's sampled r-neighbours, for the destinations of r's
+// destination type only: agg[r] has one row per destination of that type,
+// in block order (idx[t] lists them; pos maps a destination to its row). A
+// destination without r-neighbours gets the zero row, as in the homogeneous
+// mean aggregator. It relies on the typed edges being validated and grouped
+// by relation (hetInput.prepare).
+type relMean[T Float] struct {
+	relDst []int   // destination type per relation
+	inRels [][]int // per node type: relations ending there, ascending
+	idx    [][]int32
+	pos    []int32
+	agg    [][]T // per relation
+	dagg   [][]T // per relation, gradient w.r.t. agg (backward)
+}
+
+func newRelMean[T Float](c Config) relMean[T] {
+	_, dst := relTypes(c.Hetero)
+	in := make([][]int, c.Hetero.NumTypes())
+	for r, t := range dst {
+		in[t] = append(in[t], r)
+	}
+	return relMean[T]{relDst: dst, inRels: in, idx: make([][]int32, len(in)),
+		agg: make([][]T, len(dst)), dagg: make([][]T, len(dst))}
+}
+
+// index groups the destinations (types[:nd]) by node type.
+func (a *relMean[T]) index(types []int32, nd int) {
+	for t := range a.idx {
+		a.idx[t] = a.idx[t][:0]
+	}
+	a.pos = a.pos[:0]
+	for i, t := range types[:nd] {
+		a.pos = append(a.pos, int32(len(a.idx[t])))
+		a.idx[t] = append(a.idx[t], int32(i))
+	}
+}
+
+// forward fills agg from the input rows h (w wide).
+func (a *relMean[T]) forward(b *sample.Block, h []T, w int) {
+	for r, t := range a.relDst {
+		a.agg[r] = grow(a.agg[r], len(a.idx[t])*w)
+		clear(a.agg[r])
+	}
+	// Each destination writes only its own rows, one per relation, so the
+	// split over goroutines does not change any sum.
+	parallelRows(b.NumDst, len(b.Indices)*w, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p := int(a.pos[i])
+			for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {
+				r := b.Etype[e]
+				f := e + 1
+				for f < end && b.Etype[f] == r {
+					f++
+				}
+				dst := a.agg[r][p*w : (p+1)*w]
+				for _, j := range b.Indices[e:f] {
+					axpy(1, h[int(j)*w:(int(j)+1)*w], dst)
+				}
+				inv := T(1 / float64(f-e))
+				for k := range dst {
+					dst[k] *= inv
+				}
+				e = f
+			}
+		}
+	})
+}
+
+// scatter is the adjoint of forward: it adds dagg[r][row of i]/|N_r(i)| to
+// dh[j] for every sampled edge j -r-> i. Serial: sources are shared.
+func (a *relMean[T]) scatter(b *sample.Block, w int, dh []T) {
+	for i := 0; i < b.NumDst; i++ {
+		p := int(a.pos[i])
+		for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {
+			r := b.Etype[e]
+			f := e + 1
+			for f < end && b.Etype[f] == r {
+				f++
+			}
+			inv := T(1 / float64(f-e))
+			g := a.dagg[r][p*w : (p+1)*w]
+			for _, j := range b.Indices[e:f] {
+				axpy(inv, g, dh[int(j)*w:(int(j)+1)*w])
+			}
+			e = f
+		}
+	}
+}
+
+// gatherRows copies rows idx of src (w wide) into dst, in idx order.
+func gatherRows[T Float](src []T, w int, idx []int32, dst []T) {
+	for k, i := range idx {
+		copy(dst[k*w:(k+1)*w], src[int(i)*w:(int(i)+1)*w])
+	}
+}
+
+// hsageLayer is PyG's to_hetero(GraphSAGE, aggr="sum"): one SAGEConv per
+// relation r (W_neigh,r, W_root,r, b_r), and a destination v of type t sums
+// the convolutions of ALL relations ending at t, including those where v
+// sampled no neighbour (their mean is zero, the root term and bias count):
+//
+//	out_v = sum_{r: dst(r)=t} mean_{u in N_r(v)} h_u·W_neigh,r + h_v·W_root,r + b_r
+//
+// The root terms of a type share their input, so the layer sums W_root,r
+// and b_r over the type's relations and applies them in one product.
+// Destinations of a type without incoming relations get zero rows.
+type hsageLayer[T Float] struct {
+	in, out int
+	rels    []string
+	rm      relMean[T]
+
+	wNeigh, wRoot, bias  [][]T // per relation
+	gNeigh, gRoot, gBias [][]T
+	wsum, bsum           [][]T // per type: sum of W_root,r and b_r over its relations
+	hg, og               [][]T // per type: gathered own input rows; output rows (forward) / their gradient (backward)
+	gtmp, dh, dhg        []T
+	o                    []T
+}
+
+func newHSAGE[T Float](c Config, l int) *hsageLayer[T] {
+	in, out := c.LayerDims(l)
+	nt := c.Hetero.NumTypes()
+	return &hsageLayer[T]{in: in, out: out, rels: c.Hetero.Relations, rm: newRelMean[T](c),
+		wsum: make([][]T, nt), bsum: make([][]T, nt), hg: make([][]T, nt), og: make([][]T, nt)}
+}
+
+func (s *hsageLayer[T]) Specs() []ParamSpec {
+	var specs []ParamSpec
+	for _, r := range s.rels {
+		specs = append(specs,
+			ParamSpec{Name: r + ".w_neigh", Rows: s.in, Cols: s.out},
+			ParamSpec{Name: r + ".w_root", Rows: s.in, Cols: s.out},
+			ParamSpec{Name: r + ".b", Rows: 1, Cols: s.out, Zero: true})
+	}
+	return specs
+}
+
+func (s *hsageLayer[T]) Bind(p, g [][]T) {
+	nr := len(s.rels)
+	s.wNeigh, s.wRoot, s.bias = make([][]T, nr), make([][]T, nr), make([][]T, nr)
+	s.gNeigh, s.gRoot, s.gBias = make([][]T, nr), make([][]T, nr), make([][]T, nr)
+	for r := 0; r < nr; r++ {
+		s.wNeigh[r], s.wRoot[r], s.bias[r] = p[3*r], p[3*r+1], p[3*r+2]
+		s.gNeigh[r], s.gRoot[r], s.gBias[r] = g[3*r], g[3*r+1], g[3*r+2]
+	}
+}
+
+func (s *hsageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
+	in, out, nd := s.in, s.out, b.NumDst
+	s.rm.index(p.Types, nd)
+	s.rm.forward(b, h, in)
+	s.o = grow(s.o, nd*out)
+	clear(s.o)
+	for t, rels := range s.rm.inRels {
+		idx := s.rm.idx[t]
+		n := len(idx)
+		if n == 0 || len(rels) == 0 {
+			continue
+		}
+		ws, bs := grow(s.wsum[t], in*out), grow(s.bsum[t], out)
+		s.wsum[t], s.bsum[t] = ws, bs
+		clear(ws)
+		clear(bs)
+		for _, r := range rels {
+			axpy(1, s.wRoot[r], ws)
+			axpy(1, s.bias[r], bs)
+		}
+		hg, og := grow(s.hg[t], n*in), grow(s.og[t], n*out)
+		s.hg[t], s.og[t] = hg, og
+		gatherRows(h, in, idx, hg)
+		for k := 0; k < n; k++ {
+			copy(og[k*out:(k+1)*out], bs)
+		}
+		gemm(false, false, n, out, in, 1, hg, in, ws, out, 1, og, out)
+		for _, r := range rels {
+			gemm(false, false, n, out, in, 1, s.rm.agg[r], in, s.wNeigh[r], out, 1, og, out)
+		}
+		for k, i := range idx {
+			copy(s.o[int(i)*out:(int(i)+1)*out], og[k*out:(k+1)*out])
+		}
+	}
+	return s.o
+}
+
+func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput bool) []T {
+	in, out := s.in, s.out
+	if wantInput {
+		s.dh = grow(s.dh, b.NumSrc()*in)
+		clear(s.dh)
+	}
+	for t, rels := range s.rm.inRels {
+		idx := s.rm.idx[t]
+		n := len(idx)
+		if n == 0 || len(rels) == 0 {
+			continue
+		}
+		dg := s.og[t] // forward rows are no longer needed: reuse for dO_t
+		gatherRows(dz, out, idx, dg)
+		// W_root,r and b_r of the type's relations see the same gradient.
+		s.gtmp = grow(s.gtmp, in*out+out)
+		gw, gb := s.gtmp[:in*out], s.gtmp[in*out:]
+		clear(gb)
+		for k := 0; k < n; k++ {
+			for u, v := range dg[k*out : (k+1)*out] {
+				gb[u] += v
+			}
+		}
+		gemm(true, false, in, out, n, 1, s.hg[t], in, dg, out, 0, gw, out)
+		for _, r := range rels {
+			axpy(1, gb, s.gBias[r])
+			axpy(1, gw, s.gRoot[r])
+			gemm(true, false, in, out, n, 1, s.rm.agg[r], in, dg, out, 1, s.gNeigh[r], out)
+		}
+		if !wantInput {
+			continue
+		}
+		s.dhg = grow(s.dhg, n*in)
+		gemm(false, true, n, in, out, 1, dg, out, s.wsum[t], out, 0, s.dhg, in)
+		for k, i := range idx {
+			axpy(1, s.dhg[k*in:(k+1)*in], s.dh[int(i)*in:(int(i)+1)*in])
+		}
+		for _, r := range rels {
+			s.rm.dagg[r] = grow(s.rm.dagg[r], n*in)
+			gemm(false, true, n, in, out, 1, dg, out, s.wNeigh[r], out, 0, s.rm.dagg[r], in)
+		}
+	}
+	if !wantInput {
+		return nil
+	}
+	// scatter reads dagg[r] only at destinations with r-edges, whose type
+	// has destinations, so every row it reads was written above.
+	s.rm.scatter(b, in, s.dh)
+	return s.dh
+}
+
+// rgcnLayer is R-GCN (Schlichtkrull et al.; DGL RelGraphConv with
+// self_loop=True and per-relation mean normalisation 1/|N_r(v)|):
+//
+//	out_v = h_v·W_self + sum_r mean_{u in N_r(v)} h_u·W_r + b
+//
+// With Bases B > 0 the relation weights are W_r = sum_b a_rb·V_b (basis
+// decomposition): parameters V_0..V_{B-1} (in x out each) and the
+// coefficients a (R x B), both Glorot-initialised as DGL does.
+type rgcnLayer[T Float] struct {
+	in, out, bases int
+	rels           []string
+	rm             relMean[T]
+
+	wSelf, bias, gSelf, gBias []T
+	wRel, gRel                [][]T // per relation (Bases = 0)
+	v, gv                     [][]T // per basis (Bases > 0)
+	coef, gcoef               []T   // R x B (Bases > 0)
+
+	wr   []T   // composed W_r, R x in x out (Bases > 0)
+	gwr  []T   // gradient w.r.t. the composed W_r (Bases > 0)
+	og   [][]T // per type: relation messages (forward) / gathered dO (backward)
+	o    []T
+	dh   []T
+	dagg []T
+}
+
+func newRGCN[T Float](c Config, l int) *rgcnLayer[T] {
+	in, out := c.LayerDims(l)
+	return &rgcnLayer[T]{in: in, out: out, bases: c.Hetero.Bases, rels: c.Hetero.Relations,
+		rm: newRelMean[T](c), og: make([][]T, c.Hetero.NumTypes())}
+}
+
+func (g *rgcnLayer[T]) Specs() []ParamSpec {
+	specs := []ParamSpec{
+		{Name: "w_self", Rows: g.in, Cols: g.out},
+		{Name: "b", Rows: 1, Cols: g.out, Zero: true},
+	}
+	if g.bases == 0 {
+		for _, r := range g.rels {
+			specs = append(specs, ParamSpec{Name: r + ".w", Rows: g.in, Cols: g.out})
+		}
+		return specs
+	}
+	for k := 0; k < g.bases; k++ {
+		specs = append(specs, ParamSpec{Name: fmt.Sprintf("basis%d", k), Rows: g.in, Cols: g.out})
+	}
+	return append(specs, ParamSpec{Name: "coef", Rows: len(g.rels), Cols: g.bases})
+}
+
+func (g *rgcnLayer[T]) Bind(p, gr [][]T) {
+	g.wSelf, g.bias, g.gSelf, g.gBias = p[0], p[1], gr[0], gr[1]
+	if g.bases == 0 {
+		g.wRel, g.gRel = p[2:], gr[2:]
+		return
+	}
+	g.v, g.gv = p[2:2+g.bases], gr[2:2+g.bases]
+	g.coef, g.gcoef = p[2+g.bases], gr[2+g.bases]
+}
+
+// weight returns W_r (composed in Forward when bases are used).
+func (g *rgcnLayer[T]) weight(r int) []T {
+	if g.bases == 0 {
+		return g.wRel[r]
+	}
+	sz := g.in * g.out
+	return g.wr[r*sz : (r+1)*sz]
+}
+
+func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
+	in, out, nd := g.in, g.out, b.NumDst
+	if g.bases > 0 {
+		sz, nb := in*out, g.bases
+		g.wr = grow(g.wr, len(g.rels)*sz)
+		clear(g.wr)
+		for r := range g.rels {
+			for k := 0; k < nb; k++ {
+				axpy(g.coef[r*nb+k], g.v[k], g.wr[r*sz:(r+1)*sz])
+			}
+		}
+	}
+	g.rm.index(p.Types, nd)
+	g.rm.forward(b, h, in)
+	o := grow(g.o, nd*out)
+	g.o = o
+	for i := 0; i < nd; i++ {
+		copy(o[i*out:(i+1)*out], g.bias)
+	}
+	gemm(false, false, nd, out, in, 1, h[:nd*in], in, g.wSelf, out, 1, o, out)
+	for t, rels := range g.rm.inRels {
+		idx := g.rm.idx[t]
+		n := len(idx)
+		if n == 0 || len(rels) == 0 {
+			continue
+		}
+		og := grow(g.og[t], n*out)
+		g.og[t] = og
+		clear(og)
+		for _, r := range rels {
+			gemm(false, false, n, out, in, 1, g.rm.agg[r], in, g.weight(r), out, 1, og, out)
+		}
+		for k, i := range idx {
+			axpy(1, og[k*out:(k+1)*out], o[int(i)*out:(int(i)+1)*out])
+		}
+	}
+	return o
+}
+
+func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
+	in, out, nd := g.in, g.out, b.NumDst
+	sz := in * out
+	for i := 0; i < nd; i++ {
+		for k, v := range dz[i*out : (i+1)*out] {
+			g.gBias[k] += v
+		}
+	}
+	gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, g.gSelf, out)
+	if g.bases > 0 {
+		g.gwr = grow(g.gwr, len(g.rels)*sz)
+		clear(g.gwr)
+	}
+	if wantInput {
+		g.dh = grow(g.dh, b.NumSrc()*in)
+		gemm(false, true, nd, in, out, 1, dz, out, g.wSelf, out, 0, g.dh[:nd*in], in)
+		clear(g.dh[nd*in:])
+	}
+	for t, rels := range g.rm.inRels {
+		idx := g.rm.idx[t]
+		n := len(idx)
+		if n == 0 || len(rels) == 0 {
+			continue
+		}
+		dg := g.og[t]
+		gatherRows(dz, out, idx, dg)
+		for _, r := range rels {
+			var gw []T
+			if g.bases == 0 {
+				gw = g.gRel[r]
+			} else {
+				gw = g.gwr[r*sz : (r+1)*sz]
+			}
+			gemm(true, false, in, out, n, 1, g.rm.agg[r], in, dg, out, 1, gw, out)
+			if wantInput {
+				g.rm.dagg[r] = grow(g.rm.dagg[r], n*in)
+				gemm(false, true, n, in, out, 1, dg, out, g.weight(r), out, 0, g.rm.dagg[r], in)
+			}
+		}
+	}
+	if g.bases > 0 {
+		// W_r = sum_k a_rk V_k: dV_k += sum_r a_rk dW_r, da_rk += <dW_r, V_k>.
+		nb := g.bases
+		for r := range g.rels {
+			gw := g.gwr[r*sz : (r+1)*sz]
+			for k := 0; k < nb; k++ {
+				axpy(g.coef[r*nb+k], gw, g.gv[k])
+				dot := T(0)
+				for e, v := range g.v[k] {
+					dot += v * gw[e]
+				}
+				g.gcoef[r*nb+k] += dot
+			}
+		}
+	}
+	if !wantInput {
+		return nil
+	}
+	g.rm.scatter(b, in, g.dh)
+	return g.dh
+}
