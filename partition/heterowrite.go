@@ -98,7 +98,7 @@ func AssignHetero(d *graph.HeteroDataset, nparts int, opt Options) ([]int32, err
 	}
 	switch opt.Method {
 	case "", MethodMetis:
-		lt, split, err := resolveHetero(d, opt)
+		lt, split, err := ResolveHetero(d, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -153,10 +153,10 @@ func homogenizedSplits(d *graph.HeteroDataset, lt string) map[string]*graph.Spli
 	return out
 }
 
-// resolveHetero picks the labelled node type (Options.LabelType, or the
+// ResolveHetero picks the labelled node type (Options.LabelType, or the
 // only labelled type) and the default split among the splits of that type
 // (as ResolveSplit does for homogeneous graphs).
-func resolveHetero(d *graph.HeteroDataset, opt Options) (labelType, split string, err error) {
+func ResolveHetero(d *graph.HeteroDataset, opt Options) (labelType, split string, err error) {
 	labelled := make([]string, 0, len(d.Labels))
 	for t := range d.Labels {
 		labelled = append(labelled, t)
@@ -229,7 +229,7 @@ func heteroSourceOf(d *graph.HeteroDataset, opt Options) (*source, error) {
 	case opt.HaloFeats:
 		return nil, errors.New("partition: halo features are not supported for heterogeneous graphs (features are per node type)")
 	}
-	lt, split, err := resolveHetero(d, opt)
+	lt, split, err := ResolveHetero(d, opt)
 	if err != nil {
 		return nil, err
 	}

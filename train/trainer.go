@@ -254,16 +254,26 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 			var loss float64
 			var correct int
 			var err error
-			if link {
-				loss, correct, err = net.forwardLinkLoss(b.Blocks, b.X, b.Pairs, b.PairLabels, float32(1/float64(b.GlobalSeeds)), true, key)
-			} else {
-				loss, correct, err = net.forwardLoss(b.Blocks, b.X, b.Labels, float32(1/float64(b.GlobalSeeds)), true, key)
+			scale := float32(1 / float64(b.GlobalSeeds))
+			switch {
+			case link && b.XT != nil:
+				loss, correct, err = net.forwardLinkLossHetero(b.Blocks, b.XT, b.Pairs, b.PairLabels, scale, true, key)
+			case link:
+				loss, correct, err = net.forwardLinkLoss(b.Blocks, b.X, b.Pairs, b.PairLabels, scale, true, key)
+			case b.XT != nil:
+				loss, correct, err = net.forwardLossHetero(b.Blocks, b.XT, b.Labels, scale, true, key)
+			default:
+				loss, correct, err = net.forwardLoss(b.Blocks, b.X, b.Labels, scale, true, key)
 			}
 			w.lap(PhaseForward)
 			if err != nil {
 				localErr = fmt.Errorf("%s: %w", where(), err)
 			} else {
-				net.backward(b.Blocks, b.X, true)
+				x := b.X
+				if b.XT != nil {
+					x = nil // typed inputs: the model kept what backward needs
+				}
+				net.backward(b.Blocks, x, true)
 				w.lap(PhaseBackward)
 				t.buf[n+tailLoss] = float32(loss)
 				t.buf[n+tailCorrect] = float32(correct)
@@ -390,9 +400,14 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 		var loss float64
 		var correct int
 		var err error
-		if link {
+		switch {
+		case link && b.XT != nil:
+			loss, correct, err = t.model.EvaluateLinkHetero(b.Blocks, b.XT, b.Pairs, b.PairLabels)
+		case link:
 			loss, correct, err = t.model.EvaluateLink(b.Blocks, b.X, b.Pairs, b.PairLabels)
-		} else {
+		case b.XT != nil:
+			loss, correct, err = t.model.EvaluateHetero(b.Blocks, b.XT, b.Labels)
+		default:
 			loss, correct, err = t.model.Evaluate(b.Blocks, b.X, b.Labels)
 		}
 		if err != nil {

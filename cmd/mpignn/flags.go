@@ -144,6 +144,55 @@ func (f *fanoutFlag) parse() ([]int, error) {
 	return out, nil
 }
 
+// isRelSpec reports whether the value gives fanouts per relation
+// ("paper___cites___paper=15,10;*=5,5"), which only a heterogeneous
+// partition can resolve (sample.ParseRelFanouts).
+func (f *fanoutFlag) isRelSpec() bool { return strings.Contains(f.value, "=") }
+
+// relHops returns, for a per-relation value, one fanout per hop for the
+// options that need a single list (layer count, memory estimates): -1 where
+// some relation takes all neighbours, else the largest count (at least 1).
+// The relations themselves are checked against the schema later.
+func (f *fanoutFlag) relHops() ([]int, error) {
+	var hops []int
+	for i, part := range strings.Split(f.value, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		_, list, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("--%s %q: entry %d %q is not relation=fanouts", f.name, f.value, i, part)
+		}
+		vals := strings.Split(list, ",")
+		if hops == nil {
+			hops = make([]int, len(vals))
+			for h := range hops {
+				hops[h] = 1
+			}
+		}
+		if len(vals) != len(hops) {
+			return nil, fmt.Errorf("--%s %q: entry %q has %d fanouts, the first has %d", f.name, f.value, part, len(vals), len(hops))
+		}
+		for h, v := range vals {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < -1 || n > maxFanout {
+				return nil, fmt.Errorf("--%s %q: entry %q: %q is not a fanout (-1, 0 or a positive count)", f.name, f.value, part, v)
+			}
+			switch {
+			case n == -1 || hops[h] == -1:
+				hops[h] = -1
+			default:
+				hops[h] = max(hops[h], n)
+			}
+		}
+	}
+	if len(hops) == 0 {
+		return nil, fmt.Errorf("--%s %q: no relation fanouts", f.name, f.value)
+	}
+	return hops, nil
+}
+
 // layers is parse for a flag that must name at least one layer.
 func (f *fanoutFlag) layers() ([]int, error) {
 	out, err := f.parse()

@@ -47,7 +47,12 @@ func parseTrain(args []string) (*trainFlags, error) {
 	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
 	addBatchFlag(fs, &c.Loader.Batch, 64, "seeds")
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
-	fs.StringVar(&c.Model.Arch, "model", train.ArchSAGE, "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT)")
+	fs.StringVar(&c.Model.Arch, "model", "", "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT) for homogeneous graphs, "+strings.Join(train.HeteroArchs(), ", ")+" (HeteroSAGE, R-GCN) for heterogeneous ones (default: sage, or hsage on a heterogeneous partition)")
+	fs.IntVar(&c.Hetero.EmbedDim, "embed-dim", 0, "heterogeneous: width of the learnable embeddings of node types without features (default: --hidden)")
+	fs.StringVar(&c.Hetero.SparseOpt, "sparse-opt", "", "heterogeneous: optimizer of the learnable embeddings, adam or adagrad (default adam)")
+	fs.Float64Var(&c.Hetero.SparseLR, "sparse-lr", 0, "heterogeneous: learning rate of the learnable embeddings (default 0.01)")
+	fs.StringVar(&c.Hetero.Push, "embed-push", "", "heterogeneous: how embedding gradients reach their owners, alltoallv (deterministic; default) or accumulate (one-sided MPI_Accumulate, rma transport)")
+	fs.IntVar(&c.Hetero.Bases, "bases", 0, "rgcn: number of basis matrices shared by the relations (0 = one full weight per relation)")
 	heads := fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)")
 	attnDropout := fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients")
 	fs.IntVar(&c.Model.Hidden, "hidden", 128, "hidden width")
@@ -93,10 +98,24 @@ func parseTrain(args []string) (*trainFlags, error) {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
 	var err error
-	if c.Loader.Fanouts, err = fanout.layers(); err != nil {
+	if fanout.isRelSpec() {
+		// Per-relation fanouts: resolved against the partition's schema in
+		// dist.Train; the per-hop maxima size the run meanwhile.
+		c.Hetero.Fanout = fanout.value
+		c.Loader.Fanouts, err = fanout.relHops()
+	} else {
+		c.Loader.Fanouts, err = fanout.layers()
+	}
+	if err != nil {
 		return nil, err
 	}
-	if c.Loader.EvalFanouts, err = evalFanout.parse(); err != nil { // nil = --fanout
+	if evalFanout.isRelSpec() {
+		c.Hetero.EvalFanout = evalFanout.value
+		c.Loader.EvalFanouts, err = evalFanout.relHops()
+	} else {
+		c.Loader.EvalFanouts, err = evalFanout.parse() // nil = --fanout
+	}
+	if err != nil {
 		return nil, err
 	}
 	if *layers != 0 && *layers != len(c.Loader.Fanouts) {
@@ -345,6 +364,9 @@ func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, 
 }
 
 func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, out *os.File) (string, error) {
+	if graph.IsHeteroLayout(data) {
+		return partitionHeteroOnRoot(parts, data, split, method, seed, link, out)
+	}
 	ro := graph.UndirectedOptions()
 	if link != nil {
 		if err := link.Check(); err != nil {
@@ -365,6 +387,39 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 		// that runs with different link options never share a cache.
 		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), link.Key(), parts, method, seed)
 	}
+	return cachedParts(data, name, parts, method, split, seed, link, out, func(dir string) error {
+		_, err := partition.WriteDataset(dir, d, parts, partition.Options{
+			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Link: link,
+		})
+		return err
+	})
+}
+
+// partitionHeteroOnRoot is partitionOnRoot for OGB's heterogeneous layout:
+// reverse relations added, the only labelled node type kept.
+func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, out *os.File) (string, error) {
+	if link != nil {
+		return "", errors.New("--task link on a heterogeneous dataset is not supported yet")
+	}
+	d, err := graph.ReadOGBHetero(data, graph.DefaultHeteroReadOptions())
+	if err != nil {
+		return "", err
+	}
+	opt := partition.Options{Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true}
+	if _, opt.Split, err = partition.ResolveHetero(d, opt); err != nil {
+		return "", err
+	}
+	name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), opt.Split, parts, method, seed)
+	return cachedParts(data, name, parts, method, opt.Split, seed, nil, out, func(dir string) error {
+		_, err := partition.WriteHeteroDataset(dir, d, parts, opt)
+		return err
+	})
+}
+
+// cachedParts returns the first reusable partition named name among the
+// cache directories of data, or writes one with write into the first
+// writable of them.
+func cachedParts(data, name string, parts int, method, split string, seed uint64, link *partition.LinkOptions, out *os.File, write func(dir string) error) (string, error) {
 	var errs []error
 	for _, dir := range partsCacheDirs(data, name) {
 		if reusable(dir, parts, method, split, seed, link) {
@@ -380,10 +435,7 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 			errs = append(errs, fmt.Errorf("%s is read-only", parent))
 			continue
 		}
-		_, err := partition.WriteDataset(dir, d, parts, partition.Options{
-			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Link: link,
-		})
-		if err != nil {
+		if err := write(dir); err != nil {
 			errs = append(errs, fmt.Errorf("partition into %s: %w", dir, err))
 			continue
 		}

@@ -3,8 +3,10 @@ package dsample
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"mpignn/collectives"
+	"mpignn/graph"
 	"mpignn/sample"
 )
 
@@ -55,7 +57,23 @@ type Loader struct {
 	s      *Store
 	o      LoaderOptions
 	splits [3]splitSeeds // train, valid, test
+	// typed reads the input rows of a heterogeneous partition's node
+	// types (SetTypedInputs); byType is its scratch.
+	typed  TypedInputs
+	byType [][]int64
 }
+
+// TypedInputs reads the input rows of the nodes of one type of a
+// heterogeneous graph: their features, or their learnable embeddings. It
+// appends the rows of nodes (new global ids, all of type t) to dst and
+// returns it, adding what it read to st. It is collective: the Loader calls
+// it for every node type in type order on every rank, with an empty nodes
+// list where a rank has none of the type.
+type TypedInputs func(t int, nodes []int64, dst []float32, st *GatherStats) ([]float32, error)
+
+// SetTypedInputs sets how the Loader reads input rows of a heterogeneous
+// partition; Batch fills Batch.XT and XTNodes through it instead of X.
+func (l *Loader) SetTypedInputs(f TypedInputs) { l.typed = f }
 
 // NewLoader prepares the three splits of the store's partition. It is
 // collective (one Allgatherv per split, to number the split's nodes
@@ -219,7 +237,12 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	}
 	out.Blocks = blocks
 	var g GatherStats
-	if out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g); err != nil {
+	if schema := l.s.graph.Schema(); schema != nil {
+		err = l.gatherTyped(schema, &blocks[0], out, &g)
+	} else {
+		out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g)
+	}
+	if err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
 	}
 	if out.Labels, err = l.s.Labels(seeds, out.Labels); err != nil {
@@ -227,6 +250,46 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	}
 	out.Stats = batchStats(g, st)
 	return nil
+}
+
+// gatherTyped fills out.XT and out.XTNodes with the input rows of b0's
+// nodes, grouped by node type in their order in b0. Every type's read is
+// made even after a failure, so that the collective reads stay matched on
+// all ranks; the first error is returned.
+func (l *Loader) gatherTyped(schema *graph.Schema, b0 *sample.Block, out *sample.Batch, g *GatherStats) error {
+	if l.typed == nil {
+		return fmt.Errorf("heterogeneous partition but no typed input reader (SetTypedInputs)")
+	}
+	T := schema.NumTypes()
+	if len(l.byType) != T {
+		l.byType = make([][]int64, T)
+	}
+	for t := range l.byType {
+		l.byType[t] = l.byType[t][:0]
+	}
+	for i, v := range b0.Nodes {
+		t := schema.TypeOf(b0.Orig[i])
+		l.byType[t] = append(l.byType[t], v)
+	}
+	for len(out.XT) < T {
+		out.XT = append(out.XT, nil)
+	}
+	for len(out.XTNodes) < T {
+		out.XTNodes = append(out.XTNodes, nil)
+	}
+	out.XT, out.XTNodes = out.XT[:T], out.XTNodes[:T]
+	start := time.Now()
+	var first error
+	for t := range T {
+		out.XTNodes[t] = append(out.XTNodes[t][:0], l.byType[t]...)
+		var err error
+		out.XT[t], err = l.typed(t, out.XTNodes[t], out.XT[t][:0], g)
+		if err != nil && first == nil {
+			first = fmt.Errorf("node type %s: %w", schema.NodeTypes[t], err)
+		}
+	}
+	g.Time = time.Since(start)
+	return first
 }
 
 // batchStats is what a loader reports for one batch: the gather and sample

@@ -45,6 +45,9 @@ type TrainConfig struct {
 	Task string
 	// Link configures the link task.
 	Link LinkOptions
+	// Hetero configures runs on heterogeneous partitions (refused on
+	// homogeneous ones unless zero).
+	Hetero HeteroOptions
 	// LinkSplit, if set, is the link split the partition must hold (its
 	// META "link.split"); "" accepts whatever it holds.
 	LinkSplit string

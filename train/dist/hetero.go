@@ -1,0 +1,192 @@
+package dist
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"mpignn/graph"
+	"mpignn/partition"
+	"mpignn/sample"
+	"mpignn/sample/dsample"
+	"mpignn/train"
+)
+
+// Sparse optimizers and embedding push methods of HeteroOptions.
+const (
+	SparseAdam    = "adam"
+	SparseAdagrad = "adagrad"
+
+	PushAlltoallv  = "alltoallv"
+	PushAccumulate = "accumulate"
+)
+
+// HeteroOptions configure training on a heterogeneous partition (format
+// version 2). Their zero value is the default everywhere; on a homogeneous
+// partition any non-zero field is refused.
+type HeteroOptions struct {
+	// Fanout and EvalFanout are per-relation fanouts in the syntax of
+	// sample.ParseRelFanouts ("rel=15,10;*=5,5"); "" uses Loader.Fanouts
+	// (EvalFanouts) for every relation.
+	Fanout, EvalFanout string
+	// EmbedDim is the width of the learnable embeddings of node types
+	// without features (0 = Model.Hidden).
+	EmbedDim int
+	// SparseOpt is the embeddings' optimizer, SparseAdam ("" too) or
+	// SparseAdagrad, with learning rate SparseLR (0 = 0.01).
+	SparseOpt string
+	SparseLR  float64
+	// Push sends a step's embedding gradients to their owners:
+	// PushAlltoallv ("" too; deterministic, so resume is bit-identical) or
+	// PushAccumulate (one-sided MPI_Accumulate, rma transport only).
+	Push string
+	// Bases is R-GCN's number of basis matrices (0 = none).
+	Bases int
+}
+
+// defaultSparseLR is the embeddings' learning rate when none is given.
+const defaultSparseLR = 0.01
+
+func (h HeteroOptions) resolved(hidden int) (HeteroOptions, error) {
+	if h.EmbedDim == 0 {
+		h.EmbedDim = hidden
+	}
+	if h.SparseOpt == "" {
+		h.SparseOpt = SparseAdam
+	}
+	if h.SparseLR == 0 {
+		h.SparseLR = defaultSparseLR
+	}
+	if h.Push == "" {
+		h.Push = PushAlltoallv
+	}
+	switch {
+	case h.EmbedDim < 1:
+		return h, fmt.Errorf("--embed-dim %d must be positive", h.EmbedDim)
+	case h.SparseOpt != SparseAdam && h.SparseOpt != SparseAdagrad:
+		return h, fmt.Errorf("--sparse-opt %q: want %s or %s", h.SparseOpt, SparseAdam, SparseAdagrad)
+	case !(h.SparseLR > 0):
+		return h, fmt.Errorf("--sparse-lr %v must be positive", h.SparseLR)
+	case h.Push != PushAlltoallv && h.Push != PushAccumulate:
+		return h, fmt.Errorf("--embed-push %q: want %s or %s", h.Push, PushAlltoallv, PushAccumulate)
+	case h.Bases < 0:
+		return h, fmt.Errorf("--bases %d must not be negative", h.Bases)
+	}
+	return h, nil
+}
+
+// heteroSetup is what a heterogeneous partition changes in a run: the
+// schema, the per-relation fanouts and the typed model configuration.
+type heteroSetup struct {
+	schema    *graph.Schema
+	opts      HeteroOptions
+	learnable []bool // per node type: inputs are learnable embeddings
+}
+
+// setupHetero resolves the model and loader options of a run on the
+// heterogeneous partition meta: the architecture (HeteroSAGE unless
+// R-GCN is asked for), per-type input widths (features, or embeddings for
+// featureless types), and the relation fanouts. It is local: every rank
+// computes the same from the same flags and META.
+func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo *dsample.LoaderOptions) (*heteroSetup, error) {
+	h := meta.Hetero
+	if h == nil {
+		if ho != (HeteroOptions{}) {
+			return nil, errors.New("--embed-dim, --sparse-opt, --sparse-lr, --embed-push, --bases and per-relation fanouts apply to heterogeneous partitions only")
+		}
+		return nil, nil
+	}
+	switch mcfg.Arch {
+	case "":
+		mcfg.Arch = train.ArchHSAGE
+	case train.ArchHSAGE, train.ArchRGCN:
+	default:
+		return nil, fmt.Errorf("--model %s is a homogeneous model; a heterogeneous partition trains %s", mcfg.Arch, strings.Join(train.HeteroArchs(), " or "))
+	}
+	if ho.Bases > 0 && mcfg.Arch != train.ArchRGCN {
+		return nil, fmt.Errorf("--bases applies to --model %s only", train.ArchRGCN)
+	}
+	if h.LabelType == "" || meta.NumClasses == 0 {
+		return nil, errors.New("the heterogeneous partition has no labelled node type to classify")
+	}
+	schema, err := h.Schema()
+	if err != nil {
+		return nil, err
+	}
+	if ho, err = ho.resolved(mcfg.Hidden); err != nil {
+		return nil, err
+	}
+	s := &heteroSetup{schema: schema, opts: ho, learnable: make([]bool, schema.NumTypes())}
+	inDims := make([]int, schema.NumTypes())
+	for t, name := range schema.NodeTypes {
+		if d := h.FeatDims[name]; d > 0 {
+			inDims[t] = d
+		} else {
+			inDims[t], s.learnable[t] = ho.EmbedDim, true
+		}
+	}
+	mcfg.InDim, mcfg.Classes, mcfg.Layers = 0, meta.NumClasses, len(lo.Fanouts)
+	mcfg.Hetero = train.NewHeteroConfig(schema, inDims, ho.Bases, s.learnable)
+	if ho.Fanout != "" {
+		if lo.RelFanouts, err = sample.ParseRelFanouts(ho.Fanout, schema, len(lo.Fanouts)); err != nil {
+			return nil, fmt.Errorf("--fanout: %w", err)
+		}
+	}
+	if ho.EvalFanout != "" {
+		if lo.EvalRelFanouts, err = sample.ParseRelFanouts(ho.EvalFanout, schema, len(lo.Fanouts)); err != nil {
+			return nil, fmt.Errorf("--eval-fanout: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// rowNormalizeTyped scales every feature row of every node type to unit L1
+// norm, as RowNormalize does for a homogeneous partition.
+func rowNormalizeTyped(p *partition.Part) {
+	for name, x := range p.TypeFeat {
+		RowNormalize(x, p.Meta.Hetero.FeatDims[name])
+	}
+}
+
+// typedInputs reads the input rows of one node type for the loader:
+// features from the store, embeddings from the type's table.
+func (s *heteroSetup) typedInputs(st *dsample.Store, emb []*embeddings) dsample.TypedInputs {
+	return func(t int, nodes []int64, dst []float32, g *dsample.GatherStats) ([]float32, error) {
+		if e := emb[t]; e != nil {
+			return e.fetch(nodes, dst, g)
+		}
+		return st.Features().Gather(dsample.FeatureKey{NodeType: s.schema.NodeTypes[t], Name: dsample.FeatName}, nodes, dst, g)
+	}
+}
+
+// heteroRunInfo is the part of the checkpointed run info that a
+// heterogeneous run adds (absent from homogeneous runs' JSON).
+type heteroRunInfo struct {
+	RelFanouts     [][]int `json:"rel_fanouts,omitempty"`
+	EvalRelFanouts [][]int `json:"eval_rel_fanouts,omitempty"`
+	EmbedDim       int     `json:"embed_dim"`
+	SparseOpt      string  `json:"sparse_opt"`
+	SparseLR       float64 `json:"sparse_lr"`
+	Push           string  `json:"push"`
+}
+
+func (s *heteroSetup) runInfo(lo dsample.LoaderOptions) *heteroRunInfo {
+	return &heteroRunInfo{
+		RelFanouts: lo.RelFanouts, EvalRelFanouts: lo.EvalRelFanouts,
+		EmbedDim: s.opts.EmbedDim, SparseOpt: s.opts.SparseOpt, SparseLR: s.opts.SparseLR, Push: s.opts.Push,
+	}
+}
+
+// equalHeteroRunInfo compares what a resumed run must keep.
+func equalHeteroRunInfo(a, b *heteroRunInfo) bool {
+	if (a == nil) != (b == nil) {
+		return false
+	}
+	if a == nil {
+		return true
+	}
+	eq := func(x, y [][]int) bool { return slices.EqualFunc(x, y, func(p, q []int) bool { return slices.Equal(p, q) }) }
+	return eq(a.RelFanouts, b.RelFanouts) && eq(a.EvalRelFanouts, b.EvalRelFanouts) && a.EmbedDim == b.EmbedDim &&
+		a.SparseOpt == b.SparseOpt && a.SparseLR == b.SparseLR
+}
