@@ -92,6 +92,9 @@ type heteroSetup struct {
 func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo *dsample.LoaderOptions) (*heteroSetup, error) {
 	h := meta.Hetero
 	if h == nil {
+		if slices.Contains(train.HeteroArchs(), mcfg.Arch) {
+			return nil, fmt.Errorf("--model %s needs a heterogeneous partition (format version 2); this one is homogeneous", mcfg.Arch)
+		}
 		if ho != (HeteroOptions{}) {
 			return nil, errors.New("--embed-dim, --sparse-opt, --sparse-lr, --embed-push, --bases and per-relation fanouts apply to heterogeneous partitions only")
 		}
