@@ -161,8 +161,19 @@ func (e *EmbeddingTable) Import(blob []byte) error {
 		}
 		rows = rest
 	}
-	if err := agreeOpen(e.c, "import embedding "+e.m.name, why); err != nil {
-		return err
+	// Only rank 0 judges the blob: send its verdict to every rank, so that
+	// all fail with the same message.
+	n0, err := collectives.AllreduceScalar(e.c, int64(len(why)), collectives.Max)
+	if err != nil {
+		return fmt.Errorf("import embedding %s: %w", e.m.name, err)
+	}
+	if n0 > 0 {
+		msg := make([]byte, n0)
+		copy(msg, why)
+		if err := collectives.Bcast(e.c, msg, 0); err != nil {
+			return fmt.Errorf("import embedding %s: %w", e.m.name, err)
+		}
+		return fmt.Errorf("import embedding %s on rank %d: %s", e.m.name, e.c.Rank(), msg)
 	}
 	size := e.c.Size()
 	n := e.m.owned()
