@@ -381,7 +381,9 @@ func BenchmarkEmbeddingPush(b *testing.B) {
 	for _, m := range methods {
 		b.Run(fmt.Sprintf("%s/P=%d", m, c.Size()), func(b *testing.B) {
 			e, err := OpenEmbeddingTable(c, f.part, EmbeddingOptions{NodeType: "author", Dim: dim, Transport: tr, Method: m,
-				NewOptimizer: func(p []float32, d int) (SparseOptimizer, error) { return train.NewSparseOptimizer("adagrad", p, d, 0.01) }})
+				NewOptimizer: func(p []float32, d int) (SparseOptimizer, error) {
+					return train.NewSparseOptimizer("adagrad", p, d, 0.01)
+				}})
 			require.NoError(b, err)
 			defer e.Close()
 			require.NoError(b, c.Barrier())
