@@ -15,10 +15,10 @@ import (
 	"mpignn/train"
 )
 
-// heteroFixture is a heterogeneous partition built in memory on every rank
+// embedFixture is a heterogeneous partition built in memory on every rank
 // (all parts, so tests can map ids): types author (featureless), paper
 // (features) and venue (featureless, none on part 1 when P > 2).
-type heteroFixture struct {
+type embedFixture struct {
 	c     *collectives.Comm
 	meta  *partition.Meta
 	parts []*partition.Part
@@ -34,14 +34,14 @@ const heteroFeatDim = 4
 // heteroFeat is paper i's feature k.
 func heteroFeat(i int64, k int) float32 { return float32(i)*10 + float32(k) }
 
-func newHeteroFixture(t *testing.T, counts []int64) *heteroFixture {
+func newEmbedFixture(t *testing.T, counts []int64) *embedFixture {
 	t.Helper()
 	c, err := collectives.NewComm()
 	require.NoError(t, err)
-	return buildHetero(c, counts)
+	return buildEmbedFixture(c, counts)
 }
 
-func buildHetero(c *collectives.Comm, counts []int64) *heteroFixture {
+func buildEmbedFixture(c *collectives.Comm, counts []int64) *embedFixture {
 	P := c.Size()
 	T := len(counts)
 	nodeOrig := make([]int64, T+1)
@@ -75,7 +75,7 @@ func buildHetero(c *collectives.Comm, counts []int64) *heteroFixture {
 			h.TypeOffsets[u][p+1] = h.TypeOffsets[u][p] + int64(len(members[p][u]))
 		}
 	}
-	f := &heteroFixture{c: c, meta: m, gid: make([][]int64, T)}
+	f := &embedFixture{c: c, meta: m, gid: make([][]int64, T)}
 	for u, n := range counts {
 		f.gid[u] = make([]int64, n)
 	}
@@ -105,7 +105,7 @@ func buildHetero(c *collectives.Comm, counts []int64) *heteroFixture {
 }
 
 func TestTypedGather(t *testing.T) {
-	f := newHeteroFixture(t, []int64{30, 50, 7})
+	f := newEmbedFixture(t, []int64{30, 50, 7})
 	for _, tr := range []collectives.Transport{collectives.TransportRMA, collectives.TransportAlltoallv} {
 		t.Run(tr.String(), func(t *testing.T) {
 			if tr == collectives.TransportRMA {
@@ -206,7 +206,7 @@ func serialEmbedding(t *testing.T, opt string, seed uint64, P, dim int, n int64,
 	return params
 }
 
-func (f *heteroFixture) openEmbedding(t *testing.T, tr collectives.Transport, method PushMethod, opt string, dim int) *EmbeddingTable {
+func (f *embedFixture) openEmbedding(t *testing.T, tr collectives.Transport, method PushMethod, opt string, dim int) *EmbeddingTable {
 	t.Helper()
 	e, err := OpenEmbeddingTable(f.c, f.part, EmbeddingOptions{NodeType: "author", Dim: dim, Seed: 11, Transport: tr, Method: method,
 		NewOptimizer: func(p []float32, d int) (SparseOptimizer, error) { return train.NewSparseOptimizer(opt, p, d, 0.05) }})
@@ -240,7 +240,7 @@ func embedCases(t *testing.T, c *collectives.Comm) []struct {
 func TestEmbeddingPushMatchesSerial(t *testing.T) {
 	const dim, steps = 6, 4
 	counts := []int64{30, 50, 7}
-	f := newHeteroFixture(t, counts)
+	f := newEmbedFixture(t, counts)
 	P := f.c.Size()
 	for _, cs := range embedCases(t, f.c) {
 		for _, opt := range []string{"adam", "adagrad"} {
@@ -276,7 +276,7 @@ func TestEmbeddingPushMatchesSerial(t *testing.T) {
 func TestEmbeddingResume(t *testing.T) {
 	const dim, k = 5, 3
 	counts := []int64{30, 50, 7}
-	f := newHeteroFixture(t, counts)
+	f := newEmbedFixture(t, counts)
 	P := f.c.Size()
 	push := func(e *EmbeddingTable, s int) {
 		ids, g := embedContribution(f.c.Rank(), P, s, dim, counts[0])
@@ -324,7 +324,7 @@ func TestEmbeddingResume(t *testing.T) {
 }
 
 func TestEmbeddingRejects(t *testing.T) {
-	f := newHeteroFixture(t, []int64{30, 50, 7})
+	f := newEmbedFixture(t, []int64{30, 50, 7})
 	e := f.openEmbedding(t, collectives.TransportAlltoallv, PushAlltoallv, "adam", 4)
 	defer e.Close()
 	// A paper id pushed to the author table: every rank fails.
@@ -362,7 +362,7 @@ func BenchmarkEmbeddingPush(b *testing.B) {
 	c, err := collectives.NewComm()
 	require.NoError(b, err)
 	const n, dim, touched = 1 << 20, 64, 100_000
-	f := buildHetero(c, []int64{n})
+	f := buildEmbedFixture(c, []int64{n})
 	tr, err := collectives.ResolveTransport(c, collectives.TransportAuto)
 	require.NoError(b, err)
 	methods := []PushMethod{PushAlltoallv}

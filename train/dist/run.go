@@ -1,6 +1,8 @@
 package dist
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,11 +77,14 @@ type TrainConfig struct {
 
 // Result is what Train returns on every rank.
 type Result struct {
-	Summary   train.Summary
-	Epochs    []train.EpochMetrics // epochs run by this call
-	Params    []float32            // final weights
-	Weights   string               // WeightsHash(Params)
-	Transport collectives.Transport
+	Summary train.Summary
+	Epochs  []train.EpochMetrics // epochs run by this call
+	Params  []float32            // final weights
+	Weights string               // WeightsHash(Params)
+	// Embeddings is a digest of the learnable embeddings and their
+	// optimizer state (heterogeneous runs with featureless types; "" else).
+	Embeddings string
+	Transport  collectives.Transport
 }
 
 // runInfo is stored in checkpoints: the settings that must not change when a
@@ -276,7 +281,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		rowNormalizeTyped(part)
 	}
 	var (
-		store *dsample.Store
+		store  *dsample.Store
 		src    train.BatchSource
 		ev     *linkEvaluator
 		sparse *sparseInputs
@@ -383,11 +388,24 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	res.Epochs = rec.epochs
 	res.Params = slices.Clone(tr.Model().Params())
 	res.Weights = WeightsHash(res.Params)
+	emb := ""
+	if sparse != nil {
+		// The digest covers the tables and their optimizer state, in
+		// original-id order, so it compares runs of any rank count.
+		blob, err := sparse.Export()
+		if err != nil {
+			return nil, fmt.Errorf("train: embeddings digest: %w", err)
+		}
+		digest := sha256.Sum256(blob)
+		res.Embeddings = hex.EncodeToString(digest[:8])
+		emb = " embeddings=" + res.Embeddings
+		fmt.Fprintf(out, "embedding push: %.3fs in total (%s)\n", sparse.pushTime.Seconds(), het.opts.Push)
+	}
 	if link {
 		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d %s weights=%s\n", sum.Epochs, sum.BestEpoch, linkFinal(sum), res.Weights)
 	} else {
-		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s\n",
-			sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights)
+		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s%s\n",
+			sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights, emb)
 	}
 	return res, nil
 }
