@@ -189,7 +189,9 @@ func equalHeteroRunInfo(a, b *heteroRunInfo) bool {
 	if a == nil {
 		return true
 	}
-	eq := func(x, y [][]int) bool { return slices.EqualFunc(x, y, func(p, q []int) bool { return slices.Equal(p, q) }) }
+	eq := func(x, y [][]int) bool {
+		return slices.EqualFunc(x, y, func(p, q []int) bool { return slices.Equal(p, q) })
+	}
 	return eq(a.RelFanouts, b.RelFanouts) && eq(a.EvalRelFanouts, b.EvalRelFanouts) && a.EmbedDim == b.EmbedDim &&
 		a.SparseOpt == b.SparseOpt && a.SparseLR == b.SparseLR
 }
