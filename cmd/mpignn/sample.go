@@ -78,6 +78,8 @@ func parseSample(args []string) (sampleConfig, error) {
 	if len(cfg.seeds)+len(cfg.typedSeeds) == 0 {
 		return cfg, errors.New("--seeds needs at least one node id")
 	}
+	slices.Sort(cfg.seeds)
+	cfg.seeds = slices.Compact(cfg.seeds)
 	cfg.fanSpec, cfg.relSpec = fan.value, fan.isRelSpec()
 	if cfg.relSpec {
 		cfg.fanouts, err = fan.relHops()

@@ -217,13 +217,13 @@ const defaultLinkSplit = "random:0.85,0.05,0.10"
 func setArchFlags(fs *flag.FlagSet, c *dist.TrainConfig, heads int, attnDropout float64) error {
 	m := &c.Model
 	if train.ArchDoc(m.Arch) == "" {
-		return fmt.Errorf("--model %q: want one of %s", m.Arch, strings.Join(train.Archs(), ", "))
+		return fmt.Errorf("--model %q: want one of %s", m.Arch, strings.Join(append(train.Archs(), train.HeteroArchs()...), ", "))
 	}
 	if m.Arch != train.ArchGAT {
 		var err error
 		fs.Visit(func(f *flag.Flag) {
 			if f.Name == "heads" || f.Name == "attn-dropout" {
-				err = fmt.Errorf("--%s applies to --model gat only, not %s", f.Name, m.Arch)
+				err = fmt.Errorf("--%s applies to --model gat only, not %s", f.Name, m.ArchName())
 			}
 		})
 		return err

@@ -59,8 +59,12 @@ func TestParseTrainArch(t *testing.T) {
 		heads       int
 		attnDropout float32
 	}{
-		{[]string{"--parts", "p"}, "sage", 0, 0},
+		// No --model: the partition decides (sage, or hsage on a
+		// heterogeneous one).
+		{[]string{"--parts", "p"}, "", 0, 0},
 		{[]string{"--parts", "p", "--model", "gcn"}, "gcn", 0, 0},
+		{[]string{"--parts", "p", "--model", "hsage"}, "hsage", 0, 0},
+		{[]string{"--parts", "p", "--model", "rgcn", "--bases", "3"}, "rgcn", 0, 0},
 		{[]string{"--parts", "p", "--model", "gat"}, "gat", 8, 0},
 		{[]string{"--parts", "p", "--model", "gat", "--heads", "2", "--attn-dropout", "0.5"}, "gat", 2, 0.5},
 	}

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"mpignn/partition"
 	"slices"
 	"strconv"
 
@@ -61,6 +63,9 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, err
 	}
 	m := part.Meta
+	if (m.Hetero == nil) != (ck.Model.Hetero == nil) {
+		return 0, fmt.Errorf("predict: the checkpoint holds a %s model but partition %s is %s", graphKind(ck.Model.Hetero != nil), cfg.PartDir, graphKind(m.Hetero != nil))
+	}
 	if m.FeatDim != ck.Model.InDim || m.NumClasses != ck.Model.Classes {
 		return 0, fmt.Errorf("predict: partition %s has %d features and %d classes, the checkpoint's model %d and %d",
 			cfg.PartDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
@@ -74,13 +79,24 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if info.RowNorm {
 		RowNormalize(part.Feat, m.FeatDim)
 		RowNormalize(part.HaloFeat, m.FeatDim)
+		rowNormalizeTyped(part)
 	}
-	// Score every owned node: present them to the loader as the "test"
-	// share of the default split (the loader batches evaluation splits in
-	// fixed order over all ranks).
-	all := make([]int64, part.NumOwned())
+	// Score every owned node (of a heterogeneous graph: of the labelled
+	// type): present them to the loader as the "test" share of the default
+	// split (the loader batches evaluation splits in fixed order over all
+	// ranks).
+	lo, hi, total := part.Lo, part.Hi, m.NumNodes
+	var het *heteroSetup
+	if m.Hetero != nil {
+		if het, err = predictSetup(ck, info, m); err != nil {
+			return 0, fmt.Errorf("predict: %w", err)
+		}
+		t := het.schema.TypeIndex(m.Hetero.LabelType)
+		lo, hi, total = part.TypeLo[t], part.TypeLo[t+1], het.schema.Count(t)
+	}
+	all := make([]int64, hi-lo)
 	for i := range all {
-		all[i] = part.Lo + int64(i)
+		all[i] = lo + int64(i)
 	}
 	split := info.Split
 	if split == "" {
@@ -93,19 +109,34 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	} else {
 		part.Splits[split] = &graph.Split{Test: all}
 	}
-	store, loader, err := openLoader(c, part, cfg.Store, dsample.LoaderOptions{
-		Fanouts: fan, EvalFanouts: fan, Batch: cfg.Batch, Seed: ck.Seed, Split: split,
-	})
+	lopt := dsample.LoaderOptions{Fanouts: fan, EvalFanouts: fan, Batch: cfg.Batch, Seed: ck.Seed, Split: split}
+	if het != nil && cfg.Fanouts == nil && !cfg.Full && info.Hetero != nil {
+		lopt.RelFanouts, lopt.EvalRelFanouts = info.Hetero.EvalRelFanouts, info.Hetero.EvalRelFanouts
+	}
+	store, loader, err := openLoader(c, part, cfg.Store, lopt)
 	if err != nil {
 		return 0, err
 	}
 	defer store.Close()
+	if het != nil {
+		// The checkpoint holds the embeddings of its last epoch only, so
+		// predictions use the final weights with them, not the best ones.
+		sparse, err := het.openEmbeddings(c, store, ck.Seed)
+		if err != nil {
+			return 0, fmt.Errorf("predict: %w", err)
+		}
+		defer sparse.close()
+		if err := sparse.Import(ck.Sparse); err != nil {
+			return 0, fmt.Errorf("predict: checkpoint embeddings: %w", err)
+		}
+		loader.SetTypedInputs(het.typedInputs(store, sparse.emb))
+	}
 	model, err := train.NewModel(ck.Model, ck.Seed)
 	if err != nil {
 		return 0, err
 	}
 	params := ck.BestParams
-	if cfg.Final || params == nil {
+	if cfg.Final || params == nil || het != nil {
 		params = ck.Params
 	}
 	if err := model.SetParams(params); err != nil {
@@ -129,7 +160,12 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		if len(b.Blocks) == 0 || b.Blocks[len(b.Blocks)-1].NumDst == 0 {
 			continue
 		}
-		if pred, err = model.Predict(b.Blocks, b.X, pred[:0]); err != nil {
+		if het != nil {
+			pred, err = model.PredictHetero(b.Blocks, b.XT, pred[:0])
+		} else {
+			pred, err = model.Predict(b.Blocks, b.X, pred[:0])
+		}
+		if err != nil {
 			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
 			break
 		}
@@ -148,8 +184,8 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	n := int64(len(got) / 2)
 	var werr error
 	if c.Rank() == 0 {
-		if n != m.NumNodes {
-			werr = fmt.Errorf("predict: scored %d nodes but the graph has %d", n, m.NumNodes)
+		if n != total {
+			werr = fmt.Errorf("predict: scored %d nodes but the graph has %d", n, total)
 		} else {
 			werr = writePredictions(cfg.Out, got)
 		}
@@ -158,6 +194,34 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// graphKind names a model's or partition's kind in messages.
+func graphKind(hetero bool) string {
+	if hetero {
+		return "heterogeneous"
+	}
+	return "homogeneous"
+}
+
+// predictSetup rebuilds the heterogeneous side of a checkpointed run: the
+// schema and learnable types from the model config, the embedding settings
+// from the run info.
+func predictSetup(ck *train.Checkpoint, info runInfo, m *partition.Meta) (*heteroSetup, error) {
+	schema, err := ck.Model.Hetero.Schema()
+	if err != nil {
+		return nil, err
+	}
+	if info.Hetero == nil || len(ck.Sparse) == 0 && slices.Contains(ck.Model.Hetero.Learnable, true) {
+		return nil, errors.New("the checkpoint lacks the heterogeneous run's embedding settings or state")
+	}
+	if !slices.Equal(schema.NodeTypes, m.Hetero.NodeTypes) || !slices.Equal(schema.NodeOrig, m.Hetero.NodeOrig) {
+		return nil, fmt.Errorf("the checkpoint's node types %v do not match the partition's %v", schema.NodeTypes, m.Hetero.NodeTypes)
+	}
+	opts := HeteroOptions{EmbedDim: info.Hetero.EmbedDim, SparseOpt: info.Hetero.SparseOpt, SparseLR: info.Hetero.SparseLR, Push: PushAlltoallv}
+	learnable := make([]bool, schema.NumTypes())
+	copy(learnable, ck.Model.Hetero.Learnable)
+	return &heteroSetup{schema: schema, opts: opts, learnable: learnable}, nil
 }
 
 // writePredictions writes (orig, class) pairs sorted by orig to path via a
