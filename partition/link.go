@@ -62,6 +62,9 @@ package partition
 const (
 	LinkSplitRandom = "random" // --link-split random:TRAIN,VALID,TEST over the dataset's edges
 	LinkSplitTime   = "time"   // split/time/{train,valid,test}.csv.gz rows src,dst,time,rating
+	// LinkSplitNamed is another split directory of a heterogeneous
+	// dataset's relation (split/u1 of MovieLens), read like time.
+	LinkSplitNamed = "named"
 )
 
 // LinkMeta is the "link" section of META.json (absent for node-only partitions).
@@ -95,6 +98,9 @@ type LinkMeta struct {
 	// StructFeats is the width of the structural features the partitioner
 	// made for a dataset without node features (0 if it had features).
 	StructFeats int `json:"struct_feats,omitempty"`
+	// Relation is the canonical name of the relation whose edges are the
+	// positives in a heterogeneous partition ("" for a homogeneous one).
+	Relation string `json:"relation,omitempty"`
 }
 
 // LinkEdges are positive (or pool) edges owned by one part, sorted by ID.
