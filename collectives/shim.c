@@ -100,8 +100,9 @@ int shim_win_allocate(int64_t bytes, void **base, MPI_Win *win) {
     MPI_Info info;
     int rc = MPI_Info_create(&info);
     if (rc != MPI_SUCCESS) return rc;
-    // The windows are read-only after they are filled: no accumulates, so
-    // the implementation may skip the locks that ordering them needs.
+    // No rank relies on the order of two accumulates to one location (the
+    // gradient windows only sum), so the implementation may skip the
+    // ordering that MPI otherwise guarantees between them.
     MPI_Info_set(info, "accumulate_ordering", "none");
     MPI_Info_set(info, "same_disp_unit", "true");
     rc = MPI_Win_allocate((MPI_Aint)bytes, 1, info, MPI_COMM_WORLD, base, win);
@@ -123,10 +124,17 @@ int shim_win_sync(MPI_Win win) {
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
-int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
-                  const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, void *dst) {
+// rows_epoch moves fixed-size rows between dst/src and several targets in one
+// passive-target epoch: lock_all, one MPI_Get or MPI_Accumulate per target
+// with hindexed_block datatypes on both sides, unlock_all (which completes
+// them at origin and target). acc selects MPI_Accumulate(MPI_SUM) of
+// MPI_FLOAT rows (row_bytes a multiple of 4) instead of MPI_Get of bytes.
+static int rows_epoch(MPI_Win win, int acc, int ntargets, const int *ranks, const int *counts,
+                      const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, void *buf) {
     MPI_Datatype row;
-    int rc = MPI_Type_contiguous(row_bytes, MPI_BYTE, &row);
+    // An accumulate's datatypes must be built from the predefined type the
+    // operation reduces, so its rows are floats, not bytes.
+    int rc = acc ? MPI_Type_contiguous(row_bytes / 4, MPI_FLOAT, &row) : MPI_Type_contiguous(row_bytes, MPI_BYTE, &row);
     if (rc != MPI_SUCCESS) return rc;
     if ((rc = MPI_Type_commit(&row)) != MPI_SUCCESS) { MPI_Type_free(&row); return rc; }
     if ((rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, win)) != MPI_SUCCESS) { MPI_Type_free(&row); return rc; }
@@ -141,7 +149,11 @@ int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts
         if (rc != MPI_SUCCESS) { MPI_Type_free(&ttype); break; }
         MPI_Type_commit(&ttype);
         MPI_Type_commit(&otype);
-        rc = MPI_Get(dst, 1, otype, ranks[i], 0, 1, ttype, win);
+        if (acc) {
+            rc = MPI_Accumulate(buf, 1, otype, ranks[i], 0, 1, ttype, MPI_SUM, win);
+        } else {
+            rc = MPI_Get(buf, 1, otype, ranks[i], 0, 1, ttype, win);
+        }
         // Freeing a datatype in use by a pending operation is allowed: MPI
         // keeps it until the operation completes.
         MPI_Type_free(&ttype);
@@ -151,4 +163,23 @@ int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts
     int rc2 = MPI_Win_unlock_all(win);
     MPI_Type_free(&row);
     return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
+                  const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, void *dst) {
+    return rows_epoch(win, 0, ntargets, ranks, counts, tdisp, odisp, row_bytes, dst);
+}
+
+int shim_acc_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
+                  const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, const void *src) {
+    return rows_epoch(win, 1, ntargets, ranks, counts, tdisp, odisp, row_bytes, (void *)src);
+}
+
+int shim_win_settle(MPI_Win win) {
+    // Remote accumulates are complete at their targets once every origin's
+    // unlock_all has returned, which the barrier establishes; the sync then
+    // makes them visible to this rank's plain loads (separate memory model).
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return rc;
+    return shim_win_sync(win);
 }

@@ -38,4 +38,12 @@ int shim_win_sync(MPI_Win win);
 // Both sides are hindexed_block datatypes of row_bytes-byte rows.
 int shim_get_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
                   const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, void *dst);
+// Adds rows of src to rows of several targets in one passive-target epoch,
+// like shim_get_rows with MPI_Accumulate(MPI_SUM) over rows of row_bytes/4
+// MPI_FLOATs; the data moves from src's odisp to the targets' tdisp.
+int shim_acc_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts,
+                  const MPI_Aint *tdisp, const MPI_Aint *odisp, int row_bytes, const void *src);
+// After every rank's accumulates have returned: a barrier, then a window
+// sync so this rank's loads see what others added to its part.
+int shim_win_settle(MPI_Win win);
 #endif

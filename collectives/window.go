@@ -85,3 +85,21 @@ func (w *Window) getRows(ranks []C.int, counts []C.int, tdisp, odisp []C.MPI_Ain
 	rc := C.shim_get_rows(w.win, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &odisp[0], C.int(rowBytes), ptr(dst))
 	return mpiErr("MPI_Get(rows)", rc)
 }
+
+// accRows adds fixed-size float32 rows of src into rows of other ranks'
+// windows in one passive-target epoch; the arguments are those of getRows,
+// with odisp the byte offsets of the rows in src. It is not collective.
+func (w *Window) accRows(ranks []C.int, counts []C.int, tdisp, odisp []C.MPI_Aint, rowBytes int, src []byte) error {
+	if len(ranks) == 0 {
+		return nil
+	}
+	rc := C.shim_acc_rows(w.win, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &odisp[0], C.int(rowBytes), ptr(src))
+	return mpiErr("MPI_Accumulate(rows)", rc)
+}
+
+// Settle waits until every rank has returned from its accumulates into the
+// window and makes their sums visible to this rank's loads from Bytes. It
+// is collective.
+func (w *Window) Settle() error {
+	return mpiErr("MPI_Barrier+MPI_Win_sync", C.shim_win_settle(w.win))
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/graph"
 	"mpignn/partition"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
@@ -20,20 +21,26 @@ import (
 
 // sampleConfig holds the flags of `mpignn sample`.
 type sampleConfig struct {
-	parts     string
-	seeds     []int64 // original ids, ascending, distinct
-	fanouts   []int
-	key       sample.Key
-	replace   bool
-	transport collectives.Transport
-	shared    []collectives.Field // flags every rank must agree on
+	parts string
+	seeds []int64 // original ids, ascending, distinct
+	// typedSeeds are "type:id" entries of --seeds (heterogeneous graphs),
+	// resolved against the partition's schema; relSpec is a per-relation
+	// --fanout value.
+	typedSeeds []string
+	fanouts    []int
+	fanSpec    string
+	relSpec    bool
+	key        sample.Key
+	replace    bool
+	transport  collectives.Transport
+	shared     []collectives.Field // flags every rank must agree on
 }
 
 func parseSample(args []string) (sampleConfig, error) {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
 	var cfg sampleConfig
 	addPartsFlag(fs, &cfg.parts)
-	seeds := fs.String("seeds", "", "comma-separated ORIGINAL node ids to sample from")
+	seeds := fs.String("seeds", "", "comma-separated ORIGINAL node ids to sample from (heterogeneous graphs: type:id, e.g. author:3, or homogenized ids)")
 	fan := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
 	addSeedFlag(fs, &cfg.key.Seed, 0, "the sampling (train's --seed)")
 	fs.IntVar(&cfg.key.Epoch, "epoch", 0, "epoch of the random key")
@@ -57,15 +64,27 @@ func parseSample(args []string) (sampleConfig, error) {
 	}
 	cfg.shared = startupFields("sample", fs)
 	var err error
-	if cfg.seeds, err = sampleInt64List("--seeds", *seeds); err != nil {
+	var plain []string
+	for _, f := range strings.Split(*seeds, ",") {
+		if f = strings.TrimSpace(f); strings.Contains(f, ":") {
+			cfg.typedSeeds = append(cfg.typedSeeds, f)
+		} else {
+			plain = append(plain, f)
+		}
+	}
+	if cfg.seeds, err = sampleInt64List("--seeds", strings.Join(plain, ",")); err != nil {
 		return cfg, err
 	}
-	if len(cfg.seeds) == 0 {
+	if len(cfg.seeds)+len(cfg.typedSeeds) == 0 {
 		return cfg, errors.New("--seeds needs at least one node id")
 	}
-	slices.Sort(cfg.seeds)
-	cfg.seeds = slices.Compact(cfg.seeds)
-	if cfg.fanouts, err = fan.layers(); err != nil {
+	cfg.fanSpec, cfg.relSpec = fan.value, fan.isRelSpec()
+	if cfg.relSpec {
+		cfg.fanouts, err = fan.relHops()
+	} else {
+		cfg.fanouts, err = fan.layers()
+	}
+	if err != nil {
 		return cfg, err
 	}
 	if cfg.transport, err = tr.parse(); err != nil {
@@ -113,6 +132,15 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 		return err
 	}
 	m := part.Meta
+	var schema *graph.Schema
+	if m.Hetero != nil {
+		if schema, err = m.Hetero.Schema(); err != nil {
+			return err
+		}
+	}
+	if err := cfg.resolveSeeds(schema); err != nil {
+		return err
+	}
 	for _, v := range cfg.seeds {
 		if v < 0 || v >= m.NumNodes {
 			return fmt.Errorf("--seeds: node %d outside [0,%d) of %s", v, m.NumNodes, cfg.parts)
@@ -139,11 +167,15 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 		}
 	}
 	sampleSortByOrig(seedsG, seedsO)
-	blocks, err := s.Sample(seedsG, seedsO, cfg.fanouts, cfg.key, cfg.replace, nil)
-	if err != nil {
-		return err
+	var text []byte
+	if schema != nil {
+		text, err = sampleTyped(c, s, schema, cfg, seedsG, seedsO)
+	} else {
+		var blocks []sample.Block
+		if blocks, err = s.Sample(seedsG, seedsO, cfg.fanouts, cfg.key, cfg.replace, nil); err == nil {
+			text, err = dsample.GatherText(c, blocks)
+		}
 	}
-	text, err := dsample.GatherText(c, blocks)
 	if err != nil {
 		return err
 	}
@@ -157,6 +189,9 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 	for i, f := range cfg.fanouts {
 		fanStr[i] = strconv.Itoa(f)
 	}
+	if cfg.relSpec {
+		fanStr = []string{cfg.fanSpec}
+	}
 	seedStr := make([]string, len(cfg.seeds))
 	for i, v := range cfg.seeds {
 		seedStr[i] = strconv.FormatInt(v, 10)
@@ -167,6 +202,51 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 	}
 	_, err = out.Write(text)
 	return err
+}
+
+// resolveSeeds turns the type:id entries of --seeds into homogenized
+// original ids (heterogeneous partitions only) and sorts and dedups all
+// seeds.
+func (cfg *sampleConfig) resolveSeeds(schema *graph.Schema) error {
+	if len(cfg.typedSeeds) > 0 && schema == nil {
+		return fmt.Errorf("--seeds %s: type:id seeds need a heterogeneous partition", cfg.typedSeeds[0])
+	}
+	if cfg.relSpec && schema == nil {
+		return fmt.Errorf("--fanout %s: per-relation fanouts need a heterogeneous partition", cfg.fanSpec)
+	}
+	for _, ts := range cfg.typedSeeds {
+		name, id, _ := strings.Cut(ts, ":")
+		t := schema.TypeIndex(name)
+		if t < 0 {
+			return fmt.Errorf("--seeds %s: no node type %q (types: %s)", ts, name, strings.Join(schema.NodeTypes, ", "))
+		}
+		v, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || v < 0 || v >= schema.Count(t) {
+			return fmt.Errorf("--seeds %s: want an id in [0,%d) of type %s", ts, schema.Count(t), name)
+		}
+		cfg.seeds = append(cfg.seeds, schema.NodeOrig[t]+v)
+	}
+	cfg.typedSeeds = nil
+	slices.Sort(cfg.seeds)
+	cfg.seeds = slices.Compact(cfg.seeds)
+	return nil
+}
+
+// sampleTyped samples the seeds on a heterogeneous partition with
+// per-relation fanouts and gathers the canonical text with relations.
+func sampleTyped(c *collectives.Comm, s *dsample.Store, schema *graph.Schema, cfg sampleConfig, seedsG, seedsO []int64) ([]byte, error) {
+	rf := sample.UniformRelFanouts(cfg.fanouts, schema.NumRels())
+	if cfg.relSpec {
+		var err error
+		if rf, err = sample.ParseRelFanouts(cfg.fanSpec, schema, len(cfg.fanouts)); err != nil {
+			return nil, fmt.Errorf("--fanout: %w", err)
+		}
+	}
+	blocks, err := s.Sampler().SampleRel(seedsG, seedsO, rf, cfg.key, cfg.replace)
+	if err != nil {
+		return nil, err
+	}
+	return dsample.GatherTextRel(c, blocks, schema)
 }
 
 // sampleSortByOrig sorts the aligned id slices by original id.

@@ -80,6 +80,12 @@ type featTable struct {
 	// k < 0 = halo row -k-1. Nil when the caches are empty or the map would
 	// exceed cacheSlotMaxBytes; Gather then falls back to binary search.
 	cacheSlot []int32
+
+	// typed maps new global ids to the table's rows in a heterogeneous
+	// partition, where a table holds one node type's rows indexed by
+	// type-local new id (nil for the homogeneous table, whose rows are
+	// global ids).
+	typed *typeRows
 }
 
 // OpenFeatureStore copies the node features of partition p (key NodeFeat)
@@ -98,6 +104,9 @@ func OpenFeatureStore(c *collectives.Comm, p *partition.Part, o FeatureOptions) 
 // openFeatureStore is OpenFeatureStore with a resolved transport, so that a
 // Store probes one-sided MPI once for both of its stores.
 func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Transport, cacheMB float64) (*FeatureStore, error) {
+	if p != nil && p.Meta != nil && p.Meta.Hetero != nil {
+		return openTypedFeatureStore(c, p, t)
+	}
 	why := checkPart(c, p)
 	switch {
 	case why != "":
@@ -249,6 +258,9 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 		// The key is the same on every rank (a programming error otherwise),
 		// so every rank returns here and none waits in the fetch.
 		return dst, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+	}
+	if tb.typed != nil {
+		return f.gatherTyped(k, tb, nodes, dst, st, t0)
 	}
 	d := tb.dim
 	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]

@@ -92,6 +92,9 @@ type heteroSetup struct {
 func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo *dsample.LoaderOptions) (*heteroSetup, error) {
 	h := meta.Hetero
 	if h == nil {
+		if slices.Contains(train.HeteroArchs(), mcfg.Arch) {
+			return nil, fmt.Errorf("--model %s needs a heterogeneous partition (format version 2); this one is homogeneous", mcfg.Arch)
+		}
 		if ho != (HeteroOptions{}) {
 			return nil, errors.New("--embed-dim, --sparse-opt, --sparse-lr, --embed-push, --bases and per-relation fanouts apply to heterogeneous partitions only")
 		}
@@ -186,7 +189,9 @@ func equalHeteroRunInfo(a, b *heteroRunInfo) bool {
 	if a == nil {
 		return true
 	}
-	eq := func(x, y [][]int) bool { return slices.EqualFunc(x, y, func(p, q []int) bool { return slices.Equal(p, q) }) }
+	eq := func(x, y [][]int) bool {
+		return slices.EqualFunc(x, y, func(p, q []int) bool { return slices.Equal(p, q) })
+	}
 	return eq(a.RelFanouts, b.RelFanouts) && eq(a.EvalRelFanouts, b.EvalRelFanouts) && a.EmbedDim == b.EmbedDim &&
 		a.SparseOpt == b.SparseOpt && a.SparseLR == b.SparseLR
 }

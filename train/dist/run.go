@@ -1,6 +1,8 @@
 package dist
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,11 +77,14 @@ type TrainConfig struct {
 
 // Result is what Train returns on every rank.
 type Result struct {
-	Summary   train.Summary
-	Epochs    []train.EpochMetrics // epochs run by this call
-	Params    []float32            // final weights
-	Weights   string               // WeightsHash(Params)
-	Transport collectives.Transport
+	Summary train.Summary
+	Epochs  []train.EpochMetrics // epochs run by this call
+	Params  []float32            // final weights
+	Weights string               // WeightsHash(Params)
+	// Embeddings is a digest of the learnable embeddings and their
+	// optimizer state (heterogeneous runs with featureless types; "" else).
+	Embeddings string
+	Transport  collectives.Transport
 }
 
 // runInfo is stored in checkpoints: the settings that must not change when a
@@ -100,6 +105,8 @@ type runInfo struct {
 	Link      *LinkOptions `json:"link,omitempty"`
 	// MaxSteps is train.Options.MaxSteps (absent when 0).
 	MaxSteps int `json:"max_steps,omitempty"`
+	// Hetero holds the settings of a heterogeneous run (absent otherwise).
+	Hetero *heteroRunInfo `json:"hetero,omitempty"`
 }
 
 // newRunInfo derives the run info from the loader options as the run
@@ -242,6 +249,18 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	link := cfg.Task == TaskLink
 	mcfg := cfg.Model
 	mcfg.InDim, mcfg.Classes, mcfg.Layers = meta.FeatDim, meta.NumClasses, len(lo.Fanouts)
+	// A heterogeneous partition types the model, its inputs and the
+	// fanouts; the outcome depends only on META and the (agreed) flags, so
+	// every rank decides the same.
+	het, err := setupHetero(meta, cfg.Hetero, &mcfg, &lo)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("train: %w", err)
+	case het != nil && link:
+		return nil, errors.New("train: --task link on a heterogeneous partition is not supported yet")
+	case het != nil && cfg.EvalFull:
+		lo.EvalRelFanouts = nil // every relation takes all neighbours
+	}
 	if link {
 		// The encoder's last layer outputs the embedding (width --hidden)
 		// that the decoder scores.
@@ -259,11 +278,13 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if cfg.RowNorm {
 		RowNormalize(part.Feat, meta.FeatDim)
 		RowNormalize(part.HaloFeat, meta.FeatDim)
+		rowNormalizeTyped(part)
 	}
 	var (
-		store *dsample.Store
-		src   train.BatchSource
-		ev    *linkEvaluator
+		store  *dsample.Store
+		src    train.BatchSource
+		ev     *linkEvaluator
+		sparse *sparseInputs
 	)
 	if link {
 		var ll *dsample.LinkLoader
@@ -279,6 +300,14 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 			return nil, err
 		}
 		src = loader
+		if het != nil {
+			if sparse, err = het.openEmbeddings(c, store, cfg.Trainer.Seed); err != nil {
+				store.Close()
+				return nil, err
+			}
+			defer sparse.close()
+			loader.SetTypedInputs(het.typedInputs(store, sparse.emb))
+		}
 	}
 	defer store.Close()
 	res := &Result{Transport: store.Transport()}
@@ -290,6 +319,9 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	ri := newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm)
 	ri.MaxSteps = cfg.Trainer.MaxSteps
+	if het != nil {
+		ri.Hetero = het.runInfo(lo)
+	}
 	if link {
 		lk := cfg.Link
 		ri.Task, ri.LinkSplit, ri.Link = TaskLink, meta.Link.Split, &lk
@@ -304,6 +336,9 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	if ev != nil {
 		tr.Evaluator = ev
+	}
+	if sparse != nil {
+		tr.Sparse = sparse
 	}
 	if cfg.Resume {
 		ck, err := LoadCheckpoint(c, cfg.Run.CheckpointDir)
@@ -341,6 +376,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	tr.Reporter = rec
 	ro := cfg.Run
 	ro.Metrics, ro.RunInfo = metrics, info
+	ro.Checkpointing = ro.CheckpointDir != ""
 	if c.Rank() != 0 {
 		ro.CheckpointDir = "" // rank 0 writes the checkpoints
 	}
@@ -352,11 +388,24 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	res.Epochs = rec.epochs
 	res.Params = slices.Clone(tr.Model().Params())
 	res.Weights = WeightsHash(res.Params)
+	emb := ""
+	if sparse != nil {
+		// The digest covers the tables and their optimizer state, in
+		// original-id order, so it compares runs of any rank count.
+		blob, err := sparse.Export()
+		if err != nil {
+			return nil, fmt.Errorf("train: embeddings digest: %w", err)
+		}
+		digest := sha256.Sum256(blob)
+		res.Embeddings = hex.EncodeToString(digest[:8])
+		emb = " embeddings=" + res.Embeddings
+		fmt.Fprintf(out, "embedding push: %.3fs in total (%s)\n", sparse.pushTime.Seconds(), het.opts.Push)
+	}
 	if link {
 		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d %s weights=%s\n", sum.Epochs, sum.BestEpoch, linkFinal(sum), res.Weights)
 	} else {
-		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s\n",
-			sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights)
+		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s%s\n",
+			sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights, emb)
 	}
 	return res, nil
 }
@@ -410,7 +459,8 @@ func checkRunInfo(saved, now []byte) error {
 	}
 	if !slices.Equal(a.Fanouts, b.Fanouts) || !slices.Equal(a.EvalFanouts, b.EvalFanouts) || a.Dataset != b.Dataset || a.Split != b.Split ||
 		a.GlobalBatch != b.GlobalBatch || a.Replace != b.Replace || a.RowNorm != b.RowNorm ||
-		a.Task != b.Task || a.MaxSteps != b.MaxSteps || a.LinkSplit != b.LinkSplit || (a.Link == nil) != (b.Link == nil) || (a.Link != nil && *a.Link != *b.Link) {
+		a.Task != b.Task || a.MaxSteps != b.MaxSteps || a.LinkSplit != b.LinkSplit || (a.Link == nil) != (b.Link == nil) || (a.Link != nil && *a.Link != *b.Link) ||
+		!equalHeteroRunInfo(a.Hetero, b.Hetero) {
 		return fmt.Errorf("checkpoint was written with %s, this run has %s", saved, now)
 	}
 	return nil

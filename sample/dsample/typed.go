@@ -1,0 +1,180 @@
+package dsample
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+)
+
+// Typed tables of heterogeneous partitions.
+//
+// A heterogeneous part owns a contiguous range of new ids per node type
+// (partition.HeteroMeta), and type t's nodes are numbered 0..count-1 in
+// new-id order over all parts (type-local new ids), part p owning
+// [TypeOffsets[t][p], TypeOffsets[t][p+1]). A table of one node type is a
+// DistArray over those type-local ids, so each rank holds exactly its owned
+// rows of the type and no rows for other types.
+
+// typeRows maps the new global ids of one node type to type-local new ids.
+type typeRows struct {
+	t       int
+	name    string
+	offsets []int64 // Meta.Offsets
+	starts  []int64 // first new global id of the type in each part
+	typeOff []int64 // TypeOffsets[t]
+	lo, hi  int64   // this rank's new global ids of the type
+	localLo int64   // this rank's first type-local new id
+}
+
+// newTypeRows builds the map of type name for part p, or explains why the
+// part's type layout is inconsistent.
+func newTypeRows(p *partition.Part, name string) (*typeRows, string) {
+	h := p.Meta.Hetero
+	t := slices.Index(h.NodeTypes, name)
+	if t < 0 {
+		return nil, fmt.Sprintf("partition has no node type %q (have %v)", name, h.NodeTypes)
+	}
+	P := p.Meta.NumParts
+	if len(h.TypeOffsets) != len(h.NodeTypes) || len(h.TypeOffsets[t]) != P+1 || len(p.Meta.Offsets) != P+1 {
+		return nil, fmt.Sprintf("hetero meta has %d type offset lists (type %q: %d entries) for %d types and %d parts",
+			len(h.TypeOffsets), name, len(h.TypeOffsets[min(t, len(h.TypeOffsets)-1)]), len(h.NodeTypes), P)
+	}
+	for u := range h.TypeOffsets {
+		if len(h.TypeOffsets[u]) != P+1 {
+			return nil, fmt.Sprintf("hetero meta: type %q has %d type offsets, want %d", h.NodeTypes[u], len(h.TypeOffsets[u]), P+1)
+		}
+	}
+	m := &typeRows{t: t, name: name, offsets: p.Meta.Offsets, typeOff: h.TypeOffsets[t], starts: make([]int64, P)}
+	for q := range P {
+		m.starts[q] = h.TypeStart(t, q, p.Meta.Offsets[q])
+		if n := h.TypeCount(t, q); n < 0 || m.starts[q]+n > p.Meta.Offsets[q+1] {
+			return nil, fmt.Sprintf("hetero meta: part %d's %d nodes of type %q do not fit its id range", q, n, name)
+		}
+	}
+	m.lo = m.starts[p.ID]
+	m.hi = m.lo + h.TypeCount(t, p.ID)
+	m.localLo = m.typeOff[p.ID]
+	if len(p.TypeLo) != len(h.NodeTypes)+1 || p.TypeLo[t] != m.lo || p.TypeLo[t+1] != m.hi {
+		return nil, fmt.Sprintf("part %d's TypeLo %v disagrees with the meta's type offsets (type %q owns [%d,%d))", p.ID, p.TypeLo, name, m.lo, m.hi)
+	}
+	return m, ""
+}
+
+// row returns the type-local new id of new global id g, or an error when g
+// is not a node of this type.
+func (m *typeRows) row(g int64) (int64, error) {
+	if g >= m.lo && g < m.hi {
+		return m.localLo + g - m.lo, nil
+	}
+	total := m.offsets[len(m.offsets)-1]
+	if g < 0 || g >= total {
+		return 0, fmt.Errorf("node %d outside [0,%d)", g, total)
+	}
+	q := partition.Owner(m.offsets, g)
+	if g < m.starts[q] || g >= m.starts[q]+m.typeOff[q+1]-m.typeOff[q] {
+		return 0, fmt.Errorf("node %d is not of node type %q", g, m.name)
+	}
+	return m.typeOff[q] + g - m.starts[q], nil
+}
+
+// rows returns the local row count of the type on this rank.
+func (m *typeRows) owned() int64 { return m.hi - m.lo }
+
+// openTypedFeatureStore opens one table per node type with features, key
+// {type, "feat"}, in type order. The halo and hot caches are off for
+// typed tables.
+func openTypedFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Transport) (*FeatureStore, error) {
+	h := p.Meta.Hetero
+	why := checkPart(c, p)
+	var maps []*typeRows
+	for _, name := range h.NodeTypes {
+		dim := h.FeatDims[name]
+		if why != "" || dim == 0 {
+			continue
+		}
+		m, w := newTypeRows(p, name)
+		switch {
+		case w != "":
+			why = w
+		case dim < 0:
+			why = fmt.Sprintf("node type %q has feature width %d", name, dim)
+		case int64(len(p.TypeFeat[name])) != m.owned()*int64(dim):
+			why = fmt.Sprintf("part %d has %d feature values of type %q, want %d (%d nodes x %d)", p.ID, len(p.TypeFeat[name]), name, m.owned()*int64(dim), m.owned(), dim)
+		}
+		maps = append(maps, m)
+	}
+	if err := agreeOpen(c, "open feature store", why); err != nil {
+		return nil, err
+	}
+	f := &FeatureStore{c: c, lo: p.Lo, hi: p.Hi, n: p.Meta.NumNodes}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+		}
+	}()
+	for _, m := range maps {
+		key := FeatureKey{NodeType: m.name, Name: FeatName}
+		tb := &featTable{dim: h.FeatDims[m.name], typed: m}
+		f.keys, f.tables = append(f.keys, key), append(f.tables, tb)
+		var err error
+		if tb.arr, err = collectives.NewDistArray(c, m.owned(), 4*tb.dim, t); err != nil {
+			return nil, fmt.Errorf("open feature store: %s array: %w", key, err)
+		}
+		tb.local = float32View(tb.arr.Local())
+		copy(tb.local, p.TypeFeat[m.name])
+		if err := tb.arr.Seal(); err != nil {
+			return nil, fmt.Errorf("open feature store: %s: %w", key, err)
+		}
+	}
+	ok = true
+	return f, nil
+}
+
+// gatherTyped is Gather for a typed table: nodes are new global ids of the
+// table's type.
+func (f *FeatureStore) gatherTyped(k FeatureKey, tb *featTable, nodes []int64, dst []float32, st *GatherStats, t0 time.Time) ([]float32, error) {
+	d := tb.dim
+	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
+	sc := &f.gat
+	sc.req, sc.at = sc.req[:0], sc.at[:0]
+	var g GatherStats
+	var badErr error
+	m := tb.typed
+	for i, v := range nodes {
+		if v >= m.lo && v < m.hi {
+			r := v - m.lo
+			copy(dst[i*d:(i+1)*d], tb.local[r*int64(d):(r+1)*int64(d)])
+			g.LocalRows++
+			continue
+		}
+		r, err := m.row(v)
+		if err != nil {
+			// Still fetch the other rows: the fetch is collective.
+			if badErr == nil {
+				badErr = fmt.Errorf("gather %s on rank %d: entry %d: %w", k, f.c.Rank(), i, err)
+			}
+			continue
+		}
+		sc.req = append(sc.req, r)
+		sc.at = append(sc.at, int32(i))
+	}
+	g.RemoteRows = int64(len(sc.req))
+	sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
+	b0 := tb.arr.Stats().Bytes
+	if err := tb.arr.Fetch(sc.req, byteView(sc.buf)); err != nil {
+		return dst, fmt.Errorf("gather %s on rank %d: %w", k, f.c.Rank(), err)
+	}
+	g.Bytes = tb.arr.Stats().Bytes - b0
+	for j, i := range sc.at {
+		copy(dst[int(i)*d:(int(i)+1)*d], sc.buf[j*d:(j+1)*d])
+	}
+	g.Time = time.Since(t0)
+	if st != nil {
+		st.Add(g)
+	}
+	return dst, badErr
+}

@@ -1,0 +1,169 @@
+package dist
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"mpignn/collectives"
+	"mpignn/sample"
+	"mpignn/sample/dsample"
+	"mpignn/train"
+)
+
+// embeddings is the learnable input of one featureless node type: its
+// sharded table, read by the loader like features.
+type embeddings struct {
+	tab   *dsample.EmbeddingTable
+	store *dsample.Store // to count owned vs remote rows
+}
+
+// fetch reads the rows of nodes into dst for the loader (TypedInputs).
+func (e *embeddings) fetch(nodes []int64, dst []float32, g *dsample.GatherStats) ([]float32, error) {
+	for _, v := range nodes {
+		if e.store.Owns(v) {
+			g.LocalRows++
+		} else {
+			g.RemoteRows++
+		}
+	}
+	before := e.tab.FetchStats().Bytes
+	dst, err := e.tab.Fetch(nodes, dst)
+	g.Bytes += e.tab.FetchStats().Bytes - before
+	return dst, err
+}
+
+// sparseInputs implements train.SparseInputs over the run's embedding
+// tables: after every step each rank pushes the gradients of its batch's
+// embedding rows to their owners, which sum them (in rank order with the
+// Alltoallv push, so the result is deterministic) and apply the sparse
+// optimizer. emb has one entry per node type, nil for types with features.
+type sparseInputs struct {
+	emb []*embeddings
+	// PushTime accumulates the time spent in Push (all types), for the
+	// benchmark line.
+	pushTime time.Duration
+}
+
+var _ train.SparseInputs = (*sparseInputs)(nil)
+
+// openEmbeddings opens one table per learnable node type, in type order
+// (collective). The tables start from a pure function of the seed and the
+// node's original id, so every rank count starts identically.
+func (s *heteroSetup) openEmbeddings(c *collectives.Comm, st *dsample.Store, seed uint64) (*sparseInputs, error) {
+	method, err := dsample.ParsePushMethod(s.opts.Push)
+	if err != nil {
+		return nil, err
+	}
+	if method == dsample.PushAccumulate && st.Transport() != collectives.TransportRMA {
+		return nil, fmt.Errorf("--embed-push accumulate needs one-sided MPI, but the transport is %v (use --embed-push alltoallv)", st.Transport())
+	}
+	lr := float32(s.opts.SparseLR)
+	si := &sparseInputs{emb: make([]*embeddings, s.schema.NumTypes())}
+	for t, name := range s.schema.NodeTypes {
+		if !s.learnable[t] {
+			continue
+		}
+		tab, err := dsample.OpenEmbeddingTable(c, st.Part(), dsample.EmbeddingOptions{
+			NodeType: name, Dim: s.opts.EmbedDim, Seed: seed, Transport: st.Transport(), Method: method,
+			NewOptimizer: func(params []float32, dim int) (dsample.SparseOptimizer, error) {
+				return train.NewSparseOptimizer(s.opts.SparseOpt, params, dim, lr)
+			},
+		})
+		if err != nil {
+			si.close()
+			return nil, err
+		}
+		si.emb[t] = &embeddings{tab: tab, store: st}
+	}
+	return si, nil
+}
+
+// close frees the tables (collective).
+func (s *sparseInputs) close() error {
+	var errs []error
+	for _, e := range s.emb {
+		if e != nil {
+			errs = append(errs, e.tab.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Update implements train.SparseInputs. A rank without seeds in the step
+// ran no backward: it pushes nothing, but still takes part.
+func (s *sparseInputs) Update(m *train.Model, b *sample.Batch) error {
+	start := time.Now()
+	defer func() { s.pushTime += time.Since(start) }()
+	trained := len(b.Labels) > 0 || len(b.PairLabels) > 0
+	for t, e := range s.emb {
+		if e == nil {
+			continue
+		}
+		var nodes []int64
+		var grads []float32
+		if trained && t < len(b.XTNodes) {
+			nodes, grads = b.XTNodes[t], m.InputGrad(t)
+			if grads == nil && len(nodes) > 0 {
+				return fmt.Errorf("node type %s: no input gradients after the step's backward", e.tab.NodeType())
+			}
+		}
+		if err := e.tab.Push(nodes, grads); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Export implements train.SparseInputs: the tables' blobs (rank 0), each
+// behind its length, in type order.
+func (s *sparseInputs) Export() ([]byte, error) {
+	var out []byte
+	for _, e := range s.emb {
+		if e == nil {
+			continue
+		}
+		blob, err := e.tab.Export()
+		if err != nil {
+			return nil, err
+		}
+		out = binary.LittleEndian.AppendUint64(out, uint64(len(blob)))
+		out = append(out, blob...)
+	}
+	return out, nil
+}
+
+// Import implements train.SparseInputs. Every rank parses the same bytes,
+// so a malformed state fails on all of them alike before any collective.
+func (s *sparseInputs) Import(state []byte) error {
+	var blobs [][]byte
+	for _, e := range s.emb {
+		if e == nil {
+			continue
+		}
+		if len(state) < 8 {
+			return fmt.Errorf("embedding state ends before the table of node type %s", e.tab.NodeType())
+		}
+		n := binary.LittleEndian.Uint64(state)
+		if n > uint64(len(state)-8) {
+			return fmt.Errorf("embedding state of node type %s: %d bytes announced, %d left", e.tab.NodeType(), n, len(state)-8)
+		}
+		blobs = append(blobs, state[8:8+n])
+		state = state[8+n:]
+	}
+	if len(state) != 0 {
+		return fmt.Errorf("embedding state has %d bytes after the last table (a different set of embedded node types?)", len(state))
+	}
+	i := 0
+	for _, e := range s.emb {
+		if e == nil {
+			continue
+		}
+		if err := e.tab.Import(blobs[i]); err != nil {
+			return err
+		}
+		i++
+	}
+	return nil
+}
