@@ -3,6 +3,7 @@ package dsample
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -108,6 +109,7 @@ func TestHeteroLinkLoader(t *testing.T) {
 			}
 		}
 	}
+	ref := sample.HeteroCSR{D: trainingHetero(f, schema)}
 	for _, name := range transports() {
 		t.Run(name, func(t *testing.T) {
 			s := f.openStore(t, name, 0)
@@ -151,6 +153,12 @@ func TestHeteroLinkLoader(t *testing.T) {
 				}
 				assert.Zero(t, leaked, "step %d: seed edges sampled", step)
 				excluded += b.Stats.Sample.Excluded
+				// The reference's blocks over the training graph with the
+				// same exclusion set: rank-count independent by key.
+				hr := sample.HeteroReference{G: ref, Exclude: set}
+				want, err := hr.SampleRel(b.SeedsOrig, b.SeedsOrig, l.Options().RelFanouts, sample.Key{Seed: 3, Epoch: 1, Batch: step}, false)
+				require.NoError(t, err)
+				assert.True(t, sameOrigBlocks(t, f, b.Blocks, want), "step %d", step)
 				// Typed inputs: every node of Blocks[0] once, under its type.
 				require.Len(t, b.XT, schema.NumTypes())
 				seen := 0
@@ -167,18 +175,29 @@ func TestHeteroLinkLoader(t *testing.T) {
 			require.NoError(t, err)
 			assert.Positive(t, total, "no edge was excluded: the test would be vacuous")
 
-			// Evaluation: every author and paper embedded, venues not.
-			emb, err := l.Embed(origRows{w: 2}, 2, 0, nil)
+			// Evaluation: every author and paper embedded, venues not, on
+			// the training graph and on training plus valid edges.
+			ptr, ind, indOrig, err := f.part.MergedValidAdjacency()
 			require.NoError(t, err)
-			defer emb.Free()
-			for g := f.part.Lo; g < f.part.Hi; g++ {
-				o := f.origOf(g)
-				want := []float32{float32(o), float32(schema.NumTypes())}
-				if !of(author, o) && !of(paper, o) {
-					want = []float32{0, 0}
+			vg, err := l.OpenGraph(ptr, ind, indOrig)
+			require.NoError(t, err)
+			defer vg.Close()
+			for _, g := range []*GraphStore{nil, vg} {
+				emb, err := l.Embed(origRows{w: 2}, 2, 0, g)
+				require.NoError(t, err)
+				for v := f.part.Lo; v < f.part.Hi; v++ {
+					o := f.origOf(v)
+					want := []float32{float32(o), float32(schema.NumTypes())}
+					if !of(author, o) && !of(paper, o) {
+						want = []float32{0, 0}
+					}
+					assert.Equal(t, want, emb.Row(v), "node %d (original %d)", v, o)
 				}
-				require.Equal(t, want, emb.Row(g), "node %d (original %d)", g, o)
+				require.NoError(t, emb.Free())
 			}
+			// A model without typed embedding is refused.
+			_, err = l.Embed(homogeneousOnly{}, 2, 0, nil)
+			assert.ErrorContains(t, err, "EmbedHetero")
 		})
 	}
 }
@@ -209,4 +228,56 @@ func TestHeteroLinkLoaderNegatives(t *testing.T) {
 	// Without a typed reader, a heterogeneous batch is an error on every rank.
 	l.SetTypedInputs(nil)
 	assert.ErrorContains(t, l.Batch(SplitTrain, 2, 0, &b), "SetTypedInputs")
+}
+
+// homogeneousOnly is an Embedder without EmbedHetero.
+type homogeneousOnly struct{}
+
+func (homogeneousOnly) Embed([]sample.Block, []float32) ([]float32, error) { return nil, nil }
+
+// trainingHetero is the partitioned training graph in original ids (every
+// part's relation rows), for the reference sampler.
+func trainingHetero(f *fixture, schema *graph.Schema) *graph.HeteroDataset {
+	n, R := schema.NumNodes(), int64(schema.NumRels())
+	rows := make([][]int64, n*R)
+	for _, p := range f.parts {
+		for i, o := range p.Orig {
+			for r := range R {
+				row := int64(i)*R + r
+				rows[o*R+r] = p.IndicesOrig[p.Indptr[row]:p.Indptr[row+1]]
+			}
+		}
+	}
+	in := &graph.CSR{Indptr: make([]int64, 1, n*R+1)}
+	for _, row := range rows {
+		in.Indices = append(in.Indices, row...)
+		in.Indptr = append(in.Indptr, int64(len(in.Indices)))
+	}
+	return &graph.HeteroDataset{Schema: schema, In: in}
+}
+
+// sameOrigBlocks reports (with t.Errorf, so the caller's collectives still
+// run) whether distributed typed blocks equal the reference's in original
+// ids and edge types, with new ids that map to the original ids.
+func sameOrigBlocks(t *testing.T, f *fixture, got, want []sample.Block) bool {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%d blocks, want %d", len(got), len(want))
+		return false
+	}
+	for l := range got {
+		g, w := &got[l], &want[l]
+		if g.NumDst != w.NumDst || !slices.Equal(g.Orig, w.Orig) || !slices.Equal(g.Indptr, w.Indptr) ||
+			!slices.Equal(g.Indices, w.Indices) || !slices.Equal(g.Etype, w.Etype) {
+			t.Errorf("layer %d: distributed block differs from the reference", l)
+			return false
+		}
+		for i, v := range g.Nodes {
+			if f.origOf(v) != g.Orig[i] {
+				t.Errorf("layer %d node %d: new id %d is not original %d", l, i, v, g.Orig[i])
+				return false
+			}
+		}
+	}
+	return true
 }
