@@ -353,6 +353,33 @@ func TestHeteroLinkMovieLens(t *testing.T) {
 					assert.Equal(t, first, v, "%d parts differ from 1 part", nparts)
 				}
 			}
+			// The README's popularity baseline, on the stored negatives:
+			// score a movie by its training ratings.
+			pop := map[int64]float64{}
+			for _, e := range first.sets[setTrain] {
+				pop[e.dst]++
+			}
+			auc := popularityAUC(first.sets[setTest], first.negs[1], pop)
+			t.Logf("%s: popularity test AUC %.4f on %d positives x %d fixed negatives", c.split, auc, len(first.sets[setTest]), lo.NegsPerPos)
+			assert.InDelta(t, 0.8, auc, 0.1, "the README measures 0.78 (time, one negative each)")
 		})
 	}
+}
+
+// popularityAUC is the AUC of scoring a pair by score[dst] over positives
+// and their fixed negatives (ties count one half).
+func popularityAUC(pos []origEdge, negs map[int64][]int64, score map[int64]float64) float64 {
+	var sum, cnt float64
+	for _, e := range pos {
+		for _, w := range negs[e.id] {
+			switch a, b := score[e.dst], score[w]; {
+			case a > b:
+				sum++
+			case a == b:
+				sum += 0.5
+			}
+			cnt++
+		}
+	}
+	return sum / cnt
 }

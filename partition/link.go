@@ -57,6 +57,12 @@ package partition
 // as 2 blocks, new ids then original ids; link-vadj-{indptr,indices,orig}.bin
 // the valid adjacency (Part.MergedValidAdjacency merges it with the training
 // rows); link-orig2new.bin the Orig2New block. PartInfo.Link counts them.
+//
+// Heterogeneous graphs (format version 2) take a link split on one
+// relation, LinkOptions.Relation and LinkMeta.Relation: see heterolink.go
+// for what changes (typed negatives and pools, removal of held-out edges
+// from the relation and its reverse, relation rows in the valid adjacency,
+// named split directories such as MovieLens' u1 with an empty valid set).
 
 // Link split kinds (LinkMeta.Kind).
 const (
