@@ -109,6 +109,9 @@ func (l *LinkLoader) embedHetero(m Embedder, width, epoch int, g *GraphStore) (*
 		}
 	}()
 	rows := float32View(emb.Local())
+	// Window memory is not zeroed (it may be reused), and the rows of the
+	// other node types are never written below.
+	clear(rows)
 	steps, err := sample.RankSteps(l.o.Seed, epoch, total, c.Size()*l.o.EvalBatch, index)
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
