@@ -4,5 +4,7 @@
 // versioned on-disk partition format: version 1 for homogeneous graphs,
 // version 2 (HeteroMeta) for heterogeneous ones, whose parts own a
 // contiguous id range per node type and store one in-edge row per (node,
-// relation).
+// relation). Link-prediction partitions (Options.Link, link.go) exist for
+// both: on a heterogeneous graph the split is over one relation
+// (LinkOptions.Relation, heterolink.go).
 package partition

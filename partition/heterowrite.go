@@ -94,7 +94,13 @@ func AssignHetero(d *graph.HeteroDataset, nparts int, opt Options) ([]int32, err
 		return nil, err
 	}
 	if opt.Link != nil {
-		return nil, errors.New("partition: link splits are not supported for heterogeneous graphs yet")
+		// METIS sees the training graph: held-out edges must not steer
+		// the partitioning either.
+		_, train, err := buildHeteroLink(d, opt)
+		if err != nil {
+			return nil, err
+		}
+		d = train
 	}
 	switch opt.Method {
 	case "", MethodMetis:
@@ -105,7 +111,12 @@ func AssignHetero(d *graph.HeteroDataset, nparts int, opt Options) ([]int32, err
 		bal := opt.Balance
 		if bal == nil {
 			bal = []string{BalanceNode, BalanceTrain}
-			if split == "" {
+			switch {
+			case opt.Link != nil:
+				// As for homogeneous link splits: the seeds are edges, so
+				// balance nodes and (training) degree.
+				bal = []string{BalanceNode, BalanceDegree}
+			case split == "":
 				bal = []string{BalanceNode}
 			}
 		}
@@ -202,7 +213,15 @@ func WriteHetero(outDir string, d *graph.HeteroDataset, assign []int32, nparts i
 	if int64(len(assign)) != src.n {
 		return nil, fmt.Errorf("partition: assignment has %d entries for %d nodes", len(assign), src.n)
 	}
-	return writeSource(outDir, src, nil, assign, nparts, opt)
+	var ld *linkData
+	if opt.Link != nil {
+		var train *graph.HeteroDataset
+		if ld, train, err = buildHeteroLink(d, opt); err != nil {
+			return nil, err
+		}
+		src.in = train.In
+	}
+	return writeSource(outDir, src, ld, assign, nparts, opt)
 }
 
 // WriteHeteroDataset is AssignHetero then WriteHetero.
@@ -223,10 +242,7 @@ func heteroSourceOf(d *graph.HeteroDataset, opt Options) (*source, error) {
 	if err := checkHetero(d); err != nil {
 		return nil, fmt.Errorf("partition %s: %w", heteroName(d), err)
 	}
-	switch {
-	case opt.Link != nil:
-		return nil, errors.New("partition: link splits are not supported for heterogeneous graphs yet")
-	case opt.HaloFeats:
+	if opt.HaloFeats {
 		return nil, errors.New("partition: halo features are not supported for heterogeneous graphs (features are per node type)")
 	}
 	lt, split, err := ResolveHetero(d, opt)
@@ -408,8 +424,11 @@ func (m *Meta) validateHetero() error {
 	if R < 1 {
 		return errors.New("hetero: no relations")
 	}
-	if m.FeatDim != 0 || m.HaloFeats || m.Link != nil {
-		return errors.New("hetero: feat_dim must be 0, halo_feats false and no link section (features are per node type)")
+	if m.FeatDim != 0 || m.HaloFeats {
+		return errors.New("hetero: feat_dim must be 0 and halo_feats false (features are per node type)")
+	}
+	if l := m.Link; l != nil && (s.RelIndex(l.Relation) < 0 || l.StructFeats != 0) {
+		return fmt.Errorf("hetero: link relation %q is not a relation of the partition, or struct_feats %d is not 0", l.Relation, l.StructFeats)
 	}
 	if len(h.TypeOffsets) != T {
 		return fmt.Errorf("hetero: type_offsets has %d entries for %d node types", len(h.TypeOffsets), T)

@@ -57,11 +57,20 @@ package partition
 // as 2 blocks, new ids then original ids; link-vadj-{indptr,indices,orig}.bin
 // the valid adjacency (Part.MergedValidAdjacency merges it with the training
 // rows); link-orig2new.bin the Orig2New block. PartInfo.Link counts them.
+//
+// Heterogeneous graphs (format version 2) take a link split on one
+// relation, LinkOptions.Relation and LinkMeta.Relation: see heterolink.go
+// for what changes (typed negatives and pools, removal of held-out edges
+// from the relation and its reverse, relation rows in the valid adjacency,
+// named split directories such as MovieLens' u1 with an empty valid set).
 
 // Link split kinds (LinkMeta.Kind).
 const (
 	LinkSplitRandom = "random" // --link-split random:TRAIN,VALID,TEST over the dataset's edges
 	LinkSplitTime   = "time"   // split/time/{train,valid,test}.csv.gz rows src,dst,time,rating
+	// LinkSplitNamed is another split directory of a heterogeneous
+	// dataset's relation (split/u1 of MovieLens), read like time.
+	LinkSplitNamed = "named"
 )
 
 // LinkMeta is the "link" section of META.json (absent for node-only partitions).
@@ -95,6 +104,9 @@ type LinkMeta struct {
 	// StructFeats is the width of the structural features the partitioner
 	// made for a dataset without node features (0 if it had features).
 	StructFeats int `json:"struct_feats,omitempty"`
+	// Relation is the canonical name of the relation whose edges are the
+	// positives in a heterogeneous partition ("" for a homogeneous one).
+	Relation string `json:"relation,omitempty"`
 }
 
 // LinkEdges are positive (or pool) edges owned by one part, sorted by ID.

@@ -200,7 +200,7 @@ func checkNegatives(t *testing.T, v *linkView, meta *LinkMeta, n int64) {
 		require.Len(t, v.pools[q], int(meta.Pool))
 		for k, e := range v.pools[q] {
 			require.Equal(t, int64(k), e.id)
-			u, w := poolPair(meta.Seed, q+1, int64(k), n)
+			u, w := poolPair(meta.Seed, q+1, int64(k), 0, n, 0, n)
 			require.Equal(t, [2]int64{u, w}, [2]int64{e.src, e.dst})
 		}
 	}

@@ -46,8 +46,17 @@ type linkData struct {
 	ds   *graph.Dataset
 	sets [3]edgeList
 	// validIn is the in-adjacency of the valid edges minus the pairs of
-	// the training adjacency (nil without ValidAdj).
+	// the training adjacency (nil without ValidAdj); rels rows per node.
 	validIn *graph.CSR
+	// n nodes (homogenized original ids), rels relation rows per node (1
+	// for a homogeneous graph).
+	n    int64
+	rels int
+	// Evaluation negatives' destinations are uniform over [negLo,
+	// negLo+negN); pool sources over [srcLo, srcLo+srcN) and pool
+	// destinations over the negatives' range. Homogeneous: all of [0,n);
+	// heterogeneous: the relation's source and destination types.
+	negLo, negN, srcLo, srcN int64
 }
 
 // buildLink derives the link split opt.Link from d.
@@ -67,7 +76,7 @@ func buildLink(d *graph.Dataset, opt Options) (*linkData, error) {
 	ld := &linkData{meta: LinkMeta{
 		Split: lo.Split, Kind: kind, Seed: opt.Seed, NegsPerPos: lo.NegsPerPos,
 		Pool: lo.Pool, ValidAdj: !lo.NoValidAdj,
-	}}
+	}, n: n, rels: 1, negN: n, srcN: n}
 	// reverse: message passing gets both directions of every training
 	// edge. Always for undirected pairs; for directed events only when the
 	// caller asked for an undirected graph (--undirected).
@@ -124,16 +133,24 @@ func buildLink(d *graph.Dataset, opt Options) (*linkData, error) {
 // permutation that depends on nothing but the pairs themselves, so it is
 // the same for any number of parts and any input order.
 func randomLinkSplit(g *graph.CSR, frac [3]float64, seed uint64) [3]edgeList {
-	type pair struct{ u, v int64 }
-	var pairs []pair
+	var pairs []linkPair
 	for v := int64(0); v < g.NumRows(); v++ {
 		for _, u := range g.Neighbors(v) {
 			if u != v {
-				pairs = append(pairs, pair{min(u, v), max(u, v)})
+				pairs = append(pairs, linkPair{min(u, v), max(u, v)})
 			}
 		}
 	}
-	slices.SortFunc(pairs, func(a, b pair) int {
+	return splitPairs(pairs, frac, seed)
+}
+
+// linkPair is a positive unit of a random split (original ids).
+type linkPair struct{ u, v int64 }
+
+// splitPairs sorts and deduplicates pairs (the canonical order) and splits
+// them as randomLinkSplit describes.
+func splitPairs(pairs []linkPair, frac [3]float64, seed uint64) [3]edgeList {
+	slices.SortFunc(pairs, func(a, b linkPair) int {
 		return cmp.Or(cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v))
 	})
 	pairs = slices.Compact(pairs)
@@ -267,9 +284,11 @@ func evalNegative(seed uint64, set int, id int64, j int, n int64) int64 {
 }
 
 // poolPair is pair k of the negative pool of split set: both endpoints
-// uniform, keyed by (seed, split, k), unfiltered like evalNegative.
-func poolPair(seed uint64, set int, k int64, n int64) (u, w int64) {
-	u = int64(sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0) % uint64(n))
-	w = int64(sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1) % uint64(n))
+// uniform (the source over [srcLo,srcLo+srcN), the destination over
+// [dstLo,dstLo+dstN)), keyed by (seed, split, k), unfiltered like
+// evalNegative.
+func poolPair(seed uint64, set int, k int64, srcLo, srcN, dstLo, dstN int64) (u, w int64) {
+	u = srcLo + int64(sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0)%uint64(srcN))
+	w = dstLo + int64(sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1)%uint64(dstN))
 	return u, w
 }

@@ -3,8 +3,6 @@ package partition
 import (
 	"fmt"
 	"path/filepath"
-
-	"mpignn/graph"
 )
 
 // Link array files inside part-<p>/ (only in link partitions).
@@ -57,7 +55,7 @@ func (m *Meta) linkFiles(p int) []fileSpec {
 	}
 	if m.Link.ValidAdj {
 		fs = append(fs,
-			fileSpec{fileLinkVIndptr, dtInt64, m.Parts[p].Nodes + 1},
+			fileSpec{fileLinkVIndptr, dtInt64, m.Parts[p].Nodes*int64(m.NumRels()) + 1},
 			fileSpec{fileLinkVIndices, dtInt64, c.ValidAdjEdges},
 			fileSpec{fileLinkVIndOrig, dtInt64, c.ValidAdjEdges})
 	}
@@ -75,8 +73,11 @@ func (m *Meta) validateLink() error {
 		}
 		return nil
 	}
-	if l.Kind != LinkSplitRandom && l.Kind != LinkSplitTime {
-		return fmt.Errorf("link: kind %q, want %s or %s", l.Kind, LinkSplitRandom, LinkSplitTime)
+	if l.Kind != LinkSplitRandom && l.Kind != LinkSplitTime && (l.Kind != LinkSplitNamed || l.Relation == "") {
+		return fmt.Errorf("link: kind %q, want %s or %s (or %s for a relation)", l.Kind, LinkSplitRandom, LinkSplitTime, LinkSplitNamed)
+	}
+	if (l.Relation != "") != (m.Hetero != nil) {
+		return fmt.Errorf("link: relation %q: a heterogeneous partition's link split needs one, a homogeneous one has none", l.Relation)
 	}
 	if l.NegsPerPos < 0 || l.NegsPerPos > maxNegsPerPos || l.Pool < 0 || l.Pool > maxPool || l.StructFeats < 0 || l.StructFeats > maxStruct {
 		return fmt.Errorf("link: negs_per_pos %d, pool %d or struct_feats %d out of range", l.NegsPerPos, l.Pool, l.StructFeats)
@@ -126,7 +127,7 @@ type linkBuckets struct {
 	pool         [2][][]int64 // [valid/test][part] -> pool indices
 }
 
-func bucketLink(ld *linkData, rl *Relabeling, nparts int, n int64) *linkBuckets {
+func bucketLink(ld *linkData, rl *Relabeling, nparts int) *linkBuckets {
 	lb := &linkBuckets{}
 	owner := func(orig int64) int { return Owner(rl.Offsets, rl.NewID[orig]) }
 	for s := range ld.sets {
@@ -141,7 +142,7 @@ func bucketLink(ld *linkData, rl *Relabeling, nparts int, n int64) *linkBuckets 
 		lb.poolU[q] = make([]int64, ld.meta.Pool)
 		lb.poolW[q] = make([]int64, ld.meta.Pool)
 		for k := int64(0); k < ld.meta.Pool; k++ {
-			u, w := poolPair(ld.meta.Seed, setValid+q, k, n)
+			u, w := poolPair(ld.meta.Seed, setValid+q, k, ld.srcLo, ld.srcN, ld.negLo, ld.negN)
 			lb.poolU[q][k], lb.poolW[q][k] = u, w
 			p := owner(u)
 			lb.pool[q][p] = append(lb.pool[q][p], k)
@@ -163,9 +164,9 @@ func edgeFile(ids, src, dst, tm []int64, newID []int64) []int64 {
 }
 
 // writeLinkPart writes part p's link files (see the file constants) and
-// returns its counts. trainIn is the training in-adjacency (original ids).
-func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p int, ld *linkData, lb *linkBuckets, rl *Relabeling, lo, hi int64, trainIn *graph.CSR) (*LinkCounts, error) {
-	n := ld.ds.NumNodes
+// returns its counts.
+func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p int, ld *linkData, lb *linkBuckets, rl *Relabeling, lo, hi int64) (*LinkCounts, error) {
+	n := ld.n
 	seed, k := ld.meta.Seed, ld.meta.NegsPerPos
 	c := &LinkCounts{}
 	setFiles := [3]string{fileLinkTrain, fileLinkValid, fileLinkTest}
@@ -193,7 +194,7 @@ func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p in
 		neg := make([]int64, 2*nk)
 		for i, id := range ids {
 			for j := 0; j < k; j++ {
-				w := evalNegative(seed, s, id, j, n)
+				w := ld.negLo + evalNegative(seed, s, id, j, ld.negN)
 				neg[int64(i*k+j)] = rl.NewID[w]
 				neg[nk+int64(i*k+j)] = w
 			}
@@ -216,15 +217,18 @@ func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p in
 	c.ValidPool, c.TestPool = int64(len(lb.pool[0][p])), int64(len(lb.pool[1][p]))
 	if ld.validIn != nil {
 		orig := rl.Orig[lo:hi]
-		indptr := make([]int64, len(orig)+1)
+		R := int64(ld.rels)
+		indptr := make([]int64, int64(len(orig))*R+1)
 		var ind, indOrig []int64
 		for i, o := range orig {
-			row := ld.validIn.Neighbors(o)
-			for _, u := range row {
-				ind = append(ind, rl.NewID[u])
+			for r := int64(0); r < R; r++ {
+				row := ld.validIn.Neighbors(o*R + r)
+				for _, u := range row {
+					ind = append(ind, rl.NewID[u])
+				}
+				indOrig = append(indOrig, row...)
+				indptr[int64(i)*R+r+1] = int64(len(indOrig))
 			}
-			indOrig = append(indOrig, row...)
-			indptr[i+1] = int64(len(indOrig))
 		}
 		if ind == nil {
 			ind, indOrig = []int64{}, []int64{}
@@ -379,6 +383,9 @@ func (pt *Part) checkLink(dir string) error {
 				}
 			}
 		}
+	}
+	if m.Hetero != nil {
+		return pt.checkHeteroLink(file)
 	}
 	return nil
 }

@@ -47,8 +47,21 @@ type LinkOptions struct {
 	// DefaultStructFeats of them for a dataset without features and keeps
 	// the features of one that has them; a positive width always replaces
 	// the dataset's features. Widths below 2 are refused (the two degree
-	// columns come first).
+	// columns come first). Heterogeneous graphs take no structural
+	// features (featureless node types get learnable embeddings instead).
 	StructFeats int
+	// Relation makes the split one of a HETEROGENEOUS graph's relation
+	// (canonical src___rel___dst): its edges are the positives, see
+	// heterolink.go. Split is then "random:TRAIN,VALID,TEST" over the
+	// relation's edges or the name of a link split directory
+	// (split/<name>/, e.g. "time" or "u1"), whose rows Rows must hold.
+	// Empty for a homogeneous graph.
+	Relation string
+	// Rows are the rows of the named split of a heterogeneous dataset, in
+	// homogenized original ids (ReadHeteroSplit reads them); nil for a
+	// random split. They are input data, not an option: Key and Matches
+	// ignore them.
+	Rows *graph.LinkSplit
 }
 
 // ParseLinkSplit parses a LinkOptions.Split value. For "random:..." it
@@ -81,10 +94,31 @@ func ParseLinkSplit(s string) (kind string, frac [3]float64, err error) {
 	return LinkSplitRandom, frac, nil
 }
 
+// linkKind returns the kind of lo.Split: ParseLinkSplit's for a
+// homogeneous split; for a relation split also LinkSplitNamed, any other
+// split directory name.
+func (lo LinkOptions) linkKind() (kind string, frac [3]float64, err error) {
+	if lo.Relation == "" || strings.HasPrefix(lo.Split, LinkSplitRandom+":") || lo.Split == LinkSplitTime {
+		return ParseLinkSplit(lo.Split)
+	}
+	if !validSplitName(lo.Split) {
+		return "", frac, fmt.Errorf("link split %q: want random:TRAIN,VALID,TEST or the name of a split directory (letters, digits, '_', '.', '-')", lo.Split)
+	}
+	return LinkSplitNamed, frac, nil
+}
+
 // resolved checks lo and fills its defaults.
 func (lo LinkOptions) resolved() (LinkOptions, error) {
-	if _, _, err := ParseLinkSplit(lo.Split); err != nil {
+	if _, _, err := lo.linkKind(); err != nil {
 		return lo, err
+	}
+	if lo.Relation != "" {
+		if _, err := graph.ParseRelation(lo.Relation); err != nil {
+			return lo, fmt.Errorf("link relation: %w", err)
+		}
+		if lo.StructFeats != 0 {
+			return lo, fmt.Errorf("structural features %d: a heterogeneous link split takes none (featureless node types get learnable embeddings)", lo.StructFeats)
+		}
 	}
 	switch {
 	case lo.NegsPerPos == 0:
@@ -147,6 +181,9 @@ func (lo LinkOptions) Key() string {
 	if r.StructFeats > 0 {
 		k += fmt.Sprintf("-sf%d", r.StructFeats)
 	}
+	if r.Relation != "" {
+		k += "-rel-" + r.Relation
+	}
 	return k
 }
 
@@ -157,10 +194,28 @@ func (lo LinkOptions) Matches(m *LinkMeta, seed uint64) bool {
 	if err != nil || m == nil {
 		return false
 	}
-	if m.Split != r.Split || m.Seed != seed || m.NegsPerPos != r.NegsPerPos || m.Pool != r.Pool || m.ValidAdj == r.NoValidAdj {
+	if m.Split != r.Split || m.Seed != seed || m.NegsPerPos != r.NegsPerPos || m.Pool != r.Pool || m.ValidAdj == r.NoValidAdj || m.Relation != r.Relation {
 		return false
 	}
 	return r.StructFeats == 0 || m.StructFeats == r.StructFeats
 }
 
 var errNoTimeSplit = errors.New("dataset has no link split \"time\" loaded: read it with LinkOptions.ReadOptions (ReadOptions.LinkSplits = [\"time\"])")
+
+// ReadHeteroSplit reads the rows of lo's named split of the heterogeneous
+// dataset in dir (split/<Split>/, edges of lo.Relation, see
+// graph.ReadHeteroLinkSplit) for LinkOptions.Rows; a random split needs
+// none (nil, nil).
+func (lo LinkOptions) ReadHeteroSplit(dir string, s *graph.Schema) (*graph.LinkSplit, error) {
+	kind, _, err := lo.linkKind()
+	if err != nil {
+		return nil, err
+	}
+	if kind == LinkSplitRandom {
+		return nil, nil
+	}
+	if s == nil {
+		return nil, errors.New("link split: no graph schema")
+	}
+	return graph.ReadHeteroLinkSplit(dir, lo.Split, s, lo.Relation)
+}

@@ -358,7 +358,7 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	var lb *linkBuckets
 	if ld != nil {
 		m.Link = &ld.meta
-		lb = bucketLink(ld, rl, nparts, src.n)
+		lb = bucketLink(ld, rl, nparts)
 	}
 	if src.het != nil {
 		m.FormatVersion = FormatVersionHetero
@@ -478,7 +478,7 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 			}
 		}
 		if ld != nil {
-			lc, err := writeLinkPart(m.Files, aw, pdir, p, ld, lb, rl, lo, hi, ld.ds.In)
+			lc, err := writeLinkPart(m.Files, aw, pdir, p, ld, lb, rl, lo, hi)
 			if err != nil {
 				return nil, err
 			}

@@ -29,7 +29,11 @@
 //     batches: edge seeds batched globally by canonical edge id, keyed
 //     negatives (mapped to partition ids through an IDMap), the step's
 //     positive edges excluded from sampling; and Embed, every node's
-//     model output for ranking evaluation.
+//     model output for ranking evaluation. On a heterogeneous partition
+//     (link split on one relation) negatives are of the relation's
+//     destination type, sampling is typed, inputs are typed
+//     (SetTypedInputs) and Embed covers the relation's two node types
+//     through a TypedEmbedder (linkhetero.go).
 //   - IDMap (OpenIDMap, Map): original -> partition ids, distributed by
 //     original-id blocks (stored by the partitioner of a link split).
 //   - Store.Embed: runs an Embedder over every node in global batches and

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"mpignn/collectives"
+	"mpignn/graph"
 	"mpignn/partition"
 	"mpignn/sample"
 )
@@ -32,6 +33,31 @@ import (
 // (one Allgatherv) and the sampler drops each sampled edge whose endpoints
 // form one of those pairs, in either direction. The set is global, so a
 // node's sampled neighbourhood is the same whichever rank samples it.
+//
+// Heterogeneous partitions (Store.Graph().Schema() != nil; the link split
+// is on one relation r, LinkMeta.Relation, from source type S to
+// destination type D):
+//   - negatives keep the source and draw the destination uniformly over
+//     D: original id NodeOrig[D] + Hash(seed, e, c, j) mod Count(D) (the
+//     same key as above, with Count(D) for N), mapped to new ids through
+//     the IDMap, which works on homogenized original ids;
+//   - NegStrict tests "is there a training edge src -r-> cand" on the
+//     source's own rows, which its owner holds: the source's row of the
+//     reverse relation (rev_<rel>) lists exactly the destinations of its
+//     r-edges; for a same-type relation without a reverse relation, the
+//     source's row of r itself (its in-neighbours; with the symmetrised
+//     relations the reader makes, its neighbours). A relation between
+//     different types without a reverse relation has no such local row:
+//     NewLinkLoader refuses NegStrict then;
+//   - sampling is typed (SampleRel) with RelFanouts / EvalRelFanouts;
+//   - the exclusion set holds the step's positive pairs of original ids,
+//     and the typed sampler drops a sampled edge whose endpoints form such
+//     a pair in ANY relation and either direction (the pair (u,v) of
+//     user___rates___movie also leaves rev_rates; were u and v linked by
+//     another relation too, that edge would be dropped as well, which only
+//     removes information, never leaks it);
+//   - Batch and Embed fill typed inputs (Batch.XT, XTNodes) through the
+//     reader set with SetTypedInputs, as Loader does.
 
 // Tags of the keyed draws of the link loader (kept apart from the
 // sampler's and the model's).
@@ -66,6 +92,10 @@ type LinkLoaderOptions struct {
 	// KeepSeedEdges leaves the step's positive edges in message passing.
 	// That leaks the target into the input; it exists to measure the leak.
 	KeepSeedEdges bool
+	// RelFanouts and EvalRelFanouts are the per-relation fanouts of a
+	// heterogeneous partition, as in LoaderOptions (nil: Fanouts and
+	// EvalFanouts for every relation); ignored for a homogeneous one.
+	RelFanouts, EvalRelFanouts sample.RelFanouts
 }
 
 // LinkLoader produces link-prediction training batches (it is a
@@ -80,6 +110,21 @@ type LinkLoader struct {
 
 	// o2n maps original ids to new ids.
 	o2n *IDMap
+
+	// Heterogeneous partitions: the schema (nil: homogeneous), and the
+	// range [negLo, negLo+negN) of original ids negatives are drawn from
+	// (all of [0,n) for a homogeneous partition). strictRow is the
+	// relation whose row of the source NegStrict searches (0 when
+	// homogeneous).
+	schema     *graph.Schema
+	negLo      int64
+	negN       int64
+	strictRow  int64
+	srcT, dstT int
+	// typed gathers typed inputs: a Loader without splits whose
+	// gatherTyped and scratch serve this loader (SetTypedInputs), so
+	// both loaders fill XT/XTNodes by the same code.
+	typed *Loader
 
 	epoch int
 	steps [][]int
@@ -113,16 +158,20 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 			why = fmt.Sprintf("fanout %d, want > 0 or -1 (all)", f)
 		}
 	}
-	if err := agreeOpen(s.c, "link loader", why); err != nil {
-		return nil, err
-	}
 	if o.EvalFanouts == nil {
 		o.EvalFanouts = o.Fanouts
 	}
 	if o.EvalBatch <= 0 {
 		o.EvalBatch = 4 * o.Batch
 	}
-	l := &LinkLoader{s: s, o: o, part: p, meta: p.Meta.Link, n: p.Meta.NumNodes, epoch: -1, index: map[int64]int32{}}
+	l := &LinkLoader{s: s, o: o, part: p, meta: p.Meta.Link, n: p.Meta.NumNodes, epoch: -1, index: map[int64]int32{},
+		negN: p.Meta.NumNodes, typed: &Loader{s: s}}
+	if why == "" && s.graph.Schema() != nil {
+		why = l.openHetero()
+	}
+	if err := agreeOpen(s.c, "link loader", why); err != nil {
+		return nil, err
+	}
 	var err error
 	if l.o2n, err = OpenIDMap(s); err != nil {
 		return nil, fmt.Errorf("link loader: %w", err)
@@ -258,14 +307,25 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
 	l.s.SetExclude(exclude)
-	blocks, err := l.s.Sample(out.Seeds, out.SeedsOrig, l.o.Fanouts, base, l.o.Replace, &st)
+	var blocks []sample.Block
+	var err error
+	if l.schema != nil {
+		blocks, err = l.s.sampler.SampleRelWithStats(out.Seeds, out.SeedsOrig, l.o.RelFanouts, base, l.o.Replace, &st)
+	} else {
+		blocks, err = l.s.Sample(out.Seeds, out.SeedsOrig, l.o.Fanouts, base, l.o.Replace, &st)
+	}
 	l.s.SetExclude(nil)
 	if err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
 	}
 	out.Blocks = blocks
 	var g GatherStats
-	if out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g); err != nil {
+	if l.schema != nil {
+		err = l.typed.gatherTyped(l.schema, &blocks[0], out, &g)
+	} else {
+		out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g)
+	}
+	if err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
 	}
 	out.Stats = batchStats(g, st)
@@ -273,26 +333,28 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 }
 
 // drawNegative returns the original id of negative j of the positive with
-// canonical id edge whose source is the owned node src.
+// canonical id edge whose source is the owned node src: uniform over
+// [negLo, negLo+negN), all nodes of a homogeneous graph.
 func (l *LinkLoader) drawNegative(epoch int, edge, src, srcOrig int64, j int) int64 {
-	w := NegativeOrig(l.o.Seed, epoch, edge, j, 0, l.n)
+	w := l.negLo + NegativeOrig(l.o.Seed, epoch, edge, j, 0, l.negN)
 	if !l.o.NegStrict {
 		return w
 	}
 	for try := 1; try < maxNegTries && (w == srcOrig || l.adjacent(src, w)); try++ {
-		w = NegativeOrig(l.o.Seed, epoch, edge, j, try, l.n)
+		w = l.negLo + NegativeOrig(l.o.Seed, epoch, edge, j, try, l.negN)
 	}
 	return w
 }
 
-// adjacent reports whether the node with original id w is an in-neighbour
-// of the owned node v in the training graph (binary search of v's canonical
-// row, which is sorted by original id). For the symmetric message-passing
-// graphs the partitioner builds by default this is exactly "v and w share
-// an edge".
+// adjacent reports whether the node with original id w is in row
+// strictRow of the owned node v in the training graph (binary search of
+// the canonical row, which is sorted by original id). Homogeneous: v's
+// in-neighbours, which for the symmetric message-passing graphs the
+// partitioner builds by default is exactly "v and w share an edge";
+// heterogeneous: see the package comment on NegStrict.
 func (l *LinkLoader) adjacent(v, w int64) bool {
 	g := l.s.graph
-	r := v - g.lo
+	r := (v-g.lo)*g.R + l.strictRow
 	first, deg := g.localNodes[2*r]-g.edgeBase, g.localNodes[2*r+1]
 	lo, hi := first, first+deg
 	for lo < hi {
@@ -432,7 +494,13 @@ func (e *Embeddings) Free() error { return freeArrays("free embeddings", &e.a) }
 
 // Embed computes the embeddings of every node for evaluation with the
 // loader's seed, evaluation fanouts and evaluation batch (see Store.Embed).
+// On a heterogeneous partition m must also be a TypedEmbedder, and only the
+// nodes of the link relation's source and destination types are embedded
+// (see embedHetero).
 func (l *LinkLoader) Embed(m Embedder, width, epoch int, g *GraphStore) (*Embeddings, error) {
+	if l.schema != nil {
+		return l.embedHetero(m, width, epoch, g)
+	}
 	return l.s.Embed(m, EmbedOptions{
 		Width: width, Seed: l.o.Seed, Epoch: epoch, Fanouts: l.o.EvalFanouts, Replace: l.o.Replace,
 		Batch: l.o.EvalBatch, Graph: g,
