@@ -52,11 +52,12 @@ func parsePartition(args []string) (partitionConfig, error) {
 	linkNegs := fs.Int("link-negs", partition.DefaultNegsPerPos, "fixed negatives per valid/test edge (MRR), with --link-split")
 	linkPool := fs.Int64("link-pool", partition.DefaultPool, "random pairs in each of the valid and test negative pools (Hits@K), with --link-split")
 	linkValidAdj := fs.Bool("link-valid-adj", true, "store the valid edges' adjacency for test-time inference (--use-valid-edges), with --link-split")
+	relation := fs.String("relation", "", "heterogeneous datasets, with --link-split: the relation (src___rel___dst) whose edges are split; --link-split may then also name a split directory (time, u1)")
 	structFeats := fs.Int("struct-feats", 0, fmt.Sprintf("structural node features (log-degrees of the training graph + fixed random codes) of this width, replacing the dataset's; 0 = %d only for a dataset without features; with --link-split", partition.DefaultStructFeats))
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
-	if err := c.parseLink(fs, *linkSplit, *linkNegs, *linkPool, *linkValidAdj, *structFeats); err != nil {
+	if err := c.parseLink(fs, *linkSplit, *relation, *linkNegs, *linkPool, *linkValidAdj, *structFeats); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -76,12 +77,12 @@ func parsePartition(args []string) (partitionConfig, error) {
 
 // parseLink checks the link flags and sets c.link; each bad value gives an
 // error naming its flag.
-func (c *partitionConfig) parseLink(fs *flag.FlagSet, split string, negs int, pool int64, validAdj bool, structFeats int) error {
+func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, negs int, pool int64, validAdj bool, structFeats int) error {
 	if split == "" {
 		var err error
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "link-negs", "link-pool", "link-valid-adj", "struct-feats":
+			case "link-negs", "link-pool", "link-valid-adj", "struct-feats", "relation":
 				if err == nil {
 					err = fmt.Errorf("--%s needs --link-split", f.Name)
 				}
@@ -89,8 +90,10 @@ func (c *partitionConfig) parseLink(fs *flag.FlagSet, split string, negs int, po
 		})
 		return err
 	}
-	if _, _, err := partition.ParseLinkSplit(split); err != nil {
-		return fmt.Errorf("--link-split: %w", err)
+	if relation == "" {
+		if _, _, err := partition.ParseLinkSplit(split); err != nil {
+			return fmt.Errorf("--link-split: %w", err)
+		}
 	}
 	if c.split != "" {
 		// Node splits are not read for a link partition (a dataset's
@@ -106,9 +109,9 @@ func (c *partitionConfig) parseLink(fs *flag.FlagSet, split string, negs int, po
 	if structFeats < 0 || structFeats == 1 {
 		return fmt.Errorf("--struct-feats %d: want 0 (automatic) or at least 2", structFeats)
 	}
-	lo := &partition.LinkOptions{Split: split, NegsPerPos: negs, Pool: pool, NoValidAdj: !validAdj, StructFeats: structFeats}
+	lo := &partition.LinkOptions{Split: split, NegsPerPos: negs, Pool: pool, NoValidAdj: !validAdj, StructFeats: structFeats, Relation: relation}
 	if err := lo.Check(); err != nil {
-		return fmt.Errorf("--link-negs/--link-pool/--struct-feats: %w", err)
+		return fmt.Errorf("--link-split/--relation/--link-negs/--link-pool/--struct-feats: %w", err)
 	}
 	c.link = lo
 	return nil
@@ -134,8 +137,8 @@ func partitionCmd(w io.Writer, args []string) error {
 	if graph.IsHeteroLayout(c.data) {
 		return partitionHetero(w, c)
 	}
-	if c.labelType != "" || c.noReverse != "" {
-		return fmt.Errorf("--label-type and --no-reverse apply to heterogeneous datasets; %s has the homogeneous layout", c.data)
+	if c.labelType != "" || c.noReverse != "" || (c.link != nil && c.link.Relation != "") {
+		return fmt.Errorf("--label-type, --no-reverse and --relation apply to heterogeneous datasets; %s has the homogeneous layout", c.data)
 	}
 	ro := graph.ReadOptions{Dedup: true, NormalizeFeatures: c.normalize, Workers: c.workers}
 	if c.undirected {
@@ -204,8 +207,8 @@ func (c partitionConfig) heteroReadOptions() graph.HeteroReadOptions {
 // (format version 2): METIS balances every node type.
 func partitionHetero(w io.Writer, c partitionConfig) error {
 	switch {
-	case c.link != nil:
-		return errors.New("--link-split: link splits of heterogeneous datasets are not supported yet")
+	case c.link != nil && c.link.Relation == "":
+		return errors.New("--link-split on a heterogeneous dataset needs --relation src___rel___dst (the relation whose edges are split)")
 	case c.haloFeats:
 		return errors.New("--halo-feats: not supported for heterogeneous datasets yet")
 	}
@@ -219,6 +222,13 @@ func partitionHetero(w io.Writer, c partitionConfig) error {
 	opt := partition.Options{
 		Method: c.method, Seed: c.seed, Split: c.split, LabelType: c.labelType,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
+	}
+	if c.link != nil {
+		lo := *c.link
+		if lo.Rows, err = lo.ReadHeteroSplit(c.data, d.Schema); err != nil {
+			return err
+		}
+		opt.Link = &lo
 	}
 	if c.balance != "" {
 		for _, b := range strings.Split(c.balance, ",") {

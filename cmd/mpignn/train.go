@@ -76,6 +76,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
 	fs.StringVar(&c.Task, "task", dist.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
 	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default dot)")
+	fs.StringVar(&c.LinkRelation, "relation", "", "link task on a heterogeneous graph: the relation (src___rel___dst) whose edges are predicted; --link-split may then also name a split directory of the dataset (time, u1)")
 	fs.StringVar(&f.linkSplit, "link-split", "", "link task: held-out edges, random:TRAIN,VALID,TEST (with --data the default is random:0.85,0.05,0.10) or time (the dataset's split/time edge files); with --parts it must match the partition's")
 	fs.IntVar(&c.Link.NegRatio, "neg-ratio", 1, "link task: negative edges per positive (uniform destinations)")
 	fs.BoolVar(&c.Link.NegStrict, "neg-strict", false, "link task: redraw negatives that are edges of the training graph")
@@ -162,7 +163,7 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 		var err error
 		fs.Visit(func(fl *flag.Flag) {
 			switch fl.Name {
-			case "decoder", "link-split", "neg-ratio", "neg-strict", "use-valid-edges", "keep-seed-edges":
+			case "decoder", "link-split", "neg-ratio", "neg-strict", "use-valid-edges", "keep-seed-edges", "relation":
 				err = fmt.Errorf("--%s applies to --task link only", fl.Name)
 			}
 		})
@@ -196,8 +197,9 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 	}
 	f.split = ""
 	if f.linkSplit != "" {
-		if _, _, err := partition.ParseLinkSplit(f.linkSplit); err != nil {
-			return fmt.Errorf("--link-split: %w", err)
+		lo := partition.LinkOptions{Split: f.linkSplit, Relation: c.LinkRelation}
+		if err := lo.Check(); err != nil {
+			return fmt.Errorf("--link-split/--relation: %w", err)
 		}
 	}
 	if f.data != "" && f.linkSplit == "" {
@@ -265,7 +267,7 @@ func runTrain(args []string) error {
 		if f.data != "" {
 			var link *partition.LinkOptions
 			if f.cfg.Task == dist.TaskLink {
-				link = &partition.LinkOptions{Split: f.linkSplit}
+				link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
 			}
 			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, os.Stdout)
 			if err != nil {
@@ -398,19 +400,32 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 // partitionHeteroOnRoot is partitionOnRoot for OGB's heterogeneous layout:
 // reverse relations added, the only labelled node type kept.
 func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, out *os.File) (string, error) {
-	if link != nil {
-		return "", errors.New("--task link on a heterogeneous dataset is not supported yet")
-	}
 	d, err := graph.ReadOGBHetero(data, graph.DefaultHeteroReadOptions())
 	if err != nil {
 		return "", err
 	}
 	opt := partition.Options{Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true}
-	if _, opt.Split, err = partition.ResolveHetero(d, opt); err != nil {
-		return "", err
+	var name string
+	if link != nil {
+		if link.Relation == "" {
+			return "", errors.New("--task link on a heterogeneous dataset needs --relation src___rel___dst")
+		}
+		if err := link.Check(); err != nil {
+			return "", err
+		}
+		lo := *link
+		if lo.Rows, err = lo.ReadHeteroSplit(data, d.Schema); err != nil {
+			return "", err
+		}
+		opt.Link = &lo
+		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), link.Key(), parts, method, seed)
+	} else {
+		if _, opt.Split, err = partition.ResolveHetero(d, opt); err != nil {
+			return "", err
+		}
+		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), opt.Split, parts, method, seed)
 	}
-	name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), opt.Split, parts, method, seed)
-	return cachedParts(data, name, parts, method, opt.Split, seed, nil, out, func(dir string) error {
+	return cachedParts(data, name, parts, method, opt.Split, seed, link, out, func(dir string) error {
 		_, err := partition.WriteHeteroDataset(dir, d, parts, opt)
 		return err
 	})

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"mpignn/collectives"
@@ -77,11 +78,26 @@ func (s *heteroSetup) openEmbeddings(c *collectives.Comm, st *dsample.Store, see
 		}
 		si.emb[t] = &embeddings{tab: tab, store: st}
 	}
+	if !slices.Contains(s.learnable, true) {
+		return nil, nil // every type has features: nothing to learn besides the weights
+	}
 	return si, nil
 }
 
-// close frees the tables (collective).
+// embOf returns the per-type tables (all nil for a nil s: every type has
+// features).
+func (s *sparseInputs) embOf() []*embeddings {
+	if s == nil {
+		return nil
+	}
+	return s.emb
+}
+
+// close frees the tables (collective). A nil s has none.
 func (s *sparseInputs) close() error {
+	if s == nil {
+		return nil
+	}
 	var errs []error
 	for _, e := range s.emb {
 		if e != nil {

@@ -89,7 +89,7 @@ type heteroSetup struct {
 // R-GCN is asked for), per-type input widths (features, or embeddings for
 // featureless types), and the relation fanouts. It is local: every rank
 // computes the same from the same flags and META.
-func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo *dsample.LoaderOptions) (*heteroSetup, error) {
+func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo *dsample.LoaderOptions, link bool) (*heteroSetup, error) {
 	h := meta.Hetero
 	if h == nil {
 		if slices.Contains(train.HeteroArchs(), mcfg.Arch) {
@@ -110,7 +110,7 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 	if ho.Bases > 0 && mcfg.Arch != train.ArchRGCN {
 		return nil, fmt.Errorf("--bases applies to --model %s only", train.ArchRGCN)
 	}
-	if h.LabelType == "" || meta.NumClasses == 0 {
+	if !link && (h.LabelType == "" || meta.NumClasses == 0) {
 		return nil, errors.New("the heterogeneous partition has no labelled node type to classify")
 	}
 	schema, err := h.Schema()
@@ -156,7 +156,8 @@ func rowNormalizeTyped(p *partition.Part) {
 // features from the store, embeddings from the type's table.
 func (s *heteroSetup) typedInputs(st *dsample.Store, emb []*embeddings) dsample.TypedInputs {
 	return func(t int, nodes []int64, dst []float32, g *dsample.GatherStats) ([]float32, error) {
-		if e := emb[t]; e != nil {
+		if t < len(emb) && emb[t] != nil {
+			e := emb[t]
 			return e.fetch(nodes, dst, g)
 		}
 		return st.Features().Gather(dsample.FeatureKey{NodeType: s.schema.NodeTypes[t], Name: dsample.FeatName}, nodes, dst, g)

@@ -32,7 +32,7 @@ type LinkOptions struct {
 }
 
 // checkLinkTrainable is checkTrainable for the link task. It is collective.
-func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, o LinkOptions, want string, model train.Config) error {
+func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, o LinkOptions, want, relation string, model train.Config) error {
 	var err error
 	k := max(o.NegRatio, 1)
 	switch lm := meta.Link; {
@@ -40,6 +40,8 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 		err = fmt.Errorf("train --task link: partition %s has no link split: partition the dataset with --link-split (for example random:0.85,0.05,0.10, or time)", partDir)
 	case want != "" && want != lm.Split:
 		err = fmt.Errorf("train: --link-split %s but partition %s holds link split %s (repartition, or drop the flag)", want, partDir, lm.Split)
+	case relation != "" && relation != lm.Relation:
+		err = fmt.Errorf("train: --relation %s but partition %s holds a link split of %q (repartition with --relation, or drop the flag)", relation, partDir, lm.Relation)
 	case lo.Batch > math.MaxInt32/c.Size()/(1+k):
 		err = fmt.Errorf("train: --batch %d x %d ranks x %d pairs per edge is more than %d pairs per step", lo.Batch, c.Size(), 1+k, math.MaxInt32)
 	case lm.Train == 0:
@@ -83,7 +85,8 @@ func openLinkLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreO
 		return nil, nil, nil, fmt.Errorf("open feature store: %w", err)
 	}
 	ll, err := dsample.NewLinkLoader(st, dsample.LinkLoaderOptions{
-		Fanouts: lo.Fanouts, EvalFanouts: lo.EvalFanouts, Batch: lo.Batch, Replace: lo.Replace, Seed: lo.Seed,
+		Fanouts: lo.Fanouts, EvalFanouts: lo.EvalFanouts, RelFanouts: lo.RelFanouts, EvalRelFanouts: lo.EvalRelFanouts,
+		Batch: lo.Batch, Replace: lo.Replace, Seed: lo.Seed,
 		NegRatio: max(o.NegRatio, 1), NegStrict: o.NegStrict, KeepSeedEdges: o.KeepSeedEdges,
 	})
 	if err != nil {

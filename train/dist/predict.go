@@ -87,12 +87,16 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	// ranks).
 	lo, hi, total := part.Lo, part.Hi, m.NumNodes
 	var het *heteroSetup
+	var origBase int64
 	if m.Hetero != nil {
 		if het, err = predictSetup(ck, info, m); err != nil {
 			return 0, fmt.Errorf("predict: %w", err)
 		}
 		t := het.schema.TypeIndex(m.Hetero.LabelType)
 		lo, hi, total = part.TypeLo[t], part.TypeLo[t+1], het.schema.Count(t)
+		// The file names nodes by their ids within the labelled type, as
+		// the dataset's files do.
+		origBase = het.schema.NodeOrig[t]
 	}
 	all := make([]int64, hi-lo)
 	for i := range all {
@@ -126,10 +130,12 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 			return 0, fmt.Errorf("predict: %w", err)
 		}
 		defer sparse.close()
-		if err := sparse.Import(ck.Sparse); err != nil {
-			return 0, fmt.Errorf("predict: checkpoint embeddings: %w", err)
+		if sparse != nil {
+			if err := sparse.Import(ck.Sparse); err != nil {
+				return 0, fmt.Errorf("predict: checkpoint embeddings: %w", err)
+			}
 		}
-		loader.SetTypedInputs(het.typedInputs(store, sparse.emb))
+		loader.SetTypedInputs(het.typedInputs(store, sparse.embOf()))
 	}
 	model, err := train.NewModel(ck.Model, ck.Seed)
 	if err != nil {
@@ -171,7 +177,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		}
 		last := &b.Blocks[len(b.Blocks)-1]
 		for i, y := range pred {
-			pairs = append(pairs, last.Orig[i], int64(y))
+			pairs = append(pairs, last.Orig[i]-origBase, int64(y))
 		}
 	}
 	if err := Agree(c, localErr); err != nil {

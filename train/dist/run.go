@@ -51,8 +51,10 @@ type TrainConfig struct {
 	// homogeneous ones unless zero).
 	Hetero HeteroOptions
 	// LinkSplit, if set, is the link split the partition must hold (its
-	// META "link.split"); "" accepts whatever it holds.
-	LinkSplit string
+	// META "link.split"); "" accepts whatever it holds. LinkRelation
+	// likewise names the relation a heterogeneous partition's link split
+	// must be of.
+	LinkSplit, LinkRelation string
 	// RowNorm scales every feature row to unit L1 norm before training.
 	RowNorm bool
 	// Store: Transport and CacheMB. ReleasePart is set by Train.
@@ -252,12 +254,10 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	// A heterogeneous partition types the model, its inputs and the
 	// fanouts; the outcome depends only on META and the (agreed) flags, so
 	// every rank decides the same.
-	het, err := setupHetero(meta, cfg.Hetero, &mcfg, &lo)
+	het, err := setupHetero(meta, cfg.Hetero, &mcfg, &lo, link)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("train: %w", err)
-	case het != nil && link:
-		return nil, errors.New("train: --task link on a heterogeneous partition is not supported yet")
 	case het != nil && cfg.EvalFull:
 		lo.EvalRelFanouts = nil // every relation takes all neighbours
 	}
@@ -268,7 +268,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		if mcfg.Decoder == "" {
 			mcfg.Decoder = train.DecoderDot
 		}
-		err = checkLinkTrainable(c, cfg.PartDir, meta, lo, cfg.Link, cfg.LinkSplit, mcfg)
+		err = checkLinkTrainable(c, cfg.PartDir, meta, lo, cfg.Link, cfg.LinkSplit, cfg.LinkRelation, mcfg)
 	} else {
 		err = checkTrainable(c, cfg.PartDir, meta, lo, mcfg)
 	}
@@ -294,6 +294,13 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		}
 		defer ev.closeAll()
 		src = ll
+		if het != nil {
+			if sparse, err = het.openEmbeddings(c, store, cfg.Trainer.Seed); err != nil {
+				store.Close()
+				return nil, err
+			}
+			ll.SetTypedInputs(het.typedInputs(store, sparse.embOf()))
+		}
 	} else {
 		var loader *dsample.Loader
 		if store, loader, err = openLoader(c, part, cfg.Store, lo); err != nil {
@@ -305,11 +312,11 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 				store.Close()
 				return nil, err
 			}
-			defer sparse.close()
-			loader.SetTypedInputs(het.typedInputs(store, sparse.emb))
+			loader.SetTypedInputs(het.typedInputs(store, sparse.embOf()))
 		}
 	}
 	defer store.Close()
+	defer sparse.close()
 	res := &Result{Transport: store.Transport()}
 	fmt.Fprintln(out, transportLine(cfg.Store.Transport, store))
 
