@@ -501,6 +501,11 @@ func (t *Trainer) evaluateSplit(split string) (EvalResult, error) {
 // link results compare validation MRR, node results validation accuracy.
 // A link result always beats a best state without link figures.
 func (t *Trainer) better(val *EvalResult) bool {
+	if val.Count == 0 && val.Link == nil {
+		// Nothing to validate on (a split without validation data): the
+		// latest evaluated epoch stands, so the final figures are reported.
+		return true
+	}
 	if val.Link != nil {
 		return t.best.ValLink == nil || val.Link.MRR > t.best.ValLink.MRR
 	}

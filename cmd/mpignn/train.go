@@ -49,6 +49,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
 	fs.StringVar(&c.Model.Arch, "model", "", "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT) for homogeneous graphs, "+strings.Join(train.HeteroArchs(), ", ")+" (HeteroSAGE, R-GCN) for heterogeneous ones (default: sage, or hsage on a heterogeneous partition)")
 	fs.IntVar(&c.Hetero.EmbedDim, "embed-dim", 0, "heterogeneous: width of the learnable embeddings of node types without features (default: --hidden)")
+	fs.StringVar(&c.Hetero.EmbedTypes, "embed-types", "", "heterogeneous: node types with learnable embeddings: the featureless ones (default), all, or a comma-separated list; a type with features reads them beside its embedding")
 	fs.StringVar(&c.Hetero.SparseOpt, "sparse-opt", "", "heterogeneous: optimizer of the learnable embeddings, adam or adagrad (default adam)")
 	fs.Float64Var(&c.Hetero.SparseLR, "sparse-lr", 0, "heterogeneous: learning rate of the learnable embeddings (default 0.01)")
 	fs.StringVar(&c.Hetero.Push, "embed-push", "", "heterogeneous: how embedding gradients reach their owners, alltoallv (deterministic; default) or accumulate (one-sided MPI_Accumulate, rma transport)")

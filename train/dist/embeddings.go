@@ -13,11 +13,15 @@ import (
 	"mpignn/train"
 )
 
-// embeddings is the learnable input of one featureless node type: its
-// sharded table, read by the loader like features.
+// embeddings is the learnable input of one node type (a featureless one,
+// or one chosen with --embed-types): its sharded table, read by the loader
+// like features.
 type embeddings struct {
 	tab   *dsample.EmbeddingTable
 	store *dsample.Store // to count owned vs remote rows
+	// featDim is the width of the type's features, which come before the
+	// embedding in its input rows (0: embedding only).
+	featDim int
 }
 
 // fetch reads the rows of nodes into dst for the loader (TypedInputs).
@@ -45,6 +49,7 @@ type sparseInputs struct {
 	// PushTime accumulates the time spent in Push (all types), for the
 	// benchmark line.
 	pushTime time.Duration
+	cols     []float32 // scratch: the embedding columns of input gradients
 }
 
 var _ train.SparseInputs = (*sparseInputs)(nil)
@@ -76,7 +81,7 @@ func (s *heteroSetup) openEmbeddings(c *collectives.Comm, st *dsample.Store, see
 			si.close()
 			return nil, err
 		}
-		si.emb[t] = &embeddings{tab: tab, store: st}
+		si.emb[t] = &embeddings{tab: tab, store: st, featDim: s.featDim[t]}
 	}
 	if !slices.Contains(s.learnable, true) {
 		return nil, nil // every type has features: nothing to learn besides the weights
@@ -123,6 +128,16 @@ func (s *sparseInputs) Update(m *train.Model, b *sample.Batch) error {
 			nodes, grads = b.XTNodes[t], m.InputGrad(t)
 			if grads == nil && len(nodes) > 0 {
 				return fmt.Errorf("node type %s: no input gradients after the step's backward", e.tab.NodeType())
+			}
+			if e.featDim > 0 && len(nodes) > 0 {
+				// The input row is [features | embedding]: push the
+				// embedding's columns.
+				w := len(grads) / len(nodes)
+				s.cols = s.cols[:0]
+				for i := range nodes {
+					s.cols = append(s.cols, grads[i*w+e.featDim:(i+1)*w]...)
+				}
+				grads = s.cols
 			}
 		}
 		if err := e.tab.Push(nodes, grads); err != nil {

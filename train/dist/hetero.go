@@ -33,6 +33,13 @@ type HeteroOptions struct {
 	// EmbedDim is the width of the learnable embeddings of node types
 	// without features (0 = Model.Hidden).
 	EmbedDim int
+	// EmbedTypes names the node types that get learnable embeddings:
+	// "" the types without features; "all" every type; else a
+	// comma-separated list (which must include the featureless types). A
+	// type with features and an embedding reads both, side by side (the
+	// embedding acts as a learnable node id, as PyG's MovieLens example
+	// adds nn.Embedding to the movie features).
+	EmbedTypes string
 	// SparseOpt is the embeddings' optimizer, SparseAdam ("" too) or
 	// SparseAdagrad, with learning rate SparseLR (0 = 0.01).
 	SparseOpt string
@@ -81,7 +88,11 @@ func (h HeteroOptions) resolved(hidden int) (HeteroOptions, error) {
 type heteroSetup struct {
 	schema    *graph.Schema
 	opts      HeteroOptions
-	learnable []bool // per node type: inputs are learnable embeddings
+	learnable []bool // per node type: has a learnable embedding
+	// featDim per node type: the width of its features (0 for none); a
+	// learnable type's input row is its features followed by EmbedDim
+	// embedding columns.
+	featDim []int
 }
 
 // setupHetero resolves the model and loader options of a run on the
@@ -120,13 +131,18 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 	if ho, err = ho.resolved(mcfg.Hidden); err != nil {
 		return nil, err
 	}
-	s := &heteroSetup{schema: schema, opts: ho, learnable: make([]bool, schema.NumTypes())}
+	s := &heteroSetup{schema: schema, opts: ho, learnable: make([]bool, schema.NumTypes()), featDim: make([]int, schema.NumTypes())}
+	chosen, err := embedTypes(ho.EmbedTypes, schema, h.FeatDims)
+	if err != nil {
+		return nil, err
+	}
 	inDims := make([]int, schema.NumTypes())
 	for t, name := range schema.NodeTypes {
-		if d := h.FeatDims[name]; d > 0 {
-			inDims[t] = d
-		} else {
-			inDims[t], s.learnable[t] = ho.EmbedDim, true
+		s.featDim[t] = h.FeatDims[name]
+		s.learnable[t] = chosen[t]
+		inDims[t] = s.featDim[t]
+		if chosen[t] {
+			inDims[t] += ho.EmbedDim
 		}
 	}
 	mcfg.InDim, mcfg.Classes, mcfg.Layers = 0, meta.NumClasses, len(lo.Fanouts)
@@ -144,6 +160,26 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 	return s, nil
 }
 
+// embedTypes resolves --embed-types to one flag per node type.
+func embedTypes(spec string, schema *graph.Schema, featDims map[string]int) ([]bool, error) {
+	out := make([]bool, schema.NumTypes())
+	for t, name := range schema.NodeTypes {
+		out[t] = featDims[name] == 0 || spec == "all"
+	}
+	if spec == "" || spec == "all" {
+		return out, nil
+	}
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSpace(name)
+		t := schema.TypeIndex(name)
+		if t < 0 {
+			return nil, fmt.Errorf("--embed-types: no node type %q (types: %s)", name, strings.Join(schema.NodeTypes, ", "))
+		}
+		out[t] = true
+	}
+	return out, nil
+}
+
 // rowNormalizeTyped scales every feature row of every node type to unit L1
 // norm, as RowNormalize does for a homogeneous partition.
 func rowNormalizeTyped(p *partition.Part) {
@@ -155,13 +191,36 @@ func rowNormalizeTyped(p *partition.Part) {
 // typedInputs reads the input rows of one node type for the loader:
 // features from the store, embeddings from the type's table.
 func (s *heteroSetup) typedInputs(st *dsample.Store, emb []*embeddings) dsample.TypedInputs {
+	var feat, rows []float32 // scratch of types with features and an embedding
 	return func(t int, nodes []int64, dst []float32, g *dsample.GatherStats) ([]float32, error) {
-		if t < len(emb) && emb[t] != nil {
-			e := emb[t]
-			return e.fetch(nodes, dst, g)
+		key := dsample.FeatureKey{NodeType: s.schema.NodeTypes[t], Name: dsample.FeatName}
+		if t >= len(emb) || emb[t] == nil {
+			return st.Features().Gather(key, nodes, dst, g)
 		}
-		return st.Features().Gather(dsample.FeatureKey{NodeType: s.schema.NodeTypes[t], Name: dsample.FeatName}, nodes, dst, g)
+		fd := s.featDim[t]
+		if fd == 0 {
+			return emb[t].fetch(nodes, dst, g)
+		}
+		// Features, then the embedding, in one input row per node. Both
+		// reads happen even if the first fails: they are collective.
+		var err1, err2 error
+		feat, err1 = st.Features().Gather(key, nodes, feat[:0], g)
+		rows, err2 = emb[t].fetch(nodes, rows[:0], g)
+		if err := errors.Join(err1, err2); err != nil {
+			return dst, err
+		}
+		return interleaveRows(dst, feat, fd, rows, s.opts.EmbedDim, len(nodes)), nil
 	}
+}
+
+// interleaveRows appends n rows of a (width wa) followed by b (width wb) to
+// dst.
+func interleaveRows(dst, a []float32, wa int, b []float32, wb, n int) []float32 {
+	for i := range n {
+		dst = append(dst, a[i*wa:(i+1)*wa]...)
+		dst = append(dst, b[i*wb:(i+1)*wb]...)
+	}
+	return dst
 }
 
 // heteroRunInfo is the part of the checkpointed run info that a
@@ -170,6 +229,7 @@ type heteroRunInfo struct {
 	RelFanouts     [][]int `json:"rel_fanouts,omitempty"`
 	EvalRelFanouts [][]int `json:"eval_rel_fanouts,omitempty"`
 	EmbedDim       int     `json:"embed_dim"`
+	EmbedTypes     []bool  `json:"embed_types,omitempty"`
 	SparseOpt      string  `json:"sparse_opt"`
 	SparseLR       float64 `json:"sparse_lr"`
 	Push           string  `json:"push"`
@@ -178,7 +238,7 @@ type heteroRunInfo struct {
 func (s *heteroSetup) runInfo(lo dsample.LoaderOptions) *heteroRunInfo {
 	return &heteroRunInfo{
 		RelFanouts: lo.RelFanouts, EvalRelFanouts: lo.EvalRelFanouts,
-		EmbedDim: s.opts.EmbedDim, SparseOpt: s.opts.SparseOpt, SparseLR: s.opts.SparseLR, Push: s.opts.Push,
+		EmbedDim: s.opts.EmbedDim, EmbedTypes: s.learnable, SparseOpt: s.opts.SparseOpt, SparseLR: s.opts.SparseLR, Push: s.opts.Push,
 	}
 }
 
@@ -193,6 +253,6 @@ func equalHeteroRunInfo(a, b *heteroRunInfo) bool {
 	eq := func(x, y [][]int) bool {
 		return slices.EqualFunc(x, y, func(p, q []int) bool { return slices.Equal(p, q) })
 	}
-	return eq(a.RelFanouts, b.RelFanouts) && eq(a.EvalRelFanouts, b.EvalRelFanouts) && a.EmbedDim == b.EmbedDim &&
+	return eq(a.RelFanouts, b.RelFanouts) && eq(a.EvalRelFanouts, b.EvalRelFanouts) && a.EmbedDim == b.EmbedDim && slices.Equal(a.EmbedTypes, b.EmbedTypes) &&
 		a.SparseOpt == b.SparseOpt && a.SparseLR == b.SparseLR
 }

@@ -92,6 +92,12 @@ func (e *linkEvaluator) Evaluate(split string, epoch int, m *train.Model) (train
 	var neg []int64
 	switch split {
 	case train.SplitValid:
+		if e.l.Meta().Valid == 0 {
+			// A split without validation edges (MovieLens u1): nothing to
+			// score, so no epoch is selected on it (Count 0: the trainer
+			// keeps the latest epoch).
+			return res, nil
+		}
 		pos, pool, neg = &lp.Valid, &lp.ValidPool, lp.ValidNeg
 	case train.SplitTest:
 		pos, pool, neg = &lp.Test, &lp.TestPool, lp.TestNeg

@@ -225,9 +225,12 @@ func predictSetup(ck *train.Checkpoint, info runInfo, m *partition.Meta) (*heter
 		return nil, fmt.Errorf("the checkpoint's node types %v do not match the partition's %v", schema.NodeTypes, m.Hetero.NodeTypes)
 	}
 	opts := HeteroOptions{EmbedDim: info.Hetero.EmbedDim, SparseOpt: info.Hetero.SparseOpt, SparseLR: info.Hetero.SparseLR, Push: PushAlltoallv}
-	learnable := make([]bool, schema.NumTypes())
-	copy(learnable, ck.Model.Hetero.Learnable)
-	return &heteroSetup{schema: schema, opts: opts, learnable: learnable}, nil
+	s := &heteroSetup{schema: schema, opts: opts, learnable: make([]bool, schema.NumTypes()), featDim: make([]int, schema.NumTypes())}
+	copy(s.learnable, ck.Model.Hetero.Learnable)
+	for t, name := range schema.NodeTypes {
+		s.featDim[t] = m.Hetero.FeatDims[name]
+	}
+	return s, nil
 }
 
 // writePredictions writes (orig, class) pairs sorted by orig to path via a
