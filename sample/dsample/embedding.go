@@ -295,7 +295,7 @@ func (e *EmbeddingTable) Push(gids []int64, grads []float32) error {
 	if e.method == PushAccumulate {
 		w++ // the contribution counter, which marks touched rows
 	}
-	uniq, vals := sumRepeats(rows, grads, e.dim, w)
+	uniq, vals := collectives.SumRows(rows, grads, e.dim, w)
 	var err error
 	if e.method == PushAccumulate {
 		err = e.stepAccumulate(uniq, vals)
@@ -307,43 +307,6 @@ func (e *EmbeddingTable) Push(gids []int64, grads []float32) error {
 	}
 	// Publish the updated rows to one-sided readers (a barrier otherwise).
 	return e.arr.Seal()
-}
-
-// sumRepeats returns the distinct rows ascending and their gradients
-// summed in the order they appear, in rows of w >= dim values (a column
-// dim, if present, is set to 1).
-func sumRepeats(rows []int64, grads []float32, dim, w int) ([]int64, []float32) {
-	order := make([]int32, len(rows))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(x, y int32) int {
-		switch {
-		case rows[x] < rows[y]:
-			return -1
-		case rows[x] > rows[y]:
-			return 1
-		}
-		return 0
-	})
-	var uniq []int64
-	out := make([]float32, 0, len(rows)*w)
-	for _, i := range order {
-		g := grads[int(i)*dim : (int(i)+1)*dim]
-		if n := len(uniq); n > 0 && uniq[n-1] == rows[i] {
-			acc := out[(n-1)*w : (n-1)*w+dim]
-			for k, x := range g {
-				acc[k] += x
-			}
-			continue
-		}
-		uniq = append(uniq, rows[i])
-		out = append(out, g...)
-		if w > dim {
-			out = append(out, 1)
-		}
-	}
-	return uniq, out
 }
 
 // stepAlltoallv sends the rows to their owners and applies the sums.

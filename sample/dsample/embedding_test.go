@@ -17,6 +17,10 @@ import (
 	"mpignn/train"
 )
 
+// train's optimizers, as its factory returns them, are what the embedding
+// table needs of an optimizer.
+var _ SparseOptimizer = train.SparseOptimizer(nil)
+
 var heteroTypes = []string{"author", "paper", "venue"}
 
 const heteroFeatDim = 4
