@@ -14,6 +14,7 @@ import (
 	"mpignn/graph"
 	"mpignn/partition"
 	"mpignn/sample"
+	"mpignn/sample/sampletest"
 )
 
 // openGraph opens the fixture's graph store with a transport named as in
@@ -57,27 +58,6 @@ func (f *heteroFixture) sameBlocks(t *testing.T, got, want []sample.Block) bool 
 	return sameBlocks(t, f.c.Rank(), f.origOf, got, want)
 }
 
-// heteroDistCases are the typed cases (relation order of
-// sampletest.HeteroDataset: writes, cites, published_in, rev_writes,
-// rev_published_in).
-func heteroDistCases() []struct {
-	name    string
-	fanouts sample.RelFanouts
-	replace bool
-} {
-	return []struct {
-		name    string
-		fanouts sample.RelFanouts
-		replace bool
-	}{
-		{"uniform 3,2", sample.UniformRelFanouts([]int{3, 2}, 5), false},
-		{"mixed 0 and -1", sample.RelFanouts{{2, 0, -1, 3, 4}, {-1, 2, 1, 0, 2}}, false},
-		{"mixed replace", sample.RelFanouts{{2, 5, -1, 3, 4}, {1, 2, 0, 2, 6}, {3, 3, 3, 3, 3}}, true},
-		{"all", sample.UniformRelFanouts([]int{-1, -1}, 5), false},
-		{"none", sample.UniformRelFanouts([]int{0, 0}, 5), false},
-	}
-}
-
 func heteroWanted(d *graph.HeteroDataset) [][]int64 {
 	all := make([]int64, d.NumNodes())
 	for v := range all {
@@ -99,15 +79,15 @@ func TestHeteroDistributedEqualsReference(t *testing.T) {
 		g := f.openGraph(t, f.part, tr)
 		require.Equal(t, 5, g.NumRels())
 		s := NewSampler(g)
-		for _, tc := range heteroDistCases() {
+		for _, tc := range sampletest.HeteroCases() {
 			for _, wanted := range heteroWanted(f.d) {
-				t.Run(fmt.Sprintf("%s/%s/%d seeds", tr, tc.name, len(wanted)), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%s/%d seeds", tr, tc.Name, len(wanted)), func(t *testing.T) {
 					seedsG, seedsO := f.owned(wanted)
 					base := sample.Key{Seed: 7, Epoch: 2, Batch: 5}
 					var st sample.SampleStats
-					got, err := s.SampleRelWithStats(seedsG, seedsO, tc.fanouts, base, tc.replace, &st)
+					got, err := s.SampleRelWithStats(seedsG, seedsO, tc.Fanouts, base, tc.Replace, &st)
 					require.NoError(t, err)
-					want, err := sample.HeteroReferenceBlocks(f.d, seedsO, tc.fanouts, base, tc.replace)
+					want, err := sample.HeteroReferenceBlocks(f.d, seedsO, tc.Fanouts, base, tc.Replace)
 					require.NoError(t, err)
 					for l := range got {
 						assert.NoError(t, got[l].ValidateRel(5))
@@ -117,14 +97,14 @@ func TestHeteroDistributedEqualsReference(t *testing.T) {
 
 					text, err := GatherTextRel(f.c, got, g.Schema())
 					require.NoError(t, err)
-					ref, err := sample.HeteroReferenceBlocks(f.d, slices.Sorted(slices.Values(wanted)), tc.fanouts, base, tc.replace)
+					ref, err := sample.HeteroReferenceBlocks(f.d, slices.Sorted(slices.Values(wanted)), tc.Fanouts, base, tc.Replace)
 					require.NoError(t, err)
 					wantText, err := GatherTextRel(f.c, ref, g.Schema()) // every rank adds the same records: deduplicated
 					require.NoError(t, err)
 					assert.True(t, bytes.Equal(text, wantText), "canonical text differs:\n%s\nwant\n%s", text, wantText)
 					sums := []int64{st.RemoteEdges, st.Edges()}
 					require.NoError(t, collectives.Allreduce(f.c, sums, collectives.Sum))
-					if tc.name != "none" {
+					if tc.Name != "none" {
 						assert.Greater(t, sums[1], int64(0))
 						if f.c.Size() > 1 {
 							assert.Positive(t, sums[0], "no edge of a remote row on %d ranks", f.c.Size())
