@@ -458,11 +458,7 @@ func (m *Model) PredictHetero(blocks []sample.Block, xs [][]float32, dst []int32
 	if err != nil {
 		return dst, err
 	}
-	c := m.n.cfg.Classes
-	for i := 0; i < len(logits)/c; i++ {
-		dst = append(dst, int32(argmax(logits[i*c:(i+1)*c])))
-	}
-	return dst, nil
+	return appendArgmax(dst, logits, m.n.cfg.Classes), nil
 }
 
 // EmbedHetero is Embed for a heterogeneous link predictor: the seeds'

@@ -327,11 +327,16 @@ func (m *Model) Predict(blocks []sample.Block, x []float32, dst []int32) ([]int3
 	if err != nil {
 		return dst, err
 	}
-	c := m.n.cfg.Classes
+	return appendArgmax(dst, logits, m.n.cfg.Classes), nil
+}
+
+// appendArgmax appends to dst the arg-max class of every row of logits
+// (c classes wide).
+func appendArgmax(dst []int32, logits []float32, c int) []int32 {
 	for i := 0; i < len(logits)/c; i++ {
 		dst = append(dst, int32(argmax(logits[i*c:(i+1)*c])))
 	}
-	return dst, nil
+	return dst
 }
 
 // net is the generic model core: layers and a head over one flat parameter

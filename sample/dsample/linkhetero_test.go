@@ -94,9 +94,7 @@ func TestHeteroLinkLoader(t *testing.T) {
 			excluded := int64(0)
 			for step := range steps {
 				require.NoError(t, l.Batch(SplitTrain, 1, step, &b))
-				pairs := []float64{float64(len(b.PairLabels))}
-				require.NoError(t, collectives.Allreduce(f.c, pairs, collectives.Sum))
-				require.EqualValues(t, b.GlobalSeeds, pairs[0], "step %d: pairs over all ranks", step)
+				requireGlobalPairs(t, f.c, &b, step)
 				var pos []int64
 				for i, y := range b.PairLabels {
 					u, v := b.SeedsOrig[b.Pairs[2*i]], b.SeedsOrig[b.Pairs[2*i+1]]
@@ -107,21 +105,11 @@ func TestHeteroLinkLoader(t *testing.T) {
 					}
 					assert.False(t, wrote[[2]int64{u, v}], "step %d: strict negative (%d,%d) is a training edge", step, u, v)
 				}
-				all, _, err := collectives.Allgatherv(f.c, pos)
-				require.NoError(t, err)
-				set := sample.NewEdgeSet(everyOther(all, 0), everyOther(all, 1))
-				leaked := 0
+				set := allPairs(t, f.c, pos)
 				for _, blk := range b.Blocks {
 					assert.Len(t, blk.Etype, len(blk.Indices), "step %d: untyped block", step)
-					for d := range blk.NumDst {
-						for _, j := range blk.Indices[blk.Indptr[d]:blk.Indptr[d+1]] {
-							if set.Has(blk.Orig[d], blk.Orig[j]) {
-								leaked++
-							}
-						}
-					}
 				}
-				assert.Zero(t, leaked, "step %d: seed edges sampled", step)
+				assert.Zero(t, leakedEdges(b.Blocks, set), "step %d: seed edges sampled", step)
 				excluded += b.Stats.Sample.Excluded
 				// The reference's blocks over the training graph with the
 				// same exclusion set: rank-count independent by key.
