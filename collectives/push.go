@@ -103,6 +103,22 @@ func sumDuplicates(rows []int64, src []byte, rowBytes int) ([]int64, []byte) {
 	if slices.IsSorted(rows) && !hasAdjacentDup(rows) {
 		return rows, src[:len(rows)*rowBytes]
 	}
+	w := rowBytes / 4
+	vals := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src))), len(rows)*w)
+	uniq, out := SumRows(rows, vals, w, w)
+	if len(out) == 0 {
+		return uniq, nil
+	}
+	return uniq, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), len(out)*4)
+}
+
+// SumRows returns the distinct rows ascending and, for each, the sum of
+// its rows of dim values in vals (row i of rows is vals[i*dim:(i+1)*dim]),
+// added in the order the rows appear, so the float32 result is the same
+// whatever the order of distinct rows. Output rows are w values wide, w
+// being dim or dim+1; with dim+1 the last column is 1 (the marker of a
+// touched row that accumulating pushes count).
+func SumRows(rows []int64, vals []float32, dim, w int) ([]int64, []float32) {
 	order := make([]int32, len(rows))
 	for i := range order {
 		order[i] = int32(i)
@@ -118,13 +134,12 @@ func sumDuplicates(rows []int64, src []byte, rowBytes int) ([]int64, []byte) {
 		}
 		return 0
 	})
-	w := rowBytes / 4
 	var uniq []int64
 	out := make([]float32, 0, len(rows)*w)
 	for _, i := range order {
-		row := unsafe.Slice((*float32)(unsafe.Pointer(&src[int(i)*rowBytes])), w)
+		row := vals[int(i)*dim : (int(i)+1)*dim]
 		if n := len(uniq); n > 0 && uniq[n-1] == rows[i] {
-			acc := out[(n-1)*w : n*w]
+			acc := out[(n-1)*w : (n-1)*w+dim]
 			for k, x := range row {
 				acc[k] += x
 			}
@@ -132,11 +147,11 @@ func sumDuplicates(rows []int64, src []byte, rowBytes int) ([]int64, []byte) {
 		}
 		uniq = append(uniq, rows[i])
 		out = append(out, row...)
+		if w > dim {
+			out = append(out, 1)
+		}
 	}
-	if len(out) == 0 {
-		return uniq, nil
-	}
-	return uniq, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), len(out)*4)
+	return uniq, out
 }
 
 func hasAdjacentDup(xs []int64) bool {

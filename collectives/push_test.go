@@ -179,3 +179,30 @@ func TestAccumulateRejects(t *testing.T) {
 	defer b.Free()
 	assert.ErrorContains(t, b.Accumulate([]int64{0}, make([]byte, 6)), "not float32 rows")
 }
+
+// TestSumRows: repeated rows are summed in the order they appear (float32
+// sums that depend on the order show it), distinct rows come out
+// ascending, and a width of dim+1 marks every output row with a 1.
+func TestSumRows(t *testing.T) {
+	big := float32(1 << 24)
+	tests := []struct {
+		name     string
+		rows     []int64
+		vals     []float32
+		dim, w   int
+		wantRows []int64
+		wantSums []float32
+	}{
+		{"empty", nil, nil, 2, 2, nil, []float32{}},
+		{"distinct unsorted", []int64{5, 1}, []float32{1, 2, 3, 4}, 2, 2, []int64{1, 5}, []float32{3, 4, 1, 2}},
+		{"repeats in order", []int64{3, 0, 3, 3}, []float32{big, 7, 1, 1}, 1, 1, []int64{0, 3}, []float32{7, big + 1 + 1}},
+		{"marker column", []int64{2, 2, 9}, []float32{1, 2, 3, 4, 5, 6}, 2, 3, []int64{2, 9}, []float32{4, 6, 1, 5, 6, 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, sums := SumRows(tc.rows, tc.vals, tc.dim, tc.w)
+			assert.Equal(t, tc.wantRows, rows)
+			assert.Equal(t, tc.wantSums, sums)
+		})
+	}
+}

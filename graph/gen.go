@@ -510,9 +510,19 @@ func planted(opt GenOptions, d *Dataset, pairs []uint64, cen []float64, classW [
 	for c := range logPrior {
 		logPrior[c] = math.Log(logPrior[c] / float64(n))
 	}
+	st.FeatureOnlyAcc, st.OracleAcc = plantedAccuracy(d.Feat, d.Labels, eval, cen, logPrior, nbScore, k, dim)
+	return st
+}
+
+// plantedAccuracy is the accuracy on the eval nodes of the two Bayes
+// oracles of a planted partition (0 without eval nodes): features alone
+// (unit-variance Gaussians around the class centroids cen, k rows of dim,
+// with the log priors) and features plus the neighbour score (score[i*k+c]
+// for eval node i and class c). Ties go to the lowest class.
+func plantedAccuracy(feat *Features, labels []int32, eval []int64, cen, logPrior, score []float64, k, dim int) (featOnly, oracle float64) {
 	var okF, okO int
 	for i, v := range eval {
-		x := d.Feat.Row(v)
+		x := feat.Row(v)
 		bestF, bestO := -1, -1
 		var sF, sO float64
 		for c := 0; c < k; c++ {
@@ -522,7 +532,7 @@ func planted(opt GenOptions, d *Dataset, pairs []uint64, cen []float64, classW [
 				dist += t * t
 			}
 			f := logPrior[c] - dist/2
-			o := f + nbScore[i*k+c]
+			o := f + score[i*k+c]
 			if bestF < 0 || f > sF {
 				bestF, sF = c, f
 			}
@@ -530,18 +540,17 @@ func planted(opt GenOptions, d *Dataset, pairs []uint64, cen []float64, classW [
 				bestO, sO = c, o
 			}
 		}
-		if int32(bestF) == d.Labels[v] {
+		if int32(bestF) == labels[v] {
 			okF++
 		}
-		if int32(bestO) == d.Labels[v] {
+		if int32(bestO) == labels[v] {
 			okO++
 		}
 	}
-	if len(eval) > 0 {
-		st.FeatureOnlyAcc = float64(okF) / float64(len(eval))
-		st.OracleAcc = float64(okO) / float64(len(eval))
+	if len(eval) == 0 {
+		return 0, 0
 	}
-	return st
+	return float64(okF) / float64(len(eval)), float64(okO) / float64(len(eval))
 }
 
 // alias is Walker's alias table: O(1) sampling from a discrete

@@ -478,37 +478,7 @@ func plantedHetero(opt HeteroGenOptions, st *HeteroGenStats, specs []relSpec, ke
 	for c := range logPrior {
 		logPrior[c] = math.Log(math.Max(logPrior[c], 0.5) / float64(opt.Papers))
 	}
-	var okF, okO int
-	for i, v := range eval {
-		x := feat.Row(v)
-		bestF, bestO := -1, -1
-		var sF, sO float64
-		for c := 0; c < k; c++ {
-			var dist float64
-			for j, mu := range cen[c*dim : (c+1)*dim] {
-				t := float64(x[j]) - mu
-				dist += t * t
-			}
-			f := logPrior[c] - dist/2
-			o := f + score[i*k+c]
-			if bestF < 0 || f > sF {
-				bestF, sF = c, f
-			}
-			if bestO < 0 || o > sO {
-				bestO, sO = c, o
-			}
-		}
-		if int32(bestF) == papers.class[v] {
-			okF++
-		}
-		if int32(bestO) == papers.class[v] {
-			okO++
-		}
-	}
-	if len(eval) > 0 {
-		st.FeatureOnlyAcc = float64(okF) / float64(len(eval))
-		st.OracleAcc = float64(okO) / float64(len(eval))
-	}
+	st.FeatureOnlyAcc, st.OracleAcc = plantedAccuracy(feat, papers.class, eval, cen, logPrior, score, k, dim)
 }
 
 // DescribeHetero returns a short human-readable description of a generated

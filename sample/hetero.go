@@ -284,10 +284,8 @@ type HeteroReference struct {
 	G       RelGraph
 	Exclude *EdgeSet
 
-	bb   BlockBuilder
-	pos  []int64
-	srcG []int64
-	srcO []int64
+	bb BlockBuilder
+	rs refScratch
 }
 
 var (
@@ -310,11 +308,8 @@ func (s *HeteroReference) SampleRel(seedsGlobal, seedsOrig []int64, fanouts RelF
 	if err := fanouts.Check(R); err != nil {
 		return nil, fmt.Errorf("sample: %w", err)
 	}
-	n := s.G.NumNodes()
-	for i, v := range seedsGlobal {
-		if v < 0 || v >= n {
-			return nil, fmt.Errorf("sample: seed %d is node %d, outside [0,%d)", i, v, n)
-		}
+	if err := checkSeeds(seedsGlobal, seedsOrig, s.G.NumNodes()); err != nil {
+		return nil, err
 	}
 	s.bb.SetTyped(plan.Typed())
 	L := len(fanouts)
@@ -334,21 +329,12 @@ func (s *HeteroReference) SampleRel(seedsGlobal, seedsOrig []int64, fanouts RelF
 				}
 				nbG, nbO := s.G.InNeighborsRel(v, r)
 				k.Node = dstO[i]*int64(R) + int64(r)
-				s.pos = ChoosePositions(k, int64(len(nbG)), fan[r], replace, s.pos[:0])
-				s.srcG, s.srcO = s.srcG[:0], s.srcO[:0]
-				for _, p := range s.pos {
-					s.srcG = append(s.srcG, nbG[p])
-					s.srcO = append(s.srcO, nbO[p])
-				}
-				if s.Exclude != nil {
-					w := s.Exclude.compactRow(dstO[i], s.srcG, s.srcO, 0, int64(len(s.srcG)), 0)
-					s.srcG, s.srcO = s.srcG[:w], s.srcO[:w]
-				}
+				s.rs.chooseRow(k, nbG, nbO, fan[r], replace, s.Exclude, dstO[i])
 				var err error
 				if plan.Typed() {
-					err = s.bb.AddNeighborsRel(i, int32(r), s.srcG, s.srcO)
+					err = s.bb.AddNeighborsRel(i, int32(r), s.rs.srcG, s.rs.srcO)
 				} else {
-					err = s.bb.AddNeighbors(i, s.srcG, s.srcO)
+					err = s.bb.AddNeighbors(i, s.rs.srcG, s.rs.srcO)
 				}
 				if err != nil {
 					return nil, fmt.Errorf("sample: layer %d: %w", l, err)

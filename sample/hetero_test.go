@@ -146,26 +146,6 @@ func TestHeteroReferenceReducesToReference(t *testing.T) {
 
 type heteroRef struct{ sample.HeteroReference }
 
-// heteroCases are the fanout cases of the typed tests, for the dataset of
-// sampletest.HeteroDataset (relation order as in TestParseRelFanouts).
-func heteroCases() []struct {
-	name    string
-	fanouts sample.RelFanouts
-	replace bool
-} {
-	return []struct {
-		name    string
-		fanouts sample.RelFanouts
-		replace bool
-	}{
-		{"uniform 3,2", sample.UniformRelFanouts([]int{3, 2}, 5), false},
-		{"mixed with 0 and -1", sample.RelFanouts{{2, 0, -1, 3, 4}, {-1, 2, 1, 0, 2}}, false},
-		{"mixed replace", sample.RelFanouts{{2, 5, -1, 3, 4}, {1, 2, 0, 2, 6}, {3, 3, 3, 3, 3}}, true},
-		{"all", sample.UniformRelFanouts([]int{-1, -1}, 5), false},
-		{"none", sample.UniformRelFanouts([]int{0}, 5), false},
-	}
-}
-
 // TestHeteroReference checks the typed reference's blocks against the
 // heterogeneous graph: they validate with edge types; every edge exists in
 // its relation's row; each (destination, relation) row holds exactly the
@@ -181,11 +161,11 @@ func TestHeteroReference(t *testing.T) {
 		all[v] = int64(v)
 	}
 	seeds := []int64{70, 3, 150, 61, 0, 155, 64, 100}
-	for _, tc := range heteroCases() {
+	for _, tc := range sampletest.HeteroCases() {
 		for _, sd := range [][]int64{seeds, all} {
-			t.Run(fmt.Sprintf("%s/%d seeds", tc.name, len(sd)), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%d seeds", tc.Name, len(sd)), func(t *testing.T) {
 				key := sample.Key{Seed: 5, Epoch: 2, Batch: 1}
-				blocks, err := sample.HeteroReferenceBlocks(d, sd, tc.fanouts, key, tc.replace)
+				blocks, err := sample.HeteroReferenceBlocks(d, sd, tc.Fanouts, key, tc.Replace)
 				require.NoError(t, err)
 				require.NoError(t, sample.ValidateBlocks(blocks))
 				L := len(blocks)
@@ -193,7 +173,7 @@ func TestHeteroReference(t *testing.T) {
 				for l := range blocks {
 					b := &blocks[l]
 					require.NoError(t, b.ValidateRel(s.NumRels()))
-					fan := tc.fanouts[L-1-l]
+					fan := tc.Fanouts[L-1-l]
 					for i := range b.NumDst {
 						v := b.Orig[i]
 						byRel := map[int32][]int64{}
@@ -210,14 +190,14 @@ func TestHeteroReference(t *testing.T) {
 							k := key
 							k.Layer, k.Node = l, v*R+int64(r)
 							var want []int64
-							for _, p := range sample.ChoosePositions(k, int64(len(row)), fan[r], tc.replace, nil) {
+							for _, p := range sample.ChoosePositions(k, int64(len(row)), fan[r], tc.Replace, nil) {
 								want = append(want, row[p])
 							}
 							require.Equal(t, want, got, "layer %d node %d relation %d", l, v, r)
 							switch {
 							case fan[r] == 0 || len(row) == 0:
 								require.Empty(t, got)
-							case fan[r] < 0 || (!tc.replace && fan[r] >= len(row)):
+							case fan[r] < 0 || (!tc.Replace && fan[r] >= len(row)):
 								require.Equal(t, row, got)
 							default:
 								require.Len(t, got, fan[r])
@@ -226,7 +206,7 @@ func TestHeteroReference(t *testing.T) {
 						}
 					}
 				}
-				if tc.name != "none" && len(sd) == len(all) {
+				if tc.Name != "none" && len(sd) == len(all) {
 					assert.Greater(t, edges, 500)
 				}
 			})

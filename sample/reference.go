@@ -80,25 +80,54 @@ type Reference struct {
 	// prediction keeps a step's seed edges out of its message passing.
 	Exclude *EdgeSet
 
-	bb   BlockBuilder
+	bb BlockBuilder
+	rs refScratch
+}
+
+var _ Sampler = (*Reference)(nil)
+
+// refScratch holds the buffers of one row's choice in the reference
+// samplers (node rows and relation rows alike).
+type refScratch struct {
 	pos  []int64
 	srcG []int64
 	srcO []int64
 }
 
-var _ Sampler = (*Reference)(nil)
+// chooseRow sets srcG/srcO to the chosen in-neighbors (nbG/nbO, new and
+// original ids) of the row of destination dst (original id) keyed k, then
+// drops the pairs (u, dst) of x (nil: none), after the choice.
+func (s *refScratch) chooseRow(k Key, nbG, nbO []int64, fan int, replace bool, x *EdgeSet, dst int64) {
+	s.pos = ChoosePositions(k, int64(len(nbG)), fan, replace, s.pos[:0])
+	s.srcG, s.srcO = s.srcG[:0], s.srcO[:0]
+	for _, p := range s.pos {
+		s.srcG = append(s.srcG, nbG[p])
+		s.srcO = append(s.srcO, nbO[p])
+	}
+	if x != nil {
+		w := x.compactRow(dst, s.srcG, s.srcO, 0, int64(len(s.srcG)), 0)
+		s.srcG, s.srcO = s.srcG[:w], s.srcO[:w]
+	}
+}
+
+// checkSeeds validates a batch's seeds on a graph of n nodes.
+func checkSeeds(seedsGlobal, seedsOrig []int64, n int64) error {
+	if len(seedsGlobal) != len(seedsOrig) {
+		return fmt.Errorf("sample: %d seed ids but %d original ids", len(seedsGlobal), len(seedsOrig))
+	}
+	for i, v := range seedsGlobal {
+		if v < 0 || v >= n {
+			return fmt.Errorf("sample: seed %d is node %d, outside [0,%d)", i, v, n)
+		}
+	}
+	return nil
+}
 
 // Sample implements Sampler.
 func (s *Reference) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base Key, replace bool) ([]Block, error) {
-	if len(seedsGlobal) != len(seedsOrig) {
-		return nil, fmt.Errorf("sample: %d seed ids but %d original ids", len(seedsGlobal), len(seedsOrig))
-	}
 	g := s.G
-	n := g.NumNodes()
-	for i, v := range seedsGlobal {
-		if v < 0 || v >= n {
-			return nil, fmt.Errorf("sample: seed %d is node %d, outside [0,%d)", i, v, n)
-		}
+	if err := checkSeeds(seedsGlobal, seedsOrig, g.NumNodes()); err != nil {
+		return nil, err
 	}
 	L := len(fanouts)
 	blocks := make([]Block, L)
@@ -113,17 +142,8 @@ func (s *Reference) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base K
 		for i, v := range dstG {
 			nbG, nbO := g.InNeighbors(v)
 			k.Node = dstO[i]
-			s.pos = ChoosePositions(k, int64(len(nbG)), fan, replace, s.pos[:0])
-			s.srcG, s.srcO = s.srcG[:0], s.srcO[:0]
-			for _, p := range s.pos {
-				s.srcG = append(s.srcG, nbG[p])
-				s.srcO = append(s.srcO, nbO[p])
-			}
-			if s.Exclude != nil {
-				w := s.Exclude.compactRow(dstO[i], s.srcG, s.srcO, 0, int64(len(s.srcG)), 0)
-				s.srcG, s.srcO = s.srcG[:w], s.srcO[:w]
-			}
-			if err := s.bb.AddNeighbors(i, s.srcG, s.srcO); err != nil {
+			s.rs.chooseRow(k, nbG, nbO, fan, replace, s.Exclude, dstO[i])
+			if err := s.bb.AddNeighbors(i, s.rs.srcG, s.rs.srcO); err != nil {
 				return nil, fmt.Errorf("sample: layer %d: %w", l, err)
 			}
 		}

@@ -411,36 +411,16 @@ func (n *net[T]) forwardHetero(blocks []sample.Block, xs [][]T, train bool, key 
 
 // forwardLossHetero is forwardLoss for typed inputs.
 func (n *net[T]) forwardLossHetero(blocks []sample.Block, xs [][]T, labels []int32, scale T, train bool, key MaskKey) (float64, int, error) {
-	n.link.active = false
-	if labels == nil {
-		return 0, 0, errors.New("model: labels are required")
-	}
-	if n.dec != nil {
-		return 0, 0, fmt.Errorf("model: a link predictor (decoder %q) is trained on pairs, not node labels", n.cfg.Decoder)
-	}
-	if err := n.checkHetero(blocks, xs, labels); err != nil {
-		return 0, 0, err
-	}
-	n.forwardHetero(blocks, xs, train, key)
-	loss, correct := n.loss(blocks, labels, scale)
-	return loss, correct, nil
+	return n.nodeLoss(blocks, labels, scale,
+		func() error { return n.checkHetero(blocks, xs, labels) },
+		func() { n.forwardHetero(blocks, xs, train, key) })
 }
 
 // forwardLinkLossHetero is forwardLinkLoss for typed inputs.
 func (n *net[T]) forwardLinkLossHetero(blocks []sample.Block, xs [][]T, pairs []int32, labels []float32, scale T, train bool, key MaskKey) (float64, int, error) {
-	n.link.active = false
-	if n.dec == nil {
-		return 0, 0, errors.New("model: a link batch needs a link predictor (config without a decoder)")
-	}
-	if err := n.checkHetero(blocks, xs, nil); err != nil {
-		return 0, 0, err
-	}
-	if err := checkPairs(pairs, labels, blocks[len(blocks)-1].NumDst); err != nil {
-		return 0, 0, err
-	}
-	n.forwardHetero(blocks, xs, train, key)
-	loss, correct := n.linkLoss(blocks, pairs, labels, scale)
-	return loss, correct, nil
+	return n.pairLoss(blocks, pairs, labels, scale,
+		func() error { return n.checkHetero(blocks, xs, nil) },
+		func() { n.forwardHetero(blocks, xs, train, key) })
 }
 
 // ForwardBackwardHetero is ForwardBackward for a heterogeneous model: xs[t]
@@ -478,11 +458,7 @@ func (m *Model) PredictHetero(blocks []sample.Block, xs [][]float32, dst []int32
 	if err != nil {
 		return dst, err
 	}
-	c := m.n.cfg.Classes
-	for i := 0; i < len(logits)/c; i++ {
-		dst = append(dst, int32(argmax(logits[i*c:(i+1)*c])))
-	}
-	return dst, nil
+	return appendArgmax(dst, logits, m.n.cfg.Classes), nil
 }
 
 // EmbedHetero is Embed for a heterogeneous link predictor: the seeds'

@@ -28,6 +28,21 @@ type hetGraph struct {
 // ascending. empty drops every edge (a features-only model).
 func (g *hetGraph) fullBlocks(seeds []int64, L int, empty bool) []sample.Block {
 	R := g.h.NumRels()
+	return typedBlocks(seeds, L, func(v int64, add func(u int64, r int)) {
+		for r := 0; r < R && !empty; r++ {
+			for _, u := range g.in[int(v)*R+r] {
+				add(u, r)
+			}
+		}
+	})
+}
+
+// typedBlocks builds L typed blocks from seeds (original ids), as a
+// sampler would: each layer's destinations are the nodes of the layer
+// above, edges(v, add) calls add(u, r) for each edge u -r-> v kept, grouped
+// by relation ascending, and new sources follow the destinations in order
+// of first appearance.
+func typedBlocks(seeds []int64, L int, edges func(v int64, add func(u int64, r int))) []sample.Block {
 	level := slices.Clone(seeds)
 	blocks := make([]sample.Block, L)
 	for l := L - 1; l >= 0; l-- {
@@ -37,19 +52,18 @@ func (g *hetGraph) fullBlocks(seeds []int64, L int, empty bool) []sample.Block {
 			local[v] = int32(i)
 		}
 		nodes := slices.Clone(level)
-		for _, v := range level {
-			for r := 0; r < R && !empty; r++ {
-				for _, u := range g.in[int(v)*R+r] {
-					j, ok := local[u]
-					if !ok {
-						j = int32(len(nodes))
-						local[u] = j
-						nodes = append(nodes, u)
-					}
-					b.Indices = append(b.Indices, j)
-					b.Etype = append(b.Etype, int32(r))
-				}
+		add := func(u int64, r int) {
+			j, ok := local[u]
+			if !ok {
+				j = int32(len(nodes))
+				local[u] = j
+				nodes = append(nodes, u)
 			}
+			b.Indices = append(b.Indices, j)
+			b.Etype = append(b.Etype, int32(r))
+		}
+		for _, v := range level {
+			edges(v, add)
 			b.Indptr = append(b.Indptr, int32(len(b.Indices)))
 		}
 		b.Nodes, b.Orig = nodes, slices.Clone(nodes)
@@ -415,38 +429,16 @@ func benchHeteroBlocks(r *rand.Rand, h *HeteroConfig, seeds, fanout, L int) []sa
 			level = append(level, o)
 		}
 	}
-	blocks := make([]sample.Block, L)
-	for l := L - 1; l >= 0; l-- {
-		b := sample.Block{NumDst: len(level), Indptr: []int32{0}}
-		local := map[int64]int32{}
-		for i, v := range level {
-			local[v] = int32(i)
-		}
-		nodes := slices.Clone(level)
-		for _, v := range level {
-			tv := typeIndexOf(h, v)
-			for rel := range h.Relations {
-				if dst[rel] != tv {
-					continue
-				}
-				st := src[rel]
-				for range fanout {
-					u := h.NodeOrig[st] + r.Int64N(h.NodeOrig[st+1]-h.NodeOrig[st])
-					j, ok := local[u]
-					if !ok {
-						j = int32(len(nodes))
-						local[u] = j
-						nodes = append(nodes, u)
-					}
-					b.Indices = append(b.Indices, j)
-					b.Etype = append(b.Etype, int32(rel))
-				}
+	return typedBlocks(level, L, func(v int64, add func(u int64, r int)) {
+		tv := typeIndexOf(h, v)
+		for rel := range h.Relations {
+			if dst[rel] != tv {
+				continue
 			}
-			b.Indptr = append(b.Indptr, int32(len(b.Indices)))
+			st := src[rel]
+			for range fanout {
+				add(h.NodeOrig[st]+r.Int64N(h.NodeOrig[st+1]-h.NodeOrig[st]), rel)
+			}
 		}
-		b.Nodes, b.Orig = nodes, slices.Clone(nodes)
-		blocks[l] = b
-		level = nodes
-	}
-	return blocks
+	})
 }

@@ -56,11 +56,7 @@ func (a *relMean[T]) forward(b *sample.Block, h []T, w int) {
 		for i := lo; i < hi; i++ {
 			p := int(a.pos[i])
 			for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {
-				r := b.Etype[e]
-				f := e + 1
-				for f < end && b.Etype[f] == r {
-					f++
-				}
+				r, f := relRun(b.Etype, e, end)
 				dst := a.agg[r][p*w : (p+1)*w]
 				for _, j := range b.Indices[e:f] {
 					axpy(1, h[int(j)*w:(int(j)+1)*w], dst)
@@ -81,11 +77,7 @@ func (a *relMean[T]) scatter(b *sample.Block, w int, dh []T) {
 	for i := 0; i < b.NumDst; i++ {
 		p := int(a.pos[i])
 		for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {
-			r := b.Etype[e]
-			f := e + 1
-			for f < end && b.Etype[f] == r {
-				f++
-			}
+			r, f := relRun(b.Etype, e, end)
 			inv := T(1 / float64(f-e))
 			g := a.dagg[r][p*w : (p+1)*w]
 			for _, j := range b.Indices[e:f] {
@@ -409,4 +401,15 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 	}
 	g.rm.scatter(b, in, g.dh)
 	return g.dh
+}
+
+// relRun returns the relation of edge e and the end of its run: the edges
+// [e, f) of one destination (whose edges end at end) that share it, since
+// a destination's edges are grouped by relation.
+func relRun(etype []int32, e, end int32) (r, f int32) {
+	r, f = etype[e], e+1
+	for f < end && etype[f] == r {
+		f++
+	}
+	return r, f
 }

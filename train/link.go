@@ -171,17 +171,26 @@ func checkPairs(pairs []int32, labels []float32, seeds int) error {
 // backward. It returns the summed loss and the number of pairs whose logit
 // has the label's sign (logit > 0 for a positive).
 func (n *net[T]) forwardLinkLoss(blocks []sample.Block, x []T, pairs []int32, labels []float32, scale T, train bool, key MaskKey) (float64, int, error) {
+	return n.pairLoss(blocks, pairs, labels, scale,
+		func() error { return n.check(blocks, x, nil) },
+		func() { n.forward(blocks, x, train, key) })
+}
+
+// pairLoss is forwardLinkLoss over inputs of either kind (untyped or per
+// node type): check validates the blocks and inputs, forward runs the
+// layers.
+func (n *net[T]) pairLoss(blocks []sample.Block, pairs []int32, labels []float32, scale T, check func() error, forward func()) (float64, int, error) {
 	n.link.active = false
 	if n.dec == nil {
 		return 0, 0, errors.New("model: a link batch needs a link predictor (config without a decoder)")
 	}
-	if err := n.check(blocks, x, nil); err != nil {
+	if err := check(); err != nil {
 		return 0, 0, err
 	}
 	if err := checkPairs(pairs, labels, blocks[len(blocks)-1].NumDst); err != nil {
 		return 0, 0, err
 	}
-	n.forward(blocks, x, train, key)
+	forward()
 	loss, correct := n.linkLoss(blocks, pairs, labels, scale)
 	return loss, correct, nil
 }

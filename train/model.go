@@ -327,11 +327,16 @@ func (m *Model) Predict(blocks []sample.Block, x []float32, dst []int32) ([]int3
 	if err != nil {
 		return dst, err
 	}
-	c := m.n.cfg.Classes
+	return appendArgmax(dst, logits, m.n.cfg.Classes), nil
+}
+
+// appendArgmax appends to dst the arg-max class of every row of logits
+// (c classes wide).
+func appendArgmax(dst []int32, logits []float32, c int) []int32 {
 	for i := 0; i < len(logits)/c; i++ {
 		dst = append(dst, int32(argmax(logits[i*c:(i+1)*c])))
 	}
-	return dst, nil
+	return dst
 }
 
 // net is the generic model core: layers and a head over one flat parameter
@@ -497,6 +502,14 @@ func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 // forwardLoss runs the forward pass and the loss; with scale != 0 it also
 // leaves scale·d(sum of losses)/d(logits) in n.dz for backward.
 func (n *net[T]) forwardLoss(blocks []sample.Block, x []T, labels []int32, scale T, train bool, key MaskKey) (float64, int, error) {
+	return n.nodeLoss(blocks, labels, scale,
+		func() error { return n.check(blocks, x, labels) },
+		func() { n.forward(blocks, x, train, key) })
+}
+
+// nodeLoss is forwardLoss over inputs of either kind (untyped or per node
+// type): check validates the blocks and inputs, forward runs the layers.
+func (n *net[T]) nodeLoss(blocks []sample.Block, labels []int32, scale T, check func() error, forward func()) (float64, int, error) {
 	n.link.active = false
 	if labels == nil {
 		return 0, 0, errors.New("model: labels are required")
@@ -504,10 +517,10 @@ func (n *net[T]) forwardLoss(blocks []sample.Block, x []T, labels []int32, scale
 	if n.dec != nil {
 		return 0, 0, fmt.Errorf("model: a link predictor (decoder %q) is trained on pairs, not node labels", n.cfg.Decoder)
 	}
-	if err := n.check(blocks, x, labels); err != nil {
+	if err := check(); err != nil {
 		return 0, 0, err
 	}
-	n.forward(blocks, x, train, key)
+	forward()
 	loss, correct := n.loss(blocks, labels, scale)
 	return loss, correct, nil
 }

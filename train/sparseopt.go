@@ -21,8 +21,9 @@ import (
 // ImportState, StateWidth float32 words per row, so that the rows of a table
 // can be saved in an order that does not depend on the partition layout.
 
-// SparseOptimizer is what SparseAdam and SparseAdagrad have in common (and
-// what sharded embedding tables need of an optimizer).
+// SparseOptimizer is what SparseAdam and SparseAdagrad have in common: the
+// result type of NewSparseOptimizer. Consumers declare what they need of
+// an optimizer themselves (dsample.SparseOptimizer, which this satisfies).
 type SparseOptimizer interface {
 	Name() string
 	// Step updates the given rows (distinct, ascending) with their

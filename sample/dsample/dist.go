@@ -46,11 +46,16 @@ type samplerScratch struct {
 	srcG     []int64
 	srcO     []int64
 
-	// Relation rows of the typed path (SampleRel): per row, the
-	// destination index, the relation and the destination's original id.
+	// Rows of a layer: per row, the destination index, the relation and
+	// the destination's original id (see layerRows).
 	rowDst  []int32
 	rowRel  []int32
-	rowOrig []int64
+	rowOrig []int64 // relOrig, or the destinations' ids for node rows
+	relOrig []int64
+	// rel: the layer's rows are relation rows (SampleRel); otherwise node
+	// rows, one per destination (Sample), and rowDst/rowRel are unused.
+	rel  bool
+	fan1 [1]int // the fanout list of a node-row layer
 }
 
 // Sample is SampleWithStats without counters.
@@ -84,49 +89,7 @@ func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int,
 		return s.SampleRelWithStats(seedsGlobal, seedsOrig, sample.UniformRelFanouts(fanouts, int(s.g.R)), base, replace, st)
 	}
 	s.sm.bb.SetTyped(false)
-	n := s.g.n
-	// Bad seeds are reported only after this rank has taken part in every
-	// transport call (with no seeds), so that the other ranks do not hang.
-	var seedErr error
-	if len(seedsGlobal) != len(seedsOrig) {
-		seedErr = fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.g.c.Rank(), len(seedsGlobal), len(seedsOrig))
-		seedsGlobal, seedsOrig = nil, nil
-	}
-	for i, v := range seedsGlobal {
-		if v < 0 || v >= n {
-			seedErr = fmt.Errorf("sample on rank %d: seed %d is node %d, outside [0,%d)", s.g.c.Rank(), i, v, n)
-			seedsGlobal, seedsOrig = nil, nil
-			break
-		}
-	}
-	var local sample.SampleStats
-	L := len(fanouts)
-	blocks := make([]sample.Block, L)
-	dstG, dstO := seedsGlobal, seedsOrig
-	for l := L - 1; l >= 0; l-- {
-		k := base
-		k.Layer = l
-		layer := s.sampleLayer
-		if s.g.t == collectives.TransportAlltoallv {
-			layer = s.sampleLayerA2A
-		}
-		if err := layer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil && seedErr == nil {
-			seedErr = fmt.Errorf("sample on rank %d: layer %d: %w", s.g.c.Rank(), l, err)
-		}
-		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
-		if seedErr != nil {
-			// Keep making this rank's transport calls, with nothing to
-			// sample, so that the other ranks do not hang.
-			dstG, dstO = nil, nil
-		}
-	}
-	if st != nil {
-		st.Add(local)
-	}
-	if seedErr != nil {
-		return nil, seedErr
-	}
-	return blocks, nil
+	return s.sampleLayers(seedsGlobal, seedsOrig, fanouts, nil, base, replace, st)
 }
 
 // SampleRel is SampleRelWithStats without counters.
@@ -152,7 +115,16 @@ func (s *Sampler) SampleRelWithStats(seedsGlobal, seedsOrig []int64, fanouts sam
 		return nil, fmt.Errorf("sample on rank %d: %w", s.g.c.Rank(), err)
 	}
 	s.sm.bb.SetTyped(s.g.plan.Typed())
+	return s.sampleLayers(seedsGlobal, seedsOrig, nil, fanouts, base, replace, st)
+}
+
+// sampleLayers is the layer loop of Sample (rel == nil: node rows with
+// fanouts) and SampleRel (relation rows with rel): both draw block l from
+// the destinations of block l+1 through the same sampleLayer.
+func (s *Sampler) sampleLayers(seedsGlobal, seedsOrig []int64, fanouts []int, rel sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
 	n := s.g.n
+	// Bad seeds are reported only after this rank has taken part in every
+	// transport call (with no seeds), so that the other ranks do not hang.
 	var seedErr error
 	if len(seedsGlobal) != len(seedsOrig) {
 		seedErr = fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.g.c.Rank(), len(seedsGlobal), len(seedsOrig))
@@ -167,21 +139,35 @@ func (s *Sampler) SampleRelWithStats(seedsGlobal, seedsOrig []int64, fanouts sam
 	}
 	var local sample.SampleStats
 	L := len(fanouts)
+	if rel != nil {
+		L = len(rel)
+	}
+	s.sm.rel = rel != nil
 	blocks := make([]sample.Block, L)
 	dstG, dstO := seedsGlobal, seedsOrig
 	for l := L - 1; l >= 0; l-- {
 		k := base
 		k.Layer = l
-		layer := s.sampleLayerRel
-		if s.g.t == collectives.TransportAlltoallv {
-			layer = s.sampleLayerRelA2A
+		// Node rows are relation rows of the one relation 0 (R = 1): a
+		// one-entry fanout list kept in the scratch, so no allocation.
+		f := s.sm.fan1[:]
+		if rel != nil {
+			f = rel[L-1-l]
+		} else {
+			f[0] = fanouts[L-1-l]
 		}
-		if err := layer(dstG, dstO, k, fanouts[L-1-l], replace, &blocks[l], &local); err != nil && seedErr == nil {
+		layer := s.sampleLayer
+		if s.g.t == collectives.TransportAlltoallv {
+			layer = s.sampleLayerA2A
+		}
+		if err := layer(dstG, dstO, k, f, replace, &blocks[l], &local); err != nil && seedErr == nil {
 			seedErr = fmt.Errorf("sample on rank %d: layer %d: %w", s.g.c.Rank(), l, err)
 		}
 		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
 		if seedErr != nil {
-			dstG, dstO = nil, nil // keep making the transport calls, empty
+			// Keep making this rank's transport calls, with nothing to
+			// sample, so that the other ranks do not hang.
+			dstG, dstO = nil, nil
 		}
 	}
 	if st != nil {
@@ -193,27 +179,47 @@ func (s *Sampler) SampleRelWithStats(seedsGlobal, seedsOrig []int64, fanouts sam
 	return blocks, nil
 }
 
-// relRows lists the relation rows a typed layer expands: per destination,
-// its relations (by node type) with a non-zero fanout, ascending.
-func (s *Sampler) relRows(dstO []int64, fan []int) {
+// layerRows lists the rows a layer expands. Node rows (Sample): one per
+// destination, row j = destination j, relation 0, rowOrig aliasing dstO
+// (nothing is copied). Relation rows (SampleRel): per destination, its
+// relations (by node type) with a non-zero fanout, ascending. It returns
+// the number of rows.
+func (s *Sampler) layerRows(dstO []int64, fan []int) int {
 	sc := &s.sm
-	sc.rowDst, sc.rowRel, sc.rowOrig = sc.rowDst[:0], sc.rowRel[:0], sc.rowOrig[:0]
+	if !sc.rel {
+		sc.rowOrig = dstO
+		return len(dstO)
+	}
+	sc.rowDst, sc.rowRel, sc.relOrig = sc.rowDst[:0], sc.rowRel[:0], sc.relOrig[:0]
 	for i, o := range dstO {
 		for _, r := range s.g.plan.Rels(o) {
 			if fan[r] != 0 {
 				sc.rowDst = append(sc.rowDst, int32(i))
 				sc.rowRel = append(sc.rowRel, int32(r))
-				sc.rowOrig = append(sc.rowOrig, o)
+				sc.relOrig = append(sc.relOrig, o)
 			}
 		}
 	}
+	sc.rowOrig = sc.relOrig
+	return len(sc.rowDst)
 }
 
-// addRelRows feeds the builder the chosen neighbors of every relation row
-// (sc.posOff over sc.srcG/srcO), in row order, which is destination order
-// and relation order within a destination, as the reference adds them.
-func (s *Sampler) addRelRows() error {
+// row returns row j's destination index and relation.
+func (sc *samplerScratch) row(j int) (int, int64) {
+	if !sc.rel {
+		return j, 0
+	}
+	return int(sc.rowDst[j]), int64(sc.rowRel[j])
+}
+
+// addRows feeds the builder the chosen neighbors of every row (sc.posOff
+// over sc.srcG/srcO), in row order, which is destination order and
+// relation order within a destination, as the references add them.
+func (s *Sampler) addRows() error {
 	sc := &s.sm
+	if !sc.rel {
+		return sc.bb.AddRows(sc.posOff, sc.srcG, sc.srcO)
+	}
 	typed := s.g.plan.Typed()
 	for j, i := range sc.rowDst {
 		lo, hi := sc.posOff[j], sc.posOff[j+1]
@@ -230,10 +236,16 @@ func (s *Sampler) addRelRows() error {
 	return nil
 }
 
-// countRelStats adds a typed layer's counters: destinations by owner, and
-// the edges of their rows (after exclusion).
-func (s *Sampler) countRelStats(dstG []int64, st *sample.SampleStats) {
+// finishRows ends a layer once every row's chosen neighbors are in
+// sc.srcG/srcO: it drops the excluded edges (after the choice, as the
+// references do), adds the counters of what enters the block
+// (destinations by owner, and the edges of their rows) and builds the
+// block.
+func (s *Sampler) finishRows(dstG []int64, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
+	var dropped int64
+	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO)
+	st.Excluded += dropped
 	for _, g := range dstG {
 		if s.g.Owns(g) {
 			st.LocalNodes++
@@ -241,7 +253,8 @@ func (s *Sampler) countRelStats(dstG []int64, st *sample.SampleStats) {
 			st.RemoteNodes++
 		}
 	}
-	for j, i := range sc.rowDst {
+	for j := range len(sc.posOff) - 1 {
+		i, _ := sc.row(j)
 		n := sc.posOff[j+1] - sc.posOff[j]
 		if s.g.Owns(dstG[i]) {
 			st.LocalEdges += n
@@ -249,113 +262,10 @@ func (s *Sampler) countRelStats(dstG []int64, st *sample.SampleStats) {
 			st.RemoteEdges += n
 		}
 	}
-}
-
-// sampleLayerRel is sampleLayer over relation rows: the same two phases
-// (one Fetch each, the first skipped with the degree table), every
-// destination contributing one row per relation of its type.
-func (s *Sampler) sampleLayerRel(dstG, dstO []int64, k sample.Key, fan []int, replace bool, out *sample.Block, st *sample.SampleStats) error {
-	sc := &s.sm
-	p := s.g
-	R := p.R
-	t0 := time.Now()
-	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
-	s.relRows(dstO, fan)
-	rows := len(sc.rowDst)
-	// Phase 1: {edge start, degree} of remote rows.
-	sc.remote = sc.remote[:0]
-	sc.nodeRows = sc.nodeRows[:0]
-	for j, i := range sc.rowDst {
-		if g := dstG[i]; !p.Owns(g) {
-			row := g*R + int64(sc.rowRel[j])
-			if p.allNodes != nil {
-				sc.nodeRows = append(sc.nodeRows, p.allNodes[2*row], p.allNodes[2*row+1])
-			} else {
-				sc.remote = append(sc.remote, row)
-			}
-		}
-	}
-	tl := time.Since(t0)
-	t1 := time.Now()
-	b0 := p.nodes.Stats().Bytes + p.edges.Stats().Bytes
-	if p.allNodes == nil {
-		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
-		if err := p.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
-			return err
-		}
-	}
-	tr := time.Since(t1)
-	t2 := time.Now()
-	ln, le := p.localNodes, p.localEdges
-	sc.rowStart = growInt64(sc.rowStart, rows)
-	sc.deg = growInt64(sc.deg, rows)
-	ri := 0
-	for j, i := range sc.rowDst {
-		if g := dstG[i]; p.Owns(g) {
-			lr := (g-p.lo)*R + int64(sc.rowRel[j])
-			sc.rowStart[j], sc.deg[j] = ln[2*lr]-p.edgeBase, ln[2*lr+1]
-		} else {
-			sc.rowStart[j], sc.deg[j] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
-			ri++
-		}
-	}
-	sc.pos = sc.pos[:0]
-	sc.posOff = append(sc.posOff[:0], 0)
-	sc.edgeReq = sc.edgeReq[:0]
-	for j, o := range sc.rowOrig {
-		r := sc.rowRel[j]
-		k.Node = o*R + int64(r)
-		before := len(sc.pos)
-		sc.pos = sample.ChoosePositions(k, sc.deg[j], fan[r], replace, sc.pos)
-		if start := sc.rowStart[j]; start < 0 {
-			start = -1 - start
-			for _, q := range sc.pos[before:] {
-				sc.edgeReq = append(sc.edgeReq, start+q)
-			}
-		}
-		sc.posOff = append(sc.posOff, int64(len(sc.pos)))
-	}
-	sc.edgeRows = growInt64(sc.edgeRows, 2*len(sc.edgeReq))
-	tl += time.Since(t2)
-	// Phase 2: the chosen neighbors of remote rows.
-	t3 := time.Now()
-	if err := p.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
-		return err
-	}
-	tr += time.Since(t3)
-	st.Bytes += p.nodes.Stats().Bytes + p.edges.Stats().Bytes - b0
-	t4 := time.Now()
-	sc.srcG = growInt64(sc.srcG, len(sc.pos))
-	sc.srcO = growInt64(sc.srcO, len(sc.pos))
-	e := 0
-	for j := range rows {
-		lo, hi := sc.posOff[j], sc.posOff[j+1]
-		if start := sc.rowStart[j]; start >= 0 {
-			for x := lo; x < hi; x++ {
-				r := 2 * (start + sc.pos[x])
-				sc.srcG[x], sc.srcO[x] = le[r], le[r+1]
-			}
-		} else {
-			for x := lo; x < hi; x++ {
-				sc.srcG[x], sc.srcO[x] = sc.edgeRows[2*e], sc.edgeRows[2*e+1]
-				e++
-			}
-		}
-	}
-	var dropped int64
-	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO)
-	st.Excluded += dropped
-	s.countRelStats(dstG, st)
-	if err := s.addRelRows(); err != nil {
+	if err := s.addRows(); err != nil {
 		return err
 	}
 	sc.bb.BlockInto(out)
-	tl += time.Since(t4)
-	if resetErr != nil {
-		return resetErr
-	}
-	st.Local += tl
-	st.Remote += tr
 	return nil
 }
 
@@ -379,68 +289,76 @@ func (s *Sampler) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 	return dstG, dstO, nil
 }
 
-// sampleLayer builds one block with one-sided reads. With the degree table
-// (Store.allNodes) it makes exactly one Fetch call, otherwise exactly two;
-// which one is decided identically on every rank at OpenStore.
-func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *sample.SampleStats) error {
+// sampleLayer builds one block with one-sided reads, over node rows (R = 1)
+// or relation rows alike (row g*R+r of destination g). With the degree
+// table (Store.allNodes) it makes exactly one Fetch call, otherwise
+// exactly two; which one is decided identically on every rank at
+// OpenStore.
+func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, replace bool, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
 	p := s.g
+	R := p.R
 	t0 := time.Now()
 	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
-	// Phase 1: degrees (and edge starts) of remote destinations, from the
+	rows := s.layerRows(dstO, fan)
+	// Phase 1: degrees (and edge starts) of remote rows, from the
 	// replicated table or with one batched read.
 	sc.remote = sc.remote[:0]
 	sc.nodeRows = sc.nodeRows[:0]
-	for _, g := range dstG {
-		if !s.g.Owns(g) {
-			if s.g.allNodes != nil {
-				sc.nodeRows = append(sc.nodeRows, s.g.allNodes[2*g], s.g.allNodes[2*g+1])
+	for j := range rows {
+		i, r := sc.row(j)
+		if g := dstG[i]; !p.Owns(g) {
+			row := g*R + r
+			if p.allNodes != nil {
+				sc.nodeRows = append(sc.nodeRows, p.allNodes[2*row], p.allNodes[2*row+1])
 			} else {
-				sc.remote = append(sc.remote, g)
+				sc.remote = append(sc.remote, row)
 			}
 		}
 	}
 	tl := time.Since(t0)
 	t1 := time.Now()
-	b0 := s.g.nodes.Stats().Bytes + s.g.edges.Stats().Bytes
-	if s.g.allNodes == nil {
+	b0 := p.nodes.Stats().Bytes + p.edges.Stats().Bytes
+	if p.allNodes == nil {
 		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
-		if err := s.g.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
+		if err := p.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
 			return err
 		}
 	}
 	tr := time.Since(t1)
-	// Choose positions for every destination; remote choices become edge
-	// row requests. Own rows are read from the interleaved {new id, orig id}
+	// Choose positions for every row; remote choices become edge row
+	// requests. Own rows are read from the interleaved {new id, orig id}
 	// edge array of the window (one cache line per neighbor instead of two
-	// arrays), and each own destination's first local edge is remembered so
-	// the third pass does not revisit the offsets.
+	// arrays), and each own row's first local edge is remembered so the
+	// third pass does not revisit the offsets.
 	t2 := time.Now()
-	ln, le := s.g.localNodes, s.g.localEdges
-	// Read every own destination's {start, degree} in a loop of independent
-	// loads first: the CPU then overlaps the cache misses, which dominate
-	// local sampling on graphs larger than the cache.
-	sc.rowStart = growInt64(sc.rowStart, len(dstG))
-	sc.deg = growInt64(sc.deg, len(dstG))
+	ln, le := p.localNodes, p.localEdges
+	// Read every own row's {start, degree} in a loop of independent loads
+	// first: the CPU then overlaps the cache misses, which dominate local
+	// sampling on graphs larger than the cache.
+	sc.rowStart = growInt64(sc.rowStart, rows)
+	sc.deg = growInt64(sc.deg, rows)
 	ri := 0
-	for i, g := range dstG {
-		if v := g - p.lo; v >= 0 && g < p.hi {
-			sc.rowStart[i], sc.deg[i] = ln[2*v]-s.g.edgeBase, ln[2*v+1]
+	for j := range rows {
+		i, r := sc.row(j)
+		if g := dstG[i]; p.Owns(g) {
+			lr := (g-p.lo)*R + r
+			sc.rowStart[j], sc.deg[j] = ln[2*lr]-p.edgeBase, ln[2*lr+1]
 		} else {
-			sc.rowStart[i], sc.deg[i] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
+			sc.rowStart[j], sc.deg[j] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
 			ri++
 		}
 	}
-	// Choose positions; remote choices become edge row requests.
 	sc.pos = sc.pos[:0]
 	sc.posOff = append(sc.posOff[:0], 0)
 	sc.edgeReq = sc.edgeReq[:0]
-	for i := range dstG {
-		k.Node = dstO[i]
+	for j, o := range sc.rowOrig {
+		_, r := sc.row(j)
+		k.Node = o*R + r // o itself for node rows
 		before := len(sc.pos)
-		sc.pos = sample.ChoosePositions(k, sc.deg[i], fan, replace, sc.pos)
-		if start := sc.rowStart[i]; start < 0 {
-			start = -1 - start // global edge row of a remote destination
+		sc.pos = sample.ChoosePositions(k, sc.deg[j], fan[r], replace, sc.pos)
+		if start := sc.rowStart[j]; start < 0 {
+			start = -1 - start // global edge row of a remote row
 			for _, q := range sc.pos[before:] {
 				sc.edgeReq = append(sc.edgeReq, start+q)
 			}
@@ -449,52 +367,36 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan int, replace
 	}
 	sc.edgeRows = growInt64(sc.edgeRows, 2*len(sc.edgeReq))
 	tl += time.Since(t2)
-	// Phase 2: the chosen neighbors of remote destinations.
+	// Phase 2: the chosen neighbors of remote rows.
 	t3 := time.Now()
-	if err := s.g.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
+	if err := p.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
 		return err
 	}
 	tr += time.Since(t3)
-	st.Bytes += s.g.nodes.Stats().Bytes + s.g.edges.Stats().Bytes - b0
+	st.Bytes += p.nodes.Stats().Bytes + p.edges.Stats().Bytes - b0
 	// Collect all chosen neighbors (again independent loads), then feed the
-	// builder in destination order, as the reference does.
+	// builder in row order, as the references do.
 	t4 := time.Now()
 	sc.srcG = growInt64(sc.srcG, len(sc.pos))
 	sc.srcO = growInt64(sc.srcO, len(sc.pos))
 	e := 0
-	for i := range dstG {
-		lo, hi := sc.posOff[i], sc.posOff[i+1]
-		if start := sc.rowStart[i]; start >= 0 {
-			for j := lo; j < hi; j++ {
-				r := 2 * (start + sc.pos[j])
-				sc.srcG[j], sc.srcO[j] = le[r], le[r+1]
+	for j := range rows {
+		lo, hi := sc.posOff[j], sc.posOff[j+1]
+		if start := sc.rowStart[j]; start >= 0 {
+			for x := lo; x < hi; x++ {
+				r := 2 * (start + sc.pos[x])
+				sc.srcG[x], sc.srcO[x] = le[r], le[r+1]
 			}
 		} else {
-			for j := lo; j < hi; j++ {
-				sc.srcG[j], sc.srcO[j] = sc.edgeRows[2*e], sc.edgeRows[2*e+1]
+			for x := lo; x < hi; x++ {
+				sc.srcG[x], sc.srcO[x] = sc.edgeRows[2*e], sc.edgeRows[2*e+1]
 				e++
 			}
 		}
 	}
-	// Drop the excluded edges after the choice, as the reference does; the
-	// counters below then count the edges that enter the block.
-	var dropped int64
-	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, dstO, sc.posOff, sc.srcG, sc.srcO)
-	st.Excluded += dropped
-	for i := range dstG {
-		n := sc.posOff[i+1] - sc.posOff[i]
-		if sc.rowStart[i] >= 0 {
-			st.LocalNodes++
-			st.LocalEdges += n
-		} else {
-			st.RemoteNodes++
-			st.RemoteEdges += n
-		}
-	}
-	if err := sc.bb.AddRows(sc.posOff, sc.srcG, sc.srcO); err != nil {
+	if err := s.finishRows(dstG, out, st); err != nil {
 		return err
 	}
-	sc.bb.BlockInto(out)
 	tl += time.Since(t4)
 	if resetErr != nil {
 		return resetErr

@@ -44,209 +44,6 @@ type a2aScratch struct {
 	ownerOf []int32 // per destination: owner rank, or -1 if own
 }
 
-// sampleLayerA2A builds one block using the owner-side exchange. It always
-// makes exactly two Alltoallv calls.
-func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan int, replace bool, out *sample.Block, st *sample.SampleStats) error {
-	sc := &s.sm
-	ac := &s.a2a
-	p := s.g
-	P, me := s.g.c.Size(), s.g.c.Rank()
-	t0 := time.Now()
-	// On a bad destination list, still make both Alltoallv calls (with no
-	// requests), then fail.
-	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
-	// Requests grouped by owner (counting sort keeps destination order
-	// within an owner).
-	ac.counts = growInt64(ac.counts, P)
-	clear(ac.counts)
-	if cap(ac.ownerOf) < len(dstG) {
-		ac.ownerOf = make([]int32, len(dstG))
-	}
-	ac.ownerOf = ac.ownerOf[:len(dstG)]
-	for i, g := range dstG {
-		if s.g.Owns(g) {
-			ac.ownerOf[i] = -1
-			continue
-		}
-		q := s.g.Owner(g)
-		if q < 0 {
-			return fmt.Errorf("node %d has no owner", g)
-		}
-		ac.ownerOf[i] = int32(q)
-		ac.counts[q] += 2
-	}
-	header := []int64{int64(k.Seed), int64(k.Epoch), int64(k.Batch), int64(k.Layer), int64(fan), 0}
-	if replace {
-		header[5] = 1
-	}
-	total := int64(0)
-	for q := range P {
-		if ac.counts[q] > 0 {
-			ac.counts[q] += a2aHeader
-		}
-		total += ac.counts[q]
-	}
-	ac.send = growInt64(ac.send, int(total))
-	ac.next = growInt64(ac.next, P)
-	off := int64(0)
-	for q := range P {
-		ac.next[q] = off
-		if ac.counts[q] > 0 {
-			copy(ac.send[off:], header)
-			ac.next[q] += a2aHeader
-		}
-		off += ac.counts[q]
-	}
-	for i, q := range ac.ownerOf {
-		if q >= 0 {
-			j := ac.next[q]
-			ac.send[j], ac.send[j+1] = dstG[i], dstO[i]
-			ac.next[q] += 2
-		}
-	}
-	tl := time.Since(t0)
-	t1 := time.Now()
-	req, reqCounts, err := collectives.Alltoallv(s.g.c, ac.send, ac.counts)
-	if err != nil {
-		return err
-	}
-	tr := time.Since(t1)
-	// Serve the other ranks' requests from the local arrays.
-	t2 := time.Now()
-	ac.rcounts = growInt64(ac.rcounts, P)
-	ac.resp = ac.resp[:0]
-	ln, le := s.g.localNodes, s.g.localEdges
-	start := int64(0)
-	// A malformed request is answered with nothing and reported after the
-	// response exchange: every rank must make both Alltoallv calls, or the
-	// requesters would wait for answers forever.
-	var badReq error
-	for q := range P {
-		n := reqCounts[q]
-		before := len(ac.resp)
-		if n > 0 && badReq == nil {
-			chunk := req[start : start+n]
-			badReq = s.serveA2A(q, chunk)
-			if badReq != nil {
-				ac.resp = ac.resp[:before]
-			}
-		}
-		ac.rcounts[q] = int64(len(ac.resp) - before)
-		start += n
-	}
-	tl += time.Since(t2)
-	t3 := time.Now()
-	back, backCounts, err := collectives.Alltoallv(s.g.c, ac.resp, ac.rcounts)
-	if err != nil {
-		return err
-	}
-	if badReq != nil {
-		return badReq
-	}
-	tr += time.Since(t3)
-	for q, n := range backCounts {
-		if q != me {
-			st.Bytes += 8 * n
-		}
-	}
-	// Own destinations choose locally; remote ones read their answers in
-	// destination order (answers come back in request order per owner).
-	t4 := time.Now()
-	ac.cursor = growInt64(ac.cursor, P)
-	off = 0
-	for q := range P {
-		ac.cursor[q] = off
-		off += backCounts[q]
-	}
-	sc.posOff = append(sc.posOff[:0], 0)
-	sc.srcG, sc.srcO = sc.srcG[:0], sc.srcO[:0]
-	for i, q := range ac.ownerOf {
-		if q < 0 {
-			v := dstG[i] - p.lo
-			first, deg := ln[2*v]-s.g.edgeBase, ln[2*v+1]
-			k.Node = dstO[i]
-			sc.pos = sample.ChoosePositions(k, deg, fan, replace, sc.pos[:0])
-			for _, x := range sc.pos {
-				r := 2 * (first + x)
-				sc.srcG = append(sc.srcG, le[r])
-				sc.srcO = append(sc.srcO, le[r+1])
-			}
-		} else {
-			c := ac.cursor[q]
-			if c >= int64(len(back)) {
-				return fmt.Errorf("rank %d answered fewer destinations than asked", q)
-			}
-			n := back[c]
-			if n < 0 || c+1+2*n > int64(len(back)) {
-				return fmt.Errorf("rank %d sent a malformed answer", q)
-			}
-			for j := c + 1; j < c+1+2*n; j += 2 {
-				sc.srcG = append(sc.srcG, back[j])
-				sc.srcO = append(sc.srcO, back[j+1])
-			}
-			ac.cursor[q] = c + 1 + 2*n
-		}
-		sc.posOff = append(sc.posOff, int64(len(sc.srcG)))
-	}
-	// Owners answer with the full choice (they need not know the set); the
-	// requester drops the excluded edges, exactly as the one-sided path and
-	// the reference do, and counts what enters the block.
-	var dropped int64
-	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, dstO, sc.posOff, sc.srcG, sc.srcO)
-	st.Excluded += dropped
-	for i, q := range ac.ownerOf {
-		n := sc.posOff[i+1] - sc.posOff[i]
-		if q < 0 {
-			st.LocalNodes++
-			st.LocalEdges += n
-		} else {
-			st.RemoteNodes++
-			st.RemoteEdges += n
-		}
-	}
-	if err := sc.bb.AddRows(sc.posOff, sc.srcG, sc.srcO); err != nil {
-		return err
-	}
-	sc.bb.BlockInto(out)
-	tl += time.Since(t4)
-	st.Local += tl
-	st.Remote += tr
-	return resetErr
-}
-
-// serveA2A appends to the response buffer the chosen neighbors of every
-// destination in rank q's request chunk. The chunk comes from a peer, so
-// its shape, fanout and node ids are checked before they index anything.
-func (s *Sampler) serveA2A(q int, chunk []int64) error {
-	sc, ac, p := &s.sm, &s.a2a, s.g
-	n := int64(len(chunk))
-	if n < a2aHeader || (n-a2aHeader)%2 != 0 {
-		return fmt.Errorf("rank %d sent a malformed request of %d words", q, n)
-	}
-	kq := sample.Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
-	fq, rq := chunk[4], chunk[5] != 0
-	if fq == 0 || fq < -1 || fq > maxFanout || (chunk[5] != 0 && chunk[5] != 1) {
-		return fmt.Errorf("rank %d sent a request with fanout %d and replace flag %d", q, fq, chunk[5])
-	}
-	ln, le := s.g.localNodes, s.g.localEdges
-	for j := int64(a2aHeader); j < n; j += 2 {
-		g, o := chunk[j], chunk[j+1]
-		v := g - p.lo
-		if v < 0 || g >= p.hi {
-			return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, s.g.c.Rank(), g)
-		}
-		first, deg := ln[2*v]-s.g.edgeBase, ln[2*v+1]
-		kq.Node = o
-		sc.pos = sample.ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
-		ac.resp = append(ac.resp, int64(len(sc.pos)))
-		for _, x := range sc.pos {
-			r := 2 * (first + x)
-			ac.resp = append(ac.resp, le[r], le[r+1])
-		}
-	}
-	return nil
-}
-
 // The typed exchange (SampleRel with transport alltoallv) has the same
 // rounds and header, with header[4] (the fanout) 0, and one quad
 // {new id, orig id, relation, fanout} per requested relation row; the
@@ -255,18 +52,27 @@ func (s *Sampler) serveA2A(q int, chunk []int64) error {
 // is refused by the shape checks, not misread.
 const a2aRelWords = 4
 
-// sampleLayerRelA2A is sampleLayerA2A over relation rows: remote rows are
-// chosen by their owners, own rows here; always two Alltoallv calls.
-func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int, replace bool, out *sample.Block, st *sample.SampleStats) error {
+// sampleLayerA2A builds one block using the owner-side exchange, over node
+// rows or relation rows alike: remote rows are chosen by their owners, own
+// rows here. It always makes exactly two Alltoallv calls.
+func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, replace bool, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
 	ac := &s.a2a
 	p := s.g
 	R := p.R
 	P, me := p.c.Size(), p.c.Rank()
 	t0 := time.Now()
+	// On a bad destination list, still make both Alltoallv calls (with no
+	// requests), then fail.
 	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
-	s.relRows(dstO, fan)
-	rows := len(sc.rowDst)
+	rows := s.layerRows(dstO, fan)
+	// Requests grouped by owner (counting sort keeps row order within an
+	// owner): {new id, orig id} per node row, {new id, orig id, relation,
+	// fanout} per relation row.
+	words := int64(2)
+	if sc.rel {
+		words = a2aRelWords
+	}
 	ac.counts = growInt64(ac.counts, P)
 	clear(ac.counts)
 	if cap(ac.ownerOf) < rows {
@@ -274,7 +80,8 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 	}
 	ac.ownerOf = ac.ownerOf[:rows]
 	var ownerErr error
-	for j, i := range sc.rowDst {
+	for j := range rows {
+		i, _ := sc.row(j)
 		g := dstG[i]
 		if p.Owns(g) {
 			ac.ownerOf[j] = -1
@@ -289,9 +96,13 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 			continue
 		}
 		ac.ownerOf[j] = int32(q)
-		ac.counts[q] += a2aRelWords
+		ac.counts[q] += words
 	}
-	header := []int64{int64(k.Seed), int64(k.Epoch), int64(k.Batch), int64(k.Layer), 0, 0}
+	var header [a2aHeader]int64
+	header[0], header[1], header[2], header[3] = int64(k.Seed), int64(k.Epoch), int64(k.Batch), int64(k.Layer)
+	if !sc.rel {
+		header[4] = int64(fan[0])
+	}
 	if replace {
 		header[5] = 1
 	}
@@ -308,7 +119,7 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 	for q := range P {
 		ac.next[q] = off
 		if ac.counts[q] > 0 {
-			copy(ac.send[off:], header)
+			copy(ac.send[off:], header[:])
 			ac.next[q] += a2aHeader
 		}
 		off += ac.counts[q]
@@ -316,9 +127,12 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 	for j, q := range ac.ownerOf {
 		if q >= 0 {
 			x := ac.next[q]
-			r := sc.rowRel[j]
-			ac.send[x], ac.send[x+1], ac.send[x+2], ac.send[x+3] = dstG[sc.rowDst[j]], sc.rowOrig[j], int64(r), int64(fan[r])
-			ac.next[q] += a2aRelWords
+			i, r := sc.row(j)
+			ac.send[x], ac.send[x+1] = dstG[i], sc.rowOrig[j]
+			if sc.rel {
+				ac.send[x+2], ac.send[x+3] = r, int64(fan[r])
+			}
+			ac.next[q] += words
 		}
 	}
 	tl := time.Since(t0)
@@ -328,16 +142,20 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 		return err
 	}
 	tr := time.Since(t1)
+	// Serve the other ranks' requests from the local arrays.
 	t2 := time.Now()
 	ac.rcounts = growInt64(ac.rcounts, P)
 	ac.resp = ac.resp[:0]
 	start := int64(0)
+	// A malformed request is answered with nothing and reported after the
+	// response exchange: every rank must make both Alltoallv calls, or the
+	// requesters would wait for answers forever.
 	var badReq error
 	for q := range P {
 		n := reqCounts[q]
 		before := len(ac.resp)
 		if n > 0 && badReq == nil {
-			badReq = s.serveRelA2A(q, req[start:start+n])
+			badReq = s.serveA2A(q, req[start:start+n])
 			if badReq != nil {
 				ac.resp = ac.resp[:before]
 			}
@@ -363,6 +181,8 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 			st.Bytes += 8 * n
 		}
 	}
+	// Own rows choose locally; remote ones read their answers in row order
+	// (answers come back in request order per owner).
 	t4 := time.Now()
 	ac.cursor = growInt64(ac.cursor, P)
 	off = 0
@@ -375,10 +195,10 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 	sc.srcG, sc.srcO = sc.srcG[:0], sc.srcO[:0]
 	for j, q := range ac.ownerOf {
 		if q < 0 {
-			r := sc.rowRel[j]
-			lr := (dstG[sc.rowDst[j]]-p.lo)*R + int64(r)
+			i, r := sc.row(j)
+			lr := (dstG[i]-p.lo)*R + r
 			first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
-			k.Node = sc.rowOrig[j]*R + int64(r)
+			k.Node = sc.rowOrig[j]*R + r // the original id for node rows
 			sc.pos = sample.ChoosePositions(k, deg, fan[r], replace, sc.pos[:0])
 			for _, x := range sc.pos {
 				e := 2 * (first + x)
@@ -388,7 +208,7 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 		} else {
 			c := ac.cursor[q]
 			if c >= int64(len(back)) {
-				return fmt.Errorf("rank %d answered fewer relation rows than asked", q)
+				return fmt.Errorf("rank %d answered fewer rows than asked", q)
 			}
 			n := back[c]
 			if n < 0 || c+1+2*n > int64(len(back)) {
@@ -402,29 +222,32 @@ func (s *Sampler) sampleLayerRelA2A(dstG, dstO []int64, k sample.Key, fan []int,
 		}
 		sc.posOff = append(sc.posOff, int64(len(sc.srcG)))
 	}
-	var dropped int64
-	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO)
-	st.Excluded += dropped
-	s.countRelStats(dstG, st)
-	if err := s.addRelRows(); err != nil {
+	// Owners answer with the full choice (they need not know the set); the
+	// requester drops the excluded edges, exactly as the one-sided path and
+	// the references do, and counts what enters the block.
+	if err := s.finishRows(dstG, out, st); err != nil {
 		return err
 	}
-	sc.bb.BlockInto(out)
 	tl += time.Since(t4)
 	st.Local += tl
 	st.Remote += tr
 	return resetErr
 }
 
-// serveRelA2A answers rank q's typed request chunk: the chosen neighbors
-// of every requested relation row. The chunk comes from a peer, so its
-// shape, relations, fanouts and node ids are checked before they index
-// anything.
-func (s *Sampler) serveRelA2A(q int, chunk []int64) error {
+// serveA2A appends to the response buffer the chosen neighbors of every
+// row in rank q's request chunk, read in this rank's own mode (node or
+// relation rows: every rank is in the same collective call). The chunk
+// comes from a peer, so its shape, relations, fanouts and node ids are
+// checked before they index anything.
+func (s *Sampler) serveA2A(q int, chunk []int64) error {
 	sc, ac, p := &s.sm, &s.a2a, s.g
 	n := int64(len(chunk))
-	if n < a2aHeader || (n-a2aHeader)%a2aRelWords != 0 || chunk[4] != 0 {
-		return fmt.Errorf("rank %d sent a malformed typed request of %d words (header fanout %d; is it sampling untyped?)", q, n, chunk[min(4, n-1)])
+	words := int64(2)
+	if sc.rel {
+		words = a2aRelWords
+	}
+	if n < a2aHeader || (n-a2aHeader)%words != 0 || sc.rel != (chunk[4] == 0) {
+		return fmt.Errorf("rank %d sent a malformed request of %d words (header fanout %d; typed here: %t)", q, n, chunk[min(4, n-1)], sc.rel)
 	}
 	kq := sample.Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
 	if chunk[5] != 0 && chunk[5] != 1 {
@@ -432,8 +255,11 @@ func (s *Sampler) serveRelA2A(q int, chunk []int64) error {
 	}
 	rq := chunk[5] != 0
 	ln, le := p.localNodes, p.localEdges
-	for j := int64(a2aHeader); j < n; j += a2aRelWords {
-		g, o, r, fq := chunk[j], chunk[j+1], chunk[j+2], chunk[j+3]
+	for j := int64(a2aHeader); j < n; j += words {
+		g, o, r, fq := chunk[j], chunk[j+1], int64(0), chunk[4]
+		if sc.rel {
+			r, fq = chunk[j+2], chunk[j+3]
+		}
 		if g < p.lo || g >= p.hi {
 			return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, p.c.Rank(), g)
 		}

@@ -105,9 +105,7 @@ type EmbeddingTable struct {
 	slot    []int32 // owned row -> 1 + index in touched, 0 = untouched
 	touched []int64
 	sums    []float32
-	req     []int64
-	at      []int32
-	buf     []float32
+	gat     gatherScratch
 }
 
 // embedTag keeps the hash inputs of embedding initialisation apart from the
@@ -232,33 +230,12 @@ func (e *EmbeddingTable) FetchStats() collectives.FetchStats { return sumStats(e
 // Fetch. It is collective. A node of another type is an error (after the
 // collective fetch of the other rows).
 func (e *EmbeddingTable) Fetch(gids []int64, dst []float32) ([]float32, error) {
-	d := e.dim
-	dst = slices.Grow(dst[:0], len(gids)*d)[:len(gids)*d]
-	e.req, e.at = e.req[:0], e.at[:0]
-	var bad error
-	m := e.m
-	for i, v := range gids {
-		if v >= m.lo && v < m.hi {
-			r := v - m.lo
-			copy(dst[i*d:(i+1)*d], e.params[r*int64(d):(r+1)*int64(d)])
-			continue
-		}
-		r, err := m.row(v)
-		if err != nil {
-			if bad == nil {
-				bad = fmt.Errorf("fetch embedding %s on rank %d: entry %d: %w", m.name, e.c.Rank(), i, err)
-			}
-			continue
-		}
-		e.req = append(e.req, r)
-		e.at = append(e.at, int32(i))
+	dst, _, bad, err := e.gat.gatherRows(e.m, e.arr, e.params, e.dim, gids, dst)
+	if err != nil {
+		return dst, fmt.Errorf("fetch embedding %s on rank %d: %w", e.m.name, e.c.Rank(), err)
 	}
-	e.buf = slices.Grow(e.buf[:0], len(e.req)*d)[:len(e.req)*d]
-	if err := e.arr.Fetch(e.req, byteView(e.buf)); err != nil {
-		return dst, fmt.Errorf("fetch embedding %s on rank %d: %w", m.name, e.c.Rank(), err)
-	}
-	for j, i := range e.at {
-		copy(dst[int(i)*d:(int(i)+1)*d], e.buf[j*d:(j+1)*d])
+	if bad != nil {
+		bad = fmt.Errorf("fetch embedding %s on rank %d: %w", e.m.name, e.c.Rank(), bad)
 	}
 	return dst, bad
 }
@@ -295,7 +272,7 @@ func (e *EmbeddingTable) Push(gids []int64, grads []float32) error {
 	if e.method == PushAccumulate {
 		w++ // the contribution counter, which marks touched rows
 	}
-	uniq, vals := sumRepeats(rows, grads, e.dim, w)
+	uniq, vals := collectives.SumRows(rows, grads, e.dim, w)
 	var err error
 	if e.method == PushAccumulate {
 		err = e.stepAccumulate(uniq, vals)
@@ -307,43 +284,6 @@ func (e *EmbeddingTable) Push(gids []int64, grads []float32) error {
 	}
 	// Publish the updated rows to one-sided readers (a barrier otherwise).
 	return e.arr.Seal()
-}
-
-// sumRepeats returns the distinct rows ascending and their gradients
-// summed in the order they appear, in rows of w >= dim values (a column
-// dim, if present, is set to 1).
-func sumRepeats(rows []int64, grads []float32, dim, w int) ([]int64, []float32) {
-	order := make([]int32, len(rows))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(x, y int32) int {
-		switch {
-		case rows[x] < rows[y]:
-			return -1
-		case rows[x] > rows[y]:
-			return 1
-		}
-		return 0
-	})
-	var uniq []int64
-	out := make([]float32, 0, len(rows)*w)
-	for _, i := range order {
-		g := grads[int(i)*dim : (int(i)+1)*dim]
-		if n := len(uniq); n > 0 && uniq[n-1] == rows[i] {
-			acc := out[(n-1)*w : (n-1)*w+dim]
-			for k, x := range g {
-				acc[k] += x
-			}
-			continue
-		}
-		uniq = append(uniq, rows[i])
-		out = append(out, g...)
-		if w > dim {
-			out = append(out, 1)
-		}
-	}
-	return uniq, out
 }
 
 // stepAlltoallv sends the rows to their owners and applies the sums.

@@ -4,28 +4,22 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"mpignn/collectives"
+	"mpignn/graph"
 	"mpignn/partition"
 	"mpignn/sample"
 	"mpignn/train"
 )
 
-// embedFixture is a heterogeneous partition built in memory on every rank
-// (all parts, so tests can map ids): types author (featureless), paper
-// (features) and venue (featureless, none on part 1 when P > 2).
-type embedFixture struct {
-	c     *collectives.Comm
-	meta  *partition.Meta
-	parts []*partition.Part
-	part  *partition.Part
-	// gid[t][i]: new global id of type t's node with type-local original id i
-	gid [][]int64
-}
+// train's optimizers, as its factory returns them, are what the embedding
+// table needs of an optimizer.
+var _ SparseOptimizer = train.SparseOptimizer(nil)
 
 var heteroTypes = []string{"author", "paper", "venue"}
 
@@ -34,74 +28,49 @@ const heteroFeatDim = 4
 // heteroFeat is paper i's feature k.
 func heteroFeat(i int64, k int) float32 { return float32(i)*10 + float32(k) }
 
-func newEmbedFixture(t *testing.T, counts []int64) *embedFixture {
+// newEmbedFixture is newEmbedFixtureOn the world.
+func newEmbedFixture(t *testing.T, counts []int64) *heteroFixture {
 	t.Helper()
 	c, err := collectives.NewComm()
 	require.NoError(t, err)
-	return buildEmbedFixture(c, counts)
+	return newEmbedFixtureOn(t, c, counts)
 }
 
-func buildEmbedFixture(c *collectives.Comm, counts []int64) *embedFixture {
+// newEmbedFixtureOn partitions, with the real writer, a graph of counts[t]
+// nodes of type heteroTypes[t] (author and paper at least, the missing
+// ones empty) and no edges: author featureless, paper with heteroFeat,
+// venue featureless and, when P > 2, none on part 1 (a type with no rows
+// on a part). Owners are pseudo-random per node.
+func newEmbedFixtureOn(tb testing.TB, c *collectives.Comm, counts []int64) *heteroFixture {
+	tb.Helper()
 	P := c.Size()
+	counts = append(slices.Clone(counts), make([]int64, max(0, 2-len(counts)))...)
 	T := len(counts)
-	nodeOrig := make([]int64, T+1)
+	types := map[string]int64{}
 	for u, n := range counts {
-		nodeOrig[u+1] = nodeOrig[u] + n
+		types[heteroTypes[u]] = n
 	}
-	owner := func(u int, i int64) int {
-		p := int(sample.Hash64(7, uint64(u), uint64(i)) % uint64(P))
-		if u == 2 && P > 2 && p == 1 {
-			p = 0
-		}
-		return p
-	}
-	// members[p][u]: type-local original ids of part p's nodes of type u.
-	members := make([][][]int64, P)
-	for p := range members {
-		members[p] = make([][]int64, T)
-	}
-	for u, n := range counts {
-		for i := range n {
-			p := owner(u, i)
-			members[p][u] = append(members[p][u], i)
+	s, err := graph.NewSchema(types, []graph.Relation{{Src: "author", Name: "writes", Dst: "paper"}})
+	require.NoError(tb, err)
+	paper := &graph.Features{Dim: heteroFeatDim}
+	for i := range counts[1] {
+		for k := range heteroFeatDim {
+			paper.Data = append(paper.Data, heteroFeat(i, k))
 		}
 	}
-	h := &partition.HeteroMeta{NodeTypes: heteroTypes[:T], NodeOrig: nodeOrig, Relations: []string{"author___writes___paper"},
-		TypeOffsets: make([][]int64, T), FeatDims: map[string]int{"paper": heteroFeatDim}}
-	m := &partition.Meta{FormatVersion: partition.FormatVersionHetero, NumParts: P, Offsets: make([]int64, P+1), NumNodes: nodeOrig[T], Hetero: h}
+	d := &graph.HeteroDataset{Name: "embed", Schema: s, In: &graph.CSR{Indptr: make([]int64, s.NumNodes()*int64(s.NumRels())+1)},
+		Feat: map[string]*graph.Features{"paper": paper}}
+	assign := make([]int32, 0, s.NumNodes())
 	for u := range T {
-		h.TypeOffsets[u] = make([]int64, P+1)
-		for p := range P {
-			h.TypeOffsets[u][p+1] = h.TypeOffsets[u][p] + int64(len(members[p][u]))
-		}
-	}
-	f := &embedFixture{c: c, meta: m, gid: make([][]int64, T)}
-	for u, n := range counts {
-		f.gid[u] = make([]int64, n)
-	}
-	for p := range P {
-		part := &partition.Part{Meta: m, ID: p, Lo: m.Offsets[p], TypeLo: []int64{m.Offsets[p]}, TypeFeat: map[string][]float32{}}
-		g := part.Lo
-		for u := range T {
-			for _, i := range members[p][u] {
-				part.Orig = append(part.Orig, nodeOrig[u]+i)
-				f.gid[u][i] = g
-				if heteroTypes[u] == "paper" {
-					for k := range heteroFeatDim {
-						part.TypeFeat["paper"] = append(part.TypeFeat["paper"], heteroFeat(i, k))
-					}
-				}
-				g++
+		for i := range counts[u] {
+			p := int(sample.Hash64(7, uint64(u), uint64(i)) % uint64(P))
+			if u == 2 && P > 2 && p == 1 {
+				p = 0
 			}
-			part.TypeLo = append(part.TypeLo, g)
+			assign = append(assign, int32(p))
 		}
-		part.Hi = g
-		m.Offsets[p+1] = g
-		part.Indptr = make([]int64, part.NumOwned()+1)
-		f.parts = append(f.parts, part)
 	}
-	f.part = f.parts[c.Rank()]
-	return f
+	return writeHeteroFixture(tb, c, d, assign, partition.Options{})
 }
 
 func TestTypedGather(t *testing.T) {
@@ -206,7 +175,7 @@ func serialEmbedding(t *testing.T, opt string, seed uint64, P, dim int, n int64,
 	return params
 }
 
-func (f *embedFixture) openEmbedding(t *testing.T, tr collectives.Transport, method PushMethod, opt string, dim int) *EmbeddingTable {
+func (f *heteroFixture) openEmbedding(t *testing.T, tr collectives.Transport, method PushMethod, opt string, dim int) *EmbeddingTable {
 	t.Helper()
 	e, err := OpenEmbeddingTable(f.c, f.part, EmbeddingOptions{NodeType: "author", Dim: dim, Seed: 11, Transport: tr, Method: method,
 		NewOptimizer: func(p []float32, d int) (SparseOptimizer, error) { return train.NewSparseOptimizer(opt, p, d, 0.05) }})
@@ -362,7 +331,7 @@ func BenchmarkEmbeddingPush(b *testing.B) {
 	c, err := collectives.NewComm()
 	require.NoError(b, err)
 	const n, dim, touched = 1 << 20, 64, 100_000
-	f := buildEmbedFixture(c, []int64{n})
+	f := newEmbedFixtureOn(b, c, []int64{n})
 	tr, err := collectives.ResolveTransport(c, collectives.TransportAuto)
 	require.NoError(b, err)
 	methods := []PushMethod{PushAlltoallv}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/partition"
@@ -71,30 +73,43 @@ func newFixtureWith(t *testing.T, opt partition.Options, zeroTrainLast bool) *fi
 		excl = func(v int64) bool { return v%3 == 0 && assign[v] == int32(P-1) }
 	}
 	d := sampletest.Dataset(testNodes, excl)
+	parts := writeParts(t, c, func(dir string) error {
+		_, err := partition.Write(dir, d, assign, P, opt)
+		return err
+	})
+	return &fixture{d: d, c: c, parts: parts, part: parts[c.Rank()]}
+}
+
+// writeParts has rank 0 write a partition directory with the real writer
+// (write), shares its path with every rank and loads every part on every
+// rank (the checks map ids through all parts). It is collective.
+func writeParts(tb testing.TB, c *collectives.Comm, write func(dir string) error) []*partition.Part {
+	tb.Helper()
+	P := c.Size()
 	var path []byte
 	var werr error
 	if c.Rank() == 0 {
-		dir := filepath.Join(t.TempDir(), "parts")
-		_, werr = partition.Write(dir, d, assign, P, opt)
+		dir := filepath.Join(tb.TempDir(), "parts")
+		werr = write(dir)
 		path = []byte(dir)
 	}
 	n, err := collectives.AllreduceScalar(c, int64(len(path)), collectives.Max)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	path = append(path, make([]byte, int(n)-len(path))...)
 	if err := collectives.Bcast(c, path, 0); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if werr != nil {
-		t.Fatalf("write partitions: %v", werr) // rank 0 only; others fail loading
+		tb.Fatalf("write partitions: %v", werr) // rank 0 only; others fail loading
 	}
-	f := &fixture{d: d, c: c}
+	var parts []*partition.Part
 	m, err := partition.LoadMeta(string(path))
 	if err == nil {
-		f.parts = make([]*partition.Part, P)
+		parts = make([]*partition.Part, P)
 		for p := range P {
-			if f.parts[p], err = partition.LoadWithMeta(string(path), m, p); err != nil {
+			if parts[p], err = partition.LoadWithMeta(string(path), m, p); err != nil {
 				break
 			}
 		}
@@ -102,13 +117,12 @@ func newFixtureWith(t *testing.T, opt partition.Options, zeroTrainLast bool) *fi
 	// Rank 0's temp dir is removed when its test ends: agree that every
 	// rank has read it first.
 	if berr := c.Barrier(); berr != nil {
-		t.Fatal(berr)
+		tb.Fatal(berr)
 	}
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	f.part = f.parts[c.Rank()]
-	return f
+	return parts
 }
 
 // origOf maps a new global id to its original id.
@@ -172,29 +186,83 @@ func ownedSeeds(p *partition.Part, wanted []int64) (global, orig []int64) {
 
 // checkSameBlocks compares distributed blocks with reference blocks (built
 // on the original graph) and checks the new ids against the original ids.
-// It reports with t.Errorf and returns false rather than stopping the test,
-// because the caller's later collectives must still run on every rank.
 func checkSameBlocks(t *testing.T, f *fixture, got, want []sample.Block) bool {
 	t.Helper()
+	return sameBlocks(t, f.c.Rank(), f.origOf, got, want)
+}
+
+// sameBlocks reports whether distributed blocks equal the reference's in
+// original ids and edge types (typed or not), with new ids that map
+// (origOf) to the original ids. It reports with t.Errorf and returns false
+// rather than stopping the test, because the caller's later collectives
+// must still run on every rank.
+func sameBlocks(t *testing.T, rank int, origOf func(int64) int64, got, want []sample.Block) bool {
+	t.Helper()
 	if len(got) != len(want) {
-		t.Errorf("%d blocks, want %d", len(got), len(want))
+		t.Errorf("rank %d: %d blocks, want %d", rank, len(got), len(want))
 		return false
 	}
 	for l := range got {
 		g, w := &got[l], &want[l]
-		if g.NumDst != w.NumDst || !slices.Equal(g.Orig, w.Orig) || !slices.Equal(g.Indptr, w.Indptr) || !slices.Equal(g.Indices, w.Indices) {
-			t.Errorf("rank %d layer %d: distributed block differs from the reference:\n got  dst %d orig %v indptr %v indices %v\n want dst %d orig %v indptr %v indices %v",
-				f.c.Rank(), l, g.NumDst, g.Orig, g.Indptr, g.Indices, w.NumDst, w.Orig, w.Indptr, w.Indices)
+		if g.NumDst != w.NumDst || !slices.Equal(g.Orig, w.Orig) || !slices.Equal(g.Indptr, w.Indptr) ||
+			!slices.Equal(g.Indices, w.Indices) || !slices.Equal(g.Etype, w.Etype) || (g.Etype == nil) != (w.Etype == nil) {
+			t.Errorf("rank %d layer %d: distributed block differs from the reference:\n got  dst %d orig %v indptr %v indices %v etype %v\n want dst %d orig %v indptr %v indices %v etype %v",
+				rank, l, g.NumDst, g.Orig, g.Indptr, g.Indices, g.Etype, w.NumDst, w.Orig, w.Indptr, w.Indices, w.Etype)
 			return false
 		}
 		for i, v := range g.Nodes {
-			if o := f.origOf(v); o != g.Orig[i] {
-				t.Errorf("layer %d node %d: new id %d is original %d, block says %d", l, i, v, o, g.Orig[i])
+			if o := origOf(v); o != g.Orig[i] {
+				t.Errorf("rank %d layer %d node %d: new id %d is original %d, block says %d", rank, l, i, v, o, g.Orig[i])
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// heteroFixture is a heterogeneous graph partitioned world-size ways with
+// the real writer (partition.WriteHetero) and loaded on every rank, all
+// parts (the fixture's origOf, openStore work on it).
+type heteroFixture struct {
+	*fixture
+	d     *graph.HeteroDataset
+	newID []int64   // original -> new id
+	gid   [][]int64 // gid[t][i]: new id of type t's node i (type-local); aliases newID
+}
+
+// newHeteroFixture partitions sampletest.HeteroDataset world-size ways by
+// testAssign.
+func newHeteroFixture(t *testing.T) *heteroFixture {
+	t.Helper()
+	c, err := collectives.NewComm()
+	require.NoError(t, err)
+	d := sampletest.HeteroDataset()
+	return writeHeteroFixture(t, c, d, testAssign(d.NumNodes(), c.Size()), partition.Options{})
+}
+
+// writeHeteroFixture partitions d world-size ways by assign (nil: by
+// opt.Method, partition.WriteHeteroDataset). It is collective.
+func writeHeteroFixture(tb testing.TB, c *collectives.Comm, d *graph.HeteroDataset, assign []int32, opt partition.Options) *heteroFixture {
+	tb.Helper()
+	parts := writeParts(tb, c, func(dir string) error {
+		var err error
+		if assign == nil {
+			_, err = partition.WriteHeteroDataset(dir, d, c.Size(), opt)
+		} else {
+			_, err = partition.WriteHetero(dir, d, assign, c.Size(), opt)
+		}
+		return err
+	})
+	f := &heteroFixture{fixture: &fixture{c: c, parts: parts, part: parts[c.Rank()]}, d: d, newID: make([]int64, d.NumNodes())}
+	for _, p := range parts {
+		for i, o := range p.Orig {
+			f.newID[o] = p.Lo + int64(i)
+		}
+	}
+	for t := range d.Schema.NumTypes() {
+		f.gid = append(f.gid, f.newID[d.Schema.NodeOrig[t]:d.Schema.NodeOrig[t+1]])
+	}
+	return f
 }
 
 func TestFixtureCoversGraph(t *testing.T) {

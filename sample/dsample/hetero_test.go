@@ -17,78 +17,6 @@ import (
 	"mpignn/sample/sampletest"
 )
 
-// heteroFixture is sampletest.HeteroDataset partitioned world-size ways in
-// memory, as the heterogeneous partition format lays it out (partition/
-// hetero.go): new ids part-major, then type, then ascending original id;
-// relation rows (v-Lo)*R+r per owned node.
-type heteroFixture struct {
-	d     *graph.HeteroDataset
-	c     *collectives.Comm
-	parts []*partition.Part
-	part  *partition.Part
-	newID []int64 // original -> new id
-	orig  []int64 // new -> original id
-}
-
-func newHeteroFixture(t *testing.T) *heteroFixture {
-	t.Helper()
-	c, err := collectives.NewComm()
-	require.NoError(t, err)
-	d := sampletest.HeteroDataset()
-	s := d.Schema
-	P, T, R := c.Size(), s.NumTypes(), int64(s.NumRels())
-	n := d.NumNodes()
-	assign := testAssign(n, P)
-	f := &heteroFixture{d: d, c: c, newID: make([]int64, n), orig: make([]int64, 0, n)}
-	h := &partition.HeteroMeta{NodeTypes: s.NodeTypes, NodeOrig: s.NodeOrig, TypeOffsets: make([][]int64, T)}
-	for _, r := range s.Relations {
-		h.Relations = append(h.Relations, r.String())
-	}
-	m := &partition.Meta{FormatVersion: partition.FormatVersionHetero, Dataset: d.Name, NumParts: P,
-		Offsets: make([]int64, P+1), NumNodes: n, NumEdges: d.In.NumEdges(), Hetero: h}
-	typeLo := make([][]int64, P)
-	for t := range T {
-		h.TypeOffsets[t] = make([]int64, P+1)
-	}
-	for p := range P {
-		typeLo[p] = make([]int64, T+1)
-		for t := range T {
-			typeLo[p][t] = int64(len(f.orig))
-			for o := s.NodeOrig[t]; o < s.NodeOrig[t+1]; o++ {
-				if assign[o] == int32(p) {
-					f.newID[o] = int64(len(f.orig))
-					f.orig = append(f.orig, o)
-					h.TypeOffsets[t][p+1]++
-				}
-			}
-		}
-		typeLo[p][T] = int64(len(f.orig))
-		m.Offsets[p+1] = int64(len(f.orig))
-	}
-	for t := range T {
-		for p := range P {
-			h.TypeOffsets[t][p+1] += h.TypeOffsets[t][p]
-		}
-	}
-	for p := range P {
-		part := &partition.Part{Meta: m, ID: p, Lo: m.Offsets[p], Hi: m.Offsets[p+1], TypeLo: typeLo[p], Indptr: []int64{0}}
-		for g := part.Lo; g < part.Hi; g++ {
-			o := f.orig[g]
-			part.Orig = append(part.Orig, o)
-			for r := range R {
-				for _, u := range d.In.Neighbors(o*R + r) {
-					part.Indices = append(part.Indices, f.newID[u])
-					part.IndicesOrig = append(part.IndicesOrig, u)
-				}
-				part.Indptr = append(part.Indptr, int64(len(part.Indices)))
-			}
-		}
-		f.parts = append(f.parts, part)
-	}
-	f.part = f.parts[c.Rank()]
-	return f
-}
-
 // openGraph opens the fixture's graph store with a transport named as in
 // transports().
 func (f *heteroFixture) openGraph(t *testing.T, p *partition.Part, name string) *GraphStore {
@@ -124,52 +52,10 @@ func (f *heteroFixture) owned(wanted []int64) (global, orig []int64) {
 	return global, orig
 }
 
-// sameBlocks reports (with t.Errorf, so the caller's collectives still
-// run) whether distributed typed blocks equal the reference's in original
-// ids and edge types, with new ids that map to the original ids.
+// sameBlocks is sameBlocks of the fixture.
 func (f *heteroFixture) sameBlocks(t *testing.T, got, want []sample.Block) bool {
 	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("rank %d: %d blocks, want %d", f.c.Rank(), len(got), len(want))
-		return false
-	}
-	for l := range got {
-		g, w := &got[l], &want[l]
-		if g.NumDst != w.NumDst || !slices.Equal(g.Orig, w.Orig) || !slices.Equal(g.Indptr, w.Indptr) ||
-			!slices.Equal(g.Indices, w.Indices) || !slices.Equal(g.Etype, w.Etype) || (g.Etype == nil) != (w.Etype == nil) {
-			t.Errorf("rank %d layer %d: distributed block differs from the reference:\n got  dst %d orig %v indptr %v indices %v etype %v\n want dst %d orig %v indptr %v indices %v etype %v",
-				f.c.Rank(), l, g.NumDst, g.Orig, g.Indptr, g.Indices, g.Etype, w.NumDst, w.Orig, w.Indptr, w.Indices, w.Etype)
-			return false
-		}
-		for i, v := range g.Nodes {
-			if f.orig[v] != g.Orig[i] {
-				t.Errorf("rank %d layer %d node %d: new id %d is original %d, block says %d", f.c.Rank(), l, i, v, f.orig[v], g.Orig[i])
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// heteroDistCases are the typed cases (relation order of
-// sampletest.HeteroDataset: writes, cites, published_in, rev_writes,
-// rev_published_in).
-func heteroDistCases() []struct {
-	name    string
-	fanouts sample.RelFanouts
-	replace bool
-} {
-	return []struct {
-		name    string
-		fanouts sample.RelFanouts
-		replace bool
-	}{
-		{"uniform 3,2", sample.UniformRelFanouts([]int{3, 2}, 5), false},
-		{"mixed 0 and -1", sample.RelFanouts{{2, 0, -1, 3, 4}, {-1, 2, 1, 0, 2}}, false},
-		{"mixed replace", sample.RelFanouts{{2, 5, -1, 3, 4}, {1, 2, 0, 2, 6}, {3, 3, 3, 3, 3}}, true},
-		{"all", sample.UniformRelFanouts([]int{-1, -1}, 5), false},
-		{"none", sample.UniformRelFanouts([]int{0, 0}, 5), false},
-	}
+	return sameBlocks(t, f.c.Rank(), f.origOf, got, want)
 }
 
 func heteroWanted(d *graph.HeteroDataset) [][]int64 {
@@ -193,15 +79,15 @@ func TestHeteroDistributedEqualsReference(t *testing.T) {
 		g := f.openGraph(t, f.part, tr)
 		require.Equal(t, 5, g.NumRels())
 		s := NewSampler(g)
-		for _, tc := range heteroDistCases() {
+		for _, tc := range sampletest.HeteroCases() {
 			for _, wanted := range heteroWanted(f.d) {
-				t.Run(fmt.Sprintf("%s/%s/%d seeds", tr, tc.name, len(wanted)), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%s/%d seeds", tr, tc.Name, len(wanted)), func(t *testing.T) {
 					seedsG, seedsO := f.owned(wanted)
 					base := sample.Key{Seed: 7, Epoch: 2, Batch: 5}
 					var st sample.SampleStats
-					got, err := s.SampleRelWithStats(seedsG, seedsO, tc.fanouts, base, tc.replace, &st)
+					got, err := s.SampleRelWithStats(seedsG, seedsO, tc.Fanouts, base, tc.Replace, &st)
 					require.NoError(t, err)
-					want, err := sample.HeteroReferenceBlocks(f.d, seedsO, tc.fanouts, base, tc.replace)
+					want, err := sample.HeteroReferenceBlocks(f.d, seedsO, tc.Fanouts, base, tc.Replace)
 					require.NoError(t, err)
 					for l := range got {
 						assert.NoError(t, got[l].ValidateRel(5))
@@ -211,14 +97,14 @@ func TestHeteroDistributedEqualsReference(t *testing.T) {
 
 					text, err := GatherTextRel(f.c, got, g.Schema())
 					require.NoError(t, err)
-					ref, err := sample.HeteroReferenceBlocks(f.d, slices.Sorted(slices.Values(wanted)), tc.fanouts, base, tc.replace)
+					ref, err := sample.HeteroReferenceBlocks(f.d, slices.Sorted(slices.Values(wanted)), tc.Fanouts, base, tc.Replace)
 					require.NoError(t, err)
 					wantText, err := GatherTextRel(f.c, ref, g.Schema()) // every rank adds the same records: deduplicated
 					require.NoError(t, err)
 					assert.True(t, bytes.Equal(text, wantText), "canonical text differs:\n%s\nwant\n%s", text, wantText)
 					sums := []int64{st.RemoteEdges, st.Edges()}
 					require.NoError(t, collectives.Allreduce(f.c, sums, collectives.Sum))
-					if tc.name != "none" {
+					if tc.Name != "none" {
 						assert.Greater(t, sums[1], int64(0))
 						if f.c.Size() > 1 {
 							assert.Positive(t, sums[0], "no edge of a remote row on %d ranks", f.c.Size())
@@ -296,7 +182,7 @@ func TestHeteroUntypedAPI(t *testing.T) {
 				assert.Equal(t, len(wantO), len(gotO), "node %d", v)
 				assert.True(t, slices.Equal(wantO, gotO), "node %d: %v want %v", v, gotO, wantO)
 				for j, u := range glob[off[i]:off[i+1]] {
-					assert.Equal(t, f.orig[u], gotO[j])
+					assert.Equal(t, f.origOf(u), gotO[j])
 				}
 			}
 		})

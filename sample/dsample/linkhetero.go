@@ -29,19 +29,8 @@ func (l *LinkLoader) openHetero() string {
 	s := l.s.graph.Schema()
 	R := s.NumRels()
 	o := &l.o
-	if o.RelFanouts == nil {
-		o.RelFanouts = sample.UniformRelFanouts(o.Fanouts, R)
-	}
-	if o.EvalRelFanouts == nil {
-		o.EvalRelFanouts = sample.UniformRelFanouts(o.EvalFanouts, R)
-	}
-	for _, f := range []sample.RelFanouts{o.RelFanouts, o.EvalRelFanouts} {
-		if err := f.Check(R); err != nil {
-			return err.Error()
-		}
-		if len(f) != len(o.Fanouts) {
-			return fmt.Sprintf("%d relation fanout hops for %d layers", len(f), len(o.Fanouts))
-		}
+	if err := resolveRelFanouts(&o.RelFanouts, &o.EvalRelFanouts, o.Fanouts, o.EvalFanouts, R); err != nil {
+		return err.Error()
 	}
 	r, rev, err := partition.LinkRelations(s, l.meta.Relation)
 	if err != nil {

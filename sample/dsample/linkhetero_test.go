@@ -2,8 +2,6 @@ package dsample
 
 import (
 	"fmt"
-	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,37 +24,9 @@ func newHeteroLinkFixture(t *testing.T) *fixture {
 	t.Helper()
 	c, err := collectives.NewComm()
 	require.NoError(t, err)
-	P := c.Size()
-	var path []byte
-	var werr error
-	if c.Rank() == 0 {
-		dir := filepath.Join(t.TempDir(), "parts")
-		lo := partition.LinkOptions{Split: "random:0.7,0.1,0.2", Relation: heteroLinkRel, NegsPerPos: 3, Pool: 20}
-		_, werr = partition.WriteHeteroDataset(dir, sampletest.HeteroDataset(), P,
-			partition.Options{Method: partition.MethodRandom, Seed: 4, Undirected: true, Link: &lo})
-		path = []byte(dir)
-	}
-	n, err := collectives.AllreduceScalar(c, int64(len(path)), collectives.Max)
-	require.NoError(t, err)
-	path = append(path, make([]byte, int(n)-len(path))...)
-	require.NoError(t, collectives.Bcast(c, path, 0))
-	if werr != nil {
-		t.Fatalf("write partitions: %v", werr)
-	}
-	f := &fixture{c: c}
-	m, err := partition.LoadMeta(string(path))
-	if err == nil {
-		f.parts = make([]*partition.Part, P)
-		for p := range P {
-			if f.parts[p], err = partition.LoadWithMeta(string(path), m, p); err != nil {
-				break
-			}
-		}
-	}
-	require.NoError(t, c.Barrier())
-	require.NoError(t, err)
-	f.part = f.parts[c.Rank()]
-	return f
+	lo := partition.LinkOptions{Split: "random:0.7,0.1,0.2", Relation: heteroLinkRel, NegsPerPos: 3, Pool: 20}
+	return writeHeteroFixture(t, c, sampletest.HeteroDataset(), nil,
+		partition.Options{Method: partition.MethodRandom, Seed: 4, Undirected: true, Link: &lo}).fixture
 }
 
 // idTypeRows is a TypedInputs reader whose row of a node is (new id, type):
@@ -124,9 +94,7 @@ func TestHeteroLinkLoader(t *testing.T) {
 			excluded := int64(0)
 			for step := range steps {
 				require.NoError(t, l.Batch(SplitTrain, 1, step, &b))
-				pairs := []float64{float64(len(b.PairLabels))}
-				require.NoError(t, collectives.Allreduce(f.c, pairs, collectives.Sum))
-				require.EqualValues(t, b.GlobalSeeds, pairs[0], "step %d: pairs over all ranks", step)
+				requireGlobalPairs(t, f.c, &b, step)
 				var pos []int64
 				for i, y := range b.PairLabels {
 					u, v := b.SeedsOrig[b.Pairs[2*i]], b.SeedsOrig[b.Pairs[2*i+1]]
@@ -137,28 +105,18 @@ func TestHeteroLinkLoader(t *testing.T) {
 					}
 					assert.False(t, wrote[[2]int64{u, v}], "step %d: strict negative (%d,%d) is a training edge", step, u, v)
 				}
-				all, _, err := collectives.Allgatherv(f.c, pos)
-				require.NoError(t, err)
-				set := sample.NewEdgeSet(everyOther(all, 0), everyOther(all, 1))
-				leaked := 0
+				set := allPairs(t, f.c, pos)
 				for _, blk := range b.Blocks {
 					assert.Len(t, blk.Etype, len(blk.Indices), "step %d: untyped block", step)
-					for d := range blk.NumDst {
-						for _, j := range blk.Indices[blk.Indptr[d]:blk.Indptr[d+1]] {
-							if set.Has(blk.Orig[d], blk.Orig[j]) {
-								leaked++
-							}
-						}
-					}
 				}
-				assert.Zero(t, leaked, "step %d: seed edges sampled", step)
+				assert.Zero(t, leakedEdges(b.Blocks, set), "step %d: seed edges sampled", step)
 				excluded += b.Stats.Sample.Excluded
 				// The reference's blocks over the training graph with the
 				// same exclusion set: rank-count independent by key.
 				hr := sample.HeteroReference{G: ref, Exclude: set}
 				want, err := hr.SampleRel(b.SeedsOrig, b.SeedsOrig, l.Options().RelFanouts, sample.Key{Seed: 3, Epoch: 1, Batch: step}, false)
 				require.NoError(t, err)
-				assert.True(t, sameOrigBlocks(t, f, b.Blocks, want), "step %d", step)
+				assert.True(t, sameBlocks(t, f.c.Rank(), f.origOf, b.Blocks, want), "step %d", step)
 				// Typed inputs: every node of Blocks[0] once, under its type.
 				require.Len(t, b.XT, schema.NumTypes())
 				seen := 0
@@ -254,30 +212,4 @@ func trainingHetero(f *fixture, schema *graph.Schema) *graph.HeteroDataset {
 		in.Indptr = append(in.Indptr, int64(len(in.Indices)))
 	}
 	return &graph.HeteroDataset{Schema: schema, In: in}
-}
-
-// sameOrigBlocks reports (with t.Errorf, so the caller's collectives still
-// run) whether distributed typed blocks equal the reference's in original
-// ids and edge types, with new ids that map to the original ids.
-func sameOrigBlocks(t *testing.T, f *fixture, got, want []sample.Block) bool {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("%d blocks, want %d", len(got), len(want))
-		return false
-	}
-	for l := range got {
-		g, w := &got[l], &want[l]
-		if g.NumDst != w.NumDst || !slices.Equal(g.Orig, w.Orig) || !slices.Equal(g.Indptr, w.Indptr) ||
-			!slices.Equal(g.Indices, w.Indices) || !slices.Equal(g.Etype, w.Etype) {
-			t.Errorf("layer %d: distributed block differs from the reference", l)
-			return false
-		}
-		for i, v := range g.Nodes {
-			if f.origOf(v) != g.Orig[i] {
-				t.Errorf("layer %d node %d: new id %d is not original %d", l, i, v, g.Orig[i])
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -55,9 +55,7 @@ func TestLinkLoaderBatches(t *testing.T) {
 			excluded := int64(0)
 			for step := range steps {
 				require.NoError(t, l.Batch(SplitTrain, 1, step, &b))
-				pairs := []float64{float64(len(b.PairLabels))}
-				require.NoError(t, collectives.Allreduce(f.c, pairs, collectives.Sum))
-				require.EqualValues(t, b.GlobalSeeds, pairs[0], "step %d: pairs over all ranks", step)
+				requireGlobalPairs(t, f.c, &b, step)
 				var pos []int64
 				for i, y := range b.PairLabels {
 					u, v := b.SeedsOrig[b.Pairs[2*i]], b.SeedsOrig[b.Pairs[2*i+1]]
@@ -68,22 +66,10 @@ func TestLinkLoaderBatches(t *testing.T) {
 					assert.NotEqual(t, u, v, "step %d: negative equals its source", step)
 					assert.False(t, adjacent(u, v), "step %d: strict negative (%d,%d) is a training edge", step, u, v)
 				}
-				all, _, err := collectives.Allgatherv(f.c, pos)
-				require.NoError(t, err)
-				set := sample.NewEdgeSet(everyOther(all, 0), everyOther(all, 1))
+				set := allPairs(t, f.c, pos)
 				// Per-rank checks use assert, not require: the other ranks'
 				// next collectives must still be matched.
-				leaked := 0
-				for _, blk := range b.Blocks {
-					for d := range blk.NumDst {
-						for _, j := range blk.Indices[blk.Indptr[d]:blk.Indptr[d+1]] {
-							if set.Has(blk.Orig[d], blk.Orig[j]) {
-								leaked++
-							}
-						}
-					}
-				}
-				assert.Zero(t, leaked, "step %d: seed edges sampled", step)
+				assert.Zero(t, leakedEdges(b.Blocks, set), "step %d: seed edges sampled", step)
 				excluded += b.Stats.Sample.Excluded
 				// The same blocks as the single-process reference.
 				ref := sample.Reference{G: sampleGraph(f), Exclude: set}
@@ -118,6 +104,40 @@ type origGraph [][]int64
 
 func (g origGraph) NumNodes() int64                       { return int64(len(g)) }
 func (g origGraph) InNeighbors(v int64) (glob, o []int64) { return g[v], g[v] }
+
+// requireGlobalPairs checks that the ranks' pairs of a link batch add up
+// to its global batch. It is collective.
+func requireGlobalPairs(t *testing.T, c *collectives.Comm, b *sample.Batch, step int) {
+	t.Helper()
+	pairs := []float64{float64(len(b.PairLabels))}
+	require.NoError(t, collectives.Allreduce(c, pairs, collectives.Sum))
+	require.EqualValues(t, b.GlobalSeeds, pairs[0], "step %d: pairs over all ranks", step)
+}
+
+// allPairs returns the set of every rank's pairs (pos: {u, v} flattened,
+// original ids). It is collective.
+func allPairs(t *testing.T, c *collectives.Comm, pos []int64) *sample.EdgeSet {
+	t.Helper()
+	all, _, err := collectives.Allgatherv(c, pos)
+	require.NoError(t, err)
+	return sample.NewEdgeSet(everyOther(all, 0), everyOther(all, 1))
+}
+
+// leakedEdges counts the edges of blocks whose (source, destination) pair
+// of original ids is in set.
+func leakedEdges(blocks []sample.Block, set *sample.EdgeSet) int {
+	leaked := 0
+	for _, blk := range blocks {
+		for d := range blk.NumDst {
+			for _, j := range blk.Indices[blk.Indptr[d]:blk.Indptr[d+1]] {
+				if set.Has(blk.Orig[d], blk.Orig[j]) {
+					leaked++
+				}
+			}
+		}
+	}
+	return leaked
+}
 
 func everyOther(xs []int64, off int) []int64 {
 	out := make([]int64, 0, len(xs)/2)

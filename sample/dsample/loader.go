@@ -96,20 +96,9 @@ func NewLoader(s *Store, o LoaderOptions) (*Loader, error) {
 			return nil, fmt.Errorf("loader: fanout %d, want > 0 or -1 (all)", f)
 		}
 	}
-	if R := s.graph.NumRels(); s.graph.Schema() != nil {
-		if o.RelFanouts == nil {
-			o.RelFanouts = sample.UniformRelFanouts(o.Fanouts, R)
-		}
-		if o.EvalRelFanouts == nil {
-			o.EvalRelFanouts = sample.UniformRelFanouts(o.EvalFanouts, R)
-		}
-		for _, f := range []sample.RelFanouts{o.RelFanouts, o.EvalRelFanouts} {
-			if err := f.Check(R); err != nil {
-				return nil, fmt.Errorf("loader: %w", err)
-			}
-			if len(f) != len(o.Fanouts) {
-				return nil, fmt.Errorf("loader: %d relation fanout hops for %d layers", len(f), len(o.Fanouts))
-			}
+	if s.graph.Schema() != nil {
+		if err := resolveRelFanouts(&o.RelFanouts, &o.EvalRelFanouts, o.Fanouts, o.EvalFanouts, s.graph.NumRels()); err != nil {
+			return nil, fmt.Errorf("loader: %w", err)
 		}
 	}
 	p := s.part
@@ -290,6 +279,28 @@ func (l *Loader) gatherTyped(schema *graph.Schema, b0 *sample.Block, out *sample
 	}
 	g.Time = time.Since(start)
 	return first
+}
+
+// resolveRelFanouts defaults the training and evaluation relation fanouts
+// of a heterogeneous graph of R relations (nil: fanouts and evalFanouts for
+// every relation) and checks that both fit R and have one hop per layer
+// (len(fanouts)).
+func resolveRelFanouts(rel, evalRel *sample.RelFanouts, fanouts, evalFanouts []int, R int) error {
+	if *rel == nil {
+		*rel = sample.UniformRelFanouts(fanouts, R)
+	}
+	if *evalRel == nil {
+		*evalRel = sample.UniformRelFanouts(evalFanouts, R)
+	}
+	for _, f := range []sample.RelFanouts{*rel, *evalRel} {
+		if err := f.Check(R); err != nil {
+			return err
+		}
+		if len(f) != len(fanouts) {
+			return fmt.Errorf("%d relation fanout hops for %d layers", len(f), len(fanouts))
+		}
+	}
+	return nil
 }
 
 // batchStats is what a loader reports for one batch: the gather and sample

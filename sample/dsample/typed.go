@@ -137,44 +137,59 @@ func openTypedFeatureStore(c *collectives.Comm, p *partition.Part, t collectives
 // gatherTyped is Gather for a typed table: nodes are new global ids of the
 // table's type.
 func (f *FeatureStore) gatherTyped(k FeatureKey, tb *featTable, nodes []int64, dst []float32, st *GatherStats, t0 time.Time) ([]float32, error) {
-	d := tb.dim
-	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
-	sc := &f.gat
-	sc.req, sc.at = sc.req[:0], sc.at[:0]
 	var g GatherStats
-	var badErr error
-	m := tb.typed
+	b0 := tb.arr.Stats().Bytes
+	dst, local, badErr, err := f.gat.gatherRows(tb.typed, tb.arr, tb.local, tb.dim, nodes, dst)
+	if err != nil {
+		return dst, fmt.Errorf("gather %s on rank %d: %w", k, f.c.Rank(), err)
+	}
+	if badErr != nil {
+		badErr = fmt.Errorf("gather %s on rank %d: %w", k, f.c.Rank(), badErr)
+	}
+	g.LocalRows = local
+	g.RemoteRows = int64(len(f.gat.req))
+	g.Bytes = tb.arr.Stats().Bytes - b0
+	g.Time = time.Since(t0)
+	if st != nil {
+		st.Add(g)
+	}
+	return dst, badErr
+}
+
+// gatherRows writes the rows of nodes (new global ids of m's type) into dst
+// (row i at dst[i*d:], grown as needed): own rows are copied from local
+// (m's owned rows), the others read from arr with one batched Fetch, which
+// this rank makes whatever its nodes (it is collective). A node of another
+// type is skipped and the first one is returned as bad, after the fetch;
+// err is the fetch's. It returns the number of own rows; sc.req holds the
+// fetched ones.
+func (sc *gatherScratch) gatherRows(m *typeRows, arr *collectives.DistArray, local []float32, d int, nodes []int64, dst []float32) (out []float32, own int64, bad, err error) {
+	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
+	sc.req, sc.at = sc.req[:0], sc.at[:0]
 	for i, v := range nodes {
 		if v >= m.lo && v < m.hi {
 			r := v - m.lo
-			copy(dst[i*d:(i+1)*d], tb.local[r*int64(d):(r+1)*int64(d)])
-			g.LocalRows++
+			copy(dst[i*d:(i+1)*d], local[r*int64(d):(r+1)*int64(d)])
+			own++
 			continue
 		}
 		r, err := m.row(v)
 		if err != nil {
 			// Still fetch the other rows: the fetch is collective.
-			if badErr == nil {
-				badErr = fmt.Errorf("gather %s on rank %d: entry %d: %w", k, f.c.Rank(), i, err)
+			if bad == nil {
+				bad = fmt.Errorf("entry %d: %w", i, err)
 			}
 			continue
 		}
 		sc.req = append(sc.req, r)
 		sc.at = append(sc.at, int32(i))
 	}
-	g.RemoteRows = int64(len(sc.req))
 	sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
-	b0 := tb.arr.Stats().Bytes
-	if err := tb.arr.Fetch(sc.req, byteView(sc.buf)); err != nil {
-		return dst, fmt.Errorf("gather %s on rank %d: %w", k, f.c.Rank(), err)
+	if err := arr.Fetch(sc.req, byteView(sc.buf)); err != nil {
+		return dst, own, bad, err
 	}
-	g.Bytes = tb.arr.Stats().Bytes - b0
 	for j, i := range sc.at {
 		copy(dst[int(i)*d:(int(i)+1)*d], sc.buf[j*d:(j+1)*d])
 	}
-	g.Time = time.Since(t0)
-	if st != nil {
-		st.Add(g)
-	}
-	return dst, badErr
+	return dst, own, bad, nil
 }

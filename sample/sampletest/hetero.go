@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"mpignn/graph"
+	"mpignn/sample"
 )
 
 // HeteroDataset builds a small heterogeneous graph that exercises typed
@@ -69,4 +70,25 @@ func HeteroDataset() *graph.HeteroDataset {
 		in.Indptr = append(in.Indptr, int64(len(in.Indices)))
 	}
 	return &graph.HeteroDataset{Name: "sampletest-hetero", Schema: s, In: in}
+}
+
+// HeteroCase is a typed sampling case for HeteroDataset.
+type HeteroCase struct {
+	Name    string
+	Fanouts sample.RelFanouts
+	Replace bool
+}
+
+// HeteroCases are the fanout cases of the typed sampler tests on
+// HeteroDataset (relations in schema order: writes, cites, published_in,
+// rev_writes, rev_published_in): uniform, per relation with 0 (none) and
+// -1 (all), with replacement, all and none.
+func HeteroCases() []HeteroCase {
+	return []HeteroCase{
+		{"uniform 3,2", sample.UniformRelFanouts([]int{3, 2}, 5), false},
+		{"mixed with 0 and -1", sample.RelFanouts{{2, 0, -1, 3, 4}, {-1, 2, 1, 0, 2}}, false},
+		{"mixed replace", sample.RelFanouts{{2, 5, -1, 3, 4}, {1, 2, 0, 2, 6}, {3, 3, 3, 3, 3}}, true},
+		{"all", sample.UniformRelFanouts([]int{-1, -1}, 5), false},
+		{"none", sample.UniformRelFanouts([]int{0, 0}, 5), false},
+	}
 }
