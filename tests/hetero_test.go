@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -195,4 +196,33 @@ func TestHeteroResume(t *testing.T) {
 	require.Error(t, res.Err, "a resume with another --embed-dim must be refused")
 	assert.Contains(t, res.Output, "embed")
 	assert.NotContains(t, res.Output, "goroutine ")
+
+	// predict classifies every node of the labelled type (papers), by
+	// their ids within the type, with the checkpoint's embeddings (read by
+	// original id, so another rank count can use them). 1 and 2 ranks agree
+	// up to float32 summation order, which can flip a near-tie: a wrong id
+	// map or embedding row would change most lines, not a few.
+	var files []string
+	for _, p := range []int{1, 2} {
+		out := filepath.Join(work, fmt.Sprintf("pred-%d.csv", p))
+		res := h.MPI(Job{Ranks: p, Args: []string{bin, "predict", "--parts", g.parts[p], "--checkpoint", filepath.Join(work, "a"),
+			"--batch", strconv.Itoa(128 / p), "--out", out}, Timeout: 2 * time.Minute})
+		require.NoError(t, res.Err, tail(res.Output, 20))
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		require.Len(t, lines, 1+1500, "header + one line per paper")
+		assert.True(t, strings.HasPrefix(lines[1], "0,") && strings.HasPrefix(lines[1500], "1499,"), "paper ids 0..1499: %q ... %q", lines[1], lines[1500])
+		files = append(files, string(b))
+	}
+	a, b := strings.Split(files[0], "\n"), strings.Split(files[1], "\n")
+	require.Equal(t, len(a), len(b))
+	differ := 0
+	for i := range a {
+		if a[i] != b[i] {
+			differ++
+		}
+	}
+	t.Logf("%d of 1500 predictions differ between 1 and 2 ranks", differ)
+	assert.LessOrEqual(t, differ, 15, "%d of 1500 predictions differ between 1 and 2 ranks", differ)
 }
