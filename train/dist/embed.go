@@ -90,6 +90,9 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		return nil, err
 	}
 	m := part.Meta
+	if m.Hetero != nil || ck.Model.Hetero != nil {
+		return nil, fmt.Errorf("%s: heterogeneous models are not supported here yet (train reports their test figures; predict classifies the labelled type)", what)
+	}
 	if m.FeatDim != ck.Model.InDim {
 		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, cfg.PartDir, m.FeatDim, ck.Model.InDim)
 	}
