@@ -25,11 +25,23 @@ type cliGraph struct {
 var gen cliGraph
 
 func (g *cliGraph) get(t *testing.T) *cliGraph {
+	return g.prepare(t, "cli-graph", func(run func(args ...string) error) error {
+		// 3,000 nodes: big enough for several hops across partitions and
+		// for the hot cache, small enough to take about a second.
+		return run("gen", "--nodes", "3000", "--avg-degree", "8", "--classes", "5", "--feat-dim", "16",
+			"--seed", "3", "--out", filepath.Join(g.dir, "data"))
+	})
+}
+
+// prepare makes the graph once per test process: gen (given the way to run
+// the real binary) into h.Bin/name/data, then METIS partitions into 1..4
+// parts beside it.
+func (g *cliGraph) prepare(t *testing.T, name string, gen func(run func(args ...string) error) error) *cliGraph {
 	t.Helper()
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	g.once.Do(func() {
-		g.dir = filepath.Join(h.Bin, "cli-graph")
+		g.dir = filepath.Join(h.Bin, name)
 		run := func(args ...string) error {
 			out, err := exec.Command(bin, args...).CombinedOutput()
 			if err != nil {
@@ -37,10 +49,7 @@ func (g *cliGraph) get(t *testing.T) *cliGraph {
 			}
 			return nil
 		}
-		// 3,000 nodes: big enough for several hops across partitions and
-		// for the hot cache, small enough to take about a second.
-		if g.err = run("gen", "--nodes", "3000", "--avg-degree", "8", "--classes", "5", "--feat-dim", "16",
-			"--seed", "3", "--out", filepath.Join(g.dir, "data")); g.err != nil {
+		if g.err = gen(run); g.err != nil {
 			return
 		}
 		g.parts = map[int]string{}

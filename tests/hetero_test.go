@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -23,37 +22,11 @@ import (
 var heteroGraph cliGraph
 
 func (g *cliGraph) getHetero(t *testing.T) *cliGraph {
-	t.Helper()
-	bin, err := h.Mpignn()
-	mustBuild(t, bin, err)
-	g.once.Do(func() {
-		g.dir = filepath.Join(h.Bin, "hetero-graph")
-		run := func(args ...string) error {
-			out, err := exec.Command(bin, args...).CombinedOutput()
-			if err != nil {
-				return fmt.Errorf("mpignn %s: %v\n%s", strings.Join(args, " "), err, out)
-			}
-			return nil
-		}
-		data := filepath.Join(g.dir, "data")
-		if g.err = run("gen", "--hetero", "--papers", "1500", "--authors", "2000", "--institutions", "40", "--fields", "120",
+	return g.prepare(t, "hetero-graph", func(run func(args ...string) error) error {
+		return run("gen", "--hetero", "--papers", "1500", "--authors", "2000", "--institutions", "40", "--fields", "120",
 			"--cites", "5000", "--writes", "6000", "--affiliations", "2000", "--topics", "5000",
-			"--classes", "5", "--feat-dim", "12", "--seed", "3", "--out", data); g.err != nil {
-			return
-		}
-		g.parts = map[int]string{}
-		for p := 1; p <= 4; p++ {
-			out := filepath.Join(g.dir, fmt.Sprintf("parts-%d", p))
-			if g.err = run("partition", "--data", data, "--parts", strconv.Itoa(p), "--out", out); g.err != nil {
-				return
-			}
-			g.parts[p] = out
-		}
+			"--classes", "5", "--feat-dim", "12", "--seed", "3", "--out", filepath.Join(g.dir, "data"))
 	})
-	if g.err != nil {
-		t.Fatal(g.err)
-	}
-	return g
 }
 
 // heteroSeeds mix node types and ids spread over each type's range, so that
