@@ -38,6 +38,11 @@ type Part struct {
 	// nodes of each type that has them (rows in new-id order).
 	TypeLo   []int64
 	TypeFeat map[string][]float32
+	// Times (timed partitions only, else nil) is the time of every in-edge,
+	// aligned with Indices; NodeTime the time of every owned node (nil
+	// without node times).
+	Times    []int64
+	NodeTime []int64
 }
 
 // NumOwned returns Hi-Lo.

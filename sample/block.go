@@ -23,6 +23,13 @@ type Block struct {
 	// of a heterogeneous graph, nil for a homogeneous one. The edges of a
 	// destination are grouped by relation, ascending.
 	Etype []int32
+	// Time is the seed time each node is expanded at (aligned with Nodes)
+	// in a block of temporal sampling, nil otherwise. A node may then
+	// appear once per distinct time (see temporal.go).
+	Time []int64
+	// EdgeTime is the time of each sampled edge (aligned with Indices) in
+	// a block of temporal sampling, nil otherwise.
+	EdgeTime []int64
 }
 
 // NumSrc returns the number of source nodes (all of Nodes: a destination is

@@ -33,6 +33,12 @@ type BlockBuilder struct {
 	typed   bool
 	etype   []int32
 	relLast int32
+	// temporal: every node is a (node, time) pair (see temporal.go); times
+	// holds each node's time (aligned with nodes) and edgeTime each edge's.
+	// A source inherits the time of the destination whose row it enters.
+	temporal bool
+	times    []int64
+	edgeTime []int64
 
 	// Open-addressing table (linear probing, power-of-two size) from global
 	// id to local index. A slot is live when its gen equals the current one,
@@ -53,6 +59,22 @@ type BlockBuilder struct {
 // filled. Untyped (the default) keeps Etype nil and the homogeneous path
 // exactly as it was. It holds until changed, across Resets.
 func (bb *BlockBuilder) SetTyped(on bool) { bb.typed = on }
+
+// SetTemporal makes the following blocks temporal: destinations come with
+// times (ResetAt), edges with times (the Timed adders), nodes are
+// deduplicated by (global id, time), and Block.Time and Block.EdgeTime are
+// filled. Temporal blocks use the hash table even after UseDenseIDs, since
+// one id may stand for several nodes. It holds until changed.
+func (bb *BlockBuilder) SetTemporal(on bool) {
+	if bb.temporal != on && len(bb.slots) > 0 {
+		// The table's hash depends on the mode: start it afresh.
+		bb.slots = bb.slots[:0]
+	}
+	bb.temporal = on
+}
+
+// useDense reports whether the direct-mapped index is in use.
+func (bb *BlockBuilder) useDense() bool { return bb.dense != nil && !bb.temporal }
 
 // UseDenseIDs switches the builder to a direct-mapped index of n entries
 // (8n bytes): every global id passed afterwards must lie in [0,n). It does
@@ -85,6 +107,25 @@ const maxLocal = math.MaxInt32
 // which must be distinct) with original ids dstOrig. The builder copies both
 // slices, so they may alias a previous Block or the builder's own Nodes.
 func (bb *BlockBuilder) Reset(dstGlobal, dstOrig []int64) error {
+	if bb.temporal {
+		return fmt.Errorf("block builder: a temporal block needs destination times (ResetAt)")
+	}
+	return bb.reset(dstGlobal, dstOrig, nil)
+}
+
+// ResetAt is Reset for a temporal builder: destination i is expanded at
+// time dstTime[i], and the pairs (global id, time) must be distinct.
+func (bb *BlockBuilder) ResetAt(dstGlobal, dstOrig, dstTime []int64) error {
+	if !bb.temporal {
+		return fmt.Errorf("block builder: destination times given to a builder that is not temporal (call SetTemporal)")
+	}
+	if len(dstTime) != len(dstGlobal) {
+		return fmt.Errorf("block builder: %d destination times for %d destinations", len(dstTime), len(dstGlobal))
+	}
+	return bb.reset(dstGlobal, dstOrig, dstTime)
+}
+
+func (bb *BlockBuilder) reset(dstGlobal, dstOrig, dstTime []int64) error {
 	if len(dstGlobal) != len(dstOrig) {
 		return fmt.Errorf("block builder: %d destination ids but %d original ids", len(dstGlobal), len(dstOrig))
 	}
@@ -101,6 +142,8 @@ func (bb *BlockBuilder) Reset(dstGlobal, dstOrig []int64) error {
 	bb.orig = bb.orig[:n]
 	copy(bb.nodes, dstGlobal)
 	copy(bb.orig, dstOrig)
+	bb.times = append(bb.times[:0], dstTime...)
+	bb.edgeTime = bb.edgeTime[:0]
 	bb.numDst = n
 	bb.row = 0
 	bb.indptr = append(bb.indptr[:0], 0)
@@ -109,20 +152,23 @@ func (bb *BlockBuilder) Reset(dstGlobal, dstOrig []int64) error {
 	bb.relLast = -1
 
 	bb.nextGen()
-	if bb.dense == nil {
+	if !bb.useDense() {
 		bb.ensureTable(4 * n)
 	}
 	for i, g := range bb.nodes {
-		if bb.dense != nil && (g < 0 || g >= int64(len(bb.dense))) {
+		if bb.useDense() && (g < 0 || g >= int64(len(bb.dense))) {
 			return fmt.Errorf("block builder: destination %d has id %d outside [0,%d)", i, g, len(bb.dense))
 		}
 		var j int32
-		if bb.dense != nil {
+		if bb.useDense() {
 			j = bb.insertDense(g, int32(i))
 		} else {
-			j = bb.insert(g, int32(i))
+			j = bb.insert(g, bb.timeOf(i), int32(i))
 		}
 		if j != int32(i) {
+			if bb.temporal {
+				return fmt.Errorf("block builder: destination %d (global id %d at time %d) repeats destination %d", i, g, bb.times[i], j)
+			}
 			return fmt.Errorf("block builder: destination %d (global id %d) repeats destination %d", i, g, j)
 		}
 	}
@@ -138,6 +184,13 @@ func (bb *BlockBuilder) NumDst() int { return bb.numDst }
 // index appends more edges to it. Each neighbor that is not yet in the block
 // becomes a new source node, in order of first appearance.
 func (bb *BlockBuilder) AddNeighbors(dstIndex int, srcGlobal, srcOrig []int64) error {
+	if bb.temporal {
+		return fmt.Errorf("block builder: destination %d: edges without times added to a temporal block (use AddNeighborsTimed)", dstIndex)
+	}
+	return bb.addNeighbors(dstIndex, srcGlobal, srcOrig)
+}
+
+func (bb *BlockBuilder) addNeighbors(dstIndex int, srcGlobal, srcOrig []int64) error {
 	if len(srcGlobal) != len(srcOrig) {
 		return fmt.Errorf("block builder: destination %d: %d neighbor ids but %d original ids", dstIndex, len(srcGlobal), len(srcOrig))
 	}
@@ -169,6 +222,13 @@ func (bb *BlockBuilder) add(dstIndex int, srcGlobal, srcOrig []int64) error {
 // relations must come in ascending order (equal is fine: more edges of the
 // same relation), so that a destination's edges are grouped by relation.
 func (bb *BlockBuilder) AddNeighborsRel(dstIndex int, rel int32, srcGlobal, srcOrig []int64) error {
+	if bb.temporal {
+		return fmt.Errorf("block builder: destination %d: edges without times added to a temporal block (use AddNeighborsRelTimed)", dstIndex)
+	}
+	return bb.addNeighborsRel(dstIndex, rel, srcGlobal, srcOrig)
+}
+
+func (bb *BlockBuilder) addNeighborsRel(dstIndex int, rel int32, srcGlobal, srcOrig []int64) error {
 	if !bb.typed {
 		return fmt.Errorf("block builder: destination %d: typed edges added to an untyped block (call SetTyped)", dstIndex)
 	}
@@ -239,13 +299,15 @@ func (bb *BlockBuilder) seek(dstIndex int) error {
 func (bb *BlockBuilder) addSource(g, o int64) error {
 	n := len(bb.nodes)
 	var j int32
-	if bb.dense != nil {
+	var t int64
+	if bb.useDense() {
 		if g < 0 || g >= int64(len(bb.dense)) {
 			return fmt.Errorf("block builder: source id %d outside [0,%d)", g, len(bb.dense))
 		}
 		j = bb.insertDense(g, int32(n))
 	} else {
-		j = bb.insert(g, int32(n))
+		t = bb.timeOf(bb.row)
+		j = bb.insert(g, t, int32(n))
 	}
 	if j == int32(n) {
 		if n == maxLocal {
@@ -253,8 +315,54 @@ func (bb *BlockBuilder) addSource(g, o int64) error {
 		}
 		bb.nodes = append(bb.nodes, g)
 		bb.orig = append(bb.orig, o)
+		if bb.temporal {
+			bb.times = append(bb.times, t)
+		}
 	}
 	bb.indices = append(bb.indices, j)
+	return nil
+}
+
+// timeOf returns node i's time (0 when the builder is not temporal).
+func (bb *BlockBuilder) timeOf(i int) int64 {
+	if !bb.temporal {
+		return 0
+	}
+	return bb.times[i]
+}
+
+// AddNeighborsTimed is AddNeighbors for a temporal, untyped builder: the
+// neighbors' edges have times srcTime (aligned).
+func (bb *BlockBuilder) AddNeighborsTimed(dstIndex int, srcGlobal, srcOrig, srcTime []int64) error {
+	if err := bb.checkTimed(dstIndex, len(srcGlobal), len(srcTime)); err != nil {
+		return err
+	}
+	if err := bb.addNeighbors(dstIndex, srcGlobal, srcOrig); err != nil {
+		return err
+	}
+	bb.edgeTime = append(bb.edgeTime, srcTime...)
+	return nil
+}
+
+// AddNeighborsRelTimed is AddNeighborsRel for a temporal builder.
+func (bb *BlockBuilder) AddNeighborsRelTimed(dstIndex int, rel int32, srcGlobal, srcOrig, srcTime []int64) error {
+	if err := bb.checkTimed(dstIndex, len(srcGlobal), len(srcTime)); err != nil {
+		return err
+	}
+	if err := bb.addNeighborsRel(dstIndex, rel, srcGlobal, srcOrig); err != nil {
+		return err
+	}
+	bb.edgeTime = append(bb.edgeTime, srcTime...)
+	return nil
+}
+
+func (bb *BlockBuilder) checkTimed(dstIndex, n, nt int) error {
+	if !bb.temporal {
+		return fmt.Errorf("block builder: destination %d: timed edges added to a builder that is not temporal", dstIndex)
+	}
+	if n != nt {
+		return fmt.Errorf("block builder: destination %d: %d neighbors but %d edge times", dstIndex, n, nt)
+	}
 	return nil
 }
 
@@ -298,6 +406,18 @@ func (bb *BlockBuilder) BlockInto(b *Block) {
 	} else {
 		b.Etype = nil
 	}
+	if bb.temporal {
+		b.Time = append(b.Time[:0], bb.times...)
+		b.EdgeTime = append(b.EdgeTime[:0], bb.edgeTime...)
+		if b.Time == nil {
+			b.Time = []int64{}
+		}
+		if b.EdgeTime == nil {
+			b.EdgeTime = []int64{}
+		}
+	} else {
+		b.Time, b.EdgeTime = nil, nil
+	}
 }
 
 // nextGen invalidates every slot of the table.
@@ -335,7 +455,7 @@ func (bb *BlockBuilder) ensureTable(n int) {
 	bb.shift = uint(64 - log2(size))
 	// Re-insert what the block holds so far.
 	for i, g := range bb.nodes {
-		bb.insert(g, int32(i))
+		bb.insert(g, bb.timeOf(i), int32(i))
 	}
 }
 
@@ -348,11 +468,22 @@ func log2(n int) int {
 	return l
 }
 
-// insert returns the local index of global id g, adding it with index v if
-// absent (so the result equals v exactly when g was new).
-func (bb *BlockBuilder) insert(g int64, v int32) int32 {
+// slotOf is the home slot of (g, t); t is 0 and ignored unless temporal.
+func (bb *BlockBuilder) slotOf(g, t int64) int {
+	h := uint64(g)
+	if bb.temporal {
+		h ^= mix64(uint64(t))
+	}
+	return int((h * golden) >> bb.shift)
+}
+
+// insert returns the local index of global id g (at time t when temporal),
+// adding it with index v if absent (so the result equals v exactly when g
+// was new). A temporal slot matches when its key is g and its node's time
+// is t (read from times, which holds every node already inserted).
+func (bb *BlockBuilder) insert(g, t int64, v int32) int32 {
 	mask := len(bb.slots) - 1
-	i := int((uint64(g) * golden) >> bb.shift)
+	i := bb.slotOf(g, t)
 	for {
 		s := &bb.slots[i]
 		if s.gen != bb.gen {
@@ -361,12 +492,12 @@ func (bb *BlockBuilder) insert(g int64, v int32) int32 {
 				// caller appends g to nodes after this returns v, so it is
 				// inserted here explicitly after the rehash.
 				bb.ensureTable(len(bb.nodes) + 1)
-				return bb.insertFresh(g, v)
+				return bb.insertFresh(g, t, v)
 			}
 			*s = slot{key: g, val: v, gen: bb.gen}
 			return v
 		}
-		if s.key == g {
+		if s.key == g && (!bb.temporal || bb.times[s.val] == t) {
 			return s.val
 		}
 		i = (i + 1) & mask
@@ -374,9 +505,9 @@ func (bb *BlockBuilder) insert(g int64, v int32) int32 {
 }
 
 // insertFresh inserts g, known to be absent, with value v.
-func (bb *BlockBuilder) insertFresh(g int64, v int32) int32 {
+func (bb *BlockBuilder) insertFresh(g, t int64, v int32) int32 {
 	mask := len(bb.slots) - 1
-	i := int((uint64(g) * golden) >> bb.shift)
+	i := bb.slotOf(g, t)
 	for bb.slots[i].gen == bb.gen {
 		i = (i + 1) & mask
 	}
@@ -414,6 +545,9 @@ func (b *Block) Validate() error {
 		if j < 0 || int(j) >= n {
 			return fmt.Errorf("block: edge %d has source index %d outside [0,%d)", e, j, n)
 		}
+	}
+	if (b.Time == nil) != (b.EdgeTime == nil) || (b.Time != nil && (len(b.Time) != n || len(b.EdgeTime) != len(b.Indices))) {
+		return fmt.Errorf("block: %d node times and %d edge times for %d nodes and %d edges", len(b.Time), len(b.EdgeTime), n, len(b.Indices))
 	}
 	return b.validateEtype(-1)
 }
@@ -463,7 +597,8 @@ func ValidateBlocks(blocks []Block) error {
 		}
 		if l+1 < len(blocks) {
 			d := blocks[l].NumDst
-			if !slices.Equal(blocks[l+1].Nodes, blocks[l].Nodes[:d]) || !slices.Equal(blocks[l+1].Orig, blocks[l].Orig[:d]) {
+			if !slices.Equal(blocks[l+1].Nodes, blocks[l].Nodes[:d]) || !slices.Equal(blocks[l+1].Orig, blocks[l].Orig[:d]) ||
+				(blocks[l].Time != nil && !slices.Equal(blocks[l+1].Time, blocks[l].Time[:d])) {
 				return fmt.Errorf("layer %d: nodes differ from the destinations of layer %d", l+1, l)
 			}
 		}

@@ -200,3 +200,28 @@ func ExcludeRows(x *EdgeSet, dstOrig, offsets, srcGlobal, srcOrig []int64) (kept
 	offsets[n] = w
 	return srcGlobal[:w], srcOrig[:w], lo - w
 }
+
+// ExcludeRowsTimed is ExcludeRows for temporal rows, whose edges also have
+// times srcTime (aligned with srcOrig), compacted alike. An excluded pair's
+// edges are dropped at every time.
+func ExcludeRowsTimed(x *EdgeSet, dstOrig, offsets, srcGlobal, srcOrig, srcTime []int64) (keptGlobal, keptOrig, keptTime []int64, dropped int64) {
+	if x == nil || len(offsets) == 0 {
+		return srcGlobal, srcOrig, srcTime, 0
+	}
+	w := offsets[0]
+	lo := offsets[0]
+	for i, v := range dstOrig {
+		hi := offsets[i+1]
+		offsets[i] = w
+		for j := lo; j < hi; j++ {
+			if x.Has(srcOrig[j], v) {
+				continue
+			}
+			srcGlobal[w], srcOrig[w], srcTime[w] = srcGlobal[j], srcOrig[j], srcTime[j]
+			w++
+		}
+		lo = hi
+	}
+	offsets[len(dstOrig)] = w
+	return srcGlobal[:w], srcOrig[:w], srcTime[:w], lo - w
+}

@@ -283,6 +283,9 @@ type RelSampler interface {
 type HeteroReference struct {
 	G       RelGraph
 	Exclude *EdgeSet
+	// Temporal, when on, is the strategy of SampleRelAt, whose G must be a
+	// TimedRelGraph.
+	Temporal Temporal
 
 	bb BlockBuilder
 	rs refScratch
@@ -300,6 +303,30 @@ func (s *HeteroReference) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, 
 
 // SampleRel implements RelSampler.
 func (s *HeteroReference) SampleRel(seedsGlobal, seedsOrig []int64, fanouts RelFanouts, base Key, replace bool) ([]Block, error) {
+	if s.Temporal.On() {
+		return nil, fmt.Errorf("sample: temporal sampling needs seed times (SampleRelAt)")
+	}
+	return s.sampleRel(seedsGlobal, seedsOrig, nil, fanouts, base, replace)
+}
+
+// SampleRelAt is SampleRel with temporal sampling (s.Temporal must be on):
+// seed i is expanded at time seedsTime[i], and every node of its
+// neighbourhood at the same time. Relation rows are read from a
+// TimedRelGraph; only edges admitted at the row's time are candidates.
+func (s *HeteroReference) SampleRelAt(seedsGlobal, seedsOrig, seedsTime []int64, fanouts RelFanouts, base Key, replace bool) ([]Block, error) {
+	if !s.Temporal.On() {
+		return nil, fmt.Errorf("sample: seed times given but temporal sampling is off")
+	}
+	if len(seedsTime) != len(seedsGlobal) {
+		return nil, fmt.Errorf("sample: %d seed times for %d seeds", len(seedsTime), len(seedsGlobal))
+	}
+	if _, ok := s.G.(TimedRelGraph); !ok {
+		return nil, fmt.Errorf("sample: temporal sampling on a graph without edge times")
+	}
+	return s.sampleRel(seedsGlobal, seedsOrig, seedsTime, fanouts, base, replace)
+}
+
+func (s *HeteroReference) sampleRel(seedsGlobal, seedsOrig, seedsTime []int64, fanouts RelFanouts, base Key, replace bool) ([]Block, error) {
 	if len(seedsGlobal) != len(seedsOrig) {
 		return nil, fmt.Errorf("sample: %d seed ids but %d original ids", len(seedsGlobal), len(seedsOrig))
 	}
@@ -312,11 +339,20 @@ func (s *HeteroReference) SampleRel(seedsGlobal, seedsOrig []int64, fanouts RelF
 		return nil, err
 	}
 	s.bb.SetTyped(plan.Typed())
+	tg, timed := s.G.(TimedRelGraph)
+	timed = timed && seedsTime != nil
+	s.bb.SetTemporal(timed)
 	L := len(fanouts)
 	blocks := make([]Block, L)
-	dstG, dstO := seedsGlobal, seedsOrig
+	dstG, dstO, dstT := seedsGlobal, seedsOrig, seedsTime
 	for l := L - 1; l >= 0; l-- {
-		if err := s.bb.Reset(dstG, dstO); err != nil {
+		var err error
+		if timed {
+			err = s.bb.ResetAt(dstG, dstO, dstT)
+		} else {
+			err = s.bb.Reset(dstG, dstO)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("sample: layer %d: %w", l, err)
 		}
 		k := base
@@ -329,11 +365,20 @@ func (s *HeteroReference) SampleRel(seedsGlobal, seedsOrig []int64, fanouts RelF
 				}
 				nbG, nbO := s.G.InNeighborsRel(v, r)
 				k.Node = dstO[i]*int64(R) + int64(r)
-				s.rs.chooseRow(k, nbG, nbO, fan[r], replace, s.Exclude, dstO[i])
 				var err error
-				if plan.Typed() {
+				switch {
+				case timed:
+					s.rs.chooseRowAt(k, s.Temporal, dstT[i], nbG, nbO, tg.InTimesRel(v, r), fan[r], replace, s.Exclude, dstO[i])
+					if plan.Typed() {
+						err = s.bb.AddNeighborsRelTimed(i, int32(r), s.rs.srcG, s.rs.srcO, s.rs.srcT)
+					} else {
+						err = s.bb.AddNeighborsTimed(i, s.rs.srcG, s.rs.srcO, s.rs.srcT)
+					}
+				case plan.Typed():
+					s.rs.chooseRow(k, nbG, nbO, fan[r], replace, s.Exclude, dstO[i])
 					err = s.bb.AddNeighborsRel(i, int32(r), s.rs.srcG, s.rs.srcO)
-				} else {
+				default:
+					s.rs.chooseRow(k, nbG, nbO, fan[r], replace, s.Exclude, dstO[i])
 					err = s.bb.AddNeighbors(i, s.rs.srcG, s.rs.srcO)
 				}
 				if err != nil {
@@ -342,7 +387,7 @@ func (s *HeteroReference) SampleRel(seedsGlobal, seedsOrig []int64, fanouts RelF
 			}
 		}
 		s.bb.BlockInto(&blocks[l])
-		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
+		dstG, dstO, dstT = blocks[l].Nodes, blocks[l].Orig, blocks[l].Time
 	}
 	return blocks, nil
 }

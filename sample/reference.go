@@ -92,6 +92,7 @@ type refScratch struct {
 	pos  []int64
 	srcG []int64
 	srcO []int64
+	srcT []int64 // edge times (chooseRowAt)
 }
 
 // chooseRow sets srcG/srcO to the chosen in-neighbors (nbG/nbO, new and
@@ -107,6 +108,31 @@ func (s *refScratch) chooseRow(k Key, nbG, nbO []int64, fan int, replace bool, x
 	if x != nil {
 		w := x.compactRow(dst, s.srcG, s.srcO, 0, int64(len(s.srcG)), 0)
 		s.srcG, s.srcO = s.srcG[:w], s.srcO[:w]
+	}
+}
+
+// chooseRowAt is chooseRow at seed time t under tp: the candidates are the
+// row's eligible prefix (nbT are the row's edge times, ascending), and
+// srcT gets the chosen edges' times. Exclusion drops a pair's edges at
+// every time.
+func (s *refScratch) chooseRowAt(k Key, tp Temporal, t int64, nbG, nbO, nbT []int64, fan int, replace bool, x *EdgeSet, dst int64) {
+	s.pos = tp.Choose(k, t, tp.Eligible(nbT, t), fan, replace, s.pos[:0])
+	s.srcG, s.srcO, s.srcT = s.srcG[:0], s.srcO[:0], s.srcT[:0]
+	for _, p := range s.pos {
+		s.srcG = append(s.srcG, nbG[p])
+		s.srcO = append(s.srcO, nbO[p])
+		s.srcT = append(s.srcT, nbT[p])
+	}
+	if x != nil {
+		w := 0
+		for i, u := range s.srcO {
+			if x.Has(u, dst) {
+				continue
+			}
+			s.srcG[w], s.srcO[w], s.srcT[w] = s.srcG[i], u, s.srcT[i]
+			w++
+		}
+		s.srcG, s.srcO, s.srcT = s.srcG[:w], s.srcO[:w], s.srcT[:w]
 	}
 }
 

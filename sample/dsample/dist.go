@@ -17,6 +17,7 @@ type Sampler struct {
 	sm  samplerScratch
 	a2a a2aScratch
 	x   *sample.EdgeSet // edges kept out of the blocks (nil: none)
+	tp  sample.Temporal // temporal sampling (SetTemporal; off by default)
 }
 
 var _ sample.Sampler = (*Sampler)(nil)
@@ -56,6 +57,20 @@ type samplerScratch struct {
 	// rows, one per destination (Sample), and rowDst/rowRel are unused.
 	rel  bool
 	fan1 [1]int // the fanout list of a node-row layer
+
+	// Temporal layers (temporal.go): dstT the destinations' times (nil:
+	// not temporal), rowT each row's time, elig each row's eligible
+	// prefix, srcT the chosen edges' times, and the buffers of the time
+	// searches and reads of remote rows.
+	dstT     []int64
+	rowT     []int64
+	elig     []int64
+	srcT     []int64
+	timeReq  []int64
+	timeVal  []int64
+	brRow    []int32
+	brLo     []int64
+	edgeTime []int64
 }
 
 // Sample is SampleWithStats without counters.
@@ -89,7 +104,7 @@ func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int,
 		return s.SampleRelWithStats(seedsGlobal, seedsOrig, sample.UniformRelFanouts(fanouts, int(s.g.R)), base, replace, st)
 	}
 	s.sm.bb.SetTyped(false)
-	return s.sampleLayers(seedsGlobal, seedsOrig, fanouts, nil, base, replace, st)
+	return s.sampleLayers(seedsGlobal, seedsOrig, nil, fanouts, nil, base, replace, st)
 }
 
 // SampleRel is SampleRelWithStats without counters.
@@ -115,19 +130,22 @@ func (s *Sampler) SampleRelWithStats(seedsGlobal, seedsOrig []int64, fanouts sam
 		return nil, fmt.Errorf("sample on rank %d: %w", s.g.c.Rank(), err)
 	}
 	s.sm.bb.SetTyped(s.g.plan.Typed())
-	return s.sampleLayers(seedsGlobal, seedsOrig, nil, fanouts, base, replace, st)
+	return s.sampleLayers(seedsGlobal, seedsOrig, nil, nil, fanouts, base, replace, st)
 }
 
 // sampleLayers is the layer loop of Sample (rel == nil: node rows with
 // fanouts) and SampleRel (relation rows with rel): both draw block l from
-// the destinations of block l+1 through the same sampleLayer.
-func (s *Sampler) sampleLayers(seedsGlobal, seedsOrig []int64, fanouts []int, rel sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
+// the destinations of block l+1 through the same sampleLayer. seedsTime
+// non-nil makes the layers temporal (SampleRelAt; s.tp is on).
+func (s *Sampler) sampleLayers(seedsGlobal, seedsOrig, seedsTime []int64, fanouts []int, rel sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
 	n := s.g.n
+	timed := seedsTime != nil
+	s.sm.bb.SetTemporal(timed)
 	// Bad seeds are reported only after this rank has taken part in every
 	// transport call (with no seeds), so that the other ranks do not hang.
 	var seedErr error
-	if len(seedsGlobal) != len(seedsOrig) {
-		seedErr = fmt.Errorf("sample on rank %d: %d seed ids but %d original ids", s.g.c.Rank(), len(seedsGlobal), len(seedsOrig))
+	if len(seedsGlobal) != len(seedsOrig) || (timed && len(seedsTime) != len(seedsGlobal)) {
+		seedErr = fmt.Errorf("sample on rank %d: %d seed ids, %d original ids and %d seed times", s.g.c.Rank(), len(seedsGlobal), len(seedsOrig), len(seedsTime))
 		seedsGlobal, seedsOrig = nil, nil
 	}
 	for i, v := range seedsGlobal {
@@ -137,6 +155,9 @@ func (s *Sampler) sampleLayers(seedsGlobal, seedsOrig []int64, fanouts []int, re
 			break
 		}
 	}
+	if timed && seedsGlobal == nil {
+		seedsTime = []int64{}
+	}
 	var local sample.SampleStats
 	L := len(fanouts)
 	if rel != nil {
@@ -144,8 +165,9 @@ func (s *Sampler) sampleLayers(seedsGlobal, seedsOrig []int64, fanouts []int, re
 	}
 	s.sm.rel = rel != nil
 	blocks := make([]sample.Block, L)
-	dstG, dstO := seedsGlobal, seedsOrig
+	dstG, dstO, dstT := seedsGlobal, seedsOrig, seedsTime
 	for l := L - 1; l >= 0; l-- {
+		s.sm.dstT = dstT
 		k := base
 		k.Layer = l
 		// Node rows are relation rows of the one relation 0 (R = 1): a
@@ -157,17 +179,23 @@ func (s *Sampler) sampleLayers(seedsGlobal, seedsOrig []int64, fanouts []int, re
 			f[0] = fanouts[L-1-l]
 		}
 		layer := s.sampleLayer
-		if s.g.t == collectives.TransportAlltoallv {
+		switch {
+		case s.g.t == collectives.TransportAlltoallv:
 			layer = s.sampleLayerA2A
+		case timed:
+			layer = s.sampleLayerAt
 		}
 		if err := layer(dstG, dstO, k, f, replace, &blocks[l], &local); err != nil && seedErr == nil {
 			seedErr = fmt.Errorf("sample on rank %d: layer %d: %w", s.g.c.Rank(), l, err)
 		}
-		dstG, dstO = blocks[l].Nodes, blocks[l].Orig
+		dstG, dstO, dstT = blocks[l].Nodes, blocks[l].Orig, blocks[l].Time
 		if seedErr != nil {
 			// Keep making this rank's transport calls, with nothing to
 			// sample, so that the other ranks do not hang.
 			dstG, dstO = nil, nil
+			if timed {
+				dstT = []int64{}
+			}
 		}
 	}
 	if st != nil {
@@ -188,8 +216,10 @@ func (s *Sampler) layerRows(dstO []int64, fan []int) int {
 	sc := &s.sm
 	if !sc.rel {
 		sc.rowOrig = dstO
+		sc.rowT = sc.dstT
 		return len(dstO)
 	}
+	sc.rowT = sc.rowT[:0]
 	sc.rowDst, sc.rowRel, sc.relOrig = sc.rowDst[:0], sc.rowRel[:0], sc.relOrig[:0]
 	for i, o := range dstO {
 		for _, r := range s.g.plan.Rels(o) {
@@ -197,6 +227,9 @@ func (s *Sampler) layerRows(dstO []int64, fan []int) int {
 				sc.rowDst = append(sc.rowDst, int32(i))
 				sc.rowRel = append(sc.rowRel, int32(r))
 				sc.relOrig = append(sc.relOrig, o)
+				if sc.dstT != nil {
+					sc.rowT = append(sc.rowT, sc.dstT[i])
+				}
 			}
 		}
 	}
@@ -217,6 +250,9 @@ func (sc *samplerScratch) row(j int) (int, int64) {
 // relation order within a destination, as the references add them.
 func (s *Sampler) addRows() error {
 	sc := &s.sm
+	if sc.dstT != nil {
+		return s.addRowsAt()
+	}
 	if !sc.rel {
 		return sc.bb.AddRows(sc.posOff, sc.srcG, sc.srcO)
 	}
@@ -244,7 +280,11 @@ func (s *Sampler) addRows() error {
 func (s *Sampler) finishRows(dstG []int64, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
 	var dropped int64
-	sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO)
+	if sc.dstT != nil {
+		sc.srcG, sc.srcO, sc.srcT, dropped = sample.ExcludeRowsTimed(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO, sc.srcT)
+	} else {
+		sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO)
+	}
 	st.Excluded += dropped
 	for _, g := range dstG {
 		if s.g.Owns(g) {
@@ -282,8 +322,19 @@ func (s *Sampler) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 		bb.UseDenseIDs(s.g.n)
 		s.sm.dense = true
 	}
-	if err := bb.Reset(dstG, dstO); err != nil {
-		bb.Reset(nil, nil)
+	var err error
+	if s.sm.dstT != nil {
+		err = bb.ResetAt(dstG, dstO, s.sm.dstT)
+	} else {
+		err = bb.Reset(dstG, dstO)
+	}
+	if err != nil {
+		if s.sm.dstT != nil {
+			s.sm.dstT = s.sm.dstT[:0]
+			bb.ResetAt(nil, nil, nil)
+		} else {
+			bb.Reset(nil, nil)
+		}
 		return nil, nil, err
 	}
 	return dstG, dstO, nil
@@ -301,54 +352,20 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, repla
 	t0 := time.Now()
 	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
 	rows := s.layerRows(dstO, fan)
-	// Phase 1: degrees (and edge starts) of remote rows, from the
-	// replicated table or with one batched read.
-	sc.remote = sc.remote[:0]
-	sc.nodeRows = sc.nodeRows[:0]
-	for j := range rows {
-		i, r := sc.row(j)
-		if g := dstG[i]; !p.Owns(g) {
-			row := g*R + r
-			if p.allNodes != nil {
-				sc.nodeRows = append(sc.nodeRows, p.allNodes[2*row], p.allNodes[2*row+1])
-			} else {
-				sc.remote = append(sc.remote, row)
-			}
-		}
+	tl0 := time.Since(t0)
+	tl, tr, err := s.readRows(dstG, rows, st)
+	if err != nil {
+		return err
 	}
-	tl := time.Since(t0)
-	t1 := time.Now()
-	b0 := p.nodes.Stats().Bytes + p.edges.Stats().Bytes
-	if p.allNodes == nil {
-		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
-		if err := p.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
-			return err
-		}
-	}
-	tr := time.Since(t1)
+	tl += tl0
+	b0 := p.edges.Stats().Bytes
 	// Choose positions for every row; remote choices become edge row
 	// requests. Own rows are read from the interleaved {new id, orig id}
 	// edge array of the window (one cache line per neighbor instead of two
-	// arrays), and each own row's first local edge is remembered so the
-	// third pass does not revisit the offsets.
+	// arrays), and each own row's first local edge is remembered (by
+	// readRows) so the third pass does not revisit the offsets.
 	t2 := time.Now()
-	ln, le := p.localNodes, p.localEdges
-	// Read every own row's {start, degree} in a loop of independent loads
-	// first: the CPU then overlaps the cache misses, which dominate local
-	// sampling on graphs larger than the cache.
-	sc.rowStart = growInt64(sc.rowStart, rows)
-	sc.deg = growInt64(sc.deg, rows)
-	ri := 0
-	for j := range rows {
-		i, r := sc.row(j)
-		if g := dstG[i]; p.Owns(g) {
-			lr := (g-p.lo)*R + r
-			sc.rowStart[j], sc.deg[j] = ln[2*lr]-p.edgeBase, ln[2*lr+1]
-		} else {
-			sc.rowStart[j], sc.deg[j] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
-			ri++
-		}
-	}
+	le := p.localEdges
 	sc.pos = sc.pos[:0]
 	sc.posOff = append(sc.posOff[:0], 0)
 	sc.edgeReq = sc.edgeReq[:0]
@@ -373,7 +390,7 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, repla
 		return err
 	}
 	tr += time.Since(t3)
-	st.Bytes += p.nodes.Stats().Bytes + p.edges.Stats().Bytes - b0
+	st.Bytes += p.edges.Stats().Bytes - b0
 	// Collect all chosen neighbors (again independent loads), then feed the
 	// builder in row order, as the references do.
 	t4 := time.Now()
@@ -404,6 +421,62 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, repla
 	st.Local += tl
 	st.Remote += tr
 	return nil
+}
+
+// readRows sets, for each of the layer's rows, sc.rowStart (own rows: the
+// first local edge; remote rows: -1-(first global edge row)) and sc.deg,
+// reading remote rows' {start, degree} from the replicated table or with
+// one batched read (every rank makes that call, with or without rows). It
+// returns the local and remote time spent.
+func (s *Sampler) readRows(dstG []int64, rows int, st *sample.SampleStats) (tl, tr time.Duration, err error) {
+	sc := &s.sm
+	p := s.g
+	R := p.R
+	t0 := time.Now()
+	sc.remote = sc.remote[:0]
+	sc.nodeRows = sc.nodeRows[:0]
+	for j := range rows {
+		i, r := sc.row(j)
+		if g := dstG[i]; !p.Owns(g) {
+			row := g*R + r
+			if p.allNodes != nil {
+				sc.nodeRows = append(sc.nodeRows, p.allNodes[2*row], p.allNodes[2*row+1])
+			} else {
+				sc.remote = append(sc.remote, row)
+			}
+		}
+	}
+	tl = time.Since(t0)
+	t1 := time.Now()
+	b0 := p.nodes.Stats().Bytes
+	if p.allNodes == nil {
+		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
+		if err := p.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
+			return 0, 0, err
+		}
+	}
+	st.Bytes += p.nodes.Stats().Bytes - b0
+	tr = time.Since(t1)
+	t2 := time.Now()
+	ln := p.localNodes
+	// Read every own row's {start, degree} in a loop of independent loads
+	// first: the CPU then overlaps the cache misses, which dominate local
+	// sampling on graphs larger than the cache.
+	sc.rowStart = growInt64(sc.rowStart, rows)
+	sc.deg = growInt64(sc.deg, rows)
+	ri := 0
+	for j := range rows {
+		i, r := sc.row(j)
+		if g := dstG[i]; p.Owns(g) {
+			lr := (g-p.lo)*R + r
+			sc.rowStart[j], sc.deg[j] = ln[2*lr]-p.edgeBase, ln[2*lr+1]
+		} else {
+			sc.rowStart[j], sc.deg[j] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
+			ri++
+		}
+	}
+	tl += time.Since(t2)
+	return tl, tr, nil
 }
 
 func growInt64(s []int64, n int) []int64 {

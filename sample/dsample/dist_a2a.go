@@ -19,13 +19,17 @@ import (
 // one-sided path's, which the tests check.
 //
 // Wire format (int64). A request chunk to one owner is a header
-// [seed, epoch, batch, layer, fanout, replace] followed by {new id, orig id}
-// per destination (an empty chunk when there is none). The header makes the
-// owner use exactly the requester's key even if ranks passed different
-// bases. A response chunk holds, per requested destination in request
-// order, [n, {new id, orig id} × n].
+// [seed, epoch, batch, layer, fanout, replace, temporal] followed by
+// {new id, orig id} per destination (an empty chunk when there is none).
+// The header makes the owner use exactly the requester's key even if ranks
+// passed different bases. A response chunk holds, per requested
+// destination in request order, [n, {new id, orig id} × n].
+//
+// Temporal layers (header temporal = sample.Temporal.Code(), non-zero) add
+// the row's time as the last word of every request row, and the owner
+// answers [n, {new id, orig id, edge time} × n].
 
-const a2aHeader = 6
+const a2aHeader = 7
 
 // maxFanout bounds the fanout a peer's request may carry. With replacement
 // the owner draws that many neighbors per destination, so an absurd value
@@ -69,9 +73,15 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 	// Requests grouped by owner (counting sort keeps row order within an
 	// owner): {new id, orig id} per node row, {new id, orig id, relation,
 	// fanout} per relation row.
+	timed := sc.dstT != nil
 	words := int64(2)
 	if sc.rel {
 		words = a2aRelWords
+	}
+	ew := int64(2) // words per answered edge
+	if timed {
+		words++
+		ew = 3
 	}
 	ac.counts = growInt64(ac.counts, P)
 	clear(ac.counts)
@@ -106,6 +116,9 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 	if replace {
 		header[5] = 1
 	}
+	if timed {
+		header[6] = s.tp.Code()
+	}
 	total := int64(0)
 	for q := range P {
 		if ac.counts[q] > 0 {
@@ -131,6 +144,9 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 			ac.send[x], ac.send[x+1] = dstG[i], sc.rowOrig[j]
 			if sc.rel {
 				ac.send[x+2], ac.send[x+3] = r, int64(fan[r])
+			}
+			if timed {
+				ac.send[x+words-1] = sc.rowT[j]
 			}
 			ac.next[q] += words
 		}
@@ -190,20 +206,28 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 		ac.cursor[q] = off
 		off += backCounts[q]
 	}
-	ln, le := p.localNodes, p.localEdges
+	ln, le, lt := p.localNodes, p.localEdges, p.localTimes
 	sc.posOff = append(sc.posOff[:0], 0)
-	sc.srcG, sc.srcO = sc.srcG[:0], sc.srcO[:0]
+	sc.srcG, sc.srcO, sc.srcT = sc.srcG[:0], sc.srcO[:0], sc.srcT[:0]
 	for j, q := range ac.ownerOf {
 		if q < 0 {
 			i, r := sc.row(j)
 			lr := (dstG[i]-p.lo)*R + r
 			first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
 			k.Node = sc.rowOrig[j]*R + r // the original id for node rows
-			sc.pos = sample.ChoosePositions(k, deg, fan[r], replace, sc.pos[:0])
+			if timed {
+				T := sc.rowT[j]
+				sc.pos = s.tp.Choose(k, T, s.tp.Eligible(lt[first:first+deg], T), fan[r], replace, sc.pos[:0])
+			} else {
+				sc.pos = sample.ChoosePositions(k, deg, fan[r], replace, sc.pos[:0])
+			}
 			for _, x := range sc.pos {
 				e := 2 * (first + x)
 				sc.srcG = append(sc.srcG, le[e])
 				sc.srcO = append(sc.srcO, le[e+1])
+				if timed {
+					sc.srcT = append(sc.srcT, lt[first+x])
+				}
 			}
 		} else {
 			c := ac.cursor[q]
@@ -211,14 +235,17 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 				return fmt.Errorf("rank %d answered fewer rows than asked", q)
 			}
 			n := back[c]
-			if n < 0 || c+1+2*n > int64(len(back)) {
+			if n < 0 || c+1+ew*n > int64(len(back)) {
 				return fmt.Errorf("rank %d sent a malformed answer", q)
 			}
-			for x := c + 1; x < c+1+2*n; x += 2 {
+			for x := c + 1; x < c+1+ew*n; x += ew {
 				sc.srcG = append(sc.srcG, back[x])
 				sc.srcO = append(sc.srcO, back[x+1])
+				if timed {
+					sc.srcT = append(sc.srcT, back[x+2])
+				}
 			}
-			ac.cursor[q] = c + 1 + 2*n
+			ac.cursor[q] = c + 1 + ew*n
 		}
 		sc.posOff = append(sc.posOff, int64(len(sc.srcG)))
 	}
@@ -242,19 +269,33 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 func (s *Sampler) serveA2A(q int, chunk []int64) error {
 	sc, ac, p := &s.sm, &s.a2a, s.g
 	n := int64(len(chunk))
+	if n < a2aHeader {
+		return fmt.Errorf("rank %d sent a malformed request of %d words", q, n)
+	}
+	tq, err := sample.DecodeTemporal(chunk[6])
+	if err != nil {
+		return fmt.Errorf("rank %d sent a malformed request: %w", q, err)
+	}
+	timed := tq.On()
+	if timed && p.times == nil {
+		return fmt.Errorf("rank %d asked for temporal sampling, but this rank's partition has no edge times", q)
+	}
 	words := int64(2)
 	if sc.rel {
 		words = a2aRelWords
 	}
-	if n < a2aHeader || (n-a2aHeader)%words != 0 || sc.rel != (chunk[4] == 0) {
-		return fmt.Errorf("rank %d sent a malformed request of %d words (header fanout %d; typed here: %t)", q, n, chunk[min(4, n-1)], sc.rel)
+	if timed {
+		words++
+	}
+	if (n-a2aHeader)%words != 0 || sc.rel != (chunk[4] == 0) {
+		return fmt.Errorf("rank %d sent a malformed request of %d words (header fanout %d; typed here: %t)", q, n, chunk[4], sc.rel)
 	}
 	kq := sample.Key{Seed: uint64(chunk[0]), Epoch: int(chunk[1]), Batch: int(chunk[2]), Layer: int(chunk[3])}
 	if chunk[5] != 0 && chunk[5] != 1 {
 		return fmt.Errorf("rank %d sent a request with replace flag %d", q, chunk[5])
 	}
 	rq := chunk[5] != 0
-	ln, le := p.localNodes, p.localEdges
+	ln, le, lt := p.localNodes, p.localEdges, p.localTimes
 	for j := int64(a2aHeader); j < n; j += words {
 		g, o, r, fq := chunk[j], chunk[j+1], int64(0), chunk[4]
 		if sc.rel {
@@ -269,11 +310,19 @@ func (s *Sampler) serveA2A(q int, chunk []int64) error {
 		lr := (g-p.lo)*p.R + r
 		first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
 		kq.Node = o*p.R + r
-		sc.pos = sample.ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
+		if timed {
+			T := chunk[j+words-1]
+			sc.pos = tq.Choose(kq, T, tq.Eligible(lt[first:first+deg], T), int(fq), rq, sc.pos[:0])
+		} else {
+			sc.pos = sample.ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
+		}
 		ac.resp = append(ac.resp, int64(len(sc.pos)))
 		for _, x := range sc.pos {
 			e := 2 * (first + x)
 			ac.resp = append(ac.resp, le[e], le[e+1])
+			if timed {
+				ac.resp = append(ac.resp, lt[first+x])
+			}
 		}
 	}
 	return nil

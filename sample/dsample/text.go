@@ -36,3 +36,21 @@ func GatherTextRel(c *collectives.Comm, blocks []sample.Block, schema *graph.Sch
 	}
 	return sample.CanonicalTextRel(all, len(blocks), names)
 }
+
+// GatherTextAt is GatherText for temporal blocks (SampleRelAt): every
+// destination with its seed time and every edge with its time, and with
+// its relation when schema is not nil. It is collective.
+func GatherTextAt(c *collectives.Comm, blocks []sample.Block, schema *graph.Schema) ([]byte, error) {
+	all, _, err := collectives.Allgatherv(c, sample.EdgeRecordsAt(blocks, nil))
+	if err != nil {
+		return nil, fmt.Errorf("gather text: %w", err)
+	}
+	var names []string
+	if schema != nil {
+		names = make([]string, schema.NumRels())
+		for r, rel := range schema.Relations {
+			names[r] = rel.String()
+		}
+	}
+	return sample.CanonicalTextAt(all, len(blocks), names)
+}
