@@ -107,6 +107,10 @@ type LinkMeta struct {
 	// Relation is the canonical name of the relation whose edges are the
 	// positives in a heterogeneous partition ("" for a homogeneous one).
 	Relation string `json:"relation,omitempty"`
+	// Graph is "all" when the message-passing adjacency keeps the valid and
+	// test events (only temporal sampling may use it); "" is the training
+	// edges only.
+	Graph string `json:"graph,omitempty"`
 }
 
 // LinkEdges are positive (or pool) edges owned by one part, sorted by ID.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/sample"
 )
 
 // parseFlags parses args into fs and then refuses a non-finite value (NaN,
@@ -200,4 +201,39 @@ func (f *fanoutFlag) layers() ([]int, error) {
 		err = errors.New("--" + f.name + " needs at least one layer")
 	}
 	return out, err
+}
+
+// temporalFlags are --temporal, --temporal-strict and --seed-time, shared
+// by train and sample.
+type temporalFlags struct {
+	strategy string
+	strict   bool
+	seedTime string
+}
+
+func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
+	t := &temporalFlags{}
+	fs.StringVar(&t.strategy, "temporal", "none", "temporal sampling on a partition with times (partition --time): uniform (uniform among the edges not newer than the seed's time), last (the most recent ones) or none")
+	fs.BoolVar(&t.strict, "temporal-strict", false, "temporal sampling: only edges strictly older than the seed's time (keeps simultaneous events out)")
+	fs.StringVar(&t.seedTime, "seed-time", "", "temporal sampling: the time every seed is expanded at (default: node seeds at their node time, link seeds at their edge's time)")
+	return t
+}
+
+// parse returns the temporal configuration and the fixed seed time, if
+// --seed-time was given.
+func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64, err error) {
+	if tp.Strategy, err = sample.ParseTemporalStrategy(t.strategy); err != nil {
+		return tp, false, 0, fmt.Errorf("--temporal: %w", err)
+	}
+	tp.Strict = t.strict
+	if t.seedTime != "" {
+		if seedTime, err = strconv.ParseInt(t.seedTime, 10, 64); err != nil {
+			return tp, false, 0, fmt.Errorf("--seed-time %q: want an integer time", t.seedTime)
+		}
+		fixed = true
+	}
+	if !tp.On() && (t.strict || fixed) {
+		return tp, false, 0, errors.New("--temporal-strict and --seed-time need --temporal uniform or last")
+	}
+	return tp, fixed, seedTime, nil
 }

@@ -17,6 +17,7 @@ import (
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
+	"mpignn/train/dist"
 )
 
 // sampleConfig holds the flags of `mpignn sample`.
@@ -32,8 +33,12 @@ type sampleConfig struct {
 	relSpec    bool
 	key        sample.Key
 	replace    bool
-	transport  collectives.Transport
-	shared     []collectives.Field // flags every rank must agree on
+	// temporal sampling: tp, and the fixed seed time when fixedTime.
+	tp        sample.Temporal
+	fixedTime bool
+	seedTime  int64
+	transport collectives.Transport
+	shared    []collectives.Field // flags every rank must agree on
 }
 
 func parseSample(args []string) (sampleConfig, error) {
@@ -46,11 +51,13 @@ func parseSample(args []string) (sampleConfig, error) {
 	fs.IntVar(&cfg.key.Epoch, "epoch", 0, "epoch of the random key")
 	fs.IntVar(&cfg.key.Batch, "step", 0, "step (batch index) of the random key")
 	fs.BoolVar(&cfg.replace, "replace", false, "sample with replacement")
+	temporal := addTemporalFlags(fs)
 	tr := addTransportFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: ./mpirun.sh -n P ./bin/mpignn sample --parts DIR --seeds 3,17,42 [--fanout 10,5 --seed 7 --transport auto|rma|alltoallv]\n"+
 			"Prints every sampled edge \"dst src\" per layer (forward order), in original ids, sorted; the output\n"+
-			"does not depend on the number of ranks or the transport.\n")
+			"does not depend on the number of ranks or the transport. With --temporal uniform|last (partition --time)\n"+
+			"lines are \"dst@seedtime src@edgetime\": every edge with its time and the time its destination was expanded at.\n")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -90,6 +97,9 @@ func parseSample(args []string) (sampleConfig, error) {
 		return cfg, err
 	}
 	if cfg.transport, err = tr.parse(); err != nil {
+		return cfg, err
+	}
+	if cfg.tp, cfg.fixedTime, cfg.seedTime, err = temporal.parse(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -170,7 +180,9 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 	}
 	sampleSortByOrig(seedsG, seedsO)
 	var text []byte
-	if schema != nil {
+	if cfg.tp.On() {
+		text, err = sampleTemporal(c, s, part, schema, cfg, seedsG, seedsO)
+	} else if schema != nil {
 		text, err = sampleTyped(c, s, schema, cfg, seedsG, seedsO)
 	} else {
 		var blocks []sample.Block
@@ -198,8 +210,15 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 	for i, v := range cfg.seeds {
 		seedStr[i] = strconv.FormatInt(v, 10)
 	}
-	if _, err := fmt.Fprintf(out, "# sample seeds %s fanout %s seed %d epoch %d step %d replace %v\n",
-		strings.Join(seedStr, ","), strings.Join(fanStr, ","), cfg.key.Seed, cfg.key.Epoch, cfg.key.Batch, cfg.replace); err != nil {
+	temporal := ""
+	if cfg.tp.On() {
+		temporal = " temporal " + cfg.tp.String()
+		if cfg.fixedTime {
+			temporal += fmt.Sprintf(" seed-time %d", cfg.seedTime)
+		}
+	}
+	if _, err := fmt.Fprintf(out, "# sample seeds %s fanout %s seed %d epoch %d step %d replace %v%s\n",
+		strings.Join(seedStr, ","), strings.Join(fanStr, ","), cfg.key.Seed, cfg.key.Epoch, cfg.key.Batch, cfg.replace, temporal); err != nil {
 		return err
 	}
 	_, err = out.Write(text)
@@ -232,6 +251,51 @@ func (cfg *sampleConfig) resolveSeeds(schema *graph.Schema) error {
 	slices.Sort(cfg.seeds)
 	cfg.seeds = slices.Compact(cfg.seeds)
 	return nil
+}
+
+// sampleTemporal samples the seeds with temporal sampling, each at the
+// fixed --seed-time or at its node time, and gathers the canonical text
+// with times (and relations on a heterogeneous partition). The node times
+// are read before the store released the partition's arrays: they are
+// kept in the Part.
+func sampleTemporal(c *collectives.Comm, s *dsample.Store, part *partition.Part, schema *graph.Schema, cfg sampleConfig, seedsG, seedsO []int64) ([]byte, error) {
+	if err := s.Sampler().SetTemporal(cfg.tp); err != nil {
+		return nil, fmt.Errorf("--temporal: %w", err)
+	}
+	var why string
+	times := make([]int64, len(seedsG))
+	for i, g := range seedsG {
+		switch {
+		case cfg.fixedTime:
+			times[i] = cfg.seedTime
+		case part.NodeTime == nil:
+			why = fmt.Sprintf("--temporal: partition %s has no node times; give --seed-time T", cfg.parts)
+		default:
+			times[i] = part.NodeTime[g-part.Lo]
+		}
+	}
+	var local error
+	if why != "" {
+		local = errors.New(why)
+	}
+	if err := dist.Agree(c, local); err != nil {
+		return nil, err
+	}
+	rf := sample.UniformRelFanouts(cfg.fanouts, 1)
+	if schema != nil {
+		rf = sample.UniformRelFanouts(cfg.fanouts, schema.NumRels())
+		if cfg.relSpec {
+			var err error
+			if rf, err = sample.ParseRelFanouts(cfg.fanSpec, schema, len(cfg.fanouts)); err != nil {
+				return nil, fmt.Errorf("--fanout: %w", err)
+			}
+		}
+	}
+	blocks, err := s.Sampler().SampleRelAt(seedsG, seedsO, times, rf, cfg.key, cfg.replace)
+	if err != nil {
+		return nil, err
+	}
+	return dsample.GatherTextAt(c, blocks, schema)
 }
 
 // sampleTyped samples the seeds on a heterogeneous partition with

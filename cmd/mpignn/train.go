@@ -47,6 +47,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
 	addBatchFlag(fs, &c.Loader.Batch, 64, "seeds")
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
+	temporal := addTemporalFlags(fs)
 	fs.StringVar(&c.Model.Arch, "model", "", "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT) for homogeneous graphs, "+strings.Join(train.HeteroArchs(), ", ")+" (HeteroSAGE, R-GCN) for heterogeneous ones (default: sage, or hsage on a heterogeneous partition)")
 	fs.IntVar(&c.Hetero.EmbedDim, "embed-dim", 0, "heterogeneous: width of the learnable embeddings of node types without features (default: --hidden)")
 	fs.StringVar(&c.Hetero.EmbedTypes, "embed-types", "", "heterogeneous: node types with learnable embeddings: the featureless ones (default), all, or a comma-separated list; a type with features reads them beside its embedding")
@@ -119,6 +120,12 @@ func parseTrain(args []string) (*trainFlags, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if c.Loader.Temporal, c.Loader.FixedSeedTime, c.Loader.SeedTime, err = temporal.parse(); err != nil {
+		return nil, err
+	}
+	if c.Loader.FixedSeedTime && c.Task == dist.TaskLink {
+		return nil, errors.New("--seed-time: link seeds are expanded at their own edge's time; the flag is for node tasks")
 	}
 	if *layers != 0 && *layers != len(c.Loader.Fanouts) {
 		return nil, fmt.Errorf("--layers %d but --fanout %s gives %d layers", *layers, fanout.value, len(c.Loader.Fanouts))

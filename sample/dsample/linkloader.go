@@ -96,6 +96,11 @@ type LinkLoaderOptions struct {
 	// heterogeneous partition, as in LoaderOptions (nil: Fanouts and
 	// EvalFanouts for every relation); ignored for a homogeneous one.
 	RelFanouts, EvalRelFanouts sample.RelFanouts
+	// Temporal turns temporal sampling on (the partition must have edge
+	// times): the endpoints of a positive and of its negatives are expanded
+	// at the positive's time, in training and in evaluation (see
+	// EvalBatchAt).
+	Temporal sample.Temporal
 }
 
 // LinkLoader produces link-prediction training batches (it is a
@@ -134,6 +139,10 @@ type LinkLoader struct {
 	negNew  []int64
 	index   map[int64]int32
 	pairBuf []int64
+	// Temporal batches: seeds are (node, time) pairs, indexed by indexT;
+	// seedT holds the seeds' times.
+	indexT map[[2]int64]int32
+	seedT  []int64
 }
 
 // NewLinkLoader prepares link batches over the store's partition, which
@@ -169,6 +178,15 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 	if why == "" && s.graph.Schema() != nil {
 		why = l.openHetero()
 	}
+	if why == "" {
+		if err := s.sampler.SetTemporal(o.Temporal); err != nil {
+			why = err.Error()
+		}
+	}
+	if why == "" && p.Meta.Link.Graph == "all" && !o.Temporal.On() {
+		why = "the partition keeps the held-out edges in message passing (--link-graph all), which only temporal sampling may use (it would leak the valid and test edges): train with --temporal"
+	}
+	l.indexT = map[[2]int64]int32{}
 	if err := agreeOpen(s.c, "link loader", why); err != nil {
 		return nil, err
 	}
@@ -276,28 +294,17 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 		exclude = sample.NewEdgeSet(src, dst)
 	}
 	// Seeds: the distinct endpoints, in order of first appearance over
-	// (source, destination, negatives) of each positive.
-	clear(l.index)
-	out.Seeds, out.SeedsOrig = out.Seeds[:0], out.SeedsOrig[:0]
-	out.Pairs, out.PairLabels = out.Pairs[:0], out.PairLabels[:0]
-	out.Labels = out.Labels[:0]
-	add := func(g, o int64) int32 {
-		if j, ok := l.index[g]; ok {
-			return j
-		}
-		j := int32(len(out.Seeds))
-		l.index[g] = j
-		out.Seeds = append(out.Seeds, g)
-		out.SeedsOrig = append(out.SeedsOrig, o)
-		return j
-	}
+	// (source, destination, negatives) of each positive; with temporal
+	// sampling the distinct (endpoint, positive's time) pairs.
+	l.resetSeeds(out)
 	for e, i := range locals {
-		u := add(tr.Src[i], tr.SrcOrig[i])
-		v := add(tr.Dst[i], tr.DstOrig[i])
+		t := tr.Time[i]
+		u := l.addSeed(out, tr.Src[i], tr.SrcOrig[i], t)
+		v := l.addSeed(out, tr.Dst[i], tr.DstOrig[i], t)
 		out.Pairs = append(out.Pairs, u, v)
 		out.PairLabels = append(out.PairLabels, 1)
 		for j := range k {
-			w := add(l.negNew[e*k+j], l.negOrig[e*k+j])
+			w := l.addSeed(out, l.negNew[e*k+j], l.negOrig[e*k+j], t)
 			out.Pairs = append(out.Pairs, u, w)
 			out.PairLabels = append(out.PairLabels, 0)
 		}
@@ -307,13 +314,7 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
 	l.s.SetExclude(exclude)
-	var blocks []sample.Block
-	var err error
-	if l.schema != nil {
-		blocks, err = l.s.sampler.SampleRelWithStats(out.Seeds, out.SeedsOrig, l.o.RelFanouts, base, l.o.Replace, &st)
-	} else {
-		blocks, err = l.s.Sample(out.Seeds, out.SeedsOrig, l.o.Fanouts, base, l.o.Replace, &st)
-	}
+	blocks, err := SampleFor(l.s.sampler, out.Seeds, out.SeedsOrig, l.times(), l.o.Fanouts, l.o.RelFanouts, base, l.o.Replace, &st)
 	l.s.SetExclude(nil)
 	if err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
@@ -356,6 +357,15 @@ func (l *LinkLoader) adjacent(v, w int64) bool {
 	g := l.s.graph
 	r := (v-g.lo)*g.R + l.strictRow
 	first, deg := g.localNodes[2*r]-g.edgeBase, g.localNodes[2*r+1]
+	if g.Timed() {
+		// A timed row is in (time, id) order: scan it.
+		for e := first; e < first+deg; e++ {
+			if g.localEdges[2*e+1] == w {
+				return true
+			}
+		}
+		return false
+	}
 	lo, hi := first, first+deg
 	for lo < hi {
 		m := int64(uint64(lo+hi) >> 1)

@@ -37,6 +37,12 @@ type LoaderOptions struct {
 	// Fanouts (EvalFanouts) for every relation. They need as many hops as
 	// Fanouts, and are ignored for a homogeneous partition.
 	RelFanouts, EvalRelFanouts sample.RelFanouts
+	// Temporal turns temporal sampling on (the partition must have edge
+	// times): each seed is expanded at its node time (Part.NodeTime), or at
+	// SeedTime when FixedSeedTime.
+	Temporal      sample.Temporal
+	FixedSeedTime bool
+	SeedTime      int64
 }
 
 // splitSeeds is one rank's share of a split, with what global batching
@@ -61,6 +67,7 @@ type Loader struct {
 	// types (SetTypedInputs); byType is its scratch.
 	typed  TypedInputs
 	byType [][]int64
+	seedT  []int64 // scratch: the step's seed times (temporal sampling)
 }
 
 // TypedInputs reads the input rows of the nodes of one type of a
@@ -111,6 +118,12 @@ func NewLoader(s *Store, o LoaderOptions) (*Loader, error) {
 		return nil, fmt.Errorf("loader: partition has no split %q", name)
 	}
 	l := &Loader{s: s, o: o}
+	if err := s.sampler.SetTemporal(o.Temporal); err != nil {
+		return nil, fmt.Errorf("loader: %w", err)
+	}
+	if o.Temporal.On() && !o.FixedSeedTime && p.NodeTime == nil {
+		return nil, fmt.Errorf("loader: temporal sampling of node seeds needs node times, but the partition has none (give a seed time for all seeds)")
+	}
 	for i, ids := range [][]int64{sp.Train, sp.Valid, sp.Test} {
 		ss := &l.splits[i]
 		ss.epoch = -1
@@ -211,15 +224,20 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	out.Seeds, out.SeedsOrig = seeds, orig
 	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
-	var blocks []sample.Block
-	if l.s.graph.Schema() != nil {
-		rel := l.o.RelFanouts
-		if split != SplitTrain {
-			rel = l.o.EvalRelFanouts
-		}
-		blocks, err = l.s.sampler.SampleRelWithStats(seeds, orig, rel, base, l.o.Replace, &st)
-	} else {
-		blocks, err = l.s.Sample(seeds, orig, fan, base, l.o.Replace, &st)
+	rel := l.o.RelFanouts
+	if split != SplitTrain {
+		rel = l.o.EvalRelFanouts
+	}
+	times, err := l.seedTimes(seeds, l.seedT)
+	if err != nil {
+		// Fail after the collectives (sampling nothing), so that the other
+		// ranks do not hang.
+		seeds, orig, times = nil, nil, []int64{}
+	}
+	l.seedT = times
+	blocks, serr := SampleFor(l.s.sampler, seeds, orig, times, fan, rel, base, l.o.Replace, &st)
+	if err == nil {
+		err = serr
 	}
 	if err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)

@@ -258,3 +258,156 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 	st.Remote += tr
 	return nil
 }
+
+// SampleFor draws a batch's blocks with smp in the form the graph and the
+// call need: temporal (times non-nil: SampleRelAt, rel or fanouts for every
+// relation), typed (SampleRel with rel) or plain (Sample with fanouts). It
+// is collective.
+func SampleFor(smp *Sampler, seeds, orig, times []int64, fanouts []int, rel sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
+	typed := smp.g.Schema() != nil
+	switch {
+	case times != nil:
+		if !typed || rel == nil {
+			rel = sample.UniformRelFanouts(fanouts, int(smp.g.R))
+		}
+		return smp.SampleRelAtWithStats(seeds, orig, times, rel, base, replace, st)
+	case typed:
+		return smp.SampleRelWithStats(seeds, orig, rel, base, replace, st)
+	}
+	return smp.SampleWithStats(seeds, orig, fanouts, base, replace, st)
+}
+
+// seedTimes returns the times node seeds are expanded at under the
+// loader's temporal options: nil when sampling is not temporal, else the
+// fixed SeedTime or each (owned) seed's node time.
+func (l *Loader) seedTimes(seeds []int64, dst []int64) ([]int64, error) {
+	o := &l.o
+	if !o.Temporal.On() {
+		return nil, nil
+	}
+	dst = dst[:0]
+	p := l.s.part
+	for _, g := range seeds {
+		switch {
+		case o.FixedSeedTime:
+			dst = append(dst, o.SeedTime)
+		case p.NodeTime == nil:
+			return nil, fmt.Errorf("temporal sampling of node seeds needs node times, but the partition has none (give a seed time for all seeds)")
+		case g < p.Lo || g >= p.Hi:
+			return nil, fmt.Errorf("seed %d is not owned by rank %d, whose node times it would need", g, l.s.c.Rank())
+		default:
+			dst = append(dst, p.NodeTime[g-p.Lo])
+		}
+	}
+	if dst == nil {
+		dst = []int64{}
+	}
+	return dst, nil
+}
+
+// resetSeeds empties out's seeds and pairs for a new link batch.
+func (l *LinkLoader) resetSeeds(out *sample.Batch) {
+	clear(l.index)
+	clear(l.indexT)
+	l.seedT = l.seedT[:0]
+	out.Seeds, out.SeedsOrig = out.Seeds[:0], out.SeedsOrig[:0]
+	out.Pairs, out.PairLabels = out.Pairs[:0], out.PairLabels[:0]
+	out.Labels = out.Labels[:0]
+}
+
+// addSeed returns the seed index of node g (original id o) in out, adding
+// it if new; with temporal sampling the seed is the pair (g, t), so one
+// node may be a seed at several times.
+func (l *LinkLoader) addSeed(out *sample.Batch, g, o, t int64) int32 {
+	if l.o.Temporal.On() {
+		if j, ok := l.indexT[[2]int64{g, t}]; ok {
+			return j
+		}
+		j := int32(len(out.Seeds))
+		l.indexT[[2]int64{g, t}] = j
+		out.Seeds = append(out.Seeds, g)
+		out.SeedsOrig = append(out.SeedsOrig, o)
+		l.seedT = append(l.seedT, t)
+		return j
+	}
+	if j, ok := l.index[g]; ok {
+		return j
+	}
+	j := int32(len(out.Seeds))
+	l.index[g] = j
+	out.Seeds = append(out.Seeds, g)
+	out.SeedsOrig = append(out.SeedsOrig, o)
+	return j
+}
+
+// times returns the seed times of the batch being built (nil when sampling
+// is not temporal).
+func (l *LinkLoader) times() []int64 {
+	if !l.o.Temporal.On() {
+		return nil
+	}
+	if l.seedT == nil {
+		l.seedT = []int64{}
+	}
+	return l.seedT
+}
+
+// LinkPairs are node pairs to score, each at its own time: (Src[i],
+// Dst[i]) in new ids with their original ids, at Time[i].
+type LinkPairs struct {
+	Src, SrcOrig, Dst, DstOrig, Time []int64
+}
+
+// Len returns the number of pairs.
+func (pp *LinkPairs) Len() int { return len(pp.Src) }
+
+// Add appends one pair.
+func (pp *LinkPairs) Add(src, srcOrig, dst, dstOrig, t int64) {
+	pp.Src, pp.SrcOrig = append(pp.Src, src), append(pp.SrcOrig, srcOrig)
+	pp.Dst, pp.DstOrig = append(pp.Dst, dst), append(pp.DstOrig, dstOrig)
+	pp.Time = append(pp.Time, t)
+}
+
+// evalBatchKey is the Batch of the sampling key of temporal evaluation:
+// below the embedding steps' -1-step, so it repeats no other draw. It is
+// the same for every pair, so a node's neighbourhood at time T is the same
+// whichever pairs share its batch, on any number of ranks.
+const evalBatchKey = -(1 << 40)
+
+// PairBatchAt fills out for scoring the pairs pp[lo:hi] with temporal
+// sampling: the seeds are their distinct (endpoint, time) pairs, out.Pairs
+// indexes the seeds two by two in pair order, and the blocks (evaluation
+// fanouts) and inputs are those of the seeds. split (0 valid, 1 test)
+// keeps the two splits' draws apart. It is collective: every rank calls
+// it the same number of times, with an empty range when it has no more
+// pairs.
+func (l *LinkLoader) PairBatchAt(pp *LinkPairs, lo, hi, split, epoch int, out *sample.Batch) error {
+	if !l.o.Temporal.On() {
+		return fmt.Errorf("link loader: pair batches need temporal sampling")
+	}
+	l.resetSeeds(out)
+	for i := lo; i < hi; i++ {
+		u := l.addSeed(out, pp.Src[i], pp.SrcOrig[i], pp.Time[i])
+		v := l.addSeed(out, pp.Dst[i], pp.DstOrig[i], pp.Time[i])
+		out.Pairs = append(out.Pairs, u, v)
+	}
+	out.GlobalSeeds = len(out.Seeds)
+	var st sample.SampleStats
+	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: evalBatchKey - split}
+	blocks, err := SampleFor(l.s.sampler, out.Seeds, out.SeedsOrig, l.times(), l.o.EvalFanouts, l.o.EvalRelFanouts, base, l.o.Replace, &st)
+	if err != nil {
+		return fmt.Errorf("link loader: evaluation pairs: %w", err)
+	}
+	out.Blocks = blocks
+	var g GatherStats
+	if l.schema != nil {
+		err = l.typed.gatherTyped(l.schema, &blocks[0], out, &g)
+	} else {
+		out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g)
+	}
+	if err != nil {
+		return fmt.Errorf("link loader: evaluation pairs: %w", err)
+	}
+	out.Stats = batchStats(g, st)
+	return nil
+}

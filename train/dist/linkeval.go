@@ -8,6 +8,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/partition"
+	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
 )
@@ -89,7 +90,7 @@ func (e *linkEvaluator) Evaluate(split string, epoch int, m *train.Model) (train
 	var res train.EvalResult
 	lp := e.part.Link
 	var pos, pool *partition.LinkEdges
-	var neg []int64
+	var neg, negOrig []int64
 	switch split {
 	case train.SplitValid:
 		if e.l.Meta().Valid == 0 {
@@ -98,17 +99,27 @@ func (e *linkEvaluator) Evaluate(split string, epoch int, m *train.Model) (train
 			// keeps the latest epoch).
 			return res, nil
 		}
-		pos, pool, neg = &lp.Valid, &lp.ValidPool, lp.ValidNeg
+		pos, pool, neg, negOrig = &lp.Valid, &lp.ValidPool, lp.ValidNeg, lp.ValidNegOrig
 	case train.SplitTest:
-		pos, pool, neg = &lp.Test, &lp.TestPool, lp.TestNeg
+		pos, pool, neg, negOrig = &lp.Test, &lp.TestPool, lp.TestNeg, lp.TestNegOrig
 	default:
 		return res, fmt.Errorf("evaluate %s: unknown split", split)
 	}
-	emb, err := e.embeddings(split, epoch, m)
-	if err != nil {
-		return res, fmt.Errorf("evaluate %s: %w", split, err)
+	var sc linkScores
+	var localErr error
+	if e.l.Options().Temporal.On() {
+		var err error
+		sc, localErr, err = e.scoreAt(split, epoch, m, pos, neg, negOrig, pool)
+		if err != nil {
+			return res, fmt.Errorf("evaluate %s: %w", split, err)
+		}
+	} else {
+		emb, err := e.embeddings(split, epoch, m)
+		if err != nil {
+			return res, fmt.Errorf("evaluate %s: %w", split, err)
+		}
+		sc, localErr = e.score(emb, m, pos, neg, pool)
 	}
-	sc, localErr := e.score(emb, m, pos, neg, pool)
 	if err := Agree(e.c, localErr); err != nil {
 		return res, fmt.Errorf("evaluate %s: %w", split, err)
 	}
@@ -256,4 +267,93 @@ func softplus(x float64) float64 {
 		return x + math.Log1p(math.Exp(-x))
 	}
 	return math.Log1p(math.Exp(x))
+}
+
+// Temporal link evaluation.
+//
+// With temporal sampling a node's embedding depends on the time it is
+// asked at, so nodes cannot be embedded once for all pairs: every scored
+// pair is embedded at its positive's time (a positive and its K negatives
+// share the positive's time, as in training), its endpoints sampled with
+// only the edges older than that time. The shared negative pool, which
+// has no times, is scored at the split's first positive time: what is
+// known when the split begins. Pairs go through in chunks of evalPairs
+// per rank per step; the step count is agreed over the ranks, so every
+// rank makes the same collective calls.
+
+// evalPairs bounds the pairs scored per rank per step.
+const evalPairs = 2048
+
+// scoreAt is score for temporal sampling. It is collective. localErr is
+// this rank's own failure (the caller agrees on it); err is a failure of a
+// collective, already the same on every rank.
+func (e *linkEvaluator) scoreAt(split string, epoch int, m *train.Model, pos *partition.LinkEdges, neg, negOrig []int64, pool *partition.LinkEdges) (sc linkScores, localErr, err error) {
+	k := e.l.Meta().NegsPerPos
+	if len(neg) != pos.Len()*k || len(negOrig) != len(neg) {
+		localErr = fmt.Errorf("rank %d holds %d negatives for %d positives, want %d each", e.c.Rank(), len(neg), pos.Len(), k)
+	}
+	// The pool's time: the split's first positive time over all ranks.
+	first := int64(math.MaxInt64)
+	for _, t := range pos.Time {
+		first = min(first, t)
+	}
+	if first, err = collectives.AllreduceScalar(e.c, first, collectives.Min); err != nil {
+		return sc, nil, err
+	}
+	var pp dsample.LinkPairs
+	if localErr == nil {
+		for i := range pos.Len() {
+			pp.Add(pos.Src[i], pos.SrcOrig[i], pos.Dst[i], pos.DstOrig[i], pos.Time[i])
+		}
+		for i := range len(neg) {
+			p := i / k
+			pp.Add(pos.Src[p], pos.SrcOrig[p], neg[i], negOrig[i], pos.Time[p])
+		}
+		for i := range pool.Len() {
+			pp.Add(pool.Src[i], pool.SrcOrig[i], pool.Dst[i], pool.DstOrig[i], first)
+		}
+	}
+	steps, err := collectives.AllreduceScalar(e.c, int64((pp.Len()+evalPairs-1)/evalPairs), collectives.Max)
+	if err != nil {
+		return sc, nil, err
+	}
+	which := 0
+	if split == train.SplitTest {
+		which = 1
+	}
+	scores := make([]float32, pp.Len())
+	var b sample.Batch
+	for step := range int(steps) {
+		lo := min(step*evalPairs, pp.Len())
+		hi := min(lo+evalPairs, pp.Len())
+		if err := e.l.PairBatchAt(&pp, lo, hi, which, epoch, &b); err != nil {
+			return sc, nil, err
+		}
+		if localErr != nil || lo == hi {
+			continue
+		}
+		var h []float32
+		if e.part.Meta.Hetero != nil {
+			h, localErr = m.EmbedHetero(b.Blocks, b.XT)
+		} else {
+			h, localErr = m.Embed(b.Blocks, b.X)
+		}
+		if localErr == nil && len(h) != len(b.Seeds)*e.width {
+			localErr = fmt.Errorf("model returned %d values for %d nodes of width %d", len(h), len(b.Seeds), e.width)
+		}
+		if localErr != nil {
+			continue
+		}
+		w := e.width
+		row := func(j int32) []float32 { return h[int(j)*w : (int(j)+1)*w] }
+		var part []float32
+		part, localErr = scorePairs(m, w, hi-lo, func(i int) ([]float32, []float32) { return row(b.Pairs[2*i]), row(b.Pairs[2*i+1]) })
+		copy(scores[lo:hi], part)
+	}
+	if localErr != nil {
+		return sc, localErr, nil
+	}
+	np := pos.Len()
+	sc.pos, sc.neg, sc.pool = scores[:np], scores[np:np+len(neg)], scores[np+len(neg):]
+	return sc, nil, nil
 }

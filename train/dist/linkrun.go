@@ -50,6 +50,12 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 		err = fmt.Errorf("train: --use-valid-edges but partition %s stores no valid-edge adjacency", partDir)
 	case o.NegRatio < 0:
 		err = fmt.Errorf("train: --neg-ratio %d must be positive", o.NegRatio)
+	case lo.Temporal.On() && !lm.HasTime:
+		err = fmt.Errorf("train: --temporal needs the link split's edge times, but link split %s of %s has none (use --link-split time)", lm.Split, partDir)
+	case lo.Temporal.On() && o.UseValidEdges:
+		err = fmt.Errorf("train: --use-valid-edges with --temporal: evaluate on a partition made with --link-graph all instead, where every earlier event is visible at a test edge's time")
+	case lm.Graph == "all" && !lo.Temporal.Strict:
+		err = fmt.Errorf("train: partition %s keeps the valid and test events in message passing (--link-graph all): only strict temporal sampling (--temporal uniform|last --temporal-strict) keeps an evaluated edge and its simultaneous events out", partDir)
 	}
 	if err := Agree(c, err); err != nil {
 		return err
@@ -88,6 +94,7 @@ func openLinkLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreO
 		Fanouts: lo.Fanouts, EvalFanouts: lo.EvalFanouts, RelFanouts: lo.RelFanouts, EvalRelFanouts: lo.EvalRelFanouts,
 		Batch: lo.Batch, Replace: lo.Replace, Seed: lo.Seed,
 		NegRatio: max(o.NegRatio, 1), NegStrict: o.NegStrict, KeepSeedEdges: o.KeepSeedEdges,
+		Temporal: lo.Temporal,
 	})
 	if err != nil {
 		st.Close()

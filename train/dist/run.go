@@ -109,16 +109,34 @@ type runInfo struct {
 	MaxSteps int `json:"max_steps,omitempty"`
 	// Hetero holds the settings of a heterogeneous run (absent otherwise).
 	Hetero *heteroRunInfo `json:"hetero,omitempty"`
+	// Temporal holds the temporal sampling settings (absent when off).
+	Temporal *temporalRunInfo `json:"temporal,omitempty"`
+}
+
+// temporalRunInfo records temporal sampling in the run info: a resume must
+// sample as the run it continues did.
+type temporalRunInfo struct {
+	Strategy string `json:"strategy"`
+	Strict   bool   `json:"strict,omitempty"`
+	SeedTime *int64 `json:"seed_time,omitempty"`
 }
 
 // newRunInfo derives the run info from the loader options as the run
 // resolved them (Split and EvalFanouts filled in), so that the checkpoint
 // records exactly what the loader was given.
 func newRunInfo(dataset string, ranks int, lo dsample.LoaderOptions, rowNorm bool) runInfo {
-	return runInfo{
+	ri := runInfo{
 		Dataset: dataset, Split: lo.Split, GlobalBatch: lo.Batch * ranks, Fanouts: lo.Fanouts,
 		EvalFanouts: lo.EvalFanouts, Replace: lo.Replace, RowNorm: rowNorm,
 	}
+	if lo.Temporal.On() {
+		ri.Temporal = &temporalRunInfo{Strategy: lo.Temporal.Strategy.String(), Strict: lo.Temporal.Strict}
+		if lo.FixedSeedTime {
+			t := lo.SeedTime
+			ri.Temporal.SeedTime = &t
+		}
+	}
+	return ri
 }
 
 func (c *TrainConfig) validate() error {
