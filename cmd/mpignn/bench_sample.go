@@ -29,6 +29,10 @@ type benchSampleConfig struct {
 	cacheMB   float64
 	transport collectives.Transport
 	shared    []collectives.Field // flags every rank must agree on
+	// temporal sampling (see train's flags)
+	tp        sample.Temporal
+	fixedTime bool
+	seedTime  int64
 }
 
 func parseBenchSample(args []string) (benchSampleConfig, error) {
@@ -42,6 +46,7 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 	addSeedFlag(fs, &cfg.seed, 1, "batch order and sampling (train's --seed)")
 	addCacheFlag(fs, &cfg.cacheMB)
 	tr := addTransportFlag(fs)
+	temporal := addTemporalFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
@@ -60,6 +65,9 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 		return cfg, err
 	}
 	if cfg.transport, err = tr.parse(); err != nil {
+		return cfg, err
+	}
+	if cfg.tp, cfg.fixedTime, cfg.seedTime, err = temporal.parse(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -121,7 +129,8 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	}
 	defer s.Close()
 	openS := time.Since(t0).Seconds()
-	ld, err := dsample.NewLoader(s, dsample.LoaderOptions{Fanouts: cfg.fanouts, Batch: cfg.batch, Seed: cfg.seed})
+	ld, err := dsample.NewLoader(s, dsample.LoaderOptions{Fanouts: cfg.fanouts, Batch: cfg.batch, Seed: cfg.seed,
+		Temporal: cfg.tp, FixedSeedTime: cfg.fixedTime, SeedTime: cfg.seedTime})
 	if err != nil {
 		return err
 	}
@@ -177,8 +186,15 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	if !w.IsRoot() {
 		return nil
 	}
-	fmt.Fprintf(out, "bench sample: %s (%s, %d nodes, %d edges, cut %.1f%%), %d ranks, transport %s, fanout %s, batch %d/rank, %d timed steps (+%d warm-up) of %d, cache %.0f MiB/rank (%d hot rows on rank 0, %d halo rows), open %.2fs\n",
-		cfg.parts, m.Method, m.NumNodes, m.NumEdges, 100*m.EdgeCut(), c.Size(), s.Transport(), benchFanoutString(cfg.fanouts),
+	temporal := ""
+	if cfg.tp.On() {
+		temporal = ", temporal " + cfg.tp.String()
+		if cfg.fixedTime {
+			temporal += fmt.Sprintf(" at %d", cfg.seedTime)
+		}
+	}
+	fmt.Fprintf(out, "bench sample: %s (%s, %d nodes, %d edges, cut %.1f%%), %d ranks, transport %s, fanout %s%s, batch %d/rank, %d timed steps (+%d warm-up) of %d, cache %.0f MiB/rank (%d hot rows on rank 0, %d halo rows), open %.2fs\n",
+		cfg.parts, m.Method, m.NumNodes, m.NumEdges, 100*m.EdgeCut(), c.Size(), s.Transport(), benchFanoutString(cfg.fanouts), temporal,
 		cfg.batch, timed, warm, steps, cfg.cacheMB, s.HotCacheRows(), s.HaloCacheRows(), openS)
 	fmt.Fprintf(out, "%4s %10s %12s %12s %12s %12s %9s %9s %9s %8s %8s %8s %8s\n",
 		"rank", "edges/step", "edges/s", "local e/s", "remote e/s", "gather GB/s", "local s", "remote s", "gather s", "rem-row", "rem+cache", "RSS MB", "PSS MB")
