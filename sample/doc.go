@@ -23,9 +23,15 @@
 //   - EdgeSet, ExcludeRows: the pairs a link-prediction step keeps out of
 //     its blocks (seed edges and their reverse), dropped after the choice
 //     so that every sampler drops the same edges;
+//   - Temporal (strategies uniform and last, Strict), TimedRelGraph,
+//     TimedCSR, HeteroReference.SampleRelAt: temporal sampling over rows in
+//     (time, original id) order, where a seed's time bounds the edges its
+//     neighbourhood may use; blocks then carry Time (per node: the seed
+//     time it is expanded at, nodes deduplicated per (node, time)) and
+//     EdgeTime (see temporal.go for why per (node, time) and not per seed);
 //   - EdgeRecords, CanonicalText (EdgeRecordsRel, CanonicalTextRel for
-//     typed blocks): the rank-count-independent text form printed by
-//     `mpignn sample`.
+//     typed blocks, EdgeRecordsAt, CanonicalTextAt for temporal ones): the
+//     rank-count-independent text form printed by `mpignn sample`.
 //
 // The distributed graph and feature stores and the distributed sampler,
 // which do need MPI, are in package sample/dsample.

@@ -19,6 +19,10 @@
 //     a GraphStore; implements sample.Sampler: reproduces sample.Reference exactly with a fixed number of
 //     transport calls per layer on every rank. SetExclude (also on Store)
 //     drops a step's seed edges from the blocks, on both transports.
+//     SetTemporal and SampleRelAt sample temporally on a timed partition
+//     (temporal.go): own rows by binary search over the local edge times,
+//     remote rows with a fixed number of one-sided reads (times at fences,
+//     then the gap holding the prefix end), or on the owner with Alltoallv.
 //   - Store (OpenStore, collective): one rank's partition opened as both
 //     stores plus the Sampler, probing the transport once; with labels.
 //   - Loader (NewLoader, Steps, Batch): global batching (sample.EpochBatches
