@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -187,4 +188,83 @@ func TestReadBitcoinAlphaTime(t *testing.T) {
 	// README: first day 2010-11-08 (1289192400), last 2016-01-22 (1453438800).
 	assert.Equal(t, int64(1289192400), slices.Min(d.InTime))
 	assert.Equal(t, int64(1453438800), slices.Max(d.InTime))
+}
+
+// timedRelRows returns every relation row's (time, source) pairs, keyed
+// "relation dstOrig".
+func timedRelRows(d *HeteroDataset) map[string][][2]int64 {
+	out := map[string][][2]int64{}
+	R := int64(d.Schema.NumRels())
+	for v := int64(0); v < d.NumNodes(); v++ {
+		for r := int64(0); r < R; r++ {
+			for i := d.In.Indptr[v*R+r]; i < d.In.Indptr[v*R+r+1]; i++ {
+				k := d.Schema.Relations[r].String() + " " + strconv.FormatInt(v, 10)
+				out[k] = append(out[k], [2]int64{d.InTime[i], d.In.Indices[i]})
+			}
+		}
+	}
+	return out
+}
+
+func TestReadOGBHeteroTime(t *testing.T) {
+	// Homogenized ids: author 0..1, paper 2..4, venue 5.
+	opt := DefaultHeteroReadOptions()
+	opt.Time = true
+	t.Run("edge and node times", func(t *testing.T) {
+		f := heteroFiles()
+		f["raw/relations/author___writes___paper/edge_time.csv.gz"] = "10\n11\n12\n13\n"
+		f["raw/node_year/paper/node_year.csv.gz"] = "2000\n2001\n2002\n"
+		opt := opt
+		opt.NoReverse = []string{"paper___published_in___venue"} // venues have no node times
+		d, err := ReadOGBHetero(writeTiny(t, f), opt)
+		require.NoError(t, err)
+		assert.Equal(t, TimeKindEdge, d.TimeKind)
+		assert.Equal(t, []int64{0, 0, 2000, 2001, 2002, 0}, d.NodeTime)
+		rows := timedRelRows(d)
+		// The duplicate line 0,1 at 11 and 13 is two events.
+		assert.Equal(t, [][2]int64{{11, 0}, {12, 1}, {13, 0}}, rows["author___writes___paper 3"])
+		assert.Equal(t, [][2]int64{{10, 2}, {11, 3}, {13, 3}}, rows["paper___rev_writes___author 0"])
+		// cites (node times of papers), symmetrized: paper 0 <- 1 (2001), 2 (2002).
+		assert.Equal(t, [][2]int64{{2001, 3}, {2002, 4}}, rows["paper___cites___paper 2"])
+		assert.Equal(t, [][2]int64{{2000, 2}, {2001, 3}, {2002, 4}}, rows["paper___published_in___venue 5"])
+	})
+	t.Run("errors", func(t *testing.T) {
+		f := heteroFiles()
+		f["raw/node_year/paper/node_year.csv.gz"] = "2000\n2001\n2002\n"
+		_, err := ReadOGBHetero(writeTiny(t, f), opt)
+		require.ErrorContains(t, err, "relation author___writes___paper: times requested but it has no")
+
+		f["raw/relations/author___writes___paper/edge_time.csv.gz"] = "10\n11\n12\n13\n"
+		_, err = ReadOGBHetero(writeTiny(t, f), opt)
+		require.ErrorContains(t, err, `relation paper___published_in___venue: its times are its source nodes' times, but its reverse's source type "venue" has no node times`)
+
+		f["raw/relations/author___writes___paper/edge_time.csv.gz"] = "10\n11\nx\n13\n"
+		_, err = ReadOGBHetero(writeTiny(t, f), opt)
+		require.ErrorContains(t, err, "author___writes___paper/edge_time.csv.gz line 3")
+	})
+	t.Run("untimed unchanged", func(t *testing.T) {
+		f := heteroFiles()
+		f["raw/relations/author___writes___paper/edge_time.csv.gz"] = "10\n11\n12\n13\n"
+		d, err := ReadOGBHetero(writeTiny(t, f), DefaultHeteroReadOptions())
+		require.NoError(t, err)
+		assert.Nil(t, d.InTime)
+		assert.Equal(t, []int64{0, 1}, relRows(d)["author___writes___paper 3"])
+	})
+}
+
+func TestReadMovieLensTime(t *testing.T) {
+	dir := filepath.Join(dataRoot(), "movielens100k")
+	if !fileExists(filepath.Join(dir, "raw", "relations", "user___rates___movie", "edge_time.csv.gz")) {
+		t.Skipf("MovieLens 100K not found under %s (set MPIGNN_DATA)", dir)
+	}
+	opt := DefaultHeteroReadOptions()
+	opt.Time = true
+	d, err := ReadOGBHetero(dir, opt)
+	require.NoError(t, err)
+	assert.Equal(t, TimeKindEdge, d.TimeKind)
+	assert.Equal(t, int64(200000), d.In.NumEdges(), "100,000 ratings and their reverses")
+	require.NoError(t, CheckTimedRows(d.In, d.InTime, nil))
+	// README: Sept 1997 - Apr 1998.
+	assert.Equal(t, int64(874724710), slices.Min(d.InTime))
+	assert.Equal(t, int64(893286638), slices.Max(d.InTime))
 }

@@ -20,6 +20,7 @@ type partitionConfig struct {
 	parts, workers                    int
 	seed                              uint64
 	haloFeats, undirected, force      bool
+	time                              bool
 	normalize                         bool
 	imbalance                         float64
 	// link is the link-prediction split (nil without --link-split).
@@ -46,6 +47,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.Float64Var(&c.imbalance, "imbalance", 0, "METIS allowed imbalance per constraint (0 = 1.03)")
 	fs.IntVar(&c.workers, "workers", 0, "parallelism (0 = GOMAXPROCS)")
 	fs.BoolVar(&c.force, "force", false, "replace an existing partition directory at --out")
+	fs.BoolVar(&c.time, "time", false, "read the edge times (raw/edge_time.csv.gz) or node times (raw/node_time.csv.gz, raw/node_year.csv.gz) and store them with the parts, for temporal sampling; the adjacency then keeps repeated edges at different times")
 	fs.StringVar(&c.labelType, "label-type", "", "heterogeneous datasets: the labelled node type to keep labels and splits of (default: the only labelled type)")
 	fs.StringVar(&c.noReverse, "no-reverse", "", "heterogeneous datasets: comma-separated relations (src___rel___dst) NOT given a reverse relation; \"all\" for none (default: every relation gets rev_<rel>)")
 	linkSplit := fs.String("link-split", "", "link-prediction split: random:TRAIN,VALID,TEST (fractions of the distinct undirected pairs, seeded by --seed) or time (split/time files); adjacency then holds training edges only")
@@ -148,6 +150,7 @@ func partitionCmd(w io.Writer, args []string) error {
 	if c.link != nil {
 		ro = c.link.ReadOptions(ro)
 	}
+	ro.Time = c.time
 	t0 := time.Now()
 	d, err := graph.ReadOGB(c.data, ro)
 	if err != nil {
@@ -163,7 +166,7 @@ func partitionCmd(w io.Writer, args []string) error {
 	opt := partition.Options{
 		Method: c.method, Seed: c.seed, HaloFeats: c.haloFeats, Split: c.split,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
-		Link: c.link,
+		Link: c.link, Time: c.time,
 	}
 	if c.balance != "" {
 		for _, b := range strings.Split(c.balance, ",") {
