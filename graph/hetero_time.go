@@ -8,8 +8,8 @@ import (
 // heteroTimes collects what a timed heterogeneous read needs: node times by
 // homogenized id and, per stored relation, its events.
 type heteroTimes struct {
-	node    []int64 // nil: no type has node times
-	hasNode []bool  // per node type of the schema
+	node    []int64     // nil: no type has node times
+	hasNode []bool      // per node type of the schema
 	events  []relEvents // per stored relation, in stored order
 }
 

@@ -212,3 +212,36 @@ func TestTimedCorrupt(t *testing.T) {
 		})
 	}
 }
+
+func TestTimedHeteroMovieLens(t *testing.T) {
+	data := dataDir(t, "movielens100k")
+	ro := graph.DefaultHeteroReadOptions()
+	ro.Time = true
+	d, err := graph.ReadOGBHetero(data, ro)
+	require.NoError(t, err)
+	R := int64(d.Schema.NumRels())
+	want := map[int64][][2]int64{} // relation row -> (time, orig src)
+	for row := int64(0); row < d.In.NumRows(); row++ {
+		for k := d.In.Indptr[row]; k < d.In.Indptr[row+1]; k++ {
+			want[row] = append(want[row], [2]int64{d.InTime[k], d.In.Indices[k]})
+		}
+	}
+	for _, p := range []int{1, 3} {
+		dir := filepath.Join(t.TempDir(), "p")
+		m, err := WriteHeteroDataset(dir, d, p, Options{Method: MethodMetis, Seed: 1, Time: true})
+		require.NoError(t, err)
+		require.Equal(t, TimeMeta{Kind: graph.TimeKindEdge, Min: 874724710, Max: 893286638}, *m.Time)
+		got := map[int64][][2]int64{}
+		for _, pt := range loadAll(t, dir) {
+			for i, o := range pt.Orig {
+				for r := int64(0); r < R; r++ {
+					row := int64(i)*R + r
+					for k := pt.Indptr[row]; k < pt.Indptr[row+1]; k++ {
+						got[o*R+r] = append(got[o*R+r], [2]int64{pt.Times[k], pt.IndicesOrig[k]})
+					}
+				}
+			}
+		}
+		require.Equal(t, want, got, "P=%d", p)
+	}
+}

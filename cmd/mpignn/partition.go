@@ -203,6 +203,7 @@ func (c partitionConfig) heteroReadOptions() graph.HeteroReadOptions {
 		}
 	}
 	ro.NormalizeFeatures, ro.Workers = c.normalize, c.workers
+	ro.Time = c.time
 	return ro
 }
 
@@ -225,6 +226,7 @@ func partitionHetero(w io.Writer, c partitionConfig) error {
 	opt := partition.Options{
 		Method: c.method, Seed: c.seed, Split: c.split, LabelType: c.labelType,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
+		Time: c.time,
 	}
 	if c.link != nil {
 		lo := *c.link
