@@ -107,6 +107,9 @@ type LinkMeta struct {
 	// Relation is the canonical name of the relation whose edges are the
 	// positives in a heterogeneous partition ("" for a homogeneous one).
 	Relation string `json:"relation,omitempty"`
+	// Graph is LinkOptions.Graph when it is LinkGraphAll: the adjacency
+	// holds the train, valid and test events ("" : training edges only).
+	Graph string `json:"graph,omitempty"`
 }
 
 // LinkEdges are positive (or pool) edges owned by one part, sorted by ID.

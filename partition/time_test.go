@@ -245,3 +245,145 @@ func TestTimedHeteroMovieLens(t *testing.T) {
 		require.Equal(t, want, got, "P=%d", p)
 	}
 }
+
+// eventRows gathers the timed adjacency of all parts as (src orig, dst
+// orig, time) events.
+func eventRows(t *testing.T, parts []*Part) [][3]int64 {
+	var ev [][3]int64
+	for _, pt := range parts {
+		require.NotNil(t, pt.Times)
+		for i, o := range pt.Orig {
+			for k := pt.Indptr[i]; k < pt.Indptr[i+1]; k++ {
+				ev = append(ev, [3]int64{pt.IndicesOrig[k], o, pt.Times[k]})
+			}
+		}
+	}
+	slices.SortFunc(ev, func(a, b [3]int64) int { return slices.Compare(a[:], b[:]) })
+	return ev
+}
+
+// splitEvents lists the (distinct, self loops dropped) events of sets, with
+// their reverses when undirected.
+func splitEvents(undirected bool, sets ...graph.LinkSet) [][3]int64 {
+	var ev [][3]int64
+	for _, s := range sets {
+		for i := range s.Src {
+			if s.Src[i] == s.Dst[i] {
+				continue
+			}
+			ev = append(ev, [3]int64{s.Src[i], s.Dst[i], s.Time[i]})
+			if undirected {
+				ev = append(ev, [3]int64{s.Dst[i], s.Src[i], s.Time[i]})
+			}
+		}
+	}
+	slices.SortFunc(ev, func(a, b [3]int64) int { return slices.Compare(a[:], b[:]) })
+	return slices.Compact(ev)
+}
+
+func TestTimedLinkGraph(t *testing.T) {
+	d := timeDataset()
+	ls := d.LinkSplits["time"]
+	tests := []struct {
+		graph string
+		want  [][3]int64
+	}{
+		{"", splitEvents(true, ls.Train)},
+		{LinkGraphAll, splitEvents(true, ls.Train, ls.Valid, ls.Test)},
+	}
+	for _, tc := range tests {
+		var ref [][3]int64
+		for p := 1; p <= 4; p++ {
+			dir := filepath.Join(t.TempDir(), "parts")
+			m, err := WriteDataset(dir, d, p, Options{Seed: 3, Undirected: true, Method: MethodMetis, Time: true,
+				Link: &LinkOptions{Split: "time", Pool: 5, NegsPerPos: 2, Graph: tc.graph}})
+			require.NoError(t, err)
+			assert.Equal(t, tc.graph, m.Link.Graph)
+			assert.Equal(t, graph.TimeKindEdge, m.Time.Kind)
+			got := eventRows(t, loadAll(t, dir))
+			// The training events 0->1 at 2 and at 9 are both kept.
+			require.Equal(t, tc.want, got, "graph %q P=%d", tc.graph, p)
+			if ref == nil {
+				ref = got
+			}
+		}
+	}
+	// "all" needs times.
+	_, err := WriteDataset(filepath.Join(t.TempDir(), "x"), d, 2, Options{Link: &LinkOptions{Split: "time", Graph: LinkGraphAll}})
+	require.ErrorContains(t, err, `link graph "all" needs times`)
+	_, err = WriteDataset(filepath.Join(t.TempDir(), "y"), timedCommunity(60, 1), 2, Options{Time: true, Link: &LinkOptions{Split: "random:0.8,0.1,0.1", Graph: LinkGraphAll}})
+	require.ErrorContains(t, err, `link graph "all" needs times`)
+	_, err = WriteDataset(filepath.Join(t.TempDir(), "z"), d, 2, Options{Link: &LinkOptions{Split: "time", Graph: "future"}})
+	require.ErrorContains(t, err, `link graph "future"`)
+}
+
+func TestTimedLinkRandom(t *testing.T) {
+	d := timedCommunity(200, 9)
+	dir := filepath.Join(t.TempDir(), "parts")
+	m, err := WriteDataset(dir, d, 3, Options{Seed: 1, Time: true, Link: &LinkOptions{Split: "random:0.8,0.1,0.1", Pool: 5}})
+	require.NoError(t, err)
+	parts := loadAll(t, dir)
+	v := gatherLink(t, parts)
+	train := map[[2]int64]bool{}
+	for _, e := range v.sets[setTrain] {
+		train[[2]int64{e.src, e.dst}] = true
+	}
+	// Every dataset event of a training pair, and nothing else, with its time.
+	var want [][3]int64
+	for w := int64(0); w < d.NumNodes; w++ {
+		for k := d.In.Indptr[w]; k < d.In.Indptr[w+1]; k++ {
+			u := d.In.Indices[k]
+			if train[[2]int64{min(u, w), max(u, w)}] {
+				want = append(want, [3]int64{u, w, d.InTime[k]})
+			}
+		}
+	}
+	slices.SortFunc(want, func(a, b [3]int64) int { return slices.Compare(a[:], b[:]) })
+	assert.Equal(t, want, eventRows(t, parts))
+	assert.True(t, m.Time.NodeTime)
+}
+
+func TestTimedLinkBitcoinAll(t *testing.T) {
+	dir := dataDir(t, "bitcoinalpha")
+	lo := LinkOptions{Split: "time", Graph: LinkGraphAll}
+	ro := lo.ReadOptions(graph.ReadOptions{Dedup: true})
+	ro.Time = true
+	d, err := graph.ReadOGB(dir, ro)
+	require.NoError(t, err)
+	for p := 1; p <= 2; p++ {
+		out := filepath.Join(t.TempDir(), "parts")
+		m, err := WriteDataset(out, d, p, Options{Seed: 1, Time: true, Link: &lo})
+		require.NoError(t, err)
+		assert.Equal(t, int64(24186), m.NumEdges, "all rating events are in the adjacency")
+		assert.Equal(t, TimeMeta{Kind: graph.TimeKindEdge, Min: 1289192400, Max: 1453438800}, *m.Time)
+		assert.Equal(t, LinkGraphAll, m.Link.Graph)
+		ls := d.LinkSplits["time"]
+		assert.Equal(t, splitEvents(false, ls.Train, ls.Valid, ls.Test), eventRows(t, loadAll(t, out)))
+	}
+}
+
+func TestTimedHeteroLink(t *testing.T) {
+	data := dataDir(t, "movielens100k")
+	ro := graph.DefaultHeteroReadOptions()
+	ro.Time = true
+	d, err := graph.ReadOGBHetero(data, ro)
+	require.NoError(t, err)
+	for _, g := range []string{"", LinkGraphAll} {
+		lo := LinkOptions{Split: "time", Relation: "user___rates___movie", Graph: g}
+		lo.Rows, err = lo.ReadHeteroSplit(data, d.Schema)
+		require.NoError(t, err)
+		out := filepath.Join(t.TempDir(), "parts")
+		m, err := WriteHeteroDataset(out, d, 2, Options{Seed: 1, Time: true, Undirected: true, Link: &lo})
+		require.NoError(t, err)
+		if g == LinkGraphAll {
+			assert.Equal(t, int64(200000), m.NumEdges)
+		} else {
+			assert.Equal(t, int64(2*79999), m.NumEdges, "training ratings and their reverses")
+			for _, pt := range loadAll(t, out) {
+				for _, x := range pt.Times {
+					require.Less(t, x, int64(889237269), "no held-out rating in the adjacency")
+				}
+			}
+		}
+	}
+}

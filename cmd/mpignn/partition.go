@@ -56,10 +56,11 @@ func parsePartition(args []string) (partitionConfig, error) {
 	linkValidAdj := fs.Bool("link-valid-adj", true, "store the valid edges' adjacency for test-time inference (--use-valid-edges), with --link-split")
 	relation := fs.String("relation", "", "heterogeneous datasets, with --link-split: the relation (src___rel___dst) whose edges are split; --link-split may then also name a split directory (time, u1)")
 	structFeats := fs.Int("struct-feats", 0, fmt.Sprintf("structural node features (log-degrees of the training graph + fixed random codes) of this width, replacing the dataset's; 0 = %d only for a dataset without features; with --link-split", partition.DefaultStructFeats))
+	linkGraph := fs.String("link-graph", partition.LinkGraphTrain, "with --link-split: the message-passing adjacency, train (training edges only) or all (train+valid+test events with their times; needs --time and a time split, and only temporal sampling may use it)")
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
-	if err := c.parseLink(fs, *linkSplit, *relation, *linkNegs, *linkPool, *linkValidAdj, *structFeats); err != nil {
+	if err := c.parseLink(fs, *linkSplit, *relation, *linkNegs, *linkPool, *linkValidAdj, *structFeats, *linkGraph); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -79,12 +80,12 @@ func parsePartition(args []string) (partitionConfig, error) {
 
 // parseLink checks the link flags and sets c.link; each bad value gives an
 // error naming its flag.
-func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, negs int, pool int64, validAdj bool, structFeats int) error {
+func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, negs int, pool int64, validAdj bool, structFeats int, linkGraph string) error {
 	if split == "" {
 		var err error
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "link-negs", "link-pool", "link-valid-adj", "struct-feats", "relation":
+			case "link-negs", "link-pool", "link-valid-adj", "struct-feats", "relation", "link-graph":
 				if err == nil {
 					err = fmt.Errorf("--%s needs --link-split", f.Name)
 				}
@@ -111,9 +112,18 @@ func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, ne
 	if structFeats < 0 || structFeats == 1 {
 		return fmt.Errorf("--struct-feats %d: want 0 (automatic) or at least 2", structFeats)
 	}
+	if linkGraph != partition.LinkGraphTrain && linkGraph != partition.LinkGraphAll {
+		return fmt.Errorf("--link-graph %q: want %s or %s", linkGraph, partition.LinkGraphTrain, partition.LinkGraphAll)
+	}
+	if linkGraph == partition.LinkGraphAll && !c.time {
+		return fmt.Errorf("--link-graph %s needs --time (the adjacency then holds held-out events, which only a temporal sampler may read)", linkGraph)
+	}
 	lo := &partition.LinkOptions{Split: split, NegsPerPos: negs, Pool: pool, NoValidAdj: !validAdj, StructFeats: structFeats, Relation: relation}
+	if linkGraph == partition.LinkGraphAll {
+		lo.Graph = linkGraph // the default stays "" so that Key and META are as before
+	}
 	if err := lo.Check(); err != nil {
-		return fmt.Errorf("--link-split/--relation/--link-negs/--link-pool/--struct-feats: %w", err)
+		return fmt.Errorf("--link-split/--relation/--link-negs/--link-pool/--struct-feats/--link-graph: %w", err)
 	}
 	c.link = lo
 	return nil
