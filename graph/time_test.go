@@ -268,3 +268,77 @@ func TestReadMovieLensTime(t *testing.T) {
 	assert.Equal(t, int64(874724710), slices.Min(d.InTime))
 	assert.Equal(t, int64(893286638), slices.Max(d.InTime))
 }
+
+func TestGenTimes(t *testing.T) {
+	o := smallGen(4, 2)
+	o.EdgeTime, o.NodeTime = true, true
+	s, err := Generate(o)
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "g")
+	require.NoError(t, WriteSynthetic(dir, s))
+	opt := UndirectedOptions()
+	opt.Time = true
+	d, err := ReadOGB(dir, opt)
+	require.NoError(t, err)
+	assert.Equal(t, TimeKindEdge, d.TimeKind)
+	require.Len(t, d.NodeTime, int(o.Nodes))
+	require.NoError(t, CheckTimedRows(d.In, d.InTime, nil))
+	assert.Less(t, slices.Max(d.InTime), int64(GenTimeRange))
+	assert.GreaterOrEqual(t, slices.Min(d.NodeTime), int64(0))
+	// Both directions of a pair carry the same time.
+	plain, err := ReadOGB(dir, UndirectedOptions())
+	require.NoError(t, err)
+	assert.Equal(t, plain.In.NumEdges(), d.In.NumEdges(), "the generator's pairs are distinct")
+	at := map[[2]int64]int64{}
+	for v := int64(0); v < d.NumNodes; v++ {
+		for k := d.In.Indptr[v]; k < d.In.Indptr[v+1]; k++ {
+			at[[2]int64{d.In.Indices[k], v}] = d.InTime[k]
+		}
+	}
+	for e, tm := range at {
+		require.Equal(t, tm, at[[2]int64{e[1], e[0]}])
+	}
+	// Same seed, same times; untimed writes have no time files.
+	o2 := smallGen(4, 1)
+	s2, err := Generate(o2)
+	require.NoError(t, err)
+	dir2 := filepath.Join(t.TempDir(), "g2")
+	require.NoError(t, WriteSynthetic(dir2, s2))
+	assert.False(t, fileExists(filepath.Join(dir2, "raw", "edge_time.csv.gz")))
+	assert.False(t, fileExists(filepath.Join(dir2, "raw", "node_time.csv.gz")))
+}
+
+func TestGenHeteroTimes(t *testing.T) {
+	o := MagGenOptions(0.002)
+	o.Seed, o.EdgeTime, o.NodeTime = 3, true, true
+	d, err := GenerateHetero(o)
+	require.NoError(t, err)
+	require.NoError(t, CheckTimedRows(d.In, d.InTime, nil))
+	dir := filepath.Join(t.TempDir(), "h")
+	require.NoError(t, WriteHetero(dir, d))
+	ro := HeteroReadOptions{Time: true}
+	back, err := ReadOGBHetero(dir, ro)
+	require.NoError(t, err)
+	assert.Equal(t, d.In, back.In)
+	assert.Equal(t, d.InTime, back.InTime)
+	assert.Equal(t, d.NodeTime, back.NodeTime)
+	// With reverse relations, each reverse edge keeps the edge's time.
+	ro.Reverse = true
+	rev, err := ReadOGBHetero(dir, ro)
+	require.NoError(t, err)
+	require.NoError(t, CheckTimedRows(rev.In, rev.InTime, nil))
+	// The graph without times is the one generated without them.
+	o.EdgeTime, o.NodeTime = false, false
+	plain, err := GenerateHetero(o)
+	require.NoError(t, err)
+	assert.Equal(t, relRows(plain), relRowsSorted(d))
+}
+
+// relRowsSorted is relRows with every row sorted by source.
+func relRowsSorted(d *HeteroDataset) map[string][]int64 {
+	out := relRows(d)
+	for k, row := range out {
+		out[k] = slices.Sorted(slices.Values(row)) // a copy: rows alias d.In
+	}
+	return out
+}
