@@ -99,3 +99,31 @@ func TestLinkGraphFlag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, partition.LinkGraphAll, c.link.Graph)
 }
+
+// TestPartitionOnRootTimed: train --data's partitioning reads and stores
+// times when asked, in a cache of its own.
+func TestPartitionOnRootTimed(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "synth")
+	s, err := graph.Generate(graph.GenOptions{Nodes: 200, AvgDegree: 6, Classes: 3, FeatDim: 4, Seed: 5, EdgeTime: true})
+	require.NoError(t, err)
+	require.NoError(t, graph.WriteSynthetic(data, s))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
+	out, err := os.CreateTemp(root, "log")
+	require.NoError(t, err)
+	defer out.Close()
+	plain, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, false, out)
+	require.NoError(t, err)
+	timed, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, true, out)
+	require.NoError(t, err)
+	assert.NotEqual(t, plain, timed)
+	again, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, true, out)
+	require.NoError(t, err)
+	assert.Equal(t, timed, again)
+	m, err := partition.LoadMeta(timed)
+	require.NoError(t, err)
+	require.NotNil(t, m.Time)
+	m, err = partition.LoadMeta(plain)
+	require.NoError(t, err)
+	assert.Nil(t, m.Time)
+}
