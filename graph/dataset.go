@@ -39,4 +39,19 @@ type Dataset struct {
 	// LinkSplits are the link-prediction splits read on request
 	// (ReadOptions.LinkSplits), by name.
 	LinkSplits map[string]*LinkSplit
+	// InTime, read on request (ReadOptions.Time), holds one time per stored
+	// in-edge, aligned with In.Indices; every row of In is then sorted by
+	// (time, source) strictly ascending. nil when untimed.
+	InTime []int64
+	// NodeTime is one time per node (nil when the dataset has none).
+	NodeTime []int64
+	// TimeKind says where InTime comes from: TimeKindEdge (edge_time.csv.gz)
+	// or TimeKindNode (each edge has its source's node time); "" untimed.
+	TimeKind string
 }
+
+// Kinds of edge times (Dataset.TimeKind, partition.TimeMeta.Kind).
+const (
+	TimeKindEdge = "edge"
+	TimeKindNode = "node"
+)

@@ -47,6 +47,12 @@ type GenOptions struct {
 	Train, Valid, Test   int64
 
 	Workers int // 0 = GOMAXPROCS
+
+	// EdgeTime and NodeTime make WriteSynthetic also write
+	// raw/edge_time.csv.gz and raw/node_time.csv.gz: times uniform in
+	// [0, GenTimeRange) keyed by (Seed, pair or node). The graph itself
+	// does not change.
+	EdgeTime, NodeTime bool
 }
 
 // GenStats describe a generated graph and what the planted structure
@@ -622,6 +628,9 @@ func WriteSynthetic(dir string, s *Synthetic) error {
 		return u, v
 	}
 	return writeOGB(dir, s.Data, m, edge, func(tmp string) error {
+		if err := writeSyntheticTimes(filepath.Join(tmp, "raw"), s, runtime.GOMAXPROCS(0)); err != nil {
+			return err
+		}
 		return os.WriteFile(filepath.Join(tmp, "README.md"), []byte(s.Describe()), 0o644)
 	})
 }

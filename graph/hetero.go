@@ -156,6 +156,17 @@ type HeteroDataset struct {
 	// Splits holds node splits by split name, then node type; ids are the
 	// type's own ids.
 	Splits map[string]map[string]*Split
+	// InTime (read with HeteroReadOptions.Time; nil when untimed) holds one
+	// time per stored in-edge, aligned with In.Indices; every relation row
+	// is then sorted by (time, source) strictly ascending, and a source may
+	// appear several times in a row at different times.
+	InTime []int64
+	// NodeTime holds a node time per homogenized original id (nil when no
+	// type has node times; 0 for the nodes of types without them).
+	NodeTime []int64
+	// TimeKind is TimeKindNode when every relation's edge times are its
+	// source nodes' times, TimeKindEdge otherwise; "" untimed.
+	TimeKind string
 }
 
 // NumNodes returns the number of nodes of all types.

@@ -66,6 +66,12 @@ type HeteroGenOptions struct {
 	TrainFrac, ValidFrac float64
 
 	Workers int // 0 = GOMAXPROCS; does not change the output
+
+	// EdgeTime gives every edge a time (HeteroDataset.InTime, rows then
+	// by (time, source)) and NodeTime every node one (NodeTime), uniform
+	// in [0, GenTimeRange) and keyed by Seed; WriteHetero writes them. The
+	// graph itself does not change.
+	EdgeTime, NodeTime bool
 }
 
 // MagGenOptions returns options with ogbn-mag's node and edge counts times
@@ -308,6 +314,7 @@ func GenerateHeteroStats(opt HeteroGenOptions) (*HeteroDataset, *HeteroGenStats,
 		Splits:     map[string]map[string]*Split{GenSplitName: {TypePaper: split}},
 	}
 	plantedHetero(opt, st, specs, keys, types, feat, cen, split.Test)
+	addHeteroGenTimes(d, opt)
 	return d, st, nil
 }
 

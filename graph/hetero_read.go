@@ -38,6 +38,12 @@ type HeteroReadOptions struct {
 	NormalizeFeatures bool
 	// Workers is the parse parallelism; 0 means GOMAXPROCS.
 	Workers int
+	// Time reads edge times per relation (raw/relations/<rel>/edge_time.csv.gz)
+	// and node times per type (raw/node_time/<type>/node_time.csv.gz or
+	// raw/node_year/<type>/node_year.csv.gz) into InTime and NodeTime; In
+	// is then timed (see HeteroDataset.InTime). A relation without edge
+	// times takes its source nodes' times, which its source type must have.
+	Time bool
 }
 
 // DefaultHeteroReadOptions returns the options the command line reads
@@ -73,7 +79,8 @@ const maxTypeNodes = 1<<32 - 1
 //	split/<name>/nodetype-has-split.csv.gz   header of types, True/False (optional)
 //	split/<name>/<type>/{train,valid,test}.csv.gz  type-local node ids
 //
-// Edge attribute files (edge_reltype, edge_time, ...) are ignored. Every
+// Edge attribute files (edge_reltype, edge_time, ...) are ignored, except
+// edge_time with Time (see HeteroReadOptions.Time). Untimed, every
 // relation row of the result's In is sorted and without duplicates. Any
 // malformed input gives one error naming the file and line.
 func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
@@ -140,7 +147,22 @@ func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
 	keys := make([][]uint64, R) // per relation: dstLocal<<32|srcLocal, sorted, distinct
 	var mu sync.Mutex           // guards d's maps from the jobs below
 	var jobs []func() error
-	for _, rel := range stored {
+	var timed *heteroTimes
+	if opt.Time {
+		if timed, err = readHeteroNodeTimes(raw, schema, opt.Workers); err != nil {
+			return nil, err
+		}
+		timed.events = make([]relEvents, len(stored))
+	}
+	for i, rel := range stored {
+		if timed != nil {
+			jobs = append(jobs, func() error {
+				ev, err := readTimedRelation(raw, rel, schema, timed, opt.Workers)
+				timed.events[i] = ev
+				return err
+			})
+			continue
+		}
 		rf := schema.RelIndex(rel.String())
 		rr := -1
 		if opt.Reverse && !noRev[rel.String()] && rel.Src != rel.Dst {
@@ -217,6 +239,13 @@ func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
 	wg.Wait()
 	if err := firstError(errs); err != nil {
 		return nil, err
+	}
+	if timed != nil {
+		if d.In, d.InTime, d.TimeKind, err = timed.build(schema, stored, opt, noRev); err != nil {
+			return nil, fmt.Errorf("read %s: %w", dir, err)
+		}
+		d.NodeTime = timed.node
+		return d, nil
 	}
 	d.In = buildRelIn(schema, keys, opt.Workers)
 	return d, nil

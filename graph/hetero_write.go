@@ -30,6 +30,9 @@ func WriteHetero(dir string, d *HeteroDataset) error {
 	if d.In.NumRows() != s.NumNodes()*R {
 		return fmt.Errorf("write %s: adjacency has %d rows, want nodes x relations = %d", dir, d.In.NumRows(), s.NumNodes()*R)
 	}
+	if (d.InTime != nil && int64(len(d.InTime)) != d.In.NumEdges()) || (d.NodeTime != nil && int64(len(d.NodeTime)) != s.NumNodes()) {
+		return fmt.Errorf("write %s: %d edge times for %d edges, %d node times for %d nodes", dir, len(d.InTime), d.In.NumEdges(), len(d.NodeTime), s.NumNodes())
+	}
 	for ty, f := range d.Feat {
 		t := s.TypeIndex(ty)
 		if t < 0 || f == nil || f.Dim <= 0 || f.NumRows() != s.Count(t) {
@@ -95,6 +98,11 @@ func WriteHetero(dir string, d *HeteroDataset) error {
 		}
 		for _, r := range written {
 			if err := writeRelation(filepath.Join(raw, "relations", s.Relations[r].String()), d, r, edgeCount(r), workers); err != nil {
+				return err
+			}
+		}
+		if d.NodeTime != nil {
+			if err := writeHeteroNodeTimes(raw, d, workers); err != nil {
 				return err
 			}
 		}
@@ -172,6 +180,22 @@ func writeRelation(rd string, d *HeteroDataset, r int, m int64, workers int) err
 	// Edges per chunk vary with degrees; 1<<16 destinations keep the text of
 	// a chunk at a few MB for ogbn-mag-like degrees.
 	const per = 1 << 16
+	if d.InTime != nil {
+		// edge_time.csv.gz, aligned with the lines written below.
+		err := writeGzipChunks(filepath.Join(rd, "edge_time.csv.gz"), workers, chunksOf(n, per), func(c int, b []byte) []byte {
+			for v := int64(c) * per; v < min(n, int64(c+1)*per); v++ {
+				row := (dOff+v)*R + int64(r)
+				for _, t := range d.InTime[d.In.Indptr[row]:d.In.Indptr[row+1]] {
+					b = strconv.AppendInt(b, t, 10)
+					b = append(b, '\n')
+				}
+			}
+			return b
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return writeGzipChunks(filepath.Join(rd, "edge.csv.gz"), workers, chunksOf(n, per), func(c int, b []byte) []byte {
 		for v := int64(c) * per; v < min(n, int64(c+1)*per); v++ {
 			for _, u := range d.In.Neighbors((dOff+v)*R + int64(r)) {

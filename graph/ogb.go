@@ -42,6 +42,12 @@ type ReadOptions struct {
 	// into Dataset.LinkSplits. Their directories are not node splits, so
 	// they are left out when Splits is nil and split/ is listed.
 	LinkSplits []string
+	// Time also reads raw/edge_time.csv.gz (one integer per edge line) and
+	// the node times raw/node_time.csv.gz or OGB's raw/node_year.csv.gz
+	// (one integer per node) into Dataset.InTime and Dataset.NodeTime; In
+	// is then a timed adjacency (BuildInCSRTimed). At least one of the
+	// files must exist.
+	Time bool
 }
 
 // UndirectedOptions returns the options for the datasets of this project,
@@ -141,9 +147,29 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 			return nil, err
 		}
 	}
-	d.In = BuildInCSR(n, src, dst, BuildOptions{
-		Undirected: opt.Undirected, DropSelfLoops: opt.DropSelfLoops, Dedup: opt.Dedup, Workers: opt.Workers,
-	})
+	bo := BuildOptions{Undirected: opt.Undirected, DropSelfLoops: opt.DropSelfLoops, Dedup: opt.Dedup, Workers: opt.Workers}
+	if opt.Time {
+		edgeTime, nodeTime, err := readTimes(raw, n, m, opt.Workers)
+		if err != nil {
+			return nil, err
+		}
+		d.TimeKind = TimeKindEdge
+		if edgeTime == nil {
+			// An edge's time is its source's node time, so a reverse edge
+			// gets the other end's time: add the reverses here, each with
+			// its own source, instead of letting the builder copy times.
+			d.TimeKind = TimeKindNode
+			if bo.Undirected {
+				src, dst = slices.Concat(src, dst), slices.Concat(dst, src)
+				bo.Undirected = false
+			}
+			edgeTime = EdgeTimesFromNodes(src, nodeTime)
+		}
+		d.In, d.InTime = BuildInCSRTimed(n, src, dst, edgeTime, bo)
+		d.NodeTime = nodeTime
+	} else {
+		d.In = BuildInCSR(n, src, dst, bo)
+	}
 	if opt.NormalizeFeatures && d.Feat != nil {
 		d.Feat.NormalizeRows(opt.Workers)
 	}

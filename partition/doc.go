@@ -7,4 +7,11 @@
 // relation). Link-prediction partitions (Options.Link, link.go) exist for
 // both: on a heterogeneous graph the split is over one relation
 // (LinkOptions.Relation, heterolink.go).
+//
+// Timed partitions (Options.Time, time.go) also store times.bin (one time
+// per in-edge, aligned with indices.bin) and node_time.bin, described by
+// Meta.Time; their rows are strictly ascending in (time, original id), a
+// temporal multigraph where a source may repeat at different times, so
+// that a temporal sampler finds the neighbours older than a seed as a
+// prefix of the row. Untimed partitions are unchanged.
 package partition

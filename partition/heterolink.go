@@ -2,6 +2,8 @@ package partition
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"mpignn/graph"
@@ -135,6 +137,9 @@ func buildHeteroLink(d *graph.HeteroDataset, opt Options) (*linkData, *graph.Het
 		ld.meta.Directed, ld.meta.HasTime = true, ls.HasTime
 	}
 	ld.meta.Train, ld.meta.Valid, ld.meta.Test = int64(ld.sets[0].len()), int64(ld.sets[1].len()), int64(ld.sets[2].len())
+	if ld.meta.Graph, err = lo.checkGraph(opt.Time, ld.meta.HasTime); err != nil {
+		return nil, nil, err
+	}
 
 	// entries lists the relation-row entries (row, source) of edge sets.
 	entries := func(sets ...*edgeList) (rows, cols []int64) {
@@ -158,12 +163,74 @@ func buildHeteroLink(d *graph.HeteroDataset, opt Options) (*linkData, *graph.Het
 	hrows, hcols := entries(&ld.sets[setValid], &ld.sets[setTest])
 	held := graph.BuildInCSR(n*R, hcols, hrows, bo)
 	ds := *d
-	ds.In = subtractRows(in, held)
+	simple := func() *graph.CSR { return ds.In } // the training adjacency as a simple graph
+	if opt.Time {
+		if d.InTime == nil {
+			return nil, nil, fmt.Errorf("link split %s of relation %s: times requested but the dataset has no edge or node times", lo.Split, ld.meta.Relation)
+		}
+		if ld.meta.Graph != LinkGraphAll {
+			// Held-out events leave the timed adjacency: an event of a
+			// split with times only at its own time, so that the same
+			// pair's other (training) events stay.
+			var heldTime []int64
+			if ld.meta.HasTime {
+				var ts []int64
+				for _, e := range []*edgeList{&ld.sets[setValid], &ld.sets[setTest]} {
+					for i := range e.src {
+						ts = append(ts, e.time[i])
+						if rev >= 0 {
+							ts = append(ts, e.time[i])
+						}
+						if both {
+							ts = append(ts, e.time[i])
+						}
+					}
+				}
+				held, heldTime = graph.BuildInCSRTimed(n*R, hcols, hrows, ts, bo)
+			}
+			ds.In, ds.InTime = subtractTimedRows(d.In, d.InTime, held, heldTime)
+		}
+		simple = func() *graph.CSR { return canonical(ds.In, opt.workers()) }
+	} else {
+		ds.In = subtractRows(in, held)
+	}
 	if ld.meta.ValidAdj {
 		vrows, vcols := entries(&ld.sets[setValid])
-		ld.validIn = subtractRows(graph.BuildInCSR(n*R, vcols, vrows, bo), ds.In)
+		ld.validIn = subtractRows(graph.BuildInCSR(n*R, vcols, vrows, bo), simple())
 	}
 	return ld, &ds, nil
+}
+
+// subtractTimedRows returns the timed adjacency (a, at) without the
+// entries of b: with bt (rows of b by (time, source)) an entry goes when b's
+// row has the same (time, source); without bt, when b's row (ascending
+// sources) has its source at any time.
+func subtractTimedRows(a *graph.CSR, at []int64, b *graph.CSR, bt []int64) (*graph.CSR, []int64) {
+	n := a.NumRows()
+	out := &graph.CSR{Indptr: make([]int64, n+1), Indices: make([]int64, 0, len(a.Indices))}
+	times := make([]int64, 0, len(at))
+	for v := int64(0); v < n; v++ {
+		lo, hi := b.Indptr[v], b.Indptr[v+1]
+		for k := a.Indptr[v]; k < a.Indptr[v+1]; k++ {
+			u, t := a.Indices[k], at[k]
+			var found bool
+			if bt != nil {
+				j := lo + int64(sort.Search(int(hi-lo), func(i int) bool {
+					x := lo + int64(i)
+					return bt[x] > t || (bt[x] == t && b.Indices[x] >= u)
+				}))
+				found = j < hi && bt[j] == t && b.Indices[j] == u
+			} else {
+				_, found = slices.BinarySearch(b.Indices[lo:hi], u)
+			}
+			if !found {
+				out.Indices = append(out.Indices, u)
+				times = append(times, t)
+			}
+		}
+		out.Indptr[v+1] = int64(len(out.Indices))
+	}
+	return out, times
 }
 
 // checkHeteroLink checks the types of a heterogeneous part's link arrays:

@@ -104,6 +104,13 @@ func AssignHetero(d *graph.HeteroDataset, nparts int, opt Options) ([]int32, err
 	}
 	switch opt.Method {
 	case "", MethodMetis:
+		if opt.Time && d.InTime != nil {
+			// METIS wants a simple graph: drop the repeats of a source
+			// at different times.
+			simple := *d
+			simple.In = canonical(d.In, opt.workers())
+			d = &simple
+		}
 		lt, split, err := ResolveHetero(d, opt)
 		if err != nil {
 			return nil, err
@@ -220,6 +227,12 @@ func WriteHetero(outDir string, d *graph.HeteroDataset, assign []int32, nparts i
 			return nil, err
 		}
 		src.in = train.In
+		d = train
+	}
+	if opt.Time {
+		if src.in, src.tm, err = newTimedSource(heteroName(d), d.In, d.InTime, d.NodeTime, d.TimeKind, src.n, opt.workers()); err != nil {
+			return nil, err
+		}
 	}
 	return writeSource(outDir, src, ld, assign, nparts, opt)
 }

@@ -107,9 +107,8 @@ type LinkMeta struct {
 	// Relation is the canonical name of the relation whose edges are the
 	// positives in a heterogeneous partition ("" for a homogeneous one).
 	Relation string `json:"relation,omitempty"`
-	// Graph is "all" when the message-passing adjacency keeps the valid and
-	// test events (only temporal sampling may use it); "" is the training
-	// edges only.
+	// Graph is LinkOptions.Graph when it is LinkGraphAll: the adjacency
+	// holds the train, valid and test events ("" : training edges only).
 	Graph string `json:"graph,omitempty"`
 }
 

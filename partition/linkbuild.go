@@ -104,11 +104,22 @@ func buildLink(d *graph.Dataset, opt Options) (*linkData, error) {
 		reverse = opt.Undirected
 	}
 	ld.meta.Train, ld.meta.Valid, ld.meta.Test = int64(ld.sets[0].len()), int64(ld.sets[1].len()), int64(ld.sets[2].len())
+	if ld.meta.Graph, err = lo.checkGraph(opt.Time, ld.meta.HasTime); err != nil {
+		return nil, err
+	}
 
 	bo := graph.BuildOptions{Undirected: reverse, DropSelfLoops: true, Dedup: true, Workers: opt.Workers}
 	tr := &ld.sets[setTrain]
 	ds := *d
-	ds.In = graph.BuildInCSR(n, tr.src, tr.dst, bo)
+	simple := func() *graph.CSR { return ds.In } // the training adjacency as a simple graph
+	if opt.Time {
+		if err := timedTrainGraph(&ds, d, ld, bo); err != nil {
+			return nil, err
+		}
+		simple = func() *graph.CSR { return canonical(ds.In, opt.workers()) }
+	} else {
+		ds.In = graph.BuildInCSR(n, tr.src, tr.dst, bo)
+	}
 	ds.Splits = d.Splits
 	width := lo.StructFeats
 	if width == 0 && (d.Feat == nil || d.Feat.Dim == 0) {
@@ -121,9 +132,60 @@ func buildLink(d *graph.Dataset, opt Options) (*linkData, error) {
 	ld.ds = &ds
 	if ld.meta.ValidAdj {
 		va := &ld.sets[setValid]
-		ld.validIn = subtractRows(graph.BuildInCSR(n, va.src, va.dst, bo), ds.In)
+		ld.validIn = subtractRows(graph.BuildInCSR(n, va.src, va.dst, bo), simple())
 	}
 	return ld, nil
+}
+
+// timedTrainGraph sets ds.In and ds.InTime to the timed message-passing
+// adjacency of a link split of d. A time split builds it from its events
+// with their times: the training events, or with LinkGraphAll the train,
+// valid and test events. A random split keeps the timed in-edges of d
+// whose unordered pair is a training pair.
+func timedTrainGraph(ds, d *graph.Dataset, ld *linkData, bo graph.BuildOptions) error {
+	if ld.meta.Kind == LinkSplitRandom {
+		if d.InTime == nil {
+			return fmt.Errorf("link split %s: times requested but the dataset has no edge or node times", ld.meta.Split)
+		}
+		tr := &ld.sets[setTrain]
+		pairs := make([]linkPair, tr.len())
+		for i := range pairs {
+			pairs[i] = linkPair{tr.src[i], tr.dst[i]} // ascending (u,v), u < v
+		}
+		in := &graph.CSR{Indptr: make([]int64, d.NumNodes+1)}
+		var times []int64
+		for v := int64(0); v < d.NumNodes; v++ {
+			for k := d.In.Indptr[v]; k < d.In.Indptr[v+1]; k++ {
+				u := d.In.Indices[k]
+				if _, ok := slices.BinarySearchFunc(pairs, linkPair{min(u, v), max(u, v)}, func(a, b linkPair) int {
+					return cmp.Or(cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v))
+				}); ok {
+					in.Indices = append(in.Indices, u)
+					times = append(times, d.InTime[k])
+				}
+			}
+			in.Indptr[v+1] = int64(len(in.Indices))
+		}
+		if in.Indices == nil {
+			in.Indices, times = []int64{}, []int64{}
+		}
+		ds.In, ds.InTime = in, times
+		return nil
+	}
+	if !ld.meta.HasTime {
+		return fmt.Errorf("link split %s: times requested but its rows have no time column", ld.meta.Split)
+	}
+	sets := []*edgeList{&ld.sets[setTrain]}
+	if ld.meta.Graph == LinkGraphAll {
+		sets = append(sets, &ld.sets[setValid], &ld.sets[setTest])
+	}
+	var src, dst, tm []int64
+	for _, e := range sets {
+		src, dst, tm = append(src, e.src...), append(dst, e.dst...), append(tm, e.time...)
+	}
+	ds.In, ds.InTime = graph.BuildInCSRTimed(d.NumNodes, src, dst, tm, bo)
+	ds.TimeKind = graph.TimeKindEdge
+	return nil
 }
 
 // randomLinkSplit splits the distinct undirected pairs of g (min, max

@@ -1,8 +1,10 @@
 package partition
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 )
 
 // Link array files inside part-<p>/ (only in link partitions).
@@ -402,17 +404,23 @@ func (pt *Part) MergedValidAdjacency() (indptr, indices, indicesOrig []int64, er
 	}
 	lp := pt.Link
 	rows := len(pt.Indptr) - 1
-	total := int64(len(pt.Indices) + len(lp.ValidIndices))
+	tPtr, tInd, tOrig := pt.Indptr, pt.Indices, pt.IndicesOrig
+	if pt.Times != nil {
+		// Timed rows are ordered by time and may repeat a source; the
+		// merge wants the simple graph in canonical order.
+		tPtr, tInd, tOrig = simpleRows(pt.Indptr, pt.Indices, pt.IndicesOrig)
+	}
+	total := int64(len(tInd) + len(lp.ValidIndices))
 	indptr = make([]int64, rows+1)
 	indices = make([]int64, 0, total)
 	indicesOrig = make([]int64, 0, total)
 	for v := 0; v < rows; v++ {
-		a, b := pt.Indptr[v], pt.Indptr[v+1]
+		a, b := tPtr[v], tPtr[v+1]
 		c, d := lp.ValidIndptr[v], lp.ValidIndptr[v+1]
 		for a < b || c < d {
-			if c >= d || (a < b && pt.IndicesOrig[a] < lp.ValidIndicesOrig[c]) {
-				indices = append(indices, pt.Indices[a])
-				indicesOrig = append(indicesOrig, pt.IndicesOrig[a])
+			if c >= d || (a < b && tOrig[a] < lp.ValidIndicesOrig[c]) {
+				indices = append(indices, tInd[a])
+				indicesOrig = append(indicesOrig, tOrig[a])
 				a++
 			} else {
 				indices = append(indices, lp.ValidIndices[c])
@@ -423,6 +431,26 @@ func (pt *Part) MergedValidAdjacency() (indptr, indices, indicesOrig []int64, er
 		indptr[v+1] = int64(len(indices))
 	}
 	return indptr, indices, indicesOrig, nil
+}
+
+// simpleRows returns the rows of a timed adjacency in canonical order
+// (ascending original id, each source once).
+func simpleRows(ptr, ind, orig []int64) (sPtr, sInd, sOrig []int64) {
+	sPtr = make([]int64, len(ptr))
+	sInd, sOrig = make([]int64, 0, len(ind)), make([]int64, 0, len(orig))
+	for v := 0; v+1 < len(ptr); v++ {
+		row := make([][2]int64, 0, ptr[v+1]-ptr[v])
+		for k := ptr[v]; k < ptr[v+1]; k++ {
+			row = append(row, [2]int64{orig[k], ind[k]})
+		}
+		slices.SortFunc(row, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+		row = slices.Compact(row)
+		for _, e := range row {
+			sOrig, sInd = append(sOrig, e[0]), append(sInd, e[1])
+		}
+		sPtr[v+1] = int64(len(sInd))
+	}
+	return sPtr, sInd, sOrig
 }
 
 // Positives returns the part's positive edges of split set ("train",

@@ -62,7 +62,21 @@ type LinkOptions struct {
 	// random split. They are input data, not an option: Key and Matches
 	// ignore them.
 	Rows *graph.LinkSplit
+	// Graph is the message-passing adjacency of the partition:
+	// LinkGraphTrain ("" too) builds it from the training edges only;
+	// LinkGraphAll from the train, valid and test events with their times,
+	// so that a temporal sampler, which only ever reads edges older than
+	// its seed, can use the events that precede an evaluation edge. "all"
+	// needs Options.Time and a split with times; without temporal sampling
+	// it would leak held-out edges, which the trainer refuses.
+	Graph string
 }
+
+// Message-passing graphs of LinkOptions.Graph.
+const (
+	LinkGraphTrain = "train"
+	LinkGraphAll   = "all"
+)
 
 // ParseLinkSplit parses a LinkOptions.Split value. For "random:..." it
 // returns the three fractions; for "time" zeros.
@@ -111,6 +125,13 @@ func (lo LinkOptions) linkKind() (kind string, frac [3]float64, err error) {
 func (lo LinkOptions) resolved() (LinkOptions, error) {
 	if _, _, err := lo.linkKind(); err != nil {
 		return lo, err
+	}
+	switch lo.Graph {
+	case "":
+		lo.Graph = LinkGraphTrain
+	case LinkGraphTrain, LinkGraphAll:
+	default:
+		return lo, fmt.Errorf("link graph %q: want %s or %s", lo.Graph, LinkGraphTrain, LinkGraphAll)
 	}
 	if lo.Relation != "" {
 		if _, err := graph.ParseRelation(lo.Relation); err != nil {
@@ -184,6 +205,9 @@ func (lo LinkOptions) Key() string {
 	if r.Relation != "" {
 		k += "-rel-" + r.Relation
 	}
+	if r.Graph == LinkGraphAll {
+		k += "-graph-all"
+	}
 	return k
 }
 
@@ -197,7 +221,23 @@ func (lo LinkOptions) Matches(m *LinkMeta, seed uint64) bool {
 	if m.Split != r.Split || m.Seed != seed || m.NegsPerPos != r.NegsPerPos || m.Pool != r.Pool || m.ValidAdj == r.NoValidAdj || m.Relation != r.Relation {
 		return false
 	}
+	if g := m.Graph; (g == "" && r.Graph != LinkGraphTrain) || (g != "" && g != r.Graph) {
+		return false
+	}
 	return r.StructFeats == 0 || m.StructFeats == r.StructFeats
+}
+
+// checkGraph refuses LinkGraphAll unless the partition is timed and the
+// split's events have times, and returns the meta value of lo.Graph ("" for
+// the default, so that META of an untimed link partition is unchanged).
+func (lo LinkOptions) checkGraph(timed, hasTime bool) (string, error) {
+	if lo.Graph != LinkGraphAll {
+		return "", nil
+	}
+	if !timed || !hasTime {
+		return "", fmt.Errorf("link graph %q needs times (Options.Time, --time) and a split whose rows have times (such as split/time); the random split has none", LinkGraphAll)
+	}
+	return LinkGraphAll, nil
 }
 
 var errNoTimeSplit = errors.New("dataset has no link split \"time\" loaded: read it with LinkOptions.ReadOptions (ReadOptions.LinkSplits = [\"time\"])")

@@ -38,11 +38,12 @@ type Part struct {
 	// nodes of each type that has them (rows in new-id order).
 	TypeLo   []int64
 	TypeFeat map[string][]float32
-	// Times (timed partitions only, else nil) is the time of every in-edge,
-	// aligned with Indices; NodeTime the time of every owned node (nil
-	// without node times).
-	Times    []int64
-	NodeTime []int64
+	// Times (timed partitions only, else nil) holds the time of every
+	// in-edge, aligned with Indices; rows are then strictly ascending in
+	// (time, original id) instead of original id alone, so a source may
+	// appear several times in a row at different times. NodeTime holds the
+	// node time of each owned node (nil unless Meta.Time.NodeTime).
+	Times, NodeTime []int64
 }
 
 // NumOwned returns Hi-Lo.
@@ -136,6 +137,9 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	if err := pt.check(dir); err != nil {
 		return nil, err
 	}
+	if err := pt.loadTime(dir); err != nil {
+		return nil, err
+	}
 	if m.Link != nil {
 		if err := pt.loadLink(dir); err != nil {
 			return nil, err
@@ -173,7 +177,8 @@ func (pt *Part) check(dir string) error {
 		}
 	}
 	// Rows are nodes, or (node, relation) pairs in a heterogeneous part.
-	for v := 0; v+1 < len(pt.Indptr); v++ {
+	// Timed rows are ordered by (time, original id): loadTime checks them.
+	for v := 0; v+1 < len(pt.Indptr) && m.Time == nil; v++ {
 		row := pt.IndicesOrig[pt.Indptr[v]:pt.Indptr[v+1]]
 		for k := 1; k < len(row); k++ {
 			if row[k] <= row[k-1] {

@@ -75,6 +75,9 @@ type Meta struct {
 	// Hetero describes a heterogeneous partition (format version 2; nil for
 	// a homogeneous one). See HeteroMeta.
 	Hetero *HeteroMeta `json:"hetero,omitempty"`
+	// Time describes the times of a timed partition (Options.Time; nil
+	// for an untimed one, whose META and files are as before times).
+	Time *TimeMeta `json:"time,omitempty"`
 }
 
 // EdgeCut is the fraction of edges whose endpoints have different owners.
@@ -177,7 +180,7 @@ func (m *Meta) partFiles(p int) []fileSpec {
 	if m.Link != nil && pi.Link != nil {
 		fs = append(fs, m.linkFiles(p)...)
 	}
-	return fs
+	return append(fs, m.timeFiles(p)...)
 }
 
 func (m *Meta) splitNames() []string {
@@ -302,6 +305,9 @@ func (m *Meta) validate() error {
 		return err
 	}
 	if err := m.validateHetero(); err != nil {
+		return err
+	}
+	if err := m.validateTime(); err != nil {
 		return err
 	}
 	want := 0

@@ -69,6 +69,8 @@ type Stats struct {
 	Parts        []PartStats `json:"parts"`
 	// Link is META's link section (link partitions only).
 	Link *LinkMeta `json:"link,omitempty"`
+	// Time is the partition's time section (nil when untimed).
+	Time *TimeMeta `json:"time,omitempty"`
 	// Hetero is set for heterogeneous partitions.
 	Hetero *HeteroStats `json:"hetero,omitempty"`
 }
@@ -78,7 +80,7 @@ func (m *Meta) Stats() *Stats {
 	s := &Stats{
 		Dataset: m.Dataset, Method: m.Method, Seed: m.Seed, NumParts: m.NumParts,
 		NumNodes: m.NumNodes, NumEdges: m.NumEdges, FeatDim: m.FeatDim, NumClasses: m.NumClasses,
-		HaloFeats: m.HaloFeats, Split: m.Split, EdgeCut: m.EdgeCut(), Balance: m.Balance(), Link: m.Link,
+		HaloFeats: m.HaloFeats, Split: m.Split, EdgeCut: m.EdgeCut(), Balance: m.Balance(), Link: m.Link, Time: m.Time,
 	}
 	var maxTrain, maxEdges, train int64
 	for p, pi := range m.Parts {
@@ -143,6 +145,9 @@ func (s *Stats) WriteText(w io.Writer) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "edge_cut %.4f  balance %.4f (nodes)  %.4f (train)  %.4f (edges)\n", s.EdgeCut, s.Balance, s.TrainBalance, s.EdgeBalance)
+	if err == nil && s.Time != nil {
+		_, err = fmt.Fprintf(w, "time: %s times in [%d, %d], node times %v\n", s.Time.Kind, s.Time.Min, s.Time.Max, s.Time.NodeTime)
+	}
 	if err == nil && s.Hetero != nil {
 		err = s.writeHetero(w)
 	}

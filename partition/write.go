@@ -55,6 +55,13 @@ type Options struct {
 	// structural features come from the TRAINING edges only. For a time
 	// split, Undirected also adds the reverse of every training event.
 	Link *LinkOptions
+	// Time writes the dataset's times (read with graph.ReadOptions.Time or
+	// HeteroReadOptions.Time): times.bin per part, node_time.bin when
+	// there are node times, and Meta.Time. The adjacency is then the timed
+	// one (a temporal multigraph: rows by (time, original id)); METIS
+	// still gets the deduplicated simple graph. Off, times in the dataset
+	// are ignored and the partition is exactly the untimed one.
+	Time bool
 }
 
 func (o Options) workers() int {
@@ -149,6 +156,13 @@ func assignGraph(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
 	}
 	switch opt.Method {
 	case "", MethodMetis:
+		if opt.Time && d.InTime != nil {
+			// METIS wants a simple graph: drop the repeats of a source
+			// at different times (canonical sorts and deduplicates).
+			simple := *d
+			simple.In = canonical(d.In, opt.workers())
+			d = &simple
+		}
 		split, err := ResolveSplit(d, opt.Split)
 		if err != nil {
 			return nil, err
@@ -224,9 +238,12 @@ func checkOutDir(outDir string, overwrite bool) error {
 //	part-<p>/halo_orig.bin       int64[halo]
 //	part-<p>/halo_feat.bin       float32[halo*dim] (only with HaloFeats)
 //	part-<p>/split-<name>-{train,valid,test}.bin  int64, new ids ascending
+//	part-<p>/times.bin           int64[edges]    edge times (only with Options.Time)
+//	part-<p>/node_time.bin       int64[nodes]    node times (Options.Time, if the dataset has them)
 //
 // Every row is written in canonical order (ascending original source id,
-// duplicates removed) whatever the order in d.In. The directory is built
+// duplicates removed) whatever the order in d.In; timed rows are in
+// (time, original id) order instead, exact repeats removed. The directory is built
 // under a temporary name next to outDir and renamed at the end, so a failed
 // or interrupted run leaves nothing at outDir. labels.bin is left out when
 // the dataset has no labels (NumClasses 0). With opt.Link, the link files
@@ -263,6 +280,11 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 	if d.NumClasses > 0 {
 		src.label = func(v int64) int32 { return d.Labels[v] }
 	}
+	if opt.Time {
+		if src.in, src.tm, err = newTimedSource(d.Name, d.In, d.InTime, d.NodeTime, d.TimeKind, d.NumNodes, opt.workers()); err != nil {
+			return nil, err
+		}
+	}
 	return writeSource(outDir, src, ld, assign, nparts, opt)
 }
 
@@ -282,6 +304,7 @@ type source struct {
 	splits     map[string]*graph.Split
 	split      string // the default split ("" if none)
 	het        *heteroSource
+	tm         *timedSource // nil: untimed
 }
 
 // writeSource writes the partition directory of src under assign; the
@@ -364,6 +387,9 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		m.FormatVersion = FormatVersionHetero
 		m.Hetero = src.het.meta(assign, nparts)
 	}
+	if src.tm != nil {
+		m.Time = src.tm.meta()
+	}
 
 	aw, err := newArrayWriter(opt.workers())
 	if err != nil {
@@ -386,6 +412,10 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		edges := indptr[nodes*R]
 		indices := make([]int64, edges)
 		indOrig := make([]int64, edges)
+		var times []int64
+		if src.tm != nil {
+			times = make([]int64, edges)
+		}
 		var halo []int64
 		var cut int64
 		for i, o := range orig {
@@ -393,6 +423,9 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 				row := in.Neighbors(o*R + r)
 				base := indptr[int64(i)*R+r]
 				copy(indOrig[base:], row)
+				if times != nil {
+					copy(times[base:], src.tm.in[in.Indptr[o*R+r]:in.Indptr[o*R+r+1]])
+				}
 				rcut := int64(0)
 				for k, u := range row {
 					g := rl.NewID[u]
@@ -483,6 +516,20 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 				return nil, err
 			}
 			pi.Link = lc
+		}
+		if src.tm != nil {
+			if err := putArray(m.Files, aw, pdir, p, fileTimes, times); err != nil {
+				return nil, err
+			}
+			if src.tm.node != nil {
+				nt := make([]int64, nodes)
+				for i, o := range orig {
+					nt[i] = src.tm.node[o]
+				}
+				if err := putArray(m.Files, aw, pdir, p, fileNodeTime, nt); err != nil {
+					return nil, err
+				}
+			}
 		}
 		m.Parts[p] = pi
 		m.NumEdges += edges

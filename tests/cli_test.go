@@ -20,6 +20,8 @@ type cliGraph struct {
 	err   error
 	dir   string
 	parts map[int]string
+	// partArgs are extra `mpignn partition` flags (for example --time).
+	partArgs []string
 }
 
 var gen cliGraph
@@ -55,7 +57,8 @@ func (g *cliGraph) prepare(t *testing.T, name string, gen func(run func(args ...
 		g.parts = map[int]string{}
 		for p := 1; p <= 4; p++ {
 			out := filepath.Join(g.dir, fmt.Sprintf("parts-%d", p))
-			if g.err = run("partition", "--data", filepath.Join(g.dir, "data"), "--parts", strconv.Itoa(p), "--out", out); g.err != nil {
+			args := append([]string{"partition", "--data", filepath.Join(g.dir, "data"), "--parts", strconv.Itoa(p), "--out", out}, g.partArgs...)
+			if g.err = run(args...); g.err != nil {
 				return
 			}
 			g.parts[p] = out

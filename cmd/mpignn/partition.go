@@ -20,6 +20,7 @@ type partitionConfig struct {
 	parts, workers                    int
 	seed                              uint64
 	haloFeats, undirected, force      bool
+	time                              bool
 	normalize                         bool
 	imbalance                         float64
 	// link is the link-prediction split (nil without --link-split).
@@ -46,6 +47,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.Float64Var(&c.imbalance, "imbalance", 0, "METIS allowed imbalance per constraint (0 = 1.03)")
 	fs.IntVar(&c.workers, "workers", 0, "parallelism (0 = GOMAXPROCS)")
 	fs.BoolVar(&c.force, "force", false, "replace an existing partition directory at --out")
+	fs.BoolVar(&c.time, "time", false, "read the edge times (raw/edge_time.csv.gz) or node times (raw/node_time.csv.gz, raw/node_year.csv.gz) and store them with the parts, for temporal sampling; the adjacency then keeps repeated edges at different times")
 	fs.StringVar(&c.labelType, "label-type", "", "heterogeneous datasets: the labelled node type to keep labels and splits of (default: the only labelled type)")
 	fs.StringVar(&c.noReverse, "no-reverse", "", "heterogeneous datasets: comma-separated relations (src___rel___dst) NOT given a reverse relation; \"all\" for none (default: every relation gets rev_<rel>)")
 	linkSplit := fs.String("link-split", "", "link-prediction split: random:TRAIN,VALID,TEST (fractions of the distinct undirected pairs, seeded by --seed) or time (split/time files); adjacency then holds training edges only")
@@ -54,10 +56,11 @@ func parsePartition(args []string) (partitionConfig, error) {
 	linkValidAdj := fs.Bool("link-valid-adj", true, "store the valid edges' adjacency for test-time inference (--use-valid-edges), with --link-split")
 	relation := fs.String("relation", "", "heterogeneous datasets, with --link-split: the relation (src___rel___dst) whose edges are split; --link-split may then also name a split directory (time, u1)")
 	structFeats := fs.Int("struct-feats", 0, fmt.Sprintf("structural node features (log-degrees of the training graph + fixed random codes) of this width, replacing the dataset's; 0 = %d only for a dataset without features; with --link-split", partition.DefaultStructFeats))
+	linkGraph := fs.String("link-graph", partition.LinkGraphTrain, "with --link-split: the message-passing adjacency, train (training edges only) or all (train+valid+test events with their times; needs --time and a time split, and only temporal sampling may use it)")
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
 	}
-	if err := c.parseLink(fs, *linkSplit, *relation, *linkNegs, *linkPool, *linkValidAdj, *structFeats); err != nil {
+	if err := c.parseLink(fs, *linkSplit, *relation, *linkNegs, *linkPool, *linkValidAdj, *structFeats, *linkGraph); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
@@ -77,12 +80,12 @@ func parsePartition(args []string) (partitionConfig, error) {
 
 // parseLink checks the link flags and sets c.link; each bad value gives an
 // error naming its flag.
-func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, negs int, pool int64, validAdj bool, structFeats int) error {
+func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, negs int, pool int64, validAdj bool, structFeats int, linkGraph string) error {
 	if split == "" {
 		var err error
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "link-negs", "link-pool", "link-valid-adj", "struct-feats", "relation":
+			case "link-negs", "link-pool", "link-valid-adj", "struct-feats", "relation", "link-graph":
 				if err == nil {
 					err = fmt.Errorf("--%s needs --link-split", f.Name)
 				}
@@ -109,9 +112,18 @@ func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, ne
 	if structFeats < 0 || structFeats == 1 {
 		return fmt.Errorf("--struct-feats %d: want 0 (automatic) or at least 2", structFeats)
 	}
+	if linkGraph != partition.LinkGraphTrain && linkGraph != partition.LinkGraphAll {
+		return fmt.Errorf("--link-graph %q: want %s or %s", linkGraph, partition.LinkGraphTrain, partition.LinkGraphAll)
+	}
+	if linkGraph == partition.LinkGraphAll && !c.time {
+		return fmt.Errorf("--link-graph %s needs --time (the adjacency then holds held-out events, which only a temporal sampler may read)", linkGraph)
+	}
 	lo := &partition.LinkOptions{Split: split, NegsPerPos: negs, Pool: pool, NoValidAdj: !validAdj, StructFeats: structFeats, Relation: relation}
+	if linkGraph == partition.LinkGraphAll {
+		lo.Graph = linkGraph // the default stays "" so that Key and META are as before
+	}
 	if err := lo.Check(); err != nil {
-		return fmt.Errorf("--link-split/--relation/--link-negs/--link-pool/--struct-feats: %w", err)
+		return fmt.Errorf("--link-split/--relation/--link-negs/--link-pool/--struct-feats/--link-graph: %w", err)
 	}
 	c.link = lo
 	return nil
@@ -148,6 +160,7 @@ func partitionCmd(w io.Writer, args []string) error {
 	if c.link != nil {
 		ro = c.link.ReadOptions(ro)
 	}
+	ro.Time = c.time
 	t0 := time.Now()
 	d, err := graph.ReadOGB(c.data, ro)
 	if err != nil {
@@ -163,7 +176,7 @@ func partitionCmd(w io.Writer, args []string) error {
 	opt := partition.Options{
 		Method: c.method, Seed: c.seed, HaloFeats: c.haloFeats, Split: c.split,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
-		Link: c.link,
+		Link: c.link, Time: c.time,
 	}
 	if c.balance != "" {
 		for _, b := range strings.Split(c.balance, ",") {
@@ -200,6 +213,7 @@ func (c partitionConfig) heteroReadOptions() graph.HeteroReadOptions {
 		}
 	}
 	ro.NormalizeFeatures, ro.Workers = c.normalize, c.workers
+	ro.Time = c.time
 	return ro
 }
 
@@ -222,6 +236,7 @@ func partitionHetero(w io.Writer, c partitionConfig) error {
 	opt := partition.Options{
 		Method: c.method, Seed: c.seed, Split: c.split, LabelType: c.labelType,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
+		Time: c.time,
 	}
 	if c.link != nil {
 		lo := *c.link

@@ -277,7 +277,8 @@ func runTrain(args []string) error {
 			if f.cfg.Task == dist.TaskLink {
 				link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
 			}
-			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, os.Stdout)
+			// Times are read only for temporal sampling (a later flag).
+			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, false, os.Stdout)
 			if err != nil {
 				return err
 			}
@@ -342,9 +343,9 @@ func writable(dir string) bool {
 // part files all match their META.json checksums: a damaged cache (a
 // truncated or flipped file) is rebuilt, not handed to every rank to fail
 // on. link (nil for node tasks) must match the partition's link section.
-func reusable(dir string, parts int, method, split string, seed uint64, link *partition.LinkOptions) bool {
+func reusable(dir string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed bool) bool {
 	m, err := partition.LoadMeta(dir)
-	if err != nil || m.NumParts != parts || m.Method != method {
+	if err != nil || m.NumParts != parts || m.Method != method || (m.Time != nil) != timed {
 		return false
 	}
 	if (m.Link != nil) != (link != nil) || (link != nil && !link.Matches(m.Link, seed)) {
@@ -359,12 +360,13 @@ func reusable(dir string, parts int, method, split string, seed uint64, link *pa
 // prepareParts partitions the dataset at data into one part per rank on
 // rank 0 (or reuses a cached partition whose META matches), and returns the
 // directory on every rank. It is collective. link, when set, makes a
-// link-prediction partition (seeded by seed too).
-func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, out *os.File) (string, error) {
+// link-prediction partition (seeded by seed too); timed reads and stores
+// the dataset's times (partition.Options.Time).
+func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, out *os.File) (string, error) {
 	var dir string
 	var err error
 	if c.Rank() == 0 {
-		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, out)
+		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, timed, out)
 	}
 	b, err := dist.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
@@ -373,9 +375,9 @@ func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, 
 	return string(b), nil
 }
 
-func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, out *os.File) (string, error) {
+func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, out *os.File) (string, error) {
 	if graph.IsHeteroLayout(data) {
-		return partitionHeteroOnRoot(parts, data, split, method, seed, link, out)
+		return partitionHeteroOnRoot(parts, data, split, method, seed, link, timed, out)
 	}
 	ro := graph.UndirectedOptions()
 	if link != nil {
@@ -384,6 +386,7 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 		}
 		ro = link.ReadOptions(ro)
 	}
+	ro.Time = timed
 	d, err := graph.ReadOGB(data, ro)
 	if err != nil {
 		return "", err
@@ -397,9 +400,12 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 		// that runs with different link options never share a cache.
 		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), link.Key(), parts, method, seed)
 	}
-	return cachedParts(data, name, parts, method, split, seed, link, out, func(dir string) error {
+	if timed {
+		name += "-time" // untimed caches keep their names
+	}
+	return cachedParts(data, name, parts, method, split, seed, link, timed, out, func(dir string) error {
 		_, err := partition.WriteDataset(dir, d, parts, partition.Options{
-			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Link: link,
+			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Link: link, Time: timed,
 		})
 		return err
 	})
@@ -407,12 +413,14 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 
 // partitionHeteroOnRoot is partitionOnRoot for OGB's heterogeneous layout:
 // reverse relations added, the only labelled node type kept.
-func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, out *os.File) (string, error) {
-	d, err := graph.ReadOGBHetero(data, graph.DefaultHeteroReadOptions())
+func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, out *os.File) (string, error) {
+	ro := graph.DefaultHeteroReadOptions()
+	ro.Time = timed
+	d, err := graph.ReadOGBHetero(data, ro)
 	if err != nil {
 		return "", err
 	}
-	opt := partition.Options{Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true}
+	opt := partition.Options{Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Time: timed}
 	var name string
 	if link != nil {
 		if link.Relation == "" {
@@ -433,7 +441,10 @@ func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, l
 		}
 		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), opt.Split, parts, method, seed)
 	}
-	return cachedParts(data, name, parts, method, opt.Split, seed, link, out, func(dir string) error {
+	if timed {
+		name += "-time"
+	}
+	return cachedParts(data, name, parts, method, opt.Split, seed, link, timed, out, func(dir string) error {
 		_, err := partition.WriteHeteroDataset(dir, d, parts, opt)
 		return err
 	})
@@ -442,10 +453,10 @@ func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, l
 // cachedParts returns the first reusable partition named name among the
 // cache directories of data, or writes one with write into the first
 // writable of them.
-func cachedParts(data, name string, parts int, method, split string, seed uint64, link *partition.LinkOptions, out *os.File, write func(dir string) error) (string, error) {
+func cachedParts(data, name string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed bool, out *os.File, write func(dir string) error) (string, error) {
 	var errs []error
 	for _, dir := range partsCacheDirs(data, name) {
-		if reusable(dir, parts, method, split, seed, link) {
+		if reusable(dir, parts, method, split, seed, link, timed) {
 			fmt.Fprintf(out, "partition: reusing %s\n", dir)
 			return dir, nil
 		}

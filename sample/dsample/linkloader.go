@@ -183,7 +183,7 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 			why = err.Error()
 		}
 	}
-	if why == "" && p.Meta.Link.Graph == "all" && !o.Temporal.On() {
+	if why == "" && p.Meta.Link.Graph == partition.LinkGraphAll && !o.Temporal.On() {
 		why = "the partition keeps the held-out edges in message passing (--link-graph all), which only temporal sampling may use (it would leak the valid and test edges): train with --temporal"
 	}
 	l.indexT = map[[2]int64]int32{}

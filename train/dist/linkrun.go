@@ -54,7 +54,7 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 		err = fmt.Errorf("train: --temporal needs the link split's edge times, but link split %s of %s has none (use --link-split time)", lm.Split, partDir)
 	case lo.Temporal.On() && o.UseValidEdges:
 		err = fmt.Errorf("train: --use-valid-edges with --temporal: evaluate on a partition made with --link-graph all instead, where every earlier event is visible at a test edge's time")
-	case lm.Graph == "all" && !lo.Temporal.Strict:
+	case lm.Graph == partition.LinkGraphAll && !lo.Temporal.Strict:
 		err = fmt.Errorf("train: partition %s keeps the valid and test events in message passing (--link-graph all): only strict temporal sampling (--temporal uniform|last --temporal-strict) keeps an evaluated edge and its simultaneous events out", partDir)
 	}
 	if err := Agree(c, err); err != nil {

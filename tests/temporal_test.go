@@ -1,0 +1,138 @@
+package tests
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// temporalGraph is a generated graph with random edge and node times,
+// partitioned with --time into 1..4 parts; temporalHetero the same for an
+// ogbn-mag-shaped heterogeneous graph.
+var temporalGraph, temporalHetero = cliGraph{partArgs: []string{"--time"}}, cliGraph{partArgs: []string{"--time"}}
+
+func (g *cliGraph) getTemporal(t *testing.T) *cliGraph {
+	return g.prepare(t, "temporal-graph", func(run func(args ...string) error) error {
+		return run("gen", "--nodes", "2000", "--avg-degree", "10", "--classes", "4", "--feat-dim", "8",
+			"--edge-time", "--node-time", "--seed", "5", "--out", filepath.Join(g.dir, "data"))
+	})
+}
+
+func (g *cliGraph) getTemporalHetero(t *testing.T) *cliGraph {
+	return g.prepare(t, "temporal-hetero", func(run func(args ...string) error) error {
+		return run("gen", "--hetero", "--papers", "800", "--authors", "900", "--institutions", "20", "--fields", "60",
+			"--cites", "3000", "--writes", "3000", "--affiliations", "900", "--topics", "2500",
+			"--classes", "4", "--feat-dim", "8", "--edge-time", "--seed", "4", "--out", filepath.Join(g.dir, "data"))
+	})
+}
+
+// temporalLine is one edge line of the temporal sample text:
+// "dst@seedtime src@edgetime [relation]".
+var temporalLine = regexp.MustCompile(`^(\d+)@(-?\d+) (\d+)@(-?\d+)( \S+)?$`)
+
+// checkNoLeak parses a temporal sample text and fails on any edge newer
+// than (or, strict, as new as) the time its destination was expanded at;
+// it returns the number of edges.
+func checkNoLeak(t *testing.T, name, out string, strict bool) int {
+	t.Helper()
+	edges := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "layer ") {
+			continue
+		}
+		m := temporalLine.FindStringSubmatch(line)
+		require.NotNil(t, m, "%s: malformed edge line %q", name, line)
+		seedT, _ := strconv.ParseInt(m[2], 10, 64)
+		edgeT, _ := strconv.ParseInt(m[4], 10, 64)
+		if edgeT > seedT || (strict && edgeT == seedT) {
+			t.Errorf("%s: leak: edge %q is newer than its seed time", name, line)
+		}
+		edges++
+	}
+	return edges
+}
+
+// TestTemporalSampleIdentical: temporal sampling prints byte-identical
+// blocks, every edge with its time, for 1..4 ranks and both transports;
+// no sampled edge is newer than its seed's time (strictly older with
+// --temporal-strict); homogeneous (node times and a fixed --seed-time) and
+// heterogeneous (per-relation edge times). The outputs are pinned in the
+// golden file.
+func TestTemporalSampleIdentical(t *testing.T) {
+	homo := temporalGraph.getTemporal(t)
+	het := temporalHetero.getTemporalHetero(t)
+	bin, _ := h.Mpignn()
+	type variant struct {
+		name   string
+		g      *cliGraph
+		args   []string
+		strict bool
+	}
+	variants := []variant{
+		{"uniform node time", homo, []string{"--seeds", "0,7,99,512,1024,1999", "--fanout", "5,-1", "--temporal", "uniform"}, false},
+		{"last strict seed-time", homo, []string{"--seeds", "3,250,1200,1777", "--fanout", "4,3", "--temporal", "last", "--temporal-strict", "--seed-time", "500000"}, true},
+		{"uniform replace seed-time", homo, []string{"--seeds", "3,250,1200,1777", "--fanout", "6,2", "--replace", "--temporal", "uniform", "--seed-time", "300000"}, false},
+		{"hetero uniform strict", het, []string{"--seeds", "paper:0,paper:400,author:5,author:899,field_of_study:3", "--fanout", "3,2",
+			"--temporal", "uniform", "--temporal-strict", "--seed-time", "600000"}, true},
+	}
+	var golden []string
+	for _, v := range variants {
+		var first, firstName string
+		for _, p := range h.Ranks {
+			for _, tr := range goldenTransports {
+				name := fmt.Sprintf("%s/np=%d/%s", v.name, p, tr)
+				args := append([]string{bin, "sample", "--parts", v.g.parts[p], "--seed", "9", "--epoch", "2", "--step", "1", "--transport", tr}, v.args...)
+				res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
+				require.NoError(t, res.Err, "%s: %s", name, tail(res.Output, 30))
+				out := res.Stdout
+				require.Greater(t, checkNoLeak(t, name, out, v.strict), 0, "%s: no edges sampled", name)
+				if first == "" {
+					first, firstName = out, name
+					continue
+				}
+				if out != first {
+					assert.Fail(t, "temporal sample output depends on ranks or transport", "%s differs from %s: %s", name, firstName, firstDiff(first, out))
+				}
+			}
+		}
+		golden = append(golden, first)
+	}
+	// Times really bound the sample: the same seeds without --temporal take
+	// edges the temporal sample may not.
+	res := h.MPI(Job{Ranks: 1, Args: []string{bin, "sample", "--parts", homo.parts[1], "--seeds", "3,250,1200,1777", "--fanout", "4,3", "--seed", "9", "--epoch", "2", "--step", "1"}, Timeout: time.Minute})
+	require.NoError(t, res.Err, tail(res.Output, 20))
+	assert.NotEqual(t, golden[1], res.Stdout)
+	checkGolden(t, "sample-temporal.txt", strings.Join(golden, ""), false)
+}
+
+// TestTemporalRefusals: temporal flags on a partition without times, and
+// inconsistent temporal flags, are refused with one clear message.
+func TestTemporalRefusals(t *testing.T) {
+	plain := gen.get(t)
+	bin, _ := h.Mpignn()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"untimed partition", []string{"sample", "--parts", plain.parts[2], "--seeds", "1,2", "--temporal", "uniform", "--seed-time", "5"}, "partition it with --time"},
+		{"bad strategy", []string{"sample", "--parts", plain.parts[2], "--seeds", "1", "--temporal", "recent"}, "want none, uniform or last"},
+		{"strict without strategy", []string{"sample", "--parts", plain.parts[2], "--seeds", "1", "--temporal-strict"}, "need --temporal uniform or last"},
+		{"bad seed time", []string{"sample", "--parts", plain.parts[2], "--seeds", "1", "--temporal", "last", "--seed-time", "soon"}, "want an integer time"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := h.MPI(Job{Ranks: 2, Args: append([]string{bin}, c.args...), Timeout: time.Minute})
+			require.Error(t, res.Err, "%s: accepted", c.name)
+			assert.Contains(t, res.Output, c.want)
+			assert.NotContains(t, res.Output, "panic")
+		})
+	}
+}
