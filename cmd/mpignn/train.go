@@ -277,8 +277,9 @@ func runTrain(args []string) error {
 			if f.cfg.Task == dist.TaskLink {
 				link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
 			}
-			// Times are read only for temporal sampling (a later flag).
-			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, false, os.Stdout)
+			// Times are read only for temporal sampling, so plain runs keep
+			// their untimed caches (and results).
+			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, f.cfg.Loader.Temporal.On(), os.Stdout)
 			if err != nil {
 				return err
 			}
