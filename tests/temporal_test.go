@@ -2,6 +2,9 @@ package tests
 
 import (
 	"fmt"
+	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -134,5 +137,65 @@ func TestTemporalRefusals(t *testing.T) {
 			assert.Contains(t, res.Output, c.want)
 			assert.NotContains(t, res.Output, "panic")
 		})
+	}
+}
+
+var finalWeightsRe = regexp.MustCompile(`(?m)^final: .*\bweights=([0-9a-f]+)`)
+
+// TestTemporalLinkTrain: temporal link prediction on bitcoin-alpha's
+// chronological split (strict, uniform) gives, for 1 and 2 ranks, the same
+// weights under both transports and losses that agree across rank counts;
+// the streaming partition (--link-graph all) is refused without strict
+// temporal sampling.
+func TestTemporalLinkTrain(t *testing.T) {
+	data := filepath.Join(filepath.Dir(coraDir()), "bitcoinalpha")
+	if _, err := os.Stat(filepath.Join(data, "raw", "edge_time.csv.gz")); err != nil {
+		t.Skipf("bitcoin-alpha not found at %s (%v); set MPIGNN_DATA to the folder holding bitcoinalpha/", data, err)
+	}
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	parts := map[int]string{}
+	for _, p := range []int{1, 2} {
+		parts[p] = filepath.Join(dir, fmt.Sprintf("all-%d", p))
+		out, err := exec.Command(bin, "partition", "--data", data, "--parts", strconv.Itoa(p), "--link-split", "time",
+			"--struct-feats", "2", "--time", "--link-graph", "all", "--out", parts[p]).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	args := []string{"train", "--task", "link", "--fanout", "4,3", "--hidden", "16", "--epochs", "3", "--eval-every", "3",
+		"--temporal", "uniform", "--temporal-strict", "--seed", "3", "--quiet"}
+	var refLoss []float64
+	for _, p := range []int{1, 2} {
+		var first string
+		for _, tr := range goldenTransports {
+			metrics := filepath.Join(t.TempDir(), "m.jsonl")
+			res := h.MPI(Job{Ranks: p, Args: append(append([]string{bin}, args...), "--parts", parts[p], "--batch", strconv.Itoa(1024/p),
+				"--transport", tr, "--metrics", metrics), Timeout: 4 * time.Minute})
+			require.NoError(t, res.Err, tail(res.Output, 30))
+			m := finalWeightsRe.FindStringSubmatch(res.Stdout)
+			require.NotNil(t, m, "np=%d/%s: no final line:\n%s", p, tr, tail(res.Output, 10))
+			require.Contains(t, res.Stdout, "test_auc=")
+			if first == "" {
+				first = m[1]
+			} else {
+				assert.Equal(t, first, m[1], "np=%d: weights differ between transports", p)
+			}
+			vals := epochValues(t, metrics, "loss")
+			for i, s := range vals["loss"] {
+				v, err := strconv.ParseFloat(s, 64)
+				require.NoError(t, err)
+				if refLoss == nil || len(refLoss) <= i {
+					refLoss = append(refLoss, v)
+					continue
+				}
+				assert.InDelta(t, refLoss[i], v, 1e-5*math.Abs(refLoss[i]), "np=%d/%s epoch %d loss differs from 1 rank's", p, tr, i+1)
+			}
+		}
+	}
+	for _, extra := range [][]string{{"--temporal", "none"}, {"--temporal", "last"}} {
+		res := h.MPI(Job{Ranks: 2, Args: append([]string{bin, "train", "--task", "link", "--parts", parts[2], "--epochs", "1", "--quiet"}, extra...), Timeout: time.Minute})
+		require.Error(t, res.Err, "%v accepted on a --link-graph all partition", extra)
+		assert.Contains(t, res.Output, "link-graph all")
+		assert.NotContains(t, res.Output, "panic")
 	}
 }
