@@ -36,47 +36,13 @@ func BuildInCSR(n int64, src, dst []int64, opt BuildOptions) *CSR {
 	for i := range cnt {
 		cnt[i] = make([]int64, n)
 	}
-	parallel := func(f func(k int)) {
-		var wg sync.WaitGroup
-		for k := 0; k < w; k++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				f(k)
-			}()
-		}
-		wg.Wait()
-	}
-	keep := func(i int64) bool { return !opt.DropSelfLoops || src[i] != dst[i] }
+	parallel := func(f func(k int)) { parallelFor(w, f) }
 
-	// Pass 1: out-adjacency, worker k scattering edges [m·k/w, m·(k+1)/w).
-	parallel(func(k int) {
-		c := cnt[k]
-		for i := m * int64(k) / int64(w); i < m*int64(k+1)/int64(w); i++ {
-			if keep(i) {
-				c[src[i]]++
-				if opt.Undirected {
-					c[dst[i]]++
-				}
-			}
-		}
-	})
-	outPtr := countsToOffsets(cnt, n)
-	outIdx := make([]int64, outPtr[n])
-	parallel(func(k int) {
-		pos := cnt[k]
-		for i := m * int64(k) / int64(w); i < m*int64(k+1)/int64(w); i++ {
-			if keep(i) {
-				u, v := src[i], dst[i]
-				outIdx[pos[u]] = v
-				pos[u]++
-				if opt.Undirected {
-					outIdx[pos[v]] = u
-					pos[v]++
-				}
-			}
-		}
-	})
+	// Pass 1: out-adjacency (row src[i] gets dst[i]).
+	var outIdx []int64
+	outPtr := scatter(scatterSpec{n: n, w: w, cnt: cnt, keep: keepEdge(src, dst, opt), row: src, col: dst, undirected: opt.Undirected},
+		func(total int64) { outIdx = make([]int64, total) },
+		func(p, row, col, _ int64) { outIdx[p] = col })
 
 	// Pass 2: transpose, worker k owning sources [lo[k], lo[k+1]) chosen
 	// so that each holds about the same number of entries.
@@ -110,6 +76,74 @@ func BuildInCSR(n int64, src, dst []int64, opt BuildOptions) *CSR {
 		g.dedupSorted()
 	}
 	return g
+}
+
+// parallelFor runs f(0..w-1) on w goroutines and waits for them.
+func parallelFor(w int, f func(k int)) {
+	var wg sync.WaitGroup
+	for k := 0; k < w; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(k)
+		}()
+	}
+	wg.Wait()
+}
+
+// keepEdge is the edge filter of the builders: everything, or no self
+// loops.
+func keepEdge(src, dst []int64, opt BuildOptions) func(i int64) bool {
+	return func(i int64) bool { return !opt.DropSelfLoops || src[i] != dst[i] }
+}
+
+// scatterSpec describes the counting sort both builders start with: edge
+// i (kept by keep) goes to row row[i] with entry col[i], and when
+// undirected its reverse to row col[i] with entry row[i]. Worker k takes
+// the edges [m·k/w, m·(k+1)/w) with its own counters cnt[k] (n rows).
+type scatterSpec struct {
+	n          int64
+	w          int
+	cnt        [][]int64
+	keep       func(i int64) bool
+	row, col   []int64
+	undirected bool
+}
+
+// scatter counts the rows, lets alloc size the output (total entries) and
+// calls put(p, row, col, i) to store edge i's entry col in row at position
+// p, worker k's entries of a row after worker k-1's, so every row keeps
+// the input order. It returns the row offsets.
+func scatter(sp scatterSpec, alloc func(total int64), put func(p, row, col, i int64)) []int64 {
+	m, w := int64(len(sp.row)), sp.w
+	parallelFor(w, func(k int) {
+		c := sp.cnt[k]
+		for i := m * int64(k) / int64(w); i < m*int64(k+1)/int64(w); i++ {
+			if sp.keep(i) {
+				c[sp.row[i]]++
+				if sp.undirected {
+					c[sp.col[i]]++
+				}
+			}
+		}
+	})
+	ptr := countsToOffsets(sp.cnt, sp.n)
+	alloc(ptr[sp.n])
+	parallelFor(w, func(k int) {
+		pos := sp.cnt[k]
+		for i := m * int64(k) / int64(w); i < m*int64(k+1)/int64(w); i++ {
+			if sp.keep(i) {
+				r, c := sp.row[i], sp.col[i]
+				put(pos[r], r, c, i)
+				pos[r]++
+				if sp.undirected {
+					put(pos[c], c, r, i)
+					pos[c]++
+				}
+			}
+		}
+	})
+	return ptr
 }
 
 // countsToOffsets turns per-worker row counts into row offsets (returned)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 )
 
 // timedEntry is one stored in-edge of a row while the row is being sorted.
@@ -32,49 +31,16 @@ func BuildInCSRTimed(n int64, src, dst, t []int64, opt BuildOptions) (*CSR, []in
 	}
 	m := int64(len(src))
 	w = int(max(1, min(int64(w), m/(1<<16))))
-	parallel := func(f func(k int)) {
-		var wg sync.WaitGroup
-		for k := 0; k < w; k++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				f(k)
-			}()
-		}
-		wg.Wait()
-	}
-	keep := func(i int64) bool { return !opt.DropSelfLoops || src[i] != dst[i] }
+	parallel := func(f func(k int)) { parallelFor(w, f) }
 	cnt := make([][]int64, w)
 	for i := range cnt {
 		cnt[i] = make([]int64, n)
 	}
-	parallel(func(k int) {
-		c := cnt[k]
-		for i := m * int64(k) / int64(w); i < m*int64(k+1)/int64(w); i++ {
-			if keep(i) {
-				c[dst[i]]++
-				if opt.Undirected {
-					c[src[i]]++
-				}
-			}
-		}
-	})
-	ptr := countsToOffsets(cnt, n)
-	ent := make([]timedEntry, ptr[n])
-	parallel(func(k int) {
-		pos := cnt[k]
-		for i := m * int64(k) / int64(w); i < m*int64(k+1)/int64(w); i++ {
-			if keep(i) {
-				u, v := src[i], dst[i]
-				ent[pos[v]] = timedEntry{t[i], u}
-				pos[v]++
-				if opt.Undirected {
-					ent[pos[u]] = timedEntry{t[i], v}
-					pos[u]++
-				}
-			}
-		}
-	})
+	// Row dst[i] gets (t[i], src[i]); the reverse, row src[i], (t[i], dst[i]).
+	var ent []timedEntry
+	ptr := scatter(scatterSpec{n: n, w: w, cnt: cnt, keep: keepEdge(src, dst, opt), row: dst, col: src, undirected: opt.Undirected},
+		func(total int64) { ent = make([]timedEntry, total) },
+		func(p, _, col, i int64) { ent[p] = timedEntry{t[i], col} })
 	cnt = nil
 
 	// Sort rows (and dedup them in place, remembering each row's new

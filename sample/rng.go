@@ -134,13 +134,15 @@ type Key struct {
 // Stream returns the random stream for this key. It equals
 // NewStream(Hash64(tagSample, Seed, Epoch, Batch, Layer, Node)) and is
 // computed without allocating.
-func (k Key) Stream() Stream {
-	h := hashStart(6)
+func (k Key) Stream() Stream { return Stream{s: k.hashInto(hashStart(6))} }
+
+// hashInto hashes the key's six words into h (the start of a hash of six
+// or more words).
+func (k Key) hashInto(h uint64) uint64 {
 	h = hashWord(h, tagSample)
 	h = hashWord(h, k.Seed)
 	h = hashWord(h, uint64(k.Epoch))
 	h = hashWord(h, uint64(k.Batch))
 	h = hashWord(h, uint64(k.Layer))
-	h = hashWord(h, uint64(k.Node))
-	return Stream{s: h}
+	return hashWord(h, uint64(k.Node))
 }

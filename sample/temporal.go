@@ -167,15 +167,7 @@ func (tp Temporal) Choose(k Key, t, eligible int64, fanout int, replace bool, ds
 // StreamAt is the random stream of the key at seed time t: Stream's hash
 // with t as a seventh word, so temporal and plain choices never share bits.
 func (k Key) StreamAt(t int64) Stream {
-	h := hashStart(7)
-	h = hashWord(h, tagSample)
-	h = hashWord(h, k.Seed)
-	h = hashWord(h, uint64(k.Epoch))
-	h = hashWord(h, uint64(k.Batch))
-	h = hashWord(h, uint64(k.Layer))
-	h = hashWord(h, uint64(k.Node))
-	h = hashWord(h, uint64(t))
-	return Stream{s: h}
+	return Stream{s: hashWord(k.hashInto(hashStart(7)), uint64(t))}
 }
 
 // TimedRelGraph is a RelGraph whose rows carry the time of every edge,

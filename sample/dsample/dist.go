@@ -411,10 +411,18 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, repla
 			}
 		}
 	}
+	return s.endLayer(dstG, out, st, tl, tr, t4, resetErr)
+}
+
+// endLayer builds the block from the layer's chosen neighbors (finishRows)
+// and adds the layer's times to st: tl and tr so far, and the local time
+// since t. A bad destination list (resetErr) is reported now, after every
+// transport call of the layer.
+func (s *Sampler) endLayer(dstG []int64, out *sample.Block, st *sample.SampleStats, tl, tr time.Duration, t time.Time, resetErr error) error {
 	if err := s.finishRows(dstG, out, st); err != nil {
 		return err
 	}
-	tl += time.Since(t4)
+	tl += time.Since(t)
 	if resetErr != nil {
 		return resetErr
 	}

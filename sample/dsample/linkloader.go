@@ -319,17 +319,9 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 	if err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
 	}
-	out.Blocks = blocks
-	var g GatherStats
-	if l.schema != nil {
-		err = l.typed.gatherTyped(l.schema, &blocks[0], out, &g)
-	} else {
-		out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g)
-	}
-	if err != nil {
+	if err := l.gatherInputs(blocks, out, st); err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
 	}
-	out.Stats = batchStats(g, st)
 	return localErr
 }
 

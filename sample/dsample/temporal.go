@@ -247,16 +247,7 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 			}
 		}
 	}
-	if err := s.finishRows(dstG, out, st); err != nil {
-		return err
-	}
-	tl += time.Since(t7)
-	if resetErr != nil {
-		return resetErr
-	}
-	st.Local += tl
-	st.Remote += tr
-	return nil
+	return s.endLayer(dstG, out, st, tl, tr, t7, resetErr)
 }
 
 // SampleFor draws a batch's blocks with smp in the form the graph and the
@@ -398,16 +389,24 @@ func (l *LinkLoader) PairBatchAt(pp *LinkPairs, lo, hi, split, epoch int, out *s
 	if err != nil {
 		return fmt.Errorf("link loader: evaluation pairs: %w", err)
 	}
+	if err := l.gatherInputs(blocks, out, st); err != nil {
+		return fmt.Errorf("link loader: evaluation pairs: %w", err)
+	}
+	return nil
+}
+
+// gatherInputs sets out's blocks, reads the input rows of blocks[0]'s
+// nodes (typed on a heterogeneous partition) and sets the batch counters.
+// It is collective.
+func (l *LinkLoader) gatherInputs(blocks []sample.Block, out *sample.Batch, st sample.SampleStats) error {
 	out.Blocks = blocks
 	var g GatherStats
+	var err error
 	if l.schema != nil {
 		err = l.typed.gatherTyped(l.schema, &blocks[0], out, &g)
 	} else {
 		out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g)
 	}
-	if err != nil {
-		return fmt.Errorf("link loader: evaluation pairs: %w", err)
-	}
 	out.Stats = batchStats(g, st)
-	return nil
+	return err
 }
