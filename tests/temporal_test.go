@@ -199,3 +199,49 @@ func TestTemporalLinkTrain(t *testing.T) {
 		assert.NotContains(t, res.Output, "panic")
 	}
 }
+
+// TestTemporalNodeTrain: node classification with temporal sampling (each
+// seed at its node time, and at a fixed --seed-time) trains to the same
+// weights under both transports for each rank count, with losses that
+// agree across rank counts; it differs from time-blind training on the
+// same partition.
+func TestTemporalNodeTrain(t *testing.T) {
+	g := temporalGraph.getTemporal(t)
+	bin, _ := h.Mpignn()
+	plain := ""
+	for _, extra := range [][]string{nil, {"--temporal", "uniform"}, {"--temporal", "last", "--seed-time", "700000", "--temporal-strict"}} {
+		var refLoss []float64
+		for _, p := range []int{1, 2, 3} {
+			var first string
+			for _, tr := range goldenTransports {
+				name := fmt.Sprintf("%v/np=%d/%s", extra, p, tr)
+				metrics := filepath.Join(t.TempDir(), "m.jsonl")
+				args := append([]string{bin, "train", "--parts", g.parts[p], "--fanout", "5,5", "--hidden", "16", "--epochs", "3",
+					"--batch", strconv.Itoa(240 / p), "--seed", "2", "--quiet", "--transport", tr, "--metrics", metrics}, extra...)
+				res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
+				require.NoError(t, res.Err, "%s: %s", name, tail(res.Output, 30))
+				m := finalWeightsRe.FindStringSubmatch(res.Stdout)
+				require.NotNil(t, m, "%s: no final line:\n%s", name, tail(res.Output, 10))
+				if first == "" {
+					first = m[1]
+				} else {
+					assert.Equal(t, first, m[1], "%s: weights differ between transports", name)
+				}
+				for i, s := range epochValues(t, metrics, "loss")["loss"] {
+					v, err := strconv.ParseFloat(s, 64)
+					require.NoError(t, err)
+					if len(refLoss) <= i {
+						refLoss = append(refLoss, v)
+						continue
+					}
+					assert.InDelta(t, refLoss[i], v, 1e-5*math.Abs(refLoss[i]), "%s: epoch %d loss differs from 1 rank's", name, i+1)
+				}
+			}
+			if extra == nil && p == 1 {
+				plain = first
+			} else if p == 1 {
+				assert.NotEqual(t, plain, first, "%v trains like time-blind sampling", extra)
+			}
+		}
+	}
+}
