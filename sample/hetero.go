@@ -323,6 +323,9 @@ func (s *HeteroReference) SampleRelAt(seedsGlobal, seedsOrig, seedsTime []int64,
 	if _, ok := s.G.(TimedRelGraph); !ok {
 		return nil, fmt.Errorf("sample: temporal sampling on a graph without edge times")
 	}
+	if seedsTime == nil {
+		seedsTime = []int64{} // no seeds, but still temporal blocks (nil means untimed below)
+	}
 	return s.sampleRel(seedsGlobal, seedsOrig, seedsTime, fanouts, base, replace)
 }
 
