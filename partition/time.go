@@ -152,13 +152,9 @@ func (pt *Part) loadTime(dir string) error {
 			}
 		}
 	}
-	for v := 0; v+1 < len(pt.Indptr); v++ {
-		for k := pt.Indptr[v] + 1; k < pt.Indptr[v+1]; k++ {
-			a, b := pt.Times[k-1], pt.Times[k]
-			if a > b || (a == b && pt.IndicesOrig[k-1] >= pt.IndicesOrig[k]) {
-				return fmt.Errorf("load %s: row %d not in timed canonical order (ascending (time, original id), no repeats) at entry %d", file(fileTimes), v, k)
-			}
-		}
+	rows := &graph.CSR{Indptr: pt.Indptr, Indices: pt.IndicesOrig}
+	if err := graph.CheckTimedRows(rows, pt.Times, nil); err != nil {
+		return fmt.Errorf("load %s: not in timed canonical order (ascending (time, original id), no repeats): %w", file(fileTimes), err)
 	}
 	return nil
 }

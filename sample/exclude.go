@@ -151,12 +151,15 @@ func (x *EdgeSet) lookup(lo, hi int64) bool {
 // that are not excluded to start at w (w <= lo) and returns the position
 // after the last one kept. With w == lo and nothing excluded it writes
 // nothing.
-func (x *EdgeSet) compactRow(v int64, srcGlobal, srcOrig []int64, lo, hi, w int64) int64 {
+func (x *EdgeSet) compactRow(v int64, srcGlobal, srcOrig, srcTime []int64, lo, hi, w int64) int64 {
 	if !x.maybeNode(v) {
 		// No pair has v as an endpoint: keep the whole row.
 		if w != lo {
 			copy(srcGlobal[w:], srcGlobal[lo:hi])
 			copy(srcOrig[w:], srcOrig[lo:hi])
+			if srcTime != nil {
+				copy(srcTime[w:], srcTime[lo:hi])
+			}
 		}
 		return w + hi - lo
 	}
@@ -169,6 +172,9 @@ func (x *EdgeSet) compactRow(v int64, srcGlobal, srcOrig []int64, lo, hi, w int6
 			}
 		}
 		srcGlobal[w], srcOrig[w] = srcGlobal[j], u
+		if srcTime != nil {
+			srcTime[w] = srcTime[j]
+		}
 		w++
 	}
 	return w
@@ -185,25 +191,13 @@ func (x *EdgeSet) compactRow(v int64, srcGlobal, srcOrig []int64, lo, hi, w int6
 // the result equals filtering each row before AddNeighbors, as Reference
 // does.
 func ExcludeRows(x *EdgeSet, dstOrig, offsets, srcGlobal, srcOrig []int64) (keptGlobal, keptOrig []int64, dropped int64) {
-	if x == nil || len(offsets) == 0 {
-		return srcGlobal, srcOrig, 0
-	}
-	w := offsets[0]
-	lo := offsets[0]
-	for i, v := range dstOrig {
-		hi := offsets[i+1]
-		offsets[i] = w
-		w = x.compactRow(v, srcGlobal, srcOrig, lo, hi, w)
-		lo = hi
-	}
-	n := len(dstOrig)
-	offsets[n] = w
-	return srcGlobal[:w], srcOrig[:w], lo - w
+	keptGlobal, keptOrig, _, dropped = ExcludeRowsTimed(x, dstOrig, offsets, srcGlobal, srcOrig, nil)
+	return keptGlobal, keptOrig, dropped
 }
 
 // ExcludeRowsTimed is ExcludeRows for temporal rows, whose edges also have
-// times srcTime (aligned with srcOrig), compacted alike. An excluded pair's
-// edges are dropped at every time.
+// times srcTime (aligned with srcOrig; nil: untimed rows), compacted alike.
+// An excluded pair's edges are dropped at every time.
 func ExcludeRowsTimed(x *EdgeSet, dstOrig, offsets, srcGlobal, srcOrig, srcTime []int64) (keptGlobal, keptOrig, keptTime []int64, dropped int64) {
 	if x == nil || len(offsets) == 0 {
 		return srcGlobal, srcOrig, srcTime, 0
@@ -213,15 +207,12 @@ func ExcludeRowsTimed(x *EdgeSet, dstOrig, offsets, srcGlobal, srcOrig, srcTime 
 	for i, v := range dstOrig {
 		hi := offsets[i+1]
 		offsets[i] = w
-		for j := lo; j < hi; j++ {
-			if x.Has(srcOrig[j], v) {
-				continue
-			}
-			srcGlobal[w], srcOrig[w], srcTime[w] = srcGlobal[j], srcOrig[j], srcTime[j]
-			w++
-		}
+		w = x.compactRow(v, srcGlobal, srcOrig, srcTime, lo, hi, w)
 		lo = hi
 	}
 	offsets[len(dstOrig)] = w
-	return srcGlobal[:w], srcOrig[:w], srcTime[:w], lo - w
+	if srcTime != nil {
+		srcTime = srcTime[:w]
+	}
+	return srcGlobal[:w], srcOrig[:w], srcTime, lo - w
 }

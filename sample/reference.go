@@ -106,7 +106,7 @@ func (s *refScratch) chooseRow(k Key, nbG, nbO []int64, fan int, replace bool, x
 		s.srcO = append(s.srcO, nbO[p])
 	}
 	if x != nil {
-		w := x.compactRow(dst, s.srcG, s.srcO, 0, int64(len(s.srcG)), 0)
+		w := x.compactRow(dst, s.srcG, s.srcO, nil, 0, int64(len(s.srcG)), 0)
 		s.srcG, s.srcO = s.srcG[:w], s.srcO[:w]
 	}
 }
@@ -124,14 +124,7 @@ func (s *refScratch) chooseRowAt(k Key, tp Temporal, t int64, nbG, nbO, nbT []in
 		s.srcT = append(s.srcT, nbT[p])
 	}
 	if x != nil {
-		w := 0
-		for i, u := range s.srcO {
-			if x.Has(u, dst) {
-				continue
-			}
-			s.srcG[w], s.srcO[w], s.srcT[w] = s.srcG[i], u, s.srcT[i]
-			w++
-		}
+		w := x.compactRow(dst, s.srcG, s.srcO, s.srcT, 0, int64(len(s.srcG)), 0)
 		s.srcG, s.srcO, s.srcT = s.srcG[:w], s.srcO[:w], s.srcT[:w]
 	}
 }

@@ -212,20 +212,3 @@ func (g TimedCSR) InTimesRel(v int64, r int) []int64 {
 	row := v*g.rels() + int64(r)
 	return g.Time[g.In.Indptr[row]:g.In.Indptr[row+1]]
 }
-
-// CheckTimed reports the first row of a timed adjacency that is not
-// strictly ascending in (time, source), or a time array of the wrong length.
-func CheckTimed(in *graph.CSR, times []int64) error {
-	if int64(len(times)) != in.NumEdges() {
-		return fmt.Errorf("timed adjacency: %d times for %d edges", len(times), in.NumEdges())
-	}
-	for v := range in.NumRows() {
-		lo, hi := in.Indptr[v], in.Indptr[v+1]
-		for e := lo + 1; e < hi; e++ {
-			if times[e] < times[e-1] || (times[e] == times[e-1] && in.Indices[e] <= in.Indices[e-1]) {
-				return fmt.Errorf("timed adjacency: row %d not ascending in (time, source) at position %d", v, e-lo)
-			}
-		}
-	}
-	return nil
-}

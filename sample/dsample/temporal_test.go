@@ -122,7 +122,7 @@ func TestTemporalDistributedEqualsReference(t *testing.T) {
 	}
 	for _, gc := range cases {
 		ts := withSynthTimes(gc.f.parts, gc.in, gc.R)
-		require.NoError(t, sample.CheckTimed(gc.in, ts))
+		require.NoError(t, graph.CheckTimedRows(gc.in, ts, nil))
 		ref := &sample.HeteroReference{G: sample.TimedCSR{In: gc.in, Time: ts, Sch: gc.sch}}
 		newID := func(o int64) int64 {
 			for _, p := range gc.f.parts {
