@@ -83,7 +83,10 @@ func (g *gcnLayer[T]) norms(p *Pass, b *sample.Block) {
 	for i := range nd {
 		di := float64(1 + inDegree(b, i))
 		deg := func(j int) float64 {
-			if p.Prev == nil {
+			switch {
+			case p.SrcDeg != nil:
+				return float64(1 + p.SrcDeg[j])
+			case p.Prev == nil:
 				return di
 			}
 			return float64(1 + inDegree(p.Prev, j)) // block l's sources are block l-1's destinations

@@ -202,6 +202,9 @@ type hetInput[T Float] struct {
 	dxs   [][]T     // per learnable type: scale·d(loss)/d(xs[t]) of the last backward
 	done  []bool    // per type: dxs[t] is from a backward over the current forward
 	drop  bool      // the last forward applied input dropout
+
+	// inferTypes are the node types of the block of the last InferLayer.
+	inferTypes []int32
 }
 
 func newHetInput[T Float](c Config) *hetInput[T] {
@@ -240,42 +243,51 @@ func (h *hetInput[T]) typeOf(o int64) int32 {
 	return int32(lo)
 }
 
+// blockTypes appends to ty the node type of each of b's nodes and checks
+// that every typed edge joins nodes of its relation's source and
+// destination types, grouped by relation ascending per destination.
+func (h *hetInput[T]) blockTypes(b *sample.Block, ty []int32) ([]int32, error) {
+	nr := int32(h.cfg.NumRels())
+	for i, o := range b.Orig {
+		t := h.typeOf(o)
+		if t < 0 {
+			return ty, fmt.Errorf("node %d has original id %d outside the schema's [0,%d)", i, o, h.cfg.NodeOrig[len(h.cfg.NodeOrig)-1])
+		}
+		ty = append(ty, t)
+	}
+	if len(b.Etype) != len(b.Indices) {
+		return ty, fmt.Errorf("%d edge types for %d edges; a heterogeneous model needs typed blocks (Block.Etype)", len(b.Etype), len(b.Indices))
+	}
+	for i := 0; i < b.NumDst; i++ {
+		prev := int32(-1)
+		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+			r := b.Etype[e]
+			switch {
+			case r < 0 || r >= nr:
+				return ty, fmt.Errorf("edge %d has relation %d outside [0,%d)", e, r, nr)
+			case r < prev:
+				return ty, fmt.Errorf("destination %d's edges are not grouped by relation ascending (%d after %d)", i, r, prev)
+			case int(ty[i]) != h.relDst[r]:
+				return ty, fmt.Errorf("edge %d of relation %s ends at a %s node", e, h.cfg.Relations[r], h.cfg.NodeTypes[ty[i]])
+			case int(ty[b.Indices[e]]) != h.relSrc[r]:
+				return ty, fmt.Errorf("edge %d of relation %s starts at a %s node", e, h.cfg.Relations[r], h.cfg.NodeTypes[ty[b.Indices[e]]])
+			}
+			prev = r
+		}
+	}
+	return ty, nil
+}
+
 // prepare finds the node types of every block and validates the typed
 // edges and the inputs xs against them (the block structure is checked
 // already). It also fills the per-type row positions of blocks[0]'s nodes.
 func (h *hetInput[T]) prepare(blocks []sample.Block, xs [][]T) error {
-	nr := int32(h.cfg.NumRels())
 	for l := range blocks {
-		b := &blocks[l]
-		ty := h.types[l][:0]
-		for i, o := range b.Orig {
-			t := h.typeOf(o)
-			if t < 0 {
-				return fmt.Errorf("model: block %d: node %d has original id %d outside the schema's [0,%d)", l, i, o, h.cfg.NodeOrig[len(h.cfg.NodeOrig)-1])
-			}
-			ty = append(ty, t)
+		ty, err := h.blockTypes(&blocks[l], h.types[l][:0])
+		if err != nil {
+			return fmt.Errorf("model: block %d: %w", l, err)
 		}
 		h.types[l] = ty
-		if len(b.Etype) != len(b.Indices) {
-			return fmt.Errorf("model: block %d has %d edge types for %d edges; a heterogeneous model needs typed blocks (Block.Etype)", l, len(b.Etype), len(b.Indices))
-		}
-		for i := 0; i < b.NumDst; i++ {
-			prev := int32(-1)
-			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
-				r := b.Etype[e]
-				switch {
-				case r < 0 || r >= nr:
-					return fmt.Errorf("model: block %d: edge %d has relation %d outside [0,%d)", l, e, r, nr)
-				case r < prev:
-					return fmt.Errorf("model: block %d: destination %d's edges are not grouped by relation ascending (%d after %d)", l, i, r, prev)
-				case int(ty[i]) != h.relDst[r]:
-					return fmt.Errorf("model: block %d: edge %d of relation %s ends at a %s node", l, e, h.cfg.Relations[r], h.cfg.NodeTypes[ty[i]])
-				case int(ty[b.Indices[e]]) != h.relSrc[r]:
-					return fmt.Errorf("model: block %d: edge %d of relation %s starts at a %s node", l, e, h.cfg.Relations[r], h.cfg.NodeTypes[ty[b.Indices[e]]])
-				}
-				prev = r
-			}
-		}
 	}
 	nt := h.cfg.NumTypes()
 	if len(xs) != nt {

@@ -469,7 +469,7 @@ func TestHeteroBatchErrors(t *testing.T) {
 		{"untyped", func(bs []sample.Block, xs [][]float32) ([]sample.Block, [][]float32) {
 			bs[1].Etype = nil
 			return bs, xs
-		}, "block 1 has 0 edge types"},
+		}, "block 1: 0 edge types"},
 		{"relation range", func(bs []sample.Block, xs [][]float32) ([]sample.Block, [][]float32) {
 			bs[0].Etype[0] = 9
 			return bs, xs

@@ -35,6 +35,11 @@ type Pass struct {
 	// block of the layer below), nil for the first layer, whose input rows
 	// are the features of the sampled input nodes.
 	Prev *sample.Block
+	// SrcDeg, if set, gives the in-degree (without self-loops) of every
+	// source node in the layer below, in place of Prev's destinations:
+	// layer-wise inference (infer.go) has no block below, only the
+	// previous layer's rows and each node's full in-degree.
+	SrcDeg []int32
 	// Types is the node type of each of the block's nodes (destinations
 	// first) in a heterogeneous model, nil in a homogeneous one.
 	Types []int32

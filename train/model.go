@@ -473,24 +473,8 @@ func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 	for l := range blocks {
 		b := &blocks[l]
 		ns := b.NumSrc()
-		if b.NumDst < 0 || b.NumDst > ns {
-			return fmt.Errorf("model: block %d: num_dst %d outside [0,%d]", l, b.NumDst, ns)
-		}
-		if len(b.Orig) != ns {
-			return fmt.Errorf("model: block %d: %d orig ids for %d nodes", l, len(b.Orig), ns)
-		}
-		if len(b.Indptr) != b.NumDst+1 || b.Indptr[0] != 0 || int(b.Indptr[b.NumDst]) != len(b.Indices) {
-			return fmt.Errorf("model: block %d: indptr (len %d) does not frame %d destinations and %d edges", l, len(b.Indptr), b.NumDst, len(b.Indices))
-		}
-		for i := 0; i < b.NumDst; i++ {
-			if b.Indptr[i+1] < b.Indptr[i] {
-				return fmt.Errorf("model: block %d: indptr decreases at destination %d", l, i)
-			}
-		}
-		for e, j := range b.Indices {
-			if j < 0 || int(j) >= ns {
-				return fmt.Errorf("model: block %d: edge %d source %d outside [0,%d)", l, e, j, ns)
-			}
+		if err := checkBlock(b); err != nil {
+			return fmt.Errorf("model: block %d: %w", l, err)
 		}
 		if l > 0 && ns != blocks[l-1].NumDst {
 			return fmt.Errorf("model: block %d has %d nodes but block %d has %d destinations", l, ns, l-1, blocks[l-1].NumDst)

@@ -27,7 +27,8 @@ func newInferFlags(name, outHelp string) *inferFlags {
 	fs.StringVar(&cfg.CheckpointDir, "checkpoint", "", "checkpoint directory written by mpignn train (required)")
 	fs.StringVar(&cfg.Out, "out", "", outHelp)
 	f.fanout = addFanoutFlag(fs, "fanout", "", "inference fanouts (default: the run's evaluation fanouts)")
-	fs.BoolVar(&cfg.Full, "full", false, "use every neighbor (overrides --fanout)")
+	fs.BoolVar(&cfg.Full, "full", false, "sampled inference with every neighbor (overrides --fanout)")
+	fs.StringVar(&cfg.Eval, "eval", "", "inference: layer-wise (exact, every neighbor, each layer once per node) or sampled (--fanout neighborhoods) (default layer-wise; sampled with --fanout or --full)")
 	addBatchFlag(fs, &cfg.Batch, 1024, "nodes")
 	fs.BoolVar(&cfg.Final, "final", false, "use the final weights instead of the best-validation ones")
 	f.transport = addTransportFlag(fs)
@@ -113,7 +114,7 @@ func runPredict(args []string) error {
 		}
 		n, err := dist.Predict(c, dist.PredictConfig{
 			PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
-			Full: f.cfg.Full, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store,
+			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store,
 		})
 		if err != nil {
 			return err

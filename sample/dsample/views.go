@@ -20,8 +20,15 @@ func float32View(b []byte) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 }
 
+func int32View(b []byte) []int32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
 // byteView is the inverse view, used to pass typed buffers to Fetch.
-func byteView[T int64 | float32](xs []T) []byte {
+func byteView[T int64 | int32 | float32](xs []T) []byte {
 	if len(xs) == 0 {
 		return nil
 	}

@@ -32,7 +32,10 @@ type EmbedConfig struct {
 	// Full overrides them with the whole neighborhood.
 	Fanouts []int
 	Full    bool
-	Batch   int // per-rank nodes per step
+	// Eval is the inference mode: EvalLayerwise (exact), EvalSampled (the
+	// fanouts above), or "" for layer-wise unless Fanouts or Full are set.
+	Eval  string
+	Batch int // per-rank nodes per step
 	// Final uses the final weights instead of the best-validation ones.
 	Final bool
 	Store dsample.StoreOptions
@@ -82,6 +85,10 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if len(fan) != ck.Model.Layers {
 		return nil, fmt.Errorf("%s: %d fanouts for a %d-layer model", what, len(fan), ck.Model.Layers)
 	}
+	mode, err := inferenceMode(cfg.Eval, cfg.Fanouts, cfg.Full)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	if cfg.Batch > math.MaxInt32/c.Size() {
 		return nil, fmt.Errorf("%s: --batch %d x %d ranks is more than %d nodes per step", what, cfg.Batch, c.Size(), math.MaxInt32)
 	}
@@ -96,8 +103,10 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if m.FeatDim != ck.Model.InDim {
 		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, cfg.PartDir, m.FeatDim, ck.Model.InDim)
 	}
-	if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+	if mode == EvalSampled {
+		if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 	}
 	if info.RowNorm {
 		RowNormalize(part.Feat, m.FeatDim)
@@ -125,9 +134,13 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if err := inf.model.SetParams(params); err != nil {
 		return nil, err
 	}
-	inf.emb, err = inf.store.Embed(inf.model, dsample.EmbedOptions{
-		Width: ck.Model.Classes, Seed: ck.Seed, Fanouts: fan, Replace: info.Replace, Batch: cfg.Batch,
-	})
+	if mode == EvalLayerwise {
+		inf.emb, err = inferRows(inf.store, inf.model, nil, nil, nil)
+	} else {
+		inf.emb, err = inf.store.Embed(inf.model, dsample.EmbedOptions{
+			Width: ck.Model.Classes, Seed: ck.Seed, Fanouts: fan, Replace: info.Replace, Batch: cfg.Batch,
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

@@ -35,6 +35,9 @@ type linkEvaluator struct {
 	part   *partition.Part
 	width  int
 	testGr *dsample.GraphStore // adjacency for the test split (train+valid edges); nil = training graph
+	// infer, if set, computes the embeddings by layer-wise inference
+	// instead of the loader's sampled Embed.
+	infer *linkInfer
 
 	// The embeddings of the last evaluation, reused by the next one when
 	// the epoch, graph and weights are the same (valid then test).
@@ -44,6 +47,12 @@ type linkEvaluator struct {
 		graph  *dsample.GraphStore
 		params []float32
 	}
+}
+
+// linkInfer is what layer-wise inference of link embeddings needs.
+type linkInfer struct {
+	store *dsample.Store
+	typed dsample.TypedInputs
 }
 
 // close frees the cached embeddings. It is collective.
@@ -70,7 +79,13 @@ func (e *linkEvaluator) embeddings(split string, epoch int, m *train.Model) (*ds
 	if err := e.close(); err != nil {
 		return nil, err
 	}
-	emb, err := e.l.Embed(m, e.width, epoch, g)
+	var emb *dsample.Embeddings
+	var err error
+	if e.infer != nil {
+		emb, err = inferRows(e.infer.store, m, e.infer.typed, g, nil)
+	} else {
+		emb, err = e.l.Embed(m, e.width, epoch, g)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,10 @@ type PredictConfig struct {
 	// Full overrides them with the whole neighborhood.
 	Fanouts []int
 	Full    bool
-	Batch   int // per-rank nodes per step
+	// Eval is the inference mode: EvalLayerwise (exact), EvalSampled (the
+	// fanouts above), or "" for layer-wise unless Fanouts or Full are set.
+	Eval  string
+	Batch int // per-rank nodes per step
 	// Final uses the final weights instead of the best-validation ones.
 	Final bool
 	// Store: Transport and CacheMB. ReleasePart is set by Predict.
@@ -58,6 +61,10 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if len(fan) != ck.Model.Layers {
 		return 0, fmt.Errorf("predict: %d fanouts for a %d-layer model", len(fan), ck.Model.Layers)
 	}
+	mode, err := inferenceMode(cfg.Eval, cfg.Fanouts, cfg.Full)
+	if err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
+	}
 	part, err := openPart(c, cfg.PartDir)
 	if err != nil {
 		return 0, err
@@ -73,8 +80,10 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if cfg.Batch > math.MaxInt32/c.Size() {
 		return 0, fmt.Errorf("predict: --batch %d x %d ranks is more than %d nodes per step", cfg.Batch, c.Size(), math.MaxInt32)
 	}
-	if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
-		return 0, fmt.Errorf("predict: %w", err)
+	if mode == EvalSampled {
+		if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
+			return 0, fmt.Errorf("predict: %w", err)
+		}
 	}
 	if info.RowNorm {
 		RowNormalize(part.Feat, m.FeatDim)
@@ -122,6 +131,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, err
 	}
 	defer store.Close()
+	var typed dsample.TypedInputs
 	if het != nil {
 		// The checkpoint holds the embeddings of its last epoch only, so
 		// predictions use the final weights with them, not the best ones.
@@ -135,7 +145,8 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 				return 0, fmt.Errorf("predict: checkpoint embeddings: %w", err)
 			}
 		}
-		loader.SetTypedInputs(het.typedInputs(store, sparse.embOf()))
+		typed = het.typedInputs(store, sparse.embOf())
+		loader.SetTypedInputs(typed)
 	}
 	model, err := train.NewModel(ck.Model, ck.Seed)
 	if err != nil {
@@ -148,37 +159,15 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if err := model.SetParams(params); err != nil {
 		return 0, err
 	}
-	steps, err := loader.Steps(train.SplitTest, 0)
-	if err != nil {
-		return 0, fmt.Errorf("predict: %w", err)
-	}
 	// pairs holds (original id, class) of this rank's nodes.
 	var pairs []int64
-	var pred []int32
-	// b's buffers are reused from step to step: Batch sets every field.
-	var b sample.Batch
 	var localErr error
-	for s := 0; s < steps; s++ {
-		if err := loader.Batch(train.SplitTest, 0, s, &b); err != nil {
-			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
-			break
+	if mode == EvalLayerwise {
+		if pairs, err = predictLayerwise(store, model, typed, lo, hi, origBase); err != nil {
+			return 0, fmt.Errorf("predict: %w", err)
 		}
-		if len(b.Blocks) == 0 || b.Blocks[len(b.Blocks)-1].NumDst == 0 {
-			continue
-		}
-		if het != nil {
-			pred, err = model.PredictHetero(b.Blocks, b.XT, pred[:0])
-		} else {
-			pred, err = model.Predict(b.Blocks, b.X, pred[:0])
-		}
-		if err != nil {
-			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
-			break
-		}
-		last := &b.Blocks[len(b.Blocks)-1]
-		for i, y := range pred {
-			pairs = append(pairs, last.Orig[i]-origBase, int64(y))
-		}
+	} else if pairs, localErr, err = predictSampled(loader, model, het != nil, origBase); err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
 	}
 	if err := Agree(c, localErr); err != nil {
 		return 0, err
@@ -273,4 +262,65 @@ func inferenceFanouts(given []int, full bool, evalFanouts []int, layers int) []i
 		return evalFanouts
 	}
 	return slices.Repeat([]int{-1}, layers)
+}
+
+// predictSampled classifies this rank's share of the loader's test split
+// (every node to predict) on sampled neighbourhoods and returns (original
+// id - origBase, class) pairs. A rank-local failure is returned as
+// localErr after the rank has taken part in every step's collectives.
+func predictSampled(loader *dsample.Loader, model *train.Model, typed bool, origBase int64) (pairs []int64, localErr, err error) {
+	steps, err := loader.Steps(train.SplitTest, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pred []int32
+	// b's buffers are reused from step to step: Batch sets every field.
+	var b sample.Batch
+	for s := 0; s < steps; s++ {
+		if err := loader.Batch(train.SplitTest, 0, s, &b); err != nil {
+			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
+			continue
+		}
+		if localErr != nil {
+			continue
+		}
+		if len(b.Blocks) == 0 || b.Blocks[len(b.Blocks)-1].NumDst == 0 {
+			continue
+		}
+		if typed {
+			pred, err = model.PredictHetero(b.Blocks, b.XT, pred[:0])
+		} else {
+			pred, err = model.Predict(b.Blocks, b.X, pred[:0])
+		}
+		if err != nil {
+			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
+			continue
+		}
+		last := &b.Blocks[len(b.Blocks)-1]
+		for i, y := range pred {
+			pairs = append(pairs, last.Orig[i]-origBase, int64(y))
+		}
+	}
+	return pairs, localErr, nil
+}
+
+// predictLayerwise classifies this rank's nodes with new ids in [lo,hi)
+// by layer-wise inference and returns (original id - origBase, class)
+// pairs. It is collective.
+func predictLayerwise(store *dsample.Store, model *train.Model, typed dsample.TypedInputs, lo, hi, origBase int64) ([]int64, error) {
+	emb, err := inferRows(store, model, typed, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	p := store.Part()
+	classes := int64(model.Config().Classes)
+	pred := model.PredictRows(emb.Local()[(lo-p.Lo)*classes:(hi-p.Lo)*classes], nil)
+	if err := emb.Free(); err != nil {
+		return nil, err
+	}
+	pairs := make([]int64, 0, 2*len(pred))
+	for i, y := range pred {
+		pairs = append(pairs, p.Orig[lo-p.Lo+int64(i)]-origBase, int64(y))
+	}
+	return pairs, nil
 }

@@ -41,6 +41,11 @@ type TrainConfig struct {
 	// EvalFull evaluates valid/test on the full neighborhood, overriding
 	// Loader.EvalFanouts.
 	EvalFull bool
+	// Eval is the evaluation mode: EvalLayerwise (exact layer-wise
+	// inference), EvalSampled (the loader's evaluation fanouts), or "" for
+	// the default (layer-wise, but sampled with EvalFull or temporal
+	// sampling; see resolveEval).
+	Eval string
 	// Task is "node" (also what "" means: node classification) or "link"
 	// (link prediction on the partition's link split; Model.Decoder picks
 	// the pair scorer, "" = dot).
@@ -111,6 +116,10 @@ type runInfo struct {
 	Hetero *heteroRunInfo `json:"hetero,omitempty"`
 	// Temporal holds the temporal sampling settings (absent when off).
 	Temporal *temporalRunInfo `json:"temporal,omitempty"`
+	// Eval is "layer-wise" for runs evaluated by layer-wise inference
+	// (absent for sampled evaluation, which the eval fanouts describe):
+	// it selects the best epoch, so a resume must evaluate the same way.
+	Eval string `json:"eval,omitempty"`
 }
 
 // temporalRunInfo records temporal sampling in the run info: a resume must
@@ -266,6 +275,10 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if lo.EvalFanouts == nil {
 		lo.EvalFanouts = lo.Fanouts
 	}
+	evalMode, err := resolveEval(cfg.Eval, cfg.EvalFull, lo.Temporal.On())
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
 	link := cfg.Task == TaskLink
 	mcfg := cfg.Model
 	mcfg.InDim, mcfg.Classes, mcfg.Layers = meta.FeatDim, meta.NumClasses, len(lo.Fanouts)
@@ -303,6 +316,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		src    train.BatchSource
 		ev     *linkEvaluator
 		sparse *sparseInputs
+		typed  dsample.TypedInputs // heterogeneous inputs, nil otherwise
 	)
 	if link {
 		var ll *dsample.LinkLoader
@@ -317,7 +331,8 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 				store.Close()
 				return nil, err
 			}
-			ll.SetTypedInputs(het.typedInputs(store, sparse.embOf()))
+			typed = het.typedInputs(store, sparse.embOf())
+			ll.SetTypedInputs(typed)
 		}
 	} else {
 		var loader *dsample.Loader
@@ -330,7 +345,8 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 				store.Close()
 				return nil, err
 			}
-			loader.SetTypedInputs(het.typedInputs(store, sparse.embOf()))
+			typed = het.typedInputs(store, sparse.embOf())
+			loader.SetTypedInputs(typed)
 		}
 	}
 	defer store.Close()
@@ -344,6 +360,9 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	ri := newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm)
 	ri.MaxSteps = cfg.Trainer.MaxSteps
+	if evalMode == EvalLayerwise {
+		ri.Eval = EvalLayerwise
+	}
 	if het != nil {
 		ri.Hetero = het.runInfo(lo)
 	}
@@ -359,8 +378,14 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	if ev != nil {
+	switch {
+	case ev != nil:
+		if evalMode == EvalLayerwise {
+			ev.infer = &linkInfer{store: store, typed: typed}
+		}
 		tr.Evaluator = ev
+	case evalMode == EvalLayerwise:
+		tr.Evaluator = &layerwiseEvaluator{c: c, store: store, split: lo.Split, typed: typed}
 	}
 	if sparse != nil {
 		tr.Sparse = sparse

@@ -1,0 +1,376 @@
+package dsample
+
+import (
+	"fmt"
+	"time"
+
+	"mpignn/collectives"
+	"mpignn/sample"
+)
+
+// LayerModel is what layer-wise inference needs of a model: one layer at a
+// time over a full-neighbourhood block (train.Model implements it; see
+// train/infer.go for the contract of each method).
+type LayerModel interface {
+	NumLayers() int
+	LayerInDim(l int) int
+	LayerOutDim(l int) int
+	NeedsSrcDegree() bool
+	Typed() bool
+	InferInput(t int, x []float32) ([]float32, error)
+	InferLayer(l int, b *sample.Block, h []float32, srcDeg []int32) ([]float32, error)
+}
+
+// DefaultInferChunk is the number of destination nodes per rank per step
+// of layer-wise inference: large enough that sources shared by nearby
+// destinations are read once per chunk (METIS keeps neighbours together),
+// small enough that a chunk's input rows stay far below a layer's rows.
+const DefaultInferChunk = 8192
+
+// InferOptions configure Store.Infer.
+type InferOptions struct {
+	// Chunk is the number of destinations per rank per step (0: the
+	// default, DefaultInferChunk).
+	Chunk int
+	// Graph is another adjacency over the same nodes (for example training
+	// plus valid edges); nil = the store's.
+	Graph *GraphStore
+	// Typed reads the input rows of a heterogeneous partition's node types
+	// (features or learnable embeddings); required there.
+	Typed TypedInputs
+	// Stats, if set, receives the time and row counters of the run.
+	Stats *InferStats
+}
+
+// InferStats are the counters of one layer-wise inference on this rank.
+type InferStats struct {
+	Sample, Gather, Compute time.Duration
+	Steps                   int   // chunk steps over all layers
+	Edges                   int64 // block edges over all layers
+	Rows                    int64 // input rows read over all layers (own, cached and remote)
+	RemoteRows              int64 // of which read from other ranks
+}
+
+// Infer runs layer-wise inference (DistDGL's inference()): layer 0 for
+// every node of the graph from ALL its in-neighbours, kept as a
+// distributed array of rows, then layer 1 from those rows, and so on; it
+// returns the last layer's rows of every node (logits, or a link model's
+// embeddings; the caller frees them). Each rank computes its own nodes in
+// chunks, reading the previous layer's rows of remote neighbours with the
+// batched one-sided gets (or Alltoallv) of collectives.DistArray, so at any
+// time a rank holds two layers' rows of its own nodes plus one chunk.
+//
+// There is no randomness and no dropout: the result is the model's exact
+// full-neighbourhood output, equal to a sampled evaluation with fanout -1
+// at every layer up to float summation order, and the same on any number
+// of ranks. A heterogeneous model's typed input projections are computed
+// first, for every node, as a layer of their own. It is collective.
+func (s *Store) Infer(m LayerModel, o InferOptions) (*Embeddings, error) {
+	if o.Chunk == 0 {
+		o.Chunk = DefaultInferChunk
+	}
+	if o.Chunk < 0 {
+		return nil, fmt.Errorf("infer: chunk %d must be positive", o.Chunk)
+	}
+	typed := s.graph.Schema() != nil
+	if typed != m.Typed() {
+		return nil, fmt.Errorf("infer: heterogeneous partition %v but heterogeneous model %v", typed, m.Typed())
+	}
+	if typed && o.Typed == nil {
+		return nil, fmt.Errorf("infer: heterogeneous partition but no typed input reader")
+	}
+	r := &inferRun{s: s, m: m, o: o, st: o.Stats, smp: s.sampler}
+	if r.st == nil {
+		r.st = &InferStats{}
+	}
+	if o.Graph != nil {
+		r.smp = NewSampler(o.Graph)
+	}
+	owned := s.part.NumOwned()
+	steps, err := collectives.AllreduceScalar(s.c, (owned+int64(o.Chunk)-1)/int64(o.Chunk), collectives.Max)
+	if err != nil {
+		return nil, fmt.Errorf("infer: %w", err)
+	}
+	r.steps = int(steps)
+	defer r.free()
+	if typed {
+		if err := r.projectInputs(); err != nil {
+			return nil, err
+		}
+	}
+	for l := 0; l < m.NumLayers(); l++ {
+		if err := r.layer(l); err != nil {
+			return nil, err
+		}
+	}
+	out := r.prev
+	r.prev = nil
+	return out, nil
+}
+
+// inferRun is the state of one Store.Infer.
+type inferRun struct {
+	s     *Store
+	m     LayerModel
+	o     InferOptions
+	st    *InferStats
+	smp   *Sampler
+	steps int
+
+	prev *Embeddings           // the rows the current layer reads (nil: features)
+	deg  *collectives.DistArray // in-degree of every node (int32 rows), for NeedsSrcDegree
+
+	seeds, orig []int64
+	x           []float32
+	srcDeg      []int32
+}
+
+// free releases whatever the run still holds (on the error path).
+func (r *inferRun) free() {
+	if r.prev != nil {
+		r.prev.Free()
+	}
+	if r.deg != nil {
+		r.deg.Free()
+	}
+}
+
+// chunk sets r.seeds and r.orig to this rank's destinations of step k.
+func (r *inferRun) chunk(k int) {
+	p := r.s.part
+	owned := p.NumOwned()
+	lo := min(int64(k)*int64(r.o.Chunk), owned)
+	hi := min(lo+int64(r.o.Chunk), owned)
+	r.seeds, r.orig = r.seeds[:0], r.orig[:0]
+	for j := lo; j < hi; j++ {
+		r.seeds = append(r.seeds, p.Lo+j)
+		r.orig = append(r.orig, p.Orig[j])
+	}
+}
+
+// newRows allocates the distributed rows (width w) of this rank's nodes.
+func (r *inferRun) newRows(w int) (*Embeddings, error) {
+	a, err := collectives.NewDistArray(r.s.c, r.s.part.NumOwned(), 4*w, r.s.t)
+	if err != nil {
+		return nil, err
+	}
+	return &Embeddings{a: a, width: w, lo: r.s.part.Lo}, nil
+}
+
+// seal agrees on localErr and exposes next's rows to the other ranks; it
+// replaces r.prev by next.
+func (r *inferRun) seal(what string, next *Embeddings, localErr error) error {
+	if err := agreeErr(r.s.c, localErr); err != nil {
+		next.Free()
+		return fmt.Errorf("infer %s: %w", what, err)
+	}
+	if err := next.a.Seal(); err != nil {
+		next.Free()
+		return fmt.Errorf("infer %s: %w", what, err)
+	}
+	if r.prev != nil {
+		if err := r.prev.Free(); err != nil {
+			next.Free()
+			return fmt.Errorf("infer %s: %w", what, err)
+		}
+	}
+	r.prev = next
+	return nil
+}
+
+// projectInputs computes the typed input projections of every node of a
+// heterogeneous partition (the rows its layer 0 reads).
+func (r *inferRun) projectInputs() error {
+	schema := r.s.graph.Schema()
+	T := schema.NumTypes()
+	// A typed model's layer 0 reads the projections, Hidden wide.
+	hd := r.m.LayerInDim(0)
+	next, err := r.newRows(hd)
+	if err != nil {
+		return fmt.Errorf("infer inputs: %w", err)
+	}
+	rows := next.Local()
+	byType := make([][]int64, T)
+	var localErr error
+	var g GatherStats
+	for k := 0; k < r.steps; k++ {
+		r.chunk(k)
+		for t := range byType {
+			byType[t] = byType[t][:0]
+		}
+		if localErr == nil {
+			for i, v := range r.seeds {
+				t := schema.TypeOf(r.orig[i])
+				byType[t] = append(byType[t], v)
+			}
+		}
+		start := time.Now()
+		for t := range T {
+			// Every type is read on every step, so that the readers'
+			// collectives stay matched across ranks.
+			var err error
+			r.x, err = r.o.Typed(t, byType[t], r.x[:0], &g)
+			r.st.Gather += time.Since(start)
+			start = time.Now()
+			if err == nil && localErr == nil {
+				var proj []float32
+				proj, err = r.m.InferInput(t, r.x)
+				if err == nil && len(proj) != len(byType[t])*hd {
+					err = fmt.Errorf("model returned %d values for %d nodes of width %d", len(proj), len(byType[t]), hd)
+				}
+				for i, v := range byType[t] {
+					if err != nil {
+						break
+					}
+					copy(rows[(v-r.s.part.Lo)*int64(hd):], proj[i*hd:(i+1)*hd])
+				}
+			}
+			if err != nil && localErr == nil {
+				localErr = fmt.Errorf("infer inputs step %d/%d: node type %s: %w", k+1, r.steps, schema.NodeTypes[t], err)
+			}
+			r.st.Compute += time.Since(start)
+			start = time.Now()
+		}
+	}
+	r.st.Rows += g.Rows()
+	r.st.RemoteRows += g.RemoteRows
+	return r.seal("inputs", next, localErr)
+}
+
+// layer computes layer l for every node of this rank.
+func (r *inferRun) layer(l int) error {
+	w := r.m.LayerOutDim(l)
+	next, err := r.newRows(w)
+	if err != nil {
+		return fmt.Errorf("infer layer %d: %w", l, err)
+	}
+	rows := next.Local()
+	needDeg := r.m.NeedsSrcDegree()
+	var degLocal []int32
+	if needDeg && l == 0 {
+		if r.deg, err = collectives.NewDistArray(r.s.c, r.s.part.NumOwned(), 4, r.s.t); err != nil {
+			next.Free()
+			return fmt.Errorf("infer layer %d: degrees: %w", l, err)
+		}
+		degLocal = int32View(r.deg.Local())
+	}
+	var localErr error
+	fail := func(k int, err error) {
+		if localErr == nil {
+			localErr = fmt.Errorf("infer layer %d step %d/%d: %w", l, k+1, r.steps, err)
+		}
+	}
+	for k := 0; k < r.steps; k++ {
+		r.chunk(k)
+		if localErr != nil {
+			r.seeds, r.orig = r.seeds[:0], r.orig[:0]
+		}
+		// Fanout -1: every in-neighbour; no random choice is made, so the
+		// key only has to be valid.
+		start := time.Now()
+		var sst sample.SampleStats
+		blocks, err := r.smp.SampleWithStats(r.seeds, r.orig, []int{-1}, sample.Key{Batch: -1 - k}, false, &sst)
+		r.st.Sample += time.Since(start)
+		if err != nil {
+			return fmt.Errorf("infer layer %d step %d/%d: %w", l, k+1, r.steps, err)
+		}
+		var b *sample.Block
+		var nodes []int64
+		if len(blocks) == 1 {
+			b = &blocks[0]
+			nodes = b.Nodes
+			r.st.Edges += int64(b.NumEdges())
+		} else {
+			fail(k, fmt.Errorf("sampler returned %d blocks for one layer", len(blocks)))
+		}
+		start = time.Now()
+		if err := r.readInputs(l, nodes, needDeg); err != nil {
+			fail(k, err)
+		}
+		r.st.Gather += time.Since(start)
+		r.st.Steps++
+		if localErr != nil || len(r.seeds) == 0 {
+			continue
+		}
+		start = time.Now()
+		if degLocal != nil {
+			for i, v := range r.seeds {
+				d := int32(0)
+				for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+					if int(j) != i {
+						d++
+					}
+				}
+				degLocal[v-r.s.part.Lo] = d
+			}
+		}
+		var deg []int32
+		if needDeg && l > 0 {
+			deg = r.srcDeg
+		}
+		h, err := r.m.InferLayer(l, b, r.x, deg)
+		if err == nil && len(h) != len(r.seeds)*w {
+			err = fmt.Errorf("model returned %d values for %d nodes of width %d", len(h), len(r.seeds), w)
+		}
+		if err != nil {
+			fail(k, err)
+			continue
+		}
+		lo := (r.seeds[0] - r.s.part.Lo) * int64(w)
+		copy(rows[lo:lo+int64(len(h))], h) // a chunk's seeds are consecutive
+		r.st.Compute += time.Since(start)
+	}
+	if degLocal != nil {
+		if err := agreeErr(r.s.c, localErr); err != nil {
+			next.Free()
+			return fmt.Errorf("infer layer %d: %w", l, err)
+		}
+		if err := r.deg.Seal(); err != nil {
+			next.Free()
+			return fmt.Errorf("infer layer %d: degrees: %w", l, err)
+		}
+	}
+	return r.seal(fmt.Sprintf("layer %d", l), next, localErr)
+}
+
+// readInputs reads layer l's input rows of nodes into r.x (the features
+// for layer 0 of a homogeneous model, else the previous rows) and, for
+// l > 0 when needDeg, their in-degrees into r.srcDeg. It is collective.
+func (r *inferRun) readInputs(l int, nodes []int64, needDeg bool) error {
+	var err error
+	if r.prev == nil {
+		var g GatherStats
+		r.x, err = r.s.Gather(nodes, r.x, &g)
+		r.st.Rows += g.Rows()
+		r.st.RemoteRows += g.RemoteRows
+	} else {
+		before := r.prev.a.Stats()
+		r.x = growFloat32(r.x, len(nodes)*r.prev.width)
+		err = r.prev.Fetch(nodes, r.x)
+		after := r.prev.a.Stats()
+		r.st.Rows += int64(len(nodes))
+		r.st.RemoteRows += after.RemoteRows - before.RemoteRows
+	}
+	if needDeg && l > 0 {
+		r.srcDeg = growInt32(r.srcDeg, len(nodes))
+		derr := r.deg.Fetch(nodes, byteView(r.srcDeg))
+		if err == nil {
+			err = derr
+		}
+	}
+	return err
+}
+
+func growFloat32(s []float32, n int) []float32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]float32, n)
+}
+
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]int32, n)
+}
