@@ -25,11 +25,23 @@ import (
 // threading, and cuts that depend on the thread count, change the low bits:
 // its kernels treat a block's edge rows differently.)
 func gemm[T floatT](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmSplit(gemmSerial[T], tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmKernel is one single-threaded row-major product implementation:
+// C = alpha·op(A)·op(B) + beta·C on the calling goroutine. gemmSplit runs
+// any of them over the same fixed row blocks, so every kernel library keeps
+// the thread-count independence of gemm.
+type gemmKernel[T floatT] func(tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+
+// gemmSplit is gemm with the per-block product supplied by serial.
+func gemmSplit[T floatT, E any](serial func(tA, tB bool, m, n, k int, alpha T, a []E, lda int, b []E, ldb int, beta T, c []T, ldc int),
+	tA, tB bool, m, n, k int, alpha T, a []E, lda int, b []E, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
 	if m <= gemmBlock || m*n*k < gemmParallelWork {
-		gemmSerial(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		serial(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	blocks := (m + gemmBlock - 1) / gemmBlock
@@ -51,7 +63,7 @@ func gemm[T floatT](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ld
 				if tA {
 					aoff = lo // op(A) rows are columns of A
 				}
-				gemmSerial(tA, tB, hi-lo, n, k, alpha, a[aoff:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+				serial(tA, tB, hi-lo, n, k, alpha, a[aoff:], lda, b, ldb, beta, c[lo*ldc:], ldc)
 			}
 		}()
 	}
