@@ -34,6 +34,12 @@
 // (see blas_openblas.go; -tags gonumblas selects gonum's pure-Go kernels).
 // BenchmarkGemm measured OpenBLAS 5-16x faster on our layer sizes.
 //
+// Prefetch (Options.Prefetch, see prefetch.go) fetches the next steps'
+// batches on the calling goroutine, which owns MPI, while the current
+// step's forward and backward run on a helper goroutine; the fetch
+// schedule is fixed by the step number, so every rank makes the same
+// collective calls in the same order and the results do not change.
+//
 // RefSource is the single-process reference BatchSource over an
 // unpartitioned dataset; package train/dist wires the core to MPI and to the
 // distributed sampler (dsample.Loader) for `mpignn train` and `mpignn

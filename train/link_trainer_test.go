@@ -325,7 +325,7 @@ func TestLinkResumeAndMetrics(t *testing.T) {
 // clearTimes zeroes the wall-time fields of a metrics line (they differ
 // between runs).
 func (m *EpochMetrics) clearTimes() {
-	m.EpochS, m.EvalS, m.SampleS, m.GatherS, m.ForwardS, m.BackwardS, m.AllreduceS, m.OptimizerS, m.StepsPerS = 0, 0, 0, 0, 0, 0, 0, 0, 0
+	m.EpochS, m.EvalS, m.SampleS, m.GatherS, m.ForwardS, m.BackwardS, m.AllreduceS, m.OptimizerS, m.WaitS, m.StepsPerS = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 }
 
 // TestNodeMetricsLineUnchanged: a node epoch line carries none of the link

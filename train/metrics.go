@@ -38,14 +38,19 @@ type EpochMetrics struct {
 	TestFigures
 	// EpochS is the wall time of the training steps; EvalS that of the
 	// valid+test evaluation that follows them (0 without evaluation).
-	EpochS       float64 `json:"epoch_s"`
-	EvalS        float64 `json:"eval_s"`
-	SampleS      float64 `json:"sample_s"`
-	GatherS      float64 `json:"gather_s"`
-	ForwardS     float64 `json:"forward_s"`
-	BackwardS    float64 `json:"backward_s"`
-	AllreduceS   float64 `json:"allreduce_s"`
-	OptimizerS   float64 `json:"optimizer_s"`
+	EpochS     float64 `json:"epoch_s"`
+	EvalS      float64 `json:"eval_s"`
+	SampleS    float64 `json:"sample_s"`
+	GatherS    float64 `json:"gather_s"`
+	ForwardS   float64 `json:"forward_s"`
+	BackwardS  float64 `json:"backward_s"`
+	AllreduceS float64 `json:"allreduce_s"`
+	OptimizerS float64 `json:"optimizer_s"`
+	// WaitS is the time rank 0's MPI goroutine waited for forward and
+	// backward after fetching the next batches (prefetch; 0 without): the
+	// compute the fetching did not hide. Sample, gather, forward and
+	// backward then overlap, so the phases add up to more than EpochS.
+	WaitS        float64 `json:"wait_s"`
 	Steps        int     `json:"steps"`
 	StepsPerS    float64 `json:"steps_per_s"`
 	Seeds        int64   `json:"seeds"`
@@ -129,6 +134,7 @@ func newEpochMetrics(tr TrainResult, val, test *EvalResult) EpochMetrics {
 		BackwardS:  tr.Times.Seconds(PhaseBackward),
 		AllreduceS: tr.Times.Seconds(PhaseAllreduce),
 		OptimizerS: tr.Times.Seconds(PhaseOptimizer),
+		WaitS:      tr.Times.Seconds(PhaseWait),
 		Steps:      tr.Steps, Seeds: tr.Seeds, RemoteRows: tr.RemoteRows,
 	}
 	if val != nil && test != nil {

@@ -45,7 +45,7 @@ func TestMetricsFileFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"epoch", "loss", "train_acc", "val_acc", "test_acc", "epoch_s", "sample_s", "gather_s",
-		"forward_s", "backward_s", "allreduce_s", "optimizer_s", "remote_rows", "cache_hit_rate"} {
+		"forward_s", "backward_s", "allreduce_s", "optimizer_s", "wait_s", "remote_rows", "cache_hit_rate"} {
 		if _, ok := obj[k]; !ok {
 			t.Errorf("epoch line lacks %q: %s", k, lines[0])
 		}

@@ -13,6 +13,10 @@ const (
 	PhaseBackward
 	PhaseAllreduce
 	PhaseOptimizer
+	// PhaseWait is the time the MPI goroutine waits for a step's compute
+	// after fetching the next batches (prefetch only): the compute that
+	// the fetch did not hide. It overlaps PhaseForward and PhaseBackward.
+	PhaseWait
 	numPhases
 )
 
@@ -31,6 +35,8 @@ func (p Phase) String() string {
 		return "allreduce"
 	case PhaseOptimizer:
 		return "optimizer"
+	case PhaseWait:
+		return "wait"
 	}
 	return "unknown"
 }

@@ -22,6 +22,13 @@ type Options struct {
 	// time a few steps of a long epoch; results then differ from full
 	// epochs.
 	MaxSteps int
+	// Prefetch is how many training batches are fetched ahead of the step
+	// that computes (0 = none): while one step's forward and backward run
+	// on another goroutine, the calling goroutine (the one that owns MPI)
+	// fetches the following batches. It does not change any result, and
+	// it is ignored (no prefetch) when the Trainer has Sparse inputs,
+	// whose next batch reads rows the current step updates.
+	Prefetch int
 }
 
 // Best is the best-validation state seen so far. Node classification
@@ -108,6 +115,10 @@ type Trainer struct {
 
 	buf   []float32 // gradients followed by the per-step statistics
 	batch sample.Batch
+	// ahead are the extra batch buffers of prefetching (Options.Prefetch
+	// of them): batch s lives in slot s mod (Prefetch+1), slot 0 being
+	// batch, so a fetch never overwrites the batch being computed.
+	ahead []sample.Batch
 	epoch int   // completed epochs
 	step  int64 // optimizer steps taken, across epochs
 	best  Best
@@ -130,6 +141,9 @@ const (
 func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer, error) {
 	if model == nil || red == nil || src == nil {
 		return nil, errors.New("trainer: model, reducer and batch source are required")
+	}
+	if o.Prefetch < 0 {
+		return nil, fmt.Errorf("trainer: prefetch %d, want >= 0 batches ahead", o.Prefetch)
 	}
 	n := len(model.Params())
 	opt, err := NewAdam(n, o.Adam)
@@ -175,7 +189,10 @@ type TrainResult struct {
 	CacheLookups int64
 }
 
-// TrainEpoch runs the next epoch's training steps.
+// TrainEpoch runs the next epoch's training steps. With Options.Prefetch
+// > 0 (and no learnable sparse inputs) the batches of the following steps
+// are fetched while the current step computes (see prefetch.go); the
+// results are the same either way.
 func (t *Trainer) TrainEpoch() (TrainResult, error) {
 	epoch := t.epoch
 	res := TrainResult{Epoch: epoch + 1}
@@ -197,8 +214,9 @@ func (t *Trainer) TrainEpoch() (TrainResult, error) {
 	// loss, correct, seeds, remote rows, cache hits, cache lookups.
 	var sums [6]float64
 	start := time.Now()
+	p := t.newPipeline(epoch, steps, &res.Times)
 	for s := 0; s < steps; s++ {
-		loss, err := t.trainStep(epoch, s, steps, &res.Times, sums[:])
+		loss, err := p.step(s, sums[:])
 		if err != nil {
 			return res, err
 		}
@@ -220,34 +238,59 @@ func (t *Trainer) TrainEpoch() (TrainResult, error) {
 	return res, nil
 }
 
-// trainStep runs one step and returns the global mean loss of its batch.
-// A rank-local failure (bad batch) is still followed by the step's
-// Allreduce, with an error flag, so that every rank stops at the same step
-// instead of the others blocking in the collective.
+// trainStep runs one step without prefetching (fetch, compute and finish
+// on the calling goroutine) and returns the global mean loss of its batch.
 func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float64) (float64, error) {
-	where := func() string { return fmt.Sprintf("epoch %d step %d/%d", epoch+1, s+1, steps) }
 	b := &t.batch
+	fetchErr := t.fetch(epoch, s, b, times)
+	c := t.compute(epoch, s, steps, b, fetchErr)
+	return t.finish(epoch, s, steps, b, &c, times, sums)
+}
+
+// fetch fills b with training step s of epoch (the BatchSource call, which
+// may run collectives and so stays on the MPI goroutine) and charges its
+// time to the sample and gather phases.
+func (t *Trainer) fetch(epoch, s int, b *sample.Batch, times *PhaseTimes) error {
 	b.Reset()
-	n := len(t.buf) - tailLen
-	clear(t.buf)
-	w := startWatch(times)
-	localErr := t.src.Batch(SplitTrain, epoch, s, b)
+	start := time.Now()
+	err := t.src.Batch(SplitTrain, epoch, s, b)
 	// The source times its feature gathering; the rest of producing the
 	// batch is sampling.
-	elapsed := time.Since(w.last)
+	elapsed := time.Since(start)
 	gather := min(max(b.Stats.Gather, 0), elapsed)
 	times[PhaseSample] += elapsed - gather
 	times[PhaseGather] += gather
-	w.skip()
+	return err
+}
+
+// computed is what the compute part of a step produced: the rank-local
+// error (bad batch, failed forward) or the step's local loss sum, correct
+// count and targets, and the time of forward and backward.
+type computed struct {
+	err               error
+	loss              float64
+	correct, seeds    int
+	forward, backward time.Duration
+}
+
+// compute checks batch b of step s and runs forward and backward, leaving
+// the gradients and the step statistics in t.buf. It makes no MPI call and
+// touches only the model, t.buf and b, so it may run on another goroutine
+// while the MPI goroutine fetches the next batches.
+func (t *Trainer) compute(epoch, s, steps int, b *sample.Batch, fetchErr error) computed {
+	where := func() string { return fmt.Sprintf("epoch %d step %d/%d", epoch+1, s+1, steps) }
+	var c computed
+	n := len(t.buf) - tailLen
+	clear(t.buf)
 	// A link batch scores pairs: its targets (and GlobalSeeds) count pairs.
 	link := isLinkBatch(b)
-	if localErr != nil {
-		localErr = fmt.Errorf("%s: batch: %w", where(), localErr)
+	if fetchErr != nil {
+		c.err = fmt.Errorf("%s: batch: %w", where(), fetchErr)
 	} else if link && len(b.Labels) > 0 {
-		localErr = fmt.Errorf("%s: batch has both %d node labels and %d pair labels", where(), len(b.Labels), len(b.PairLabels))
+		c.err = fmt.Errorf("%s: batch has both %d node labels and %d pair labels", where(), len(b.Labels), len(b.PairLabels))
 	} else if seeds := batchTargets(b, link); seeds > 0 {
 		if b.GlobalSeeds < seeds {
-			localErr = fmt.Errorf("%s: batch source reports %d global seeds but this rank alone has %d", where(), b.GlobalSeeds, seeds)
+			c.err = fmt.Errorf("%s: batch source reports %d global seeds but this rank alone has %d", where(), b.GlobalSeeds, seeds)
 		} else {
 			net := t.model.n
 			key := MaskKey{Seed: t.opts.Seed, Step: t.step}
@@ -255,6 +298,7 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 			var correct int
 			var err error
 			scale := float32(1 / float64(b.GlobalSeeds))
+			start := time.Now()
 			switch {
 			case link && b.XT != nil:
 				loss, correct, err = net.forwardLinkLossHetero(b.Blocks, b.XT, b.Pairs, b.PairLabels, scale, true, key)
@@ -265,24 +309,43 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 			default:
 				loss, correct, err = net.forwardLoss(b.Blocks, b.X, b.Labels, scale, true, key)
 			}
-			w.lap(PhaseForward)
+			mid := time.Now()
+			c.forward = mid.Sub(start)
 			if err != nil {
-				localErr = fmt.Errorf("%s: %w", where(), err)
+				c.err = fmt.Errorf("%s: %w", where(), err)
 			} else {
 				x := b.X
 				if b.XT != nil {
 					x = nil // typed inputs: the model kept what backward needs
 				}
 				net.backward(b.Blocks, x, true)
-				w.lap(PhaseBackward)
+				c.backward = time.Since(mid)
 				t.buf[n+tailLoss] = float32(loss)
 				t.buf[n+tailCorrect] = float32(correct)
 				t.buf[n+tailSeeds] = float32(seeds)
-				sums[0] += loss
-				sums[1] += float64(correct)
-				sums[2] += float64(seeds)
+				c.loss, c.correct, c.seeds = loss, correct, seeds
 			}
 		}
+	}
+	return c
+}
+
+// finish ends step s on the MPI goroutine: it adds the step's local
+// figures to sums, makes the step's one Allreduce and, if every rank
+// succeeded, the optimizer step (and the sparse-input update). A
+// rank-local failure (bad batch) is still followed by the step's
+// Allreduce, with an error flag, so that every rank stops at the same step
+// instead of the others blocking in the collective.
+func (t *Trainer) finish(epoch, s, steps int, b *sample.Batch, c *computed, times *PhaseTimes, sums []float64) (float64, error) {
+	where := func() string { return fmt.Sprintf("epoch %d step %d/%d", epoch+1, s+1, steps) }
+	n := len(t.buf) - tailLen
+	times[PhaseForward] += c.forward
+	times[PhaseBackward] += c.backward
+	localErr := c.err
+	if localErr == nil && c.seeds > 0 {
+		sums[0] += c.loss
+		sums[1] += float64(c.correct)
+		sums[2] += float64(c.seeds)
 	}
 	sums[3] += float64(b.Stats.RemoteRows)
 	sums[4] += float64(b.Stats.CachedRows)
@@ -291,7 +354,7 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 		clear(t.buf)
 		t.buf[n+tailError] = 1
 	}
-	w.skip()
+	w := startWatch(times)
 	if err := t.red.AllreduceSum32(t.buf); err != nil {
 		return 0, fmt.Errorf("%s: allreduce gradients: %w", where(), err)
 	}
@@ -309,6 +372,7 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 		// more steps than it fills): nothing to learn, no optimizer step.
 		return 0, nil
 	}
+	link := isLinkBatch(b)
 	if seeds != b.GlobalSeeds {
 		what := "seeds"
 		if link {

@@ -32,7 +32,10 @@ type TrainConfig struct {
 	// len(Loader.Fanouts).
 	Model train.Config
 	// Trainer: Adam and Seed, which drives everything random (weights,
-	// dropout, batch order and sampling: it is also the loader's seed).
+	// dropout, batch order and sampling: it is also the loader's seed),
+	// MaxSteps and Prefetch (batches fetched ahead; it changes no result,
+	// so it is not part of the checkpoint's run info and a resume may use
+	// another value).
 	Trainer train.Options
 	// Loader: Fanouts, EvalFanouts, Batch (PER RANK; the global batch is
 	// Size·Batch), Replace and Split ("" = the partition's default). Seed
@@ -159,6 +162,8 @@ func (c *TrainConfig) validate() error {
 		return fmt.Errorf("batch %d must be positive", lo.Batch)
 	case c.Run.Epochs < 0:
 		return fmt.Errorf("epochs %d must not be negative", c.Run.Epochs)
+	case c.Trainer.Prefetch < 0:
+		return fmt.Errorf("prefetch %d must not be negative", c.Trainer.Prefetch)
 	case c.Resume && c.Run.CheckpointDir == "":
 		return errors.New("resume needs a checkpoint directory")
 	case c.OverwriteCheckpoint && c.Run.CheckpointDir == "":
