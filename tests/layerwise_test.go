@@ -13,12 +13,21 @@ import (
 )
 
 // evalFields are the per-epoch evaluation figures the layer-wise tests
-// compare.
-var evalFields = []string{"loss", "val_loss", "val_acc", "test_loss", "test_acc"}
+// compare; link runs add their ranking figures.
+var (
+	evalFields = []string{"loss", "val_loss", "val_acc", "test_loss", "test_acc"}
+	linkFields = append([]string{"val_auc", "val_mrr", "test_auc", "test_mrr"}, evalFields...)
+)
 
 // trainEval trains 3 epochs on parts with P ranks and the given extra flags
 // and returns the final weights digest and the per-epoch figures.
 func trainEval(t *testing.T, bin, parts string, p int, extra ...string) (string, map[string][]string) {
+	t.Helper()
+	return trainFields(t, bin, parts, p, evalFields, extra...)
+}
+
+// trainFields is trainEval reading the given metrics fields.
+func trainFields(t *testing.T, bin, parts string, p int, fields []string, extra ...string) (string, map[string][]string) {
 	t.Helper()
 	metrics := filepath.Join(t.TempDir(), "m.jsonl")
 	args := append([]string{bin, "train", "--parts", parts, "--fanout", "4,3", "--batch", strconv.Itoa(96 / p),
@@ -27,14 +36,14 @@ func trainEval(t *testing.T, bin, parts string, p int, extra ...string) (string,
 	require.NoError(t, res.Err, "%v:\n%s", extra, tail(res.Output, 30))
 	w := finalWeights.FindStringSubmatch(res.Stdout)
 	require.NotNil(t, w, "no final weights line:\n%s", tail(res.Output, 10))
-	return w[1], epochValues(t, metrics, evalFields...)
+	return w[1], epochValues(t, metrics, fields...)
 }
 
 // requireClose compares two per-epoch figure tables: accuracies exactly,
 // losses to a relative 1e-6 (the two evaluations sum in another order).
 func requireClose(t *testing.T, what string, want, got map[string][]string) {
 	t.Helper()
-	for _, f := range evalFields {
+	for f := range want {
 		require.Len(t, got[f], len(want[f]), "%s: %s", what, f)
 		for e := range want[f] {
 			if f == "val_acc" || f == "test_acc" {
@@ -83,6 +92,15 @@ func TestLayerwiseEval(t *testing.T) {
 			requireClose(t, "layer-wise vs --eval-full", full, lw)
 		})
 	}
+
+	t.Run("link/np=2", func(t *testing.T) {
+		parts := linkParts(t, bin, filepath.Join(g.dir, "data"), 2)
+		args := []string{"--task", "link", "--neg-ratio", "2", "--decoder", "dot"}
+		wl, lw := trainFields(t, bin, parts, 2, linkFields, args...)
+		wf, full := trainFields(t, bin, parts, 2, linkFields, append(args, "--eval-full")...)
+		assert.Equal(t, wf, wl, "evaluation changed the training")
+		requireClose(t, "link: layer-wise vs --eval-full", full, lw)
+	})
 
 	var first map[string][]string
 	for _, p := range h.Ranks {
