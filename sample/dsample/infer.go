@@ -117,7 +117,7 @@ type inferRun struct {
 	smp   *Sampler
 	steps int
 
-	prev *Embeddings           // the rows the current layer reads (nil: features)
+	prev *Embeddings            // the rows the current layer reads (nil: features)
 	deg  *collectives.DistArray // in-degree of every node (int32 rows), for NeedsSrcDegree
 
 	seeds, orig []int64
