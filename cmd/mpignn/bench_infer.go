@@ -30,6 +30,7 @@ type benchInferConfig struct {
 	cacheMB    float64
 	transport  collectives.Transport
 	cpuProfile string
+	threads    int
 	shared     []collectives.Field
 }
 
@@ -46,6 +47,7 @@ func parseBenchInfer(args []string) (benchInferConfig, error) {
 	addSeedFlag(fs, &cfg.seed, 1, "initial weights")
 	addCacheFlag(fs, &cfg.cacheMB)
 	tr := addTransportFlag(fs)
+	addThreadsFlag(fs, &cfg.threads)
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write rank 0's CPU profile of the timed inferences to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
@@ -76,7 +78,12 @@ func runBenchInfer(args []string) error {
 	if err != nil {
 		return fmt.Errorf("bench infer: %w", err)
 	}
-	spmd.Run(func(w *spmd.World) error { return benchInfer(cfg, os.Stdout) })
+	spmd.Run(func(w *spmd.World) error {
+		if err := setThreads(cfg.threads, w.Size()); err != nil {
+			return err
+		}
+		return benchInfer(cfg, os.Stdout)
+	})
 	return nil
 }
 
