@@ -168,6 +168,8 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		}
 		if het != nil {
 			pred, err = model.PredictHetero(b.Blocks, b.XT, pred[:0])
+		} else if b.XS != nil {
+			pred, err = model.PredictSparse(b.Blocks, b.XS, pred[:0])
 		} else {
 			pred, err = model.Predict(b.Blocks, b.X, pred[:0])
 		}
