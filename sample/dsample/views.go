@@ -21,7 +21,7 @@ func float32View(b []byte) []float32 {
 }
 
 // byteView is the inverse view, used to pass typed buffers to Fetch.
-func byteView[T int64 | float32](xs []T) []byte {
+func byteView[T int64 | int32 | float32](xs []T) []byte {
 	if len(xs) == 0 {
 		return nil
 	}

@@ -100,8 +100,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if info.RowNorm {
-		RowNormalize(part.Feat, m.FeatDim)
-		RowNormalize(part.HaloFeat, m.FeatDim)
+		rowNormalizePart(part)
 	}
 	inf := &inference{ck: ck, part: part}
 	ok := false

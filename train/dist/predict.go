@@ -77,8 +77,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
 	if info.RowNorm {
-		RowNormalize(part.Feat, m.FeatDim)
-		RowNormalize(part.HaloFeat, m.FeatDim)
+		rowNormalizePart(part)
 		rowNormalizeTyped(part)
 	}
 	// Score every owned node (of a heterogeneous graph: of the labelled
