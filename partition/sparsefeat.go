@@ -173,35 +173,39 @@ func (pt *Part) loadCSR(dir string, names [3]string) (*CSRRows, error) {
 		return nil, err
 	}
 	file := func(name string) string { return filepath.Join(dir, partDir(p), name) }
-	if err := c.check(m.FeatDim); err != nil {
-		return nil, fmt.Errorf("load %s: %w", file(names[0]), err)
+	if f, err := c.check(m.FeatDim); err != nil {
+		return nil, fmt.Errorf("load %s: %w", file(names[f]), err)
 	}
 	return c, nil
 }
 
 // check validates the structure: offsets from 0 to nnz, never decreasing;
-// columns strictly ascending within each row and in [0, dim).
-func (c *CSRRows) check(dim int) error {
+// columns strictly ascending within each row and in [0, dim). On error it
+// also returns which of the three arrays is at fault (0 offsets, 1
+// columns, 2 values), for the message to name its file.
+func (c *CSRRows) check(dim int) (int, error) {
 	if len(c.Indptr) == 0 {
-		return fmt.Errorf("sparse features: empty offsets")
+		return 0, fmt.Errorf("sparse features: empty offsets")
 	}
 	if len(c.Values) != len(c.Indices) {
-		return fmt.Errorf("sparse features: %d values for %d columns", len(c.Values), len(c.Indices))
+		return 2, fmt.Errorf("sparse features: %d values for %d columns", len(c.Values), len(c.Indices))
 	}
 	if c.Indptr[0] != 0 || c.Indptr[len(c.Indptr)-1] != int64(len(c.Indices)) {
-		return fmt.Errorf("sparse features: offsets run from %d to %d, want 0 to %d", c.Indptr[0], c.Indptr[len(c.Indptr)-1], len(c.Indices))
+		return 0, fmt.Errorf("sparse features: offsets run from %d to %d, want 0 to %d", c.Indptr[0], c.Indptr[len(c.Indptr)-1], len(c.Indices))
 	}
 	for i := range c.Rows() {
 		if c.Indptr[i+1] < c.Indptr[i] {
-			return fmt.Errorf("sparse features: offsets decrease at row %d", i)
+			return 0, fmt.Errorf("sparse features: offsets decrease at row %d", i)
 		}
+	}
+	for i := range c.Rows() {
 		prev := int32(-1)
 		for e := c.Indptr[i]; e < c.Indptr[i+1]; e++ {
 			if k := c.Indices[e]; k <= prev || int(k) >= dim {
-				return fmt.Errorf("sparse features: row %d: column %d not ascending or outside [0,%d)", i, k, dim)
+				return 1, fmt.Errorf("sparse features: row %d: column %d not ascending or outside [0,%d)", i, k, dim)
 			}
 			prev = c.Indices[e]
 		}
 	}
-	return nil
+	return 0, nil
 }
