@@ -77,8 +77,8 @@ func parsePartition(args []string) (partitionConfig, error) {
 	if c.method != partition.MethodMetis && c.method != partition.MethodRandom {
 		return c, fmt.Errorf("--method %q: want metis or random", c.method)
 	}
-	if _, err := partition.UseSparse(c.sparse, nil, false, false); err != nil && c.sparse != partition.SparseOn {
-		return c, fmt.Errorf("--sparse-features: %w", err)
+	if c.sparse != partition.SparseAuto && c.sparse != partition.SparseOn && c.sparse != partition.SparseOff {
+		return c, fmt.Errorf("--sparse-features %q: want %s, %s or %s", c.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
 	}
 	return c, nil
 }

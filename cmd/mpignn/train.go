@@ -162,6 +162,9 @@ func parseTrain(args []string) (*trainFlags, error) {
 	if f.method != partition.MethodMetis && f.method != partition.MethodRandom {
 		return nil, fmt.Errorf("--method %q: want metis or random", f.method)
 	}
+	if f.sparse != partition.SparseAuto && f.sparse != partition.SparseOn && f.sparse != partition.SparseOff {
+		return nil, fmt.Errorf("--sparse-features %q: want %s, %s or %s", f.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
+	}
 	return f, nil
 }
 
