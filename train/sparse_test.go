@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -110,6 +111,39 @@ func TestSparseInputErrors(t *testing.T) {
 			tc.break_(xs)
 			_, _, err := m.ForwardBackwardSparse(blocks, xs, y, 1, true, MaskKey{})
 			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// TestSparseThreadIndependent: the sparse kernels give bit-identical
+// outputs and gradients on 1 and 4 threads (rows are split for X·W, output
+// columns for Xᵀ·dP, so no sum changes order), on inputs large enough to
+// take the parallel paths.
+func TestSparseThreadIndependent(t *testing.T) {
+	for _, arch := range Archs() {
+		t.Run(arch, func(t *testing.T) {
+			cfg := Config{Arch: arch, InDim: 300, Hidden: 64, Classes: 5, Layers: 2, Dropout: 0.3, InputDropout: 0.2}
+			if arch == ArchGAT {
+				cfg.Heads = 4
+			}
+			r := rand.New(rand.NewPCG(5, 6))
+			blocks := synthBlocks(r, []int{900, 300, 100}, []int{6, 4}, 7)
+			_, xs := sparsify(r, randFeatures(r, 900*cfg.InDim), cfg.InDim)
+			y := randLabels(r, 100, cfg.Classes)
+			run := func(threads int) ([]float32, []float32) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+				m, err := NewModel(cfg, 9)
+				require.NoError(t, err)
+				_, _, err = m.ForwardBackwardSparse(blocks, xs, y, 0.01, true, MaskKey{Seed: 2, Step: 3})
+				require.NoError(t, err)
+				out, err := m.ForwardSparse(blocks, xs)
+				require.NoError(t, err)
+				return append([]float32(nil), out...), append([]float32(nil), m.Grads()...)
+			}
+			o1, g1 := run(1)
+			o4, g4 := run(4)
+			require.Equal(t, o1, o4)
+			require.Equal(t, g1, g4)
 		})
 	}
 }
