@@ -14,4 +14,13 @@
 // temporal multigraph where a source may repeat at different times, so
 // that a temporal sampler finds the neighbours older than a seed as a
 // prefix of the row. Untimed partitions are unchanged.
+//
+// Sparse-feature partitions (Options.SparseFeatures, sparsefeat.go; the
+// CLI's default auto picks them below 10 % nonzero) store homogeneous node
+// features as CSR rows (feat_indptr.bin int64, feat_indices.bin int32
+// columns ascending per row, feat_values.bin float32, and halo_feat_* with
+// halo features) instead of feat.bin, recorded as Meta.SparseFeat and
+// per-part entry counts; Load validates the rows and returns them as
+// Part.FeatCSR. Dense partitions, heterogeneous ones (typed features stay
+// dense) and link splits under auto are unchanged.
 package partition

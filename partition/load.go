@@ -21,8 +21,12 @@ type Part struct {
 	// IndicesOrig are the original ids aligned with Indices.
 	IndicesOrig []int64
 	Orig        []int64   // original id of owned node Lo+i
-	Feat        []float32 // owned*FeatDim, row-major
-	Labels      []int32   // owned; nil when the dataset has no labels (NumClasses 0)
+	Feat        []float32 // owned*FeatDim, row-major; nil when FeatCSR holds the rows
+	// FeatCSR and HaloFeatCSR hold the owned (halo) feature rows of a
+	// sparse-feature partition (Meta.SparseFeat) instead of Feat and
+	// HaloFeat; nil for a dense one.
+	FeatCSR, HaloFeatCSR *CSRRows
+	Labels               []int32 // owned; nil when the dataset has no labels (NumClasses 0)
 	// Halo are the distinct non-owned in-neighbors (new ids, ascending),
 	// HaloOrig their original ids.
 	Halo, HaloOrig []int64
@@ -104,14 +108,22 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	pt.Indices = i64(fileIndices)
 	pt.IndicesOrig = i64(fileIndOrig)
 	pt.Orig = i64(fileOrig)
-	pt.Feat = f32(fileFeat)
+	if !m.SparseFeat {
+		pt.Feat = f32(fileFeat)
+	}
 	if errs == nil && m.NumClasses > 0 { // an unlabelled dataset has no labels file
 		pt.Labels, errs = readPartArray[int32](dir, m, p, fileLabels)
 	}
 	pt.Halo = i64(fileHalo)
 	pt.HaloOrig = i64(fileHaloOrig)
-	if m.HaloFeats {
+	if m.HaloFeats && !m.SparseFeat {
 		pt.HaloFeat = f32(fileHaloFeat)
+	}
+	if m.SparseFeat && errs == nil {
+		pt.FeatCSR, errs = pt.loadCSR(dir, [3]string{fileFeatIndptr, fileFeatIndices, fileFeatValues})
+		if errs == nil && m.HaloFeats {
+			pt.HaloFeatCSR, errs = pt.loadCSR(dir, [3]string{fileHaloFeatIndptr, fileHaloFeatIndices, fileHaloFeatValues})
+		}
 	}
 	if h := m.Hetero; h != nil {
 		pt.TypeLo = make([]int64, len(h.NodeTypes)+1)

@@ -44,6 +44,11 @@ type PartInfo struct {
 	HaloNodes int64                  `json:"halo_nodes"` // distinct non-owned sources
 	CutEdges  int64                  `json:"cut_edges"`  // stored in-edges whose source is not owned
 	Splits    map[string]SplitCounts `json:"splits"`
+	// FeatNNZ and HaloFeatNNZ count the stored feature entries of the
+	// owned and halo rows of a sparse-feature partition (Meta.SparseFeat;
+	// 0 and omitted otherwise).
+	FeatNNZ     int64 `json:"feat_nnz,omitempty"`
+	HaloFeatNNZ int64 `json:"halo_feat_nnz,omitempty"`
 	// Link counts this part's share of the link split (nil unless Meta.Link).
 	Link *LinkCounts `json:"link,omitempty"`
 }
@@ -53,23 +58,27 @@ type FileInfo = fileInfo
 
 // Meta is the content of META.json.
 type Meta struct {
-	FormatVersion int                    `json:"format_version"`
-	Dataset       string                 `json:"dataset"`
-	NumParts      int                    `json:"num_parts"`
-	Offsets       []int64                `json:"offsets"` // part p owns new ids [Offsets[p], Offsets[p+1])
-	NumNodes      int64                  `json:"num_nodes"`
-	NumEdges      int64                  `json:"num_edges"` // stored (directed) edges of the whole graph
-	FeatDim       int                    `json:"feat_dim"`
-	NumClasses    int                    `json:"num_classes"`
-	Method        string                 `json:"method"`
-	Seed          uint64                 `json:"seed"`
-	Split         string                 `json:"split"`      // split that steered balance; the default for training ("" if none)
-	Undirected    bool                   `json:"undirected"` // informational: the reader added reverse edges
-	HaloFeats     bool                   `json:"halo_feats"`
-	CutEdges      int64                  `json:"cut_edges"` // edges whose endpoints have different owners
-	Splits        map[string]SplitCounts `json:"splits"`
-	Parts         []PartInfo             `json:"parts"`
-	Files         map[string]FileInfo    `json:"files"` // key: path relative to the directory
+	FormatVersion int     `json:"format_version"`
+	Dataset       string  `json:"dataset"`
+	NumParts      int     `json:"num_parts"`
+	Offsets       []int64 `json:"offsets"` // part p owns new ids [Offsets[p], Offsets[p+1])
+	NumNodes      int64   `json:"num_nodes"`
+	NumEdges      int64   `json:"num_edges"` // stored (directed) edges of the whole graph
+	FeatDim       int     `json:"feat_dim"`
+	NumClasses    int     `json:"num_classes"`
+	Method        string  `json:"method"`
+	Seed          uint64  `json:"seed"`
+	Split         string  `json:"split"`      // split that steered balance; the default for training ("" if none)
+	Undirected    bool    `json:"undirected"` // informational: the reader added reverse edges
+	HaloFeats     bool    `json:"halo_feats"`
+	// SparseFeat stores the node features as CSR rows (feat_indptr.bin,
+	// feat_indices.bin, feat_values.bin, and the halo_feat_* files with
+	// HaloFeats) instead of feat.bin; omitted for dense features.
+	SparseFeat bool                   `json:"sparse_feat,omitempty"`
+	CutEdges   int64                  `json:"cut_edges"` // edges whose endpoints have different owners
+	Splits     map[string]SplitCounts `json:"splits"`
+	Parts      []PartInfo             `json:"parts"`
+	Files      map[string]FileInfo    `json:"files"` // key: path relative to the directory
 	// Link is the link-prediction split (nil for node-only partitions).
 	Link *LinkMeta `json:"link,omitempty"`
 	// Hetero describes a heterogeneous partition (format version 2; nil for
@@ -152,7 +161,11 @@ func (m *Meta) partFiles(p int) []fileSpec {
 		{fileIndices, dtInt64, pi.Edges},
 		{fileIndOrig, dtInt64, pi.Edges},
 		{fileOrig, dtInt64, pi.Nodes},
-		{fileFeat, dtFloat32, pi.Nodes * d},
+	}
+	if m.SparseFeat {
+		fs = append(fs, m.sparseFiles(p)...)
+	} else {
+		fs = append(fs, fileSpec{fileFeat, dtFloat32, pi.Nodes * d})
 	}
 	if h := m.Hetero; h != nil {
 		for t, typ := range h.NodeTypes {
@@ -167,7 +180,7 @@ func (m *Meta) partFiles(p int) []fileSpec {
 	fs = append(fs,
 		fileSpec{fileHalo, dtInt64, pi.HaloNodes},
 		fileSpec{fileHaloOrig, dtInt64, pi.HaloNodes})
-	if m.HaloFeats {
+	if m.HaloFeats && !m.SparseFeat {
 		fs = append(fs, fileSpec{fileHaloFeat, dtFloat32, pi.HaloNodes * d})
 	}
 	for _, name := range m.splitNames() {
@@ -243,6 +256,9 @@ func (m *Meta) validate() error {
 	if m.NumNodes > 1<<40 || m.NumEdges > 1<<44 || m.FeatDim > 1<<20 || p > 1<<20 {
 		return fmt.Errorf("num_nodes %d, num_edges %d, feat_dim %d or num_parts %d beyond supported limits", m.NumNodes, m.NumEdges, m.FeatDim, p)
 	}
+	if m.SparseFeat && (m.Hetero != nil || m.FeatDim == 0) {
+		return fmt.Errorf("sparse_feat is set for a partition without homogeneous node features (feat_dim %d, hetero %v)", m.FeatDim, m.Hetero != nil)
+	}
 	if len(m.Offsets) != p+1 {
 		return fmt.Errorf("offsets has %d entries, want num_parts+1 = %d", len(m.Offsets), p+1)
 	}
@@ -259,6 +275,11 @@ func (m *Meta) validate() error {
 		}
 		if pi.Nodes != m.Offsets[i+1]-m.Offsets[i] {
 			return fmt.Errorf("part %d: nodes %d, offsets give %d", i, pi.Nodes, m.Offsets[i+1]-m.Offsets[i])
+		}
+		if pi.FeatNNZ < 0 || pi.HaloFeatNNZ < 0 || pi.FeatNNZ > pi.Nodes*int64(m.FeatDim) || pi.HaloFeatNNZ > pi.HaloNodes*int64(m.FeatDim) ||
+			(!m.SparseFeat && pi.FeatNNZ+pi.HaloFeatNNZ != 0) || (!m.HaloFeats && pi.HaloFeatNNZ != 0) {
+			return fmt.Errorf("part %d: feat_nnz %d or halo_feat_nnz %d inconsistent with sparse_feat %v, halo_feats %v and feat_dim %d",
+				i, pi.FeatNNZ, pi.HaloFeatNNZ, m.SparseFeat, m.HaloFeats, m.FeatDim)
 		}
 		if pi.Edges < 0 || pi.Edges > m.NumEdges || pi.HaloNodes < 0 || pi.CutEdges < 0 || pi.CutEdges > pi.Edges || pi.HaloNodes > m.NumNodes-pi.Nodes {
 			return fmt.Errorf("part %d: inconsistent edges %d, cut_edges %d, halo_nodes %d", i, pi.Edges, pi.CutEdges, pi.HaloNodes)

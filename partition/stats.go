@@ -24,6 +24,9 @@ type PartStats struct {
 	// TypeNodes counts the owned nodes per node type (heterogeneous
 	// partitions only; order of Stats.Hetero.NodeTypes).
 	TypeNodes []int64 `json:"type_nodes,omitempty"`
+	// FeatNNZ counts the stored feature entries of the owned rows
+	// (sparse-feature partitions only).
+	FeatNNZ int64 `json:"feat_nnz,omitempty"`
 }
 
 // HeteroStats are the type and relation statistics of a heterogeneous
@@ -58,7 +61,11 @@ type Stats struct {
 	FeatDim    int    `json:"feat_dim"`
 	NumClasses int    `json:"num_classes"`
 	HaloFeats  bool   `json:"halo_feats"`
-	Split      string `json:"split"` // the split whose counts train/valid/test_nodes show
+	// SparseFeat: features stored as CSR rows, with FeatDensity the
+	// fraction of stored entries (both omitted for dense features).
+	SparseFeat  bool    `json:"sparse_feat,omitempty"`
+	FeatDensity float64 `json:"feat_density,omitempty"`
+	Split       string  `json:"split"` // the split whose counts train/valid/test_nodes show
 	// EdgeCut is the fraction of edges whose endpoints have different owners.
 	EdgeCut float64 `json:"edge_cut"`
 	// Balance is the largest part's nodes over the mean; TrainBalance and
@@ -88,11 +95,21 @@ func (m *Meta) Stats() *Stats {
 		s.Parts = append(s.Parts, PartStats{
 			Part: p, Lo: m.Offsets[p], Hi: m.Offsets[p+1], Nodes: pi.Nodes, Edges: pi.Edges,
 			HaloNodes: pi.HaloNodes, CutEdges: pi.CutEdges,
-			TrainNodes: c.Train, ValidNodes: c.Valid, TestNodes: c.Test, Link: pi.Link,
+			TrainNodes: c.Train, ValidNodes: c.Valid, TestNodes: c.Test, Link: pi.Link, FeatNNZ: pi.FeatNNZ,
 		})
 		maxTrain = max(maxTrain, c.Train)
 		maxEdges = max(maxEdges, pi.Edges)
 		train += c.Train
+	}
+	if m.SparseFeat {
+		var nnz int64
+		for _, pi := range m.Parts {
+			nnz += pi.FeatNNZ
+		}
+		s.SparseFeat = true
+		if m.NumNodes > 0 && m.FeatDim > 0 {
+			s.FeatDensity = float64(nnz) / (float64(m.NumNodes) * float64(m.FeatDim))
+		}
 	}
 	s.TrainBalance = ratioToMean(maxTrain, train, m.NumParts)
 	s.EdgeBalance = ratioToMean(maxEdges, m.NumEdges, m.NumParts)
@@ -145,6 +162,9 @@ func (s *Stats) WriteText(w io.Writer) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "edge_cut %.4f  balance %.4f (nodes)  %.4f (train)  %.4f (edges)\n", s.EdgeCut, s.Balance, s.TrainBalance, s.EdgeBalance)
+	if err == nil && s.SparseFeat {
+		_, err = fmt.Fprintf(w, "features: sparse CSR rows, density %.4f %%\n", 100*s.FeatDensity)
+	}
 	if err == nil && s.Time != nil {
 		_, err = fmt.Fprintf(w, "time: %s times in [%d, %d], node times %v\n", s.Time.Kind, s.Time.Min, s.Time.Max, s.Time.NodeTime)
 	}

@@ -62,6 +62,11 @@ type Options struct {
 	// still gets the deduplicated simple graph. Off, times in the dataset
 	// are ignored and the partition is exactly the untimed one.
 	Time bool
+	// SparseFeatures stores the node features as CSR rows (see
+	// sparsefeat.go): SparseOn, SparseAuto (when their density is below
+	// SparseAutoDensity) or SparseOff ("" too). Heterogeneous partitions
+	// keep their typed features dense.
+	SparseFeatures string
 }
 
 func (o Options) workers() int {
@@ -350,6 +355,10 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	if src.feat != nil {
 		dim = src.feat.Dim
 	}
+	sparse, err := UseSparse(opt.SparseFeatures, src.feat, src.het != nil, ld != nil)
+	if err != nil {
+		return nil, err
+	}
 	m := &Meta{
 		FormatVersion: FormatVersion,
 		Dataset:       src.name,
@@ -363,6 +372,7 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		Split:         src.split,
 		Undirected:    opt.Undirected,
 		HaloFeats:     opt.HaloFeats,
+		SparseFeat:    sparse,
 		Splits:        map[string]SplitCounts{},
 		Parts:         make([]PartInfo, nparts),
 		Files:         map[string]FileInfo{},
@@ -468,7 +478,13 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		if err := putArray(m.Files, aw, pdir, p, fileOrig, orig); err != nil {
 			return nil, err
 		}
-		if err := putArray(m.Files, aw, pdir, p, fileFeat, gatherRows(src.feat, orig)); err != nil {
+		if sparse {
+			c := csrRows(src.feat, orig)
+			pi.FeatNNZ = c.NNZ()
+			if err := putCSR(m.Files, aw, pdir, p, [3]string{fileFeatIndptr, fileFeatIndices, fileFeatValues}, c); err != nil {
+				return nil, err
+			}
+		} else if err := putArray(m.Files, aw, pdir, p, fileFeat, gatherRows(src.feat, orig)); err != nil {
 			return nil, err
 		}
 		if src.het != nil {
@@ -491,7 +507,14 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		if err := putArray(m.Files, aw, pdir, p, fileHaloOrig, haloOrig); err != nil {
 			return nil, err
 		}
-		if opt.HaloFeats {
+		switch {
+		case opt.HaloFeats && sparse:
+			c := csrRows(src.feat, haloOrig)
+			pi.HaloFeatNNZ = c.NNZ()
+			if err := putCSR(m.Files, aw, pdir, p, [3]string{fileHaloFeatIndptr, fileHaloFeatIndices, fileHaloFeatValues}, c); err != nil {
+				return nil, err
+			}
+		case opt.HaloFeats:
 			if err := putArray(m.Files, aw, pdir, p, fileHaloFeat, gatherRows(src.feat, haloOrig)); err != nil {
 				return nil, err
 			}

@@ -12,6 +12,10 @@ type Batch struct {
 	Blocks []Block
 	// X holds the input features of Blocks[0].Nodes, row-major, InDim each.
 	X []float32
+	// XS holds the same inputs as sparse rows instead of X when the
+	// partition stores its features sparsely (X is then empty); nil for
+	// dense inputs.
+	XS *SparseRows
 	// XT holds the inputs of a heterogeneous model instead of X: XT[t] are
 	// the input rows (features, or learnable embeddings) of the nodes of
 	// type t among Blocks[0].Nodes, in their order there, and XTNodes[t]
@@ -50,6 +54,9 @@ type Batch struct {
 func (b *Batch) Reset() {
 	b.Blocks = b.Blocks[:0]
 	b.X = b.X[:0]
+	if b.XS != nil {
+		b.XS.Reset(b.XS.Cols)
+	}
 	for t := range b.XT {
 		b.XT[t] = b.XT[t][:0]
 	}

@@ -12,6 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// sparseGen is the generated graph of gen with its features stored as
+// CSR rows (partition --sparse-features on), so that layer 0 reads sparse
+// inputs.
+var sparseGen = cliGraph{partArgs: []string{"--sparse-features", "on"}}
+
+func (g *cliGraph) getSparse(t *testing.T) *cliGraph {
+	return g.prepare(t, "sparse-graph", func(run func(args ...string) error) error {
+		return run("gen", "--nodes", "3000", "--avg-degree", "8", "--classes", "5", "--feat-dim", "16",
+			"--seed", "3", "--out", filepath.Join(g.dir, "data"))
+	})
+}
+
 // evalFields are the per-epoch evaluation figures the layer-wise tests
 // compare; link runs add their ranking figures.
 var (
@@ -60,7 +72,7 @@ func requireClose(t *testing.T, what string, want, got map[string][]string) {
 }
 
 // TestLayerwiseEval: layer-wise evaluation (the default) is exact: for
-// GraphSAGE, GCN and GAT, and for the heterogeneous HeteroSAGE and R-GCN,
+// GraphSAGE, GCN and GAT (also over sparse input features), and for the heterogeneous HeteroSAGE and R-GCN,
 // its figures equal sampled evaluation over full neighbourhoods
 // (--eval-full, exponential in the hops) up to summation order, and
 // training is untouched (the same weights as with --eval sampled). Its
@@ -68,6 +80,7 @@ func requireClose(t *testing.T, what string, want, got map[string][]string) {
 // agree across rank counts.
 func TestLayerwiseEval(t *testing.T) {
 	g := gen.get(t)
+	sp := sparseGen.getSparse(t)
 	het := heteroGraph.getHetero(t)
 	bin, _ := h.Mpignn()
 	p := h.Ranks[len(h.Ranks)-1]
@@ -79,6 +92,7 @@ func TestLayerwiseEval(t *testing.T) {
 		{"sage", g.parts[p], []string{"--model", "sage"}},
 		{"gcn", g.parts[p], []string{"--model", "gcn"}},
 		{"gat", g.parts[p], []string{"--model", "gat", "--heads", "2"}},
+		{"gcn-sparse-features", sp.parts[p], []string{"--model", "gcn"}},
 		{"hsage", het.parts[p], []string{"--model", "hsage", "--embed-dim", "8"}},
 		{"rgcn", het.parts[p], []string{"--model", "rgcn", "--embed-dim", "8", "--bases", "2"}},
 	} {

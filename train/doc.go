@@ -40,6 +40,14 @@
 // schedule is fixed by the step number, so every rank makes the same
 // collective calls in the same order and the results do not change.
 //
+// Sparse inputs (sparse.go): a batch may carry its layer-0 inputs as CSR
+// rows (sample.Batch.XS, from a sparse-feature partition). Every
+// homogeneous architecture then projects them first (X·W, work per stored
+// entry) and aggregates in output space, with the weight gradient as
+// Xᵀ·dP; input dropout draws the dense path's masks (keyed by original id
+// and column) for the stored entries only. Results equal the dense path up
+// to float summation order. Heterogeneous models keep dense typed inputs.
+//
 // RefSource is the single-process reference BatchSource over an
 // unpartitioned dataset; package train/dist wires the core to MPI and to the
 // distributed sampler (dsample.Loader) for `mpignn train` and `mpignn

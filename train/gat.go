@@ -135,7 +135,11 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	g.edges(b)
 	ne := len(g.esrc)
 	g.z = grow(g.z, ns*hf)
-	gemm(false, false, ns, hf, in, 1, h[:ns*in], in, g.w, hf, 0, g.z, hf)
+	if p.Sparse != nil {
+		spmm(p.Sparse, h, ns, g.w, hf, g.z, false) // h holds the entry values
+	} else {
+		gemm(false, false, ns, hf, in, 1, h[:ns*in], in, g.w, hf, 0, g.z, hf)
+	}
 	g.el, g.er = grow(g.el, ns*H), grow(g.er, nd*H)
 	parallelRows(ns, ns*hf, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
@@ -205,7 +209,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	return o
 }
 
-func (g *gatLayer[T]) Backward(_ *Pass, b *sample.Block, h, dout []T, wantInput bool) []T {
+func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput bool) []T {
 	H, F, in := g.heads, g.f, g.in
 	hf := H * F
 	nd, ns := b.NumDst, b.NumSrc()
@@ -280,6 +284,10 @@ func (g *gatLayer[T]) Backward(_ *Pass, b *sample.Block, h, dout []T, wantInput 
 				axpy(g.der[j*H+hd], g.aDst[hd*F:(hd+1)*F], dzj)
 			}
 		}
+	}
+	if p.Sparse != nil {
+		spmmT(p.Sparse, h, ns, g.dz, hf, g.gw) // h holds the entry values
+		return nil
 	}
 	gemm(true, false, in, hf, ns, 1, h[:ns*in], in, g.dz, hf, 1, g.gw, hf)
 	if !wantInput {

@@ -45,6 +45,10 @@ type gcnLayer[T Float] struct {
 	o    []T // output rows, NumDst x out
 	dh   []T // gradient w.r.t. the input rows, NumSrc x in
 	dagg []T // gradient w.r.t. agg
+
+	// Sparse layer 0 (Pass.Sparse): pw = X·W for every source and dpw its
+	// gradient.
+	pw, dpw []T
 }
 
 func newGCN[T Float](c Config, l int) *gcnLayer[T] {
@@ -105,6 +109,9 @@ func (g *gcnLayer[T]) norms(p *Pass, b *sample.Block) {
 func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	in, out, nd := g.in, g.out, b.NumDst
 	g.norms(p, b)
+	if p.Sparse != nil {
+		return g.forwardSparse(p.Sparse, b, h)
+	}
 	g.agg = grow(g.agg, nd*in)
 	parallelRows(nd, (len(b.Indices)+nd)*in, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -127,12 +134,16 @@ func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	return o
 }
 
-func (g *gcnLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput bool) []T {
+func (g *gcnLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
 	in, out, nd := g.in, g.out, b.NumDst
 	for i := 0; i < nd; i++ {
 		for k, v := range dz[i*out : (i+1)*out] {
 			g.gb[k] += v
 		}
+	}
+	if p.Sparse != nil {
+		g.backwardSparse(p.Sparse, b, h, dz)
+		return nil
 	}
 	gemm(true, false, in, out, nd, 1, g.agg, in, dz, out, 1, g.gw, out)
 	if !wantInput {
@@ -155,4 +166,46 @@ func (g *gcnLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput bo
 		}
 	}
 	return dh
+}
+
+// forwardSparse is Forward over sparse inputs (values vals): project every
+// source first (pw = X·W), then take the normalised sum in output space.
+func (g *gcnLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals []T) []T {
+	out, nd, ns := g.out, b.NumDst, b.NumSrc()
+	g.pw = grow(g.pw, ns*out)
+	spmm(x, vals, ns, g.w, out, g.pw, false)
+	o := grow(g.o, nd*out)
+	g.o = o
+	parallelRows(nd, (len(b.Indices)+nd)*out, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dst := o[i*out : (i+1)*out]
+			copy(dst, g.bias)
+			axpy(g.sw[i], g.pw[i*out:(i+1)*out], dst)
+			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+				if j := int(b.Indices[e]); j != i {
+					axpy(g.ew[e], g.pw[j*out:(j+1)*out], dst)
+				}
+			}
+		}
+	})
+	return o
+}
+
+// backwardSparse adds W's gradient of a sparse layer 0: Xᵀ·dpw with dpw
+// the normalised sum's adjoint applied to dz.
+func (g *gcnLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, vals, dz []T) {
+	out, nd, ns := g.out, b.NumDst, b.NumSrc()
+	g.dpw = grow(g.dpw, ns*out)
+	clear(g.dpw)
+	// Serial scatter: sources are shared between destinations.
+	for i := 0; i < nd; i++ {
+		gi := dz[i*out : (i+1)*out]
+		axpy(g.sw[i], gi, g.dpw[i*out:(i+1)*out])
+		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+			if j := int(b.Indices[e]); j != i {
+				axpy(g.ew[e], gi, g.dpw[j*out:(j+1)*out])
+			}
+		}
+	}
+	spmmT(x, vals, ns, g.dpw, out, g.gw)
 }

@@ -417,7 +417,7 @@ func (n *net[T]) checkHetero(blocks []sample.Block, xs [][]T, labels []int32) er
 // forwardHetero is forward for typed inputs.
 func (n *net[T]) forwardHetero(blocks []sample.Block, xs [][]T, train bool, key MaskKey) {
 	x0 := n.het.forward(&blocks[0], xs, train, key)
-	n.xin, n.key = x0, key
+	n.xin, n.xsIn, n.key = x0, nil, key
 	n.forwardLayers(blocks, x0, train, key)
 }
 

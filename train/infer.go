@@ -88,6 +88,28 @@ func (m *Model) InferInput(t int, x []float32) ([]float32, error) {
 // graph; otherwise srcDeg is ignored and may be nil. The result aliases
 // the layer's output buffer, valid until the next call for the same l.
 func (m *Model) InferLayer(l int, b *sample.Block, h []float32, srcDeg []int32) ([]float32, error) {
+	return m.inferLayer(l, b, h, nil, srcDeg)
+}
+
+// InferLayerSparse is InferLayer for layer 0 of a homogeneous model with
+// the input rows of b.Nodes as sparse rows (a sparse-feature partition):
+// the layer projects the stored entries first, as in training.
+func (m *Model) InferLayerSparse(b *sample.Block, xs *sample.SparseRows) ([]float32, error) {
+	if m.n.het != nil {
+		return nil, errors.New("infer layer 0: a heterogeneous model takes dense per-type inputs, not sparse rows")
+	}
+	if xs.Rows() != b.NumSrc() || xs.Cols != m.n.cfg.InDim {
+		return nil, fmt.Errorf("infer layer 0: got %d sparse input rows of width %d, want %d x %d", xs.Rows(), xs.Cols, b.NumSrc(), m.n.cfg.InDim)
+	}
+	if err := xs.Check(); err != nil {
+		return nil, fmt.Errorf("infer layer 0: %w", err)
+	}
+	return m.inferLayer(0, b, xs.Values, xs, nil)
+}
+
+// inferLayer is InferLayer with layer 0's inputs optionally sparse (h is
+// then xs's values).
+func (m *Model) inferLayer(l int, b *sample.Block, h []float32, xs *sample.SparseRows, srcDeg []int32) ([]float32, error) {
 	n := m.n
 	if l < 0 || l >= n.cfg.Layers {
 		return nil, fmt.Errorf("infer layer %d: the model has %d layers", l, n.cfg.Layers)
@@ -96,10 +118,10 @@ func (m *Model) InferLayer(l int, b *sample.Block, h []float32, srcDeg []int32) 
 		return nil, fmt.Errorf("infer layer %d: %w", l, err)
 	}
 	in, out := m.LayerInDim(l), m.LayerOutDim(l)
-	if want := b.NumSrc() * in; len(h) != want {
+	if want := b.NumSrc() * in; xs == nil && len(h) != want {
 		return nil, fmt.Errorf("infer layer %d: got %d input values, want %d (%d nodes x %d)", l, len(h), want, b.NumSrc(), in)
 	}
-	p := Pass{}
+	p := Pass{Sparse: xs}
 	if l > 0 && m.NeedsSrcDegree() {
 		if len(srcDeg) != b.NumSrc() {
 			return nil, fmt.Errorf("infer layer %d: got %d source degrees for %d nodes", l, len(srcDeg), b.NumSrc())

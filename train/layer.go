@@ -43,6 +43,11 @@ type Pass struct {
 	// Types is the node type of each of the block's nodes (destinations
 	// first) in a heterogeneous model, nil in a homogeneous one.
 	Types []int32
+	// Sparse is set for layer 0 when the inputs are sparse rows (see
+	// sparse.go): the layer's h is then the values of Sparse's entries,
+	// one per entry, instead of dense rows, and the input gradient is not
+	// asked for. Nil otherwise.
+	Sparse *sample.SparseRows
 }
 
 // Layer is one message-passing layer over a sampled block: it maps the

@@ -351,11 +351,14 @@ type net[T floatT] struct {
 	het    *hetInput[T] // typed inputs of a heterogeneous model; nil for homogeneous
 
 	// work buffers, grown on demand and reused across steps
-	out [][]T   // layer l: output rows (after ReLU+dropout for hidden layers), aliasing the layer's buffer
-	dz  []T     // gradient w.r.t. the logits
-	xd  []T     // input features after input dropout (training only)
-	xin []T     // the input rows layer 0 read in the last forward (x or xd)
-	key MaskKey // the masks of the last forward, for backward
+	out [][]T // layer l: output rows (after ReLU+dropout for hidden layers), aliasing the layer's buffer
+	dz  []T   // gradient w.r.t. the logits
+	xd  []T   // input features after input dropout (training only)
+	xin []T   // the input rows layer 0 read in the last forward (x or xd; with xsIn the entry values)
+	// xsIn is the sparse input structure layer 0 read in the last forward
+	// (forwardSparse), nil when it read dense rows.
+	xsIn *sample.SparseRows
+	key  MaskKey // the masks of the last forward, for backward
 
 	// link holds the pair state of the last forward when it was a link
 	// step (forwardLinkLoss); backward then starts at the decoder.
@@ -527,7 +530,7 @@ func (n *net[T]) forward(blocks []sample.Block, x []T, train bool, key MaskKey) 
 		dropout(n.xd, n.cfg.InDim, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key)
 		x = n.xd
 	}
-	n.xin, n.key = x, key
+	n.xin, n.xsIn, n.key = x, nil, key
 	n.forwardLayers(blocks, x, train, key)
 }
 
@@ -553,6 +556,8 @@ func (n *net[T]) pass(blocks []sample.Block, l int, train bool, key MaskKey) Pas
 	p := Pass{Train: train, Key: key}
 	if l > 0 {
 		p.Prev = &blocks[l-1]
+	} else {
+		p.Sparse = n.xsIn
 	}
 	if n.het != nil {
 		p.Types = n.het.types[l]

@@ -15,6 +15,10 @@ type sageLayer[T Float] struct {
 	o    []T // output rows, NumDst x out
 	dh   []T // gradient w.r.t. the input rows, NumSrc x in
 	dagg []T // gradient w.r.t. agg
+
+	// Sparse layer 0 (Pass.Sparse): pn = X·W_neigh for every source and
+	// dpn its gradient; agg then holds mean(pn) (NumDst x out).
+	pn, dpn []T
 }
 
 func newSAGE[T Float](c Config, l int) *sageLayer[T] {
@@ -35,7 +39,10 @@ func (s *sageLayer[T]) Bind(p, g [][]T) {
 	s.gSelf, s.gNeigh, s.gBias = g[0], g[1], g[2]
 }
 
-func (s *sageLayer[T]) Forward(_ *Pass, b *sample.Block, h []T) []T {
+func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
+	if p.Sparse != nil {
+		return s.forwardSparse(p.Sparse, b, h)
+	}
 	in, out, nd := s.in, s.out, b.NumDst
 	s.agg = grow(s.agg, nd*in)
 	meanAggregate(b, h, in, s.agg)
@@ -51,7 +58,7 @@ func (s *sageLayer[T]) Forward(_ *Pass, b *sample.Block, h []T) []T {
 	return o
 }
 
-func (s *sageLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
+func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
 	in, out, nd := s.in, s.out, b.NumDst
 	gb := s.gBias
 	for i := 0; i < nd; i++ {
@@ -59,6 +66,10 @@ func (s *sageLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 		for k, v := range row {
 			gb[k] += v
 		}
+	}
+	if p.Sparse != nil {
+		s.backwardSparse(p.Sparse, b, h, dz)
+		return nil
 	}
 	gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, s.gSelf, out)
 	gemm(true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
@@ -74,4 +85,37 @@ func (s *sageLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 	gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
 	meanScatter(b, s.dagg, in, dh)
 	return dh
+}
+
+// forwardSparse is Forward over sparse inputs (values vals): the self term
+// X_dst·W_self directly, the neighbor term as mean(X·W_neigh) over each
+// destination's sources (the mean commutes with the projection).
+func (s *sageLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals []T) []T {
+	out, nd, ns := s.out, b.NumDst, b.NumSrc()
+	s.pn = grow(s.pn, ns*out)
+	spmm(x, vals, ns, s.wNeigh, out, s.pn, false)
+	s.agg = grow(s.agg, nd*out)
+	meanAggregate(b, s.pn, out, s.agg)
+	o := grow(s.o, nd*out)
+	s.o = o
+	for i := 0; i < nd; i++ {
+		row := o[i*out : (i+1)*out]
+		for k := range row {
+			row[k] = s.bias[k] + s.agg[i*out+k]
+		}
+	}
+	spmm(x, vals, nd, s.wSelf, out, o, true)
+	return o
+}
+
+// backwardSparse adds the weight gradients of a sparse layer 0:
+// W_self gets X_dstᵀ·dz, W_neigh gets Xᵀ·dpn with dpn the mean's adjoint
+// applied to dz.
+func (s *sageLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, vals, dz []T) {
+	out, nd, ns := s.out, b.NumDst, b.NumSrc()
+	spmmT(x, vals, nd, dz, out, s.gSelf)
+	s.dpn = grow(s.dpn, ns*out)
+	clear(s.dpn)
+	meanScatter(b, dz, out, s.dpn)
+	spmmT(x, vals, ns, s.dpn, out, s.gNeigh)
 }

@@ -306,6 +306,8 @@ func (t *Trainer) compute(epoch, s, steps int, b *sample.Batch, fetchErr error) 
 				loss, correct, err = net.forwardLinkLoss(b.Blocks, b.X, b.Pairs, b.PairLabels, scale, true, key)
 			case b.XT != nil:
 				loss, correct, err = net.forwardLossHetero(b.Blocks, b.XT, b.Labels, scale, true, key)
+			case b.XS != nil:
+				loss, correct, err = net.forwardLossSparse(b.Blocks, b.XS, b.Labels, scale, true, key)
 			default:
 				loss, correct, err = net.forwardLoss(b.Blocks, b.X, b.Labels, scale, true, key)
 			}
@@ -315,8 +317,8 @@ func (t *Trainer) compute(epoch, s, steps int, b *sample.Batch, fetchErr error) 
 				c.err = fmt.Errorf("%s: %w", where(), err)
 			} else {
 				x := b.X
-				if b.XT != nil {
-					x = nil // typed inputs: the model kept what backward needs
+				if b.XT != nil || (b.XS != nil && !link) {
+					x = nil // typed or sparse inputs: the model kept what backward needs
 				}
 				net.backward(b.Blocks, x, true)
 				c.backward = time.Since(mid)
@@ -471,6 +473,8 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 			loss, correct, err = t.model.EvaluateLink(b.Blocks, b.X, b.Pairs, b.PairLabels)
 		case b.XT != nil:
 			loss, correct, err = t.model.EvaluateHetero(b.Blocks, b.XT, b.Labels)
+		case b.XS != nil:
+			loss, correct, err = t.model.EvaluateSparse(b.Blocks, b.XS, b.Labels)
 		default:
 			loss, correct, err = t.model.Evaluate(b.Blocks, b.X, b.Labels)
 		}

@@ -20,6 +20,7 @@ type partitionConfig struct {
 	parts, workers                    int
 	seed                              uint64
 	haloFeats, undirected, force      bool
+	sparse                            string // --sparse-features
 	time                              bool
 	normalize                         bool
 	imbalance                         float64
@@ -41,6 +42,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed for METIS and random partitioning")
 	fs.BoolVar(&c.haloFeats, "halo-feats", false, "also store the features of each part's 1-hop halo")
+	fs.StringVar(&c.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("store node features as CSR rows: auto (when under %g %% nonzero; homogeneous node partitions only), on or off", 100*partition.SparseAutoDensity))
 	fs.BoolVar(&c.undirected, "undirected", true, "add reverse edges, drop self loops and duplicates (the datasets here list each undirected edge once)")
 	fs.BoolVar(&c.normalize, "normalize-feats", false, "row-normalize features (divide each row by its sum)")
 	fs.StringVar(&c.balance, "balance", "", "METIS balance constraints, comma-separated from node,train,valid,test,degree (default node,train,degree)")
@@ -74,6 +76,9 @@ func parsePartition(args []string) (partitionConfig, error) {
 	}
 	if c.method != partition.MethodMetis && c.method != partition.MethodRandom {
 		return c, fmt.Errorf("--method %q: want metis or random", c.method)
+	}
+	if c.sparse != partition.SparseAuto && c.sparse != partition.SparseOn && c.sparse != partition.SparseOff {
+		return c, fmt.Errorf("--sparse-features %q: want %s, %s or %s", c.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
 	}
 	return c, nil
 }
@@ -176,7 +181,7 @@ func partitionCmd(w io.Writer, args []string) error {
 	opt := partition.Options{
 		Method: c.method, Seed: c.seed, HaloFeats: c.haloFeats, Split: c.split,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
-		Link: c.link, Time: c.time,
+		Link: c.link, Time: c.time, SparseFeatures: c.sparse,
 	}
 	if c.balance != "" {
 		for _, b := range strings.Split(c.balance, ",") {
@@ -225,6 +230,8 @@ func partitionHetero(w io.Writer, c partitionConfig) error {
 		return errors.New("--link-split on a heterogeneous dataset needs --relation src___rel___dst (the relation whose edges are split)")
 	case c.haloFeats:
 		return errors.New("--halo-feats: not supported for heterogeneous datasets yet")
+	case c.sparse == partition.SparseOn:
+		return errors.New("--sparse-features on: heterogeneous datasets keep their typed features dense (use auto or off)")
 	}
 	t0 := time.Now()
 	d, err := graph.ReadOGBHetero(c.data, c.heteroReadOptions())

@@ -62,7 +62,9 @@ func TestGenPartitionTimeCLI(t *testing.T) {
 func TestPartitionCoraUntimed(t *testing.T) {
 	cora := coraDir(t)
 	out := filepath.Join(t.TempDir(), "cora2")
-	require.NoError(t, partitionCmd(io.Discard, []string{"--data", cora, "--parts", "2", "--seed", "3", "--out", out}))
+	// Dense features, so the file set is the one before sparse features
+	// too (auto would store Cora's as CSR; TestPartitionSparseFeatures).
+	require.NoError(t, partitionCmd(io.Discard, []string{"--data", cora, "--parts", "2", "--seed", "3", "--sparse-features", "off", "--out", out}))
 	b, err := os.ReadFile(filepath.Join(out, partition.MetaFile))
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), `"time"`)
@@ -112,12 +114,12 @@ func TestPartitionOnRootTimed(t *testing.T) {
 	out, err := os.CreateTemp(root, "log")
 	require.NoError(t, err)
 	defer out.Close()
-	plain, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, false, out)
+	plain, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, false, partition.SparseOff, out)
 	require.NoError(t, err)
-	timed, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, true, out)
+	timed, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, true, partition.SparseOff, out)
 	require.NoError(t, err)
 	assert.NotEqual(t, plain, timed)
-	again, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, true, out)
+	again, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, true, partition.SparseOff, out)
 	require.NoError(t, err)
 	assert.Equal(t, timed, again)
 	m, err := partition.LoadMeta(timed)
@@ -126,4 +128,29 @@ func TestPartitionOnRootTimed(t *testing.T) {
 	m, err = partition.LoadMeta(plain)
 	require.NoError(t, err)
 	assert.Nil(t, m.Time)
+}
+
+// TestPartitionSparseFeatures: the partition command's --sparse-features
+// decides the feature files (auto: CSR for Cora's 1.3 %-dense features),
+// and a bad value is one error naming the flag.
+func TestPartitionSparseFeatures(t *testing.T) {
+	cora := coraDir(t)
+	for _, tc := range []struct {
+		mode   string
+		sparse bool
+	}{{"auto", true}, {"on", true}, {"off", false}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "cora")
+			require.NoError(t, partitionCmd(io.Discard, []string{"--data", cora, "--parts", "2", "--sparse-features", tc.mode, "--out", out}))
+			m, err := partition.LoadMeta(out)
+			require.NoError(t, err)
+			assert.Equal(t, tc.sparse, m.SparseFeat)
+			_, errDense := os.Stat(filepath.Join(out, "part-0", "feat.bin"))
+			_, errCSR := os.Stat(filepath.Join(out, "part-0", "feat_values.bin"))
+			assert.Equal(t, tc.sparse, errDense != nil)
+			assert.Equal(t, tc.sparse, errCSR == nil)
+		})
+	}
+	err := partitionCmd(io.Discard, []string{"--data", cora, "--parts", "2", "--sparse-features", "maybe", "--out", filepath.Join(t.TempDir(), "x")})
+	require.ErrorContains(t, err, "--sparse-features")
 }

@@ -24,6 +24,9 @@ type trainFlags struct {
 	split    string
 	method   string
 	partSeed uint64
+	// sparse is --sparse-features, the feature storage of --data's
+	// partitions (partition.UseSparse).
+	sparse string
 	// linkSplit is --link-split: the split --data partitions with, or the
 	// one the --parts partition must hold.
 	linkSplit string
@@ -41,6 +44,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
 	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random")
 	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data")
+	fs.StringVar(&f.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("feature storage of --data's partitions: auto (CSR rows when under %g %% nonzero), on or off", 100*partition.SparseAutoDensity))
 	fanout := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
 	evalFanout := addFanoutFlag(fs, "eval-fanout", "", "fanouts for valid/test (default: --fanout)")
 	fs.BoolVar(&c.EvalFull, "eval-full", false, "evaluate valid/test on the full neighborhood, sampled (implies --eval sampled)")
@@ -163,6 +167,9 @@ func parseTrain(args []string) (*trainFlags, error) {
 	if f.method != partition.MethodMetis && f.method != partition.MethodRandom {
 		return nil, fmt.Errorf("--method %q: want metis or random", f.method)
 	}
+	if f.sparse != partition.SparseAuto && f.sparse != partition.SparseOn && f.sparse != partition.SparseOff {
+		return nil, fmt.Errorf("--sparse-features %q: want %s, %s or %s", f.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
+	}
 	return f, nil
 }
 
@@ -284,7 +291,7 @@ func runTrain(args []string) error {
 			}
 			// Times are read only for temporal sampling, so plain runs keep
 			// their untimed caches (and results).
-			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, f.cfg.Loader.Temporal.On(), os.Stdout)
+			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, f.cfg.Loader.Temporal.On(), f.sparse, os.Stdout)
 			if err != nil {
 				return err
 			}
@@ -349,9 +356,9 @@ func writable(dir string) bool {
 // part files all match their META.json checksums: a damaged cache (a
 // truncated or flipped file) is rebuilt, not handed to every rank to fail
 // on. link (nil for node tasks) must match the partition's link section.
-func reusable(dir string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed bool) bool {
+func reusable(dir string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed, sparse bool) bool {
 	m, err := partition.LoadMeta(dir)
-	if err != nil || m.NumParts != parts || m.Method != method || (m.Time != nil) != timed {
+	if err != nil || m.NumParts != parts || m.Method != method || (m.Time != nil) != timed || m.SparseFeat != sparse {
 		return false
 	}
 	if (m.Link != nil) != (link != nil) || (link != nil && !link.Matches(m.Link, seed)) {
@@ -368,11 +375,11 @@ func reusable(dir string, parts int, method, split string, seed uint64, link *pa
 // directory on every rank. It is collective. link, when set, makes a
 // link-prediction partition (seeded by seed too); timed reads and stores
 // the dataset's times (partition.Options.Time).
-func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, out *os.File) (string, error) {
+func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse string, out *os.File) (string, error) {
 	var dir string
 	var err error
 	if c.Rank() == 0 {
-		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, timed, out)
+		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, timed, sparse, out)
 	}
 	b, err := dist.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
@@ -381,8 +388,11 @@ func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, 
 	return string(b), nil
 }
 
-func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, out *os.File) (string, error) {
+func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparseMode string, out *os.File) (string, error) {
 	if graph.IsHeteroLayout(data) {
+		if _, err := partition.UseSparse(sparseMode, nil, true, link != nil); err != nil {
+			return "", fmt.Errorf("--sparse-features: %w", err)
+		}
 		return partitionHeteroOnRoot(parts, data, split, method, seed, link, timed, out)
 	}
 	ro := graph.UndirectedOptions()
@@ -400,6 +410,10 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 	if split, err = partition.ResolveSplit(d, split); err != nil {
 		return "", err
 	}
+	sparse, err := partition.UseSparse(sparseMode, d.Feat, false, link != nil)
+	if err != nil {
+		return "", fmt.Errorf("--sparse-features: %w", err)
+	}
 	name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), split, parts, method, seed)
 	if link != nil {
 		// Everything that changes a link partition is in the name, so
@@ -409,9 +423,17 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 	if timed {
 		name += "-time" // untimed caches keep their names
 	}
-	return cachedParts(data, name, parts, method, split, seed, link, timed, out, func(dir string) error {
+	if sparse {
+		name += "-sparse" // dense caches keep their names
+	}
+	return cachedParts(data, name, parts, method, split, seed, link, timed, sparse, out, func(dir string) error {
+		mode := partition.SparseOff
+		if sparse {
+			mode = partition.SparseOn
+		}
 		_, err := partition.WriteDataset(dir, d, parts, partition.Options{
 			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Link: link, Time: timed,
+			SparseFeatures: mode,
 		})
 		return err
 	})
@@ -450,7 +472,7 @@ func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, l
 	if timed {
 		name += "-time"
 	}
-	return cachedParts(data, name, parts, method, opt.Split, seed, link, timed, out, func(dir string) error {
+	return cachedParts(data, name, parts, method, opt.Split, seed, link, timed, false, out, func(dir string) error {
 		_, err := partition.WriteHeteroDataset(dir, d, parts, opt)
 		return err
 	})
@@ -459,10 +481,10 @@ func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, l
 // cachedParts returns the first reusable partition named name among the
 // cache directories of data, or writes one with write into the first
 // writable of them.
-func cachedParts(data, name string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed bool, out *os.File, write func(dir string) error) (string, error) {
+func cachedParts(data, name string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed, sparse bool, out *os.File, write func(dir string) error) (string, error) {
 	var errs []error
 	for _, dir := range partsCacheDirs(data, name) {
-		if reusable(dir, parts, method, split, seed, link, timed) {
+		if reusable(dir, parts, method, split, seed, link, timed, sparse) {
 			fmt.Fprintf(out, "partition: reusing %s\n", dir)
 			return dir, nil
 		}

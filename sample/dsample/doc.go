@@ -14,7 +14,10 @@
 //     FeatureKey {node type, name} (today one key, NodeFeat), one
 //     distributed array per key, each with a halo cache and a hot
 //     remote-node cache looked up through a dense id -> slot map; Gather
-//     (collective) reads rows of any nodes, with counters.
+//     (collective) reads rows of any nodes, with counters. A sparse-feature
+//     partition's table stays sparse (featsparse.go): fixed-capacity CSR
+//     rows on the wire, CSR caches; GatherSparse returns sample.SparseRows
+//     and the node Loader fills Batch.XS with them.
 //   - Sampler (NewSampler; Sample, collective): the layer-wise sampler over
 //     a GraphStore; implements sample.Sampler: reproduces sample.Reference exactly with a fixed number of
 //     transport calls per layer on every rank. SetExclude (also on Store)

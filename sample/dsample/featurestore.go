@@ -86,6 +86,9 @@ type featTable struct {
 	// type-local new id (nil for the homogeneous table, whose rows are
 	// global ids).
 	typed *typeRows
+
+	// sp holds the rows of a sparse table (featsparse.go); nil when dense.
+	sp *sparseTable
 }
 
 // OpenFeatureStore copies the node features of partition p (key NodeFeat)
@@ -112,8 +115,11 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 	case why != "":
 	case cacheMB < 0:
 		why = fmt.Sprintf("cache size %g MB is negative", cacheMB)
-	case int64(len(p.Indptr)) != p.NumOwned()+1 || int64(len(p.Feat)) != p.NumOwned()*int64(p.Meta.FeatDim) ||
-		(p.HaloFeat != nil && len(p.HaloFeat) != len(p.Halo)*p.Meta.FeatDim):
+	case p.Meta.SparseFeat && (p.FeatCSR == nil || int64(p.FeatCSR.Rows()) != p.NumOwned() ||
+		(p.HaloFeatCSR != nil && p.HaloFeatCSR.Rows() != len(p.Halo))):
+		why = fmt.Sprintf("part %d has inconsistent sparse feature arrays (already released by another store?)", p.ID)
+	case !p.Meta.SparseFeat && (int64(len(p.Indptr)) != p.NumOwned()+1 || int64(len(p.Feat)) != p.NumOwned()*int64(p.Meta.FeatDim) ||
+		(p.HaloFeat != nil && len(p.HaloFeat) != len(p.Halo)*p.Meta.FeatDim)):
 		why = fmt.Sprintf("part %d has inconsistent feature arrays (already released by another store?)", p.ID)
 	}
 	if err := agreeOpen(c, "open feature store", why); err != nil {
@@ -129,7 +135,11 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 	tb := &featTable{dim: p.Meta.FeatDim}
 	var err error
 	f.keys, f.tables = append(f.keys, NodeFeat()), append(f.tables, tb)
-	if tb.dim > 0 {
+	if p.Meta.SparseFeat {
+		if err := f.openSparseTable(tb, p, t); err != nil {
+			return nil, fmt.Errorf("open feature store: %w", err)
+		}
+	} else if tb.dim > 0 {
 		if tb.arr, err = collectives.NewDistArray(c, p.NumOwned(), 4*tb.dim, t); err != nil {
 			return nil, fmt.Errorf("open feature store: %s array: %w", NodeFeat(), err)
 		}
@@ -264,6 +274,15 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 	}
 	d := tb.dim
 	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
+	if tb.sp != nil {
+		clear(dst)
+		return dst, f.gatherSparse(tb, nodes, st, t0, func(i int, cols []int32, vals []float32) {
+			row := dst[i*d : (i+1)*d]
+			for e, c := range cols {
+				row[c] = vals[e]
+			}
+		})
+	}
 	sc := &f.gat
 	sc.req, sc.at = sc.req[:0], sc.at[:0]
 	var g GatherStats
@@ -320,6 +339,9 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 // the cache off.
 func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64) error {
 	rowBytes := 4 * tb.dim
+	if tb.sp != nil {
+		rowBytes = 4 * tb.sp.rowWords() // what a cached row saves on the wire
+	}
 	k := 0
 	if tb.dim > 0 && mb > 0 {
 		k = int(mb * (1 << 20) / float64(rowBytes))
@@ -370,6 +392,9 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 		ids[i] = c.id
 	}
 	slices.Sort(ids)
+	if tb.sp != nil {
+		return tb.setHotSparse(ids)
+	}
 	feat := make([]float32, len(ids)*tb.dim)
 	if err := tb.arr.Fetch(ids, byteView(feat)); err != nil {
 		return err
@@ -400,20 +425,33 @@ func (tb *featTable) buildCacheSlots(n int64) {
 // whether it came from the halo cache; nil if v is not cached.
 func (tb *featTable) cachedRow(v int64) (row []float32, halo bool) {
 	d := tb.dim
+	j, halo, ok := tb.cacheIndex(v)
+	switch {
+	case !ok:
+		return nil, false
+	case halo:
+		return tb.haloFeat[j*d : (j+1)*d], true
+	}
+	return tb.hotFeat[j*d : (j+1)*d], false
+}
+
+// cacheIndex locates non-owned node v (in range) in the caches: its row
+// index in the halo (halo set) or hot cache; ok is false if not cached.
+func (tb *featTable) cacheIndex(v int64) (j int, halo, ok bool) {
 	if tb.cacheSlot != nil {
 		switch k := int(tb.cacheSlot[v]); {
 		case k > 0:
-			return tb.hotFeat[(k-1)*d : k*d], false
+			return k - 1, false, true
 		case k < 0:
-			return tb.haloFeat[(-k-1)*d : -k*d], true
+			return -k - 1, true, true
 		}
-		return nil, false
+		return 0, false, false
 	}
 	if j, ok := slices.BinarySearch(tb.haloIDs, v); ok {
-		return tb.haloFeat[j*d : (j+1)*d], true
+		return j, true, true
 	}
 	if j, ok := slices.BinarySearch(tb.hotIDs, v); ok {
-		return tb.hotFeat[j*d : (j+1)*d], false
+		return j, false, true
 	}
-	return nil, false
+	return 0, false, false
 }

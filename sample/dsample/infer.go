@@ -19,6 +19,7 @@ type LayerModel interface {
 	Typed() bool
 	InferInput(t int, x []float32) ([]float32, error)
 	InferLayer(l int, b *sample.Block, h []float32, srcDeg []int32) ([]float32, error)
+	InferLayerSparse(b *sample.Block, xs *sample.SparseRows) ([]float32, error)
 }
 
 // DefaultInferChunk is the number of destination nodes per rank per step
@@ -122,6 +123,7 @@ type inferRun struct {
 
 	seeds, orig []int64
 	x           []float32
+	xs          *sample.SparseRows // layer 0's inputs on a sparse-feature partition
 	srcDeg      []int32
 }
 
@@ -308,7 +310,12 @@ func (r *inferRun) layer(l int) error {
 		if needDeg && l > 0 {
 			deg = r.srcDeg
 		}
-		h, err := r.m.InferLayer(l, b, r.x, deg)
+		var h []float32
+		if r.xs != nil && l == 0 {
+			h, err = r.m.InferLayerSparse(b, r.xs)
+		} else {
+			h, err = r.m.InferLayer(l, b, r.x, deg)
+		}
 		if err == nil && len(h) != len(r.seeds)*w {
 			err = fmt.Errorf("model returned %d values for %d nodes of width %d", len(h), len(r.seeds), w)
 		}
@@ -340,7 +347,16 @@ func (r *inferRun) readInputs(l int, nodes []int64, needDeg bool) error {
 	var err error
 	if r.prev == nil {
 		var g GatherStats
-		r.x, err = r.s.Gather(nodes, r.x, &g)
+		if r.s.SparseFeat() {
+			// Sparse features stay sparse: layer 0 projects the stored
+			// entries, as training does.
+			if r.xs == nil {
+				r.xs = &sample.SparseRows{}
+			}
+			err = r.s.GatherSparse(nodes, r.xs, &g)
+		} else {
+			r.x, err = r.s.Gather(nodes, r.x, &g)
+		}
 		r.st.Rows += g.Rows()
 		r.st.RemoteRows += g.RemoteRows
 	} else {

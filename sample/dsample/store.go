@@ -16,8 +16,8 @@ type StoreOptions struct {
 	// CacheMB is the size of the hot remote-node feature cache in MiB per
 	// rank (0 = off); see FeatureOptions.CacheMB.
 	CacheMB float64
-	// ReleasePart drops the partition's Indices, IndicesOrig and Feat
-	// arrays once they are copied into the stores' windows (the stores
+	// ReleasePart drops the partition's Indices, IndicesOrig and Feat (or
+	// FeatCSR) arrays once they are copied into the stores' windows (the stores
 	// read only their own copies), which saves their memory when the caller
 	// keeps the Part. The caller must not use those three fields afterwards.
 	ReleasePart bool
@@ -69,7 +69,7 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 	}
 	s.sampler = NewSampler(s.graph)
 	if o.ReleasePart {
-		p.Indices, p.IndicesOrig, p.Feat = nil, nil, nil
+		p.Indices, p.IndicesOrig, p.Feat, p.FeatCSR = nil, nil, nil, nil
 	}
 	return s, nil
 }

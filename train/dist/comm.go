@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"mpignn/collectives"
+	"mpignn/partition"
 	"mpignn/train"
 )
 
@@ -108,6 +109,39 @@ func WeightsHash(p []float32) string {
 		p = p[k:]
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// RowNormalizeCSR is RowNormalize for CSR rows: the same sums (zeros add
+// nothing to them) and the same scaling, so sparse and dense partitions
+// give bit-identical normalised features.
+func RowNormalizeCSR(c *partition.CSRRows) {
+	if c == nil {
+		return
+	}
+	for i := range c.Rows() {
+		_, row := c.Row(i)
+		s := 0.0
+		for _, v := range row {
+			s += math.Abs(float64(v))
+		}
+		if s == 0 {
+			continue
+		}
+		inv := float32(1 / s)
+		for k := range row {
+			row[k] *= inv
+		}
+	}
+}
+
+// rowNormalizePart row-normalises the owned and halo features of a
+// homogeneous partition, dense or sparse.
+func rowNormalizePart(part *partition.Part) {
+	dim := part.Meta.FeatDim
+	RowNormalize(part.Feat, dim)
+	RowNormalize(part.HaloFeat, dim)
+	RowNormalizeCSR(part.FeatCSR)
+	RowNormalizeCSR(part.HaloFeatCSR)
 }
 
 // RowNormalize scales every row of x (width dim) to sum 1 in absolute value

@@ -109,8 +109,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		}
 	}
 	if info.RowNorm {
-		RowNormalize(part.Feat, m.FeatDim)
-		RowNormalize(part.HaloFeat, m.FeatDim)
+		rowNormalizePart(part)
 	}
 	inf := &inference{ck: ck, part: part}
 	ok := false

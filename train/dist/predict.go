@@ -86,8 +86,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		}
 	}
 	if info.RowNorm {
-		RowNormalize(part.Feat, m.FeatDim)
-		RowNormalize(part.HaloFeat, m.FeatDim)
+		rowNormalizePart(part)
 		rowNormalizeTyped(part)
 	}
 	// Score every owned node (of a heterogeneous graph: of the labelled
@@ -289,6 +288,8 @@ func predictSampled(loader *dsample.Loader, model *train.Model, typed bool, orig
 		}
 		if typed {
 			pred, err = model.PredictHetero(b.Blocks, b.XT, pred[:0])
+		} else if b.XS != nil {
+			pred, err = model.PredictSparse(b.Blocks, b.XS, pred[:0])
 		} else {
 			pred, err = model.Predict(b.Blocks, b.X, pred[:0])
 		}

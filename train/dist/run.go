@@ -312,8 +312,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		return nil, err
 	}
 	if cfg.RowNorm {
-		RowNormalize(part.Feat, meta.FeatDim)
-		RowNormalize(part.HaloFeat, meta.FeatDim)
+		rowNormalizePart(part)
 		rowNormalizeTyped(part)
 	}
 	var (

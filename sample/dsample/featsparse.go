@@ -1,0 +1,226 @@
+package dsample
+
+import (
+	"fmt"
+	"slices"
+	"time"
+	"unsafe"
+
+	"mpignn/collectives"
+	"mpignn/partition"
+	"mpignn/sample"
+)
+
+// Sparse feature tables. A partition with CSR features
+// (partition.Meta.SparseFeat) opens its table sparse: owned rows stay CSR,
+// and the distributed array holds one FIXED-CAPACITY row per node,
+//
+//	int32 n | cap int32 columns | cap float32 values (first n used)
+//
+// with cap the largest row of the whole graph (agreed with one Allreduce),
+// so the existing fixed-row Fetch works unchanged on both transports. On
+// Facebook (4,714 columns, at most 31 nonzeros per row, 14 on average) a
+// wire row is 252 bytes instead of 18,856 dense; variable-length rows
+// would halve that again but need a two-step (index, then range) read
+// for every batch. Halo and hot caches keep their rows CSR too.
+
+// sparseTable is the CSR side of a featTable (nil for a dense table).
+type sparseTable struct {
+	cap   int                // entries per wire row
+	local *partition.CSRRows // owned rows
+	halo  *partition.CSRRows // rows of featTable.haloIDs (nil without halo features)
+	hot   *partition.CSRRows // rows of featTable.hotIDs
+	buf   []int32            // fetched wire rows
+}
+
+// rowWords is the width of a wire row in int32 words.
+func (s *sparseTable) rowWords() int { return 1 + 2*s.cap }
+
+// wireRow decodes wire row w (rowWords words).
+func (s *sparseTable) wireRow(w []int32) ([]int32, []float32) {
+	n := int(w[0])
+	return w[1 : 1+n], f32s(w[1+s.cap : 1+s.cap+n])
+}
+
+// f32s views int32 words as the float32 bits they carry.
+func f32s(w []int32) []float32 {
+	if len(w) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(w))), len(w))
+}
+
+// openSparseTable fills tb (dim set) as a sparse table from p's CSR rows.
+// It is collective (one Allreduce, the array's creation and Seal).
+func (f *FeatureStore) openSparseTable(tb *featTable, p *partition.Part, t collectives.Transport) error {
+	sp := &sparseTable{local: p.FeatCSR, halo: p.HaloFeatCSR}
+	tb.sp = sp
+	mx := int64(0)
+	for i := range sp.local.Rows() {
+		mx = max(mx, sp.local.Indptr[i+1]-sp.local.Indptr[i])
+	}
+	mx, err := collectives.AllreduceScalar(f.c, mx, collectives.Max)
+	if err != nil {
+		return err
+	}
+	sp.cap = int(mx)
+	if tb.arr, err = collectives.NewDistArray(f.c, p.NumOwned(), 4*sp.rowWords(), t); err != nil {
+		return fmt.Errorf("%s array: %w", NodeFeat(), err)
+	}
+	words := int32View(tb.arr.Local())
+	rw := sp.rowWords()
+	for i := range sp.local.Rows() {
+		cols, vals := sp.local.Row(i)
+		w := words[i*rw : (i+1)*rw]
+		w[0] = int32(len(cols))
+		copy(w[1:], cols)
+		copy(f32s(w[1+sp.cap:]), vals)
+	}
+	if err := tb.arr.Seal(); err != nil {
+		return err
+	}
+	if p.HaloFeatCSR != nil {
+		tb.haloIDs = p.Halo
+	}
+	return nil
+}
+
+// setHotSparse fetches the wire rows of ids into the hot cache. It is
+// collective.
+func (tb *featTable) setHotSparse(ids []int64) error {
+	sp := tb.sp
+	rw := sp.rowWords()
+	buf := make([]int32, len(ids)*rw)
+	if err := tb.arr.Fetch(ids, byteView(buf)); err != nil {
+		return err
+	}
+	hot := &partition.CSRRows{Indptr: make([]int64, 1, len(ids)+1)}
+	for k := range ids {
+		cols, vals := sp.wireRow(buf[k*rw : (k+1)*rw])
+		hot.Indices = append(hot.Indices, cols...)
+		hot.Values = append(hot.Values, vals...)
+		hot.Indptr = append(hot.Indptr, int64(len(hot.Indices)))
+	}
+	tb.hotIDs, sp.hot = ids, hot
+	return nil
+}
+
+// cachedSparseRow returns the cached CSR row of non-owned node v (in
+// range) and whether it came from the halo cache; ok is false if v is not
+// cached.
+func (tb *featTable) cachedSparseRow(v int64) (cols []int32, vals []float32, halo, ok bool) {
+	j, halo, ok := tb.cacheIndex(v)
+	if !ok {
+		return nil, nil, false, false
+	}
+	if halo {
+		cols, vals = tb.sp.halo.Row(j)
+	} else {
+		cols, vals = tb.sp.hot.Row(j)
+	}
+	return cols, vals, halo, true
+}
+
+// gatherSparse reads the rows of table tb of the given nodes and hands
+// them to emit in node order. Own rows come from the partition's CSR, halo
+// and hot rows from the caches, the rest from their owners in one batched
+// Fetch. It is collective.
+func (f *FeatureStore) gatherSparse(tb *featTable, nodes []int64, st *GatherStats, t0 time.Time, emit func(i int, cols []int32, vals []float32)) error {
+	sp := tb.sp
+	sc := &f.gat
+	sc.req = sc.req[:0]
+	var g GatherStats
+	var badErr error
+	for i, v := range nodes {
+		switch {
+		case v >= f.lo && v < f.hi:
+			g.LocalRows++
+			continue
+		case v < 0 || v >= f.n:
+			if badErr == nil {
+				badErr = fmt.Errorf("gather on rank %d: node %d (entry %d) outside [0,%d)", f.c.Rank(), v, i, f.n)
+			}
+			continue
+		}
+		g.CacheLookups++
+		if _, halo, ok := tb.cacheIndex(v); ok {
+			g.CachedRows++
+			if halo {
+				g.HaloHits++
+			}
+			continue
+		}
+		sc.req = append(sc.req, v)
+	}
+	g.RemoteRows = int64(len(sc.req))
+	rw := sp.rowWords()
+	sp.buf = slices.Grow(sp.buf[:0], len(sc.req)*rw)[:len(sc.req)*rw]
+	b0 := tb.arr.Stats().Bytes
+	if err := tb.arr.Fetch(sc.req, byteView(sp.buf)); err != nil {
+		return fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+	}
+	g.Bytes = tb.arr.Stats().Bytes - b0
+	// Second pass in node order; remote rows arrive in request order.
+	k := 0
+	for i, v := range nodes {
+		switch {
+		case v >= f.lo && v < f.hi:
+			cols, vals := sp.local.Row(int(v - f.lo))
+			emit(i, cols, vals)
+			continue
+		case v < 0 || v >= f.n:
+			emit(i, nil, nil)
+			continue
+		}
+		if cols, vals, _, ok := tb.cachedSparseRow(v); ok {
+			emit(i, cols, vals)
+			continue
+		}
+		cols, vals := sp.wireRow(sp.buf[k*rw : (k+1)*rw])
+		k++
+		emit(i, cols, vals)
+	}
+	g.Time = time.Since(t0)
+	if st != nil {
+		st.Add(g)
+	}
+	return badErr
+}
+
+// Sparse reports whether table k holds its rows sparsely (the partition
+// stores CSR features); GatherSparse then avoids densifying them.
+func (f *FeatureStore) Sparse(k FeatureKey) bool {
+	tb, err := f.table(k)
+	return err == nil && tb.sp != nil
+}
+
+// GatherSparse is Gather into sparse rows: dst is reset and gets one row
+// per node, in node order, with the table's width as Cols. A dense table
+// is converted row by row (its zeros dropped). It is collective.
+func (f *FeatureStore) GatherSparse(k FeatureKey, nodes []int64, dst *sample.SparseRows, st *GatherStats) error {
+	t0 := time.Now()
+	tb, err := f.table(k)
+	if err != nil {
+		return fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+	}
+	dst.Reset(tb.dim)
+	if tb.sp == nil || tb.typed != nil {
+		x, err := f.Gather(k, nodes, nil, st)
+		for i := range nodes {
+			dst.AppendDense(x[i*tb.dim : (i+1)*tb.dim])
+		}
+		return err
+	}
+	return f.gatherSparse(tb, nodes, st, t0, func(_ int, cols []int32, vals []float32) {
+		dst.AppendRow(cols, vals)
+	})
+}
+
+// GatherSparse reads the node features of nodes as sparse rows (see
+// FeatureStore.GatherSparse). It is collective.
+func (s *Store) GatherSparse(nodes []int64, dst *sample.SparseRows, st *GatherStats) error {
+	return s.feat.GatherSparse(NodeFeat(), nodes, dst, st)
+}
+
+// SparseFeat reports whether the node features are stored sparsely.
+func (s *Store) SparseFeat() bool { return s.feat.Sparse(NodeFeat()) }

@@ -1,0 +1,148 @@
+package train
+
+import (
+	"fmt"
+
+	"mpignn/sample"
+)
+
+// Sparse layer-0 inputs. When a batch carries its features as sparse rows
+// (sample.Batch.XS), layer 0 receives them through Pass.Sparse and its h
+// argument holds the VALUES of those entries (one per stored entry, after
+// input dropout) instead of dense rows. Layer 0 is linear in its input
+// before the nonlinearity, so every architecture projects first
+// (P = X·W, work per stored entry times the output width) and then
+// aggregates in output space; that equals the dense math up to float
+// summation order. Its weight gradient is Xᵀ·dP, again per stored entry.
+
+// spmm writes (acc: adds) into dst (n x out, row-major) the product of the
+// first n rows of the sparse matrix s (entry values vals) with w (s.Cols x
+// out). Each output row is written by one goroutine, summing its entries in
+// column order, so the result does not depend on the thread count.
+func spmm[T floatT](s *sample.SparseRows, vals []T, n int, w []T, out int, dst []T, acc bool) {
+	nnz := int(s.Indptr[n])
+	parallelRows(n, nnz*out+n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := dst[i*out : (i+1)*out]
+			if !acc {
+				clear(row)
+			}
+			for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
+				c := int(s.Indices[e])
+				axpy(vals[e], w[c*out:(c+1)*out], row)
+			}
+		}
+	})
+}
+
+// spmmT adds to gw (s.Cols x out) the product Xᵀ·d of the first n rows of
+// the sparse matrix s (values vals) with d (n x out). Goroutines split the
+// OUTPUT COLUMNS, never the rows, so every element of gw sums its terms in
+// row order whatever the thread count.
+func spmmT[T floatT](s *sample.SparseRows, vals []T, n int, d []T, out int, gw []T) {
+	nnz := int(s.Indptr[n])
+	parallelRows(out, nnz*out, func(lo, hi int) {
+		for i := 0; i < n; i++ {
+			di := d[i*out+lo : i*out+hi]
+			for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
+				c := int(s.Indices[e])
+				axpy(vals[e], di, gw[c*out+lo:c*out+hi])
+			}
+		}
+	})
+}
+
+// checkSparse validates sparse inputs against block 0 and the input width.
+func (n *net[T]) checkSparse(blocks []sample.Block, xs *sample.SparseRows, labels []int32) error {
+	if n.het != nil {
+		return fmt.Errorf("model: a heterogeneous model takes dense per-type inputs, not sparse rows")
+	}
+	if err := n.checkBlocks(blocks); err != nil {
+		return err
+	}
+	if xs.Rows() != blocks[0].NumSrc() || xs.Cols != n.cfg.InDim {
+		return fmt.Errorf("model: got %d sparse input rows of width %d, want %d x %d", xs.Rows(), xs.Cols, blocks[0].NumSrc(), n.cfg.InDim)
+	}
+	if err := xs.Check(); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	return n.checkLabels(blocks, labels)
+}
+
+// sparseValues returns the values layer 0 reads for the sparse inputs xs:
+// converted to T and, when training with input dropout, dropped with the
+// dense path's masks (keyed by original id and column), so the same
+// entries survive.
+func (n *net[T]) sparseValues(xs *sample.SparseRows, orig []int64, train bool, key MaskKey) []T {
+	v := grow(n.xd, len(xs.Values))
+	n.xd = v
+	p := n.cfg.InputDropout
+	if !train || p == 0 {
+		for e, x := range xs.Values {
+			v[e] = T(x)
+		}
+		return v
+	}
+	scale := T(1 / (1 - float64(p)))
+	parallelRows(xs.Rows(), len(xs.Values), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			rk := sample.MaskKey(key.Seed, int(key.Step), InputLayer, orig[i])
+			for e := xs.Indptr[i]; e < xs.Indptr[i+1]; e++ {
+				keep := 0
+				if sample.MaskUniform(rk, int(xs.Indices[e])) >= p {
+					keep = 1
+				}
+				v[e] = T(xs.Values[e]) * T(keep) * scale
+			}
+		}
+	})
+	return v
+}
+
+// ForwardBackwardSparse is ForwardBackward with the inputs as sparse rows
+// (one per blocks[0].Nodes entry, InDim columns).
+func (m *Model) ForwardBackwardSparse(blocks []sample.Block, xs *sample.SparseRows, labels []int32, scale float32, train bool, key MaskKey) (lossSum float64, correct int, err error) {
+	loss, correct, err := m.n.forwardLossSparse(blocks, xs, labels, scale, train, key)
+	if err != nil {
+		return 0, 0, err
+	}
+	m.n.backward(blocks, nil, train)
+	return loss, correct, nil
+}
+
+// EvaluateSparse is Evaluate with sparse input rows.
+func (m *Model) EvaluateSparse(blocks []sample.Block, xs *sample.SparseRows, labels []int32) (lossSum float64, correct int, err error) {
+	return m.n.forwardLossSparse(blocks, xs, labels, 0, false, MaskKey{})
+}
+
+// ForwardSparse is Forward with sparse input rows.
+func (m *Model) ForwardSparse(blocks []sample.Block, xs *sample.SparseRows) ([]float32, error) {
+	if err := m.n.checkSparse(blocks, xs, nil); err != nil {
+		return nil, err
+	}
+	m.n.forwardSparse(blocks, xs, false, MaskKey{})
+	return m.n.out[len(blocks)-1], nil
+}
+
+// PredictSparse is Predict with sparse input rows.
+func (m *Model) PredictSparse(blocks []sample.Block, xs *sample.SparseRows, dst []int32) ([]int32, error) {
+	logits, err := m.ForwardSparse(blocks, xs)
+	if err != nil {
+		return dst, err
+	}
+	return appendArgmax(dst, logits, m.n.cfg.Classes), nil
+}
+
+// forwardLossSparse is forwardLoss over sparse inputs.
+func (n *net[T]) forwardLossSparse(blocks []sample.Block, xs *sample.SparseRows, labels []int32, scale T, train bool, key MaskKey) (float64, int, error) {
+	return n.nodeLoss(blocks, labels, scale,
+		func() error { return n.checkSparse(blocks, xs, labels) },
+		func() { n.forwardSparse(blocks, xs, train, key) })
+}
+
+// forwardSparse runs the layers with layer 0 reading the sparse rows xs.
+func (n *net[T]) forwardSparse(blocks []sample.Block, xs *sample.SparseRows, train bool, key MaskKey) {
+	vals := n.sparseValues(xs, blocks[0].Orig, train, key)
+	n.xsIn, n.xin, n.key = xs, vals, key
+	n.forwardLayers(blocks, vals, train, key)
+}
