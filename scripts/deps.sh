@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh — make sure the system packages mpignn builds against are present:
 # Go 1.26, a C compiler, OpenMPI (or MPICH with MPI=mpich), libmetis,
-# OpenBLAS and pkg-config. As root it installs what is missing with apt-get; otherwise it
+# oneDNN, OpenBLAS and pkg-config. As root it installs what is missing with apt-get; otherwise it
 # prints the command to run and fails.
 set -euo pipefail
 
@@ -21,7 +21,10 @@ mpich)
 esac
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [[ -f /usr/include/metis.h ]] || missing+=(libmetis-dev)
-# The model's matrix products run on OpenBLAS (train/blas_openblas.go).
+# The model's float32 matrix products run on oneDNN (train/blas_dnnl.go,
+# dnnl_sgemm.go; it links libgomp, a dependency of libdnnl-dev), float64
+# ones and `-tags openblas` builds on OpenBLAS (train/blas_openblas.go).
+[[ -f /usr/include/oneapi/dnnl/dnnl.h ]] || missing+=(libdnnl-dev)
 pkg-config --exists openblas 2>/dev/null || [[ -f /usr/include/x86_64-linux-gnu/cblas.h || -f /usr/include/cblas.h ]] ||
 	missing+=(libopenblas-dev)
 command -v gcc >/dev/null || missing+=(gcc)

@@ -88,7 +88,7 @@ func (c *coraParts) get(t *testing.T) map[int]string {
 
 // recordedOn names the machine a golden file was written on. Float results
 // (the training table) can legitimately differ in the last bits on another
-// CPU (OpenBLAS picks its kernels per CPU) or METIS build, so the line
+// CPU (oneDNN and OpenBLAS pick their kernels per CPU) or METIS build, so the line
 // heads such a file, is kept out of the comparison and is shown when a
 // comparison fails.
 const recordedOnPrefix = "# recorded on: "
@@ -163,7 +163,7 @@ func checkGolden(t *testing.T, name, got string, floats bool) {
 	}
 	hint := ""
 	if floats && on != recordedOn() {
-		hint = fmt.Sprintf("\n(the file was recorded on %q, this is %q: float results may differ in the last bits on another CPU, OpenBLAS or METIS)",
+		hint = fmt.Sprintf("\n(the file was recorded on %q, this is %q: float results may differ in the last bits on another CPU, oneDNN or METIS)",
 			strings.TrimPrefix(on, recordedOnPrefix), strings.TrimPrefix(recordedOn(), recordedOnPrefix))
 	}
 	assert.Fail(t, "result differs from the golden file",

@@ -20,10 +20,13 @@ type benchKernel struct {
 	close   func()
 }
 
-// gemmKernels lists the default kernel and those of the kernel libraries
-// this test binary was built with (-tags dnnl, xsmm).
+// gemmKernels lists the build's kernel (BLASName, first: the reference of
+// TestGemmKernelsAgree), OpenBLAS beside it when the build links it but
+// does not use it for float32 (the default oneDNN build), and the kernels
+// of the libraries this test binary was built with (-tags dnnl, xsmm).
 func gemmKernels(tb testing.TB) []benchKernel {
 	ks := []benchKernel{{name: BLASName, gemm: gemm[float32]}}
+	ks = append(ks, openblasKernels()...)
 	ks = append(ks, dnnlKernels(tb)...)
 	return append(ks, xsmmKernels(tb)...)
 }
@@ -36,8 +39,8 @@ func gemmKernels(tb testing.TB) []benchKernel {
 //	dW:    gW = Hᵀ·dZ        (in x rows)·(rows x out)
 //	dH:    dH = dZ·Wᵀ        (rows x out)·(out x in)
 //
-// with every kernel library the binary was built with (-tags dnnl,xsmm add
-// oneDNN fp32/bf16 and libxsmm beside the default BLAS), each over the
+// with every kernel the binary has (the default oneDNN fp32 and OpenBLAS;
+// -tags dnnl adds oneDNN bf16, -tags xsmm libxsmm), each over the
 // same fixed row blocks; GFLOP/s is reported per sub-benchmark, named
 // kernel/op/rows/in. bf16 timings include converting the operands.
 func BenchmarkGemm(b *testing.B) {

@@ -2,12 +2,13 @@
 
 package train
 
-// oneDNN kernels, built only with -tags dnnl (needs libdnnl-dev, oneDNN
-// 2.6): dnnl_sgemm for fp32 and the matmul primitive for bf16 inputs with
-// fp32 accumulation and output. Both run one block of gemmSplit on the
-// calling thread, so results do not depend on the thread count. oneDNN
-// 2.6's C API has no bf16 gemm function (only u8s8s32 and s8s8s32), hence
-// the primitive.
+// oneDNN's bf16 kernel, built only with -tags dnnl for BenchmarkGemm
+// (needs libdnnl-dev, oneDNN 2.6): the matmul primitive for bf16 inputs
+// with fp32 accumulation and output, one block of gemmSplit on the calling
+// thread, so results do not depend on the thread count. oneDNN 2.6's C API
+// has no bf16 gemm function (only u8s8s32 and s8s8s32), hence the
+// primitive. The fp32 kernel (dnnl_sgemm) is in dnnl_sgemm.go: it is the
+// default one.
 
 // #cgo LDFLAGS: -ldnnl -lgomp
 // #include <stdlib.h>
@@ -15,16 +16,6 @@ package train
 // #include <string.h>
 // #include <omp.h>
 // #include <oneapi/dnnl/dnnl.h>
-//
-// // Debian's oneDNN uses OpenMP, whose thread count is a per-thread
-// // setting: every call pins it to 1 on the thread it runs on, because the
-// // Go side already runs one block per core.
-// static int kern_sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k,
-//     float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-//     float beta, float *c, int64_t ldc) {
-//   omp_set_num_threads(1);
-//   return (int)dnnl_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-// }
 //
 // // kern_bf16 is one cached matmul primitive for one shape.
 // typedef struct {
@@ -134,26 +125,6 @@ import (
 	"unsafe"
 )
 
-// dnnlSgemm is a gemmKernel over oneDNN's fp32 gemm. It panics on a oneDNN
-// error: the shapes come from the model, so an error is a bug, as with
-// gonum's BLAS wrappers which panic on bad shapes too.
-func dnnlSgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ta, tb := C.char('N'), C.char('N')
-	if tA {
-		ta = 'T'
-	}
-	if tB {
-		tb = 'T'
-	}
-	st := C.kern_sgemm(ta, tb, C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha),
-		(*C.float)(unsafe.Pointer(&a[0])), C.int64_t(lda),
-		(*C.float)(unsafe.Pointer(&b[0])), C.int64_t(ldb), C.float(beta),
-		(*C.float)(unsafe.Pointer(&c[0])), C.int64_t(ldc))
-	if st != 0 {
-		panic(fmt.Sprintf("train: dnnl_sgemm %dx%dx%d: status %d", m, n, k, int(st)))
-	}
-}
-
 // bf16Key identifies one cached matmul primitive.
 type bf16Key struct {
 	tA, tB                 bool
@@ -206,15 +177,6 @@ func toBF16(x []float32, dst []uint16) []uint16 {
 		}
 	})
 	return dst
-}
-
-// span is the number of elements a row-major r x c operand with leading
-// dimension ld occupies.
-func span(r, c, ld int) int {
-	if r == 0 || c == 0 {
-		return 0
-	}
-	return (r-1)*ld + c
 }
 
 // gemm is a gemm-compatible product: both operands are converted to bf16 on

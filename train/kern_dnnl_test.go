@@ -4,7 +4,8 @@ package train
 
 import "testing"
 
-// dnnlKernels returns oneDNN's fp32 gemm, its bf16 matmul converting both
+// dnnlKernels returns oneDNN's fp32 gemm (unless it is the build's
+// default kernel, listed first by gemmKernels), its bf16 matmul converting both
 // operands per call, and the bf16 matmul reusing a bf16 copy of the weight
 // operand (converted once per step in a model), for BenchmarkGemm and the
 // agreement test.
@@ -37,9 +38,12 @@ func dnnlKernels(tb testing.TB) []benchKernel {
 		}
 		weights.gemmB16(tA, tB, m, n, k, alpha, a, lda, w16, ldb, beta, c, ldc)
 	}
-	return []benchKernel{
-		{name: "dnnl-fp32", gemm: fp32},
+	ks := []benchKernel{
 		{name: "dnnl-bf16", gemm: perCall.gemm, close: perCall.Close},
 		{name: "dnnl-bf16w", gemm: reuse, weightB: true, close: weights.Close},
 	}
+	if BLASName != "dnnl-fp32" { // else it is the build's own kernel already
+		ks = append([]benchKernel{{name: "dnnl-fp32", gemm: fp32}}, ks...)
+	}
+	return ks
 }

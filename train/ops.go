@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -13,12 +14,14 @@ import (
 	"mpignn/sample"
 )
 
-// gemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices with
-// whichever BLAS implementation blas32/blas64 currently use. op(A) is m x k,
-// op(B) is k x n and C is m x n.
+// gemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices:
+// float32 products (the model) with sgemm, the build's kernel (oneDNN by
+// default, see BLASName), float64 ones (the gradient checks) with
+// whichever BLAS implementation blas64 uses (OpenBLAS, or gonum with
+// -tags gonumblas). op(A) is m x k, op(B) is k x n and C is m x n.
 //
 // Large products are cut into blocks of gemmBlock rows of C, spread over
-// GOMAXPROCS goroutines, each calling a single-threaded BLAS. The cut
+// GOMAXPROCS goroutines, each calling a single-threaded kernel. The cut
 // depends only on the shape, never on the number of threads, so every
 // element of C comes from the same BLAS call with the same operands on any
 // machine: results are bit-identical for any thread count. (OpenBLAS's own
@@ -90,11 +93,7 @@ func gemmSerial[T floatT](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b [
 	}
 	switch av := any(a).(type) {
 	case []float32:
-		blas32.Gemm(ta, tb, float32(alpha),
-			blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: av},
-			blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: any(b).([]float32)},
-			float32(beta),
-			blas32.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float32)})
+		sgemm(tA, tB, m, n, k, float32(alpha), av, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 	case []float64:
 		blas64.Gemm(ta, tb, float64(alpha),
 			blas64.General{Rows: ar, Cols: ac, Stride: lda, Data: av},
@@ -102,6 +101,26 @@ func gemmSerial[T floatT](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b [
 			float64(beta),
 			blas64.General{Rows: m, Cols: n, Stride: ldc, Data: any(c).([]float64)})
 	}
+}
+
+// blasSgemm is a gemmKernel over gonum's blas32, i.e. OpenBLAS (routed in
+// blas_openblas.go) or gonum's pure-Go kernels (-tags gonumblas): the
+// float32 kernel of the openblas and gonumblas builds.
+func blasSgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	ar, ac := m, k
+	if tA {
+		ta, ar, ac = blas.Trans, k, m
+	}
+	br, bc := k, n
+	if tB {
+		tb, br, bc = blas.Trans, n, k
+	}
+	blas32.Gemm(ta, tb, alpha,
+		blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
+		blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: b},
+		beta,
+		blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
 }
 
 // parallelWork is the amount of scalar work (edges x width) below which the
@@ -183,6 +202,53 @@ func meanScatter[T floatT](b *sample.Block, dagg []T, w int, dh []T) {
 		g := dagg[i*w : (i+1)*w]
 		for _, j := range b.Indices[e0:e1] {
 			axpy(inv, g, dh[int(j)*w:(int(j)+1)*w])
+		}
+	}
+}
+
+// span is the number of elements a row-major r x c operand with leading
+// dimension ld occupies.
+func span(r, c, ld int) int {
+	if r == 0 || c == 0 {
+		return 0
+	}
+	return (r-1)*ld + c
+}
+
+// checkGemm panics unless the operands of C = op(A)·op(B) + C (lengths
+// na, nb, nc) hold the row-major shapes gemm is asked for: the checks
+// gonum's BLAS makes, for kernels that read raw pointers (oneDNN). A bad
+// shape is a programming error of the model, never bad input.
+func checkGemm(tA, tB bool, m, n, k, na, lda, nb, ldb, nc, ldc int) {
+	ar, ac := m, k
+	if tA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if tB {
+		br, bc = n, k
+	}
+	switch {
+	case m < 0 || n < 0 || k < 0:
+		panic(fmt.Sprintf("train: gemm: negative dimension %dx%dx%d", m, n, k))
+	case lda < max(1, ac) || ldb < max(1, bc) || ldc < max(1, n):
+		panic(fmt.Sprintf("train: gemm %dx%dx%d: leading dimensions %d,%d,%d too small", m, n, k, lda, ldb, ldc))
+	case na < span(ar, ac, lda) || nb < span(br, bc, ldb) || nc < span(m, n, ldc):
+		panic(fmt.Sprintf("train: gemm %dx%dx%d: operands of %d,%d,%d elements too short", m, n, k, na, nb, nc))
+	}
+}
+
+// scaleRows computes C = beta·C on an m x n block, setting it to zero for
+// beta = 0 (BLAS semantics: C is not read then, so NaNs in it vanish).
+func scaleRows[T floatT](m, n int, beta T, c []T, ldc int) {
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
 		}
 	}
 }

@@ -311,7 +311,7 @@ func runTrain(args []string) error {
 }
 
 // setThreads gives each rank its share of the node's cores (for both Go's
-// scheduler and OpenBLAS): oversubscribed BLAS threads spin and slow
+// scheduler and the BLAS kernels): oversubscribed BLAS threads spin and slow
 // everyone down. An explicit n above the sane bound is refused (checkThreads)
 // and nothing is changed; the caller agrees on the error, since ranks on
 // different nodes may see different core counts.
