@@ -82,15 +82,7 @@ const (
 
 // gemmSerial is gemm on the calling goroutine.
 func gemmSerial[T floatT](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	ar, ac := m, k
-	if tA {
-		ta, ar, ac = blas.Trans, k, m
-	}
-	br, bc := k, n
-	if tB {
-		tb, br, bc = blas.Trans, n, k
-	}
+	ta, tb, ar, ac, br, bc := blasShapes(tA, tB, m, n, k)
 	switch av := any(a).(type) {
 	case []float32:
 		sgemm(tA, tB, m, n, k, float32(alpha), av, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
@@ -103,19 +95,25 @@ func gemmSerial[T floatT](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b [
 	}
 }
 
+// blasShapes returns gonum's transpose flags and the stored shapes (rows x
+// cols) of A and B for C = op(A)·op(B) with op(A) m x k and op(B) k x n.
+func blasShapes(tA, tB bool, m, n, k int) (ta, tb blas.Transpose, ar, ac, br, bc int) {
+	ta, tb = blas.NoTrans, blas.NoTrans
+	ar, ac, br, bc = m, k, k, n
+	if tA {
+		ta, ar, ac = blas.Trans, k, m
+	}
+	if tB {
+		tb, br, bc = blas.Trans, n, k
+	}
+	return ta, tb, ar, ac, br, bc
+}
+
 // blasSgemm is a gemmKernel over gonum's blas32, i.e. OpenBLAS (routed in
 // blas_openblas.go) or gonum's pure-Go kernels (-tags gonumblas): the
 // float32 kernel of the openblas and gonumblas builds.
 func blasSgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	ar, ac := m, k
-	if tA {
-		ta, ar, ac = blas.Trans, k, m
-	}
-	br, bc := k, n
-	if tB {
-		tb, br, bc = blas.Trans, n, k
-	}
+	ta, tb, ar, ac, br, bc := blasShapes(tA, tB, m, n, k)
 	blas32.Gemm(ta, tb, alpha,
 		blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
 		blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: b},

@@ -168,3 +168,22 @@ func agreeStartup(c *collectives.Comm, fields []collectives.Field) error {
 	}
 	return nil
 }
+
+// openRankPart is the start of the commands that read one partition per
+// rank (sample, bench sample, bench infer): the communicator, the start-up
+// agreement on the shared flags and the partition's files, and this rank's
+// part. It is collective.
+func openRankPart(parts string, shared []collectives.Field) (*collectives.Comm, *partition.Part, error) {
+	c, err := collectives.NewComm()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := agreeStartup(c, append(shared, partsFields(parts)...)); err != nil {
+		return nil, nil, err
+	}
+	part, err := partition.LoadRank(parts, c.Rank(), c.Size())
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, part, nil
+}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"mpignn/collectives"
-	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
 	"mpignn/train"
@@ -88,14 +87,7 @@ func runBenchInfer(args []string) error {
 }
 
 func benchInfer(cfg benchInferConfig, out io.Writer) error {
-	c, err := collectives.NewComm()
-	if err != nil {
-		return err
-	}
-	if err := agreeStartup(c, append(cfg.shared, partsFields(cfg.parts)...)); err != nil {
-		return err
-	}
-	part, err := partition.LoadRank(cfg.parts, c.Rank(), c.Size())
+	c, part, err := openRankPart(cfg.parts, cfg.shared)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"mpignn/collectives"
-	"mpignn/partition"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
@@ -110,14 +109,7 @@ func benchSampleRowFrom(x []float64) benchSampleRow {
 }
 
 func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
-	c, err := collectives.NewComm()
-	if err != nil {
-		return err
-	}
-	if err := agreeStartup(c, append(cfg.shared, partsFields(cfg.parts)...)); err != nil {
-		return err
-	}
-	part, err := partition.LoadRank(cfg.parts, c.Rank(), c.Size())
+	c, part, err := openRankPart(cfg.parts, cfg.shared)
 	if err != nil {
 		return err
 	}

@@ -132,14 +132,7 @@ func runSample(args []string) error {
 }
 
 func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
-	c, err := collectives.NewComm()
-	if err != nil {
-		return err
-	}
-	if err := agreeStartup(c, append(cfg.shared, partsFields(cfg.parts)...)); err != nil {
-		return err
-	}
-	part, err := partition.LoadRank(cfg.parts, c.Rank(), c.Size())
+	c, part, err := openRankPart(cfg.parts, cfg.shared)
 	if err != nil {
 		return err
 	}

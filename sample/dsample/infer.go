@@ -162,11 +162,7 @@ func (r *inferRun) newRows(w int) (*Embeddings, error) {
 // seal agrees on localErr and exposes next's rows to the other ranks; it
 // replaces r.prev by next.
 func (r *inferRun) seal(what string, next *Embeddings, localErr error) error {
-	if err := agreeErr(r.s.c, localErr); err != nil {
-		next.Free()
-		return fmt.Errorf("infer %s: %w", what, err)
-	}
-	if err := next.a.Seal(); err != nil {
+	if err := r.expose(next.a, localErr); err != nil {
 		next.Free()
 		return fmt.Errorf("infer %s: %w", what, err)
 	}
@@ -178,6 +174,15 @@ func (r *inferRun) seal(what string, next *Embeddings, localErr error) error {
 	}
 	r.prev = next
 	return nil
+}
+
+// expose agrees on localErr and then makes a's rows readable by every
+// rank. It is collective.
+func (r *inferRun) expose(a *collectives.DistArray, localErr error) error {
+	if err := agreeErr(r.s.c, localErr); err != nil {
+		return err
+	}
+	return a.Seal()
 }
 
 // projectInputs computes the typed input projections of every node of a
@@ -328,11 +333,7 @@ func (r *inferRun) layer(l int) error {
 		r.st.Compute += time.Since(start)
 	}
 	if degLocal != nil {
-		if err := agreeErr(r.s.c, localErr); err != nil {
-			next.Free()
-			return fmt.Errorf("infer layer %d: %w", l, err)
-		}
-		if err := r.deg.Seal(); err != nil {
+		if err := r.expose(r.deg, localErr); err != nil {
 			next.Free()
 			return fmt.Errorf("infer layer %d: degrees: %w", l, err)
 		}

@@ -120,17 +120,7 @@ func RowNormalizeCSR(c *partition.CSRRows) {
 	}
 	for i := range c.Rows() {
 		_, row := c.Row(i)
-		s := 0.0
-		for _, v := range row {
-			s += math.Abs(float64(v))
-		}
-		if s == 0 {
-			continue
-		}
-		inv := float32(1 / s)
-		for k := range row {
-			row[k] *= inv
-		}
+		normalizeRow(row)
 	}
 }
 
@@ -153,17 +143,23 @@ func RowNormalize(x []float32, dim int) {
 		return
 	}
 	for i := 0; i+dim <= len(x); i += dim {
-		row := x[i : i+dim]
-		s := 0.0
-		for _, v := range row {
-			s += math.Abs(float64(v))
-		}
-		if s == 0 {
-			continue
-		}
-		inv := float32(1 / s)
-		for k := range row {
-			row[k] *= inv
-		}
+		normalizeRow(x[i : i+dim])
+	}
+}
+
+// normalizeRow scales row to sum 1 in absolute value (a row of zeros stays
+// zero). A sparse row's stored values are its nonzeros, so dense and CSR
+// rows normalise to the same floats.
+func normalizeRow(row []float32) {
+	s := 0.0
+	for _, v := range row {
+		s += math.Abs(float64(v))
+	}
+	if s == 0 {
+		return
+	}
+	inv := float32(1 / s)
+	for k := range row {
+		row[k] *= inv
 	}
 }
