@@ -80,7 +80,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	addCacheFlag(fs, &c.Store.CacheMB)
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	addThreadsFlag(fs, &f.threads)
-	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 1, "training batches fetched (sampled and gathered) ahead while the current step computes (0 = off; ignored with learnable embeddings); results are the same")
+	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
 	fs.StringVar(&c.Task, "task", dist.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
 	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default dot)")
