@@ -166,13 +166,13 @@ func (r *inferRun) seal(what string, next *Embeddings, localErr error) error {
 		next.Free()
 		return fmt.Errorf("infer %s: %w", what, err)
 	}
-	if r.prev != nil {
-		if err := r.prev.Free(); err != nil {
-			next.Free()
+	prev := r.prev
+	r.prev = next // freed by free on the way out if what follows fails
+	if prev != nil {
+		if err := prev.Free(); err != nil {
 			return fmt.Errorf("infer %s: %w", what, err)
 		}
 	}
-	r.prev = next
 	return nil
 }
 
@@ -275,8 +275,7 @@ func (r *inferRun) layer(l int) error {
 		// Fanout -1: every in-neighbour; no random choice is made, so the
 		// key only has to be valid.
 		start := time.Now()
-		var sst sample.SampleStats
-		blocks, err := r.smp.SampleWithStats(r.seeds, r.orig, []int{-1}, sample.Key{Batch: -1 - k}, false, &sst)
+		blocks, err := r.smp.SampleWithStats(r.seeds, r.orig, []int{-1}, sample.Key{Batch: -1 - k}, false, nil)
 		r.st.Sample += time.Since(start)
 		if err != nil {
 			return fmt.Errorf("infer layer %d step %d/%d: %w", l, k+1, r.steps, err)
@@ -378,16 +377,18 @@ func (r *inferRun) readInputs(l int, nodes []int64, needDeg bool) error {
 	return err
 }
 
+// growFloat32 and growInt32 reslice s to n elements, reallocating with
+// headroom only when short: chunks read slightly different row counts.
 func growFloat32(s []float32, n int) []float32 {
 	if cap(s) >= n {
 		return s[:n]
 	}
-	return make([]float32, n)
+	return make([]float32, n, n+n/4)
 }
 
 func growInt32(s []int32, n int) []int32 {
 	if cap(s) >= n {
 		return s[:n]
 	}
-	return make([]int32, n)
+	return make([]int32, n, n+n/4)
 }

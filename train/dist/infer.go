@@ -60,8 +60,8 @@ func inferenceMode(mode string, fanouts []int, full bool) (string, error) {
 	return EvalLayerwise, nil
 }
 
-// inferRows runs layer-wise inference of m over the store and reports its
-// counters on out (rank 0's). It is collective.
+// inferRows runs layer-wise inference of m over the store (over graph g if
+// not nil), adding its counters to st if not nil. It is collective.
 func inferRows(store *dsample.Store, m *train.Model, typed dsample.TypedInputs, g *dsample.GraphStore, st *dsample.InferStats) (*dsample.Embeddings, error) {
 	return store.Infer(m, dsample.InferOptions{Graph: g, Typed: typed, Stats: st})
 }
@@ -80,7 +80,6 @@ type layerwiseEvaluator struct {
 		epoch  int
 		params []float32
 	}
-	stats  dsample.InferStats // of the last inference
 	labels []int32
 	rows   []float32
 }
@@ -149,8 +148,7 @@ func (e *layerwiseEvaluator) logits(epoch int, m *train.Model) ([]float32, error
 	if ch.logits != nil && ch.epoch == epoch && slices.Equal(ch.params, m.Params()) {
 		return ch.logits, nil
 	}
-	e.stats = dsample.InferStats{}
-	emb, err := inferRows(e.store, m, e.typed, nil, &e.stats)
+	emb, err := inferRows(e.store, m, e.typed, nil, nil)
 	if err != nil {
 		return nil, err
 	}
