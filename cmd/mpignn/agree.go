@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -186,4 +187,21 @@ func openRankPart(parts string, shared []collectives.Field) (*collectives.Comm, 
 		return nil, nil, err
 	}
 	return c, part, nil
+}
+
+// parsePartsCommand parses the flags of a command that reads one partition
+// per rank (sample, bench sample, bench infer): no positional arguments,
+// --parts required (parts points at its value). It returns the flags every
+// rank must agree on.
+func parsePartsCommand(fs *flag.FlagSet, args []string, name string, parts *string) ([]collectives.Field, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *parts == "" {
+		return nil, errors.New("--parts DIR is required")
+	}
+	return startupFields(name, fs), nil
 }

@@ -48,20 +48,13 @@ func parseBenchInfer(args []string) (benchInferConfig, error) {
 	tr := addTransportFlag(fs)
 	addThreadsFlag(fs, &cfg.threads)
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write rank 0's CPU profile of the timed inferences to this file")
-	if err := parseFlags(fs, args); err != nil {
+	var err error
+	if cfg.shared, err = parsePartsCommand(fs, args, "bench infer", &cfg.parts); err != nil {
 		return cfg, err
-	}
-	if fs.NArg() != 0 {
-		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if cfg.parts == "" {
-		return cfg, errors.New("--parts DIR is required")
 	}
 	if cfg.hidden < 1 || cfg.layers < 1 || cfg.chunk < 1 || cfg.reps < 1 || cfg.cacheMB < 0 {
 		return cfg, errors.New("--hidden, --layers, --chunk and --reps must be positive, --cache-mb not negative")
 	}
-	cfg.shared = startupFields("bench infer", fs)
-	var err error
 	if cfg.transport, err = tr.parse(); err != nil {
 		return cfg, err
 	}

@@ -46,20 +46,13 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 	addCacheFlag(fs, &cfg.cacheMB)
 	tr := addTransportFlag(fs)
 	temporal := addTemporalFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	var err error
+	if cfg.shared, err = parsePartsCommand(fs, args, "bench sample", &cfg.parts); err != nil {
 		return cfg, err
 	}
-	if fs.NArg() != 0 {
-		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if cfg.parts == "" {
-		return cfg, errors.New("--parts DIR is required")
-	}
-	cfg.shared = startupFields("bench sample", fs)
 	if cfg.batch < 1 || cfg.steps < 1 || cfg.warmup < 0 || cfg.cacheMB < 0 {
 		return cfg, errors.New("--batch and --steps must be positive, --warmup and --cache-mb not negative")
 	}
-	var err error
 	if cfg.fanouts, err = fan.layers(); err != nil {
 		return cfg, err
 	}

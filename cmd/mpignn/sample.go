@@ -60,17 +60,10 @@ func parseSample(args []string) (sampleConfig, error) {
 			"lines are \"dst@seedtime src@edgetime\": every edge with its time and the time its destination was expanded at.\n")
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args); err != nil {
+	var err error
+	if cfg.shared, err = parsePartsCommand(fs, args, "sample", &cfg.parts); err != nil {
 		return cfg, err
 	}
-	if fs.NArg() != 0 {
-		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if cfg.parts == "" {
-		return cfg, errors.New("--parts DIR is required")
-	}
-	cfg.shared = startupFields("sample", fs)
-	var err error
 	var plain []string
 	for _, f := range strings.Split(*seeds, ",") {
 		if f = strings.TrimSpace(f); strings.Contains(f, ":") {
