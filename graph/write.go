@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"mpignn/internal/tempout"
+	"mpignn/internal/testhold"
 )
 
 // WriteOGB writes d in the OGB raw layout under dir: the edge lines
@@ -336,6 +337,7 @@ func writeDirAtomic(dir string, fill func(tmp string) error) error {
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", dir, err)
 	}
+	testhold.At("temp:" + filepath.Base(dir))
 	if err := fill(tmp); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("write %s: %w", dir, err)

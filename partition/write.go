@@ -14,6 +14,7 @@ import (
 
 	"mpignn/graph"
 	"mpignn/internal/tempout"
+	"mpignn/internal/testhold"
 )
 
 // Partitioning methods accepted in Options.Method.
@@ -344,6 +345,7 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("output %s: %w", outDir, err)
 	}
+	testhold.At("temp:" + filepath.Base(filepath.Clean(outDir)))
 	ok := false
 	defer func() {
 		if !ok {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"mpignn/internal/tempout"
+	"mpignn/internal/testhold"
 )
 
 // EpochMetrics is one line of the metrics file. Loss and accuracies are over
@@ -414,6 +415,7 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 			os.Remove(tmp)
 		}
 	}()
+	testhold.At("temp:" + filepath.Base(path))
 	if _, err = f.Write(data); err != nil {
 		return err
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
+	"mpignn/internal/testhold"
 	"mpignn/sample"
 )
 
@@ -650,6 +652,8 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		if err := t.agree(localErr); err != nil {
 			return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
 		}
+		// Tests stop a rank here to kill it at a known epoch.
+		testhold.At("train-epoch:" + strconv.Itoa(t.epoch))
 	}
 	s := Summary{
 		Type: "summary", Epochs: t.epoch, BestEpoch: t.best.Epoch,
