@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/internal/tempout"
+	"mpignn/internal/testhold"
 )
 
 // proc is one running mpignn (or mpirun) process with its output.
@@ -34,11 +34,20 @@ type proc struct {
 
 func start(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, nil, name, args...)
+}
+
+// startEnv is start with extra KEY=VALUE environment (for example a hold).
+func startEnv(t *testing.T, env []string, name string, args ...string) *proc {
+	t.Helper()
 	// Cancelling ctx kills the process group (setProcessGroup): a failed
 	// test leaves no process behind.
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &proc{cmd: exec.CommandContext(ctx, name, args...), done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out // one writer: exec copies both from one pipe
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	setProcessGroup(p.cmd)
 	require.NoError(t, p.cmd.Start())
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
@@ -47,6 +56,38 @@ func start(t *testing.T, name string, args ...string) *proc {
 		<-p.done
 	})
 	return p
+}
+
+// holding is a process started to stop at one test hold point (see
+// internal/testhold): the test acts on it while it certainly is there.
+type holding struct {
+	*proc
+	dir, point string
+	rank       int
+}
+
+// startHeld starts `name args` asking rank (0 outside MPI) to hold at point.
+func startHeld(t *testing.T, point string, rank int, name string, args ...string) *holding {
+	t.Helper()
+	dir := t.TempDir()
+	env := []string{testhold.EnvSpec + "=" + point + "@" + strconv.Itoa(rank), testhold.EnvDir + "=" + dir}
+	return &holding{proc: startEnv(t, env, name, args...), dir: dir, point: point, rank: rank}
+}
+
+// await returns the PID of the process holding at the point, failing if
+// the process ends first or does not get there within two minutes (a slow
+// machine only makes the wait longer, never the test's outcome different).
+func (hp *holding) await(t *testing.T) int {
+	t.Helper()
+	pid, err := testhold.Await(hp.dir, hp.point, hp.rank, 2*time.Minute, hp.done)
+	require.NoError(t, err, "%s", tail(hp.out.String(), 20))
+	return pid
+}
+
+// release lets the held process go on.
+func (hp *holding) release(t *testing.T) {
+	t.Helper()
+	require.NoError(t, testhold.Go(hp.dir, hp.point, hp.rank))
 }
 
 // wait returns the exit code (-1 when killed by a signal), failing on a hang.
@@ -64,23 +105,6 @@ func (p *proc) wait(t *testing.T, limit time.Duration) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-// waitFor polls until path exists while p runs; it fails when p ends first.
-func (p *proc) waitFor(t *testing.T, path string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, err := os.Lstat(path); err == nil {
-			return
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("%s ended before %s appeared:\n%s", p.cmd.Args[1], path, tail(p.out.String(), 20))
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
-	t.Fatalf("%s did not appear within a minute", path)
-}
-
 // temps lists the temporaries of out (any PID) beside it.
 func temps(t *testing.T, out string) []string {
 	t.Helper()
@@ -96,13 +120,16 @@ func temps(t *testing.T, out string) []string {
 }
 
 // checkInterrupted runs `bin args` (which writes out) three times:
-// interrupted by sig while its temporary exists (exit 128+sig, nothing left),
-// SIGKILLed likewise (the temporary stays behind), and to completion, which
-// must remove that stale temporary but not one of a live process.
+// interrupted by sig while it holds with its temporary created (exit
+// 128+sig, nothing left), SIGKILLed there (the temporary stays behind), and
+// to completion, which must remove that stale temporary but not one of a
+// live process. The hold makes the moment certain on any machine.
 func checkInterrupted(t *testing.T, bin string, args []string, out string, sig syscall.Signal) {
+	point := "temp:" + filepath.Base(out)
 	t.Run("signal", func(t *testing.T) {
-		p := start(t, bin, args...)
-		p.waitFor(t, tempout.Name(out, p.cmd.Process.Pid))
+		p := startHeld(t, point, 0, bin, args...)
+		p.await(t)
+		require.DirExists(t, tempout.Name(out, p.cmd.Process.Pid))
 		require.NoError(t, p.cmd.Process.Signal(sig))
 		code := p.wait(t, 30*time.Second)
 		msg := p.out.String()
@@ -114,9 +141,9 @@ func checkInterrupted(t *testing.T, bin string, args []string, out string, sig s
 		assert.NotContains(t, msg, "goroutine ")
 	})
 	t.Run("sigkill-then-rerun", func(t *testing.T) {
-		p := start(t, bin, args...)
+		p := startHeld(t, point, 0, bin, args...)
 		stale := tempout.Name(out, p.cmd.Process.Pid)
-		p.waitFor(t, stale)
+		p.await(t)
 		require.NoError(t, p.cmd.Process.Kill())
 		p.wait(t, 30*time.Second)
 		require.DirExists(t, stale, "SIGKILL should leave the temporary behind")
@@ -135,8 +162,8 @@ func checkInterrupted(t *testing.T, bin string, args []string, out string, sig s
 // TestInterruptedCommands: gen, partition and predict (under mpirun) remove
 // their unfinished output on SIGINT/SIGTERM and exit 130/143 (predict: the
 // job ends with an error); gen and partition remove a temporary a SIGKILLed
-// run left. The graph is large enough (300k nodes) that each write takes
-// about a second.
+// run left. Each process is stopped by a test hold right after it created
+// its temporary, so the signal finds the output in progress on any machine.
 func TestInterruptedCommands(t *testing.T) {
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
@@ -145,7 +172,7 @@ func TestInterruptedCommands(t *testing.T) {
 	parts := filepath.Join(work, "parts")
 
 	t.Run("gen", func(t *testing.T) {
-		checkInterrupted(t, bin, []string{"gen", "--nodes", "300000", "--avg-degree", "10", "--classes", "5",
+		checkInterrupted(t, bin, []string{"gen", "--nodes", "20000", "--avg-degree", "10", "--classes", "5",
 			"--feat-dim", "16", "--seed", "1", "--out", data}, data, syscall.SIGINT)
 		for _, f := range []string{"raw/edge.csv.gz", "raw/node-feat.csv.gz", "raw/node-label.csv.gz", "split/random/test.csv.gz", "README.md"} {
 			assert.FileExists(t, filepath.Join(data, f))
@@ -165,68 +192,32 @@ func TestInterruptedCommands(t *testing.T) {
 	}
 	t.Run("predict", func(t *testing.T) {
 		// A checkpoint of the same shape (5 classes, 16 features) from the
-		// small shared graph; predicting the 300k nodes takes ~3 s.
+		// small shared graph.
 		g := gen.get(t)
 		ckpt := filepath.Join(work, "ckpt")
 		res := h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: []string{bin, "train", "--parts", g.parts[2],
 			"--fanout", "5,5", "--batch", "64", "--hidden", "16", "--epochs", "1", "--quiet", "--checkpoint", ckpt}})
 		require.NoError(t, res.Err, "train:\n%s", tail(res.Output, 20))
 
+		// Rank 0 holds once its temporary of pred.csv exists; the signal goes
+		// to mpirun, as scancel sends it, which forwards it to the ranks.
 		out := filepath.Join(work, "pred.csv")
-		p := start(t, filepath.Join(h.Root, "mpirun.sh"), "-n", "2", bin, "predict", "--parts", parts,
-			"--checkpoint", ckpt, "--out", out)
-		rank0 := findRank0(t, p, out)
-		// The CSV is written in a few milliseconds at the end, too short to
-		// catch; put a file at the name rank 0 writes it under (registered
-		// for removal at start-up) so that the signal finds it in progress.
-		planted := tempout.Name(out, rank0)
-		require.NoError(t, os.WriteFile(planted, []byte("original_node_id,predicted_class\n"), 0o644))
-		time.Sleep(700 * time.Millisecond) // past MPI_Init, where rank 0 starts listening
+		p := startHeld(t, "temp:pred.csv", 0, filepath.Join(h.Root, "mpirun.sh"), "-n", "2", bin, "predict",
+			"--parts", parts, "--checkpoint", ckpt, "--out", out)
+		rank0 := p.await(t)
+		tmp := tempout.Name(out, rank0)
+		require.FileExists(t, tmp)
 		t0 := time.Now()
-		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM)) // to mpirun, as scancel does
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 		code := p.wait(t, 30*time.Second)
 		msg := p.out.String()
-		assert.NotEqual(t, 0, code, "predict finished before the signal?\n%s", tail(msg, 10))
+		assert.NotEqual(t, 0, code, "predict finished although it was held:\n%s", tail(msg, 10))
 		assert.Less(t, time.Since(t0), 15*time.Second, "the job took long to end")
-		assert.NoFileExists(t, planted, "rank 0 left its temporary:\n%s", tail(msg, 10))
+		assert.NoFileExists(t, tmp, "rank 0 left its temporary:\n%s", tail(msg, 10))
 		assert.NoFileExists(t, out)
 		assert.Empty(t, temps(t, out))
 		assert.Contains(t, msg, "mpignn predict: interrupted by SIGTERM")
 	})
-}
-
-// findRank0 returns the PID of rank 0 of the predict job writing out, found
-// in /proc by its command line and MPI rank variable.
-func findRank0(t *testing.T, p *proc, out string) int {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			args := strings.Split(string(cmdline), "\x00")
-			if len(args) < 2 || args[1] != "predict" || !strings.Contains(string(cmdline), "\x00"+out+"\x00") {
-				continue
-			}
-			env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-			for _, kv := range strings.Split(string(env), "\x00") {
-				if kv == "OMPI_COMM_WORLD_RANK=0" || kv == "PMI_RANK=0" {
-					return pid
-				}
-			}
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("predict ended before rank 0 was found:\n%s", tail(p.out.String(), 20))
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	t.Fatal("rank 0 of predict not found within 30 s")
-	return 0
 }
 
 // TestInterruptedDownload: an interrupted transfer keeps ROOT/NAME.zip.part
@@ -236,8 +227,8 @@ func findRank0(t *testing.T, p *proc, out string) int {
 func TestInterruptedDownload(t *testing.T) {
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
-	// 256 MB of zeros compress to ~250 KB but take a moment to unpack.
-	const bigSize = 256 << 20
+	// 8 MB of zeros: the unpack is caught by a test hold, not by its length.
+	const bigSize = 8 << 20
 	var zb bytes.Buffer
 	zw := zip.NewWriter(&zb)
 	w, err := zw.Create("arxiv/raw/big.bin")
@@ -292,9 +283,10 @@ func TestInterruptedDownload(t *testing.T) {
 		// Resumes the transfer, then is stopped while unpacking; the
 		// finished zip stays, the half-unpacked directory does not.
 		checkUnpack := func(sig syscall.Signal) string {
-			p := start(t, bin, args...)
+			p := startHeld(t, "temp:"+filepath.Base(dest), 0, bin, args...)
 			tmp := tempout.Name(dest, p.cmd.Process.Pid)
-			p.waitFor(t, tmp)
+			p.await(t)
+			require.DirExists(t, tmp)
 			require.NoError(t, p.cmd.Process.Signal(sig))
 			code := p.wait(t, 30*time.Second)
 			if sig != syscall.SIGKILL {
