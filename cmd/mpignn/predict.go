@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"mpignn/collectives"
 	"mpignn/internal/tempout"
@@ -90,8 +91,17 @@ func runPredict(args []string) error {
 	f := newInferFlags("predict", "output CSV: original_node_id,predicted_class, or with --task link src,dst,score,prob (required)")
 	task := f.fs.String("task", dist.TaskNode, "node (classify every node) or link (score the pairs of --pairs)")
 	f.fs.StringVar(&f.cfg.Pairs, "pairs", "", "--task link: file of src,dst lines (original node ids) to score")
+	f.fs.BoolVar(&f.cfg.Logits, "logits", false, "write every node's raw class logits (float32 .npy, nodes x classes, row = original id) to --out instead of classes")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if f.cfg.Logits {
+		switch {
+		case *task != dist.TaskNode:
+			return errors.New("--logits applies to --task node only")
+		case !strings.HasSuffix(f.cfg.Out, ".npy"):
+			return fmt.Errorf("--logits: --out %s must end in .npy", f.cfg.Out)
+		}
 	}
 	switch {
 	case *task != dist.TaskNode && *task != dist.TaskLink:
@@ -102,6 +112,16 @@ func runPredict(args []string) error {
 		return errors.New("--pairs applies to --task link only")
 	}
 	f.runInfer("predict", func(c *collectives.Comm, w *spmd.World) error {
+		if f.cfg.Logits {
+			n, err := dist.Embed(c, f.cfg)
+			if err != nil {
+				return err
+			}
+			if w.IsRoot() {
+				fmt.Printf("predict: wrote the logits of %d nodes to %s\n", n, f.cfg.Out)
+			}
+			return nil
+		}
 		if *task == dist.TaskLink {
 			n, err := dist.PredictLink(c, f.cfg)
 			if err != nil {
