@@ -159,7 +159,9 @@ func TestImportPyGErrors(t *testing.T) {
 			}
 			return ts
 		}), "tensor convs.1.bias has shape [1 3], the gat model needs [3]"},
-		{"lin_src alone (PyG <= 2.4)", gat, edit(func(ts []NamedTensor) []NamedTensor { return rename(ts, "convs.0.lin.weight", "convs.0.lin_src.weight") }), ""},
+		{"lin_src alone (PyG <= 2.4)", gat, edit(func(ts []NamedTensor) []NamedTensor {
+			return rename(ts, "convs.0.lin.weight", "convs.0.lin_src.weight")
+		}), ""},
 		{"lin_src and lin_dst equal", gat, edit(func(ts []NamedTensor) []NamedTensor {
 			x := find(ts, "convs.1.lin.weight")
 			ts = rename(ts, "convs.1.lin.weight", "convs.1.lin_src.weight")

@@ -91,11 +91,11 @@ func runPredict(args []string) error {
 	f := newInferFlags("predict", "output CSV: original_node_id,predicted_class, or with --task link src,dst,score,prob (required)")
 	task := f.fs.String("task", dist.TaskNode, "node (classify every node) or link (score the pairs of --pairs)")
 	f.fs.StringVar(&f.cfg.Pairs, "pairs", "", "--task link: file of src,dst lines (original node ids) to score")
-	f.fs.BoolVar(&f.cfg.Logits, "logits", false, "write every node's raw class logits (float32 .npy, nodes x classes, row = original id) to --out instead of classes")
+	logits := f.fs.Bool("logits", false, "write every node's raw class logits (float32 .npy, nodes x classes, row = original id; the labelled type's nodes in a heterogeneous graph) to --out instead of classes (layer-wise inference)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if f.cfg.Logits {
+	if *logits {
 		switch {
 		case *task != dist.TaskNode:
 			return errors.New("--logits applies to --task node only")
@@ -112,16 +112,6 @@ func runPredict(args []string) error {
 		return errors.New("--pairs applies to --task link only")
 	}
 	f.runInfer("predict", func(c *collectives.Comm, w *spmd.World) error {
-		if f.cfg.Logits {
-			n, err := dist.Embed(c, f.cfg)
-			if err != nil {
-				return err
-			}
-			if w.IsRoot() {
-				fmt.Printf("predict: wrote the logits of %d nodes to %s\n", n, f.cfg.Out)
-			}
-			return nil
-		}
 		if *task == dist.TaskLink {
 			n, err := dist.PredictLink(c, f.cfg)
 			if err != nil {
@@ -134,12 +124,14 @@ func runPredict(args []string) error {
 		}
 		n, err := dist.Predict(c, dist.PredictConfig{
 			PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
-			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store,
+			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
 		})
 		if err != nil {
 			return err
 		}
-		if w.IsRoot() {
+		if w.IsRoot() && *logits {
+			fmt.Printf("predict: wrote the logits of %d nodes to %s\n", n, f.cfg.Out)
+		} else if w.IsRoot() {
 			fmt.Printf("predict: wrote %d predictions to %s\n", n, f.cfg.Out)
 		}
 		return nil
