@@ -65,18 +65,56 @@ def load_npy(path):
     return torch.from_numpy(np.load(path))
 
 
+def read_csv(path, dtype):
+    """A gzip'd CSV of numbers as a 2-D array (one row per line)."""
+    with gzip.open(path, "rt") as f:
+        lines = f.read().strip().split("\n")
+    flat = np.fromstring(",".join(lines), sep=",", dtype=dtype)
+    return flat.reshape(len(lines), -1)
+
+
 def read_ogb_graph(root):
     """Features and edge_index of a dataset in the OGB raw layout, as mpignn
     reads it: every edge in both directions, self-loops dropped, duplicates
     removed (PyG: ToUndirected + RemoveSelfLoops)."""
-    with gzip.open(f"{root}/raw/node-feat.csv.gz", "rt") as f:
-        x = torch.from_numpy(np.loadtxt(f, delimiter=",", dtype=np.float32, ndmin=2))
-    with gzip.open(f"{root}/raw/edge.csv.gz", "rt") as f:
-        e = torch.from_numpy(np.loadtxt(f, delimiter=",", dtype=np.int64, ndmin=2)).t()
+    x = torch.from_numpy(read_csv(f"{root}/raw/node-feat.csv.gz", np.float32))
+    e = torch.from_numpy(read_csv(f"{root}/raw/edge.csv.gz", np.int64)).t()
     e = torch.cat([e, e.flip(0)], dim=1)
     e = e[:, e[0] != e[1]]
     e = torch.unique(e, dim=1)  # sorted, no repeats
     return x, e
+
+
+def read_ogb_hetero(root):
+    """Typed features, edge_index per edge type and the labelled type of a
+    heterogeneous dataset in OGB's raw layout, as mpignn reads it: every
+    stored relation src___rel___dst gets dst___rev_rel___src with the edges
+    reversed (PyG: ToUndirected), duplicates removed."""
+    with gzip.open(f"{root}/raw/num-node-dict.csv.gz", "rt") as f:
+        types, counts = f.read().strip().split("\n")[:2]
+    num = dict(zip(types.split(","), map(int, counts.split(","))))
+    x = {}
+    for t in num:
+        path = f"{root}/raw/node-feat/{t}/node-feat.csv.gz"
+        try:
+            x[t] = torch.from_numpy(read_csv(path, np.float32))
+        except FileNotFoundError:
+            pass
+    with gzip.open(f"{root}/raw/triplet-type-list.csv.gz", "rt") as f:
+        triplets = [tuple(l.split(",")) for l in f.read().strip().split("\n")]
+    edges = {}
+    for s_, r, d in triplets:
+        e = torch.from_numpy(read_csv(f"{root}/raw/relations/{s_}___{r}___{d}/edge.csv.gz", np.int64)).t()
+        if s_ == d:  # a relation within one type takes its reverse edges itself
+            edges[(s_, r, d)] = torch.cat([e, e.flip(0)], dim=1)
+        else:
+            edges[(s_, r, d)] = e
+            edges[(d, "rev_" + r, s_)] = e.flip(0)
+    edges = {k: torch.unique(v, dim=1) for k, v in edges.items()}
+    with gzip.open(f"{root}/raw/nodetype-has-label.csv.gz", "rt") as f:
+        head, vals = f.read().strip().split("\n")[:2]
+    labelled = [t for t, v in zip(head.split(","), vals.split(",")) if v.strip() == "True"]
+    return num, x, edges, labelled
 
 
 # ------------------------------------- PyG's layers in plain PyTorch (stand-in)
@@ -99,11 +137,12 @@ class SAGEConv(torch.nn.Module):
         self.lin_r = torch.nn.Linear(in_channels, out_channels, bias=False)
 
     def forward(self, x, edge_index):
+        x_src, x_dst = x if isinstance(x, tuple) else (x, x)  # bipartite in HeteroConv
         src, dst = edge_index
-        n = x.size(0)
+        n = x_dst.size(0)
         cnt = scatter_sum(torch.ones(src.numel()), dst, n).clamp(min=1)
-        agg = scatter_sum(x[src], dst, n) / cnt.unsqueeze(1)
-        return self.lin_l(agg) + self.lin_r(x)
+        agg = scatter_sum(x_src[src], dst, n) / cnt.unsqueeze(1)
+        return self.lin_l(agg) + self.lin_r(x_dst)
 
 
 class GCNConv(torch.nn.Module):
@@ -187,8 +226,132 @@ class GAT(BasicGNN):
         return GATConv(i, o // heads, heads=heads, concat=True)
 
 
+class HeteroConv(torch.nn.Module):
+    """torch_geometric.nn.HeteroConv: one convolution per edge type, results
+    summed per destination type; PyG's ModuleDict keys an edge type as
+    "<src___rel___dst>"."""
+
+    def __init__(self, convs, aggr="sum"):
+        super().__init__()
+        assert aggr == "sum"
+        self.convs = torch.nn.ModuleDict({"<" + "___".join(k) + ">": v for k, v in convs.items()})
+
+    def forward(self, x_dict, edge_index_dict):
+        out = {}
+        for key, conv in self.convs.items():
+            s_, r, d = key[1:-1].split("___")
+            if (s_, r, d) not in edge_index_dict:
+                continue
+            o = conv((x_dict[s_], x_dict[d]), edge_index_dict[(s_, r, d)])
+            out[d] = out[d] + o if d in out else o
+        return out
+
+
+class RGCNConv(torch.nn.Module):
+    """torch_geometric.nn.RGCNConv (aggr mean, root weight, bias): out_i =
+    x_i root + bias + sum_r mean_{j in N_r(i)} x_j W_r, with W_r =
+    sum_b comp[r, b] weight[b] under basis decomposition."""
+
+    def __init__(self, in_channels, out_channels, num_relations, num_bases=None, aggr="mean"):
+        super().__init__()
+        assert aggr == "mean"
+        self.num_relations, self.num_bases = num_relations, num_bases
+        self.in_channels, self.out_channels = in_channels, out_channels
+        if num_bases is not None:
+            self.weight = torch.nn.Parameter(torch.zeros(num_bases, in_channels, out_channels))
+            self.comp = torch.nn.Parameter(torch.zeros(num_relations, num_bases))
+        else:
+            self.weight = torch.nn.Parameter(torch.zeros(num_relations, in_channels, out_channels))
+        self.root = torch.nn.Parameter(torch.zeros(in_channels, out_channels))
+        self.bias = torch.nn.Parameter(torch.zeros(out_channels))
+
+    def forward(self, x, edge_index, edge_type):
+        w = self.weight
+        if self.num_bases is not None:
+            w = (self.comp @ w.view(self.num_bases, -1)).view(self.num_relations, self.in_channels, self.out_channels)
+        n = x.size(0)
+        out = x @ self.root + self.bias
+        for r in range(self.num_relations):
+            src, dst = edge_index[:, edge_type == r]
+            cnt = scatter_sum(torch.ones(src.numel()), dst, n).clamp(min=1)
+            out = out + (scatter_sum(x[src], dst, n) / cnt.unsqueeze(1)) @ w[r]
+        return out
+
+
+# mpignn's heterogeneous models. PyG has no class for them; with PyG
+# installed these same modules run on its HeteroConv, SAGEConv and RGCNConv.
+
+class HeteroInput(torch.nn.Module):
+    """Per node type: x_t = lins[t](cat(features_t, embeddings[t].weight)),
+    either part possibly absent; no activation."""
+
+    def __init__(self, node_types, in_channels, hidden_channels, embeddings):
+        super().__init__()
+        self.node_types = node_types
+        self.lins = torch.nn.ModuleDict({t: torch.nn.Linear(in_channels[t], hidden_channels) for t in node_types})
+        self.embeddings = torch.nn.ModuleDict({t: torch.nn.Embedding(n, d) for t, (n, d) in embeddings.items()})
+
+    def inputs(self, x_dict):
+        out = {}
+        for t in self.node_types:
+            parts = [x_dict[t]] if t in x_dict else []
+            if t in self.embeddings:
+                parts.append(self.embeddings[t].weight)
+            out[t] = self.lins[t](torch.cat(parts, dim=1))
+        return out
+
+
+class HeteroSAGE(HeteroInput):
+    def __init__(self, node_types, edge_types, in_channels, hidden_channels, out_channels, num_layers,
+                 embeddings, dropout=0.0):
+        super().__init__(node_types, in_channels, hidden_channels, embeddings)
+        self.convs = torch.nn.ModuleList()
+        for l in range(num_layers):
+            o = out_channels if l == num_layers - 1 else hidden_channels
+            self.convs.append(HeteroConv({tuple(e): SAGEConv(hidden_channels, o, aggr="mean") for e in edge_types}, aggr="sum"))
+
+    def forward(self, x_dict, edge_index_dict):
+        h = self.inputs(x_dict)
+        for l, conv in enumerate(self.convs):
+            h = conv(h, edge_index_dict)
+            if l < len(self.convs) - 1:
+                h = {t: v.relu() for t, v in h.items()}
+        return h
+
+
+class RGCN(HeteroInput):
+    def __init__(self, node_types, edge_types, in_channels, hidden_channels, out_channels, num_layers,
+                 embeddings, num_bases=0, dropout=0.0):
+        super().__init__(node_types, in_channels, hidden_channels, embeddings)
+        self.edge_types = [tuple(e) for e in edge_types]
+        self.convs = torch.nn.ModuleList()
+        for l in range(num_layers):
+            o = out_channels if l == num_layers - 1 else hidden_channels
+            self.convs.append(RGCNConv(hidden_channels, o, len(edge_types), num_bases or None, aggr="mean"))
+
+    def forward(self, x_dict, edge_index_dict):
+        h = self.inputs(x_dict)
+        off, start = {}, 0  # homogenized ids: node types one after another
+        for t in self.node_types:
+            off[t], start = start, start + h[t].size(0)
+        x = torch.cat([h[t] for t in self.node_types])
+        ei, et = [], []
+        for r, (s_, rel, d) in enumerate(self.edge_types):
+            e = edge_index_dict[(s_, rel, d)]
+            ei.append(torch.stack([e[0] + off[s_], e[1] + off[d]]))
+            et.append(torch.full((e.size(1),), r))
+        ei, et = torch.cat(ei, dim=1), torch.cat(et)
+        for l, conv in enumerate(self.convs):
+            x = conv(x, ei, et)
+            if l < len(self.convs) - 1:
+                x = x.relu()
+        return {t: x[off[t]:off[t] + h[t].size(0)] for t in self.node_types}
+
+
 def model_class(name):
     """PyG's class if PyG is installed, else the stand-in of the same name."""
+    if "." not in name:  # mpignn's heterogeneous modules, defined above
+        return globals()[name], "PyTorch modules of scripts/pyg_check.py"
     try:
         mod, cls = name.rsplit(".", 1)
         return getattr(importlib.import_module(mod), cls), "PyG"
@@ -217,23 +380,46 @@ def main():
     warnings.filterwarnings("ignore", message="scatter_reduce")  # beta in torch 1.13, used by the GAT stand-in
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="dataset directory (OGB raw layout)")
-    ap.add_argument("--state", required=True, help="FILE.safetensors from mpignn export (FILE.json beside it)")
-    ap.add_argument("--logits", required=True, help="mpignn predict --logits output (.npy)")
+    ap.add_argument("--state", required=True, nargs="+", help="FILE.safetensors from mpignn export (FILE.json beside it)")
+    ap.add_argument("--logits", required=True, nargs="+", help="mpignn predict --logits output (.npy), one per --state")
     ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--label-type", default="", help="heterogeneous: the node type predict scored (default: the labelled one)")
     a = ap.parse_args()
+    if len(a.state) != len(a.logits):
+        ap.error("give one --logits file per --state file")
+    graph = {}  # the dataset, read once for every model
+    status = 0
+    for state, logits in zip(a.state, a.logits):
+        status |= check(a, state, logits, graph)
+    return status
 
+
+def check(a, state_path, logits_path, graph):
     # The lines of README "Using a trained model from Python":
-    spec = json.load(open(a.state[: -len(".safetensors")] + ".json"))
+    spec = json.load(open(state_path[: -len(".safetensors")] + ".json"))
     cls, impl = model_class(spec["model"]["class"])
     model = cls(**spec["model"]["kwargs"])
-    state = load_safetensors(a.state)
+    state = load_safetensors(state_path)
     model.load_state_dict({k: v for k, v in state.items() if not k.startswith("decoder.")}, strict=True)
     model.eval()
 
-    x, edge_index = read_ogb_graph(a.data)
-    if spec["row_normalize"]:
-        x = x / x.abs().sum(1, keepdim=True).clamp(min=1e-30)
-    want = load_npy(a.logits)
+    def row_normalize(x):
+        return x / x.abs().sum(1, keepdim=True).clamp(min=1e-30) if spec["row_normalize"] else x
+
+    want = load_npy(logits_path)
+    if spec["mpignn_arch"] in ("hsage", "rgcn"):
+        if "hetero" not in graph:
+            graph["hetero"] = read_ogb_hetero(a.data)
+        num, xs, edges, labelled = graph["hetero"]
+        label_type = a.label_type or labelled[0]
+        with torch.no_grad():
+            got = model({t: row_normalize(v) for t, v in xs.items()}, edges)[label_type]
+        return report(spec, impl, got, want, a.tol, f"{label_type} nodes")
+
+    if "homo" not in graph:
+        graph["homo"] = read_ogb_graph(a.data)
+    x, edge_index = graph["homo"]
+    x = row_normalize(x)
     with torch.no_grad():
         if spec["mpignn_arch"] == "gcn":
             pure = model(x, edge_index)
@@ -242,14 +428,18 @@ def main():
                   f"(mpignn's first layer is the mean over N(i)+{{i}})")
         else:
             got = model(x, edge_index)
+    return report(spec, impl, got, want, a.tol, "nodes")
+
+
+def report(spec, impl, got, want, tol, what):
     if got.shape != want.shape:
         print(f"shape mismatch: PyTorch {tuple(got.shape)}, mpignn {tuple(want.shape)}")
         return 1
     diff = (got - want).abs().max().item()
     agree = (got.argmax(1) == want.argmax(1)).float().mean().item()
-    print(f"{spec['mpignn_arch']}: {spec['model']['class']} ({impl}), {x.size(0)} nodes, "
+    print(f"{spec['mpignn_arch']}: {spec['model']['class']} ({impl}), {got.size(0)} {what}, "
           f"max abs logit difference {diff:.3g} (max |logit| {want.abs().max().item():.3g}), arg-max agreement {agree:.4f}")
-    return 0 if diff <= a.tol else 1
+    return 0 if diff <= tol else 1
 
 
 if __name__ == "__main__":

@@ -32,6 +32,62 @@ func torchPython(t *testing.T) string {
 	return ""
 }
 
+// pygModel is one model of a PyG export check: its train flags and, after
+// exportAndPredict, its state dict and logits.
+type pygModel struct {
+	model  string
+	extra  []string
+	ck     string
+	state  string
+	logits string
+}
+
+// exportAndPredict trains m on parts (2 ranks, full neighbourhoods),
+// exports it and writes its logits with predict --logits.
+func exportAndPredict(t *testing.T, bin, parts, dir string, m *pygModel) []string {
+	t.Helper()
+	m.ck, m.state, m.logits = filepath.Join(dir, "ck"), filepath.Join(dir, "model.safetensors"), filepath.Join(dir, "logits.npy")
+	train := append([]string{bin, "train", "--parts", parts, "--model", m.model, "--fanout", "-1,-1",
+		"--hidden", "16", "--epochs", "3", "--lr", "0.05", "--seed", "2", "--quiet"}, m.extra...)
+	res := h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: append(train, "--checkpoint", m.ck)})
+	require.NoError(t, res.Err, "train:\n%s", tail(res.Output, 20))
+	out, err := exec.Command(bin, "export", "--checkpoint", m.ck, "--out", m.state).CombinedOutput()
+	require.NoError(t, err, "export:\n%s", out)
+	res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "predict", "--parts", parts,
+		"--checkpoint", m.ck, "--logits", "--out", m.logits}})
+	require.NoError(t, res.Err, "predict --logits:\n%s", tail(res.Output, 20))
+	return train
+}
+
+// checkInPyTorch runs scripts/pyg_check.py over the models (one read of
+// the dataset) and requires every model's max abs logit difference to be
+// at most 1e-4.
+func checkInPyTorch(t *testing.T, py, data string, models []*pygModel) {
+	t.Helper()
+	args := []string{filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--tol", "1e-4", "--state"}
+	for _, m := range models {
+		args = append(args, m.state)
+	}
+	args = append(args, "--logits")
+	for _, m := range models {
+		args = append(args, m.logits)
+	}
+	out, err := exec.Command(py, args...).CombinedOutput()
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	require.NoError(t, err, "pyg_check.py:\n%s", out)
+	diffRe := regexp.MustCompile(`(?m)^(\w+): .*max abs logit difference ([0-9.e+-]+)`)
+	found := map[string]bool{}
+	for _, m := range diffRe.FindAllStringSubmatch(string(out), -1) {
+		d, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, d, 1e-4, "%s: PyTorch and mpignn logits differ", m[1])
+		found[m[1]] = true
+	}
+	for _, m := range models {
+		assert.True(t, found[m.model], "no difference line for %s:\n%s", m.model, out)
+	}
+}
+
 // TestPyGExportCora trains sage, gcn and gat on Cora under mpirun (2 ranks,
 // full neighbourhoods), exports each with `mpignn export`, and rebuilds it
 // in plain PyTorch from the state dict and its JSON sidecar with PyG's
@@ -52,63 +108,59 @@ func TestPyGExportCora(t *testing.T) {
 	msg, err := exec.Command(bin, "partition", "--data", data, "--split", "public", "--parts", "2", "--out", parts).CombinedOutput()
 	require.NoError(t, err, "partition:\n%s", msg)
 
-	diffRe := regexp.MustCompile(`max abs logit difference ([0-9.e+-]+)`)
-	cases := []struct {
-		model string
-		extra []string
-	}{
-		{"sage", nil},
-		{"gcn", nil},
-		{"gat", []string{"--heads", "4", "--attn-dropout", "0.3"}},
+	models := []*pygModel{
+		{model: "sage"},
+		{model: "gcn"},
+		{model: "gat", extra: []string{"--heads", "4", "--attn-dropout", "0.3"}},
 	}
-	states := map[string]string{}
-	for _, tc := range cases {
-		t.Run(tc.model, func(t *testing.T) {
-			dir := filepath.Join(work, tc.model)
-			ck, st, logits := filepath.Join(dir, "ck"), filepath.Join(dir, "model.safetensors"), filepath.Join(dir, "logits.npy")
-			train := append([]string{bin, "train", "--parts", parts, "--model", tc.model, "--fanout", "-1,-1",
-				"--hidden", "16", "--epochs", "5", "--lr", "0.05", "--seed", "2", "--quiet"}, tc.extra...)
-			res := h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: append(train, "--checkpoint", ck)})
-			require.NoError(t, res.Err, "train:\n%s", tail(res.Output, 20))
-			out, err := exec.Command(bin, "export", "--checkpoint", ck, "--out", st).CombinedOutput()
-			require.NoError(t, err, "export:\n%s", out)
-			states[tc.model] = st
-			res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "predict", "--parts", parts,
-				"--checkpoint", ck, "--logits", "--out", logits}})
-			require.NoError(t, res.Err, "predict --logits:\n%s", tail(res.Output, 20))
-
-			out, err = exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data,
-				"--state", st, "--logits", logits, "--tol", "1e-4").CombinedOutput()
-			t.Logf("%s", strings.TrimSpace(string(out)))
-			require.NoError(t, err, "pyg_check.py:\n%s", out)
-			m := diffRe.FindStringSubmatch(string(out))
-			require.NotNil(t, m, "no difference line:\n%s", out)
-			d, err := strconv.ParseFloat(m[1], 64)
-			require.NoError(t, err)
-			assert.LessOrEqual(t, d, 1e-4, "%s: PyTorch and mpignn logits differ", tc.model)
-
-			// Round trip: import the exported state dict into a fresh
-			// checkpoint and export it again.
-			ck2, st2 := filepath.Join(dir, "ck2"), filepath.Join(dir, "again.safetensors")
-			res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: append(train, "--checkpoint", ck2, "--init-from", st, "--epochs", "0")})
-			require.NoError(t, res.Err, "train --init-from:\n%s", tail(res.Output, 20))
-			out, err = exec.Command(bin, "export", "--checkpoint", ck2, "--out", st2).CombinedOutput()
-			require.NoError(t, err, "export:\n%s", out)
-			a, err := os.ReadFile(st)
-			require.NoError(t, err)
-			b, err := os.ReadFile(st2)
-			require.NoError(t, err)
-			assert.Equal(t, a, b, "export -> --init-from -> export changed the bytes")
-		})
+	for _, m := range models {
+		dir := filepath.Join(work, m.model)
+		train := exportAndPredict(t, bin, parts, dir, m)
+		// Round trip: import the exported state dict into a fresh
+		// checkpoint and export it again.
+		ck2, st2 := filepath.Join(dir, "ck2"), filepath.Join(dir, "again.safetensors")
+		res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: append(train, "--checkpoint", ck2, "--init-from", m.state, "--epochs", "0")})
+		require.NoError(t, res.Err, "train --init-from:\n%s", tail(res.Output, 20))
+		out, err := exec.Command(bin, "export", "--checkpoint", ck2, "--out", st2).CombinedOutput()
+		require.NoError(t, err, "export:\n%s", out)
+		a, err := os.ReadFile(m.state)
+		require.NoError(t, err)
+		b, err := os.ReadFile(st2)
+		require.NoError(t, err)
+		assert.Equal(t, a, b, "%s: export -> --init-from -> export changed the bytes", m.model)
 	}
+	checkInPyTorch(t, py, data, models)
 
 	// A GAT state dict into a GCN run: refused, naming the file and tensor.
-	if states["gat"] == "" {
-		return
-	}
 	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "train", "--parts", parts, "--model", "gcn",
-		"--fanout", "-1,-1", "--hidden", "16", "--epochs", "1", "--quiet", "--init-from", states["gat"]}})
+		"--fanout", "-1,-1", "--hidden", "16", "--epochs", "1", "--quiet", "--init-from", models[2].state}})
 	require.Error(t, res.Err, "a GAT state dict loaded into GCN")
-	assert.Contains(t, res.Output, "--init-from "+states["gat"])
+	assert.Contains(t, res.Output, "--init-from "+models[2].state)
 	assert.Contains(t, res.Output, "att_")
+}
+
+// TestPyGExportDBLP does the same for the heterogeneous models on DBLP:
+// HeteroSAGE (HeteroConv of SAGEConv per edge type) and R-GCN with bases
+// (RGCNConv), each with the conference type's learnable embedding exported
+// as a torch.nn.Embedding; the logits of every author must agree.
+func TestPyGExportDBLP(t *testing.T) {
+	py := torchPython(t)
+	data := filepath.Join(filepath.Dir(coraDir()), "dblp")
+	if _, err := os.Stat(filepath.Join(data, "raw", "num-node-dict.csv.gz")); err != nil {
+		t.Skipf("DBLP not found at %s (%v): set MPIGNN_DATA to the folder holding dblp/", data, err)
+	}
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	parts := filepath.Join(work, "parts")
+	msg, err := exec.Command(bin, "partition", "--data", data, "--parts", "2", "--out", parts).CombinedOutput()
+	require.NoError(t, err, "partition:\n%s", msg)
+	models := []*pygModel{{model: "hsage"}, {model: "rgcn", extra: []string{"--bases", "2"}}}
+	for _, m := range models {
+		exportAndPredict(t, bin, parts, filepath.Join(work, m.model), m)
+		b, err := os.ReadFile(strings.TrimSuffix(m.state, ".safetensors") + ".json")
+		require.NoError(t, err)
+		assert.Contains(t, string(b), `"conference": [`, "the learnable conference embedding is exported")
+	}
+	checkInPyTorch(t, py, data, models)
 }

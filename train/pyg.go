@@ -43,13 +43,20 @@ type NamedTensor struct {
 	Data  []float32
 }
 
-// pygEntry maps one mpignn tensor (input-major Rows x Cols) to one PyG
-// tensor of the given shape; transpose when PyG keeps it output-major.
+// pygEntry maps mpignn tensors to one PyG tensor of the given shape: one
+// tensor (input-major Rows x Cols), transposed when PyG keeps it
+// output-major, or several stacked along a new first axis (RGCNConv's
+// per-relation or per-basis weights, which PyG keeps input-major).
 type pygEntry struct {
-	mp        string
+	mp        []string
 	pyg       string
 	shape     []int
 	transpose bool
+}
+
+// one maps a single mpignn tensor.
+func one(mp, pyg string, shape []int, transpose bool) pygEntry {
+	return pygEntry{[]string{mp}, pyg, shape, transpose}
 }
 
 // pygLayout lists the PyG tensor of every tensor of cfg's flat buffer.
@@ -57,10 +64,16 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Hetero != nil {
-		return nil, fmt.Errorf("pyg export: heterogeneous models (%s) are not supported yet", cfg.ArchName())
-	}
 	var es []pygEntry
+	if cfg.Hetero != nil {
+		// The typed input projections: lins.<type> = Linear(in_t, hidden).
+		for t, name := range cfg.Hetero.NodeTypes {
+			m, p := inputPrefix+name, "lins."+pygKey(name)
+			es = append(es,
+				one(m+".w", p+".weight", []int{cfg.Hidden, cfg.Hetero.InDims[t]}, true),
+				one(m+".b", p+".bias", []int{cfg.Hidden}, false))
+		}
+	}
 	for l := 0; l < cfg.Layers; l++ {
 		in, out := cfg.LayerDims(l)
 		p := fmt.Sprintf("convs.%d.", l)
@@ -68,21 +81,52 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 		switch cfg.ArchName() {
 		case ArchSAGE:
 			es = append(es,
-				pygEntry{m + "w_self", p + "lin_r.weight", []int{out, in}, true},
-				pygEntry{m + "w_neigh", p + "lin_l.weight", []int{out, in}, true},
-				pygEntry{m + "b", p + "lin_l.bias", []int{out}, false})
+				one(m+"w_self", p+"lin_r.weight", []int{out, in}, true),
+				one(m+"w_neigh", p+"lin_l.weight", []int{out, in}, true),
+				one(m+"b", p+"lin_l.bias", []int{out}, false))
 		case ArchGCN:
 			es = append(es,
-				pygEntry{m + "w", p + "lin.weight", []int{out, in}, true},
-				pygEntry{m + "b", p + "bias", []int{out}, false})
+				one(m+"w", p+"lin.weight", []int{out, in}, true),
+				one(m+"b", p+"bias", []int{out}, false))
 		case ArchGAT:
 			g := newGAT[float32](cfg, l)
 			hf := g.heads * g.f
 			es = append(es,
-				pygEntry{m + "w", p + "lin.weight", []int{hf, in}, true},
-				pygEntry{m + "att_src", p + "att_src", []int{1, g.heads, g.f}, false},
-				pygEntry{m + "att_dst", p + "att_dst", []int{1, g.heads, g.f}, false},
-				pygEntry{m + "b", p + "bias", []int{g.width()}, false})
+				one(m+"w", p+"lin.weight", []int{hf, in}, true),
+				one(m+"att_src", p+"att_src", []int{1, g.heads, g.f}, false),
+				one(m+"att_dst", p+"att_dst", []int{1, g.heads, g.f}, false),
+				one(m+"b", p+"bias", []int{g.width()}, false))
+		case ArchHSAGE:
+			// HeteroConv({edge_type: SAGEConv}, aggr="sum"): PyG's
+			// ModuleDict keys an edge type as "<src___rel___dst>".
+			for _, r := range cfg.Hetero.Relations {
+				q := p + "convs." + pygKey("<"+r+">") + "."
+				es = append(es,
+					one(m+r+".w_neigh", q+"lin_l.weight", []int{out, in}, true),
+					one(m+r+".b", q+"lin_l.bias", []int{out}, false),
+					one(m+r+".w_root", q+"lin_r.weight", []int{out, in}, true))
+			}
+		case ArchRGCN:
+			// RGCNConv(in, out, num_relations, num_bases, aggr="mean"):
+			// root (in, out), bias, and weight (R, in, out), or with bases
+			// weight (B, in, out) and comp (R, B); all input-major.
+			es = append(es,
+				one(m+"w_self", p+"root", []int{in, out}, false),
+				one(m+"b", p+"bias", []int{out}, false))
+			R, B := cfg.Hetero.NumRels(), cfg.Hetero.Bases
+			var ws []string
+			if B == 0 {
+				for _, r := range cfg.Hetero.Relations {
+					ws = append(ws, m+r+".w")
+				}
+				es = append(es, pygEntry{ws, p + "weight", []int{R, in, out}, false})
+				break
+			}
+			for k := 0; k < B; k++ {
+				ws = append(ws, fmt.Sprintf("%sbasis%d", m, k))
+			}
+			es = append(es, pygEntry{ws, p + "weight", []int{B, in, out}, false},
+				one(m+"coef", p+"comp", []int{R, B}, false))
 		default:
 			return nil, fmt.Errorf("pyg export: no PyG layout for model %q", cfg.ArchName())
 		}
@@ -91,13 +135,22 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 		c := cfg.Classes
 		d := PyGDecoderPrefix
 		es = append(es,
-			pygEntry{decoderPrefix + "w1", d + "lins.0.weight", []int{c, c}, true},
-			pygEntry{decoderPrefix + "b1", d + "lins.0.bias", []int{c}, false},
-			pygEntry{decoderPrefix + "w2", d + "lins.1.weight", []int{1, c}, true},
-			pygEntry{decoderPrefix + "b2", d + "lins.1.bias", []int{1}, false})
+			one(decoderPrefix+"w1", d+"lins.0.weight", []int{c, c}, true),
+			one(decoderPrefix+"b1", d+"lins.0.bias", []int{c}, false),
+			one(decoderPrefix+"w2", d+"lins.1.weight", []int{1, c}, true),
+			one(decoderPrefix+"b2", d+"lins.1.bias", []int{1}, false))
 	}
 	return es, nil
 }
+
+// pygKey is the key torch_geometric.nn.ModuleDict stores a name under:
+// torch's ModuleDict cannot hold dots in keys, so PyG writes them as '#'.
+func pygKey(name string) string { return strings.ReplaceAll(name, ".", "#") }
+
+// PyGEmbeddingName is the state-dict name of node type t's learnable
+// embedding table, a torch.nn.Embedding (rows in type-local original id
+// order) in a ModuleDict "embeddings".
+func PyGEmbeddingName(nodeType string) string { return "embeddings." + pygKey(nodeType) + ".weight" }
 
 // tensorsByName indexes cfg's flat layout by tensor name.
 func tensorsByName(cfg Config) map[string]Tensor {
@@ -131,13 +184,16 @@ func ExportPyG(cfg Config, params []float32) ([]NamedTensor, error) {
 	byName := tensorsByName(cfg)
 	out := make([]NamedTensor, 0, len(es))
 	for _, e := range es {
-		t := byName[e.mp]
-		src := params[t.Offset : t.Offset+t.Size()]
-		data := make([]float32, t.Size())
-		if e.transpose {
-			transposeInto(data, src, t.Rows, t.Cols)
-		} else {
-			copy(data, src)
+		var data []float32
+		for _, name := range e.mp {
+			t := byName[name]
+			src := params[t.Offset : t.Offset+t.Size()]
+			if e.transpose {
+				data = make([]float32, t.Size())
+				transposeInto(data, src, t.Rows, t.Cols)
+			} else {
+				data = append(data, src...)
+			}
 		}
 		out = append(out, NamedTensor{Name: e.pyg, Shape: e.shape, Data: data})
 	}
@@ -195,17 +251,25 @@ func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
 		if !slices.Equal(t.Shape, e.shape) {
 			return nil, fmt.Errorf("pyg import: tensor %s has shape %v, the %s model needs %v", e.pyg, t.Shape, cfg.ArchName(), e.shape)
 		}
-		mt := byName[e.mp]
-		if len(t.Data) != mt.Size() {
+		size := 0
+		for _, name := range e.mp {
+			size += byName[name].Size()
+		}
+		if len(t.Data) != size {
 			return nil, fmt.Errorf("pyg import: tensor %s holds %d values for shape %v", e.pyg, len(t.Data), t.Shape)
 		}
-		dst := params[mt.Offset : mt.Offset+mt.Size()]
-		if e.transpose {
-			// PyG's (out, in) is mpignn's (in, out) transposed: the PyG
-			// tensor has mt.Cols rows.
-			transposeInto(dst, t.Data, mt.Cols, mt.Rows)
-		} else {
-			copy(dst, t.Data)
+		src := t.Data
+		for _, name := range e.mp {
+			mt := byName[name]
+			dst := params[mt.Offset : mt.Offset+mt.Size()]
+			if e.transpose {
+				// PyG's (out, in) is mpignn's (in, out) transposed: the
+				// PyG tensor has mt.Cols rows.
+				transposeInto(dst, src, mt.Cols, mt.Rows)
+			} else {
+				copy(dst, src[:mt.Size()])
+			}
+			src = src[mt.Size():]
 		}
 	}
 	return params, nil
@@ -255,10 +319,15 @@ type PyGModelSpec struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// PyGSpec returns the PyG constructor of cfg's model.
-func PyGSpec(cfg Config) (PyGModelSpec, error) {
+// PyGSpec returns the PyG constructor of cfg's model; embeds are the
+// embedding tables exported with a heterogeneous model (their shapes are
+// constructor arguments).
+func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 	if _, err := pygLayout(cfg); err != nil {
 		return PyGModelSpec{}, err
+	}
+	if cfg.Hetero != nil {
+		return pygHeteroSpec(cfg, embeds), nil
 	}
 	kw := map[string]any{
 		"in_channels":     cfg.InDim,
@@ -298,6 +367,51 @@ func PyGSpec(cfg Config) (PyGModelSpec, error) {
 	return s, nil
 }
 
+// pygHeteroSpec describes a heterogeneous model. PyG has no model class
+// for it: the module (HeteroSAGE, RGCN) is defined in scripts/pyg_check.py
+// from PyG's HeteroConv/SAGEConv and RGCNConv, with these arguments.
+func pygHeteroSpec(cfg Config, embeds []NamedTensor) PyGModelSpec {
+	h := cfg.Hetero
+	s, _ := h.Schema()
+	edgeTypes := make([][]string, len(s.Relations))
+	for r, rel := range s.Relations {
+		edgeTypes[r] = []string{rel.Src, rel.Name, rel.Dst}
+	}
+	inDims := map[string]int{}
+	for t, name := range h.NodeTypes {
+		inDims[name] = h.InDims[t]
+	}
+	emb := map[string][]int{}
+	for _, e := range embeds {
+		emb[strings.TrimSuffix(strings.TrimPrefix(e.Name, "embeddings."), ".weight")] = e.Shape
+	}
+	kw := map[string]any{
+		"node_types":      h.NodeTypes,
+		"edge_types":      edgeTypes,
+		"in_channels":     inDims,
+		"hidden_channels": cfg.Hidden,
+		"out_channels":    cfg.Classes,
+		"num_layers":      cfg.Layers,
+		"embeddings":      emb,
+		"dropout":         cfg.Dropout,
+	}
+	sp := PyGModelSpec{Kwargs: kw, Notes: []string{
+		"per node type t: x_t = lins[t](cat(features_t, embeddings[t].weight)) (either part may be absent), no activation; " +
+			"then the convolutions with ReLU between them; the node types' rows in type-local original id order",
+	}}
+	switch cfg.ArchName() {
+	case ArchHSAGE:
+		sp.Class = "HeteroSAGE"
+		sp.Notes = append(sp.Notes, "convs[l] = HeteroConv({edge_type: SAGEConv(hidden, out, aggr='mean')}, aggr='sum') (PyG to_hetero(GraphSAGE, aggr='sum') computes the same)")
+	case ArchRGCN:
+		sp.Class = "RGCN"
+		kw["num_bases"] = h.Bases
+		sp.Notes = append(sp.Notes, "convs[l] = RGCNConv(hidden, out, num_relations=len(edge_types), num_bases=num_bases or None, aggr='mean') "+
+			"over the homogenized graph: node types concatenated in node_types order, edge_type = index in edge_types")
+	}
+	return sp
+}
+
 // pygMetaArch and pygMetaModel are the "__metadata__" keys of an exported
 // file that record mpignn's own description of the model (informational:
 // ImportPyG checks names and shapes, so a file saved by PyG loads too).
@@ -307,12 +421,14 @@ const (
 )
 
 // EncodePyG returns the safetensors bytes of cfg's model with parameters
-// params in PyG's layout (see ExportPyG).
-func EncodePyG(cfg Config, params []float32) ([]byte, error) {
+// params in PyG's layout (see ExportPyG), plus the extra tensors (a
+// heterogeneous model's embedding tables).
+func EncodePyG(cfg Config, params []float32, extra ...NamedTensor) ([]byte, error) {
 	ts, err := ExportPyG(cfg, params)
 	if err != nil {
 		return nil, err
 	}
+	ts = append(ts, extra...)
 	mj, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err

@@ -233,13 +233,55 @@ func TestDecodeSafetensorsDtypes(t *testing.T) {
 	require.ErrorContains(t, err, "m.safetensors: not a safetensors file")
 }
 
-// TestPyGRefusesHetero: heterogeneous models have no PyG layout yet; both
-// directions say so instead of writing a partial state dict.
-func TestPyGRefusesHetero(t *testing.T) {
-	cfg := Config{Arch: ArchHSAGE, Hidden: 4, Classes: 3, Layers: 2, Hetero: testHetero([]int{3, 4, 2}, 0, nil)}
-	require.NoError(t, cfg.Validate())
-	_, err := ExportPyG(cfg, make([]float32, cfg.NumParams()))
-	require.ErrorContains(t, err, "heterogeneous models (hsage) are not supported yet")
-	_, err = ImportPyG(cfg, nil)
-	require.ErrorContains(t, err, "heterogeneous models (hsage) are not supported yet")
+// TestPyGHetero pins the heterogeneous layouts: per-type input
+// projections, HeteroConv's "<src___rel___dst>" keys of SAGEConv, and
+// RGCNConv's stacked relation (or basis) weights, and round-trips them.
+func TestPyGHetero(t *testing.T) {
+	h := testHetero([]int{3, 4, 2}, 0, nil)
+	hs := Config{Arch: ArchHSAGE, Hidden: 4, Classes: 3, Layers: 2, Hetero: h}
+	rg := Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 1, Hetero: testHetero([]int{3, 4, 2}, 0, nil)}
+	rb := Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 1, Hetero: testHetero([]int{3, 4, 2}, 2, nil)}
+	R := len(h.Relations)
+	for _, cfg := range []Config{hs, rg, rb} {
+		p := distinctParams(cfg)
+		ts, err := ExportPyG(cfg, p)
+		require.NoError(t, err)
+		shapes := map[string][]int{}
+		for _, x := range ts {
+			shapes[x.Name] = x.Shape
+		}
+		for ti, name := range h.NodeTypes {
+			assert.Equal(t, []int{4, h.InDims[ti]}, shapes["lins."+name+".weight"])
+			assert.Equal(t, []int{4}, shapes["lins."+name+".bias"])
+		}
+		switch {
+		case cfg.ArchName() == ArchHSAGE:
+			k := "convs.1.convs.<" + h.Relations[0] + ">."
+			assert.Equal(t, []int{3, 4}, shapes[k+"lin_l.weight"])
+			assert.Equal(t, []int{3}, shapes[k+"lin_l.bias"])
+			assert.Equal(t, []int{3, 4}, shapes[k+"lin_r.weight"])
+			assert.Len(t, ts, 2*len(h.NodeTypes)+2*3*R)
+		case cfg.Hetero.Bases == 0:
+			assert.Equal(t, []int{R, 4, 3}, shapes["convs.0.weight"])
+			assert.Equal(t, []int{4, 3}, shapes["convs.0.root"])
+			assert.Equal(t, []int{3}, shapes["convs.0.bias"])
+			// Relation r's weight is block r, input-major as mpignn's.
+			w := tensorsByName(cfg)["l0."+h.Relations[1]+".w"]
+			for _, x := range ts {
+				if x.Name == "convs.0.weight" {
+					assert.Equal(t, p[w.Offset:w.Offset+w.Size()], x.Data[12:24])
+				}
+			}
+		default:
+			assert.Equal(t, []int{2, 4, 3}, shapes["convs.0.weight"])
+			assert.Equal(t, []int{R, 2}, shapes["convs.0.comp"])
+		}
+		got, err := ImportPyG(cfg, ts)
+		require.NoError(t, err)
+		assert.Equal(t, p, got)
+	}
+	spec, err := PyGSpec(hs, []NamedTensor{{Name: PyGEmbeddingName(h.NodeTypes[1]), Shape: []int{5, 2}}})
+	require.NoError(t, err)
+	assert.Equal(t, "HeteroSAGE", spec.Class)
+	assert.Equal(t, map[string][]int{h.NodeTypes[1]: {5, 2}}, spec.Kwargs["embeddings"])
 }

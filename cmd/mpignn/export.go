@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"mpignn/train"
+	"mpignn/train/dist"
 )
 
 // pygSidecar is the JSON written beside an exported state dict: what a
@@ -60,14 +61,20 @@ func runExport(args []string) error {
 		return err
 	}
 	params, weights := ck.BestParams, "best"
-	if *final || params == nil {
+	// A heterogeneous checkpoint holds its embeddings of the last epoch
+	// only, so its model goes out with the final weights (as predict uses).
+	if *final || params == nil || ck.Model.Hetero != nil {
 		params, weights = ck.Params, "final"
 	}
-	st, err := train.EncodePyG(ck.Model, params)
+	embeds, err := dist.CheckpointEmbeddings(ck)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", *ckDir, err)
 	}
-	spec, err := train.PyGSpec(ck.Model)
+	st, err := train.EncodePyG(ck.Model, params, embeds...)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", *ckDir, err)
+	}
+	spec, err := train.PyGSpec(ck.Model, embeds)
 	if err != nil {
 		return err
 	}

@@ -213,3 +213,23 @@ func (e *EmbeddingTable) Import(blob []byte) error {
 	e.opt.ImportState(all, state)
 	return e.arr.Seal()
 }
+
+// DecodeEmbeddingRows parses an embedding table's checkpoint blob (the
+// layout above) and returns its node type, width and parameters: rows x dim
+// float32 in type-local original id order, without the optimizer state.
+// It needs no MPI (mpignn export reads checkpoints with it).
+func DecodeEmbeddingRows(blob []byte) (nodeType string, dim int, rows int64, params []float32, err error) {
+	h, b, err := decodeEmbedHeader(blob)
+	if err != nil {
+		return "", 0, 0, nil, err
+	}
+	w := h.dim + h.stateWidth
+	params = make([]float32, h.rows*int64(h.dim))
+	for i := int64(0); i < h.rows; i++ {
+		row := b[i*int64(w)*4:]
+		for k := 0; k < h.dim; k++ {
+			params[i*int64(h.dim)+int64(k)] = math.Float32frombits(binary.LittleEndian.Uint32(row[4*k:]))
+		}
+	}
+	return h.nodeType, h.dim, h.rows, params, nil
+}

@@ -3,6 +3,7 @@ package dist
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"mpignn/collectives"
 	"mpignn/train"
@@ -24,6 +25,11 @@ func initFrom(c *collectives.Comm, path string, model *train.Model) error {
 		return fmt.Errorf("--init-from: %w", err)
 	}
 	ts, _, err := train.DecodeSafetensors(path, data)
+	for _, t := range ts {
+		if err == nil && strings.HasPrefix(t.Name, "embeddings.") {
+			err = fmt.Errorf("tensor %s: learnable embedding tables are not imported yet (they live in sharded MPI windows); drop them to start the other weights from the file", t.Name)
+		}
+	}
 	if err == nil {
 		var p []float32
 		if p, err = train.ImportPyG(model.Config(), ts); err == nil {
