@@ -348,6 +348,50 @@ class RGCN(HeteroInput):
         return {t: x[off[t]:off[t] + h[t].size(0)] for t in self.node_types}
 
 
+class LinkPredictor(torch.nn.Module):
+    """OGB's LinkPredictor (examples/linkproppred) with two layers, mpignn's
+    --decoder mlp: logit(u, v) = lins[1](relu(lins[0](h_u * h_v))); OGB's
+    forward returns its sigmoid (mpignn's prob column)."""
+
+    def __init__(self, in_channels, hidden_channels, out_channels, num_layers, dropout=0.0):
+        super().__init__()
+        assert num_layers == 2
+        self.lins = torch.nn.ModuleList([torch.nn.Linear(in_channels, hidden_channels),
+                                         torch.nn.Linear(hidden_channels, out_channels)])
+
+    def logit(self, h_u, h_v):
+        return self.lins[1](self.lins[0](h_u * h_v).relu()).squeeze(-1)
+
+    def forward(self, h_u, h_v):
+        return torch.sigmoid(self.logit(h_u, h_v))
+
+
+def check_decoder(state_path, emb_path, scores_path, tol):
+    """The link decoder alone: mpignn's node embeddings (mpignn embed) and
+    pair scores (mpignn predict --task link) against the exported decoder
+    module, built from the sidecar's decoder_kwargs."""
+    spec = json.load(open(state_path[: -len(".safetensors")] + ".json"))["model"]
+    state = load_safetensors(state_path)
+    emb = load_npy(emb_path)
+    rows = np.loadtxt(scores_path, delimiter=",", skiprows=1, ndmin=2)
+    u, v = torch.from_numpy(rows[:, 0].astype(np.int64)), torch.from_numpy(rows[:, 1].astype(np.int64))
+    want = torch.from_numpy(rows[:, 2].astype(np.float32))
+    want_prob = torch.from_numpy(rows[:, 3].astype(np.float32))
+    with torch.no_grad():
+        if spec["decoder"] == "mlp":
+            dec = LinkPredictor(**spec["decoder_kwargs"])
+            dec.load_state_dict({k[len("decoder."):]: t for k, t in state.items() if k.startswith("decoder.")}, strict=True)
+            dec.eval()
+            got, prob = dec.logit(emb[u], emb[v]), dec(emb[u], emb[v])
+        else:
+            got = (emb[u] * emb[v]).sum(-1)
+            prob = torch.sigmoid(got)
+    diff = max((got - want).abs().max().item(), (prob - want_prob).abs().max().item())
+    print(f"decoder {spec['decoder']}: {len(want)} pairs, max abs score/prob difference {diff:.3g} "
+          f"(max |score| {want.abs().max().item():.3g})")
+    return 0 if diff <= tol else 1
+
+
 def model_class(name):
     """PyG's class if PyG is installed, else the stand-in of the same name."""
     if "." not in name:  # mpignn's heterogeneous modules, defined above
@@ -381,10 +425,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="dataset directory (OGB raw layout)")
     ap.add_argument("--state", required=True, nargs="+", help="FILE.safetensors from mpignn export (FILE.json beside it)")
-    ap.add_argument("--logits", required=True, nargs="+", help="mpignn predict --logits output (.npy), one per --state")
+    ap.add_argument("--logits", nargs="+", default=[], help="mpignn predict --logits output (.npy), one per --state")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--label-type", default="", help="heterogeneous: the node type predict scored (default: the labelled one)")
+    ap.add_argument("--embeddings", help="link model: mpignn embed output (.npy); with --scores checks the decoder only")
+    ap.add_argument("--scores", help="link model: mpignn predict --task link output (src,dst,score,prob)")
     a = ap.parse_args()
+    if a.scores:
+        return check_decoder(a.state[0], a.embeddings, a.scores, a.tol)
     if len(a.state) != len(a.logits):
         ap.error("give one --logits file per --state file")
     graph = {}  # the dataset, read once for every model

@@ -170,3 +170,40 @@ func TestPyGExportDBLP(t *testing.T) {
 	require.Error(t, res.Err, "embedding tables imported")
 	assert.Contains(t, res.Output, "embeddings.conference.weight: learnable embedding tables are not imported yet")
 }
+
+// TestPyGExportLinkDecoder: a link model's MLP decoder leaves as its own
+// module (OGB's LinkPredictor under "decoder."): fed mpignn's node
+// embeddings (embed), it must give predict --task link's scores and
+// probabilities within 1e-4.
+func TestPyGExportLinkDecoder(t *testing.T) {
+	py := torchPython(t)
+	data := coraDir()
+	if _, err := os.Stat(filepath.Join(data, "raw", "edge.csv.gz")); err != nil {
+		t.Skipf("Cora not found at %s (%v): set MPIGNN_DATA to the folder holding cora/", data, err)
+	}
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	parts, ck := filepath.Join(work, "parts"), filepath.Join(work, "ck")
+	st, emb := filepath.Join(work, "link.safetensors"), filepath.Join(work, "emb.npy")
+	pairs, scores := filepath.Join(work, "pairs.csv"), filepath.Join(work, "scores.csv")
+	msg, err := exec.Command(bin, "partition", "--data", data, "--parts", "2", "--link-split", "random:0.85,0.05,0.10", "--out", parts).CombinedOutput()
+	require.NoError(t, err, "partition:\n%s", msg)
+	res := h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: []string{bin, "train", "--task", "link", "--parts", parts,
+		"--fanout", "-1,-1", "--batch", "512", "--hidden", "16", "--dropout", "0", "--weight-decay", "0", "--decoder", "mlp",
+		"--epochs", "3", "--quiet", "--checkpoint", ck}})
+	require.NoError(t, res.Err, "train:\n%s", tail(res.Output, 20))
+	out, err := exec.Command(bin, "export", "--checkpoint", ck, "--out", st).CombinedOutput()
+	require.NoError(t, err, "export:\n%s", out)
+	res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "embed", "--parts", parts, "--checkpoint", ck, "--out", emb}})
+	require.NoError(t, res.Err, "embed:\n%s", tail(res.Output, 20))
+	require.NoError(t, os.WriteFile(pairs, []byte("0,633\n5,100\n2000,17\n42,42\n2707,0\n1,2\n"), 0o644))
+	res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "predict", "--task", "link", "--parts", parts,
+		"--checkpoint", ck, "--pairs", pairs, "--out", scores}})
+	require.NoError(t, res.Err, "predict --task link:\n%s", tail(res.Output, 20))
+	out, err = exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", st,
+		"--embeddings", emb, "--scores", scores, "--tol", "1e-4").CombinedOutput()
+	t.Logf("%s", strings.TrimSpace(string(out)))
+	require.NoError(t, err, "pyg_check.py:\n%s", out)
+	assert.Contains(t, string(out), "decoder mlp: 6 pairs")
+}

@@ -361,8 +361,9 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 		s.Decoder = DecoderDot
 	case DecoderMLP:
 		s.Decoder = DecoderMLP
-		s.DecoderClass = "LinkPredictor (OGB): lins = [Linear(C, C), Linear(C, 1)], relu between, score = lins[1](relu(lins[0](h_u * h_v)))"
-		s.DecoderKwargs = map[string]any{"in_channels": cfg.Classes, "hidden_channels": cfg.Classes, "out_channels": 1, "num_layers": 2}
+		s.DecoderClass = "LinkPredictor (OGB examples/linkproppred; also in scripts/pyg_check.py): lins = [Linear(C, C), Linear(C, 1)]; " +
+			"mpignn's score is lins[1](relu(lins[0](h_u * h_v))), OGB's forward returns its sigmoid (mpignn's prob)"
+		s.DecoderKwargs = map[string]any{"in_channels": cfg.Classes, "hidden_channels": cfg.Classes, "out_channels": 1, "num_layers": 2, "dropout": 0.0}
 	}
 	return s, nil
 }
