@@ -233,3 +233,26 @@ func DecodeEmbeddingRows(blob []byte) (nodeType string, dim int, rows int64, par
 	}
 	return h.nodeType, h.dim, h.rows, params, nil
 }
+
+// ReplaceEmbeddingRows returns a copy of an embedding table's checkpoint
+// blob with its parameters replaced by params (rows x dim, type-local
+// original id order) and its optimizer state kept: train --init-from puts
+// imported embeddings into a fresh table this way.
+func ReplaceEmbeddingRows(blob []byte, params []float32) ([]byte, error) {
+	h, rows, err := decodeEmbedHeader(blob)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(params)) != h.rows*int64(h.dim) {
+		return nil, fmt.Errorf("embedding %s: %d values for %d rows of width %d", h.nodeType, len(params), h.rows, h.dim)
+	}
+	out := append([]byte(nil), blob[:len(blob)-len(rows)]...)
+	w := h.dim + h.stateWidth
+	for i := int64(0); i < h.rows; i++ {
+		for k := 0; k < h.dim; k++ {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(params[i*int64(h.dim)+int64(k)]))
+		}
+		out = append(out, rows[(i*int64(w)+int64(h.dim))*4:(i+1)*int64(w)*4]...)
+	}
+	return out, nil
+}

@@ -28,4 +28,14 @@ func TestDecodeEmbeddingRows(t *testing.T) {
 
 	_, _, _, _, err = DecodeEmbeddingRows(blob[:len(blob)-4])
 	require.ErrorContains(t, err, "header says 3 rows")
+
+	// New parameters, the optimizer state word kept.
+	nb, err := ReplaceEmbeddingRows(blob, []float32{7, 8, 9, 10, 11, 12})
+	require.NoError(t, err)
+	_, _, _, p, err = DecodeEmbeddingRows(nb)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{7, 8, 9, 10, 11, 12}, p)
+	assert.Equal(t, blob[len(blob)-4:], nb[len(nb)-4:], "state word of the last row")
+	_, err = ReplaceEmbeddingRows(blob, []float32{1})
+	require.ErrorContains(t, err, "1 values for 3 rows of width 2")
 }

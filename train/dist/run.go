@@ -368,7 +368,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	if cfg.InitFrom != "" {
-		if err := initFrom(c, cfg.InitFrom, model); err != nil {
+		if err := initFrom(c, cfg.InitFrom, model, sparse); err != nil {
 			return nil, err
 		}
 	}
