@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"mpignn/internal/tempout"
 	"mpignn/train"
 	"mpignn/train/dist"
 )
@@ -56,6 +57,11 @@ func runExport(args []string) error {
 	case !strings.HasSuffix(*out, ".safetensors"):
 		return fmt.Errorf("--out %s: the name must end in .safetensors (the sidecar is FILE.json)", *out)
 	}
+	// SIGINT/SIGTERM remove a half-written output and exit 130/143.
+	cleanup := tempout.NewCleanup("mpignn export")
+	defer cleanup.Listen()()
+	cleanup.Add(tempout.Own(*out))
+	cleanup.Add(tempout.Own(sidecarPath(*out)))
 	ck, err := train.LoadCheckpoint(*ckDir)
 	if err != nil {
 		return err
