@@ -61,6 +61,24 @@ def load_safetensors(path):
     return state
 
 
+def save_safetensors(path, state):
+    """Write {name: tensor} as float32 safetensors (json + numpy only), in
+    the dict's order, without __metadata__: a file as PyG users write it."""
+    header, blobs, off = {}, [], 0
+    for name, t in state.items():
+        b = t.detach().contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little"))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
 def load_npy(path):
     return torch.from_numpy(np.load(path))
 
@@ -430,7 +448,13 @@ def main():
     ap.add_argument("--label-type", default="", help="heterogeneous: the node type predict scored (default: the labelled one)")
     ap.add_argument("--embeddings", help="link model: mpignn embed output (.npy); with --scores checks the decoder only")
     ap.add_argument("--scores", help="link model: mpignn predict --task link output (src,dst,score,prob)")
+    ap.add_argument("--make-random", metavar="OUT.safetensors",
+                    help="write a randomly initialised model like --state's (OUT.json beside it), as a PyG user would, "
+                         "GATConv under PyG <= 2.4's names lin_src/lin_dst")
+    ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
+    if a.make_random:
+        return make_random(a.state[0], a.make_random, a.seed)
     if a.scores:
         return check_decoder(a.state[0], a.embeddings, a.scores, a.tol)
     if len(a.state) != len(a.logits):
@@ -442,12 +466,41 @@ def main():
     return status
 
 
+def make_random(like, out, seed):
+    spec = json.load(open(like[: -len(".safetensors")] + ".json"))
+    cls, _ = model_class(spec["model"]["class"])
+    torch.manual_seed(seed)
+    model = cls(**spec["model"]["kwargs"])
+    state = {}
+    for k, v in model.state_dict().items():
+        v = torch.randn(v.shape) * 0.3  # biases too, so that every tensor's place is checked
+        if k.endswith(".lin.weight") and spec["mpignn_arch"] == "gat":
+            state[k[: -len("lin.weight")] + "lin_src.weight"] = v
+            state[k[: -len("lin.weight")] + "lin_dst.weight"] = v
+        else:
+            state[k] = v
+    save_safetensors(out, dict(reversed(list(state.items()))))
+    spec["state_dict"] = out.rsplit("/", 1)[-1]
+    json.dump(spec, open(out[: -len(".safetensors")] + ".json", "w"), indent=2)
+    print(f"wrote {out}: {len(state)} tensors")
+    return 0
+
+
+def fold_lin_src(state):
+    """PyG <= 2.4 names GATConv's projection lin_src (lin_dst the same
+    module); later versions lin."""
+    for k in [k for k in state if k.endswith(".lin_src.weight")]:
+        state[k.replace(".lin_src.", ".lin.")] = state.pop(k)
+        state.pop(k.replace(".lin_src.", ".lin_dst."), None)
+    return state
+
+
 def check(a, state_path, logits_path, graph):
     # The lines of README "Using a trained model from Python":
     spec = json.load(open(state_path[: -len(".safetensors")] + ".json"))
     cls, impl = model_class(spec["model"]["class"])
     model = cls(**spec["model"]["kwargs"])
-    state = load_safetensors(state_path)
+    state = fold_lin_src(load_safetensors(state_path))
     model.load_state_dict({k: v for k, v in state.items() if not k.startswith("decoder.")}, strict=True)
     model.eval()
 

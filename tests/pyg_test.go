@@ -131,6 +131,28 @@ func TestPyGExportCora(t *testing.T) {
 	}
 	checkInPyTorch(t, py, data, models)
 
+	// The other direction: a model initialised in PyTorch and saved as a
+	// PyG user would (tensors in another order, no metadata, GATConv under
+	// PyG <= 2.4's lin_src/lin_dst names) is evaluated by mpignn
+	// (--init-from, --epochs 0, predict --logits) with PyTorch's logits.
+	var random []*pygModel
+	for i, m := range models {
+		r := &pygModel{model: m.model, extra: m.extra, ck: filepath.Join(work, m.model, "ck-random"),
+			state: filepath.Join(work, m.model, "random.safetensors"), logits: filepath.Join(work, m.model, "random.npy")}
+		out, err := exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", m.state,
+			"--make-random", r.state, "--seed", strconv.Itoa(i)).CombinedOutput()
+		require.NoError(t, err, "pyg_check.py --make-random:\n%s", out)
+		args := append([]string{bin, "train", "--parts", parts, "--model", m.model, "--fanout", "-1,-1", "--hidden", "16",
+			"--epochs", "0", "--quiet", "--checkpoint", r.ck, "--init-from", r.state}, m.extra...)
+		res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: args})
+		require.NoError(t, res.Err, "train --init-from a PyTorch file:\n%s", tail(res.Output, 20))
+		res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "predict", "--parts", parts,
+			"--checkpoint", r.ck, "--logits", "--out", r.logits}})
+		require.NoError(t, res.Err, "predict --logits:\n%s", tail(res.Output, 20))
+		random = append(random, r)
+	}
+	checkInPyTorch(t, py, data, random)
+
 	// A GAT state dict into a GCN run: refused, naming the file and tensor.
 	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "train", "--parts", parts, "--model", "gcn",
 		"--fanout", "-1,-1", "--hidden", "16", "--epochs", "1", "--quiet", "--init-from", models[2].state}})
