@@ -38,10 +38,7 @@ type EmbedConfig struct {
 	Batch int // per-rank nodes per step
 	// Final uses the final weights instead of the best-validation ones.
 	Final bool
-	// Logits (Embed) asks for the class logits of a node-classification
-	// model: a link model's checkpoint is refused.
-	Logits bool
-	Store  dsample.StoreOptions
+	Store dsample.StoreOptions
 }
 
 // embedMagic starts the mpignn binary embedding layout: the magic, then
@@ -77,9 +74,6 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if cfg.Logits && ck.Model.IsLink() {
-		return nil, fmt.Errorf("%s: --logits: checkpoint %s holds a link model (its rows are embeddings; use embed)", what, cfg.CheckpointDir)
 	}
 	var info runInfo
 	if len(ck.RunInfo) > 0 {
