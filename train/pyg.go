@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// PyG export: the parameters of a homogeneous model as a PyTorch Geometric
-// state dict. The names, shapes and layouts are those of
+// PyG export: the parameters of a model as a PyTorch Geometric state dict.
+// For the homogeneous models the names, shapes and layouts are those of
 // torch_geometric.nn.models.GraphSAGE / GCN / GAT (BasicGNN with
 // out_channels set and jk=None, PyG 2.5 and later), so that
 // model.load_state_dict(state, strict=True) takes them:
@@ -24,6 +24,14 @@ import (
 // the transposes. A link model's MLP decoder (OGB's LinkPredictor) follows
 // under the prefix "decoder.": decoder.lins.0.weight (C, C), .bias (C),
 // decoder.lins.1.weight (1, C), .bias (1).
+//
+// Heterogeneous models, for which PyG has no model class, are a module of
+// per-type input projections (lins.<type>: Linear(in_t, hidden)) and
+// convolutions that PyG has: HeteroConv of one SAGEConv per edge type
+// (convs.l.convs.<src___rel___dst>.lin_l/lin_r, hsage) or RGCNConv
+// (convs.l.weight, comp, root, bias; rgcn). Learnable embedding tables are
+// torch.nn.Embedding weights (PyGEmbeddingName), passed beside the model's
+// flat buffer.
 //
 // Every mpignn tensor maps to exactly one PyG tensor and back, so
 // export -> import -> export is the identity on the bytes.
