@@ -33,8 +33,8 @@ import (
 // torch.nn.Embedding weights (PyGEmbeddingName), passed beside the model's
 // flat buffer.
 //
-// Every mpignn tensor maps to exactly one PyG tensor and back, so
-// export -> import -> export is the identity on the bytes.
+// Every element of the flat buffer has exactly one place in the state dict
+// and back, so export -> import -> export is the identity on the bytes.
 
 // PyGVersion names the PyTorch Geometric release whose parameter names the
 // export matches. Up to PyG 2.4 GATConv called its one projection
