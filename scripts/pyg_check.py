@@ -452,6 +452,8 @@ def main():
                     help="write a randomly initialised model like --state's (OUT.json beside it), as a PyG user would, "
                          "GATConv under PyG <= 2.4's names lin_src/lin_dst")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--gcn-norm", default="", choices=["", "sym"],
+                    help="sym: the logits come from predict --gcn-norm sym, compare gcn with the pure GCNConv equations")
     a = ap.parse_args()
     if a.make_random:
         return make_random(a.state[0], a.make_random, a.seed)
@@ -522,7 +524,9 @@ def check(a, state_path, logits_path, graph):
     x, edge_index = graph["homo"]
     x = row_normalize(x)
     with torch.no_grad():
-        if spec["mpignn_arch"] == "gcn":
+        if spec["mpignn_arch"] == "gcn" and a.gcn_norm == "sym":
+            got = model(x, edge_index)  # GCNConv on every layer, mpignn's --gcn-norm sym
+        elif spec["mpignn_arch"] == "gcn":
             pure = model(x, edge_index)
             got = gcn_first_layer_mean(model, x, edge_index)
             same = (pure.argmax(1) == want.argmax(1)).float().mean().item()

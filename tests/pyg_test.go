@@ -62,9 +62,10 @@ func exportAndPredict(t *testing.T, bin, parts, dir string, m *pygModel) []strin
 // checkInPyTorch runs scripts/pyg_check.py over the models (one read of
 // the dataset) and requires every model's max abs logit difference to be
 // at most 1e-4.
-func checkInPyTorch(t *testing.T, py, data string, models []*pygModel) {
+func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...string) {
 	t.Helper()
-	args := []string{filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--tol", "1e-4", "--state"}
+	args := append([]string{filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--tol", "1e-4"}, extra...)
+	args = append(args, "--state")
 	for _, m := range models {
 		args = append(args, m.state)
 	}
@@ -153,8 +154,17 @@ func TestPyGExportCora(t *testing.T) {
 	}
 	checkInPyTorch(t, py, data, random)
 
+	// predict --gcn-norm sym evaluates a GCN with GCNConv's first layer
+	// too: the PyTorch-initialised GCN's logits are then pure GCNConv's.
+	g := *random[1]
+	g.logits = filepath.Join(work, "gcn", "random-sym.npy")
+	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "predict", "--parts", parts,
+		"--checkpoint", g.ck, "--logits", "--gcn-norm", "sym", "--out", g.logits}})
+	require.NoError(t, res.Err, "predict --gcn-norm sym:\n%s", tail(res.Output, 20))
+	checkInPyTorch(t, py, data, []*pygModel{&g}, "--gcn-norm", "sym")
+
 	// A GAT state dict into a GCN run: refused, naming the file and tensor.
-	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "train", "--parts", parts, "--model", "gcn",
+	res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "train", "--parts", parts, "--model", "gcn",
 		"--fanout", "-1,-1", "--hidden", "16", "--epochs", "1", "--quiet", "--init-from", models[2].state}})
 	require.Error(t, res.Err, "a GAT state dict loaded into GCN")
 	assert.Contains(t, res.Output, "--init-from "+models[2].state)

@@ -353,7 +353,8 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 		s.Class = "torch_geometric.nn.models.GCN"
 		s.Notes = append(s.Notes, "layer 0 normalises by 1/d_i (mean over in-neighbours and self) where GCNConv uses 1/sqrt(d_i*d_j); "+
 			"layers 1.. equal GCNConv (symmetric, one self-loop). To reproduce mpignn exactly run convs[0] with normalize=False on "+
-			"edge_index with self-loops and edge_weight = 1/deg_in_plus_1[dst]")
+			"edge_index with self-loops and edge_weight = 1/deg_in_plus_1[dst]; mpignn predict --gcn-norm sym evaluates GCNConv's normalisation instead "+
+			"(for a model trained in PyG)")
 	case ArchGAT:
 		s.Class = "torch_geometric.nn.models.GAT"
 		s.Kwargs["heads"] = cfg.Heads

@@ -32,6 +32,7 @@ func newInferFlags(name, outHelp string) *inferFlags {
 	fs.StringVar(&cfg.Eval, "eval", "", "inference: layer-wise (exact, every neighbor, each layer once per node) or sampled (--fanout neighborhoods) (default layer-wise; sampled with --fanout or --full)")
 	addBatchFlag(fs, &cfg.Batch, 1024, "nodes")
 	fs.BoolVar(&cfg.Final, "final", false, "use the final weights instead of the best-validation ones")
+	fs.StringVar(&cfg.GCNNorm, "gcn-norm", "", "gcn: first-layer normalisation; sym = GCNConv's 1/sqrt(d_i*d_j) with full degrees (layer-wise inference; for a model trained with PyG, imported by train --init-from) instead of mpignn's mean over in-neighbours and self")
 	f.transport = addTransportFlag(fs)
 	addCacheFlag(fs, &cfg.Store.CacheMB)
 	addThreadsFlag(fs, &f.threads)
@@ -125,6 +126,7 @@ func runPredict(args []string) error {
 		n, err := dist.Predict(c, dist.PredictConfig{
 			PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
 			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
+			GCNNorm: f.cfg.GCNNorm,
 		})
 		if err != nil {
 			return err

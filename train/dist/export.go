@@ -2,6 +2,7 @@ package dist
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"mpignn/sample/dsample"
@@ -33,4 +34,25 @@ func CheckpointEmbeddings(ck *train.Checkpoint) ([]train.NamedTensor, error) {
 		out = append(out, train.NamedTensor{Name: train.PyGEmbeddingName(nodeType), Shape: []int{int(rows), dim}, Data: params})
 	}
 	return out, nil
+}
+
+// overrideGCNNorm sets the first-layer normalisation of a GCN checkpoint's
+// model for inference (predict/embed --gcn-norm): "sym" is GCNConv's,
+// which needs every node's in-degree and so layer-wise inference.
+func overrideGCNNorm(ck *train.Checkpoint, norm, eval string, fanouts []int, full bool) error {
+	if norm == "" {
+		return nil
+	}
+	mode, err := inferenceMode(eval, fanouts, full)
+	if err != nil {
+		return err
+	}
+	if mode != EvalLayerwise {
+		return errors.New("--gcn-norm needs layer-wise inference (every node's in-degree): drop --fanout, --full and --eval sampled")
+	}
+	ck.Model.GCNNorm = norm
+	if err := ck.Model.Validate(); err != nil {
+		return fmt.Errorf("--gcn-norm %s: %w", norm, err)
+	}
+	return nil
 }

@@ -41,6 +41,9 @@ type PredictConfig struct {
 	// (float32, nodes x classes, row i = original id i, of the labelled
 	// type in a heterogeneous graph) instead of classes; layer-wise only.
 	Logits bool
+	// GCNNorm overrides a GCN checkpoint's first-layer normalisation
+	// (train.Config.GCNNorm; "sym" evaluates GCNConv's, layer-wise only).
+	GCNNorm string
 }
 
 // Predict classifies every node of the partitioned graph with a
@@ -54,6 +57,9 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	}
 	ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
 	if err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
+	}
+	if err := overrideGCNNorm(ck, cfg.GCNNorm, cfg.Eval, cfg.Fanouts, cfg.Full); err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
 	var info runInfo
