@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/klauspost/compress v1.20.3
+	github.com/nlpodyssey/safetensors v0.0.0-20250209183917-bfb01cc25f7c
 	github.com/sbromberger/gompi v0.2.0
 	github.com/stretchr/testify v1.12.1
 	gonum.org/v1/gonum v0.17.0

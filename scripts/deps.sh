@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # deps.sh — make sure the system packages mpignn builds against are present:
 # Go 1.26, a C compiler, OpenMPI (or MPICH with MPI=mpich), libmetis,
-# oneDNN, OpenBLAS and pkg-config. As root it installs what is missing with apt-get; otherwise it
-# prints the command to run and fails.
+# oneDNN, OpenBLAS and pkg-config, and PyTorch + NumPy for the export test.
+# As root it installs what is missing with apt-get; otherwise it prints the
+# command to run and fails.
 set -euo pipefail
 
 mpi="${MPI:-openmpi}"
@@ -28,6 +29,10 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 pkg-config --exists openblas 2>/dev/null || [[ -f /usr/include/x86_64-linux-gnu/cblas.h || -f /usr/include/cblas.h ]] ||
 	missing+=(libopenblas-dev)
 command -v gcc >/dev/null || missing+=(gcc)
+# The test of `mpignn export` (tests/pyg_test.go) rebuilds the exported
+# models in PyTorch (scripts/pyg_check.py); Debian's python3-torch is
+# 1.13 and lives under /usr/bin (a pyenv python3 on PATH would not see it).
+/usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || missing+=(python3-torch python3-numpy)
 
 if [[ ${#missing[@]} -gt 0 ]]; then
 	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then

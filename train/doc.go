@@ -30,6 +30,11 @@
 // InputGrad hands the gradients of learnable embedding rows to the caller,
 // which owns the embeddings and their sparse optimizer.
 //
+// Models leave and enter in PyTorch Geometric's layout (pyg.go): ExportPyG
+// and ImportPyG map the flat buffer to a state dict with PyG's module and
+// parameter names and shapes (GraphSAGE/GCN/GAT, HeteroConv of SAGEConv,
+// RGCNConv, OGB's LinkPredictor), stored as safetensors (safetensors.go).
+//
 // The model's float32 matrix products run on oneDNN's fp32 gemm by default
 // (blas_dnnl.go, dnnl_sgemm.go; BLASName names the kernel in use), over
 // fixed 64-row blocks so that results do not depend on the thread count;

@@ -26,7 +26,9 @@ import (
 //   - the first layer has no block below it, and whether a source of
 //     block 0 is also one of its destinations depends on which seeds share
 //     the batch, so there d_j is taken as d_i: c_ij = 1/d_i, the mean over
-//     N(i) ∪ {i} (DGL's norm='right').
+//     N(i) ∪ {i} (DGL's norm='right'). With Config.GCNNorm "sym" it takes
+//     the sources' full in-degrees from Pass.SrcDeg instead (layer-wise
+//     inference only), which is GCNConv's full-graph normalisation.
 //
 // With a full neighborhood (fanout -1) layers 1.. are exactly full-graph
 // GCN (PyG's gcn_norm with self-loops). A sampled edge j -> i with j == i
@@ -35,9 +37,10 @@ import (
 // The layer aggregates before it transforms (agg·W on the NumDst rows, as
 // GraphSAGE does), so the product runs over destinations only.
 type gcnLayer[T Float] struct {
-	in, out int
-	w, bias []T
-	gw, gb  []T
+	in, out  int
+	symFirst bool // layer 0 under GCNNorm "sym": Pass.SrcDeg is required there
+	w, bias  []T
+	gw, gb   []T
 
 	ew   []T // c_ij per edge of the block (0 for a sampled self-loop)
 	sw   []T // c_ii of the added self-loop, per destination
@@ -53,7 +56,7 @@ type gcnLayer[T Float] struct {
 
 func newGCN[T Float](c Config, l int) *gcnLayer[T] {
 	in, out := c.LayerDims(l)
-	return &gcnLayer[T]{in: in, out: out}
+	return &gcnLayer[T]{in: in, out: out, symFirst: l == 0 && c.GCNNorm == GCNNormSym}
 }
 
 func (g *gcnLayer[T]) Specs() []ParamSpec {

@@ -45,6 +45,12 @@ func (m *Model) LayerOutDim(l int) int {
 // destination, in the layer below.
 func (m *Model) NeedsSrcDegree() bool { return m.n.cfg.ArchName() == ArchGCN }
 
+// FirstLayerSrcDegree reports whether InferLayer (and InferLayerSparse)
+// need the source degrees on the first layer too: GCN with GCNNorm "sym".
+// The degrees are then every node's in-degree in the graph, which the
+// caller must know before layer 0.
+func (m *Model) FirstLayerSrcDegree() bool { return m.n.cfg.GCNNorm == GCNNormSym }
+
 // Typed reports whether the model is heterogeneous: its layer 0 reads the
 // typed input projections of InferInput, and its blocks carry Etype.
 func (m *Model) Typed() bool { return m.n.het != nil }
@@ -85,7 +91,8 @@ func (m *Model) InferInput(t int, x []float32) ([]float32, error) {
 // layer's InferLayer rows. For l > 0 of a model that NeedsSrcDegree,
 // srcDeg[j] is the in-degree of b.Nodes[j] (without self-loops) in the
 // layer below, which with full neighbourhoods is its in-degree in the
-// graph; otherwise srcDeg is ignored and may be nil. The result aliases
+// graph; so is layer 0 when FirstLayerSrcDegree; otherwise srcDeg is
+// ignored and may be nil. The result aliases
 // the layer's output buffer, valid until the next call for the same l.
 func (m *Model) InferLayer(l int, b *sample.Block, h []float32, srcDeg []int32) ([]float32, error) {
 	return m.inferLayer(l, b, h, nil, srcDeg)
@@ -93,8 +100,9 @@ func (m *Model) InferLayer(l int, b *sample.Block, h []float32, srcDeg []int32) 
 
 // InferLayerSparse is InferLayer for layer 0 of a homogeneous model with
 // the input rows of b.Nodes as sparse rows (a sparse-feature partition):
-// the layer projects the stored entries first, as in training.
-func (m *Model) InferLayerSparse(b *sample.Block, xs *sample.SparseRows) ([]float32, error) {
+// the layer projects the stored entries first, as in training. srcDeg is
+// as for InferLayer (needed on layer 0 only if FirstLayerSrcDegree).
+func (m *Model) InferLayerSparse(b *sample.Block, xs *sample.SparseRows, srcDeg []int32) ([]float32, error) {
 	if m.n.het != nil {
 		return nil, errors.New("infer layer 0: a heterogeneous model takes dense per-type inputs, not sparse rows")
 	}
@@ -104,7 +112,7 @@ func (m *Model) InferLayerSparse(b *sample.Block, xs *sample.SparseRows) ([]floa
 	if err := xs.Check(); err != nil {
 		return nil, fmt.Errorf("infer layer 0: %w", err)
 	}
-	return m.inferLayer(0, b, xs.Values, xs, nil)
+	return m.inferLayer(0, b, xs.Values, xs, srcDeg)
 }
 
 // inferLayer is InferLayer with layer 0's inputs optionally sparse (h is
@@ -122,7 +130,7 @@ func (m *Model) inferLayer(l int, b *sample.Block, h []float32, xs *sample.Spars
 		return nil, fmt.Errorf("infer layer %d: got %d input values, want %d (%d nodes x %d)", l, len(h), want, b.NumSrc(), in)
 	}
 	p := Pass{Sparse: xs}
-	if l > 0 && m.NeedsSrcDegree() {
+	if (l > 0 || m.FirstLayerSrcDegree()) && m.NeedsSrcDegree() {
 		if len(srcDeg) != b.NumSrc() {
 			return nil, fmt.Errorf("infer layer %d: got %d source degrees for %d nodes", l, len(srcDeg), b.NumSrc())
 		}

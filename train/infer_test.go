@@ -156,3 +156,90 @@ func TestInferLayerErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestGCNNormSym: with GCNNorm "sym" the first GCN layer of layer-wise
+// inference is GCNConv's out_i = b + (sum over j in N(i) and i of
+// x_j/sqrt(d_i·d_j))·W with d = in-degree + 1, the sources' degrees taken
+// from srcDeg; the default stays the mean (1/d_i); the training passes,
+// which lack those degrees, refuse it; other models and values are refused.
+func TestGCNNormSym(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, in, out = 40, 5, 3
+	g := randomGraph(r, n, 160)
+	x := make([]float32, n*in)
+	for i := range x {
+		x[i] = r.Float32()*2 - 1
+	}
+	all := make([]int64, n)
+	for i := range all {
+		all[i] = int64(i)
+	}
+	blocks, err := sample.SampleBlocks(g, all, all, []int{-1}, sample.Key{}, false)
+	require.NoError(t, err)
+	b := &blocks[0]
+	h := make([]float32, 0, b.NumSrc()*in)
+	for _, v := range b.Nodes {
+		h = append(h, x[int(v)*in:(int(v)+1)*in]...)
+	}
+	deg := make([]int32, n) // by node id
+	for i := 0; i < b.NumDst; i++ {
+		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+			if int(j) != i {
+				deg[b.Nodes[i]]++
+			}
+		}
+	}
+	srcDeg := make([]int32, b.NumSrc())
+	for k, v := range b.Nodes {
+		srcDeg[k] = deg[v]
+	}
+	for _, norm := range []string{"", GCNNormSym} {
+		cfg := Config{Arch: ArchGCN, InDim: in, Classes: out, Layers: 1, GCNNorm: norm}
+		m, err := NewModel(cfg, 5)
+		require.NoError(t, err)
+		p := m.Params()
+		for i := range p {
+			p[i] = float32(math.Sin(float64(i)))
+		}
+		w, bias := p[:in*out], p[in*out:]
+		got, err := m.InferLayer(0, b, h, srcDeg)
+		require.NoError(t, err)
+		for i := 0; i < b.NumDst; i++ {
+			di := float64(1 + deg[b.Nodes[i]])
+			agg := make([]float64, in)
+			add := func(j int, c float64) {
+				for k := range agg {
+					agg[k] += c * float64(h[j*in+k])
+				}
+			}
+			add(i, 1/di)
+			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+				if int(j) == i {
+					continue
+				}
+				dj := di // mpignn's first layer: the mean
+				if norm == GCNNormSym {
+					dj = float64(1 + deg[b.Nodes[j]])
+				}
+				add(int(j), 1/math.Sqrt(di*dj))
+			}
+			for c := 0; c < out; c++ {
+				want := float64(bias[c])
+				for k := range agg {
+					want += agg[k] * float64(w[k*out+c])
+				}
+				require.InDelta(t, want, got[i*out+c], 1e-5, "norm %q node %d class %d", norm, i, c)
+			}
+		}
+		if norm == GCNNormSym {
+			_, err = m.Forward(blocks, h)
+			require.ErrorContains(t, err, "gcn_norm sym needs every first-layer source's full in-degree")
+		}
+	}
+	for _, c := range []Config{
+		{Arch: ArchSAGE, InDim: in, Classes: out, Layers: 1, GCNNorm: GCNNormSym},
+		{Arch: ArchGCN, InDim: in, Classes: out, Layers: 1, GCNNorm: "both"},
+	} {
+		require.Error(t, c.Validate(), "%+v", c)
+	}
+}

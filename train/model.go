@@ -39,6 +39,13 @@ type Config struct {
 	// omitted from JSON when empty so node configs (and their checkpoints)
 	// serialise exactly as before.
 	Decoder string `json:"decoder,omitempty"`
+	// GCNNorm selects the first GCN layer's normalisation: "" is mpignn's,
+	// 1/d_i (the mean over in-neighbours and self, as on a sampled block
+	// the sources' degrees are unknown); GCNNormSym is GCNConv's
+	// 1/sqrt(d_i·d_j) with every source's full in-degree, which only
+	// layer-wise inference knows (predict/embed --gcn-norm sym, to evaluate
+	// a model trained with PyG's GCNConv). Omitted from JSON when empty.
+	GCNNorm string `json:"gcn_norm,omitempty"`
 	// Hetero makes a heterogeneous model (architectures "rgcn" and
 	// "hsage", see HeteroArchs): the node types, relations and per-type
 	// input widths. InDim is then 0 and every node type's input rows go
@@ -57,6 +64,10 @@ const (
 	// relu((h_u ⊙ h_v)·W1 + b1)·W2 + b2 with W1 C x C and W2 C x 1.
 	DecoderMLP = "mlp"
 )
+
+// GCNNormSym is Config.GCNNorm for GCNConv's symmetric normalisation on
+// the first layer too.
+const GCNNormSym = "sym"
 
 // Decoders returns the names of the link decoders.
 func Decoders() []string { return []string{DecoderDot, DecoderMLP} }
@@ -111,6 +122,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("model config: dropout %v must be in [0,1)", c.Dropout)
 	case !(c.InputDropout >= 0 && c.InputDropout < 1):
 		return fmt.Errorf("model config: input dropout %v must be in [0,1)", c.InputDropout)
+	case c.GCNNorm != "" && c.GCNNorm != GCNNormSym:
+		return fmt.Errorf("model config: unknown gcn_norm %q (known: %s; empty for mpignn's first-layer mean)", c.GCNNorm, GCNNormSym)
+	case c.GCNNorm != "" && c.ArchName() != ArchGCN:
+		return fmt.Errorf("model config: gcn_norm applies to gcn only, not %s", c.ArchName())
 	case c.Decoder != "" && c.Decoder != DecoderDot && c.Decoder != DecoderMLP:
 		return fmt.Errorf("model config: unknown decoder %q (known: %s; empty for node classification)", c.Decoder, strings.Join(Decoders(), ", "))
 	}
@@ -470,6 +485,9 @@ func (n *net[T]) checkLabels(blocks []sample.Block, labels []int32) error {
 
 // checkBlocks validates the structure of the block chain.
 func (n *net[T]) checkBlocks(blocks []sample.Block) error {
+	if n.cfg.GCNNorm == GCNNormSym {
+		return errors.New("model: gcn_norm sym needs every first-layer source's full in-degree, which only layer-wise inference (InferLayer) has; sampled blocks use mpignn's first-layer mean")
+	}
 	if len(blocks) != n.cfg.Layers {
 		return fmt.Errorf("model: got %d blocks for a %d-layer model", len(blocks), n.cfg.Layers)
 	}

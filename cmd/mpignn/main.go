@@ -29,6 +29,7 @@ func commands() map[string]command {
 		"train":     {"train a GNN for node classification or link prediction under MPI (one rank per partition)", runTrain},
 		"predict":   {"classify every node, or score node pairs (--task link), with a checkpoint (under MPI)", runPredict},
 		"embed":     {"write every node's embedding (model output rows) with a checkpoint (under MPI)", runEmbed},
+		"export":    {"write a checkpoint's model as a PyTorch Geometric state dict (.safetensors + .json)", runExport},
 		"plot":      {"draw loss/accuracy curves of a metrics file", runPlot},
 		"version":   {"print the build identity the ranks compare at start-up", runVersion},
 	}

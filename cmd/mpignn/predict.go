@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"mpignn/collectives"
 	"mpignn/internal/tempout"
@@ -31,6 +32,7 @@ func newInferFlags(name, outHelp string) *inferFlags {
 	fs.StringVar(&cfg.Eval, "eval", "", "inference: layer-wise (exact, every neighbor, each layer once per node) or sampled (--fanout neighborhoods) (default layer-wise; sampled with --fanout or --full)")
 	addBatchFlag(fs, &cfg.Batch, 1024, "nodes")
 	fs.BoolVar(&cfg.Final, "final", false, "use the final weights instead of the best-validation ones")
+	fs.StringVar(&cfg.GCNNorm, "gcn-norm", "", "gcn: first-layer normalisation; sym = GCNConv's 1/sqrt(d_i*d_j) with full degrees (layer-wise inference; for a model trained with PyG, imported by train --init-from) instead of mpignn's mean over in-neighbours and self")
 	f.transport = addTransportFlag(fs)
 	addCacheFlag(fs, &cfg.Store.CacheMB)
 	addThreadsFlag(fs, &f.threads)
@@ -90,8 +92,17 @@ func runPredict(args []string) error {
 	f := newInferFlags("predict", "output CSV: original_node_id,predicted_class, or with --task link src,dst,score,prob (required)")
 	task := f.fs.String("task", dist.TaskNode, "node (classify every node) or link (score the pairs of --pairs)")
 	f.fs.StringVar(&f.cfg.Pairs, "pairs", "", "--task link: file of src,dst lines (original node ids) to score")
+	logits := f.fs.Bool("logits", false, "write every node's raw class logits (float32 .npy, nodes x classes, row = original id; the labelled type's nodes in a heterogeneous graph) to --out instead of classes (layer-wise inference)")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if *logits {
+		switch {
+		case *task != dist.TaskNode:
+			return errors.New("--logits applies to --task node only")
+		case !strings.HasSuffix(f.cfg.Out, ".npy"):
+			return fmt.Errorf("--logits: --out %s must end in .npy", f.cfg.Out)
+		}
 	}
 	switch {
 	case *task != dist.TaskNode && *task != dist.TaskLink:
@@ -114,12 +125,15 @@ func runPredict(args []string) error {
 		}
 		n, err := dist.Predict(c, dist.PredictConfig{
 			PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
-			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store,
+			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
+			GCNNorm: f.cfg.GCNNorm,
 		})
 		if err != nil {
 			return err
 		}
-		if w.IsRoot() {
+		if w.IsRoot() && *logits {
+			fmt.Printf("predict: wrote the logits of %d nodes to %s\n", n, f.cfg.Out)
+		} else if w.IsRoot() {
 			fmt.Printf("predict: wrote %d predictions to %s\n", n, f.cfg.Out)
 		}
 		return nil

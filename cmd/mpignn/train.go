@@ -75,6 +75,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.IntVar(&c.Run.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
 	fs.IntVar(&c.Run.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
 	fs.BoolVar(&c.Resume, "resume", false, "continue from the checkpoint in --checkpoint")
+	fs.StringVar(&c.InitFrom, "init-from", "", "start from the weights of a PyTorch Geometric state dict, FILE.safetensors (mpignn export, or safetensors.torch.save_file(model.state_dict(), FILE)) of the same architecture")
 	fs.BoolVar(&c.OverwriteCheckpoint, "overwrite-checkpoint", false, "start a fresh run even if --checkpoint already holds a checkpoint (replaced at the first save)")
 	transport := addTransportFlag(fs)
 	addCacheFlag(fs, &c.Store.CacheMB)

@@ -213,3 +213,46 @@ func (e *EmbeddingTable) Import(blob []byte) error {
 	e.opt.ImportState(all, state)
 	return e.arr.Seal()
 }
+
+// DecodeEmbeddingRows parses an embedding table's checkpoint blob (the
+// layout above) and returns its node type, width and parameters: rows x dim
+// float32 in type-local original id order, without the optimizer state.
+// It needs no MPI (mpignn export reads checkpoints with it).
+func DecodeEmbeddingRows(blob []byte) (nodeType string, dim int, rows int64, params []float32, err error) {
+	h, b, err := decodeEmbedHeader(blob)
+	if err != nil {
+		return "", 0, 0, nil, err
+	}
+	w := h.dim + h.stateWidth
+	params = make([]float32, h.rows*int64(h.dim))
+	for i := int64(0); i < h.rows; i++ {
+		row := b[i*int64(w)*4:]
+		for k := 0; k < h.dim; k++ {
+			params[i*int64(h.dim)+int64(k)] = math.Float32frombits(binary.LittleEndian.Uint32(row[4*k:]))
+		}
+	}
+	return h.nodeType, h.dim, h.rows, params, nil
+}
+
+// ReplaceEmbeddingRows returns a copy of an embedding table's checkpoint
+// blob with its parameters replaced by params (rows x dim, type-local
+// original id order) and its optimizer state kept: train --init-from puts
+// imported embeddings into a fresh table this way.
+func ReplaceEmbeddingRows(blob []byte, params []float32) ([]byte, error) {
+	h, rows, err := decodeEmbedHeader(blob)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(params)) != h.rows*int64(h.dim) {
+		return nil, fmt.Errorf("embedding %s: %d values for %d rows of width %d", h.nodeType, len(params), h.rows, h.dim)
+	}
+	out := append([]byte(nil), blob[:len(blob)-len(rows)]...)
+	w := h.dim + h.stateWidth
+	for i := int64(0); i < h.rows; i++ {
+		for k := 0; k < h.dim; k++ {
+			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(params[i*int64(h.dim)+int64(k)]))
+		}
+		out = append(out, rows[(i*int64(w)+int64(h.dim))*4:(i+1)*int64(w)*4]...)
+	}
+	return out, nil
+}

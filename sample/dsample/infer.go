@@ -16,10 +16,11 @@ type LayerModel interface {
 	LayerInDim(l int) int
 	LayerOutDim(l int) int
 	NeedsSrcDegree() bool
+	FirstLayerSrcDegree() bool
 	Typed() bool
 	InferInput(t int, x []float32) ([]float32, error)
 	InferLayer(l int, b *sample.Block, h []float32, srcDeg []int32) ([]float32, error)
-	InferLayerSparse(b *sample.Block, xs *sample.SparseRows) ([]float32, error)
+	InferLayerSparse(b *sample.Block, xs *sample.SparseRows, srcDeg []int32) ([]float32, error)
 }
 
 // DefaultInferChunk is the number of destination nodes per rank per step
@@ -96,6 +97,11 @@ func (s *Store) Infer(m LayerModel, o InferOptions) (*Embeddings, error) {
 	defer r.free()
 	if typed {
 		if err := r.projectInputs(); err != nil {
+			return nil, err
+		}
+	}
+	if m.NeedsSrcDegree() && m.FirstLayerSrcDegree() {
+		if err := r.degrees(); err != nil {
 			return nil, err
 		}
 	}
@@ -244,6 +250,58 @@ func (r *inferRun) projectInputs() error {
 	return r.seal("inputs", next, localErr)
 }
 
+// blockDegrees writes the in-degree (self-loops not counted) of every
+// destination of b, this rank's seeds, into degLocal.
+func (r *inferRun) blockDegrees(b *sample.Block, degLocal []int32) {
+	for i, v := range r.seeds {
+		d := int32(0)
+		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+			if int(j) != i {
+				d++
+			}
+		}
+		degLocal[v-r.s.part.Lo] = d
+	}
+}
+
+// degrees fills r.deg with every node's in-degree before layer 0, for a
+// model whose first layer needs its sources' degrees (FirstLayerSrcDegree):
+// one pass over the same full-neighbourhood blocks the layers read, so the
+// degrees are those of the graph inference runs on. It is collective.
+func (r *inferRun) degrees() error {
+	var err error
+	if r.deg, err = collectives.NewDistArray(r.s.c, r.s.part.NumOwned(), 4, r.s.t); err != nil {
+		return fmt.Errorf("infer degrees: %w", err)
+	}
+	degLocal := int32View(r.deg.Local())
+	var localErr error
+	for k := 0; k < r.steps; k++ {
+		r.chunk(k)
+		if localErr != nil {
+			r.seeds, r.orig = r.seeds[:0], r.orig[:0]
+		}
+		start := time.Now()
+		blocks, err := r.smp.SampleWithStats(r.seeds, r.orig, []int{-1}, sample.Key{Batch: -1 - k}, false, nil)
+		r.st.Sample += time.Since(start)
+		if err != nil {
+			return fmt.Errorf("infer degrees step %d/%d: %w", k+1, r.steps, err)
+		}
+		if len(blocks) != 1 {
+			if localErr == nil {
+				localErr = fmt.Errorf("infer degrees step %d/%d: sampler returned %d blocks for one layer", k+1, r.steps, len(blocks))
+			}
+			continue
+		}
+		if localErr == nil {
+			r.blockDegrees(&blocks[0], degLocal)
+		}
+	}
+	if err := r.expose(r.deg, localErr); err != nil {
+		return fmt.Errorf("infer degrees: %w", err)
+	}
+	return nil
+}
+
 // layer computes layer l for every node of this rank.
 func (r *inferRun) layer(l int) error {
 	w := r.m.LayerOutDim(l)
@@ -253,8 +311,11 @@ func (r *inferRun) layer(l int) error {
 	}
 	rows := next.Local()
 	needDeg := r.m.NeedsSrcDegree()
+	// Source degrees for this layer: above the first, or on the first
+	// after the degrees pass.
+	useDeg := needDeg && (l > 0 || r.m.FirstLayerSrcDegree())
 	var degLocal []int32
-	if needDeg && l == 0 {
+	if needDeg && l == 0 && r.deg == nil {
 		if r.deg, err = collectives.NewDistArray(r.s.c, r.s.part.NumOwned(), 4, r.s.t); err != nil {
 			next.Free()
 			return fmt.Errorf("infer layer %d: degrees: %w", l, err)
@@ -290,7 +351,7 @@ func (r *inferRun) layer(l int) error {
 			fail(k, fmt.Errorf("sampler returned %d blocks for one layer", len(blocks)))
 		}
 		start = time.Now()
-		if err := r.readInputs(l, nodes, needDeg); err != nil {
+		if err := r.readInputs(nodes, useDeg); err != nil {
 			fail(k, err)
 		}
 		r.st.Gather += time.Since(start)
@@ -300,23 +361,15 @@ func (r *inferRun) layer(l int) error {
 		}
 		start = time.Now()
 		if degLocal != nil {
-			for i, v := range r.seeds {
-				d := int32(0)
-				for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-					if int(j) != i {
-						d++
-					}
-				}
-				degLocal[v-r.s.part.Lo] = d
-			}
+			r.blockDegrees(b, degLocal)
 		}
 		var deg []int32
-		if needDeg && l > 0 {
+		if useDeg {
 			deg = r.srcDeg
 		}
 		var h []float32
 		if r.xs != nil && l == 0 {
-			h, err = r.m.InferLayerSparse(b, r.xs)
+			h, err = r.m.InferLayerSparse(b, r.xs, deg)
 		} else {
 			h, err = r.m.InferLayer(l, b, r.x, deg)
 		}
@@ -340,10 +393,10 @@ func (r *inferRun) layer(l int) error {
 	return r.seal(fmt.Sprintf("layer %d", l), next, localErr)
 }
 
-// readInputs reads layer l's input rows of nodes into r.x (the features
-// for layer 0 of a homogeneous model, else the previous rows) and, for
-// l > 0 when needDeg, their in-degrees into r.srcDeg. It is collective.
-func (r *inferRun) readInputs(l int, nodes []int64, needDeg bool) error {
+// readInputs reads the current layer's input rows of nodes into r.x (the
+// features for layer 0 of a homogeneous model, else the previous rows)
+// and, when withDeg, their in-degrees into r.srcDeg. It is collective.
+func (r *inferRun) readInputs(nodes []int64, withDeg bool) error {
 	var err error
 	if r.prev == nil {
 		var g GatherStats
@@ -367,7 +420,7 @@ func (r *inferRun) readInputs(l int, nodes []int64, needDeg bool) error {
 		r.st.Rows += int64(len(nodes))
 		r.st.RemoteRows += after.RemoteRows - before.RemoteRows
 	}
-	if needDeg && l > 0 {
+	if withDeg {
 		r.srcDeg = growInt32(r.srcDeg, len(nodes))
 		derr := r.deg.Fetch(nodes, byteView(r.srcDeg))
 		if err == nil {

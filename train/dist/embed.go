@@ -38,7 +38,10 @@ type EmbedConfig struct {
 	Batch int // per-rank nodes per step
 	// Final uses the final weights instead of the best-validation ones.
 	Final bool
-	Store dsample.StoreOptions
+	// GCNNorm overrides a GCN checkpoint's first-layer normalisation
+	// (train.Config.GCNNorm; "sym" evaluates GCNConv's, layer-wise only).
+	GCNNorm string
+	Store   dsample.StoreOptions
 }
 
 // embedMagic starts the mpignn binary embedding layout: the magic, then
@@ -73,6 +76,9 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	}
 	ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := overrideGCNNorm(ck, cfg.GCNNorm, cfg.Eval, cfg.Fanouts, cfg.Full); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	var info runInfo

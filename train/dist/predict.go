@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,13 @@ type PredictConfig struct {
 	Final bool
 	// Store: Transport and CacheMB. ReleasePart is set by Predict.
 	Store dsample.StoreOptions
+	// Logits writes every scored node's raw class logits to Out as a .npy
+	// (float32, nodes x classes, row i = original id i, of the labelled
+	// type in a heterogeneous graph) instead of classes; layer-wise only.
+	Logits bool
+	// GCNNorm overrides a GCN checkpoint's first-layer normalisation
+	// (train.Config.GCNNorm; "sym" evaluates GCNConv's, layer-wise only).
+	GCNNorm string
 }
 
 // Predict classifies every node of the partitioned graph with a
@@ -51,6 +59,9 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
+	if err := overrideGCNNorm(ck, cfg.GCNNorm, cfg.Eval, cfg.Fanouts, cfg.Full); err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
+	}
 	var info runInfo
 	if len(ck.RunInfo) > 0 {
 		if err := json.Unmarshal(ck.RunInfo, &info); err != nil {
@@ -64,6 +75,9 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	mode, err := inferenceMode(cfg.Eval, cfg.Fanouts, cfg.Full)
 	if err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
+	}
+	if cfg.Logits && mode != EvalLayerwise {
+		return 0, errors.New("predict: --logits needs layer-wise inference (the exact full-neighbourhood logits): drop --fanout, --full and --eval sampled")
 	}
 	part, err := openPart(c, cfg.PartDir)
 	if err != nil {
@@ -160,9 +174,10 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	}
 	// pairs holds (original id, class) of this rank's nodes.
 	var pairs []int64
+	var rows []float32 // with Logits: this rank's logits, in pairs order
 	var localErr error
 	if mode == EvalLayerwise {
-		if pairs, err = predictLayerwise(store, model, typed, lo, hi, origBase); err != nil {
+		if pairs, rows, err = predictLayerwise(store, model, typed, lo, hi, origBase, cfg.Logits); err != nil {
 			return 0, fmt.Errorf("predict: %w", err)
 		}
 	} else if pairs, localErr, err = predictSampled(loader, model, het != nil, origBase); err != nil {
@@ -175,12 +190,21 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("predict: gather: %w", err)
 	}
+	var logits []float32
+	if cfg.Logits {
+		if logits, _, err = collectives.Allgatherv(c, rows); err != nil {
+			return 0, fmt.Errorf("predict: gather: %w", err)
+		}
+	}
 	n := int64(len(got) / 2)
 	var werr error
 	if c.Rank() == 0 {
-		if n != total {
+		switch {
+		case n != total:
 			werr = fmt.Errorf("predict: scored %d nodes but the graph has %d", n, total)
-		} else {
+		case cfg.Logits:
+			werr = writeLogits(cfg.Out, got, logits, ck.Model.Classes)
+		default:
 			werr = writePredictions(cfg.Out, got)
 		}
 	}
@@ -188,6 +212,30 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// writeLogits writes the logits rows (classes wide, in the order of the
+// (orig, class) pairs) as a .npy file sorted by original id, atomically.
+func writeLogits(path string, pairs []int64, rows []float32, classes int) error {
+	n := int64(len(pairs) / 2)
+	if int64(len(rows)) != n*int64(classes) {
+		return fmt.Errorf("predict: %d logits for %d nodes of %d classes", len(rows), n, classes)
+	}
+	var buf bytes.Buffer
+	writeEmbedHeader(&buf, path, n, classes)
+	out := make([]float32, len(rows))
+	for i := int64(0); i < n; i++ {
+		o := pairs[2*i] // 0..n-1: every node was scored once (checked by the caller's count)
+		if o < 0 || o >= n {
+			return fmt.Errorf("predict: node id %d outside [0,%d)", o, n)
+		}
+		copy(out[o*int64(classes):(o+1)*int64(classes)], rows[i*int64(classes):(i+1)*int64(classes)])
+	}
+	binary.Write(&buf, binary.LittleEndian, out)
+	if err := train.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("predict: %w", err)
+	}
+	return nil
 }
 
 // graphKind names a model's or partition's kind in messages.
@@ -308,20 +356,25 @@ func predictSampled(loader *dsample.Loader, model *train.Model, typed bool, orig
 // predictLayerwise classifies this rank's nodes with new ids in [lo,hi)
 // by layer-wise inference and returns (original id - origBase, class)
 // pairs. It is collective.
-func predictLayerwise(store *dsample.Store, model *train.Model, typed dsample.TypedInputs, lo, hi, origBase int64) ([]int64, error) {
+func predictLayerwise(store *dsample.Store, model *train.Model, typed dsample.TypedInputs, lo, hi, origBase int64, wantRows bool) ([]int64, []float32, error) {
 	emb, err := inferRows(store, model, typed, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := store.Part()
 	classes := int64(model.Config().Classes)
-	pred := model.PredictRows(emb.Local()[(lo-p.Lo)*classes:(hi-p.Lo)*classes], nil)
+	local := emb.Local()[(lo-p.Lo)*classes : (hi-p.Lo)*classes]
+	pred := model.PredictRows(local, nil)
+	var rows []float32
+	if wantRows {
+		rows = slices.Clone(local)
+	}
 	if err := emb.Free(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pairs := make([]int64, 0, 2*len(pred))
 	for i, y := range pred {
 		pairs = append(pairs, p.Orig[lo-p.Lo+int64(i)]-origBase, int64(y))
 	}
-	return pairs, nil
+	return pairs, rows, nil
 }

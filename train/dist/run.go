@@ -73,6 +73,9 @@ type TrainConfig struct {
 
 	Metrics string // JSONL file ("" = none)
 	Resume  bool
+	// InitFrom, if set, is a PyG-layout safetensors state dict (mpignn
+	// export, or PyG's own) whose weights replace the initial ones.
+	InitFrom string
 	// OverwriteCheckpoint lets a fresh run (not Resume) start in a
 	// Run.CheckpointDir that already holds a checkpoint; without it such a
 	// run is refused, so an old checkpoint is never replaced by accident.
@@ -170,6 +173,8 @@ func (c *TrainConfig) validate() error {
 		return errors.New("--overwrite-checkpoint needs a checkpoint directory (--checkpoint)")
 	case c.Resume && c.OverwriteCheckpoint:
 		return errors.New("--resume and --overwrite-checkpoint exclude each other: continue the checkpoint or start over")
+	case c.Resume && c.InitFrom != "":
+		return errors.New("--resume and --init-from exclude each other: a resumed run continues the checkpoint's weights")
 	// The derived fields are refused rather than overwritten, so that a
 	// caller who sets one learns that it has no effect.
 	case lo.Seed != 0:
@@ -362,6 +367,11 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
+	if cfg.InitFrom != "" {
+		if err := initFrom(c, cfg.InitFrom, model, sparse); err != nil {
+			return nil, err
+		}
+	}
 	ri := newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm)
 	ri.MaxSteps = cfg.Trainer.MaxSteps
 	if evalMode == EvalLayerwise {
@@ -433,6 +443,11 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	ro.Checkpointing = ro.CheckpointDir != ""
 	if c.Rank() != 0 {
 		ro.CheckpointDir = "" // rank 0 writes the checkpoints
+	}
+	if cfg.InitFrom != "" && ro.Epochs == 0 {
+		if err := saveImported(c, tr, ro); err != nil {
+			return nil, err
+		}
 	}
 	sum, err := tr.Run(ro)
 	if err != nil {

@@ -1,0 +1,552 @@
+#!/usr/bin/env python3
+"""pyg_check.py: rebuild an `mpignn export` model in PyTorch and compare its
+logits with mpignn's.
+
+    python3 scripts/pyg_check.py --data ../shared/data/cora \
+        --state model.safetensors --logits logits.npy [--tol 1e-4]
+
+`--state` is written by `mpignn export` (FILE.json beside it holds the
+constructor), `--logits` by `mpignn predict --logits` (row i = node i).
+
+The model is built from the sidecar's class and keyword arguments and
+loaded with `load_state_dict(state, strict=True)`. When PyTorch Geometric
+is installed its own `torch_geometric.nn.models` classes are used; without
+it (Debian has no PyG package) the small modules below stand in: they have
+PyG's constructor arguments, module and parameter names and shapes, and
+compute PyG's documented layer equations in plain PyTorch:
+
+- SAGEConv (aggr mean):  out_i = lin_l(mean_{j in N(i)} x_j) + lin_r(x_i)
+- GCNConv:  out = D^-1/2 (A + I) D^-1/2 lin(x) + bias, D the in-degree + 1
+- GATConv:  z = lin(x) viewed (N, H, C); e_ij = LeakyReLU_0.2(<att_src, z_j>
+  + <att_dst, z_i>); alpha = softmax over j in N(i) + {i}; heads
+  concatenated (hidden layers) or averaged (last layer), then + bias.
+
+mpignn's GCN normalises its FIRST layer by 1/d_i (the mean over in-neighbours
+and self) instead of 1/sqrt(d_i d_j) (README, "Using a trained model from
+Python"); the sidecar says so, and this script reproduces it the way a PyG
+user would: layer 0 with normalize=False and edge weights 1/d_dst over the
+graph with self-loops. It prints the max abs difference against the pure
+GCNConv equations too.
+
+Exit status 0 when the max abs logit difference is at most --tol.
+"""
+import argparse
+import gzip
+import importlib
+import json
+import sys
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+# ---------------------------------------------------------------- file I/O
+
+def load_safetensors(path):
+    """A safetensors file as {name: torch.Tensor} (json + numpy only)."""
+    dtypes = {"F32": np.float32, "F64": np.float64, "F16": np.float16}
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = f.read()
+    state = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        lo, hi = info["data_offsets"]
+        arr = np.frombuffer(data[lo:hi], dtype=dtypes[info["dtype"]]).reshape(info["shape"])
+        state[name] = torch.from_numpy(arr.astype(np.float32))
+    return state
+
+
+def save_safetensors(path, state):
+    """Write {name: tensor} as float32 safetensors (json + numpy only), in
+    the dict's order, without __metadata__: a file as PyG users write it."""
+    header, blobs, off = {}, [], 0
+    for name, t in state.items():
+        b = t.detach().contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little"))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def load_npy(path):
+    return torch.from_numpy(np.load(path))
+
+
+def read_csv(path, dtype):
+    """A gzip'd CSV of numbers as a 2-D array (one row per line)."""
+    with gzip.open(path, "rt") as f:
+        lines = f.read().strip().split("\n")
+    flat = np.fromstring(",".join(lines), sep=",", dtype=dtype)
+    return flat.reshape(len(lines), -1)
+
+
+def read_ogb_graph(root):
+    """Features and edge_index of a dataset in the OGB raw layout, as mpignn
+    reads it: every edge in both directions, self-loops dropped, duplicates
+    removed (PyG: ToUndirected + RemoveSelfLoops)."""
+    x = torch.from_numpy(read_csv(f"{root}/raw/node-feat.csv.gz", np.float32))
+    e = torch.from_numpy(read_csv(f"{root}/raw/edge.csv.gz", np.int64)).t()
+    e = torch.cat([e, e.flip(0)], dim=1)
+    e = e[:, e[0] != e[1]]
+    e = torch.unique(e, dim=1)  # sorted, no repeats
+    return x, e
+
+
+def read_ogb_hetero(root):
+    """Typed features, edge_index per edge type and the labelled type of a
+    heterogeneous dataset in OGB's raw layout, as mpignn reads it: every
+    stored relation src___rel___dst gets dst___rev_rel___src with the edges
+    reversed (PyG: ToUndirected), duplicates removed."""
+    with gzip.open(f"{root}/raw/num-node-dict.csv.gz", "rt") as f:
+        types, counts = f.read().strip().split("\n")[:2]
+    num = dict(zip(types.split(","), map(int, counts.split(","))))
+    x = {}
+    for t in num:
+        path = f"{root}/raw/node-feat/{t}/node-feat.csv.gz"
+        try:
+            x[t] = torch.from_numpy(read_csv(path, np.float32))
+        except FileNotFoundError:
+            pass
+    with gzip.open(f"{root}/raw/triplet-type-list.csv.gz", "rt") as f:
+        triplets = [tuple(l.split(",")) for l in f.read().strip().split("\n")]
+    edges = {}
+    for s_, r, d in triplets:
+        e = torch.from_numpy(read_csv(f"{root}/raw/relations/{s_}___{r}___{d}/edge.csv.gz", np.int64)).t()
+        if s_ == d:  # a relation within one type takes its reverse edges itself
+            edges[(s_, r, d)] = torch.cat([e, e.flip(0)], dim=1)
+        else:
+            edges[(s_, r, d)] = e
+            edges[(d, "rev_" + r, s_)] = e.flip(0)
+    edges = {k: torch.unique(v, dim=1) for k, v in edges.items()}
+    with gzip.open(f"{root}/raw/nodetype-has-label.csv.gz", "rt") as f:
+        head, vals = f.read().strip().split("\n")[:2]
+    labelled = [t for t, v in zip(head.split(","), vals.split(",")) if v.strip() == "True"]
+    return num, x, edges, labelled
+
+
+# ------------------------------------- PyG's layers in plain PyTorch (stand-in)
+
+def scatter_sum(src, index, n):
+    out = torch.zeros((n,) + src.shape[1:], dtype=src.dtype)
+    return out.index_add_(0, index, src)
+
+
+def with_self_loops(edge_index, n):
+    loops = torch.arange(n).repeat(2, 1)
+    return torch.cat([edge_index[:, edge_index[0] != edge_index[1]], loops], dim=1)
+
+
+class SAGEConv(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, aggr="mean"):
+        super().__init__()
+        assert aggr == "mean"
+        self.lin_l = torch.nn.Linear(in_channels, out_channels, bias=True)
+        self.lin_r = torch.nn.Linear(in_channels, out_channels, bias=False)
+
+    def forward(self, x, edge_index):
+        x_src, x_dst = x if isinstance(x, tuple) else (x, x)  # bipartite in HeteroConv
+        src, dst = edge_index
+        n = x_dst.size(0)
+        cnt = scatter_sum(torch.ones(src.numel()), dst, n).clamp(min=1)
+        agg = scatter_sum(x_src[src], dst, n) / cnt.unsqueeze(1)
+        return self.lin_l(agg) + self.lin_r(x_dst)
+
+
+class GCNConv(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, normalize=True):
+        super().__init__()
+        self.normalize = normalize
+        self.lin = torch.nn.Linear(in_channels, out_channels, bias=False)
+        self.bias = torch.nn.Parameter(torch.zeros(out_channels))
+
+    def forward(self, x, edge_index, edge_weight=None):
+        n = x.size(0)
+        if self.normalize:  # gcn_norm: self-loops, D^-1/2 (A+I) D^-1/2
+            edge_index = with_self_loops(edge_index, n)
+            src, dst = edge_index
+            deg = scatter_sum(torch.ones(src.numel()), dst, n)
+            edge_weight = deg[src].rsqrt() * deg[dst].rsqrt()
+        src, dst = edge_index
+        h = self.lin(x)
+        return scatter_sum(edge_weight.unsqueeze(1) * h[src], dst, n) + self.bias
+
+
+class GATConv(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, heads=1, concat=True, dropout=0.0):
+        super().__init__()
+        self.heads, self.out_channels, self.concat = heads, out_channels, concat
+        self.lin = torch.nn.Linear(in_channels, heads * out_channels, bias=False)
+        self.att_src = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
+        self.att_dst = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
+        self.bias = torch.nn.Parameter(torch.zeros(heads * out_channels if concat else out_channels))
+
+    def forward(self, x, edge_index):
+        n, H, C = x.size(0), self.heads, self.out_channels
+        src, dst = with_self_loops(edge_index, n)
+        z = self.lin(x).view(n, H, C)
+        a_src = (z * self.att_src).sum(-1)
+        a_dst = (z * self.att_dst).sum(-1)
+        e = F.leaky_relu(a_src[src] + a_dst[dst], 0.2)  # (E, H)
+        e_max = torch.full((n, H), -float("inf")).scatter_reduce(0, dst.unsqueeze(1).expand(-1, H), e, "amax")
+        w = (e - e_max[dst]).exp()
+        alpha = w / scatter_sum(w, dst, n)[dst]
+        out = scatter_sum(alpha.unsqueeze(-1) * z[src], dst, n)
+        out = out.reshape(n, H * C) if self.concat else out.mean(dim=1)
+        return out + self.bias
+
+
+class BasicGNN(torch.nn.Module):
+    """torch_geometric.nn.models.BasicGNN with out_channels set, jk=None,
+    norm=None, act=relu: conv, ReLU, dropout, ..., conv."""
+
+    def __init__(self, in_channels, hidden_channels, num_layers, out_channels, dropout=0.0, **kwargs):
+        super().__init__()
+        self.dropout = dropout
+        self.convs = torch.nn.ModuleList()
+        for l in range(num_layers):
+            i = in_channels if l == 0 else hidden_channels
+            o = out_channels if l == num_layers - 1 else hidden_channels
+            self.convs.append(self.init_conv(i, o, last=l == num_layers - 1, **kwargs))
+
+    def forward(self, x, edge_index):
+        for l, conv in enumerate(self.convs):
+            x = conv(x, edge_index)
+            if l < len(self.convs) - 1:
+                x = F.dropout(F.relu(x), self.dropout, self.training)
+        return x
+
+
+class GraphSAGE(BasicGNN):
+    def init_conv(self, i, o, last, aggr="mean"):
+        return SAGEConv(i, o, aggr=aggr)
+
+
+class GCN(BasicGNN):
+    def init_conv(self, i, o, last):
+        return GCNConv(i, o)
+
+
+class GAT(BasicGNN):
+    def init_conv(self, i, o, last, heads=1):
+        if last:  # the conv to out_channels averages its heads
+            return GATConv(i, o, heads=heads, concat=False)
+        return GATConv(i, o // heads, heads=heads, concat=True)
+
+
+class HeteroConv(torch.nn.Module):
+    """torch_geometric.nn.HeteroConv: one convolution per edge type, results
+    summed per destination type; PyG's ModuleDict keys an edge type as
+    "<src___rel___dst>"."""
+
+    def __init__(self, convs, aggr="sum"):
+        super().__init__()
+        assert aggr == "sum"
+        self.convs = torch.nn.ModuleDict({"<" + "___".join(k) + ">": v for k, v in convs.items()})
+
+    def forward(self, x_dict, edge_index_dict):
+        out = {}
+        for key, conv in self.convs.items():
+            s_, r, d = key[1:-1].split("___")
+            if (s_, r, d) not in edge_index_dict:
+                continue
+            o = conv((x_dict[s_], x_dict[d]), edge_index_dict[(s_, r, d)])
+            out[d] = out[d] + o if d in out else o
+        return out
+
+
+class RGCNConv(torch.nn.Module):
+    """torch_geometric.nn.RGCNConv (aggr mean, root weight, bias): out_i =
+    x_i root + bias + sum_r mean_{j in N_r(i)} x_j W_r, with W_r =
+    sum_b comp[r, b] weight[b] under basis decomposition."""
+
+    def __init__(self, in_channels, out_channels, num_relations, num_bases=None, aggr="mean"):
+        super().__init__()
+        assert aggr == "mean"
+        self.num_relations, self.num_bases = num_relations, num_bases
+        self.in_channels, self.out_channels = in_channels, out_channels
+        if num_bases is not None:
+            self.weight = torch.nn.Parameter(torch.zeros(num_bases, in_channels, out_channels))
+            self.comp = torch.nn.Parameter(torch.zeros(num_relations, num_bases))
+        else:
+            self.weight = torch.nn.Parameter(torch.zeros(num_relations, in_channels, out_channels))
+        self.root = torch.nn.Parameter(torch.zeros(in_channels, out_channels))
+        self.bias = torch.nn.Parameter(torch.zeros(out_channels))
+
+    def forward(self, x, edge_index, edge_type):
+        w = self.weight
+        if self.num_bases is not None:
+            w = (self.comp @ w.view(self.num_bases, -1)).view(self.num_relations, self.in_channels, self.out_channels)
+        n = x.size(0)
+        out = x @ self.root + self.bias
+        for r in range(self.num_relations):
+            src, dst = edge_index[:, edge_type == r]
+            cnt = scatter_sum(torch.ones(src.numel()), dst, n).clamp(min=1)
+            out = out + (scatter_sum(x[src], dst, n) / cnt.unsqueeze(1)) @ w[r]
+        return out
+
+
+# mpignn's heterogeneous models. PyG has no class for them; with PyG
+# installed these same modules run on its HeteroConv, SAGEConv and RGCNConv.
+
+class HeteroInput(torch.nn.Module):
+    """Per node type: x_t = lins[t](cat(features_t, embeddings[t].weight)),
+    either part possibly absent; no activation."""
+
+    def __init__(self, node_types, in_channels, hidden_channels, embeddings):
+        super().__init__()
+        self.node_types = node_types
+        self.lins = torch.nn.ModuleDict({t: torch.nn.Linear(in_channels[t], hidden_channels) for t in node_types})
+        self.embeddings = torch.nn.ModuleDict({t: torch.nn.Embedding(n, d) for t, (n, d) in embeddings.items()})
+
+    def inputs(self, x_dict):
+        out = {}
+        for t in self.node_types:
+            parts = [x_dict[t]] if t in x_dict else []
+            if t in self.embeddings:
+                parts.append(self.embeddings[t].weight)
+            out[t] = self.lins[t](torch.cat(parts, dim=1))
+        return out
+
+
+class HeteroSAGE(HeteroInput):
+    def __init__(self, node_types, edge_types, in_channels, hidden_channels, out_channels, num_layers,
+                 embeddings, dropout=0.0):
+        super().__init__(node_types, in_channels, hidden_channels, embeddings)
+        self.convs = torch.nn.ModuleList()
+        for l in range(num_layers):
+            o = out_channels if l == num_layers - 1 else hidden_channels
+            self.convs.append(HeteroConv({tuple(e): SAGEConv(hidden_channels, o, aggr="mean") for e in edge_types}, aggr="sum"))
+
+    def forward(self, x_dict, edge_index_dict):
+        h = self.inputs(x_dict)
+        for l, conv in enumerate(self.convs):
+            h = conv(h, edge_index_dict)
+            if l < len(self.convs) - 1:
+                h = {t: v.relu() for t, v in h.items()}
+        return h
+
+
+class RGCN(HeteroInput):
+    def __init__(self, node_types, edge_types, in_channels, hidden_channels, out_channels, num_layers,
+                 embeddings, num_bases=0, dropout=0.0):
+        super().__init__(node_types, in_channels, hidden_channels, embeddings)
+        self.edge_types = [tuple(e) for e in edge_types]
+        self.convs = torch.nn.ModuleList()
+        for l in range(num_layers):
+            o = out_channels if l == num_layers - 1 else hidden_channels
+            self.convs.append(RGCNConv(hidden_channels, o, len(edge_types), num_bases or None, aggr="mean"))
+
+    def forward(self, x_dict, edge_index_dict):
+        h = self.inputs(x_dict)
+        off, start = {}, 0  # homogenized ids: node types one after another
+        for t in self.node_types:
+            off[t], start = start, start + h[t].size(0)
+        x = torch.cat([h[t] for t in self.node_types])
+        ei, et = [], []
+        for r, (s_, rel, d) in enumerate(self.edge_types):
+            e = edge_index_dict[(s_, rel, d)]
+            ei.append(torch.stack([e[0] + off[s_], e[1] + off[d]]))
+            et.append(torch.full((e.size(1),), r))
+        ei, et = torch.cat(ei, dim=1), torch.cat(et)
+        for l, conv in enumerate(self.convs):
+            x = conv(x, ei, et)
+            if l < len(self.convs) - 1:
+                x = x.relu()
+        return {t: x[off[t]:off[t] + h[t].size(0)] for t in self.node_types}
+
+
+class LinkPredictor(torch.nn.Module):
+    """OGB's LinkPredictor (examples/linkproppred) with two layers, mpignn's
+    --decoder mlp: logit(u, v) = lins[1](relu(lins[0](h_u * h_v))); OGB's
+    forward returns its sigmoid (mpignn's prob column)."""
+
+    def __init__(self, in_channels, hidden_channels, out_channels, num_layers, dropout=0.0):
+        super().__init__()
+        assert num_layers == 2
+        self.lins = torch.nn.ModuleList([torch.nn.Linear(in_channels, hidden_channels),
+                                         torch.nn.Linear(hidden_channels, out_channels)])
+
+    def logit(self, h_u, h_v):
+        return self.lins[1](self.lins[0](h_u * h_v).relu()).squeeze(-1)
+
+    def forward(self, h_u, h_v):
+        return torch.sigmoid(self.logit(h_u, h_v))
+
+
+def check_decoder(state_path, emb_path, scores_path, tol):
+    """The link decoder alone: mpignn's node embeddings (mpignn embed) and
+    pair scores (mpignn predict --task link) against the exported decoder
+    module, built from the sidecar's decoder_kwargs."""
+    spec = json.load(open(state_path[: -len(".safetensors")] + ".json"))["model"]
+    state = load_safetensors(state_path)
+    emb = load_npy(emb_path)
+    rows = np.loadtxt(scores_path, delimiter=",", skiprows=1, ndmin=2)
+    u, v = torch.from_numpy(rows[:, 0].astype(np.int64)), torch.from_numpy(rows[:, 1].astype(np.int64))
+    want = torch.from_numpy(rows[:, 2].astype(np.float32))
+    want_prob = torch.from_numpy(rows[:, 3].astype(np.float32))
+    with torch.no_grad():
+        if spec["decoder"] == "mlp":
+            dec = LinkPredictor(**spec["decoder_kwargs"])
+            dec.load_state_dict({k[len("decoder."):]: t for k, t in state.items() if k.startswith("decoder.")}, strict=True)
+            dec.eval()
+            got, prob = dec.logit(emb[u], emb[v]), dec(emb[u], emb[v])
+        else:
+            got = (emb[u] * emb[v]).sum(-1)
+            prob = torch.sigmoid(got)
+    diff = max((got - want).abs().max().item(), (prob - want_prob).abs().max().item())
+    print(f"decoder {spec['decoder']}: {len(want)} pairs, max abs score/prob difference {diff:.3g} "
+          f"(max |score| {want.abs().max().item():.3g})")
+    return 0 if diff <= tol else 1
+
+
+def model_class(name):
+    """PyG's class if PyG is installed, else the stand-in of the same name."""
+    if "." not in name:  # mpignn's heterogeneous modules, defined above
+        return globals()[name], "PyTorch modules of scripts/pyg_check.py"
+    try:
+        mod, cls = name.rsplit(".", 1)
+        return getattr(importlib.import_module(mod), cls), "PyG"
+    except ImportError:
+        return globals()[name.rsplit(".", 1)[1]], "plain PyTorch"
+
+
+# ------------------------------------------------------------------- check
+
+def gcn_first_layer_mean(model, x, edge_index):
+    """mpignn's GCN: layer 0 with weights 1/d_dst over the graph with
+    self-loops (normalize=False), the other layers as GCNConv."""
+    n = x.size(0)
+    ei = with_self_loops(edge_index, n)
+    deg = scatter_sum(torch.ones(ei.size(1)), ei[1], n)
+    conv0 = model.convs[0]
+    conv0.normalize = False
+    h = conv0(x, ei, 1.0 / deg[ei[1]])
+    conv0.normalize = True
+    for conv in model.convs[1:]:
+        h = conv(F.relu(h), edge_index)
+    return h
+
+
+def main():
+    warnings.filterwarnings("ignore", message="scatter_reduce")  # beta in torch 1.13, used by the GAT stand-in
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", required=True, help="dataset directory (OGB raw layout)")
+    ap.add_argument("--state", required=True, nargs="+", help="FILE.safetensors from mpignn export (FILE.json beside it)")
+    ap.add_argument("--logits", nargs="+", default=[], help="mpignn predict --logits output (.npy), one per --state")
+    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--label-type", default="", help="heterogeneous: the node type predict scored (default: the labelled one)")
+    ap.add_argument("--embeddings", help="link model: mpignn embed output (.npy); with --scores checks the decoder only")
+    ap.add_argument("--scores", help="link model: mpignn predict --task link output (src,dst,score,prob)")
+    ap.add_argument("--make-random", metavar="OUT.safetensors",
+                    help="write a randomly initialised model like --state's (OUT.json beside it), as a PyG user would, "
+                         "GATConv under PyG <= 2.4's names lin_src/lin_dst")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--gcn-norm", default="", choices=["", "sym"],
+                    help="sym: the logits come from predict --gcn-norm sym, compare gcn with the pure GCNConv equations")
+    a = ap.parse_args()
+    if a.make_random:
+        return make_random(a.state[0], a.make_random, a.seed)
+    if a.scores:
+        return check_decoder(a.state[0], a.embeddings, a.scores, a.tol)
+    if len(a.state) != len(a.logits):
+        ap.error("give one --logits file per --state file")
+    graph = {}  # the dataset, read once for every model
+    status = 0
+    for state, logits in zip(a.state, a.logits):
+        status |= check(a, state, logits, graph)
+    return status
+
+
+def make_random(like, out, seed):
+    spec = json.load(open(like[: -len(".safetensors")] + ".json"))
+    cls, _ = model_class(spec["model"]["class"])
+    torch.manual_seed(seed)
+    model = cls(**spec["model"]["kwargs"])
+    state = {}
+    for k, v in model.state_dict().items():
+        v = torch.randn(v.shape) * 0.3  # biases too, so that every tensor's place is checked
+        if k.endswith(".lin.weight") and spec["mpignn_arch"] == "gat":
+            state[k[: -len("lin.weight")] + "lin_src.weight"] = v
+            state[k[: -len("lin.weight")] + "lin_dst.weight"] = v
+        else:
+            state[k] = v
+    save_safetensors(out, dict(reversed(list(state.items()))))
+    spec["state_dict"] = out.rsplit("/", 1)[-1]
+    json.dump(spec, open(out[: -len(".safetensors")] + ".json", "w"), indent=2)
+    print(f"wrote {out}: {len(state)} tensors")
+    return 0
+
+
+def fold_lin_src(state):
+    """PyG <= 2.4 names GATConv's projection lin_src (lin_dst the same
+    module); later versions lin."""
+    for k in [k for k in state if k.endswith(".lin_src.weight")]:
+        state[k.replace(".lin_src.", ".lin.")] = state.pop(k)
+        state.pop(k.replace(".lin_src.", ".lin_dst."), None)
+    return state
+
+
+def check(a, state_path, logits_path, graph):
+    # The lines of README "Using a trained model from Python":
+    spec = json.load(open(state_path[: -len(".safetensors")] + ".json"))
+    cls, impl = model_class(spec["model"]["class"])
+    model = cls(**spec["model"]["kwargs"])
+    state = fold_lin_src(load_safetensors(state_path))
+    model.load_state_dict({k: v for k, v in state.items() if not k.startswith("decoder.")}, strict=True)
+    model.eval()
+
+    def row_normalize(x):
+        return x / x.abs().sum(1, keepdim=True).clamp(min=1e-30) if spec["row_normalize"] else x
+
+    want = load_npy(logits_path)
+    if spec["mpignn_arch"] in ("hsage", "rgcn"):
+        if "hetero" not in graph:
+            graph["hetero"] = read_ogb_hetero(a.data)
+        num, xs, edges, labelled = graph["hetero"]
+        label_type = a.label_type or labelled[0]
+        with torch.no_grad():
+            got = model({t: row_normalize(v) for t, v in xs.items()}, edges)[label_type]
+        return report(spec, impl, got, want, a.tol, f"{label_type} nodes")
+
+    if "homo" not in graph:
+        graph["homo"] = read_ogb_graph(a.data)
+    x, edge_index = graph["homo"]
+    x = row_normalize(x)
+    with torch.no_grad():
+        if spec["mpignn_arch"] == "gcn" and a.gcn_norm == "sym":
+            got = model(x, edge_index)  # GCNConv on every layer, mpignn's --gcn-norm sym
+        elif spec["mpignn_arch"] == "gcn":
+            pure = model(x, edge_index)
+            got = gcn_first_layer_mean(model, x, edge_index)
+            same = (pure.argmax(1) == want.argmax(1)).float().mean().item()
+            print(f"gcn: pure GCNConv equations differ by up to {(pure - want).abs().max().item():.3g}, "
+                  f"arg-max agreement {same:.4f} (mpignn's first layer is the mean over N(i)+{{i}})")
+        else:
+            got = model(x, edge_index)
+    return report(spec, impl, got, want, a.tol, "nodes")
+
+
+def report(spec, impl, got, want, tol, what):
+    if got.shape != want.shape:
+        print(f"shape mismatch: PyTorch {tuple(got.shape)}, mpignn {tuple(want.shape)}")
+        return 1
+    diff = (got - want).abs().max().item()
+    agree = (got.argmax(1) == want.argmax(1)).float().mean().item()
+    print(f"{spec['mpignn_arch']}: {spec['model']['class']} ({impl}), {got.size(0)} {what}, "
+          f"max abs logit difference {diff:.3g} (max |logit| {want.abs().max().item():.3g}), arg-max agreement {agree:.4f}")
+    return 0 if diff <= tol else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

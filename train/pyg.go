@@ -1,0 +1,462 @@
+package train
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// PyG export: the parameters of a model as a PyTorch Geometric state dict.
+// For the homogeneous models the names, shapes and layouts are those of
+// torch_geometric.nn.models.GraphSAGE / GCN / GAT (BasicGNN with
+// out_channels set and jk=None, PyG 2.5 and later), so that
+// model.load_state_dict(state, strict=True) takes them:
+//
+//	sage  convs.l.lin_l.weight (out, in) = W_neighᵀ, convs.l.lin_l.bias (out) = b,
+//	      convs.l.lin_r.weight (out, in) = W_selfᵀ         (SAGEConv, aggr mean)
+//	gcn   convs.l.lin.weight (out, in) = Wᵀ, convs.l.bias (out) = b   (GCNConv)
+//	gat   convs.l.lin.weight (H·F, in) = Wᵀ, convs.l.att_src / att_dst (1, H, F),
+//	      convs.l.bias (H·F hidden, F last)                  (GATConv)
+//
+// torch.nn.Linear keeps its weight output-major, mpignn input-major, hence
+// the transposes. A link model's MLP decoder (OGB's LinkPredictor) follows
+// under the prefix "decoder.": decoder.lins.0.weight (C, C), .bias (C),
+// decoder.lins.1.weight (1, C), .bias (1).
+//
+// Heterogeneous models, for which PyG has no model class, are a module of
+// per-type input projections (lins.<type>: Linear(in_t, hidden)) and
+// convolutions that PyG has: HeteroConv of one SAGEConv per edge type
+// (convs.l.convs.<src___rel___dst>.lin_l/lin_r, hsage) or RGCNConv
+// (convs.l.weight, comp, root, bias; rgcn). Learnable embedding tables are
+// torch.nn.Embedding weights (PyGEmbeddingName), passed beside the model's
+// flat buffer.
+//
+// Every element of the flat buffer has exactly one place in the state dict
+// and back, so export -> import -> export is the identity on the bytes.
+
+// PyGVersion names the PyTorch Geometric release whose parameter names the
+// export matches. Up to PyG 2.4 GATConv called its one projection
+// lin_src (with lin_dst the same module); ImportPyG accepts that spelling.
+const PyGVersion = "2.6"
+
+// PyGDecoderPrefix starts the names of the link decoder's tensors.
+const PyGDecoderPrefix = "decoder."
+
+// NamedTensor is one float32 tensor of a state dict, row-major.
+type NamedTensor struct {
+	Name  string
+	Shape []int
+	Data  []float32
+}
+
+// pygEntry maps mpignn tensors to one PyG tensor of the given shape: one
+// tensor (input-major Rows x Cols), transposed when PyG keeps it
+// output-major, or several stacked along a new first axis (RGCNConv's
+// per-relation or per-basis weights, which PyG keeps input-major).
+type pygEntry struct {
+	mp        []string
+	pyg       string
+	shape     []int
+	transpose bool
+}
+
+// one maps a single mpignn tensor.
+func one(mp, pyg string, shape []int, transpose bool) pygEntry {
+	return pygEntry{[]string{mp}, pyg, shape, transpose}
+}
+
+// pygLayout lists the PyG tensor of every tensor of cfg's flat buffer.
+func pygLayout(cfg Config) ([]pygEntry, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var es []pygEntry
+	if cfg.Hetero != nil {
+		// The typed input projections: lins.<type> = Linear(in_t, hidden).
+		for t, name := range cfg.Hetero.NodeTypes {
+			m, p := inputPrefix+name, "lins."+pygKey(name)
+			es = append(es,
+				one(m+".w", p+".weight", []int{cfg.Hidden, cfg.Hetero.InDims[t]}, true),
+				one(m+".b", p+".bias", []int{cfg.Hidden}, false))
+		}
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		in, out := cfg.LayerDims(l)
+		p := fmt.Sprintf("convs.%d.", l)
+		m := fmt.Sprintf("l%d.", l)
+		switch cfg.ArchName() {
+		case ArchSAGE:
+			es = append(es,
+				one(m+"w_self", p+"lin_r.weight", []int{out, in}, true),
+				one(m+"w_neigh", p+"lin_l.weight", []int{out, in}, true),
+				one(m+"b", p+"lin_l.bias", []int{out}, false))
+		case ArchGCN:
+			es = append(es,
+				one(m+"w", p+"lin.weight", []int{out, in}, true),
+				one(m+"b", p+"bias", []int{out}, false))
+		case ArchGAT:
+			g := newGAT[float32](cfg, l)
+			hf := g.heads * g.f
+			es = append(es,
+				one(m+"w", p+"lin.weight", []int{hf, in}, true),
+				one(m+"att_src", p+"att_src", []int{1, g.heads, g.f}, false),
+				one(m+"att_dst", p+"att_dst", []int{1, g.heads, g.f}, false),
+				one(m+"b", p+"bias", []int{g.width()}, false))
+		case ArchHSAGE:
+			// HeteroConv({edge_type: SAGEConv}, aggr="sum"): PyG's
+			// ModuleDict keys an edge type as "<src___rel___dst>".
+			for _, r := range cfg.Hetero.Relations {
+				q := p + "convs." + pygKey("<"+r+">") + "."
+				es = append(es,
+					one(m+r+".w_neigh", q+"lin_l.weight", []int{out, in}, true),
+					one(m+r+".b", q+"lin_l.bias", []int{out}, false),
+					one(m+r+".w_root", q+"lin_r.weight", []int{out, in}, true))
+			}
+		case ArchRGCN:
+			// RGCNConv(in, out, num_relations, num_bases, aggr="mean"):
+			// root (in, out), bias, and weight (R, in, out), or with bases
+			// weight (B, in, out) and comp (R, B); all input-major.
+			es = append(es,
+				one(m+"w_self", p+"root", []int{in, out}, false),
+				one(m+"b", p+"bias", []int{out}, false))
+			R, B := cfg.Hetero.NumRels(), cfg.Hetero.Bases
+			var ws []string
+			if B == 0 {
+				for _, r := range cfg.Hetero.Relations {
+					ws = append(ws, m+r+".w")
+				}
+				es = append(es, pygEntry{ws, p + "weight", []int{R, in, out}, false})
+				break
+			}
+			for k := 0; k < B; k++ {
+				ws = append(ws, fmt.Sprintf("%sbasis%d", m, k))
+			}
+			es = append(es, pygEntry{ws, p + "weight", []int{B, in, out}, false},
+				one(m+"coef", p+"comp", []int{R, B}, false))
+		default:
+			return nil, fmt.Errorf("pyg export: no PyG layout for model %q", cfg.ArchName())
+		}
+	}
+	if cfg.Decoder == DecoderMLP {
+		c := cfg.Classes
+		d := PyGDecoderPrefix
+		es = append(es,
+			one(decoderPrefix+"w1", d+"lins.0.weight", []int{c, c}, true),
+			one(decoderPrefix+"b1", d+"lins.0.bias", []int{c}, false),
+			one(decoderPrefix+"w2", d+"lins.1.weight", []int{1, c}, true),
+			one(decoderPrefix+"b2", d+"lins.1.bias", []int{1}, false))
+	}
+	return es, nil
+}
+
+// pygKey is the key torch_geometric.nn.ModuleDict stores a name under:
+// torch's ModuleDict cannot hold dots in keys, so PyG writes them as '#'.
+func pygKey(name string) string { return strings.ReplaceAll(name, ".", "#") }
+
+// PyGEmbeddingName is the state-dict name of node type t's learnable
+// embedding table, a torch.nn.Embedding (rows in type-local original id
+// order) in a ModuleDict "embeddings".
+func PyGEmbeddingName(nodeType string) string { return "embeddings." + pygKey(nodeType) + ".weight" }
+
+// tensorsByName indexes cfg's flat layout by tensor name.
+func tensorsByName(cfg Config) map[string]Tensor {
+	m := make(map[string]Tensor)
+	for _, t := range cfg.Tensors() {
+		m[t.Name] = t
+	}
+	return m
+}
+
+// transposeInto writes the rows x cols row-major src transposed into dst
+// (cols x rows).
+func transposeInto(dst, src []float32, rows, cols int) {
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			dst[c*rows+r] = src[r*cols+c]
+		}
+	}
+}
+
+// ExportPyG returns the PyG state dict of a model with configuration cfg
+// and flat parameters params, sorted by name.
+func ExportPyG(cfg Config, params []float32) ([]NamedTensor, error) {
+	es, err := pygLayout(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if n := cfg.NumParams(); len(params) != n {
+		return nil, fmt.Errorf("pyg export: %d parameters, the %s model has %d", len(params), cfg.ArchName(), n)
+	}
+	byName := tensorsByName(cfg)
+	out := make([]NamedTensor, 0, len(es))
+	for _, e := range es {
+		var data []float32
+		for _, name := range e.mp {
+			t := byName[name]
+			src := params[t.Offset : t.Offset+t.Size()]
+			if e.transpose {
+				data = make([]float32, t.Size())
+				transposeInto(data, src, t.Rows, t.Cols)
+			} else {
+				data = append(data, src...)
+			}
+		}
+		out = append(out, NamedTensor{Name: e.pyg, Shape: e.shape, Data: data})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ImportPyG fills a flat parameter buffer of cfg's layout from a PyG state
+// dict (strict: every tensor the model needs with its exact shape, and no
+// other). GATConv's pre-2.5 spelling lin_src/lin_dst is accepted in place of
+// lin when both hold the same values (a homogeneous GATConv shares them).
+// A state dict without the decoder's tensors is refused for an MLP link
+// model; extra "decoder." tensors are refused for any other.
+func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
+	es, err := pygLayout(cfg)
+	if err != nil {
+		return nil, err
+	}
+	got := make(map[string]NamedTensor, len(tensors))
+	for _, t := range tensors {
+		got[t.Name] = t
+	}
+	if err := foldGATLinSrc(cfg, got); err != nil {
+		return nil, err
+	}
+	// Names first (a state dict of another architecture or depth fails
+	// here, listing what differs), then shapes.
+	var missing []string
+	for _, e := range es {
+		if _, ok := got[e.pyg]; !ok {
+			missing = append(missing, e.pyg)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("pyg import: the %s model needs tensors missing from the state dict: %s", cfg.ArchName(), strings.Join(missing, ", "))
+	}
+	if len(got) > len(es) {
+		need := make(map[string]bool, len(es))
+		for _, e := range es {
+			need[e.pyg] = true
+		}
+		var extra []string
+		for n := range got {
+			if !need[n] {
+				extra = append(extra, n)
+			}
+		}
+		sort.Strings(extra)
+		return nil, fmt.Errorf("pyg import: the state dict has tensors the %s model does not (another architecture, layer count or decoder?): %s", cfg.ArchName(), strings.Join(extra, ", "))
+	}
+	byName := tensorsByName(cfg)
+	params := make([]float32, cfg.NumParams())
+	for _, e := range es {
+		t := got[e.pyg]
+		if !slices.Equal(t.Shape, e.shape) {
+			return nil, fmt.Errorf("pyg import: tensor %s has shape %v, the %s model needs %v", e.pyg, t.Shape, cfg.ArchName(), e.shape)
+		}
+		size := 0
+		for _, name := range e.mp {
+			size += byName[name].Size()
+		}
+		if len(t.Data) != size {
+			return nil, fmt.Errorf("pyg import: tensor %s holds %d values for shape %v", e.pyg, len(t.Data), t.Shape)
+		}
+		src := t.Data
+		for _, name := range e.mp {
+			mt := byName[name]
+			dst := params[mt.Offset : mt.Offset+mt.Size()]
+			if e.transpose {
+				// PyG's (out, in) is mpignn's (in, out) transposed: the
+				// PyG tensor has mt.Cols rows.
+				transposeInto(dst, src, mt.Cols, mt.Rows)
+			} else {
+				copy(dst, src[:mt.Size()])
+			}
+			src = src[mt.Size():]
+		}
+	}
+	return params, nil
+}
+
+// foldGATLinSrc renames GATConv's pre-2.5 convs.l.lin_src.weight (and the
+// identical lin_dst.weight) to convs.l.lin.weight.
+func foldGATLinSrc(cfg Config, got map[string]NamedTensor) error {
+	if cfg.ArchName() != ArchGAT {
+		return nil
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		p := fmt.Sprintf("convs.%d.", l)
+		src, okS := got[p+"lin_src.weight"]
+		if !okS {
+			continue
+		}
+		if _, ok := got[p+"lin.weight"]; ok {
+			return fmt.Errorf("pyg import: both %slin.weight and %slin_src.weight are present", p, p)
+		}
+		if dst, ok := got[p+"lin_dst.weight"]; ok {
+			if !slices.Equal(dst.Shape, src.Shape) || !slices.Equal(dst.Data, src.Data) {
+				return fmt.Errorf("pyg import: %slin_src.weight and %slin_dst.weight differ; a homogeneous GAT layer has one projection", p, p)
+			}
+			delete(got, p+"lin_dst.weight")
+		}
+		delete(got, p+"lin_src.weight")
+		src.Name = p + "lin.weight"
+		got[src.Name] = src
+	}
+	return nil
+}
+
+// PyGModelSpec is the sidecar's description of how to rebuild the model in
+// Python: the PyG class and its constructor arguments, and the decoder.
+type PyGModelSpec struct {
+	Class  string         `json:"class"`
+	Kwargs map[string]any `json:"kwargs"`
+	// Decoder is "" for node classification, else "dot" or "mlp"; an MLP's
+	// tensors carry PyGDecoderPrefix and load into DecoderClass built with
+	// DecoderKwargs.
+	Decoder       string         `json:"decoder,omitempty"`
+	DecoderClass  string         `json:"decoder_class,omitempty"`
+	DecoderKwargs map[string]any `json:"decoder_kwargs,omitempty"`
+	// Notes lists where mpignn's computation differs from the PyG class's
+	// default forward pass, for this model.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// PyGSpec returns the PyG constructor of cfg's model; embeds are the
+// embedding tables exported with a heterogeneous model (their shapes are
+// constructor arguments).
+func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
+	if _, err := pygLayout(cfg); err != nil {
+		return PyGModelSpec{}, err
+	}
+	if cfg.Hetero != nil {
+		return pygHeteroSpec(cfg, embeds), nil
+	}
+	kw := map[string]any{
+		"in_channels":     cfg.InDim,
+		"hidden_channels": cfg.Hidden,
+		"num_layers":      cfg.Layers,
+		"out_channels":    cfg.Classes,
+		"dropout":         cfg.Dropout,
+	}
+	s := PyGModelSpec{Kwargs: kw}
+	switch cfg.ArchName() {
+	case ArchSAGE:
+		s.Class = "torch_geometric.nn.models.GraphSAGE"
+		s.Kwargs["aggr"] = "mean"
+	case ArchGCN:
+		s.Class = "torch_geometric.nn.models.GCN"
+		s.Notes = append(s.Notes, "layer 0 normalises by 1/d_i (mean over in-neighbours and self) where GCNConv uses 1/sqrt(d_i*d_j); "+
+			"layers 1.. equal GCNConv (symmetric, one self-loop). To reproduce mpignn exactly run convs[0] with normalize=False on "+
+			"edge_index with self-loops and edge_weight = 1/deg_in_plus_1[dst]; mpignn predict --gcn-norm sym evaluates GCNConv's normalisation instead "+
+			"(for a model trained in PyG)")
+	case ArchGAT:
+		s.Class = "torch_geometric.nn.models.GAT"
+		s.Kwargs["heads"] = cfg.Heads
+		if cfg.AttnDropout != cfg.Dropout {
+			s.Notes = append(s.Notes, fmt.Sprintf("mpignn trained with attention dropout %v; PyG's GAT model sets GATConv(dropout=) to its dropout %v (evaluation mode: no effect)", cfg.AttnDropout, cfg.Dropout))
+		}
+	}
+	if cfg.InputDropout != 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("mpignn drops input features with p=%v in training; PyG's BasicGNN has no input dropout (evaluation mode: no effect)", cfg.InputDropout))
+	}
+	switch cfg.Decoder {
+	case DecoderDot:
+		s.Decoder = DecoderDot
+	case DecoderMLP:
+		s.Decoder = DecoderMLP
+		s.DecoderClass = "LinkPredictor (OGB examples/linkproppred; also in scripts/pyg_check.py): lins = [Linear(C, C), Linear(C, 1)]; " +
+			"mpignn's score is lins[1](relu(lins[0](h_u * h_v))), OGB's forward returns its sigmoid (mpignn's prob)"
+		s.DecoderKwargs = map[string]any{"in_channels": cfg.Classes, "hidden_channels": cfg.Classes, "out_channels": 1, "num_layers": 2, "dropout": 0.0}
+	}
+	return s, nil
+}
+
+// pygHeteroSpec describes a heterogeneous model. PyG has no model class
+// for it: the module (HeteroSAGE, RGCN) is defined in scripts/pyg_check.py
+// from PyG's HeteroConv/SAGEConv and RGCNConv, with these arguments.
+func pygHeteroSpec(cfg Config, embeds []NamedTensor) PyGModelSpec {
+	h := cfg.Hetero
+	s, _ := h.Schema()
+	edgeTypes := make([][]string, len(s.Relations))
+	for r, rel := range s.Relations {
+		edgeTypes[r] = []string{rel.Src, rel.Name, rel.Dst}
+	}
+	inDims := map[string]int{}
+	for t, name := range h.NodeTypes {
+		inDims[name] = h.InDims[t]
+	}
+	emb := map[string][]int{}
+	for _, e := range embeds {
+		emb[strings.TrimSuffix(strings.TrimPrefix(e.Name, "embeddings."), ".weight")] = e.Shape
+	}
+	kw := map[string]any{
+		"node_types":      h.NodeTypes,
+		"edge_types":      edgeTypes,
+		"in_channels":     inDims,
+		"hidden_channels": cfg.Hidden,
+		"out_channels":    cfg.Classes,
+		"num_layers":      cfg.Layers,
+		"embeddings":      emb,
+		"dropout":         cfg.Dropout,
+	}
+	sp := PyGModelSpec{Kwargs: kw, Notes: []string{
+		"per node type t: x_t = lins[t](cat(features_t, embeddings[t].weight)) (either part may be absent), no activation; " +
+			"then the convolutions with ReLU between them; the node types' rows in type-local original id order",
+	}}
+	switch cfg.ArchName() {
+	case ArchHSAGE:
+		sp.Class = "HeteroSAGE"
+		sp.Notes = append(sp.Notes, "convs[l] = HeteroConv({edge_type: SAGEConv(hidden, out, aggr='mean')}, aggr='sum') (PyG to_hetero(GraphSAGE, aggr='sum') computes the same)")
+	case ArchRGCN:
+		sp.Class = "RGCN"
+		kw["num_bases"] = h.Bases
+		sp.Notes = append(sp.Notes, "convs[l] = RGCNConv(hidden, out, num_relations=len(edge_types), num_bases=num_bases or None, aggr='mean') "+
+			"over the homogenized graph: node types concatenated in node_types order, edge_type = index in edge_types")
+	}
+	return sp
+}
+
+// pygMetaArch and pygMetaModel are the "__metadata__" keys of an exported
+// file that record mpignn's own description of the model (informational:
+// ImportPyG checks names and shapes, so a file saved by PyG loads too).
+const (
+	pygMetaArch  = "mpignn_arch"
+	pygMetaModel = "mpignn_model"
+)
+
+// EncodePyG returns the safetensors bytes of cfg's model with parameters
+// params in PyG's layout (see ExportPyG), plus the extra tensors (a
+// heterogeneous model's embedding tables).
+func EncodePyG(cfg Config, params []float32, extra ...NamedTensor) ([]byte, error) {
+	ts, err := ExportPyG(cfg, params)
+	if err != nil {
+		return nil, err
+	}
+	ts = append(ts, extra...)
+	mj, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return EncodeSafetensors(ts, map[string]string{"format": "pt", pygMetaArch: cfg.ArchName(), pygMetaModel: string(mj)})
+}
+
+// LoadPyG reads a PyG-layout safetensors file (written by EncodePyG or by
+// safetensors.torch.save_file(model.state_dict(), path)) into a flat
+// parameter buffer of cfg's layout.
+func LoadPyG(path string, cfg Config) ([]float32, error) {
+	ts, _, err := ReadSafetensors(path)
+	if err != nil {
+		return nil, err
+	}
+	p, err := ImportPyG(cfg, ts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,287 @@
+package train
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"github.com/nlpodyssey/safetensors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pygConfigs are the configurations the PyG layout covers: every
+// homogeneous architecture, a one-layer GAT (its only layer averages the
+// heads) and an MLP link model (decoder tensors).
+var pygConfigs = []Config{
+	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5},
+	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.5},
+	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Heads: 2, AttnDropout: 0.25},
+	{Arch: ArchGAT, InDim: 5, Classes: 4, Layers: 1, Heads: 3},
+	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Decoder: DecoderMLP},
+}
+
+// distinctParams gives every parameter its own value, so a transposition
+// or offset mix-up changes the result.
+func distinctParams(cfg Config) []float32 {
+	p := make([]float32, cfg.NumParams())
+	for i := range p {
+		p[i] = float32(i)*0.001 - 0.3
+	}
+	return p
+}
+
+// TestPyGRoundTrip: export -> safetensors bytes -> import gives the same
+// flat buffer, and exporting it again the same bytes.
+func TestPyGRoundTrip(t *testing.T) {
+	for _, cfg := range pygConfigs {
+		t.Run(cfg.ArchName()+cfg.Decoder, func(t *testing.T) {
+			p := distinctParams(cfg)
+			b, err := EncodePyG(cfg, p)
+			require.NoError(t, err)
+			ts, meta, err := DecodeSafetensors("x.safetensors", b)
+			require.NoError(t, err)
+			assert.Equal(t, cfg.ArchName(), meta[pygMetaArch])
+			got, err := ImportPyG(cfg, ts)
+			require.NoError(t, err)
+			require.Equal(t, p, got)
+			b2, err := EncodePyG(cfg, got)
+			require.NoError(t, err)
+			assert.Equal(t, b, b2)
+		})
+	}
+}
+
+// TestPyGNamesAndShapes pins the state dict of each architecture to PyG's
+// module and parameter names and torch's (out, in) Linear layout.
+func TestPyGNamesAndShapes(t *testing.T) {
+	cases := []struct {
+		cfg  Config
+		want map[string][]int
+	}{
+		{pygConfigs[0], map[string][]int{
+			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
+			"convs.1.lin_l.weight": {3, 6}, "convs.1.lin_l.bias": {3}, "convs.1.lin_r.weight": {3, 6},
+		}},
+		{pygConfigs[1], map[string][]int{
+			"convs.0.lin.weight": {6, 5}, "convs.0.bias": {6},
+			"convs.1.lin.weight": {6, 6}, "convs.1.bias": {6},
+			"convs.2.lin.weight": {3, 6}, "convs.2.bias": {3},
+		}},
+		{pygConfigs[2], map[string][]int{
+			"convs.0.lin.weight": {6, 5}, "convs.0.att_src": {1, 2, 3}, "convs.0.att_dst": {1, 2, 3}, "convs.0.bias": {6},
+			"convs.1.lin.weight": {6, 6}, "convs.1.att_src": {1, 2, 3}, "convs.1.att_dst": {1, 2, 3}, "convs.1.bias": {3},
+		}},
+		{pygConfigs[4], map[string][]int{
+			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
+			"convs.1.lin_l.weight": {4, 6}, "convs.1.lin_l.bias": {4}, "convs.1.lin_r.weight": {4, 6},
+			"decoder.lins.0.weight": {4, 4}, "decoder.lins.0.bias": {4}, "decoder.lins.1.weight": {1, 4}, "decoder.lins.1.bias": {1},
+		}},
+	}
+	for _, tc := range cases {
+		ts, err := ExportPyG(tc.cfg, distinctParams(tc.cfg))
+		require.NoError(t, err)
+		got := map[string][]int{}
+		for _, x := range ts {
+			got[x.Name] = x.Shape
+			n := 1
+			for _, d := range x.Shape {
+				n *= d
+			}
+			assert.Len(t, x.Data, n, x.Name)
+		}
+		assert.Equal(t, tc.want, got, tc.cfg.ArchName())
+	}
+}
+
+// TestPyGTranspose: W_self[r][c] (input-major) is lin_r.weight[c][r], and
+// W_neigh goes to lin_l (the aggregated neighbours), not lin_r.
+func TestPyGTranspose(t *testing.T) {
+	cfg := pygConfigs[0]
+	p := distinctParams(cfg)
+	ts, err := ExportPyG(cfg, p)
+	require.NoError(t, err)
+	by := map[string]NamedTensor{}
+	for _, x := range ts {
+		by[x.Name] = x
+	}
+	tn := tensorsByName(cfg)
+	self, neigh := tn["l0.w_self"], tn["l0.w_neigh"]
+	const r, c = 4, 2 // input 4, output 2
+	assert.Equal(t, p[self.Offset+r*self.Cols+c], by["convs.0.lin_r.weight"].Data[c*5+r])
+	assert.Equal(t, p[neigh.Offset+r*neigh.Cols+c], by["convs.0.lin_l.weight"].Data[c*5+r])
+	assert.Equal(t, p[tn["l0.b"].Offset+c], by["convs.0.lin_l.bias"].Data[c])
+}
+
+func TestImportPyGErrors(t *testing.T) {
+	gat := pygConfigs[2]
+	good, err := ExportPyG(gat, distinctParams(gat))
+	require.NoError(t, err)
+	edit := func(f func([]NamedTensor) []NamedTensor) []NamedTensor {
+		cp := make([]NamedTensor, len(good))
+		copy(cp, good)
+		return f(cp)
+	}
+	rename := func(ts []NamedTensor, from, to string) []NamedTensor {
+		for i := range ts {
+			if ts[i].Name == from {
+				ts[i].Name = to
+			}
+		}
+		return ts
+	}
+	find := func(ts []NamedTensor, name string) NamedTensor {
+		for _, x := range ts {
+			if x.Name == name {
+				return x
+			}
+		}
+		t.Fatalf("no %s", name)
+		return NamedTensor{}
+	}
+	cases := []struct {
+		name    string
+		cfg     Config
+		ts      []NamedTensor
+		wantErr string
+	}{
+		{"missing", gat, edit(func(ts []NamedTensor) []NamedTensor { return ts[1:] }), "missing from the state dict: convs.0.att_dst"},
+		{"other architecture", pygConfigs[1], good, "needs tensors missing from the state dict: convs.2.lin.weight"},
+		{"extra", gat, edit(func(ts []NamedTensor) []NamedTensor {
+			return append(ts, NamedTensor{Name: "convs.0.res.weight", Shape: []int{1}, Data: []float32{0}})
+		}), "does not (another architecture, layer count or decoder?): convs.0.res.weight"},
+		{"shape", gat, edit(func(ts []NamedTensor) []NamedTensor {
+			x := find(ts, "convs.1.bias")
+			for i := range ts {
+				if ts[i].Name == x.Name {
+					ts[i].Shape = []int{1, 3}
+				}
+			}
+			return ts
+		}), "tensor convs.1.bias has shape [1 3], the gat model needs [3]"},
+		{"lin_src alone (PyG <= 2.4)", gat, edit(func(ts []NamedTensor) []NamedTensor {
+			return rename(ts, "convs.0.lin.weight", "convs.0.lin_src.weight")
+		}), ""},
+		{"lin_src and lin_dst equal", gat, edit(func(ts []NamedTensor) []NamedTensor {
+			x := find(ts, "convs.1.lin.weight")
+			ts = rename(ts, "convs.1.lin.weight", "convs.1.lin_src.weight")
+			x.Name = "convs.1.lin_dst.weight"
+			return append(ts, x)
+		}), ""},
+		{"lin_src and lin_dst differ", gat, edit(func(ts []NamedTensor) []NamedTensor {
+			x := find(ts, "convs.1.lin.weight")
+			ts = rename(ts, "convs.1.lin.weight", "convs.1.lin_src.weight")
+			x.Name, x.Data = "convs.1.lin_dst.weight", make([]float32, len(x.Data))
+			return append(ts, x)
+		}), "lin_src.weight and convs.1.lin_dst.weight differ"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := ImportPyG(tc.cfg, tc.ts)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				assert.Equal(t, distinctParams(gat), p)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+		})
+	}
+}
+
+// TestDecodeSafetensorsDtypes: a state dict saved in float64, float16 or
+// bfloat16 loads as float32; integer tensors and broken files are refused
+// with the file's name.
+func TestDecodeSafetensorsDtypes(t *testing.T) {
+	vals := []float64{0.5, -2, 0.25, 1024}
+	views := map[string]safetensors.TensorView{}
+	add := func(name string, dt safetensors.DType, data []byte) {
+		v, err := safetensors.NewTensorView(dt, []uint64{2, 2}, data)
+		require.NoError(t, err)
+		views[name] = v
+	}
+	var f64, f16, bf16 []byte
+	for _, v := range vals {
+		f64 = binary.LittleEndian.AppendUint64(f64, math.Float64bits(v))
+		bf16 = binary.LittleEndian.AppendUint16(bf16, uint16(math.Float32bits(float32(v))>>16))
+	}
+	// binary16 of 0.5, -2, 0.25, 1024.
+	for _, h := range []uint16{0x3800, 0xc000, 0x3400, 0x6400} {
+		f16 = binary.LittleEndian.AppendUint16(f16, h)
+	}
+	add("a", safetensors.F64, f64)
+	add("b", safetensors.F16, f16)
+	add("c", safetensors.BF16, bf16)
+	b, err := safetensors.Serialize(views, nil)
+	require.NoError(t, err)
+	ts, _, err := DecodeSafetensors("m.safetensors", b)
+	require.NoError(t, err)
+	require.Len(t, ts, 3)
+	for _, x := range ts {
+		assert.Equal(t, []int{2, 2}, x.Shape, x.Name)
+		assert.Equal(t, []float32{0.5, -2, 0.25, 1024}, x.Data, x.Name)
+	}
+
+	iv, err := safetensors.NewTensorView(safetensors.I64, []uint64{1}, make([]byte, 8))
+	require.NoError(t, err)
+	b, err = safetensors.Serialize(map[string]safetensors.TensorView{"n": iv}, nil)
+	require.NoError(t, err)
+	_, _, err = DecodeSafetensors("m.safetensors", b)
+	require.ErrorContains(t, err, "m.safetensors: tensor n: dtype I64 is not a floating-point type")
+
+	_, _, err = DecodeSafetensors("m.safetensors", b[:len(b)-1])
+	require.ErrorContains(t, err, "m.safetensors: not a safetensors file")
+}
+
+// TestPyGHetero pins the heterogeneous layouts: per-type input
+// projections, HeteroConv's "<src___rel___dst>" keys of SAGEConv, and
+// RGCNConv's stacked relation (or basis) weights, and round-trips them.
+func TestPyGHetero(t *testing.T) {
+	h := testHetero([]int{3, 4, 2}, 0, nil)
+	hs := Config{Arch: ArchHSAGE, Hidden: 4, Classes: 3, Layers: 2, Hetero: h}
+	rg := Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 1, Hetero: testHetero([]int{3, 4, 2}, 0, nil)}
+	rb := Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 1, Hetero: testHetero([]int{3, 4, 2}, 2, nil)}
+	R := len(h.Relations)
+	for _, cfg := range []Config{hs, rg, rb} {
+		p := distinctParams(cfg)
+		ts, err := ExportPyG(cfg, p)
+		require.NoError(t, err)
+		shapes := map[string][]int{}
+		for _, x := range ts {
+			shapes[x.Name] = x.Shape
+		}
+		for ti, name := range h.NodeTypes {
+			assert.Equal(t, []int{4, h.InDims[ti]}, shapes["lins."+name+".weight"])
+			assert.Equal(t, []int{4}, shapes["lins."+name+".bias"])
+		}
+		switch {
+		case cfg.ArchName() == ArchHSAGE:
+			k := "convs.1.convs.<" + h.Relations[0] + ">."
+			assert.Equal(t, []int{3, 4}, shapes[k+"lin_l.weight"])
+			assert.Equal(t, []int{3}, shapes[k+"lin_l.bias"])
+			assert.Equal(t, []int{3, 4}, shapes[k+"lin_r.weight"])
+			assert.Len(t, ts, 2*len(h.NodeTypes)+2*3*R)
+		case cfg.Hetero.Bases == 0:
+			assert.Equal(t, []int{R, 4, 3}, shapes["convs.0.weight"])
+			assert.Equal(t, []int{4, 3}, shapes["convs.0.root"])
+			assert.Equal(t, []int{3}, shapes["convs.0.bias"])
+			// Relation r's weight is block r, input-major as mpignn's.
+			w := tensorsByName(cfg)["l0."+h.Relations[1]+".w"]
+			for _, x := range ts {
+				if x.Name == "convs.0.weight" {
+					assert.Equal(t, p[w.Offset:w.Offset+w.Size()], x.Data[12:24])
+				}
+			}
+		default:
+			assert.Equal(t, []int{2, 4, 3}, shapes["convs.0.weight"])
+			assert.Equal(t, []int{R, 2}, shapes["convs.0.comp"])
+		}
+		got, err := ImportPyG(cfg, ts)
+		require.NoError(t, err)
+		assert.Equal(t, p, got)
+	}
+	spec, err := PyGSpec(hs, []NamedTensor{{Name: PyGEmbeddingName(h.NodeTypes[1]), Shape: []int{5, 2}}})
+	require.NoError(t, err)
+	assert.Equal(t, "HeteroSAGE", spec.Class)
+	assert.Equal(t, map[string][]int{h.NodeTypes[1]: {5, 2}}, spec.Kwargs["embeddings"])
+}
