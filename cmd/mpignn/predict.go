@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
 
 	"mpignn/collectives"
 	"mpignn/internal/tempout"
@@ -18,6 +19,7 @@ type inferFlags struct {
 	fanout    *fanoutFlag
 	transport *transportFlag
 	threads   int
+	timeout   time.Duration
 }
 
 func newInferFlags(name, outHelp string) *inferFlags {
@@ -34,6 +36,7 @@ func newInferFlags(name, outHelp string) *inferFlags {
 	f.transport = addTransportFlag(fs)
 	addCacheFlag(fs, &cfg.Store.CacheMB)
 	addThreadsFlag(fs, &f.threads)
+	addTimeoutFlag(fs, &f.timeout)
 	return f
 }
 
@@ -68,7 +71,7 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 	cleanup.Add(tempout.Own(f.cfg.Out))
 	spmd.Run(func(w *spmd.World) error {
 		defer cleanup.Listen()()
-		c, err := collectives.NewComm()
+		c, err := newComm(w, f.timeout)
 		if err != nil {
 			return err
 		}
@@ -78,6 +81,7 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 		if err := dist.Agree(c, setThreads(f.threads, w.Size())); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		defer c.Phase(name)()
 		return body(c, w)
 	})
 }
