@@ -63,4 +63,6 @@ int shim_stall_probe(MPI_Comm comm, int64_t seq, int rank, int size);
 int shim_note_poll(MPI_Comm comm, int *got, int *tag, int *source, int64_t *seq);
 // Sleeps ns nanoseconds (the pause of a polling wait; see watch.go).
 void shim_pause(int64_t ns);
+// Gives the core to another runnable thread, if any (sched_yield).
+void shim_yield(void);
 #endif

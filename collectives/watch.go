@@ -15,7 +15,8 @@ import (
 // noticing) would hang every other rank in its next collective forever.
 // With Watch, every collective of a Comm first waits at a gate: an
 // MPI_Ibarrier on a duplicate communicator, completed by polling MPI_Test
-// on the MPI goroutine with a sleeping backoff. The data then moves with
+// on the MPI goroutine, yielding and then sleeping between polls
+// (watchdog.Pause). The data then moves with
 // the same blocking call as without a watch, so every result stays
 // bit-identical; the gate only adds one barrier's latency.
 //
@@ -151,7 +152,6 @@ func (c *Comm) gate(op string) error {
 	start := time.Now()
 	wt.wd.Begin(op, true, start)
 	defer wt.wd.End()
-	var b watchdog.Backoff
 	for {
 		var done, prober C.int
 		if err := mpiErr("MPI_Test", C.shim_gate_poll(wt.hb, &req, C.int64_t(wt.seq), &done, &prober)); err != nil {
@@ -167,8 +167,11 @@ func (c *Comm) gate(op string) error {
 		if lim := wt.wd.Limit(); lim > 0 && waited > lim {
 			return c.stall(op, waited)
 		}
-		if d := b.Next(); d > 0 {
-			C.shim_pause(C.int64_t(d))
+		switch sleep, yield := watchdog.Pause(waited); {
+		case yield:
+			C.shim_yield()
+		case sleep > 0:
+			C.shim_pause(C.int64_t(sleep))
 		}
 	}
 }

@@ -8,7 +8,7 @@
 //   - Watchdog: what the MPI goroutine is doing (the operation it is in
 //     since when, the phase label its callers set), read by a monitor
 //     goroutine that reports an operation that outlives its limit;
-//   - Backoff: the sleep schedule of a polling wait, so that a rank
+//   - Pause: the schedule of a polling wait, so that a rank
 //     waiting for a slow peer on an oversubscribed machine yields its
 //     core instead of spinning;
 //   - Decide and Stall: which ranks were not heard from after a timed-out

@@ -14,7 +14,7 @@ const DefaultTimeout = 5 * time.Minute
 
 // Grace is how long a rank that timed out listens for the other ranks'
 // answers before it decides who was not heard from. A live rank answers from
-// its own polling loop within its next pause (Backoff.Next caps it at
+// its own polling loop within its next pause (Pause caps it at
 // MaxSleep), so a second is ample even on a loaded machine.
 const Grace = time.Second
 
@@ -201,38 +201,33 @@ func (w *Watchdog) Monitor(rank int, expire func(*Stall)) (stop func()) {
 	return func() { once.Do(func() { close(quit) }) }
 }
 
-// Backoff is the pause schedule of a polling wait: the first SpinPolls
-// polls run back to back (a peer that is already there completes the wait
-// within microseconds), then the pause doubles from MinSleep to MaxSleep.
-// Sleeping rather than spinning matters when ranks outnumber cores: a
-// waiting rank that spins takes the core from the rank it waits for (MPICH's
-// blocking calls do exactly that when oversubscribed).
-type Backoff struct {
-	n     int
-	pause time.Duration
+// Pause is the schedule of a polling wait that has waited so far: poll
+// again at once for the first SpinFor (as a blocking MPI wait does: a
+// peer that is about to arrive costs no wake-up); then yield the core before each
+// poll until YieldFor (on an oversubscribed machine the rank waited for may
+// be the one that gets it, as OpenMPI's own waits do); then sleep an eighth
+// of the time waited, between MinSleep and MaxSleep. Sleeping rather than
+// spinning matters when ranks outnumber cores: a waiting rank that spins
+// takes the core from the rank it waits for (MPICH's blocking calls do
+// exactly that when oversubscribed). A sleep of at most an eighth of the
+// wait adds at most an eighth to it.
+func Pause(waited time.Duration) (sleep time.Duration, yield bool) {
+	switch {
+	case waited < SpinFor:
+		return 0, false
+	case waited < YieldFor:
+		return 0, true
+	}
+	return min(max(waited/8, MinSleep), MaxSleep), false
 }
 
-// The schedule of Backoff. MaxSleep bounds the latency a sleeping waiter
-// adds once its peers arrive; waits that reach it last milliseconds anyway.
+// The schedule of Pause.
 const (
-	SpinPolls = 64
-	MinSleep  = 20 * time.Microsecond
-	MaxSleep  = time.Millisecond
+	SpinFor  = time.Millisecond
+	YieldFor = 5 * time.Millisecond
+	MinSleep = 250 * time.Microsecond
+	MaxSleep = time.Millisecond
 )
-
-// Next returns the pause before the next poll (0: poll again at once).
-func (b *Backoff) Next() time.Duration {
-	if b.n < SpinPolls {
-		b.n++
-		return 0
-	}
-	if b.pause == 0 {
-		b.pause = MinSleep
-	} else {
-		b.pause = min(2*b.pause, MaxSleep)
-	}
-	return b.pause
-}
 
 // Answer is what a rank learned about one peer after its wait timed out.
 type Answer int

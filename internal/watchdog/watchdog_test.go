@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestOverdue(t *testing.T) {
@@ -113,20 +112,26 @@ func TestMonitorQuietBetweenOperations(t *testing.T) {
 	stop()
 }
 
-func TestBackoff(t *testing.T) {
-	var b Backoff
-	for i := range SpinPolls {
-		require.Zero(t, b.Next(), "poll %d", i)
+func TestPause(t *testing.T) {
+	tests := []struct {
+		waited time.Duration
+		sleep  time.Duration
+		yield  bool
+	}{
+		{0, 0, false},
+		{SpinFor - 1, 0, false},
+		{SpinFor, 0, true},
+		{YieldFor - 1, 0, true},
+		{YieldFor, YieldFor / 8, false},
+		{6 * time.Millisecond, 750 * time.Microsecond, false},
+		{time.Hour, MaxSleep, false},
 	}
-	var pauses []time.Duration
-	for range 10 {
-		pauses = append(pauses, b.Next())
+	for _, tt := range tests {
+		sleep, yield := Pause(tt.waited)
+		assert.Equal(t, tt.sleep, sleep, "after %v", tt.waited)
+		assert.Equal(t, tt.yield, yield, "after %v", tt.waited)
+		assert.LessOrEqual(t, sleep, max(tt.waited/8, MinSleep), "a pause adds at most an eighth of the wait")
 	}
-	assert.Equal(t, MinSleep, pauses[0])
-	for i := 1; i < len(pauses); i++ {
-		assert.Equal(t, min(2*pauses[i-1], MaxSleep), pauses[i])
-	}
-	assert.Equal(t, MaxSleep, pauses[len(pauses)-1])
 }
 
 func TestDecide(t *testing.T) {
