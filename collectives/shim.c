@@ -204,21 +204,6 @@ static int send_note(MPI_Comm comm, int dest, int tag, int64_t seq) {
     return rc;
 }
 
-int shim_gate_poll(MPI_Comm comm, MPI_Request *req, int64_t seq, int *done, int *prober) {
-    *prober = -1;
-    int rc = MPI_Test(req, done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS || *done) return rc;
-    int flag = 0;
-    MPI_Status st;
-    rc = MPI_Iprobe(MPI_ANY_SOURCE, SHIM_TAG_PROBE, comm, &flag, &st);
-    if (rc != MPI_SUCCESS || !flag) return rc;
-    int64_t theirs;
-    rc = MPI_Recv(&theirs, 1, MPI_INT64_T, st.MPI_SOURCE, SHIM_TAG_PROBE, comm, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return rc;
-    *prober = st.MPI_SOURCE;
-    return send_note(comm, st.MPI_SOURCE, SHIM_TAG_ANSWER, seq);
-}
-
 int shim_stall_probe(MPI_Comm comm, int64_t seq, int rank, int size) {
     int rc = MPI_SUCCESS;
     for (int p = 0; p < size && rc == MPI_SUCCESS; p++) {
@@ -242,3 +227,21 @@ void shim_pause(int64_t ns) {
 }
 
 void shim_yield(void) { sched_yield(); }
+
+int shim_testall(int n, MPI_Request *reqs, int *done) {
+    if (n == 0) { *done = 1; return MPI_SUCCESS; }
+    return MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE);
+}
+
+int shim_answer_probe(MPI_Comm comm, int64_t seq, int *prober) {
+    *prober = -1;
+    int flag = 0;
+    MPI_Status st;
+    int rc = MPI_Iprobe(MPI_ANY_SOURCE, SHIM_TAG_PROBE, comm, &flag, &st);
+    if (rc != MPI_SUCCESS || !flag) return rc;
+    int64_t theirs;
+    rc = MPI_Recv(&theirs, 1, MPI_INT64_T, st.MPI_SOURCE, SHIM_TAG_PROBE, comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return rc;
+    *prober = st.MPI_SOURCE;
+    return send_note(comm, st.MPI_SOURCE, SHIM_TAG_ANSWER, seq);
+}

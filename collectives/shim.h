@@ -52,10 +52,11 @@ int shim_win_settle(MPI_Win win);
 enum { SHIM_TAG_PROBE = 1, SHIM_TAG_ANSWER = 2 };
 int shim_comm_dup(MPI_Comm *out);
 int shim_ibarrier(MPI_Comm comm, MPI_Request *req);
-// One poll of a gate: MPI_Test on req (*done), then, while not done, answers
-// one pending probe with this rank's gate number seq and sets *prober to the
-// probing rank (-1 if there was none).
-int shim_gate_poll(MPI_Comm comm, MPI_Request *req, int64_t seq, int *done, int *prober);
+// *done says whether the n requests are complete (MPI_Testall).
+int shim_testall(int n, MPI_Request *reqs, int *done);
+// Answers one pending probe, if any, with this rank's gate number seq, and
+// sets *prober to the probing rank (-1 if there was none).
+int shim_answer_probe(MPI_Comm comm, int64_t seq, int *prober);
 // Sends a probe carrying seq to every other rank.
 int shim_stall_probe(MPI_Comm comm, int64_t seq, int rank, int size);
 // Receives one pending probe or answer, if any: *got, its *tag, *source and

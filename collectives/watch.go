@@ -31,9 +31,13 @@ import (
 // unwinding to spmd.Run (closing stores, removing temporaries) cannot wait
 // again.
 //
-// Calls that block inside MPI without a gate (one-sided epochs, which wait
-// for no rank's cooperation on this machine but may on a network, and
-// MPI_Finalize) are watched by a monitor goroutine: one that outlives the
+// One-sided reads wait for no rank's cooperation with OpenMPI, but MPICH's
+// MPI_Win_unlock_all waits for the target's progress: with MPICH, the RMA
+// transport's DistArray.Fetch (collective by contract) passes a gate first,
+// so that a stopped target times out and is named like a collective's.
+//
+// The remaining calls that block inside MPI (the collective after its gate,
+// accumulates, MPI_Finalize) are watched by a monitor goroutine: one that outlives the
 // timeout is reported from the monitor's thread, which then calls MPI_Abort
 // while the MPI goroutine is blocked. That call from a second thread is
 // outside what MPI_THREAD_SERIALIZED promises, but both OpenMPI and MPICH
@@ -141,7 +145,7 @@ func (c *Comm) call(op string, collective bool, f func() C.int) error {
 }
 
 // gate waits until every rank has reached the gate of its next collective
-// op, polling so that this rank can time out (see the comment above).
+// op (see the comment above).
 func (c *Comm) gate(op string) error {
 	wt := c.watch
 	wt.seq++
@@ -149,23 +153,35 @@ func (c *Comm) gate(op string) error {
 	if err := mpiErr("MPI_Ibarrier", C.shim_ibarrier(wt.hb, &req)); err != nil {
 		return err
 	}
+	return c.poll(op, true, func(done *C.int) C.int { return C.shim_testall(1, &req, done) })
+}
+
+// poll waits until test reports done, answering the probes of ranks that
+// timed out, and times out itself after the limit (see stall). test is one
+// MPI_Test of what op waits for. atGate says the wait is a gate, at which
+// every rank in step has passed the same number of gates.
+func (c *Comm) poll(op string, atGate bool, test func(done *C.int) C.int) error {
+	wt := c.watch
 	start := time.Now()
 	wt.wd.Begin(op, true, start)
 	defer wt.wd.End()
 	for {
 		var done, prober C.int
-		if err := mpiErr("MPI_Test", C.shim_gate_poll(wt.hb, &req, C.int64_t(wt.seq), &done, &prober)); err != nil {
+		if err := mpiErr(op, test(&done)); err != nil {
 			return err
 		}
 		if done != 0 {
 			return nil
+		}
+		if err := mpiErr("MPI_Iprobe(stall probe)", C.shim_answer_probe(wt.hb, C.int64_t(wt.seq), &prober)); err != nil {
+			return err
 		}
 		if prober >= 0 {
 			wt.probedBy[prober] = true
 		}
 		waited := time.Since(start)
 		if lim := wt.wd.Limit(); lim > 0 && waited > lim {
-			return c.stall(op, waited)
+			return c.stall(op, atGate, waited)
 		}
 		switch sleep, yield := watchdog.Pause(waited); {
 		case yield:
@@ -176,10 +192,12 @@ func (c *Comm) gate(op string) error {
 	}
 }
 
-// stall runs after this rank's gate timed out: it probes the other ranks,
+// stall runs after this rank's wait timed out: it probes the other ranks,
 // listens for Grace, and returns the Stall; a rank that leaves the report to
-// a lower one first waits Fallback for that rank's abort.
-func (c *Comm) stall(op string, waited time.Duration) error {
+// a lower one first waits Fallback for that rank's abort. Ranks that answer
+// with another gate number than this rank's wait elsewhere (atGate: this
+// rank waits at a gate; a one-sided read has no gate number of its own).
+func (c *Comm) stall(op string, atGate bool, waited time.Duration) error {
 	wt := c.watch
 	answers := make([]watchdog.Answer, c.size)
 	for r, p := range wt.probedBy {
@@ -203,7 +221,7 @@ func (c *Comm) stall(op string, waited time.Duration) error {
 		case answers[r] == watchdog.Silent:
 			answers[r] = watchdog.Waiting
 		}
-		if int64(seq) != wt.seq {
+		if atGate && int64(seq) != wt.seq {
 			elsewhere = append(elsewhere, r)
 		}
 	}
