@@ -20,8 +20,10 @@ const Grace = time.Second
 
 // Fallback is how long a rank that timed out but leaves the report to a
 // lower rank waits for that rank's abort before it reports itself (the lower
-// rank may have stopped too).
-const Fallback = 3 * time.Second
+// rank may have stopped too): long enough for a launcher on a loaded machine
+// to end the job first, short enough that the job still ends within
+// timeout + 10 s.
+const Fallback = 5 * time.Second
 
 // PolledSlack is how much longer than the timeout the monitor lets a polled
 // wait run before it steps in: the polling rank reports by itself after
