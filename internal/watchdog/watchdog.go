@@ -149,8 +149,9 @@ func (w *Watchdog) PhaseName() string {
 }
 
 // Overdue reports the operation the MPI goroutine has been in for longer
-// than its limit at now: the timeout, plus PolledSlack for a polled wait.
-func (w *Watchdog) Overdue(now time.Time) (op, phase string, waited time.Duration, ok bool) {
+// than its limit at now: the timeout (plus extra), plus PolledSlack for a
+// polled wait.
+func (w *Watchdog) Overdue(now time.Time, extra time.Duration) (op, phase string, waited time.Duration, ok bool) {
 	if w == nil {
 		return "", "", 0, false
 	}
@@ -159,7 +160,7 @@ func (w *Watchdog) Overdue(now time.Time) (op, phase string, waited time.Duratio
 	if w.op == "" || w.untimed > 0 {
 		return "", "", 0, false
 	}
-	limit := w.timeout
+	limit := w.timeout + extra
 	if w.polled {
 		limit += PolledSlack
 	}
@@ -178,10 +179,16 @@ func (w *Watchdog) tick() time.Duration {
 // operation (see Overdue) and then stops. Unlike a polled wait, an operation
 // that overran here holds the MPI goroutine inside MPI, so expire runs on the
 // monitor's goroutine and cannot ask the other ranks anything: the Stall it
-// gets has Known false. stop ends the monitor.
+// gets has Known false. Ranks other than 0 wait Grace longer, so that when
+// rank 0 is blocked too, its line is usually the only one. stop ends the
+// monitor.
 func (w *Watchdog) Monitor(rank int, expire func(*Stall)) (stop func()) {
 	if w == nil {
 		return func() {}
+	}
+	var extra time.Duration
+	if rank > 0 {
+		extra = Grace
 	}
 	quit := make(chan struct{})
 	go func() {
@@ -192,7 +199,7 @@ func (w *Watchdog) Monitor(rank int, expire func(*Stall)) (stop func()) {
 			case <-quit:
 				return
 			case now := <-t.C:
-				if op, phase, waited, late := w.Overdue(now); late {
+				if op, phase, waited, late := w.Overdue(now, extra); late {
 					expire(&Stall{Rank: rank, Op: op, Phase: phase, Waited: waited, Timeout: w.timeout})
 					return
 				}

@@ -30,7 +30,7 @@ func TestOverdue(t *testing.T) {
 			if tt.ended {
 				w.End()
 			}
-			op, _, waited, late := w.Overdue(t0.Add(tt.after))
+			op, _, waited, late := w.Overdue(t0.Add(tt.after), 0)
 			assert.Equal(t, tt.late, late)
 			if !tt.ended {
 				assert.Equal(t, "MPI_Allreduce(sum)", op)
@@ -38,6 +38,16 @@ func TestOverdue(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestOverdueExtra(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := New(10 * time.Second)
+	w.Begin("MPI_Bcast", false, t0)
+	_, _, _, late := w.Overdue(t0.Add(11*time.Second), Grace+time.Second)
+	assert.False(t, late, "extra time extends the limit")
+	_, _, _, late = w.Overdue(t0.Add(11*time.Second), 0)
+	assert.True(t, late)
 }
 
 func TestPhaseNests(t *testing.T) {
@@ -58,12 +68,12 @@ func TestUntimed(t *testing.T) {
 	assert.Equal(t, time.Second, w.Limit())
 	restore := w.Untimed("partition --data on rank 0")
 	w.Begin("MPI_Bcast", false, t0)
-	_, _, _, late := w.Overdue(t0.Add(time.Hour))
+	_, _, _, late := w.Overdue(t0.Add(time.Hour), 0)
 	assert.False(t, late, "an untimed span never times out")
 	assert.Equal(t, time.Duration(0), w.Limit())
 	assert.Equal(t, "partition --data on rank 0", w.PhaseName())
 	restore()
-	_, _, _, late = w.Overdue(t0.Add(time.Hour))
+	_, _, _, late = w.Overdue(t0.Add(time.Hour), 0)
 	assert.True(t, late)
 	assert.Equal(t, "", w.PhaseName())
 }
@@ -74,7 +84,7 @@ func TestNilWatchdog(t *testing.T) {
 	w.End()
 	w.Phase("x")()
 	w.Untimed("y")()
-	_, _, _, late := w.Overdue(time.Now().Add(time.Hour))
+	_, _, _, late := w.Overdue(time.Now().Add(time.Hour), 0)
 	assert.False(t, late)
 	assert.Zero(t, w.Limit())
 	assert.Zero(t, w.Timeout())
