@@ -10,7 +10,9 @@ import (
 )
 
 // Barrier blocks until every rank has entered it.
-func (c *Comm) Barrier() error { return mpiErr("MPI_Barrier", C.shim_barrier()) }
+func (c *Comm) Barrier() error {
+	return c.call("MPI_Barrier", true, func() C.int { return C.shim_barrier() })
+}
 
 // Allreduce combines buf element-wise across ranks with op, in place. Every
 // rank must pass the same length. Buffers longer than an MPI count are
@@ -19,8 +21,10 @@ func Allreduce[T Number](c *Comm, buf []T, op Op) error {
 	n := int64(len(buf))
 	for off := int64(0); off < n; off += c.maxCount {
 		k := min(c.maxCount, n-off)
-		rc := C.shim_allreduce(ptr(buf[off:]), C.int(k), dtype[T](), op.c())
-		if err := mpiErr("MPI_Allreduce("+op.String()+")", rc); err != nil {
+		err := c.call("MPI_Allreduce("+op.String()+")", true, func() C.int {
+			return C.shim_allreduce(ptr(buf[off:]), C.int(k), dtype[T](), op.c())
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -43,7 +47,8 @@ func Bcast[T Elem](c *Comm, buf []T, root int) error {
 	n := int64(len(buf))
 	for off := int64(0); off < n; off += c.maxCount {
 		k := min(c.maxCount, n-off)
-		if err := mpiErr("MPI_Bcast", C.shim_bcast(ptr(buf[off:]), C.int(k), dtype[T](), C.int(root))); err != nil {
+		err := c.call("MPI_Bcast", true, func() C.int { return C.shim_bcast(ptr(buf[off:]), C.int(k), dtype[T](), C.int(root)) })
+		if err != nil {
 			return err
 		}
 	}
@@ -58,8 +63,8 @@ func Allgather[T Elem](c *Comm, send []T) ([]T, error) {
 	if n*int64(c.size) > c.maxCount {
 		return allgatherLarge(c, send, recv, repeat(n, c.size))
 	}
-	rc := C.shim_allgather(ptr(send), C.int(n), ptr(recv), dtype[T]())
-	return recv, mpiErr("MPI_Allgather", rc)
+	err := c.call("MPI_Allgather", true, func() C.int { return C.shim_allgather(ptr(send), C.int(n), ptr(recv), dtype[T]()) })
+	return recv, err
 }
 
 // Allgatherv returns every rank's send concatenated in rank order, and the
@@ -80,8 +85,10 @@ func Allgatherv[T Elem](c *Comm, send []T) ([]T, []int64, error) {
 		return recv, counts, err
 	}
 	cc, cd := toCInts(counts)
-	rc := C.shim_allgatherv(ptr(send), C.int(len(send)), ptr(recv), &cc[0], &cd[0], dtype[T]())
-	return recv, counts, mpiErr("MPI_Allgatherv", rc)
+	err = c.call("MPI_Allgatherv", true, func() C.int {
+		return C.shim_allgatherv(ptr(send), C.int(len(send)), ptr(recv), &cc[0], &cd[0], dtype[T]())
+	})
+	return recv, counts, err
 }
 
 // allgatherLarge sends this rank's contribution to every rank through the
@@ -111,8 +118,8 @@ func Alltoall[T Elem](c *Comm, send []T) ([]T, error) {
 		}
 		return recv, nil
 	}
-	rc := C.shim_alltoall(ptr(send), C.int(k), ptr(recv), dtype[T]())
-	return recv, mpiErr("MPI_Alltoall", rc)
+	err := c.call("MPI_Alltoall", true, func() C.int { return C.shim_alltoall(ptr(send), C.int(k), ptr(recv), dtype[T]()) })
+	return recv, err
 }
 
 // Alltoallv sends the consecutive segments of send to the ranks in order:
@@ -153,17 +160,19 @@ func alltoallvInto[T Elem](c *Comm, send []T, sendCounts []int64, recv []T, recv
 	}
 	sc, sdc := toCInts(sendCounts)
 	rc, rdc := toCInts(recvCounts)
-	r := C.shim_alltoallv(ptr(send), &sc[0], &sdc[0], ptr(recv), &rc[0], &rdc[0], dtype[T]())
-	return mpiErr("MPI_Alltoallv", r)
+	return c.call("MPI_Alltoallv", true, func() C.int {
+		return C.shim_alltoallv(ptr(send), &sc[0], &sdc[0], ptr(recv), &rc[0], &rdc[0], dtype[T]())
+	})
 }
 
 // alltoallvP2P moves the data with nonblocking point-to-point messages of at
 // most maxCount elements each, so no count is truncated.
 func alltoallvP2P[T Elem](c *Comm, send []T, scounts, sdispls []int64, recv []T, rcounts, rdispls []int64) error {
-	rc := C.shim_alltoallv_p2p(ptr(send), (*C.int64_t)(unsafe.Pointer(&scounts[0])), (*C.int64_t)(unsafe.Pointer(&sdispls[0])),
-		ptr(recv), (*C.int64_t)(unsafe.Pointer(&rcounts[0])), (*C.int64_t)(unsafe.Pointer(&rdispls[0])),
-		dtype[T](), C.int64_t(c.maxCount), C.int(c.rank), C.int(c.size))
-	return mpiErr("MPI_Isend/Irecv exchange", rc)
+	return c.call("MPI_Isend/Irecv exchange", true, func() C.int {
+		return C.shim_alltoallv_p2p(ptr(send), (*C.int64_t)(unsafe.Pointer(&scounts[0])), (*C.int64_t)(unsafe.Pointer(&sdispls[0])),
+			ptr(recv), (*C.int64_t)(unsafe.Pointer(&rcounts[0])), (*C.int64_t)(unsafe.Pointer(&rdispls[0])),
+			dtype[T](), C.int64_t(c.maxCount), C.int(c.rank), C.int(c.size))
+	})
 }
 
 // checkCounts validates element counts announced by peers before they size

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"mpignn/spmd"
 	"mpignn/spmd/spmdtest"
@@ -19,8 +20,9 @@ type namedComm struct {
 	c    *Comm
 }
 
-// comms returns the world communicator twice: as is, and with MPI counts
-// limited to 3 elements so every message takes the split path.
+// comms returns the world communicator three times: as is, with MPI counts
+// limited to 3 elements so every message takes the split path, and watched
+// (every collective behind the stall watchdog's gate, see Watch).
 // The result is a slice, not a map: every rank must run the collectives in
 // the same order, and map iteration order differs between processes.
 func comms(t *testing.T) []namedComm {
@@ -29,7 +31,41 @@ func comms(t *testing.T) []namedComm {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []namedComm{{"plain", c}, {"split", withMaxCount(c, 3)}}
+	return []namedComm{{"plain", c}, {"split", withMaxCount(c, 3)}, {"watched", watched(t)}}
+}
+
+// watched returns a world communicator with a stall watchdog of a minute.
+func watched(tb testing.TB) *Comm {
+	tb.Helper()
+	c, err := NewComm()
+	if err == nil {
+		err = c.Watch(world, time.Minute)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkGate measures what the stall watchdog adds to a collective: an
+// 8-byte Allreduce with and without Watch. Under mpirun every rank must run
+// the same number of iterations, so give a count:
+//
+//	mpirun -n 2 ./collectives.test -test.run '^$' -test.bench Gate -test.benchtime 20000x
+func BenchmarkGate(b *testing.B) {
+	plain, err := NewComm()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, nc := range []namedComm{{"plain", plain}, {"watched", watched(b)}} {
+		b.Run(nc.name, func(b *testing.B) {
+			for range b.N {
+				if _, err := AllreduceScalar(nc.c, int64(1), Sum); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // value is the i-th element rank r contributes; every rank can compute what

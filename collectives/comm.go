@@ -24,6 +24,8 @@ type Comm struct {
 	// counts are C ints; larger messages are split. Tests lower it to
 	// exercise the splitting without allocating gigabytes.
 	maxCount int64
+	// watch is the stall watchdog (see Watch); nil without a timeout.
+	watch *watch
 }
 
 // NewComm returns the world communicator. MPI must have been started (spmd.Init).

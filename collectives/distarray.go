@@ -285,6 +285,15 @@ func (a *DistArray) Fetch(rows []int64, dst []byte) error {
 }
 
 func (a *DistArray) fetchRMA(rows []int64, dst []byte, starts []int64) error {
+	if rmaWaitsForTarget {
+		// A stalled target would block this rank inside MPI: wait at a
+		// gate first, where a stall times out and is named (Fetch is
+		// collective, so every rank passes the same gates).
+		if err := a.c.enter("MPI_Get(rows)", true); err != nil {
+			return fmt.Errorf("fetch on rank %d: %w", a.c.rank, err)
+		}
+		a.c.leave()
+	}
 	rb := int64(a.rowBytes)
 	// Cut the grouped requests into calls of at most maxCount rows so that
 	// no per-target count overflows an MPI int.

@@ -12,4 +12,8 @@
 // (TransportRMA), and an Alltoallv request/response exchange
 // (TransportAlltoallv) for networks where OpenMPI's one-sided component does
 // not work.
+//
+// Comm.Watch adds a stall watchdog (the commands' --timeout): every
+// collective waits at a polled gate first, so that a rank that waits too
+// long for the others can name them and end the job (see watch.go).
 package collectives

@@ -1,6 +1,8 @@
 #include "shim.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <time.h>
 
 static MPI_Datatype shim_dtype(int d) {
     switch (d) {
@@ -182,4 +184,64 @@ int shim_win_settle(MPI_Win win) {
     int rc = MPI_Barrier(MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) return rc;
     return shim_win_sync(win);
+}
+
+int shim_comm_dup(MPI_Comm *out) { return MPI_Comm_dup(MPI_COMM_WORLD, out); }
+
+int shim_ibarrier(MPI_Comm comm, MPI_Request *req) { return MPI_Ibarrier(comm, req); }
+
+// send_note sends one gate number without waiting for the send to complete.
+// Notes are sent only once some rank has timed out, which ends the job, so
+// their buffers are left to the process's exit rather than tracked: the
+// peer may be stopped and never take its note.
+static int send_note(MPI_Comm comm, int dest, int tag, int64_t seq) {
+    int64_t *buf = malloc(sizeof *buf);
+    if (!buf) return MPI_ERR_NO_MEM;
+    *buf = seq;
+    MPI_Request r;
+    int rc = MPI_Isend(buf, 1, MPI_INT64_T, dest, tag, comm, &r);
+    if (rc == MPI_SUCCESS) rc = MPI_Request_free(&r);
+    return rc;
+}
+
+int shim_stall_probe(MPI_Comm comm, int64_t seq, int rank, int size) {
+    int rc = MPI_SUCCESS;
+    for (int p = 0; p < size && rc == MPI_SUCCESS; p++) {
+        if (p != rank) rc = send_note(comm, p, SHIM_TAG_PROBE, seq);
+    }
+    return rc;
+}
+
+int shim_note_poll(MPI_Comm comm, int *got, int *tag, int *source, int64_t *seq) {
+    MPI_Status st;
+    int rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, got, &st);
+    if (rc != MPI_SUCCESS || !*got) return rc;
+    *tag = st.MPI_TAG;
+    *source = st.MPI_SOURCE;
+    return MPI_Recv(seq, 1, MPI_INT64_T, st.MPI_SOURCE, st.MPI_TAG, comm, MPI_STATUS_IGNORE);
+}
+
+void shim_pause(int64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+    nanosleep(&ts, NULL);
+}
+
+void shim_yield(void) { sched_yield(); }
+
+int shim_testall(int n, MPI_Request *reqs, int *done) {
+    if (n == 0) { *done = 1; return MPI_SUCCESS; }
+    return MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE);
+}
+
+int shim_answer_probe(MPI_Comm comm, int64_t seq, int *prober) {
+    *prober = -1;
+    int flag = 0;
+    MPI_Status st;
+    int rc = MPI_Iprobe(MPI_ANY_SOURCE, SHIM_TAG_PROBE, comm, &flag, &st);
+    if (rc != MPI_SUCCESS || !flag) return rc;
+    int64_t theirs;
+    rc = MPI_Recv(&theirs, 1, MPI_INT64_T, st.MPI_SOURCE, SHIM_TAG_PROBE, comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return rc;
+    *prober = st.MPI_SOURCE;
+    return send_note(comm, st.MPI_SOURCE, SHIM_TAG_ANSWER, seq);
 }

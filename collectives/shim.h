@@ -46,4 +46,24 @@ int shim_acc_rows(MPI_Win win, int ntargets, const int *ranks, const int *counts
 // After every rank's accumulates have returned: a barrier, then a window
 // sync so this rank's loads see what others added to its part.
 int shim_win_settle(MPI_Win win);
+
+// The watchdog's gate (see watch.go). Its traffic travels on a duplicate of
+// the world communicator, so it can never match the program's messages.
+enum { SHIM_TAG_PROBE = 1, SHIM_TAG_ANSWER = 2 };
+int shim_comm_dup(MPI_Comm *out);
+int shim_ibarrier(MPI_Comm comm, MPI_Request *req);
+// *done says whether the n requests are complete (MPI_Testall).
+int shim_testall(int n, MPI_Request *reqs, int *done);
+// Answers one pending probe, if any, with this rank's gate number seq, and
+// sets *prober to the probing rank (-1 if there was none).
+int shim_answer_probe(MPI_Comm comm, int64_t seq, int *prober);
+// Sends a probe carrying seq to every other rank.
+int shim_stall_probe(MPI_Comm comm, int64_t seq, int rank, int size);
+// Receives one pending probe or answer, if any: *got, its *tag, *source and
+// the gate number *seq it carries.
+int shim_note_poll(MPI_Comm comm, int *got, int *tag, int *source, int64_t *seq);
+// Sleeps ns nanoseconds (the pause of a polling wait; see watch.go).
+void shim_pause(int64_t ns);
+// Gives the core to another runnable thread, if any (sched_yield).
+void shim_yield(void);
 #endif

@@ -37,7 +37,7 @@ func NewWindow(c *Comm, localBytes int64) (*Window, error) {
 	// size to a multiple of 64 bytes makes both agree (and keeps rows
 	// cache-line aligned on every implementation).
 	padded := (localBytes + winAlign - 1) / winAlign * winAlign
-	if err := mpiErr("MPI_Win_allocate", C.shim_win_allocate(C.int64_t(padded), &base, &w.win)); err != nil {
+	if err := c.call("MPI_Win_allocate", true, func() C.int { return C.shim_win_allocate(C.int64_t(padded), &base, &w.win) }); err != nil {
 		return nil, err
 	}
 	w.live = true
@@ -55,7 +55,7 @@ func (w *Window) Bytes() []byte { return w.base }
 // has done so; after it returns, any rank may read any rank's part. It is
 // collective.
 func (w *Window) Expose() error {
-	if err := mpiErr("MPI_Win_sync", C.shim_win_sync(w.win)); err != nil {
+	if err := w.c.call("MPI_Win_sync", false, func() C.int { return C.shim_win_sync(w.win) }); err != nil {
 		return err
 	}
 	return w.c.Barrier()
@@ -69,7 +69,7 @@ func (w *Window) Free() error {
 	}
 	w.live = false
 	w.base = nil
-	return mpiErr("MPI_Win_free", C.shim_win_free(&w.win))
+	return w.c.call("MPI_Win_free", true, func() C.int { return C.shim_win_free(&w.win) })
 }
 
 // getRows reads fixed-size rows from other ranks in one passive-target
@@ -82,8 +82,9 @@ func (w *Window) getRows(ranks []C.int, counts []C.int, tdisp, odisp []C.MPI_Ain
 	if len(ranks) == 0 {
 		return nil
 	}
-	rc := C.shim_get_rows(w.win, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &odisp[0], C.int(rowBytes), ptr(dst))
-	return mpiErr("MPI_Get(rows)", rc)
+	return w.c.call("MPI_Get(rows)", false, func() C.int {
+		return C.shim_get_rows(w.win, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &odisp[0], C.int(rowBytes), ptr(dst))
+	})
 }
 
 // accRows adds fixed-size float32 rows of src into rows of other ranks'
@@ -93,13 +94,14 @@ func (w *Window) accRows(ranks []C.int, counts []C.int, tdisp, odisp []C.MPI_Ain
 	if len(ranks) == 0 {
 		return nil
 	}
-	rc := C.shim_acc_rows(w.win, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &odisp[0], C.int(rowBytes), ptr(src))
-	return mpiErr("MPI_Accumulate(rows)", rc)
+	return w.c.call("MPI_Accumulate(rows)", false, func() C.int {
+		return C.shim_acc_rows(w.win, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &odisp[0], C.int(rowBytes), ptr(src))
+	})
 }
 
 // Settle waits until every rank has returned from its accumulates into the
 // window and makes their sums visible to this rank's loads from Bytes. It
 // is collective.
 func (w *Window) Settle() error {
-	return mpiErr("MPI_Barrier+MPI_Win_sync", C.shim_win_settle(w.win))
+	return w.c.call("MPI_Barrier+MPI_Win_sync", true, func() C.int { return C.shim_win_settle(w.win) })
 }

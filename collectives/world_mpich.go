@@ -18,3 +18,8 @@ func worldRankSize() (rank, size int) {
 }
 
 func wtime() float64 { return float64(C.MPI_Wtime()) }
+
+// rmaWaitsForTarget says that a one-sided epoch of this library waits for
+// the target's progress: MPICH's MPI_Win_unlock_all does, so a stopped
+// target blocks the origin inside MPI (see watch.go).
+const rmaWaitsForTarget = true

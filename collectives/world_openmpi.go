@@ -14,3 +14,8 @@ import mpi "github.com/sbromberger/gompi"
 func worldRankSize() (rank, size int) { return mpi.WorldRank(), mpi.WorldSize() }
 
 func wtime() float64 { return mpi.WorldTime() }
+
+// rmaWaitsForTarget says that a one-sided epoch of this library waits for
+// the target's progress: OpenMPI's reads on one node are copies from shared
+// memory, and its network components read without the target (see watch.go).
+const rmaWaitsForTarget = false

@@ -19,6 +19,8 @@ type World struct {
 
 	mu  sync.Mutex // serialises log lines from several goroutines
 	out io.Writer
+
+	atFinalize []func() error // see AtFinalize
 }
 
 // Init starts MPI (or joins an MPI that is already running), checks that the
@@ -85,8 +87,21 @@ func (w *World) Barrier() error { return mpiBarrier() }
 // agreed so that every rank reports the same pass or fail. It is collective.
 func (w *World) AgreeExit(code int) (int, error) { return mpiAllreduceMaxInt(code) }
 
-// Finalize stops MPI if Init started it. It is collective.
+// AtFinalize registers f to run at the start of Finalize, before MPI stops:
+// a last collective step such as the stall watchdog's final gate, which
+// keeps a rank from waiting forever in MPI_Finalize for a stalled peer.
+func (w *World) AtFinalize(f func() error) { w.atFinalize = append(w.atFinalize, f) }
+
+// Finalize runs the functions registered with AtFinalize, then stops MPI if
+// Init started it. It is collective. An error of a registered function ends
+// the whole job through Fatal: the ranks are no longer in step, so some of
+// them could not finalize.
 func (w *World) Finalize() error {
+	for _, f := range w.atFinalize {
+		if err := f(); err != nil {
+			w.Fatal(err)
+		}
+	}
 	if !w.ownsMPI {
 		return nil
 	}

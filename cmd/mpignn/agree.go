@@ -12,9 +12,11 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"mpignn/collectives"
 	"mpignn/partition"
+	"mpignn/spmd"
 )
 
 // Start-up agreement. Every collective command (train, predict, sample,
@@ -173,9 +175,9 @@ func agreeStartup(c *collectives.Comm, fields []collectives.Field) error {
 // openRankPart is the start of the commands that read one partition per
 // rank (sample, bench sample, bench infer): the communicator, the start-up
 // agreement on the shared flags and the partition's files, and this rank's
-// part. It is collective.
-func openRankPart(parts string, shared []collectives.Field) (*collectives.Comm, *partition.Part, error) {
-	c, err := collectives.NewComm()
+// part. timeout is the stall watchdog's (--timeout). It is collective.
+func openRankPart(w *spmd.World, parts string, timeout time.Duration, shared []collectives.Field) (*collectives.Comm, *partition.Part, error) {
+	c, err := newComm(w, timeout)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,9 +193,10 @@ func openRankPart(parts string, shared []collectives.Field) (*collectives.Comm, 
 
 // parsePartsCommand parses the flags of a command that reads one partition
 // per rank (sample, bench sample, bench infer): no positional arguments,
-// --parts required (parts points at its value). It returns the flags every
-// rank must agree on.
-func parsePartsCommand(fs *flag.FlagSet, args []string, name string, parts *string) ([]collectives.Field, error) {
+// --parts required (parts points at its value), and --timeout, which it
+// declares (into timeout). It returns the flags every rank must agree on.
+func parsePartsCommand(fs *flag.FlagSet, args []string, name string, parts *string, timeout *time.Duration) ([]collectives.Field, error) {
+	addTimeoutFlag(fs, timeout)
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"time"
 
 	"mpignn/collectives"
 	"mpignn/spmd"
@@ -50,6 +51,7 @@ type commBenchConfig struct {
 	seed       uint64
 	transports []collectives.Transport
 	shared     []collectives.Field // flags every rank must agree on
+	timeout    time.Duration       // --timeout
 }
 
 func parseCommBench(args []string) (commBenchConfig, error) {
@@ -62,6 +64,7 @@ func parseCommBench(args []string) (commBenchConfig, error) {
 	fs.IntVar(&cfg.warmup, "warmup", 3, "untimed rounds before timing")
 	addSeedFlag(fs, &cfg.seed, 1, "the random row choice")
 	list := fs.String("transport", "rma,alltoallv", "comma-separated transports to measure (rma, alltoallv)")
+	addTimeoutFlag(fs, &cfg.timeout)
 	if err := parseFlags(fs, args); err != nil {
 		return cfg, err
 	}
@@ -118,7 +121,7 @@ func runBenchComm(args []string) error {
 }
 
 func benchComm(w *spmd.World, cfg commBenchConfig, out io.Writer) error {
-	c, err := collectives.NewComm()
+	c, err := newComm(w, cfg.timeout)
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ type benchInferConfig struct {
 	cpuProfile string
 	threads    int
 	shared     []collectives.Field
+	timeout    time.Duration // --timeout
 }
 
 func parseBenchInfer(args []string) (benchInferConfig, error) {
@@ -49,7 +50,7 @@ func parseBenchInfer(args []string) (benchInferConfig, error) {
 	addThreadsFlag(fs, &cfg.threads)
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write rank 0's CPU profile of the timed inferences to this file")
 	var err error
-	if cfg.shared, err = parsePartsCommand(fs, args, "bench infer", &cfg.parts); err != nil {
+	if cfg.shared, err = parsePartsCommand(fs, args, "bench infer", &cfg.parts, &cfg.timeout); err != nil {
 		return cfg, err
 	}
 	if cfg.hidden < 1 || cfg.layers < 1 || cfg.chunk < 1 || cfg.reps < 1 || cfg.cacheMB < 0 {
@@ -74,13 +75,13 @@ func runBenchInfer(args []string) error {
 		if err := setThreads(cfg.threads, w.Size()); err != nil {
 			return err
 		}
-		return benchInfer(cfg, os.Stdout)
+		return benchInfer(w, cfg, os.Stdout)
 	})
 	return nil
 }
 
-func benchInfer(cfg benchInferConfig, out io.Writer) error {
-	c, part, err := openRankPart(cfg.parts, cfg.shared)
+func benchInfer(w *spmd.World, cfg benchInferConfig, out io.Writer) error {
+	c, part, err := openRankPart(w, cfg.parts, cfg.timeout, cfg.shared)
 	if err != nil {
 		return err
 	}

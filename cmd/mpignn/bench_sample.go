@@ -28,6 +28,7 @@ type benchSampleConfig struct {
 	cacheMB   float64
 	transport collectives.Transport
 	shared    []collectives.Field // flags every rank must agree on
+	timeout   time.Duration       // --timeout
 	// temporal sampling (see train's flags)
 	tp        sample.Temporal
 	fixedTime bool
@@ -47,7 +48,7 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 	tr := addTransportFlag(fs)
 	temporal := addTemporalFlags(fs)
 	var err error
-	if cfg.shared, err = parsePartsCommand(fs, args, "bench sample", &cfg.parts); err != nil {
+	if cfg.shared, err = parsePartsCommand(fs, args, "bench sample", &cfg.parts, &cfg.timeout); err != nil {
 		return cfg, err
 	}
 	if cfg.batch < 1 || cfg.steps < 1 || cfg.warmup < 0 || cfg.cacheMB < 0 {
@@ -102,7 +103,7 @@ func benchSampleRowFrom(x []float64) benchSampleRow {
 }
 
 func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
-	c, part, err := openRankPart(cfg.parts, cfg.shared)
+	c, part, err := openRankPart(w, cfg.parts, cfg.timeout, cfg.shared)
 	if err != nil {
 		return err
 	}

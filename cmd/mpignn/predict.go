@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"mpignn/collectives"
 	"mpignn/internal/tempout"
@@ -19,6 +20,7 @@ type inferFlags struct {
 	fanout    *fanoutFlag
 	transport *transportFlag
 	threads   int
+	timeout   time.Duration
 }
 
 func newInferFlags(name, outHelp string) *inferFlags {
@@ -36,6 +38,7 @@ func newInferFlags(name, outHelp string) *inferFlags {
 	f.transport = addTransportFlag(fs)
 	addCacheFlag(fs, &cfg.Store.CacheMB)
 	addThreadsFlag(fs, &f.threads)
+	addTimeoutFlag(fs, &f.timeout)
 	return f
 }
 
@@ -70,7 +73,7 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 	cleanup.Add(tempout.Own(f.cfg.Out))
 	spmd.Run(func(w *spmd.World) error {
 		defer cleanup.Listen()()
-		c, err := collectives.NewComm()
+		c, err := newComm(w, f.timeout)
 		if err != nil {
 			return err
 		}
@@ -80,6 +83,7 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 		if err := dist.Agree(c, setThreads(f.threads, w.Size())); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		defer c.Phase(name)()
 		return body(c, w)
 	})
 }

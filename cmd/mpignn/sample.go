@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"mpignn/collectives"
 	"mpignn/graph"
@@ -39,6 +40,7 @@ type sampleConfig struct {
 	seedTime  int64
 	transport collectives.Transport
 	shared    []collectives.Field // flags every rank must agree on
+	timeout   time.Duration       // --timeout
 }
 
 func parseSample(args []string) (sampleConfig, error) {
@@ -61,7 +63,7 @@ func parseSample(args []string) (sampleConfig, error) {
 		fs.PrintDefaults()
 	}
 	var err error
-	if cfg.shared, err = parsePartsCommand(fs, args, "sample", &cfg.parts); err != nil {
+	if cfg.shared, err = parsePartsCommand(fs, args, "sample", &cfg.parts, &cfg.timeout); err != nil {
 		return cfg, err
 	}
 	var plain []string
@@ -125,7 +127,7 @@ func runSample(args []string) error {
 }
 
 func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
-	c, part, err := openRankPart(cfg.parts, cfg.shared)
+	c, part, err := openRankPart(w, cfg.parts, cfg.timeout, cfg.shared)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"mpignn/collectives"
 	"mpignn/graph"
@@ -31,6 +32,7 @@ type trainFlags struct {
 	// one the --parts partition must hold.
 	linkSplit string
 	threads   int
+	timeout   time.Duration // --timeout
 	// shared are the flags every rank must agree on (agreeStartup).
 	shared []collectives.Field
 }
@@ -81,6 +83,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	addCacheFlag(fs, &c.Store.CacheMB)
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	addThreadsFlag(fs, &f.threads)
+	addTimeoutFlag(fs, &f.timeout)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
 	fs.StringVar(&c.Task, "task", dist.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
@@ -271,7 +274,7 @@ func runTrain(args []string) error {
 		return err // main names the command
 	}
 	spmd.Run(func(w *spmd.World) error {
-		c, err := collectives.NewComm()
+		c, err := newComm(w, f.timeout)
 		if err != nil {
 			return err
 		}
@@ -379,6 +382,9 @@ func reusable(dir string, parts int, method, split string, seed uint64, link *pa
 func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse string, out *os.File) (string, error) {
 	var dir string
 	var err error
+	// Partitioning a large dataset takes rank 0 minutes, during which the
+	// others wait in the broadcast below by design.
+	defer c.Untimed("partition --data on rank 0")()
 	if c.Rank() == 0 {
 		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, timed, sparse, out)
 	}

@@ -198,6 +198,7 @@ func (f *FeatureStore) Sparse(k FeatureKey) bool {
 // per node, in node order, with the table's width as Cols. A dense table
 // is converted row by row (its zeros dropped). It is collective.
 func (f *FeatureStore) GatherSparse(k FeatureKey, nodes []int64, dst *sample.SparseRows, st *GatherStats) error {
+	defer f.c.Phase("gather")()
 	t0 := time.Now()
 	tb, err := f.table(k)
 	if err != nil {

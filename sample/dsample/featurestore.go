@@ -262,6 +262,7 @@ type gatherScratch struct {
 // own (possibly empty) node list. If st is not nil the call's counters are
 // added to it.
 func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *GatherStats) ([]float32, error) {
+	defer f.c.Phase("gather")()
 	t0 := time.Now()
 	tb, err := f.table(k)
 	if err != nil {

@@ -68,6 +68,7 @@ type InferStats struct {
 // of ranks. A heterogeneous model's typed input projections are computed
 // first, for every node, as a layer of their own. It is collective.
 func (s *Store) Infer(m LayerModel, o InferOptions) (*Embeddings, error) {
+	defer s.c.Phase("infer")()
 	if o.Chunk == 0 {
 		o.Chunk = DefaultInferChunk
 	}

@@ -261,6 +261,7 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 	if split != SplitTrain {
 		return fmt.Errorf("link loader: split %q is evaluated by ranking, not in batches", split)
 	}
+	defer l.s.c.Phase("sample")()
 	// A local failure (bad step) must not skip the collectives below.
 	locals, localErr := l.stepEdges(epoch, step)
 	tr := &l.part.Link.Train
@@ -514,6 +515,7 @@ func (l *LinkLoader) Embed(m Embedder, width, epoch int, g *GraphStore) (*Embedd
 // node is sampled with the same key on any number of ranks. It is
 // collective.
 func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
+	defer s.c.Phase("infer")()
 	if o.Width <= 0 || o.Batch <= 0 || len(o.Fanouts) == 0 {
 		return nil, fmt.Errorf("embed: width %d, batch %d, %d fanouts", o.Width, o.Batch, len(o.Fanouts))
 	}

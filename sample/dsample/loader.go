@@ -211,6 +211,7 @@ func (l *Loader) StepSeeds(split string, epoch, step int) (global, orig []int64,
 // every rank calls it for every step, also when it owns no seed of the step.
 // Random choices are keyed by (Seed, epoch, step, layer, original node id).
 func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
+	defer l.s.c.Phase("sample")()
 	ss, fan, err := l.split(split)
 	if err != nil {
 		return err

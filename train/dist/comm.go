@@ -21,11 +21,13 @@ type Reducer struct{ C *collectives.Comm }
 
 // AllreduceSum32 implements train.Reducer.
 func (r Reducer) AllreduceSum32(buf []float32) error {
+	defer r.C.Phase("allreduce")()
 	return collectives.Allreduce(r.C, buf, collectives.Sum)
 }
 
 // AllreduceSum64 implements train.Reducer.
 func (r Reducer) AllreduceSum64(buf []float64) error {
+	defer r.C.Phase("allreduce")()
 	return collectives.Allreduce(r.C, buf, collectives.Sum)
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"mpignn/internal/testhold"
 	"mpignn/partition"
 	"slices"
 	"strconv"
@@ -183,6 +184,9 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	} else if pairs, localErr, err = predictSampled(loader, model, het != nil, origBase); err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
+	// Tests stop a rank here, between its share of the inference and the
+	// exchange of the results, to stall the job at a known point.
+	testhold.At("predict-infer")
 	if err := Agree(c, localErr); err != nil {
 		return 0, err
 	}

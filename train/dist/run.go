@@ -437,7 +437,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if c.Rank() == 0 && cfg.Progress != nil {
 		rec.progress = train.NewProgress(cfg.Progress, cfg.Run.Epochs, cfg.Quiet)
 	}
-	tr.Reporter = rec
+	tr.Reporter = &phaseReporter{c: c, next: rec}
 	ro := cfg.Run
 	ro.Metrics, ro.RunInfo = metrics, info
 	ro.Checkpointing = ro.CheckpointDir != ""

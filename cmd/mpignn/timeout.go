@@ -1,0 +1,48 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"time"
+
+	"mpignn/collectives"
+	"mpignn/internal/watchdog"
+	"mpignn/spmd"
+)
+
+// timeoutValue is the value of --timeout: a Go duration, not negative.
+type timeoutValue time.Duration
+
+func (t *timeoutValue) String() string { return time.Duration(*t).String() }
+
+func (t *timeoutValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a Go duration such as 5m or 30s, or 0 (no limit)")
+	}
+	if d < 0 {
+		return errors.New("must not be negative (0 means no limit)")
+	}
+	*t = timeoutValue(d)
+	return nil
+}
+
+// addTimeoutFlag declares --timeout, the stall watchdog's limit of every
+// command that runs under MPI (see newComm).
+func addTimeoutFlag(fs *flag.FlagSet, p *time.Duration) {
+	*p = watchdog.DefaultTimeout
+	fs.Var((*timeoutValue)(p), "timeout", "end the job when a rank waits longer than this for the others in one MPI operation (a stalled rank), naming the operation, the phase and the ranks not heard from; 0 = wait forever")
+}
+
+// newComm returns the world communicator, watched with timeout (see
+// collectives.Comm.Watch). It is collective.
+func newComm(w *spmd.World, timeout time.Duration) (*collectives.Comm, error) {
+	c, err := collectives.NewComm()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Watch(w, timeout); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
