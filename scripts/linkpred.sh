@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Link-prediction accuracy table (issue 14): Cora, CiteSeer and Facebook with a random link split
-# (random:0.85,0.05,0.10, partition --seed default), bitcoin-alpha with its time split; 2 ranks.
+# (random:0.85,0.05,0.10, partition --seed 0, the default when the table was first recorded), bitcoin-alpha with its time split; 2 ranks.
 # Reports test AUC and MRR (100 fixed negatives per positive, OGB semantics) of the best-validation-MRR
 # epoch, mean ± sample std over the seeds. Settings were chosen on validation MRR only (seed 1),
 # see BENCHMARKS.md for the grid.
@@ -51,7 +51,7 @@ for ds in $DATASETS; do
   sp=$(split "$ds")
   pdir="$PARTS/$ds-$NP"
   if [ ! -f "$pdir/.done" ]; then
-    ./bin/mpignn partition --data "$DATA/$ds" --parts "$NP" --link-split "$sp" $(partflags "$ds") --out "$pdir" --force >/dev/null
+    ./bin/mpignn partition --data "$DATA/$ds" --parts "$NP" --seed 0 --link-split "$sp" $(partflags "$ds") --out "$pdir" --force >/dev/null
     touch "$pdir/.done"
   fi
   args=$(settings "$ds")

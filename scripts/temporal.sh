@@ -65,7 +65,7 @@ for ds in $DATASETS; do
     spec=$(variant "$v"); pf=${spec%%|*}; tf=${spec#*|}
     pdir="$PARTS/$ds-$NP-$(echo "$pf" | tr -c 'a-z0-9\n' '_')"
     if [ ! -f "$pdir/.done" ]; then
-      ./bin/mpignn partition --data "$DATA/$ds" --parts "$NP" $(partflags "$ds") $pf --out "$pdir" --force >/dev/null
+      ./bin/mpignn partition --data "$DATA/$ds" --parts "$NP" --seed 0 $(partflags "$ds") $pf --out "$pdir" --force >/dev/null
       touch "$pdir/.done"
     fi
     aucs=""; mrrs=""; vals=""; secs=""

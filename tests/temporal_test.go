@@ -158,7 +158,7 @@ func TestTemporalLinkTrain(t *testing.T) {
 	parts := map[int]string{}
 	for _, p := range []int{1, 2} {
 		parts[p] = filepath.Join(dir, fmt.Sprintf("all-%d", p))
-		out, err := exec.Command(bin, "partition", "--data", data, "--parts", strconv.Itoa(p), "--link-split", "time",
+		out, err := exec.Command(bin, "partition", "--data", data, "--parts", strconv.Itoa(p), "--seed", "0", "--link-split", "time",
 			"--struct-feats", "2", "--time", "--link-graph", "all", "--out", parts[p]).CombinedOutput()
 		require.NoError(t, err, string(out))
 	}

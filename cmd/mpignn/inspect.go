@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,13 +16,15 @@ func runInspect(args []string) error { return inspect(os.Stdout, args) }
 // heterogeneous partition they include the nodes of every type per part and
 // every relation's edges and cut (partition.Stats.Hetero).
 func inspect(w io.Writer, args []string) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs := newFlagSet("inspect", "mpignn inspect PARTDIR [--json] [--verify]",
+		"Prints the statistics of the partition directory PARTDIR (from mpignn partition): nodes, edges, cut,\n"+
+			"split shares and link-split counts per part.")
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	verify := fs.Bool("verify", false, "also load every part, checking sizes and checksums of all files")
 	// Accept flags before and after the directory (mpignn inspect DIR --json).
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {

@@ -24,6 +24,9 @@ type trainFlags struct {
 	split    string
 	method   string
 	partSeed uint64
+	// cacheDir is --cache-dir: where --data's partitions go ("" = beside
+	// the dataset, else the user cache; partsCacheDirs).
+	cacheDir string
 	// sparse is --sparse-features, the feature storage of --data's
 	// partitions (partition.UseSparse).
 	sparse string
@@ -36,14 +39,17 @@ type trainFlags struct {
 }
 
 func parseTrain(args []string) (*trainFlags, error) {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	fs := newFlagSet("train", "./mpirun.sh -n P ./bin/mpignn train (--parts PARTDIR | --data RAWDIR) [flags]",
+		"Trains on P ranks, one per partition: --parts takes a directory from mpignn partition with P parts;\n"+
+			"--data partitions a raw dataset into P parts on rank 0 first and caches them (see --cache-dir).")
 	f := &trainFlags{}
 	c := &f.cfg
 	addPartsFlag(fs, &c.PartDir)
-	fs.StringVar(&f.data, "data", "", "dataset in the OGB raw layout: partitioned into one part per rank on rank 0 and cached")
+	fs.StringVar(&f.data, "data", "", "dataset in the OGB raw layout: partitioned into one part per rank on rank 0 and cached (see --cache-dir)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "where --data keeps its partitions (default: beside the dataset, in its parent directory; where that is read-only, $XDG_CACHE_HOME/mpignn or ~/.cache/mpignn)")
 	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
 	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random")
-	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data")
+	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data (METIS and the link split; the same default as partition --seed)")
 	fs.StringVar(&f.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("feature storage of --data's partitions: auto (CSR rows when under %g %% nonzero), on or off", 100*partition.SparseAutoDensity))
 	fanout := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
 	evalFanout := addFanoutFlag(fs, "eval-fanout", "", "fanouts for valid/test (default: --fanout)")
@@ -291,7 +297,7 @@ func runTrain(args []string) error {
 			}
 			// Times are read only for temporal sampling, so plain runs keep
 			// their untimed caches (and results).
-			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, f.cfg.Loader.Temporal.On(), f.sparse, os.Stdout)
+			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, f.cfg.Loader.Temporal.On(), f.sparse, f.cacheDir, os.Stdout)
 			if err != nil {
 				return err
 			}
@@ -328,9 +334,13 @@ func setThreads(n, worldSize int) error {
 }
 
 // partsCacheDirs lists where --data mode keeps its partitions, in order of
-// preference: next to the dataset, then the user's cache directory (the
-// dataset directory may be read-only).
-func partsCacheDirs(data, name string) []string {
+// preference: under cacheDir when given (and nowhere else), else next to
+// the dataset, then the user's cache directory (the dataset directory may
+// be read-only).
+func partsCacheDirs(data, name, cacheDir string) []string {
+	if cacheDir != "" {
+		return []string{filepath.Join(cacheDir, name)}
+	}
 	abs, err := filepath.Abs(data)
 	if err != nil {
 		abs = data
@@ -375,11 +385,11 @@ func reusable(dir string, parts int, method, split string, seed uint64, link *pa
 // directory on every rank. It is collective. link, when set, makes a
 // link-prediction partition (seeded by seed too); timed reads and stores
 // the dataset's times (partition.Options.Time).
-func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse string, out *os.File) (string, error) {
+func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse, cacheDir string, out *os.File) (string, error) {
 	var dir string
 	var err error
 	if c.Rank() == 0 {
-		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, timed, sparse, out)
+		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, timed, sparse, cacheDir, out)
 	}
 	b, err := dist.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
@@ -388,12 +398,12 @@ func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, 
 	return string(b), nil
 }
 
-func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparseMode string, out *os.File) (string, error) {
+func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparseMode, cacheDir string, out *os.File) (string, error) {
 	if graph.IsHeteroLayout(data) {
 		if _, err := partition.UseSparse(sparseMode, nil, true, link != nil); err != nil {
 			return "", fmt.Errorf("--sparse-features: %w", err)
 		}
-		return partitionHeteroOnRoot(parts, data, split, method, seed, link, timed, out)
+		return partitionHeteroOnRoot(parts, data, split, method, seed, link, timed, cacheDir, out)
 	}
 	ro := graph.UndirectedOptions()
 	if link != nil {
@@ -426,7 +436,7 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 	if sparse {
 		name += "-sparse" // dense caches keep their names
 	}
-	return cachedParts(data, name, parts, method, split, seed, link, timed, sparse, out, func(dir string) error {
+	return cachedParts(data, name, cacheDir, parts, method, split, seed, link, timed, sparse, out, func(dir string) error {
 		mode := partition.SparseOff
 		if sparse {
 			mode = partition.SparseOn
@@ -441,7 +451,7 @@ func partitionOnRoot(parts int, data, split, method string, seed uint64, link *p
 
 // partitionHeteroOnRoot is partitionOnRoot for OGB's heterogeneous layout:
 // reverse relations added, the only labelled node type kept.
-func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, out *os.File) (string, error) {
+func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, cacheDir string, out *os.File) (string, error) {
 	ro := graph.DefaultHeteroReadOptions()
 	ro.Time = timed
 	d, err := graph.ReadOGBHetero(data, ro)
@@ -472,7 +482,7 @@ func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, l
 	if timed {
 		name += "-time"
 	}
-	return cachedParts(data, name, parts, method, opt.Split, seed, link, timed, false, out, func(dir string) error {
+	return cachedParts(data, name, cacheDir, parts, method, opt.Split, seed, link, timed, false, out, func(dir string) error {
 		_, err := partition.WriteHeteroDataset(dir, d, parts, opt)
 		return err
 	})
@@ -481,9 +491,9 @@ func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, l
 // cachedParts returns the first reusable partition named name among the
 // cache directories of data, or writes one with write into the first
 // writable of them.
-func cachedParts(data, name string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed, sparse bool, out *os.File, write func(dir string) error) (string, error) {
+func cachedParts(data, name, cacheDir string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed, sparse bool, out *os.File, write func(dir string) error) (string, error) {
 	var errs []error
-	for _, dir := range partsCacheDirs(data, name) {
+	for _, dir := range partsCacheDirs(data, name, cacheDir) {
 		if reusable(dir, parts, method, split, seed, link, timed, sparse) {
 			fmt.Fprintf(out, "partition: reusing %s\n", dir)
 			return dir, nil

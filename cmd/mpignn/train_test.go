@@ -86,8 +86,10 @@ func TestPartsCacheFallsBack(t *testing.T) {
 	require.NoError(t, os.Chmod(ro, 0o555))
 	t.Cleanup(func() { os.Chmod(ro, 0o755) })
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
-	dirs := partsCacheDirs(filepath.Join(ro, "cora"), "x")
+	dirs := partsCacheDirs(filepath.Join(ro, "cora"), "x", "")
 	require.Equal(t, []string{filepath.Join(ro, "x"), filepath.Join(root, "cache", "mpignn", "x")}, dirs)
+	require.Equal(t, []string{filepath.Join(root, "mine", "x")}, partsCacheDirs(filepath.Join(ro, "cora"), "x", filepath.Join(root, "mine")),
+		"--cache-dir is the only place looked at")
 	require.False(t, writable(ro), "writable(ro)")
 	require.True(t, writable(root), "writable(root)")
 }

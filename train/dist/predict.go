@@ -57,6 +57,9 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 			return 0, fmt.Errorf("predict: checkpoint run info: %w", err)
 		}
 	}
+	if info.Task == TaskLink {
+		return 0, fmt.Errorf("predict: checkpoint %s holds a link-prediction model (train --task link), which does not classify nodes: score node pairs with predict --task link --pairs FILE, or write node embeddings with embed", cfg.CheckpointDir)
+	}
 	fan := inferenceFanouts(cfg.Fanouts, cfg.Full, info.EvalFanouts, ck.Model.Layers)
 	if len(fan) != ck.Model.Layers {
 		return 0, fmt.Errorf("predict: %d fanouts for a %d-layer model", len(fan), ck.Model.Layers)
