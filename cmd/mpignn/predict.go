@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 
 	"mpignn/collectives"
 	"mpignn/internal/tempout"
@@ -53,6 +54,7 @@ func (f *inferFlags) parse(args []string) error {
 	if cfg.Fanouts, err = f.fanout.parse(); err != nil { // nil = the checkpoint's
 		return err
 	}
+	cfg.Note = os.Stdout
 	cfg.Store.Transport, err = f.transport.parse()
 	return err
 }

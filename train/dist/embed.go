@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -39,6 +40,9 @@ type EmbedConfig struct {
 	// Final uses the final weights instead of the best-validation ones.
 	Final bool
 	Store dsample.StoreOptions
+	// Note, if set, gets rank 0's notes on how the checkpoint's run is
+	// reproduced (message passing over the valid edges too).
+	Note io.Writer
 }
 
 // embedMagic starts the mpignn binary embedding layout: the magic, then
@@ -111,6 +115,25 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if info.RowNorm {
 		rowNormalizePart(part)
 	}
+	// A run trained with --use-valid-edges reported test figures of
+	// embeddings over the train+valid graph: embed on that graph too, so
+	// that scoring its test pairs gives back its figures.
+	var validAdj [3][]int64
+	validEdges := info.Link != nil && info.Link.UseValidEdges
+	if validEdges {
+		var verr error
+		if mode != EvalLayerwise {
+			verr = fmt.Errorf("%s: checkpoint %s was trained with --use-valid-edges, whose test embeddings are inferred layer-wise over train+valid edges: drop --fanout/--full/--eval sampled", what, cfg.CheckpointDir)
+		} else if validAdj[0], validAdj[1], validAdj[2], verr = part.MergedValidAdjacency(); verr != nil {
+			verr = fmt.Errorf("%s: rank %d: %w", what, c.Rank(), verr)
+		}
+		if err := Agree(c, verr); err != nil {
+			return nil, err
+		}
+		if cfg.Note != nil && c.Rank() == 0 {
+			fmt.Fprintf(cfg.Note, "%s: message passing over the training and valid edges, as the checkpoint's run (--use-valid-edges)\n", what)
+		}
+	}
 	inf := &inference{ck: ck, part: part}
 	ok := false
 	defer func() {
@@ -133,9 +156,21 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if err := inf.model.SetParams(params); err != nil {
 		return nil, err
 	}
-	if mode == EvalLayerwise {
+	switch {
+	case validEdges:
+		cp := *part
+		cp.Indptr, cp.Indices, cp.IndicesOrig = validAdj[0], validAdj[1], validAdj[2]
+		g, gerr := dsample.OpenGraphStore(c, &cp, dsample.GraphOptions{Transport: inf.store.Transport()})
+		if gerr != nil {
+			return nil, fmt.Errorf("%s: open train+valid graph: %w", what, gerr)
+		}
+		inf.emb, err = inferRows(inf.store, inf.model, nil, g, nil)
+		if cerr := g.Close(); err == nil {
+			err = cerr
+		}
+	case mode == EvalLayerwise:
 		inf.emb, err = inferRows(inf.store, inf.model, nil, nil, nil)
-	} else {
+	default:
 		inf.emb, err = inf.store.Embed(inf.model, dsample.EmbedOptions{
 			Width: ck.Model.Classes, Seed: ck.Seed, Fanouts: fan, Replace: info.Replace, Batch: cfg.Batch,
 		})
@@ -233,7 +268,7 @@ func writeEmbedHeader(b *bytes.Buffer, name string, n int64, w int) {
 }
 
 // PredictLink scores the pairs of cfg.Pairs ("src,dst" per line, original
-// ids; blank lines and lines starting with '#' are skipped) with a link
+// ids, further columns ignored; blank lines and lines starting with '#' are skipped) with a link
 // checkpoint and writes "src,dst,score,prob" per pair, in input order, to
 // cfg.Out on rank 0. Each rank scores an equal slice of the pairs, reading
 // both endpoints' embeddings with one fetch. It returns the number of
@@ -345,6 +380,7 @@ func readPairs(path string) ([]int64, error) {
 			continue
 		}
 		a, b, ok := strings.Cut(t, ",")
+		b, _, _ = strings.Cut(b, ",") // columns after dst (inspect --link-pairs's kind,id) are the user's
 		u, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
 		v, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
 		if !ok || err1 != nil || err2 != nil {
