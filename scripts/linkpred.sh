@@ -39,7 +39,7 @@ settings() { # dataset
   cora)         echo "--model sage --decoder mlp --dropout 0 --norm-feat --fanout -1,-1 --batch 512 --epochs 100" ;;
   citeseer)     echo "--model sage --decoder mlp --dropout 0 --norm-feat --fanout -1,-1 --batch 512 --epochs 100" ;;
   facebook)     echo "--model sage --decoder mlp --dropout 0 --norm-feat --fanout 10,5 --batch 2048 --epochs 4" ;;
-  bitcoinalpha) echo "--model sage --decoder dot --dropout 0.5 --fanout -1,-1 --batch 512 --epochs 30" ;;
+  bitcoinalpha) echo "--model sage --decoder dot --dropout 0.5 --norm-feat=false --fanout -1,-1 --batch 512 --epochs 30" ;;
   *) echo "no settings for $1" >&2; exit 2 ;;
   esac
 }
