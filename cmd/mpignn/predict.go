@@ -119,7 +119,7 @@ func runPredict(args []string) error {
 		}
 		n, err := dist.Predict(c, dist.PredictConfig{
 			PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
-			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store,
+			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Note: os.Stdout,
 		})
 		if err != nil {
 			return err

@@ -58,11 +58,17 @@ type inference struct {
 	store *dsample.Store
 	emb   *dsample.Embeddings
 	model *train.Model
+	// sparse holds a heterogeneous model's learnable input embeddings
+	// (nil without them).
+	sparse *sparseInputs
 }
 
 func (inf *inference) close() {
 	if inf.emb != nil {
 		inf.emb.Free()
+	}
+	if inf.sparse != nil {
+		inf.sparse.close()
 	}
 	if inf.store != nil {
 		inf.store.Close()
@@ -101,10 +107,22 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		return nil, err
 	}
 	m := part.Meta
-	if m.Hetero != nil || ck.Model.Hetero != nil {
-		return nil, fmt.Errorf("%s: heterogeneous models are not supported here yet (train reports their test figures; predict classifies the labelled type)", what)
+	var het *heteroSetup
+	var herr error
+	switch {
+	case (m.Hetero == nil) != (ck.Model.Hetero == nil):
+		herr = fmt.Errorf("%s: the checkpoint holds a %s model but partition %s is %s", what, graphKind(ck.Model.Hetero != nil), cfg.PartDir, graphKind(m.Hetero != nil))
+	case m.Hetero != nil && mode != EvalLayerwise:
+		herr = fmt.Errorf("%s: a heterogeneous model is inferred layer-wise here: drop --fanout, --full and --eval sampled", what)
+	case m.Hetero != nil:
+		if het, herr = predictSetup(ck, info, m); herr != nil {
+			herr = fmt.Errorf("%s: %w", what, herr)
+		}
 	}
-	if m.FeatDim != ck.Model.InDim {
+	if herr != nil {
+		return nil, herr
+	}
+	if het == nil && m.FeatDim != ck.Model.InDim {
 		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, cfg.PartDir, m.FeatDim, ck.Model.InDim)
 	}
 	if mode == EvalSampled {
@@ -114,6 +132,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	}
 	if info.RowNorm {
 		rowNormalizePart(part)
+		rowNormalizeTyped(part)
 	}
 	// A run trained with --use-valid-edges reported test figures of
 	// embeddings over the train+valid graph: embed on that graph too, so
@@ -146,10 +165,28 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if inf.store, err = dsample.OpenStore(c, part, so); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	var typed dsample.TypedInputs
+	params := ck.BestParams
+	if het != nil {
+		if inf.sparse, err = het.openEmbeddings(c, inf.store, ck.Seed); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if inf.sparse != nil {
+			if err := inf.sparse.Import(ck.Sparse); err != nil {
+				return nil, fmt.Errorf("%s: checkpoint embeddings: %w", what, err)
+			}
+			// The checkpoint keeps the learnable embeddings of its last
+			// epoch only: the weights that go with them are the final ones.
+			params = nil
+			if !cfg.Final && cfg.Note != nil && c.Rank() == 0 {
+				fmt.Fprintf(cfg.Note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n", what)
+			}
+		}
+		typed = het.typedInputs(inf.store, inf.sparse.embOf())
+	}
 	if inf.model, err = train.NewModel(ck.Model, ck.Seed); err != nil {
 		return nil, err
 	}
-	params := ck.BestParams
 	if cfg.Final || params == nil {
 		params = ck.Params
 	}
@@ -164,12 +201,12 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		if gerr != nil {
 			return nil, fmt.Errorf("%s: open train+valid graph: %w", what, gerr)
 		}
-		inf.emb, err = inferRows(inf.store, inf.model, nil, g, nil)
+		inf.emb, err = inferRows(inf.store, inf.model, typed, g, nil)
 		if cerr := g.Close(); err == nil {
 			err = cerr
 		}
 	case mode == EvalLayerwise:
-		inf.emb, err = inferRows(inf.store, inf.model, nil, nil, nil)
+		inf.emb, err = inferRows(inf.store, inf.model, typed, nil, nil)
 	default:
 		inf.emb, err = inf.store.Embed(inf.model, dsample.EmbedOptions{
 			Width: ck.Model.Classes, Seed: ck.Seed, Fanouts: fan, Replace: info.Replace, Batch: cfg.Batch,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"mpignn/partition"
 	"slices"
@@ -36,6 +37,8 @@ type PredictConfig struct {
 	Final bool
 	// Store: Transport and CacheMB. ReleasePart is set by Predict.
 	Store dsample.StoreOptions
+	// Note, if set, gets rank 0's notes on which weights are used.
+	Note io.Writer
 }
 
 // Predict classifies every node of the partitioned graph with a
@@ -155,7 +158,13 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, err
 	}
 	params := ck.BestParams
-	if cfg.Final || params == nil || het != nil {
+	// The checkpoint keeps the learnable embeddings of its last epoch
+	// only, so a model with them predicts with the final weights.
+	learnable := het != nil && slices.Contains(het.learnable, true)
+	if learnable && !cfg.Final && cfg.Note != nil && c.Rank() == 0 {
+		fmt.Fprintf(cfg.Note, "predict: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n")
+	}
+	if cfg.Final || params == nil || learnable {
 		params = ck.Params
 	}
 	if err := model.SetParams(params); err != nil {
