@@ -220,13 +220,7 @@ func TestHeteroLinkEmbedPredict(t *testing.T) {
 		"--fanout", "5,5", "--hidden", "16", "--embed-dim", "8", "--batch", "256", "--epochs", "2", "--eval-every", "2",
 		"--seed", "2", "--quiet", "--checkpoint", ck}})
 	require.NoError(t, res.Err, "train:\n%s", tail(res.Output, 30))
-	f := regexp.MustCompile(`test_auc=([0-9.]+) test_mrr=([0-9.]+) test_hits@10=([0-9.]+) test_hits@50=([0-9.]+)`).FindStringSubmatch(res.Output)
-	require.NotNil(t, f, "no final line:\n%s", tail(res.Output, 20))
-	var trained []float64
-	for _, s := range f[1:] {
-		v, _ := strconv.ParseFloat(s, 64)
-		trained = append(trained, v)
-	}
+	trained := finalLinkFigures(t, res.Output)
 
 	npy := filepath.Join(work, "emb.npy")
 	res = h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: []string{bin, "embed", "--parts", parts, "--checkpoint", ck, "--out", npy}})

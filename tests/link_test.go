@@ -63,12 +63,7 @@ func TestLinkCLI(t *testing.T) {
 		assert.Greater(t, auc, 0.65, "test AUC after 3 epochs")
 		digests = append(digests, finalWeights.FindStringSubmatch(res.Output)[1])
 		if tr == "auto" {
-			f := regexp.MustCompile(`test_auc=([0-9.]+) test_mrr=([0-9.]+) test_hits@10=([0-9.]+) test_hits@50=([0-9.]+)`).FindStringSubmatch(res.Output)
-			require.NotNil(t, f, "no final line:\n%s", tail(res.Output, 20))
-			for _, s := range f[1:] {
-				v, _ := strconv.ParseFloat(s, 64)
-				trained = append(trained, v)
-			}
+			trained = finalLinkFigures(t, res.Output)
 		}
 	}
 	assert.Equal(t, digests[0], digests[1], "rma and alltoallv trained different weights")
@@ -115,13 +110,7 @@ func TestLinkCLI(t *testing.T) {
 	ckValid := filepath.Join(work, "ckpt-valid")
 	res = h.MPI(Job{Ranks: 2, Args: args("auto", "--use-valid-edges", "--checkpoint", ckValid), Timeout: 3 * time.Minute})
 	require.NoError(t, res.Err, "train --use-valid-edges:\n%s", tail(res.Output, 30))
-	f := regexp.MustCompile(`test_auc=([0-9.]+) test_mrr=([0-9.]+) test_hits@10=([0-9.]+) test_hits@50=([0-9.]+)`).FindStringSubmatch(res.Output)
-	require.NotNil(t, f, "no final line:\n%s", tail(res.Output, 20))
-	var withValid []float64
-	for _, s := range f[1:] {
-		v, _ := strconv.ParseFloat(s, 64)
-		withValid = append(withValid, v)
-	}
+	withValid := finalLinkFigures(t, res.Output)
 	// The weights are the same as the first run's (valid edges never
 	// reach training), so different figures come from the graph alone.
 	require.NotEqual(t, trained, withValid, "the valid edges must change the test figures for this check to mean anything")
@@ -191,4 +180,19 @@ func recomputeLinkFigures(t *testing.T, pairsFile, scoresFile string) []float64 
 	rf, err := train.MRR(pos, neg, len(neg)/len(pos))
 	require.NoError(t, err)
 	return []float64{train.AUC(pos, neg), rf.MRR, train.HitsAtK(pos, pool, 10), train.HitsAtK(pos, pool, 50)}
+}
+
+// finalLinkFigures returns test AUC, MRR, Hits@10 and Hits@50 of a link
+// run's final line.
+func finalLinkFigures(t *testing.T, output string) []float64 {
+	t.Helper()
+	f := regexp.MustCompile(`test_auc=([0-9.]+) test_mrr=([0-9.]+) test_hits@10=([0-9.]+) test_hits@50=([0-9.]+)`).FindStringSubmatch(output)
+	require.NotNil(t, f, "no final line:\n%s", tail(output, 20))
+	var out []float64
+	for _, s := range f[1:] {
+		v, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err)
+		out = append(out, v)
+	}
+	return out
 }
