@@ -20,7 +20,7 @@ func runInspect(args []string) error { return inspect(os.Stdout, args) }
 // heterogeneous partition they include the nodes of every type per part and
 // every relation's edges and cut (partition.Stats.Hetero).
 func inspect(w io.Writer, args []string) error {
-	fs := newFlagSet("inspect", "mpignn inspect PARTDIR [--json] [--verify]",
+	fs := newFlagSet("inspect", "mpignn inspect PARTDIR [--json] [--verify]\n       mpignn inspect PARTDIR --link-pairs valid|test --out FILE.csv",
 		"Prints the statistics of the partition directory PARTDIR (from mpignn partition): nodes, edges, cut,\n"+
 			"split shares and link-split counts per part.")
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
@@ -40,7 +40,7 @@ func inspect(w io.Writer, args []string) error {
 		args = fs.Args()[1:]
 	}
 	if len(pos) != 1 {
-		return errors.New("usage: mpignn inspect PARTDIR [--json] [--verify]")
+		return errors.New("want one partition directory: mpignn inspect PARTDIR [--json] [--verify] (mpignn inspect --help)")
 	}
 	dir := pos[0]
 	m, err := partition.LoadMeta(dir)

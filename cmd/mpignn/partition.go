@@ -71,7 +71,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if c.data == "" || c.out == "" {
-		return c, errors.New("--data and --out are required")
+		return c, errors.New("--data RAWDIR (the dataset) and --out PARTDIR (the new partition directory) are required; mpignn partition --help lists the flags")
 	}
 	if c.parts < 1 {
 		if !flagSet(fs, "parts") {
