@@ -21,7 +21,8 @@
 #   bench comm        --iters 3 --warmup 1;  bench sample --steps 3 --warmup 1;  bench infer --reps 1
 # Skipped, each with a line saying why: `make ...` (the binary is built first), `download`
 # (needs the internet: README_DOWNLOAD=1 runs it), commands that need a cluster (sbatch, srun,
-# --hostfile, /shared/...), and commands reading ../shared/data/NAME when that data set is missing.
+# --hostfile, /shared/...), commands reading ../shared/data/NAME when that data set is missing, and
+# commands that use what a skipped command would have made (its --out, --checkpoint, --metrics).
 # A failing command stops the run with its output and exit code.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +59,7 @@ fi
 export XDG_CACHE_HOME="$work/cache"
 
 ran=0 skipped=0 start=$SECONDS
+missing=() # what skipped commands would have written
 while IFS= read -r cmd; do
 	cmd=$(sed -E 's/[[:space:]]+/ /g; s/^ //; s/ $//' <<<"$cmd")
 	why=""
@@ -71,7 +73,19 @@ while IFS= read -r cmd; do
 			[[ -e "$work/repo/$ds" ]] || why="$ds is missing"
 		done
 	fi
+	if [[ -z "$why" ]]; then
+		read -ra words <<<"$cmd"
+		for m in "${missing[@]}"; do
+			for w in "${words[@]}"; do
+				[[ "$w" == "$m" ]] && why="uses $m, which a skipped command makes"
+			done
+		done
+	fi
 	if [[ -n "$why" ]]; then
+		read -ra words <<<"$cmd"
+		for ((i = 0; i + 1 < ${#words[@]}; i++)); do
+			case "${words[i]}" in --out | --checkpoint | --metrics | --root) missing+=("${words[i + 1]}") ;; esac
+		done
 		echo "readme: skip ($why): $cmd"
 		skipped=$((skipped + 1))
 		continue
