@@ -59,7 +59,7 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.BoolVar(&c.EvalFull, "eval-full", false, "evaluate valid/test on the full neighborhood, sampled (implies --eval sampled)")
 	fs.StringVar(&c.Eval, "eval", "", "evaluation: layer-wise (exact full-neighborhood inference, each layer once for every node) or sampled (--eval-fanout neighborhoods per seed) (default layer-wise; sampled with --temporal or --eval-full)")
 	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
-	addBatchFlag(fs, &c.Loader.Batch, 64, "seeds (edges for --task link)")
+	addBatchFlag(fs, &c.Loader.Batch, 64, "seeds (edges for --task link: default 512 there, 64 for nodes)")
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
 	temporal := addTemporalFlags(fs)
 	fs.StringVar(&c.Model.Arch, "model", "", "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT) for homogeneous graphs, "+strings.Join(train.HeteroArchs(), ", ")+" (HeteroSAGE, R-GCN) for heterogeneous ones (default: sage, or hsage on a heterogeneous partition)")
