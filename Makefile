@@ -16,7 +16,7 @@ export GOFLAGS += -tags=mpich
 export MPIGNN_MPI := mpich
 endif
 
-.PHONY: all deps build run test test-unit test-mpi test-cluster vet bench clean
+.PHONY: all deps build run test test-unit test-mpi test-readme test-cluster vet bench clean
 
 all: build
 
@@ -47,13 +47,18 @@ vet: deps
 
 # Unit tests of every package (MPI packages run as a one-rank world), then
 # the tests/ harness that runs each multi-rank test binary under mpirun.
-test: vet test-unit test-mpi test-cluster
+test: vet test-unit test-mpi test-readme test-cluster
 
 test-unit: deps
 	$(GO) test -timeout 20m $$($(GO) list ./... | grep -v '^mpignn/tests$$')
 
 test-mpi: build
 	$(GO) test -timeout 40m -v ./tests/ | grep -Ev '^=== (RUN|PAUSE|CONT)'
+
+# The README's marked command blocks, run in order in a scratch directory
+# with shortened epochs (scripts/readme.sh says how and what it skips).
+test-readme: build
+	scripts/readme.sh
 
 # Real Slurm (slurm-wlm + munge, installed by the test), two network-namespace
 # hosts over TCP, and a rank killed mid-epoch then resumed: tests/cluster/.

@@ -143,23 +143,7 @@ func checkHeteroLinkSplit(t *testing.T, d *graph.HeteroDataset, v *heteroLinkVie
 			assert.True(t, of(st, e.src) && of(dt, e.dst), "%s edge %v has the wrong types", setNames[s], e)
 		}
 	}
-	for q, negs := range v.negs {
-		assert.Len(t, negs, len(v.sets[q+1]))
-		for id, ws := range negs {
-			require.Len(t, ws, m.Link.NegsPerPos)
-			for j, w := range ws {
-				assert.Equal(t, s.NodeOrig[dt]+evalNegative(m.Link.Seed, q+1, id, j, s.Count(dt)), w)
-			}
-		}
-	}
-	for q, pool := range v.pools {
-		require.Len(t, pool, int(m.Link.Pool))
-		for k, e := range pool {
-			assert.True(t, of(st, e.src) && of(dt, e.dst), "pool pair %v has the wrong types", e)
-			u, w := poolPair(m.Link.Seed, q+1, int64(k), s.NodeOrig[st], s.Count(st), s.NodeOrig[dt], s.Count(dt))
-			assert.Equal(t, [2]int64{u, w}, [2]int64{e.src, e.dst})
-		}
-	}
+	checkTrueNegatives(t, &linkView{sets: v.sets, pools: v.pools, negs: v.negs}, m.Link, s.NodeOrig[dt], s.Count(dt), s.NodeOrig[st], s.Count(st))
 	if m.Link.ValidAdj {
 		wantValid := map[relEdge]bool{}
 		for _, e := range v.sets[setValid] {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/graph"
+	"mpignn/sample"
 )
 
 // origEdge is an edge in original ids with its canonical id.
@@ -184,24 +185,55 @@ func checkRandomSplit(t *testing.T, d *graph.Dataset, v *linkView, frac [3]float
 	}
 }
 
-// checkNegatives checks the stored negatives and pools against their keyed
-// definition.
+// checkNegatives checks the stored negatives and pools of a homogeneous
+// split (candidates over all n nodes).
 func checkNegatives(t *testing.T, v *linkView, meta *LinkMeta, n int64) {
 	t.Helper()
+	checkTrueNegatives(t, v, meta, 0, n, 0, n)
+}
+
+// checkTrueNegatives checks the stored negatives and pools: every one is a
+// true negative (not a self pair, not a pair of any split in either order
+// for an undirected split), and it is the first keyed draw whenever that
+// draw is one (so the redraws change only what had to change). Fixed
+// negatives' destinations are in [negLo, negLo+negN), pool sources in
+// [srcLo, srcLo+srcN).
+func checkTrueNegatives(t *testing.T, v *linkView, meta *LinkMeta, negLo, negN, srcLo, srcN int64) {
+	t.Helper()
+	edges := map[[2]int64]bool{}
+	for s := range v.sets {
+		for _, e := range v.sets[s] {
+			edges[[2]int64{e.src, e.dst}] = true
+			if !meta.Directed {
+				edges[[2]int64{e.dst, e.src}] = true
+			}
+		}
+	}
+	isNeg := func(u, w int64) bool { return u != w && !edges[[2]int64{u, w}] }
 	for q := 0; q < 2; q++ {
 		require.Len(t, v.negs[q], len(v.sets[q+1]))
 		for _, e := range v.sets[q+1] {
 			negs := v.negs[q][e.id]
 			require.Len(t, negs, meta.NegsPerPos)
 			for j, w := range negs {
-				require.Equal(t, evalNegative(meta.Seed, q+1, e.id, j, n), w)
+				require.True(t, isNeg(e.src, w), "%s positive %v: negative %d is not a true negative", setNames[q+1], e, w)
+				require.True(t, w >= negLo && w < negLo+negN, "negative %d outside the candidates", w)
+				first := negLo + int64(sample.Hash64(tagLinkNeg, meta.Seed, uint64(q+1), uint64(e.id), uint64(j))%uint64(negN))
+				if isNeg(e.src, first) {
+					require.Equal(t, first, w, "a first draw that is a true negative is kept")
+				}
 			}
 		}
 		require.Len(t, v.pools[q], int(meta.Pool))
 		for k, e := range v.pools[q] {
 			require.Equal(t, int64(k), e.id)
-			u, w := poolPair(meta.Seed, q+1, int64(k), 0, n, 0, n)
-			require.Equal(t, [2]int64{u, w}, [2]int64{e.src, e.dst})
+			require.True(t, isNeg(e.src, e.dst), "pool pair %v is not a true negative", e)
+			require.True(t, e.src >= srcLo && e.src < srcLo+srcN && e.dst >= negLo && e.dst < negLo+negN, "pool pair %v outside the candidates", e)
+			u := srcLo + int64(sample.Hash64(tagLinkPool, meta.Seed, uint64(q+1), uint64(k), 0)%uint64(srcN))
+			w := negLo + int64(sample.Hash64(tagLinkPool, meta.Seed, uint64(q+1), uint64(k), 1)%uint64(negN))
+			if isNeg(u, w) {
+				require.Equal(t, [2]int64{u, w}, [2]int64{e.src, e.dst}, "a first draw that is a true negative is kept")
+			}
 		}
 	}
 }
@@ -545,4 +577,48 @@ func TestLinkOptionsKey(t *testing.T) {
 	assert.True(t, a.Matches(lm, 4))
 	assert.False(t, a.Matches(lm, 5))
 	assert.False(t, LinkOptions{Split: a.Split, NoValidAdj: true}.Matches(lm, 4))
+}
+
+// TestLinkTrueNegatives: on a dense graph, where a uniform draw often hits
+// an edge or the source itself, every stored negative and pool pair is a
+// true negative (checkNegatives), many first draws had to be redrawn, and
+// the result is the same for any number of parts. A complete graph has no
+// negatives: the error says so instead of storing edges.
+func TestLinkTrueNegatives(t *testing.T) {
+	d := communityDataset(30, 1, 3)
+	lo := LinkOptions{Split: "random:0.6,0.2,0.2", NegsPerPos: 10, Pool: 40}
+	var ref *linkView
+	for p := 1; p <= 3; p++ {
+		dir := filepath.Join(t.TempDir(), "parts")
+		m, err := WriteDataset(dir, d, p, Options{Seed: 2, Link: &lo})
+		require.NoError(t, err)
+		v := gatherLink(t, loadAll(t, dir))
+		checkNegatives(t, v, m.Link, d.NumNodes)
+		if ref == nil {
+			ref = v
+			continue
+		}
+		require.Equal(t, ref.comparable(), v.comparable(), "P=%d differs from P=1", p)
+	}
+	redrawn := 0
+	for q := 0; q < 2; q++ {
+		for _, e := range ref.sets[q+1] {
+			for j, w := range ref.negs[q][e.id] {
+				if first := int64(sample.Hash64(tagLinkNeg, 2, uint64(q+1), uint64(e.id), uint64(j)) % uint64(d.NumNodes)); first != w {
+					redrawn++
+				}
+			}
+		}
+	}
+	assert.Greater(t, redrawn, 10, "the dense graph must exercise the redraws")
+
+	var src, dst []int64
+	for u := int64(0); u < 6; u++ {
+		for w := u + 1; w < 6; w++ {
+			src, dst = append(src, u), append(dst, w)
+		}
+	}
+	complete := &graph.Dataset{NumNodes: 6, In: graph.BuildInCSR(6, src, dst, graph.BuildOptions{Undirected: true, Dedup: true, DropSelfLoops: true})}
+	_, err := WriteDataset(filepath.Join(t.TempDir(), "k6"), complete, 1, Options{Seed: 1, Link: &LinkOptions{Split: "random:0.6,0.2,0.2", NegsPerPos: 2, Pool: 2}})
+	require.ErrorContains(t, err, "complete")
 }

@@ -336,21 +336,106 @@ func structFeatures(n int64, train *edgeList, undirected bool, width int) *graph
 	return f
 }
 
-// evalNegative is destination j of the fixed negatives of positive id of
-// split set: uniform over all nodes, keyed by (seed, split, id, j) and not
-// filtered against the positives, as OGB's citation2 negatives (a negative
-// that happens to be an edge is rare and identical for every run and every
-// number of parts).
-func evalNegative(seed uint64, set int, id int64, j int, n int64) int64 {
-	return int64(sample.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j)) % uint64(n))
+// Evaluation negatives are true negatives: a fixed negative (u, w) of a
+// positive (u, v) and a pool pair (u, w) are never a self pair (u = w) and
+// never a pair of the graph, in any split (train, valid or test; both
+// orders for an undirected split), so the positive itself and every other
+// edge are out, as in OGB's stored negatives and PyG's negative_sampling.
+// A candidate is drawn from a keyed hash; attempt 0 uses the key the
+// unfiltered negatives of issue 14 used, and a rejected candidate is
+// redrawn with the attempt number appended to the key. Everything is a
+// function of the split in original ids, so every number of parts stores
+// the same negatives.
+
+// maxNegDraws bounds the redraws of one negative before evalNegative
+// falls back to scanning every candidate (only a node linked to nearly all
+// others gets there).
+const maxNegDraws = 64
+
+// edgeSet is the set of the pairs of a link split (all three splits), for
+// refusing negatives that are edges. Keys are u*n+w (undirected pairs as
+// min, max), sorted.
+type edgeSet struct {
+	keys     []uint64
+	n        uint64
+	directed bool
 }
 
-// poolPair is pair k of the negative pool of split set: both endpoints
-// uniform (the source over [srcLo,srcLo+srcN), the destination over
-// [dstLo,dstLo+dstN)), keyed by (seed, split, k), unfiltered like
-// evalNegative.
-func poolPair(seed uint64, set int, k int64, srcLo, srcN, dstLo, dstN int64) (u, w int64) {
-	u = srcLo + int64(sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0)%uint64(srcN))
-	w = dstLo + int64(sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1)%uint64(dstN))
-	return u, w
+// newEdgeSet collects the pairs of every split of ld.
+func newEdgeSet(ld *linkData) *edgeSet {
+	es := &edgeSet{n: uint64(ld.n), directed: ld.meta.Directed}
+	total := 0
+	for s := range ld.sets {
+		total += ld.sets[s].len()
+	}
+	es.keys = make([]uint64, 0, total)
+	for s := range ld.sets {
+		e := &ld.sets[s]
+		for i := range e.src {
+			es.keys = append(es.keys, es.key(e.src[i], e.dst[i]))
+		}
+	}
+	slices.Sort(es.keys)
+	es.keys = slices.Compact(es.keys)
+	return es
+}
+
+func (es *edgeSet) key(u, w int64) uint64 {
+	if !es.directed && w < u {
+		u, w = w, u
+	}
+	return uint64(u)*es.n + uint64(w)
+}
+
+// negative reports whether (u, w) may serve as a negative: not a self pair
+// and no edge of the split.
+func (es *edgeSet) negative(u, w int64) bool {
+	if u == w {
+		return false
+	}
+	_, found := slices.BinarySearch(es.keys, es.key(u, w))
+	return !found
+}
+
+// evalNegative is destination j of the fixed negatives of positive id (with
+// source src) of split set: uniform over [lo, lo+n) among the true
+// negatives of src, keyed by (seed, split, id, j).
+func (es *edgeSet) evalNegative(seed uint64, set int, id int64, j int, src, lo, n int64) (int64, error) {
+	h := sample.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j))
+	for a := 1; ; a++ {
+		if w := lo + int64(h%uint64(n)); es.negative(src, w) {
+			return w, nil
+		}
+		if a == maxNegDraws {
+			break
+		}
+		h = sample.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j), uint64(a))
+	}
+	// Scan from the last draw: deterministic, and it finds a negative
+	// whenever there is one.
+	for k := int64(0); k < n; k++ {
+		if w := lo + (int64(h%uint64(n))+k)%n; es.negative(src, w) {
+			return w, nil
+		}
+	}
+	return 0, fmt.Errorf("link split %s: node %d (original id) is linked to every candidate of its negatives, so it has none (the graph is complete around it)", setNames[set], src)
+}
+
+// poolPair is pair k of the negative pool of split set: the source uniform
+// over [srcLo,srcLo+srcN), the destination over [dstLo,dstLo+dstN), keyed
+// by (seed, split, k) and redrawn until the pair is a true negative.
+func (es *edgeSet) poolPair(seed uint64, set int, k int64, srcLo, srcN, dstLo, dstN int64) (u, w int64, err error) {
+	for a := 0; a < 16*maxNegDraws; a++ {
+		var hu, hw uint64
+		if a == 0 {
+			hu, hw = sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0), sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1)
+		} else {
+			hu, hw = sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0, uint64(a)), sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1, uint64(a))
+		}
+		u, w = srcLo+int64(hu%uint64(srcN)), dstLo+int64(hw%uint64(dstN))
+		if es.negative(u, w) {
+			return u, w, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("link split %s: no negative pair found for pool pair %d in %d draws: the graph is nearly complete", setNames[set], k, 16*maxNegDraws)
 }

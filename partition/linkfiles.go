@@ -127,10 +127,12 @@ type linkBuckets struct {
 	pos          [3][][]int64 // [set][part] -> canonical ids
 	poolU, poolW [2][]int64   // [valid/test][k]
 	pool         [2][][]int64 // [valid/test][part] -> pool indices
+	// edges are the pairs of all splits, which negatives avoid.
+	edges *edgeSet
 }
 
-func bucketLink(ld *linkData, rl *Relabeling, nparts int) *linkBuckets {
-	lb := &linkBuckets{}
+func bucketLink(ld *linkData, rl *Relabeling, nparts int) (*linkBuckets, error) {
+	lb := &linkBuckets{edges: newEdgeSet(ld)}
 	owner := func(orig int64) int { return Owner(rl.Offsets, rl.NewID[orig]) }
 	for s := range ld.sets {
 		lb.pos[s] = make([][]int64, nparts)
@@ -144,13 +146,16 @@ func bucketLink(ld *linkData, rl *Relabeling, nparts int) *linkBuckets {
 		lb.poolU[q] = make([]int64, ld.meta.Pool)
 		lb.poolW[q] = make([]int64, ld.meta.Pool)
 		for k := int64(0); k < ld.meta.Pool; k++ {
-			u, w := poolPair(ld.meta.Seed, setValid+q, k, ld.srcLo, ld.srcN, ld.negLo, ld.negN)
+			u, w, err := lb.edges.poolPair(ld.meta.Seed, setValid+q, k, ld.srcLo, ld.srcN, ld.negLo, ld.negN)
+			if err != nil {
+				return nil, err
+			}
 			lb.poolU[q][k], lb.poolW[q][k] = u, w
 			p := owner(u)
 			lb.pool[q][p] = append(lb.pool[q][p], k)
 		}
 	}
-	return lb
+	return lb, nil
 }
 
 // edgeFile lays out edges (original ids) in the edgeBlocks format.
@@ -196,7 +201,10 @@ func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p in
 		neg := make([]int64, 2*nk)
 		for i, id := range ids {
 			for j := 0; j < k; j++ {
-				w := ld.negLo + evalNegative(seed, s, id, j, ld.negN)
+				w, err := lb.edges.evalNegative(seed, s, id, j, e.src[id], ld.negLo, ld.negN)
+				if err != nil {
+					return nil, err
+				}
 				neg[int64(i*k+j)] = rl.NewID[w]
 				neg[nk+int64(i*k+j)] = w
 			}

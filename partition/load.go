@@ -73,6 +73,11 @@ func LoadRank(dir string, rank, ranks int) (*Part, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.NumParts != ranks && ranks == 1 {
+		// The usual cause: the binary was started by itself.
+		return nil, fmt.Errorf("partition %s has %d parts but this is a job of 1 rank: start it under MPI with one rank per part, ./mpirun.sh -n %d ./bin/mpignn ... (or repartition into 1 part: mpignn partition --parts 1)",
+			dir, m.NumParts, m.NumParts)
+	}
 	if m.NumParts != ranks {
 		return nil, fmt.Errorf("partition %s has %d parts but the job runs %d ranks: run with -n %d, or repartition into %d parts (mpignn partition --parts %d)",
 			dir, m.NumParts, ranks, m.NumParts, ranks, ranks)

@@ -146,8 +146,14 @@ func ratioToMean(largest, total int64, parts int) float64 {
 
 // WriteText prints the statistics as a table.
 func (s *Stats) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "dataset %s: %d nodes, %d edges, %d features, %d classes; %d parts by %s (seed %d), halo features %v\n",
-		s.Dataset, s.NumNodes, s.NumEdges, s.FeatDim, s.NumClasses, s.NumParts, s.Method, s.Seed, s.HaloFeats)
+	feats := fmt.Sprintf("%d features", s.FeatDim)
+	if s.Hetero != nil {
+		// Typed graphs have one feature width per node type (listed
+		// below), none shared by all nodes.
+		feats = "features per node type"
+	}
+	fmt.Fprintf(w, "dataset %s: %d nodes, %d edges, %s, %d classes; %d parts by %s (seed %d), halo features %v\n",
+		s.Dataset, s.NumNodes, s.NumEdges, feats, s.NumClasses, s.NumParts, s.Method, s.Seed, s.HaloFeats)
 	split := s.Split
 	if split == "" {
 		split = "(none)"

@@ -393,7 +393,9 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	var lb *linkBuckets
 	if ld != nil {
 		m.Link = &ld.meta
-		lb = bucketLink(ld, rl, nparts)
+		if lb, err = bucketLink(ld, rl, nparts); err != nil {
+			return nil, err
+		}
 	}
 	if src.het != nil {
 		m.FormatVersion = FormatVersionHetero

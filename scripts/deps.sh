@@ -48,6 +48,12 @@ if [[ ${#missing[@]} -gt 0 ]]; then
 fi
 
 go_bin="${GO:-go}"
+if ! command -v "$go_bin" >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
+	echo "deps.sh: Go is installed in /usr/local/go but not on your PATH. Run:" >&2
+	echo "  export PATH=\$PATH:/usr/local/go/bin" >&2
+	echo "(add it to ~/.profile to keep it), or give it to make: make GO=/usr/local/go/bin/go ..." >&2
+	exit 1
+fi
 if ! command -v "$go_bin" >/dev/null; then
 	echo "deps.sh: Go is not installed; mpignn needs Go 1.26 or newer (https://go.dev/dl/, install to /usr/local/go)." >&2
 	exit 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Link-prediction accuracy table (issue 14): Cora, CiteSeer and Facebook with a random link split
-# (random:0.85,0.05,0.10, partition --seed default), bitcoin-alpha with its time split; 2 ranks.
+# (random:0.85,0.05,0.10, partition --seed 0, the default when the table was first recorded), bitcoin-alpha with its time split; 2 ranks.
 # Reports test AUC and MRR (100 fixed negatives per positive, OGB semantics) of the best-validation-MRR
 # epoch, mean ± sample std over the seeds. Settings were chosen on validation MRR only (seed 1),
 # see BENCHMARKS.md for the grid.
@@ -39,7 +39,7 @@ settings() { # dataset
   cora)         echo "--model sage --decoder mlp --dropout 0 --norm-feat --fanout -1,-1 --batch 512 --epochs 100" ;;
   citeseer)     echo "--model sage --decoder mlp --dropout 0 --norm-feat --fanout -1,-1 --batch 512 --epochs 100" ;;
   facebook)     echo "--model sage --decoder mlp --dropout 0 --norm-feat --fanout 10,5 --batch 2048 --epochs 4" ;;
-  bitcoinalpha) echo "--model sage --decoder dot --dropout 0.5 --fanout -1,-1 --batch 512 --epochs 30" ;;
+  bitcoinalpha) echo "--model sage --decoder dot --dropout 0.5 --norm-feat=false --fanout -1,-1 --batch 512 --epochs 30" ;;
   *) echo "no settings for $1" >&2; exit 2 ;;
   esac
 }
@@ -51,7 +51,7 @@ for ds in $DATASETS; do
   sp=$(split "$ds")
   pdir="$PARTS/$ds-$NP"
   if [ ! -f "$pdir/.done" ]; then
-    ./bin/mpignn partition --data "$DATA/$ds" --parts "$NP" --link-split "$sp" $(partflags "$ds") --out "$pdir" --force >/dev/null
+    ./bin/mpignn partition --data "$DATA/$ds" --parts "$NP" --seed 0 --link-split "$sp" $(partflags "$ds") --out "$pdir" --force >/dev/null
     touch "$pdir/.done"
   fi
   args=$(settings "$ds")

@@ -26,7 +26,7 @@ if [ ! -f "$OUT/graph/raw/num-node-dict.csv.gz" ]; then
   echo "gen: $(head -1 "$OUT/gen.log"); wall $(wall "$OUT/gen.log"), peak RSS $(peak "$OUT/gen.log")"
 fi
 if [ ! -f "$OUT/parts-$NP/META.json" ]; then
-  /usr/bin/time -v ./bin/mpignn partition --data "$OUT/graph" --parts "$NP" --out "$OUT/parts-$NP" --force >"$OUT/partition.log" 2>&1
+  /usr/bin/time -v ./bin/mpignn partition --data "$OUT/graph" --parts "$NP" --seed 0 --out "$OUT/parts-$NP" --force >"$OUT/partition.log" 2>&1
   grep -E '^(read|partitioned)' "$OUT/partition.log"
   echo "partition: wall $(wall "$OUT/partition.log"), peak RSS $(peak "$OUT/partition.log")"
 fi

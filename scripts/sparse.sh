@@ -12,7 +12,7 @@ work="${WORK:-$(mktemp -d)}"
 bin=./bin/mpignn
 go build -o "$bin" ./cmd/mpignn
 for mode in off auto; do
-	[ -d "$work/fb-$mode" ] || "$bin" partition --data "$data" --parts 2 --sparse-features "$mode" --out "$work/fb-$mode" >/dev/null
+	[ -d "$work/fb-$mode" ] || "$bin" partition --data "$data" --parts 2 --seed 0 --sparse-features "$mode" --out "$work/fb-$mode" >/dev/null
 done
 for rep in $(seq "$reps"); do
 	for mode in off auto; do

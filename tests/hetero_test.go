@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -198,4 +199,62 @@ func TestHeteroResume(t *testing.T) {
 	}
 	t.Logf("%d of 1500 predictions differ between 1 and 2 ranks", differ)
 	assert.LessOrEqual(t, differ, 15, "%d of 1500 predictions differ between 1 and 2 ranks", differ)
+}
+
+// TestHeteroLinkEmbedPredict: a heterogeneous link model (with learnable
+// embeddings for the featureless types) can be used after training: embed
+// writes one row per node of every type, and predict --task link scores
+// inspect --link-pairs's test split back to the figures train reported
+// (evaluated at the last epoch only, whose embeddings the checkpoint keeps).
+// Node predict says that it uses the final weights unless --final is given.
+func TestHeteroLinkEmbedPredict(t *testing.T) {
+	g := heteroGraph.getHetero(t)
+	bin, _ := h.Mpignn()
+	work := t.TempDir()
+	parts := filepath.Join(work, "parts")
+	out, err := exec.Command(bin, "partition", "--data", filepath.Join(g.dir, "data"), "--parts", "2", "--out", parts,
+		"--link-split", "random:0.8,0.1,0.1", "--relation", "author___writes___paper", "--link-negs", "20", "--link-pool", "500").CombinedOutput()
+	require.NoError(t, err, "partition: %s", out)
+	ck := filepath.Join(work, "ck")
+	res := h.MPI(Job{Ranks: 2, Timeout: 3 * time.Minute, Args: []string{bin, "train", "--task", "link", "--parts", parts,
+		"--fanout", "5,5", "--hidden", "16", "--embed-dim", "8", "--batch", "256", "--epochs", "2", "--eval-every", "2",
+		"--seed", "2", "--quiet", "--checkpoint", ck}})
+	require.NoError(t, res.Err, "train:\n%s", tail(res.Output, 30))
+	trained := finalLinkFigures(t, res.Output)
+
+	npy := filepath.Join(work, "emb.npy")
+	res = h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: []string{bin, "embed", "--parts", parts, "--checkpoint", ck, "--out", npy}})
+	require.NoError(t, res.Err, "embed:\n%s", tail(res.Output, 20))
+	assert.Contains(t, res.Output, "final weights are used")
+	st, err := os.Stat(npy)
+	require.NoError(t, err)
+	nodes := int64(1500 + 2000 + 40 + 120)
+	assert.EqualValues(t, 128+nodes*16*4, st.Size(), "one 16-wide row per node of every type after a 128-byte header")
+
+	pairs, scores := filepath.Join(work, "pairs.csv"), filepath.Join(work, "scores.csv")
+	b, err := exec.Command(bin, "inspect", parts, "--link-pairs", "test", "--out", pairs).CombinedOutput()
+	require.NoError(t, err, "inspect: %s", b)
+	res = h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: []string{bin, "predict", "--task", "link", "--parts", parts,
+		"--checkpoint", ck, "--pairs", pairs, "--out", scores}})
+	require.NoError(t, res.Err, "predict:\n%s", tail(res.Output, 20))
+	assert.InDeltaSlice(t, trained, recomputeLinkFigures(t, pairs, scores), 6e-5, "test AUC, MRR, Hits@10, Hits@50")
+
+	// Node classification on the same graph: the note, and none with --final.
+	ckNode := filepath.Join(work, "ck-node")
+	res = h.MPI(Job{Ranks: 2, Timeout: 3 * time.Minute, Args: []string{bin, "train", "--parts", g.parts[2], "--fanout", "5,5",
+		"--hidden", "16", "--embed-dim", "8", "--epochs", "2", "--seed", "2", "--quiet", "--checkpoint", ckNode}})
+	require.NoError(t, res.Err, "train:\n%s", tail(res.Output, 30))
+	for _, final := range []bool{false, true} {
+		args := []string{bin, "predict", "--parts", g.parts[2], "--checkpoint", ckNode, "--out", filepath.Join(work, "pred.csv")}
+		if final {
+			args = append(args, "--final")
+		}
+		res = h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: args})
+		require.NoError(t, res.Err, "predict:\n%s", tail(res.Output, 20))
+		if final {
+			assert.NotContains(t, res.Output, "final weights are used")
+		} else {
+			assert.Contains(t, res.Output, "final weights are used")
+		}
+	}
 }

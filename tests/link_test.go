@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpignn/train"
 )
 
 // linkParts partitions the CLI test graph with a random link split into
@@ -45,6 +47,7 @@ func TestLinkCLI(t *testing.T) {
 			"--decoder", "dot", "--dropout", "0", "--transport", transport, "--quiet"}, more...)
 	}
 	var digests []string
+	var trained []float64 // test AUC, MRR, Hits@10 and Hits@50 of the checkpointed run
 	for _, tr := range []string{"auto", "alltoallv"} {
 		more := []string{}
 		if tr == "auto" {
@@ -59,6 +62,9 @@ func TestLinkCLI(t *testing.T) {
 		// must beat chance clearly.
 		assert.Greater(t, auc, 0.65, "test AUC after 3 epochs")
 		digests = append(digests, finalWeights.FindStringSubmatch(res.Output)[1])
+		if tr == "auto" {
+			trained = finalLinkFigures(t, res.Output)
+		}
 	}
 	assert.Equal(t, digests[0], digests[1], "rma and alltoallv trained different weights")
 
@@ -88,6 +94,32 @@ func TestLinkCLI(t *testing.T) {
 	assert.Equal(t, "src,dst,score,prob", rows[0])
 	assert.True(t, strings.HasPrefix(rows[1], "0,1,") && strings.HasPrefix(rows[2], "2,2999,"), "%q", rows)
 
+	// The test split as CSV, scored by predict, gives back the figures
+	// train reported: the evaluation pairs can be checked outside mpignn.
+	split := filepath.Join(work, "test-pairs.csv")
+	b, err = exec.Command(bin, "inspect", parts, "--link-pairs", "test", "--out", split).CombinedOutput()
+	require.NoError(t, err, "inspect --link-pairs: %s", b)
+	splitScores := filepath.Join(work, "test-scores.csv")
+	res = h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: []string{bin, "predict", "--task", "link", "--parts", parts,
+		"--checkpoint", ckpt, "--pairs", split, "--out", splitScores}})
+	require.NoError(t, res.Err, "predict:\n%s", tail(res.Output, 20))
+	assert.InDeltaSlice(t, trained, recomputeLinkFigures(t, split, splitScores), 6e-5, "test AUC, MRR, Hits@10, Hits@50")
+
+	// A run with --use-valid-edges reports test figures over the
+	// train+valid graph; predict reproduces them, saying so.
+	ckValid := filepath.Join(work, "ckpt-valid")
+	res = h.MPI(Job{Ranks: 2, Args: args("auto", "--use-valid-edges", "--checkpoint", ckValid), Timeout: 3 * time.Minute})
+	require.NoError(t, res.Err, "train --use-valid-edges:\n%s", tail(res.Output, 30))
+	withValid := finalLinkFigures(t, res.Output)
+	// The weights are the same as the first run's (valid edges never
+	// reach training), so different figures come from the graph alone.
+	require.NotEqual(t, trained, withValid, "the valid edges must change the test figures for this check to mean anything")
+	res = h.MPI(Job{Ranks: 2, Timeout: 2 * time.Minute, Args: []string{bin, "predict", "--task", "link", "--parts", parts,
+		"--checkpoint", ckValid, "--pairs", split, "--out", splitScores}})
+	require.NoError(t, res.Err, "predict:\n%s", tail(res.Output, 20))
+	assert.Contains(t, res.Output, "message passing over the training and valid edges")
+	assert.InDeltaSlice(t, withValid, recomputeLinkFigures(t, split, splitScores), 6e-5, "--use-valid-edges: test AUC, MRR, Hits@10, Hits@50")
+
 	bad := []struct {
 		name string
 		args []string
@@ -109,4 +141,58 @@ func TestLinkCLI(t *testing.T) {
 		})
 	}
 	assert.NoFileExists(t, filepath.Join(work, "x.csv"))
+}
+
+// recomputeLinkFigures reads inspect --link-pairs's CSV and predict's
+// scores of it (same order) and returns test AUC (positives against their
+// fixed negatives), MRR and Hits@10 and Hits@50 against the pool, computed
+// here with the train package's metric functions.
+func recomputeLinkFigures(t *testing.T, pairsFile, scoresFile string) []float64 {
+	t.Helper()
+	read := func(name string) [][]string {
+		b, err := os.ReadFile(name)
+		require.NoError(t, err)
+		var rows [][]string
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+			rows = append(rows, strings.Split(l, ","))
+		}
+		return rows
+	}
+	pairs, scores := read(pairsFile), read(scoresFile)
+	require.Len(t, scores, len(pairs))
+	var pos, neg, pool []float32
+	for i, p := range pairs {
+		require.Equal(t, p[:2], scores[i][:2], "line %d", i+2)
+		s, err := strconv.ParseFloat(scores[i][2], 32)
+		require.NoError(t, err)
+		switch p[2] {
+		case "pos":
+			pos = append(pos, float32(s))
+		case "neg":
+			neg = append(neg, float32(s))
+		case "pool":
+			pool = append(pool, float32(s))
+		default:
+			require.Failf(t, "bad kind", "line %d: %q", i+2, p[2])
+		}
+	}
+	require.NotEmpty(t, pos)
+	rf, err := train.MRR(pos, neg, len(neg)/len(pos))
+	require.NoError(t, err)
+	return []float64{train.AUC(pos, neg), rf.MRR, train.HitsAtK(pos, pool, 10), train.HitsAtK(pos, pool, 50)}
+}
+
+// finalLinkFigures returns test AUC, MRR, Hits@10 and Hits@50 of a link
+// run's final line.
+func finalLinkFigures(t *testing.T, output string) []float64 {
+	t.Helper()
+	f := regexp.MustCompile(`test_auc=([0-9.]+) test_mrr=([0-9.]+) test_hits@10=([0-9.]+) test_hits@50=([0-9.]+)`).FindStringSubmatch(output)
+	require.NotNil(t, f, "no final line:\n%s", tail(output, 20))
+	var out []float64
+	for _, s := range f[1:] {
+		v, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err)
+		out = append(out, v)
+	}
+	return out
 }

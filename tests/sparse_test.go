@@ -32,7 +32,7 @@ func TestSparseFeaturesCLI(t *testing.T) {
 	for _, mode := range []string{"off", "on"} {
 		for _, p := range []int{1, 2} {
 			out := filepath.Join(work, fmt.Sprintf("%s-%d", mode, p))
-			msg, err := exec.Command(bin, "partition", "--data", data, "--split", "public", "--parts", strconv.Itoa(p),
+			msg, err := exec.Command(bin, "partition", "--data", data, "--split", "public", "--parts", strconv.Itoa(p), "--seed", "0",
 				"--sparse-features", mode, "--out", out).CombinedOutput()
 			require.NoError(t, err, "partition:\n%s", msg)
 			parts[fmt.Sprintf("%s-%d", mode, p)] = out

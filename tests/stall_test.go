@@ -35,7 +35,7 @@ type heldJob struct {
 	res  Run
 }
 
-func startHeld(t *testing.T, j Job, point string, rank int) *heldJob {
+func startHeldJob(t *testing.T, j Job, point string, rank int) *heldJob {
 	t.Helper()
 	hj := &heldJob{dir: t.TempDir(), done: make(chan struct{})}
 	j.Env = append(j.Env, testhold.EnvSpec+"="+point+"@"+strconv.Itoa(rank), testhold.EnvDir+"="+hj.dir)
@@ -97,7 +97,7 @@ func TestStalledRankEndsJob(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hj := startHeld(t, Job{Ranks: tt.ranks, Timeout: 2 * time.Minute, Args: tt.args}, tt.point, tt.stop)
+			hj := startHeldJob(t, Job{Ranks: tt.ranks, Timeout: 2 * time.Minute, Args: tt.args}, tt.point, tt.stop)
 			pid := hj.await(t, tt.point, tt.stop)
 			require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 			stopped := time.Now()
@@ -155,7 +155,7 @@ func TestSlowRankNotKilled(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 
 	const point, slow = "train-epoch:1", 3
-	hj := startHeld(t, Job{Ranks: 4, Timeout: 4 * time.Minute, Args: []string{bin, "train", "--parts", g.parts[4],
+	hj := startHeldJob(t, Job{Ranks: 4, Timeout: 4 * time.Minute, Args: []string{bin, "train", "--parts", g.parts[4],
 		"--fanout", "5,5", "--batch", "64", "--hidden", "16", "--epochs", "3", "--quiet"}}, point, slow)
 	hj.await(t, point, slow)
 	// The other ranks wait for the held one in their next collective.

@@ -34,7 +34,7 @@ import (
 // per-node thread counts and console output.
 func rankLocal(flagName string) bool {
 	switch flagName {
-	case "parts", "data", "metrics", "checkpoint", "out", "pairs", "threads", "quiet":
+	case "parts", "data", "cache-dir", "metrics", "checkpoint", "out", "pairs", "threads", "quiet":
 		return true
 	}
 	return false
@@ -95,8 +95,12 @@ func buildVersion() string {
 // runVersion implements `mpignn version`: the build identity every rank
 // compares at start-up, so a user can check the binaries of two nodes.
 func runVersion(args []string) error {
-	if len(args) > 0 {
-		return fmt.Errorf("unexpected argument %q", args[0])
+	fs := newFlagSet("version", "mpignn version", "Prints the build identity (commit, or the executable's SHA-256) that the ranks compare at start-up.")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	fmt.Println(buildVersion())
 	return nil

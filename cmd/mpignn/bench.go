@@ -55,7 +55,8 @@ type commBenchConfig struct {
 }
 
 func parseCommBench(args []string) (commBenchConfig, error) {
-	fs := flag.NewFlagSet("bench comm", flag.ContinueOnError)
+	fs := newFlagSet("bench comm", "./mpirun.sh -n P ./bin/mpignn bench comm [flags]",
+		"Times reading remote rows of a distributed array through each transport.")
 	cfg := commBenchConfig{}
 	fs.Int64Var(&cfg.rows, "rows", 50000, "rows owned by each rank")
 	fs.IntVar(&cfg.dim, "dim", 128, "float32 elements per row (128 = 512-byte rows)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,7 +34,8 @@ type benchInferConfig struct {
 }
 
 func parseBenchInfer(args []string) (benchInferConfig, error) {
-	fs := flag.NewFlagSet("bench infer", flag.ContinueOnError)
+	fs := newFlagSet("bench infer", "./mpirun.sh -n P ./bin/mpignn bench infer --parts PARTDIR [flags]",
+		"Times layer-wise inference of a random model over every node of the partition.")
 	var cfg benchInferConfig
 	addPartsFlag(fs, &cfg.parts)
 	fs.StringVar(&cfg.arch, "model", train.ArchSAGE, "model: "+strings.Join(train.Archs(), ", "))

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,7 +35,8 @@ type benchSampleConfig struct {
 }
 
 func parseBenchSample(args []string) (benchSampleConfig, error) {
-	fs := flag.NewFlagSet("bench sample", flag.ContinueOnError)
+	fs := newFlagSet("bench sample", "./mpirun.sh -n P ./bin/mpignn bench sample --parts PARTDIR [flags]",
+		"Runs the training loader without the model and prints where the time goes.")
 	var cfg benchSampleConfig
 	addPartsFlag(fs, &cfg.parts)
 	fan := addFanoutFlag(fs, "fanout", "15,10,5", "neighbors sampled")

@@ -25,14 +25,14 @@ func runDownload(args []string) error {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: mpignn download NAME [--root DIR] [--url URL] [--keep-zip]\n"+
 			"NAME is ogbn-arxiv, ogbn-products or ogbn-papers100M.\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	// Accept the name before or after the flags.
 	var name string
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		name, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if name == "" && fs.NArg() > 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -39,7 +38,9 @@ func sidecarPath(out string) string {
 // PyTorch Geometric state dict plus FILE.json with its constructor. It
 // reads one file and needs no MPI.
 func runExport(args []string) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs := newFlagSet("export", "mpignn export --checkpoint DIR --out FILE.safetensors [--format pyg] [--final]",
+		"Writes a checkpoint's model as a PyTorch Geometric state dict (safetensors) and FILE.json with the\n"+
+			"constructor arguments (README: Using a trained model from Python).")
 	ckDir := fs.String("checkpoint", "", "checkpoint directory written by mpignn train (required)")
 	out := fs.String("out", "", "output state dict, FILE.safetensors; the constructor arguments go to FILE.json (required)")
 	format := fs.String("format", "pyg", "layout of the tensor names: pyg (torch_geometric.nn.models GraphSAGE/GCN/GAT)")

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,15 +15,190 @@ import (
 	"mpignn/sample"
 )
 
+// newFlagSet returns the flag set of command name (as typed after mpignn:
+// "train", "bench sample") whose --help prints synopsis, then about (what
+// the command does, may be empty), then every flag.
+func newFlagSet(name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: %s\n", synopsis)
+		if about != "" {
+			fmt.Fprintf(w, "%s\n", strings.TrimRight(about, "\n"))
+		}
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintf(w, "\nflags:\n")
+			printFlags(fs)
+		}
+	}
+	return fs
+}
+
+// printFlags is flag.PrintDefaults with --name spelling and without the
+// "(default X)" suffix where the help text already says what the default
+// is (a default that depends on other flags, such as --norm-feat's).
+func printFlags(fs *flag.FlagSet) {
+	w := fs.Output()
+	fs.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		if !strings.Contains(usage, "default") && !isZeroDefault(f) {
+			if name == "string" {
+				line += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				line += fmt.Sprintf(" (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+// isZeroDefault reports whether f's default is its type's zero value, which
+// the help leaves unsaid (as flag.PrintDefaults does).
+func isZeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "0s":
+		return true
+	}
+	return false
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// usageError is a mistake on the command line (an unknown flag, a value
+// that does not parse). main prints it from one rank only: every rank of
+// an mpirun job makes the same mistake.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// launchedRank returns the rank the MPI launcher gave this process, read
+// from its environment (before MPI_Init, which a command-line mistake
+// never reaches), or 0 when not started by a launcher.
+func launchedRank() int {
+	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
+		if r, err := strconv.Atoi(os.Getenv(v)); err == nil {
+			return r
+		}
+	}
+	return 0
+}
+
 // parseFlags parses args into fs and then refuses a non-finite value (NaN,
 // ±Inf: strconv accepts them) in any of its float flags, so that every
 // float flag of every command is checked once, here, and a NaN never
-// reaches a comparison that it would silently pass.
+// reaches a comparison that it would silently pass. A parse error is one
+// line (a usageError; an unknown flag names the closest real one); the
+// usage prints only for --help, from the first rank only.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		if launchedRank() == 0 {
+			fs.Usage()
+		}
 		return err
+	case err != nil:
+		return flagError(fs, err)
 	}
 	return finiteFlags(fs)
+}
+
+// flagError rewrites an error of the flag package as one line in this
+// binary's --name spelling, with the closest flag for an unknown one and a
+// pointer to --help.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	help := fmt.Sprintf("mpignn %s --help lists the flags", fs.Name())
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		if near := closestFlag(fs, name); near != "" {
+			return &usageError{fmt.Sprintf("unknown flag --%s: did you mean --%s? (%s)", name, near, help)}
+		}
+		return &usageError{fmt.Sprintf("unknown flag --%s (%s)", name, help)}
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		return &usageError{fmt.Sprintf("--%s needs a value (%s)", strings.TrimLeft(name, "-"), help)}
+	}
+	// "invalid value \"x\" for flag -epochs: parse error"
+	var val, name string
+	if _, serr := fmt.Sscanf(msg, "invalid value %q for flag %s", &val, &name); serr == nil {
+		name = strings.TrimSuffix(strings.TrimLeft(name, "-"), ":")
+		if f := fs.Lookup(name); f != nil {
+			kind, _ := flag.UnquoteUsage(f)
+			if kind == "" {
+				kind = "true or false"
+			}
+			return &usageError{fmt.Sprintf("--%s %q: not a valid value, want %s", name, val, article(kind))}
+		}
+	}
+	if _, serr := fmt.Sscanf(msg, "invalid boolean value %q for %s", &val, &name); serr == nil {
+		return &usageError{fmt.Sprintf("--%s %q: want true or false (write --%s=false, with =)", strings.TrimSuffix(strings.TrimLeft(name, "-"), ":"), val, strings.TrimSuffix(strings.TrimLeft(name, "-"), ":"))}
+	}
+	return &usageError{msg + " (" + help + ")"}
+}
+
+// article names a flag type for a message: "an int", "a float", "a string".
+func article(kind string) string {
+	switch kind {
+	case "int", "uint", "int64", "uint64":
+		return "an integer"
+	case "float":
+		return "a number"
+	case "duration":
+		return "a duration such as 90s or 2h"
+	}
+	return "a " + kind
+}
+
+// closestFlag returns the flag of fs nearest to name (a prefix of it, or
+// within a few edits), or "" when none is near.
+func closestFlag(fs *flag.FlagSet, name string) string {
+	best, bestD := "", max(2, len(name)/3)+1
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(name, f.Name)
+		if strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name) {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // finiteFlags returns an error naming the first float flag of fs (in

@@ -56,7 +56,7 @@ func runGen(args []string) error {
 			"layout, ogbn-mag's: raw/num-node-dict.csv.gz, raw/relations/<src>___<rel>___<dst>/, split/%s/paper/).\n"+
 			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n",
 			graph.GenSplitName, graph.GenSplitName)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err

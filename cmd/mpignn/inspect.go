@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"mpignn/partition"
+	"mpignn/train"
 )
 
 func runInspect(args []string) error { return inspect(os.Stdout, args) }
@@ -17,13 +20,17 @@ func runInspect(args []string) error { return inspect(os.Stdout, args) }
 // heterogeneous partition they include the nodes of every type per part and
 // every relation's edges and cut (partition.Stats.Hetero).
 func inspect(w io.Writer, args []string) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs := newFlagSet("inspect", "mpignn inspect PARTDIR [--json] [--verify]\n       mpignn inspect PARTDIR --link-pairs valid|test --out FILE.csv",
+		"Prints the statistics of the partition directory PARTDIR (from mpignn partition): nodes, edges, cut,\n"+
+			"split shares and link-split counts per part.")
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	verify := fs.Bool("verify", false, "also load every part, checking sizes and checksums of all files")
+	linkPairs := fs.String("link-pairs", "", "link partitions: write split valid or test as CSV to --out instead of the statistics: src,dst,kind,id lines in original ids, kind pos (id = the positive's edge id), neg (its fixed negatives, in order; id = the positive's) or pool (id = the pool index); mpignn predict --task link --pairs scores the file as it is")
+	out := fs.String("out", "", "output file of --link-pairs")
 	// Accept flags before and after the directory (mpignn inspect DIR --json).
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {
@@ -33,12 +40,15 @@ func inspect(w io.Writer, args []string) error {
 		args = fs.Args()[1:]
 	}
 	if len(pos) != 1 {
-		return errors.New("usage: mpignn inspect PARTDIR [--json] [--verify]")
+		return errors.New("want one partition directory: mpignn inspect PARTDIR [--json] [--verify] (mpignn inspect --help)")
 	}
 	dir := pos[0]
 	m, err := partition.LoadMeta(dir)
 	if err != nil {
 		return err
+	}
+	if *linkPairs != "" || *out != "" {
+		return writeLinkPairs(w, dir, m, *linkPairs, *out)
 	}
 	if *verify {
 		for p := 0; p < m.NumParts; p++ {
@@ -59,5 +69,61 @@ func inspect(w io.Writer, args []string) error {
 	if *verify {
 		fmt.Fprintf(w, "verified: all %d parts load with matching sizes and checksums\n", m.NumParts)
 	}
+	return nil
+}
+
+// writeLinkPairs writes split (valid or test) of the link partition at dir
+// as CSV to out: the positives in edge-id order, each followed by its fixed
+// negatives, then the negative pool, so that the figures train reports can
+// be recomputed from predict's scores of the file.
+func writeLinkPairs(w io.Writer, dir string, m *partition.Meta, split, out string) error {
+	switch {
+	case m.Link == nil:
+		return fmt.Errorf("--link-pairs: partition %s has no link split (partition --link-split)", dir)
+	case split != "valid" && split != "test":
+		return fmt.Errorf("--link-pairs %q: want valid or test", split)
+	case out == "":
+		return errors.New("--link-pairs needs --out FILE.csv")
+	}
+	type pos struct {
+		id, src, dst int64
+		negs         []int64
+	}
+	var ps []pos
+	var pool [][3]int64 // index, src, dst
+	for p := 0; p < m.NumParts; p++ {
+		pt, err := partition.LoadWithMeta(dir, m, p)
+		if err != nil {
+			return err
+		}
+		e, negs, pl := &pt.Link.Valid, pt.Link.ValidNegOrig, &pt.Link.ValidPool
+		if split == "test" {
+			e, negs, pl = &pt.Link.Test, pt.Link.TestNegOrig, &pt.Link.TestPool
+		}
+		k := m.Link.NegsPerPos
+		for i := range e.Len() {
+			ps = append(ps, pos{e.ID[i], e.SrcOrig[i], e.DstOrig[i], negs[i*k : (i+1)*k]})
+		}
+		for i := range pl.Len() {
+			pool = append(pool, [3]int64{pl.ID[i], pl.SrcOrig[i], pl.DstOrig[i]})
+		}
+	}
+	slices.SortFunc(ps, func(a, b pos) int { return cmp.Compare(a.id, b.id) })
+	slices.SortFunc(pool, func(a, b [3]int64) int { return cmp.Compare(a[0], b[0]) })
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "src,dst,kind,id\n")
+	for _, p := range ps {
+		fmt.Fprintf(&b, "%d,%d,pos,%d\n", p.src, p.dst, p.id)
+		for _, v := range p.negs {
+			fmt.Fprintf(&b, "%d,%d,neg,%d\n", p.src, v, p.id)
+		}
+	}
+	for _, q := range pool {
+		fmt.Fprintf(&b, "%d,%d,pool,%d\n", q[1], q[2], q[0])
+	}
+	if err := train.WriteFileAtomic(out, b.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "inspect: wrote %s split %s to %s: %d positives, %d negatives each, %d pool pairs\n", dir, split, out, len(ps), m.Link.NegsPerPos, len(pool))
 	return nil
 }

@@ -20,7 +20,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"bench":     {"benchmarks: bench comm (transports)", runBench},
+		"bench":     {"benchmarks: bench comm (transports), bench sample (the loader), bench infer (layer-wise inference)", runBench},
 		"gen":       {"generate a synthetic graph in the OGB raw layout", runGen},
 		"download":  {"download an OGB node dataset into the raw layout", runDownload},
 		"partition": {"split a dataset into P partitions (METIS or random)", runPartition},
@@ -75,6 +75,16 @@ func main() {
 	if err := c.run(os.Args[2:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // the flag set has printed the usage
+		}
+		var ue *usageError
+		if errors.As(err, &ue) {
+			// Every rank of the job got the same command line: one line
+			// from the first rank says it; the others exit quietly with
+			// the same code, so that mpirun ends the job at once.
+			if launchedRank() == 0 {
+				fmt.Fprintf(os.Stderr, "mpignn %s: %v\n", os.Args[1], err)
+			}
+			os.Exit(2)
 		}
 		fmt.Fprintf(os.Stderr, "mpignn %s: %v\n", os.Args[1], err)
 		os.Exit(1)

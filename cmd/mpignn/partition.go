@@ -33,14 +33,16 @@ type partitionConfig struct {
 }
 
 func parsePartition(args []string) (partitionConfig, error) {
-	fs := flag.NewFlagSet("partition", flag.ContinueOnError)
+	fs := newFlagSet("partition", "mpignn partition --data RAWDIR --parts P --out PARTDIR [flags]",
+		"Splits a dataset in the OGB raw layout into P parts, one per rank of a later train/predict/sample run\n"+
+			"(METIS by default); with --link-split it also holds out edges for link prediction.")
 	var c partitionConfig
 	fs.StringVar(&c.data, "data", "", "dataset directory in the OGB raw layout (required)")
 	fs.StringVar(&c.out, "out", "", "output partition directory (required; must not exist unless --force)")
 	fs.StringVar(&c.split, "split", "", `split steering METIS balance and recorded as default ("" = public if present, else the first split)`)
 	fs.IntVar(&c.parts, "parts", 0, "number of partitions P (required, 1 <= P <= nodes)")
 	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random")
-	fs.Uint64Var(&c.seed, "seed", 0, "seed for METIS and random partitioning")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of METIS, random partitioning and the link split (the same default as train --part-seed)")
 	fs.BoolVar(&c.haloFeats, "halo-feats", false, "also store the features of each part's 1-hop halo")
 	fs.StringVar(&c.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("store node features as CSR rows: auto (when under %g %% nonzero; homogeneous node partitions only), on or off", 100*partition.SparseAutoDensity))
 	fs.BoolVar(&c.undirected, "undirected", true, "add reverse edges, drop self loops and duplicates (the datasets here list each undirected edge once)")
@@ -69,9 +71,12 @@ func parsePartition(args []string) (partitionConfig, error) {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if c.data == "" || c.out == "" {
-		return c, errors.New("--data and --out are required")
+		return c, errors.New("--data RAWDIR (the dataset) and --out PARTDIR (the new partition directory) are required; mpignn partition --help lists the flags")
 	}
 	if c.parts < 1 {
+		if !flagSet(fs, "parts") {
+			return c, errors.New("--parts P is required: the number of partitions, one per rank of the later run (./mpirun.sh -n P)")
+		}
 		return c, fmt.Errorf("--parts %d: must be at least 1", c.parts)
 	}
 	if c.method != partition.MethodMetis && c.method != partition.MethodRandom {

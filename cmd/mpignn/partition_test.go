@@ -68,6 +68,7 @@ func TestPartitionCLIBadInput(t *testing.T) {
 		want string
 	}{
 		{"zero parts", []string{"--data", cora, "--parts", "0"}, "--parts 0"},
+		{"no parts", []string{"--data", cora, "--out", "x"}, "--parts P is required: the number of partitions, one per rank"},
 		{"too many parts", []string{"--data", cora, "--parts", "2709"}, "exceeds the number of nodes 2708"},
 		{"bad method", []string{"--data", cora, "--parts", "2", "--method", "kl"}, `--method "kl"`},
 		{"missing split", []string{"--data", cora, "--parts", "2", "--split", "nope"}, `split "nope" not found`},

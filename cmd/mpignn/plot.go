@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"image/color"
 	"path/filepath"
@@ -23,11 +22,11 @@ import (
 // curves (train, valid) and accuracy curves (train, valid, test) of a
 // metrics file, side by side, as PNG or SVG (chosen by the extension).
 func runPlot(args []string) error {
-	fs := flag.NewFlagSet("plot", flag.ContinueOnError)
+	fs := newFlagSet("plot", "mpignn plot --metrics FILE [--out loss.png]", "Draws the loss and accuracy curves of a metrics file from mpignn train --metrics.")
 	metrics := fs.String("metrics", "", "metrics file written by mpignn train --metrics (required)")
 	out := fs.String("out", "loss.png", "output image; .png or .svg")
 	title := fs.String("title", "", "title prefix (default: the metrics file name)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -58,6 +57,7 @@ func runPlot(args []string) error {
 	if err := train.WriteFileAtomic(*out, img); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
+	fmt.Printf("plot: wrote %s (loss and accuracy of %d epochs of %s)\n", *out, len(epochs), *metrics)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -23,8 +24,8 @@ type inferFlags struct {
 	timeout   time.Duration
 }
 
-func newInferFlags(name, outHelp string) *inferFlags {
-	f := &inferFlags{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+func newInferFlags(name, synopsis, about, outHelp string) *inferFlags {
+	f := &inferFlags{fs: newFlagSet(name, synopsis, about)}
 	fs, cfg := f.fs, &f.cfg
 	addPartsFlag(fs, &cfg.PartDir)
 	fs.StringVar(&cfg.CheckpointDir, "checkpoint", "", "checkpoint directory written by mpignn train (required)")
@@ -58,6 +59,7 @@ func (f *inferFlags) parse(args []string) error {
 	if cfg.Fanouts, err = f.fanout.parse(); err != nil { // nil = the checkpoint's
 		return err
 	}
+	cfg.Note = os.Stdout
 	cfg.Store.Transport, err = f.transport.parse()
 	return err
 }
@@ -93,7 +95,10 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 // best-validation weights; rank 0 writes original_node_id,predicted_class.
 // With --task link --pairs FILE it scores the given node pairs instead.
 func runPredict(args []string) error {
-	f := newInferFlags("predict", "output CSV: original_node_id,predicted_class, or with --task link src,dst,score,prob (required)")
+	f := newInferFlags("predict", "./mpirun.sh -n P ./bin/mpignn predict --parts PARTDIR --checkpoint DIR --out FILE [--task link --pairs FILE] [flags]",
+		"Classifies every node with a checkpoint of mpignn train (best-validation weights unless --final); with\n"+
+			"--task link it scores the src,dst pairs of --pairs instead (original ids).",
+		"output CSV: original_node_id,predicted_class, or with --task link src,dst,score,prob (required)")
 	task := f.fs.String("task", dist.TaskNode, "node (classify every node) or link (score the pairs of --pairs)")
 	f.fs.StringVar(&f.cfg.Pairs, "pairs", "", "--task link: file of src,dst lines (original node ids) to score")
 	logits := f.fs.Bool("logits", false, "write every node's raw class logits (float32 .npy, nodes x classes, row = original id; the labelled type's nodes in a heterogeneous graph) to --out instead of classes (layer-wise inference)")
@@ -130,7 +135,7 @@ func runPredict(args []string) error {
 		n, err := dist.Predict(c, dist.PredictConfig{
 			PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
 			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
-			GCNNorm: f.cfg.GCNNorm,
+			GCNNorm: f.cfg.GCNNorm, Note: os.Stdout,
 		})
 		if err != nil {
 			return err
@@ -149,7 +154,9 @@ func runPredict(args []string) error {
 // FILE`: the output rows of the checkpoint's model for every node, by
 // original id, as .npy or the mpignn binary layout.
 func runEmbed(args []string) error {
-	f := newInferFlags("embed", "output file: FILE.npy (NumPy float32, nodes x width) or any other name for the mpignn binary layout (required)")
+	f := newInferFlags("embed", "./mpirun.sh -n P ./bin/mpignn embed --parts PARTDIR --checkpoint DIR --out FILE [flags]",
+		"Writes every node's model output row (its embedding), by original id, with a checkpoint of mpignn train.",
+		"output file: FILE.npy (NumPy float32, nodes x width) or any other name for the mpignn binary layout (required)")
 	if err := f.parse(args); err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func TestDataCacheRebuildsDamagedParts(t *testing.T) {
 	prepare := func() (string, string) {
 		t.Helper()
 		off, _ := log.Seek(0, 1)
-		dir, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, false, partition.SparseOff, log)
+		dir, err := partitionOnRoot(2, data, "", partition.MethodMetis, 1, nil, false, partition.SparseOff, "", log)
 		require.NoError(t, err)
 		b, err := os.ReadFile(log.Name())
 		require.NoError(t, err)
@@ -176,4 +176,65 @@ func TestDataCacheRebuildsDamagedParts(t *testing.T) {
 			assert.NoError(t, partition.VerifyFiles(dir, m))
 		})
 	}
+}
+
+// TestCLIMistakesAreOneLine: a mistyped flag or value is one line naming
+// the flag (with the closest real one), exit code 2, no usage dump; only
+// --help prints the usage, which starts with a usage line and prints each
+// default once.
+func TestCLIMistakesAreOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"train typo", []string{"train", "--parts", "x", "--epoch", "3"}, "mpignn train: unknown flag --epoch: did you mean --epochs? (mpignn train --help lists the flags)"},
+		{"partition typo", []string{"partition", "--part", "2"}, "unknown flag --part: did you mean --parts?"},
+		{"no near flag", []string{"plot", "--zzzzzzzz"}, "mpignn plot: unknown flag --zzzzzzzz (mpignn plot --help lists the flags)"},
+		{"bad int", []string{"train", "--parts", "x", "--epochs", "ten"}, `mpignn train: --epochs "ten": not a valid value, want an integer`},
+		{"missing value", []string{"predict", "--parts"}, "mpignn predict: --parts needs a value"},
+		{"bench typo", []string{"bench", "sample", "--fanouts", "1"}, "unknown flag --fanouts: did you mean --fanout? (mpignn bench sample --help"},
+		{"inspect typo", []string{"inspect", "dir", "--jsn"}, "unknown flag --jsn: did you mean --json?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := runCLI(t, tc.args...)
+			assert.Equal(t, 2, code, out)
+			assert.Equal(t, 1, strings.Count(out, "\n"), "one line: %s", out)
+			assert.Contains(t, out, tc.want)
+		})
+	}
+	t.Run("only the first rank speaks", func(t *testing.T) {
+		cmd := exec.Command(os.Args[0], "train", "--epoch", "3")
+		cmd.Env = append(os.Environ(), runMainEnv+"=1", "OMPI_COMM_WORLD_RANK=1")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, 2, ee.ExitCode())
+		assert.Empty(t, string(out))
+	})
+	for _, tc := range []struct {
+		cmd  []string
+		want []string
+	}{
+		{[]string{"train"}, []string{"usage: ./mpirun.sh -n P ./bin/mpignn train (--parts PARTDIR | --data RAWDIR) [flags]", "--cache-dir"}},
+		{[]string{"partition"}, []string{"usage: mpignn partition --data RAWDIR --parts P --out PARTDIR [flags]"}},
+		{[]string{"inspect"}, []string{"usage: mpignn inspect PARTDIR [--json] [--verify]", "partition directory PARTDIR"}},
+		{[]string{"version"}, []string{"usage: mpignn version"}},
+		{[]string{"embed"}, []string{"usage: ./mpirun.sh -n P ./bin/mpignn embed"}},
+	} {
+		t.Run(strings.Join(tc.cmd, " ")+" --help", func(t *testing.T) {
+			out, code := runCLI(t, append(tc.cmd, "--help")...)
+			assert.Zero(t, code, out)
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				assert.LessOrEqual(t, strings.Count(line, "(default"), 1, "a default said twice: %q", line)
+			}
+			assert.NotContains(t, out, "(default -1)")
+		})
+	}
+	out, code := runCLI(t, "--help")
+	assert.Zero(t, code)
+	assert.Contains(t, out, "bench sample")
 }

@@ -60,7 +60,7 @@ func parseSample(args []string) (sampleConfig, error) {
 			"Prints every sampled edge \"dst src\" per layer (forward order), in original ids, sorted; the output\n"+
 			"does not depend on the number of ranks or the transport. With --temporal uniform|last (partition --time)\n"+
 			"lines are \"dst@seedtime src@edgetime\": every edge with its time and the time its destination was expanded at.\n")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	var err error
 	if cfg.shared, err = parsePartsCommand(fs, args, "sample", &cfg.parts, &cfg.timeout); err != nil {

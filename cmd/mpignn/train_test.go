@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -86,8 +87,44 @@ func TestPartsCacheFallsBack(t *testing.T) {
 	require.NoError(t, os.Chmod(ro, 0o555))
 	t.Cleanup(func() { os.Chmod(ro, 0o755) })
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
-	dirs := partsCacheDirs(filepath.Join(ro, "cora"), "x")
+	dirs := partsCacheDirs(filepath.Join(ro, "cora"), "x", "")
 	require.Equal(t, []string{filepath.Join(ro, "x"), filepath.Join(root, "cache", "mpignn", "x")}, dirs)
+	require.Equal(t, []string{filepath.Join(root, "mine", "x")}, partsCacheDirs(filepath.Join(ro, "cora"), "x", filepath.Join(root, "mine")),
+		"--cache-dir is the only place looked at")
 	require.False(t, writable(ro), "writable(ro)")
 	require.True(t, writable(root), "writable(root)")
+}
+
+// TestLinkTaskDefaults: --task link takes its own defaults for the flags
+// not given (linkDefaults), every given flag wins, and the node task keeps
+// its defaults.
+func TestLinkTaskDefaults(t *testing.T) {
+	type want struct {
+		decoder       string
+		dropout, wd   float32
+		batch         int
+		rowNorm       bool
+		taskDefaulted int
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want want
+	}{
+		{"node", []string{"--parts", "p"}, want{"", 0.5, 5e-4, 64, true, 0}},
+		{"link", []string{"--parts", "p", "--task", "link"}, want{"mlp", 0, 0, 512, true, 4}},
+		{"link explicit", []string{"--parts", "p", "--task", "link", "--dropout", "0.3", "--batch", "64", "--weight-decay", "1e-4", "--decoder", "dot"},
+			want{"dot", 0.3, 1e-4, 64, false, 0}},
+		{"link dot normalised", []string{"--parts", "p", "--task", "link", "--decoder", "dot", "--norm-feat"}, want{"dot", 0, 0, 512, true, 3}},
+		{"link no norm", []string{"--parts", "p", "--task", "link", "--norm-feat=false"}, want{"mlp", 0, 0, 512, false, 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := parseTrain(tc.args)
+			require.NoError(t, err)
+			c := f.cfg
+			assert.Equal(t, tc.want, want{c.Model.Decoder, c.Model.Dropout, c.Trainer.Adam.WeightDecay, c.Loader.Batch, c.RowNorm, len(f.taskDefaults)})
+			assert.Equal(t, c.Model.Dropout, c.Model.InputDropout, "input dropout follows --dropout")
+			assert.Contains(t, f.settingsLine(), "--batch "+strconv.Itoa(tc.want.batch))
+		})
+	}
 }

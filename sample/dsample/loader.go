@@ -1,8 +1,10 @@
 package dsample
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"mpignn/collectives"
@@ -115,7 +117,17 @@ func NewLoader(s *Store, o LoaderOptions) (*Loader, error) {
 	}
 	sp, ok := p.Splits[name]
 	if !ok {
-		return nil, fmt.Errorf("loader: partition has no split %q", name)
+		if len(p.Splits) == 0 && p.Meta.Link != nil {
+			// The one way to get here by hand: a node run on a partition
+			// made for link prediction.
+			return nil, errors.New("the partition holds a link-prediction split (partition --link-split) and no node split: train it with --task link, or partition without --link-split for node classification")
+		}
+		have := make([]string, 0, len(p.Splits))
+		for s := range p.Splits {
+			have = append(have, s)
+		}
+		slices.Sort(have)
+		return nil, fmt.Errorf("partition has no split %q (it has %s): give one of them with --split", name, strings.Join(have, ", "))
 	}
 	l := &Loader{s: s, o: o}
 	if err := s.sampler.SetTemporal(o.Temporal); err != nil {

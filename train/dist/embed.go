@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -42,6 +43,9 @@ type EmbedConfig struct {
 	// (train.Config.GCNNorm; "sym" evaluates GCNConv's, layer-wise only).
 	GCNNorm string
 	Store   dsample.StoreOptions
+	// Note, if set, gets rank 0's notes on how the checkpoint's run is
+	// reproduced (message passing over the valid edges too).
+	Note io.Writer
 }
 
 // embedMagic starts the mpignn binary embedding layout: the magic, then
@@ -57,11 +61,17 @@ type inference struct {
 	store *dsample.Store
 	emb   *dsample.Embeddings
 	model *train.Model
+	// sparse holds a heterogeneous model's learnable input embeddings
+	// (nil without them).
+	sparse *sparseInputs
 }
 
 func (inf *inference) close() {
 	if inf.emb != nil {
 		inf.emb.Free()
+	}
+	if inf.sparse != nil {
+		inf.sparse.close()
 	}
 	if inf.store != nil {
 		inf.store.Close()
@@ -103,10 +113,22 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		return nil, err
 	}
 	m := part.Meta
-	if m.Hetero != nil || ck.Model.Hetero != nil {
-		return nil, fmt.Errorf("%s: heterogeneous models are not supported here yet (train reports their test figures; predict classifies the labelled type)", what)
+	var het *heteroSetup
+	var herr error
+	switch {
+	case (m.Hetero == nil) != (ck.Model.Hetero == nil):
+		herr = fmt.Errorf("%s: the checkpoint holds a %s model but partition %s is %s", what, graphKind(ck.Model.Hetero != nil), cfg.PartDir, graphKind(m.Hetero != nil))
+	case m.Hetero != nil && mode != EvalLayerwise:
+		herr = fmt.Errorf("%s: a heterogeneous model is inferred layer-wise here: drop --fanout, --full and --eval sampled", what)
+	case m.Hetero != nil:
+		if het, herr = predictSetup(ck, info, m); herr != nil {
+			herr = fmt.Errorf("%s: %w", what, herr)
+		}
 	}
-	if m.FeatDim != ck.Model.InDim {
+	if herr != nil {
+		return nil, herr
+	}
+	if het == nil && m.FeatDim != ck.Model.InDim {
 		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, cfg.PartDir, m.FeatDim, ck.Model.InDim)
 	}
 	if mode == EvalSampled {
@@ -116,6 +138,26 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	}
 	if info.RowNorm {
 		rowNormalizePart(part)
+		rowNormalizeTyped(part)
+	}
+	// A run trained with --use-valid-edges reported test figures of
+	// embeddings over the train+valid graph: embed on that graph too, so
+	// that scoring its test pairs gives back its figures.
+	var validAdj [3][]int64
+	validEdges := info.Link != nil && info.Link.UseValidEdges
+	if validEdges {
+		var verr error
+		if mode != EvalLayerwise {
+			verr = fmt.Errorf("%s: checkpoint %s was trained with --use-valid-edges, whose test embeddings are inferred layer-wise over train+valid edges: drop --fanout/--full/--eval sampled", what, cfg.CheckpointDir)
+		} else if validAdj[0], validAdj[1], validAdj[2], verr = part.MergedValidAdjacency(); verr != nil {
+			verr = fmt.Errorf("%s: rank %d: %w", what, c.Rank(), verr)
+		}
+		if err := Agree(c, verr); err != nil {
+			return nil, err
+		}
+		if cfg.Note != nil && c.Rank() == 0 {
+			fmt.Fprintf(cfg.Note, "%s: message passing over the training and valid edges, as the checkpoint's run (--use-valid-edges)\n", what)
+		}
 	}
 	inf := &inference{ck: ck, part: part}
 	ok := false
@@ -129,19 +171,49 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if inf.store, err = dsample.OpenStore(c, part, so); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	var typed dsample.TypedInputs
+	params := ck.BestParams
+	if het != nil {
+		if inf.sparse, err = het.openEmbeddings(c, inf.store, ck.Seed); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if inf.sparse != nil {
+			if err := inf.sparse.Import(ck.Sparse); err != nil {
+				return nil, fmt.Errorf("%s: checkpoint embeddings: %w", what, err)
+			}
+			// The checkpoint keeps the learnable embeddings of its last
+			// epoch only: the weights that go with them are the final ones.
+			params = nil
+			if !cfg.Final && cfg.Note != nil && c.Rank() == 0 {
+				fmt.Fprintf(cfg.Note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n", what)
+			}
+		}
+		typed = het.typedInputs(inf.store, inf.sparse.embOf())
+	}
 	if inf.model, err = train.NewModel(ck.Model, ck.Seed); err != nil {
 		return nil, err
 	}
-	params := ck.BestParams
 	if cfg.Final || params == nil {
 		params = ck.Params
 	}
 	if err := inf.model.SetParams(params); err != nil {
 		return nil, err
 	}
-	if mode == EvalLayerwise {
-		inf.emb, err = inferRows(inf.store, inf.model, nil, nil, nil)
-	} else {
+	switch {
+	case validEdges:
+		cp := *part
+		cp.Indptr, cp.Indices, cp.IndicesOrig = validAdj[0], validAdj[1], validAdj[2]
+		g, gerr := dsample.OpenGraphStore(c, &cp, dsample.GraphOptions{Transport: inf.store.Transport()})
+		if gerr != nil {
+			return nil, fmt.Errorf("%s: open train+valid graph: %w", what, gerr)
+		}
+		inf.emb, err = inferRows(inf.store, inf.model, typed, g, nil)
+		if cerr := g.Close(); err == nil {
+			err = cerr
+		}
+	case mode == EvalLayerwise:
+		inf.emb, err = inferRows(inf.store, inf.model, typed, nil, nil)
+	default:
 		inf.emb, err = inf.store.Embed(inf.model, dsample.EmbedOptions{
 			Width: ck.Model.Classes, Seed: ck.Seed, Fanouts: fan, Replace: info.Replace, Batch: cfg.Batch,
 		})
@@ -239,7 +311,7 @@ func writeEmbedHeader(b *bytes.Buffer, name string, n int64, w int) {
 }
 
 // PredictLink scores the pairs of cfg.Pairs ("src,dst" per line, original
-// ids; blank lines and lines starting with '#' are skipped) with a link
+// ids, further columns ignored; blank lines and lines starting with '#' are skipped) with a link
 // checkpoint and writes "src,dst,score,prob" per pair, in input order, to
 // cfg.Out on rank 0. Each rank scores an equal slice of the pairs, reading
 // both endpoints' embeddings with one fetch. It returns the number of
@@ -351,6 +423,7 @@ func readPairs(path string) ([]int64, error) {
 			continue
 		}
 		a, b, ok := strings.Cut(t, ",")
+		b, _, _ = strings.Cut(b, ",") // columns after dst (inspect --link-pairs's kind,id) are the user's
 		u, err1 := strconv.ParseInt(strings.TrimSpace(a), 10, 64)
 		v, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 64)
 		if !ok || err1 != nil || err2 != nil {

@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"mpignn/internal/testhold"
-	"mpignn/partition"
 	"slices"
 	"strconv"
+
+	"mpignn/internal/testhold"
+	"mpignn/partition"
 
 	"mpignn/collectives"
 	"mpignn/graph"
@@ -45,6 +47,8 @@ type PredictConfig struct {
 	// GCNNorm overrides a GCN checkpoint's first-layer normalisation
 	// (train.Config.GCNNorm; "sym" evaluates GCNConv's, layer-wise only).
 	GCNNorm string
+	// Note, if set, gets rank 0's notes on which weights are used.
+	Note io.Writer
 }
 
 // Predict classifies every node of the partitioned graph with a
@@ -68,6 +72,9 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		if err := json.Unmarshal(ck.RunInfo, &info); err != nil {
 			return 0, fmt.Errorf("predict: checkpoint run info: %w", err)
 		}
+	}
+	if info.Task == TaskLink {
+		return 0, fmt.Errorf("predict: checkpoint %s holds a link-prediction model (train --task link), which does not classify nodes: score node pairs with predict --task link --pairs FILE, or write node embeddings with embed", cfg.CheckpointDir)
 	}
 	fan := inferenceFanouts(cfg.Fanouts, cfg.Full, info.EvalFanouts, ck.Model.Layers)
 	if len(fan) != ck.Model.Layers {
@@ -167,7 +174,13 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, err
 	}
 	params := ck.BestParams
-	if cfg.Final || params == nil || het != nil {
+	// The checkpoint keeps the learnable embeddings of its last epoch
+	// only, so a model with them predicts with the final weights.
+	learnable := het != nil && slices.Contains(het.learnable, true)
+	if learnable && !cfg.Final && cfg.Note != nil && c.Rank() == 0 {
+		fmt.Fprintf(cfg.Note, "predict: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n")
+	}
+	if cfg.Final || params == nil || learnable {
 		params = ck.Params
 	}
 	if err := model.SetParams(params); err != nil {

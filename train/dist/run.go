@@ -84,6 +84,9 @@ type TrainConfig struct {
 	Out      io.Writer // result lines (transport, final); nil = discard
 	Progress io.Writer // progress bar / lines; nil = none
 	Quiet    bool
+	// Settings is the command line's resolved settings, kept in the run
+	// info for the record (not compared on resume).
+	Settings string
 	// Reporter, if set, also receives every rank's progress (tests).
 	Reporter train.Reporter
 }
@@ -126,6 +129,8 @@ type runInfo struct {
 	// (absent for sampled evaluation, which the eval fanouts describe):
 	// it selects the best epoch, so a resume must evaluate the same way.
 	Eval string `json:"eval,omitempty"`
+	// Settings is TrainConfig.Settings (absent when empty).
+	Settings string `json:"settings,omitempty"`
 }
 
 // temporalRunInfo records temporal sampling in the run info: a resume must
@@ -374,6 +379,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	ri := newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm)
 	ri.MaxSteps = cfg.Trainer.MaxSteps
+	ri.Settings = cfg.Settings
 	if evalMode == EvalLayerwise {
 		ri.Eval = EvalLayerwise
 	}
