@@ -133,11 +133,16 @@ func flagError(fs *flag.FlagSet, err error) error {
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
 		return &usageError{fmt.Sprintf("--%s needs a value (%s)", strings.TrimLeft(name, "-"), help)}
 	}
-	// "invalid value \"x\" for flag -epochs: parse error"
+	// "invalid value \"x\" for flag -epochs: parse error"; a flag.Value of
+	// ours says why in place of "parse error", and that reason is kept.
 	var val, name string
 	if _, serr := fmt.Sscanf(msg, "invalid value %q for flag %s", &val, &name); serr == nil {
 		name = strings.TrimSuffix(strings.TrimLeft(name, "-"), ":")
 		if f := fs.Lookup(name); f != nil {
+			_, reason, _ := strings.Cut(msg, name+": ")
+			if reason != "" && reason != "parse error" && reason != "value out of range" {
+				return &usageError{fmt.Sprintf("--%s %q: %s", name, val, reason)}
+			}
 			kind, _ := flag.UnquoteUsage(f)
 			if kind == "" {
 				kind = "true or false"

@@ -52,6 +52,6 @@ func TestEveryMPICommandHasTimeout(t *testing.T) {
 		cmd := commands()[args[0]]
 		err := cmd.run(append(args[1:], "--timeout", "-1s"))
 		require.Error(t, err, "%v", args)
-		assert.Contains(t, err.Error(), "-timeout: must not be negative", "%v", args)
+		assert.Contains(t, err.Error(), `--timeout "-1s": must not be negative`, "%v", args)
 	}
 }
