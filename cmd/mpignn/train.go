@@ -11,6 +11,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/testhold"
 	"mpignn/partition"
 	"mpignn/spmd"
 	"mpignn/train"
@@ -72,9 +73,9 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm (default true for --task node, false for --task link)")
 	fs.StringVar(&c.Metrics, "metrics", "", "JSONL metrics file written by rank 0 (one line per epoch + summary)")
 	fs.StringVar(&c.Run.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
-	fs.IntVar(&c.Run.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
+	ckEvery := fs.String("checkpoint-every", "1", "checkpoint every N epochs, every Nsteps optimizer steps (500steps) or every duration (30m, 500s; rank 0's clock), and after the last epoch; steps and durations checkpoint in the middle of an epoch")
 	fs.IntVar(&c.Run.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
-	fs.BoolVar(&c.Resume, "resume", false, "continue from the checkpoint in --checkpoint")
+	fs.Var(resumeFlag{&c.Resume, &c.ResumeAuto}, "resume", "continue from the checkpoint in --checkpoint; --resume auto continues if there is one and starts fresh if not")
 	fs.BoolVar(&c.OverwriteCheckpoint, "overwrite-checkpoint", false, "start a fresh run even if --checkpoint already holds a checkpoint (replaced at the first save)")
 	transport := addTransportFlag(fs)
 	addCacheFlag(fs, &c.Store.CacheMB)
@@ -90,13 +91,16 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.BoolVar(&c.Link.NegStrict, "neg-strict", false, "link task: redraw negatives that are edges of the training graph")
 	fs.BoolVar(&c.Link.UseValidEdges, "use-valid-edges", false, "link task: message passing over train+valid edges when scoring the test split (OGB collab rule)")
 	fs.BoolVar(&c.Link.KeepSeedEdges, "keep-seed-edges", false, "link task: do NOT exclude the step's positive edges from message passing (leaks the target; for ablations)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, joinResumeAuto(fs, args)); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	f.shared = startupFields("train", fs)
+	if err := parseCheckpointEvery(*ckEvery, &c.Run); err != nil {
+		return nil, err
+	}
 	if (c.PartDir == "") == (f.data == "") {
 		return nil, errors.New("give exactly one of --parts PARTDIR or --data RAWDIR")
 	}
@@ -160,9 +164,6 @@ func parseTrain(args []string) (*trainFlags, error) {
 	}
 	if c.Run.EvalEvery < 1 {
 		return nil, fmt.Errorf("--eval-every %d must be positive", c.Run.EvalEvery)
-	}
-	if c.Run.CheckpointEvery < 1 {
-		return nil, fmt.Errorf("--checkpoint-every %d must be positive", c.Run.CheckpointEvery)
 	}
 	if f.method != partition.MethodMetis && f.method != partition.MethodRandom {
 		return nil, fmt.Errorf("--method %q: want metis or random", f.method)
@@ -269,6 +270,12 @@ func runTrain(args []string) error {
 	if err != nil {
 		return err // main names the command
 	}
+	// Listening starts before MPI: a preemption signal during start-up
+	// must not kill the rank (SIGUSR1's default action).
+	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", testhold.Rank())
+	defer sigs.Close()
+	f.cfg.Stop = sigs.Requested
+	stopped := false
 	spmd.Run(func(w *spmd.World) error {
 		c, err := collectives.NewComm()
 		if err != nil {
@@ -304,9 +311,14 @@ func runTrain(args []string) error {
 		}
 		f.cfg.Out = os.Stdout
 		f.cfg.Progress = os.Stderr
-		_, err = dist.Train(c, f.cfg)
+		res, err := dist.Train(c, f.cfg)
+		stopped = err == nil && res.Stopped
 		return err
 	})
+	if stopped {
+		sigs.Close()
+		os.Exit(exitStopped) // after MPI_Finalize: every rank exits so
+	}
 	return nil
 }
 

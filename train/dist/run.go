@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"mpignn/collectives"
@@ -73,6 +74,14 @@ type TrainConfig struct {
 
 	Metrics string // JSONL file ("" = none)
 	Resume  bool
+	// ResumeAuto resumes when Run.CheckpointDir holds a checkpoint and
+	// starts a fresh run when it holds none (--resume auto: one job script
+	// for the first run and every requeue). It implies nothing else.
+	ResumeAuto bool
+	// Stop, if set, is train.Trainer.Stop: this rank was asked to stop (a
+	// signal). All ranks then stop after the same step, write a checkpoint
+	// and Train returns a Result with Stopped set.
+	Stop func() bool
 	// OverwriteCheckpoint lets a fresh run (not Resume) start in a
 	// Run.CheckpointDir that already holds a checkpoint; without it such a
 	// run is refused, so an old checkpoint is never replaced by accident.
@@ -95,6 +104,9 @@ type Result struct {
 	// optimizer state (heterogeneous runs with featureless types; "" else).
 	Embeddings string
 	Transport  collectives.Transport
+	// Stopped is set when the run stopped early on request (Stop) after
+	// writing its checkpoint; Summary and the digests are then empty.
+	Stopped bool
 }
 
 // runInfo is stored in checkpoints: the settings that must not change when a
@@ -168,8 +180,10 @@ func (c *TrainConfig) validate() error {
 		return errors.New("resume needs a checkpoint directory")
 	case c.OverwriteCheckpoint && c.Run.CheckpointDir == "":
 		return errors.New("--overwrite-checkpoint needs a checkpoint directory (--checkpoint)")
-	case c.Resume && c.OverwriteCheckpoint:
+	case (c.Resume || c.ResumeAuto) && c.OverwriteCheckpoint:
 		return errors.New("--resume and --overwrite-checkpoint exclude each other: continue the checkpoint or start over")
+	case c.ResumeAuto && c.Run.CheckpointDir == "":
+		return errors.New("--resume auto needs a checkpoint directory (--checkpoint)")
 	// The derived fields are refused rather than overwritten, so that a
 	// caller who sets one learns that it has no effect.
 	case lo.Seed != 0:
@@ -259,6 +273,16 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	// on the way out if nothing was written to it.
 	var made createdOutputs
 	defer made.removeEmpty()
+	if cfg.ResumeAuto {
+		found, err := hasCheckpoint(c, cfg.Run.CheckpointDir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Resume = found
+		if !found {
+			fmt.Fprintf(out, "no checkpoint in %s: starting a fresh run (--resume auto)\n", cfg.Run.CheckpointDir)
+		}
+	}
 	if err := made.prepareCheckpointDir(c, cfg); err != nil {
 		return nil, err
 	}
@@ -405,7 +429,11 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
-		fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch(), tr.Step())
+		if ck.EpochStep > 0 {
+			fmt.Fprintf(out, "resumed from %s in epoch %d after its step %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch()+1, ck.EpochStep, tr.Step())
+		} else {
+			fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch(), tr.Step())
+		}
 	}
 
 	var metrics *train.MetricsWriter
@@ -428,6 +456,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		rec.progress = train.NewProgress(cfg.Progress, cfg.Run.Epochs, cfg.Quiet)
 	}
 	tr.Reporter = rec
+	tr.Stop = cfg.Stop
 	ro := cfg.Run
 	ro.Metrics, ro.RunInfo = metrics, info
 	ro.Checkpointing = ro.CheckpointDir != ""
@@ -435,6 +464,16 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		ro.CheckpointDir = "" // rank 0 writes the checkpoints
 	}
 	sum, err := tr.Run(ro)
+	if errors.Is(err, train.ErrStopped) {
+		res.Stopped = true
+		if ro.Checkpointing {
+			fmt.Fprintf(out, "stopped on request after step %d (%d epochs complete): checkpoint written to %s; continue with --resume (or --resume auto)\n",
+				tr.Step(), tr.Epoch(), cfg.Run.CheckpointDir)
+		} else {
+			fmt.Fprintf(out, "stopped on request after step %d (%d epochs complete), without a checkpoint (no --checkpoint)\n", tr.Step(), tr.Epoch())
+		}
+		return res, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -481,6 +520,29 @@ func (o *createdOutputs) prepareCheckpointDir(c *collectives.Comm, cfg TrainConf
 		o.dirs, err = train.PrepareCheckpointDir(cfg.Run.CheckpointDir, cfg.Resume, cfg.OverwriteCheckpoint)
 	}
 	return Agree(c, err)
+}
+
+// hasCheckpoint reports on every rank whether dir holds a checkpoint file,
+// as rank 0 (the rank that writes them) sees it. It is collective.
+func hasCheckpoint(c *collectives.Comm, dir string) (bool, error) {
+	var found []byte
+	var err error
+	if c.Rank() == 0 {
+		_, serr := os.Stat(filepath.Join(dir, train.CheckpointFile))
+		switch {
+		case serr == nil:
+			found = []byte{1}
+		case errors.Is(serr, fs.ErrNotExist):
+			found = []byte{0}
+		default:
+			err = fmt.Errorf("checkpoint directory %s: %w", dir, serr)
+		}
+	}
+	found, err = BcastBytes(c, 0, found, err)
+	if err != nil {
+		return false, err
+	}
+	return len(found) == 1 && found[0] == 1, nil
 }
 
 // noteMetrics records path as created by this run if it does not exist yet.
