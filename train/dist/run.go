@@ -421,7 +421,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if cfg.Resume {
 		ck, err := LoadCheckpoint(c, cfg.Run.CheckpointDir)
 		if err == nil {
-			err = checkRunInfo(ck.RunInfo, info)
+			err = checkResume(ck, model.Config(), cfg.Trainer.Adam, cfg.Trainer.Seed, info)
 		}
 		if err == nil {
 			err = tr.Restore(ck)
@@ -561,25 +561,6 @@ func (o *createdOutputs) removeEmpty() {
 		}
 	}
 	train.RemoveEmptyDirs(o.dirs)
-}
-
-// checkRunInfo refuses to resume under settings that change the training
-// trajectory.
-func checkRunInfo(saved, now []byte) error {
-	var a, b runInfo
-	if err := json.Unmarshal(saved, &a); err != nil {
-		return fmt.Errorf("checkpoint run info: %w", err)
-	}
-	if err := json.Unmarshal(now, &b); err != nil {
-		return err
-	}
-	if !slices.Equal(a.Fanouts, b.Fanouts) || !slices.Equal(a.EvalFanouts, b.EvalFanouts) || a.Dataset != b.Dataset || a.Split != b.Split ||
-		a.GlobalBatch != b.GlobalBatch || a.Replace != b.Replace || a.RowNorm != b.RowNorm ||
-		a.Task != b.Task || a.MaxSteps != b.MaxSteps || a.LinkSplit != b.LinkSplit || (a.Link == nil) != (b.Link == nil) || (a.Link != nil && *a.Link != *b.Link) ||
-		!equalHeteroRunInfo(a.Hetero, b.Hetero) {
-		return fmt.Errorf("checkpoint was written with %s, this run has %s", saved, now)
-	}
-	return nil
 }
 
 // recorder forwards progress to the console (rank 0) and an optional extra
