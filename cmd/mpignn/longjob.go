@@ -12,7 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"mpignn/collectives"
 	"mpignn/train"
+	"mpignn/train/dist"
 )
 
 // Long jobs: preemption signals, --resume auto and --checkpoint-every in
@@ -178,3 +180,83 @@ func (s *stopSignals) Requested() bool { return s.got.Load() }
 
 // Close stops listening.
 func (s *stopSignals) Close() { s.stop() }
+
+// adoptResumeFlags sets every flag of resume (the checkpoint's settings,
+// dist.ResumeFlags) that was not given explicitly, and returns those it
+// set. A flag that applies only to a task or a model (--neg-ratio,
+// --heads) is taken only when the task and model in effect (given, or
+// else the checkpoint's) are that task or model, so that an explicit
+// --task or --model is refused by the settings comparison, naming it, and
+// not by a flag check about a flag the user never typed. An explicit flag
+// that contradicts the checkpoint is kept: dist.Train refuses it by name.
+// The flags returned are those whose value is not their default (what a
+// user would want to see).
+func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error) {
+	if len(resume) == 0 {
+		return nil, nil
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	effective := func(name string) string {
+		if given[name] {
+			return fs.Lookup(name).Value.String()
+		}
+		for _, kv := range resume {
+			if kv[0] == name {
+				return kv[1]
+			}
+		}
+		return fs.Lookup(name).Value.String()
+	}
+	task, model := effective("task"), effective("model")
+	var set [][2]string
+	for _, kv := range resume {
+		name, value := kv[0], kv[1]
+		switch {
+		case given[name] || fs.Lookup(name) == nil:
+			continue
+		case task != "link" && (name == "decoder" || name == "neg-ratio" || name == "neg-strict" || name == "use-valid-edges" || name == "keep-seed-edges"):
+			continue
+		case task == "link" && name == "split":
+			continue
+		case model != train.ArchGAT && (name == "heads" || name == "attn-dropout"):
+			continue
+		case name == "eval" && (given["temporal"] || given["eval-full"]):
+			// Their default evaluation differs; the comparison names
+			// the flag that changed.
+			continue
+		}
+		fl := fs.Lookup(name)
+		if err := fs.Set(name, value); err != nil {
+			return nil, fmt.Errorf("the checkpoint's --%s %s: %w", name, value, err)
+		}
+		if fl.Value.String() != fl.DefValue {
+			set = append(set, kv)
+		}
+	}
+	return set, nil
+}
+
+// resumeTrainFlags parses the train flags again with the settings of the
+// checkpoint in --checkpoint (read on rank 0) for the flags not given, and
+// prints those that differ from the defaults on rank 0. Without a
+// checkpoint (--resume auto's fresh start) f is returned as it is. It is
+// collective.
+func resumeTrainFlags(c *collectives.Comm, f *trainFlags, args []string) (*trainFlags, error) {
+	resume, err := dist.LoadResumeFlags(c, f.cfg.Run.CheckpointDir)
+	if err != nil || len(resume) == 0 {
+		return f, err
+	}
+	nf, err := parseTrainResumed(args, resume)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if c.Rank() == 0 && len(nf.adopted) > 0 {
+		shown := make([]string, len(nf.adopted))
+		for i, kv := range nf.adopted {
+			shown[i] = "--" + kv[0] + " " + kv[1]
+		}
+		fmt.Printf("resume: settings from the checkpoint: %s\n", strings.Join(shown, " "))
+	}
+	return nf, nil
+}

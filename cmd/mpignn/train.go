@@ -34,9 +34,17 @@ type trainFlags struct {
 	threads   int
 	// shared are the flags every rank must agree on (agreeStartup).
 	shared []collectives.Field
+	// adopted are the flags a resume took from the checkpoint (name,
+	// value), in the checkpoint's order.
+	adopted [][2]string
 }
 
-func parseTrain(args []string) (*trainFlags, error) {
+func parseTrain(args []string) (*trainFlags, error) { return parseTrainResumed(args, nil) }
+
+// parseTrainResumed parses the flags of `mpignn train`; a resume passes the
+// checkpoint's settings (dist.ResumeFlags), which are taken for every flag
+// not given explicitly before the flags are checked and derived.
+func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f := &trainFlags{}
 	c := &f.cfg
@@ -97,6 +105,10 @@ func parseTrain(args []string) (*trainFlags, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	var err error
+	if f.adopted, err = adoptResumeFlags(fs, resume); err != nil {
+		return nil, err
+	}
 	f.shared = startupFields("train", fs)
 	if err := parseCheckpointEvery(*ckEvery, &c.Run); err != nil {
 		return nil, err
@@ -110,7 +122,6 @@ func parseTrain(args []string) (*trainFlags, error) {
 	if f.data == "" && c.Task != dist.TaskLink {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
-	var err error
 	if fanout.isRelSpec() {
 		// Per-relation fanouts: resolved against the partition's schema in
 		// dist.Train; the per-hop maxima size the run meanwhile.
@@ -290,6 +301,12 @@ func runTrain(args []string) error {
 		}
 		if err := dist.Agree(c, setThreads(f.threads, w.Size())); err != nil {
 			return fmt.Errorf("train: %w", err)
+		}
+		if f.cfg.Resume || f.cfg.ResumeAuto {
+			if f, err = resumeTrainFlags(c, f, args); err != nil {
+				return err
+			}
+			f.cfg.Stop = sigs.Requested
 		}
 		if f.data != "" {
 			var link *partition.LinkOptions

@@ -3,11 +3,13 @@ package dist
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
+	"mpignn/collectives"
 	"mpignn/train"
 )
 
@@ -201,4 +203,127 @@ func checkResume(ck *train.Checkpoint, model train.Config, adam train.AdamConfig
 		return fmt.Errorf("the checkpoint's run differs: %s (a resume continues the checkpoint's run: leave these flags out to take its values; only --epochs, --threads, --prefetch, output paths, --metrics, --quiet, --checkpoint-every, --eval-every and --transport/--cache-mb may change)", strings.Join(d, "; "))
 	}
 	return nil
+}
+
+// ResumeFlags returns the flags of `mpignn train` that reproduce the
+// settings of checkpoint ck's run on `ranks` ranks, as (name, value)
+// pairs: a resume takes them for every flag not given explicitly, so that
+// a resubmission needs no more than --resume. Settings that no flag value
+// reproduces exactly (per-relation fanouts, --embed-types lists) are left
+// out; the comparison of checkResume still names them if they differ.
+func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
+	var ri runInfo
+	if len(ck.RunInfo) > 0 {
+		if err := json.Unmarshal(ck.RunInfo, &ri); err != nil {
+			return nil, fmt.Errorf("checkpoint run info: %w", err)
+		}
+	}
+	f32 := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+	ints := func(v []int) string {
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = strconv.Itoa(x)
+		}
+		return strings.Join(s, ",")
+	}
+	m := ck.Model
+	out := [][2]string{
+		{"seed", strconv.FormatUint(ck.Seed, 10)},
+		{"lr", f32(ck.Adam.LR)},
+		{"weight-decay", f32(ck.Adam.WeightDecay)},
+		{"model", m.ArchName()},
+		{"hidden", strconv.Itoa(m.Hidden)},
+		{"dropout", f32(m.Dropout)},
+		{"input-dropout", f32(m.InputDropout)},
+		{"replace", strconv.FormatBool(ri.Replace)},
+		{"norm-feat", strconv.FormatBool(ri.RowNorm)},
+		{"max-steps", strconv.Itoa(ri.MaxSteps)},
+	}
+	add := func(name, value string) { out = append(out, [2]string{name, value}) }
+	if m.ArchName() == train.ArchGAT {
+		add("heads", strconv.Itoa(m.Heads))
+		add("attn-dropout", f32(m.AttnDropout))
+	}
+	if m.Hetero != nil && m.Hetero.Bases > 0 {
+		add("bases", strconv.Itoa(m.Hetero.Bases))
+	}
+	if ri.GlobalBatch > 0 && ranks > 0 && ri.GlobalBatch%ranks == 0 {
+		add("batch", strconv.Itoa(ri.GlobalBatch/ranks))
+	}
+	if ri.Hetero == nil || len(ri.Hetero.RelFanouts) == 0 {
+		if len(ri.Fanouts) > 0 {
+			add("fanout", ints(ri.Fanouts))
+		}
+		if len(ri.EvalFanouts) > 0 {
+			add("eval-fanout", ints(ri.EvalFanouts))
+		}
+	}
+	if ri.Eval == EvalLayerwise {
+		add("eval", EvalLayerwise)
+	} else {
+		add("eval", EvalSampled)
+	}
+	if ri.Task == TaskLink {
+		add("task", TaskLink)
+		if m.Decoder != "" {
+			add("decoder", m.Decoder)
+		}
+		if ri.Link != nil {
+			add("neg-ratio", strconv.Itoa(ri.Link.NegRatio))
+			add("neg-strict", strconv.FormatBool(ri.Link.NegStrict))
+			add("use-valid-edges", strconv.FormatBool(ri.Link.UseValidEdges))
+			add("keep-seed-edges", strconv.FormatBool(ri.Link.KeepSeedEdges))
+		}
+	} else {
+		add("task", TaskNode)
+		if ri.Split != "" {
+			add("split", ri.Split)
+		}
+	}
+	if tp := ri.Temporal; tp != nil {
+		add("temporal", tp.Strategy)
+		add("temporal-strict", strconv.FormatBool(tp.Strict))
+		if tp.SeedTime != nil {
+			add("seed-time", strconv.FormatInt(*tp.SeedTime, 10))
+		}
+	}
+	if h := ri.Hetero; h != nil {
+		add("embed-dim", strconv.Itoa(h.EmbedDim))
+		add("sparse-opt", h.SparseOpt)
+		add("sparse-lr", strconv.FormatFloat(h.SparseLR, 'g', -1, 64))
+		add("embed-push", h.Push)
+	}
+	return out, nil
+}
+
+// LoadResumeFlags reads the checkpoint in dir on rank 0 and returns its
+// ResumeFlags on every rank, or nil when dir holds no checkpoint (a fresh
+// run of --resume auto; a plain --resume reports the missing file later).
+// Only these flags travel, not the checkpoint. It is collective.
+func LoadResumeFlags(c *collectives.Comm, dir string) ([][2]string, error) {
+	var data []byte
+	var err error
+	if c.Rank() == 0 {
+		var ck *train.Checkpoint
+		ck, err = train.LoadCheckpoint(dir)
+		var flags [][2]string
+		switch {
+		case errors.Is(err, train.ErrNoCheckpoint):
+			err = nil
+		case err == nil:
+			flags, err = ResumeFlags(ck, c.Size())
+		}
+		if err == nil {
+			data, err = json.Marshal(flags)
+		}
+	}
+	data, err = BcastBytes(c, 0, data, err)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	var flags [][2]string
+	if err := json.Unmarshal(data, &flags); err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	return flags, nil
 }
