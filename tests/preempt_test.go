@@ -1,0 +1,207 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpignn/internal/testhold"
+)
+
+// heldJob is an mpirun job started with a test hold, its output collected
+// while it runs.
+type heldJob struct {
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+	err  error
+}
+
+func (j *heldJob) Write(p []byte) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.out.Write(p)
+}
+
+func (j *heldJob) output() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.out.String()
+}
+
+// startHeld starts `mpirun.sh -n ranks args...` holding at point@0.
+func startHeld(t *testing.T, ranks int, dir, point string, args []string) *heldJob {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	j := &heldJob{done: make(chan struct{})}
+	j.cmd = exec.CommandContext(ctx, filepath.Join(h.Root, "mpirun.sh"), append([]string{"-n", strconv.Itoa(ranks)}, args...)...)
+	j.cmd.Dir = h.Root
+	j.cmd.Env = append(os.Environ(), testhold.EnvSpec+"="+point+"@0", testhold.EnvDir+"="+dir)
+	j.cmd.Stdout, j.cmd.Stderr = j, j
+	setProcessGroup(j.cmd)
+	require.NoError(t, j.cmd.Start())
+	go func() { j.err = j.cmd.Wait(); close(j.done) }()
+	t.Cleanup(func() { cancel(); <-j.done })
+	return j
+}
+
+// waitLine waits until the job's output has a line containing s.
+func (j *heldJob) waitLine(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for !strings.Contains(j.output(), s) {
+		select {
+		case <-j.done:
+			t.Fatalf("the job ended before printing %q:\n%s", s, tail(j.output(), 20))
+		case <-deadline:
+			t.Fatalf("no %q within a minute:\n%s", s, tail(j.output(), 20))
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// exitCode waits for the job and returns its exit code.
+func (j *heldJob) exitCode(t *testing.T) int {
+	t.Helper()
+	<-j.done
+	return j.cmd.ProcessState.ExitCode()
+}
+
+// figures reads a metrics file without its timings (the only fields that
+// may differ between an interrupted and an uninterrupted run).
+func figures(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
+		for k := range m {
+			if strings.HasSuffix(k, "_s") {
+				delete(m, k)
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+var stoppedRe = regexp.MustCompile(`stopped on request after step (\d+) `)
+
+// TestPreemptCheckpointResume signals a running train job at a certain
+// step (rank 0 holds right after the step's optimizer update until the
+// signal has arrived), expects every rank to stop after the next step with
+// a checkpoint and exit code 75, and resumes it with `--resume auto` and
+// no model flags (they come from the checkpoint): the final weights (and
+// learnable embeddings) and every metrics line equal an uninterrupted
+// run's. Cases cover 1 and 2 ranks, the first and last step of an epoch,
+// SIGTERM to one rank, link prediction and learnable embeddings.
+func TestPreemptCheckpointResume(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	node := gen.get(t)
+	het := heteroGraph.getHetero(t)
+	link := linkParts(t, bin, filepath.Join(node.dir, "data"), 2)
+	nodeArgs := []string{"--fanout", "5,5", "--hidden", "16", "--seed", "4", "--dropout", "0.3"}
+	// steps is the number of steps of an epoch of the node runs on 2
+	// ranks (3000 nodes, the generator's random split), found by the
+	// first case, which stops after the first step of epoch 2.
+	steps := 0
+	tests := []struct {
+		name   string
+		ranks  int
+		parts  string
+		args   []string
+		point  func() string // hold point on rank 0
+		sig    syscall.Signal
+		toRank bool // signal rank 0 itself instead of mpirun
+		emb    bool
+	}{
+		{"first step of epoch 2", 2, node.parts[2], nodeArgs, func() string { return "train-epoch:1" }, syscall.SIGUSR1, false, false},
+		{"one rank", 1, node.parts[1], nodeArgs, func() string { return "train-step:2" }, syscall.SIGUSR1, false, false},
+		{"last step of epoch 1", 2, node.parts[2], nodeArgs, func() string { return "train-step:" + strconv.Itoa(steps-1) }, syscall.SIGUSR1, false, false},
+		{"SIGTERM to rank 0", 2, node.parts[2], nodeArgs, func() string { return "train-step:3" }, syscall.SIGTERM, true, false},
+		{"link", 2, link, []string{"--task", "link", "--fanout", "5,5", "--batch", "128", "--hidden", "16", "--seed", "4", "--neg-ratio", "2"},
+			func() string { return "train-step:2" }, syscall.SIGUSR1, false, false},
+		{"learnable embeddings", 2, het.parts[2], []string{"--batch", "12", "--fanout", "5,5", "--hidden", "16", "--embed-dim", "8", "--seed", "2"},
+			func() string { return "train-step:5" }, syscall.SIGUSR1, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			work := t.TempDir()
+			run := func(extra ...string) []string {
+				return append([]string{bin, "train", "--parts", tc.parts, "--epochs", "2", "--quiet"}, extra...)
+			}
+			// The uninterrupted run.
+			ref := h.MPI(Job{Ranks: tc.ranks, Args: run(append(tc.args, "--metrics", filepath.Join(work, "ref.jsonl"))...), Timeout: 3 * time.Minute})
+			require.NoError(t, ref.Err, tail(ref.Output, 20))
+
+			ck, m := filepath.Join(work, "ck"), filepath.Join(work, "m.jsonl")
+			point := tc.point()
+			holds := filepath.Join(work, "holds")
+			require.NoError(t, os.Mkdir(holds, 0o755))
+			j := startHeld(t, tc.ranks, holds, point, run(append(tc.args, "--checkpoint", ck, "--metrics", m)...))
+			pid, err := testhold.Await(holds, point, 0, time.Minute, j.done)
+			require.NoError(t, err, tail(j.output(), 20))
+			target := j.cmd.Process.Pid // mpirun forwards SIGUSR1 to every rank
+			if tc.toRank {
+				target = pid
+			}
+			require.NoError(t, syscall.Kill(target, tc.sig))
+			// The rank holding has certainly got the signal before it goes on.
+			j.waitLine(t, "rank 0: "+map[syscall.Signal]string{syscall.SIGUSR1: "SIGUSR1", syscall.SIGTERM: "SIGTERM"}[tc.sig]+" received")
+			require.NoError(t, testhold.Go(holds, point, 0))
+			require.Equal(t, 75, j.exitCode(t), "exit code of a stop with checkpoint:\n%s", tail(j.output(), 20))
+			sm := stoppedRe.FindStringSubmatch(j.output())
+			require.NotNil(t, sm, tail(j.output(), 20))
+			stopped, _ := strconv.Atoi(sm[1])
+			held, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(point, "train-step:"), "train-epoch:"))
+			switch {
+			case strings.HasPrefix(point, "train-epoch:"):
+				require.Positive(t, stopped)
+				steps = stopped - 1 // held after epoch 1's last step
+			default:
+				assert.Equal(t, held+1, stopped, "all ranks stop after the step following the signal")
+			}
+			assert.NotContains(t, j.output(), "final:")
+
+			res := h.MPI(Job{Ranks: tc.ranks, Args: run("--checkpoint", ck, "--metrics", m, "--resume", "auto"), Timeout: 3 * time.Minute})
+			require.NoError(t, res.Err, tail(res.Output, 20))
+			assert.Contains(t, res.Output, "resume: settings from the checkpoint:")
+			assert.Contains(t, res.Output, "(step "+strconv.Itoa(stopped)+")")
+			if tc.name == "last step of epoch 1" {
+				// Checkpointed at once, before the epoch's evaluation.
+				assert.Contains(t, res.Output, "in epoch 1 after its step "+strconv.Itoa(steps)+" ")
+			}
+			if tc.emb {
+				want, got := finalEmbRe.FindStringSubmatch(ref.Stdout), finalEmbRe.FindStringSubmatch(res.Stdout)
+				require.NotNil(t, want, tail(ref.Output, 5))
+				require.NotNil(t, got, tail(res.Output, 5))
+				assert.Equal(t, want[1:], got[1:], "weights and embeddings")
+			} else {
+				want, got := finalWeights.FindStringSubmatch(ref.Stdout), finalWeights.FindStringSubmatch(res.Stdout)
+				require.NotNil(t, want, tail(ref.Output, 5))
+				require.NotNil(t, got, tail(res.Output, 5))
+				assert.Equal(t, want[1], got[1], "final weights")
+			}
+			assert.Equal(t, figures(t, filepath.Join(work, "ref.jsonl")), figures(t, m), "metrics lines")
+		})
+	}
+}
