@@ -241,4 +241,3 @@ func (s *heteroSetup) runInfo(lo dsample.LoaderOptions) *heteroRunInfo {
 		EmbedDim: s.opts.EmbedDim, EmbedTypes: s.learnable, SparseOpt: s.opts.SparseOpt, SparseLR: s.opts.SparseLR, Push: s.opts.Push,
 	}
 }
-
