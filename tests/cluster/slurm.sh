@@ -3,7 +3,12 @@
 # slurm-wlm and munge, write a slurm.conf for this host, start munged,
 # slurmctld and slurmd, then submit hostfiles/slurm/partition.sbatch and
 # hostfiles/slurm/train.sbatch (2 tasks, Cora) with `sbatch --wait` and check
-# the job log. The daemons are stopped on exit, whatever happens.
+# the job log. Then the same training as a preemptible job with a 2-minute
+# time limit and --signal=B:USR1@100: stopped once by `scancel --signal=USR1`
+# and once by the time limit's signal, each while rank 0 holds at a known
+# step (MPIGNN_TEST_HOLD) until the signal has arrived, requeued by the
+# script each time, it must end with the uninterrupted job's weights. The
+# daemons are stopped on exit, whatever happens.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -90,8 +95,9 @@ MPIGNN_DATA="$data_root/cora" MPIGNN_SPLIT=public MPIGNN_NPARTS=2 MPIGNN_PARTS="
 	fail "partition.sbatch failed: $(cat logs/mpignn-partition-*.out)"
 say "partition.sbatch: $(tail -1 logs/mpignn-partition-*.out)"
 rc=0
+# One node with 2 CPUs: both tasks on it (the script asks one per node).
 MPIGNN_PARTS="$job/cora-2" MPIGNN_OUT="$job/out" MPIGNN_TRAIN_ARGS="--epochs 30 --quiet" \
-	timeout 900 sbatch --wait --ntasks=2 --mem-per-cpu=2G "$repo/hostfiles/slurm/train.sbatch" || rc=$?
+	timeout 900 sbatch --wait --nodes=1 --ntasks-per-node=2 "$repo/hostfiles/slurm/train.sbatch" || rc=$?
 log="$(ls logs/mpignn-train-*.out)"
 say "train.sbatch log ($log):"
 sed 's/^/    /' "$log"
@@ -99,4 +105,54 @@ sed 's/^/    /' "$log"
 final_line "$log" | grep -Eq 'test_acc=0\.[0-9]+' || fail "no test accuracy line in the job log"
 grep -q 'srun --mpi=pmix' "$log" || grep -q 'mpirun' "$log" || fail "the log does not show the launch command"
 [[ -s "$job/out/metrics.jsonl" ]] || fail "no metrics written to MPIGNN_OUT"
-say "PASS: $(final_line "$log")"
+say "uninterrupted: $(final_line "$log")"
+
+# Preemption and time limits. Rank 0 holds twice: at step 5 until the test's
+# `scancel --signal=USR1 --batch` has reached it, and (in the requeued run)
+# at step 30 until the time limit's own SIGUSR1 has. The hold makes the
+# moment certain; the result must not depend on it anyway.
+want="$(weights "$log")"
+[[ -n "$want" ]] || fail "no weights digest in the uninterrupted job's log"
+holds="$tmp/holds"
+mkdir -p "$holds"
+jobid="$(MPIGNN_PARTS="$job/cora-2" MPIGNN_OUT="$job/pre" MPIGNN_TRAIN_ARGS="--epochs 30 --quiet" \
+	MPIGNN_TEST_HOLD="train-step:5@0,train-step:30@0" MPIGNN_TEST_HOLD_DIR="$holds" \
+	sbatch --parsable --job-name=mpignn-preempt --nodes=1 --ntasks-per-node=2 --time=2 --signal=B:USR1@100 \
+	"$repo/hostfiles/slurm/train.sbatch")"
+jobid="${jobid%%;*}"
+plog="$job/logs/mpignn-preempt-$jobid.out"
+# wait_for SECONDS WHAT CMD... polls CMD until it succeeds.
+wait_for() {
+	local limit=$1 what=$2
+	shift 2
+	for _ in $(seq $((limit * 5))); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	fail "no $what within ${limit}s: $(tail -5 "$plog" 2>&1; scontrol show job "$jobid" 2>&1 | head -3)"
+}
+# signals N succeeds once rank 0 has reported N SIGUSR1s in the job log.
+signals() { [[ "$(grep -c 'rank 0: SIGUSR1 received' "$plog" 2>/dev/null)" -ge "$1" ]]; }
+wait_for 300 "hold at step 5" test -e "$holds/train-step:5@0"
+scancel --signal=USR1 --batch "$jobid"
+wait_for 60 "SIGUSR1 on rank 0" signals 1
+touch "$holds/train-step:5@0.go"
+say "scancel --signal=USR1 delivered at step 5"
+wait_for 300 "hold at step 30 in the requeued job" test -e "$holds/train-step:30@0"
+wait_for 200 "the time limit's SIGUSR1 on rank 0" signals 2
+touch "$holds/train-step:30@0.go"
+say "the time limit's SIGUSR1 delivered at step 30"
+state() { scontrol show job "$jobid" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
+ended() { [[ "$(state)" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$ ]]; }
+wait_for 600 "the end of the requeued job" ended
+say "preempted job log ($plog):"
+sed 's/^/    /' "$plog"
+[[ "$(state)" == COMPLETED ]] || fail "the requeued job ended $(state)"
+restarts="$(scontrol show job "$jobid" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)"
+[[ "${restarts:-0}" -ge 2 ]] || fail "the job was requeued ${restarts:-0} times, want at least 2"
+[[ "$(grep -c 'stopped on request after step' "$plog")" -ge 2 ]] || fail "fewer than 2 checkpoint stops in the log"
+grep -q 'stopped on request after step 6 ' "$plog" || fail "the first stop was not after step 6"
+grep -q 'stopped on request after step 31 ' "$plog" || fail "the second stop was not after step 31"
+got="$(weights "$plog")"
+[[ "$got" == "$want" ]] || fail "requeued job ended with $got, the uninterrupted one with $want"
+say "PASS: requeued $restarts times, $got as uninterrupted"
