@@ -339,7 +339,7 @@ func (t *Trainer) afterStep(epoch, s, steps int, sums *[epochSums]float64) error
 		r.pending = true
 		return nil
 	}
-	if err := t.saveCheckpoint(r, &epochProgress{steps: s + 1, sums: *sums}); err != nil {
+	if err := t.saveCheckpoint(r, &epochProgress{steps: s + 1, sums: *sums}, true); err != nil {
 		return fmt.Errorf("epoch %d step %d/%d: %w", epoch+1, s+1, steps, err)
 	}
 	if r.stop {
@@ -348,38 +348,43 @@ func (t *Trainer) afterStep(epoch, s, steps int, sums *[epochSums]float64) error
 	return nil
 }
 
-// saveCheckpoint writes a checkpoint on the checkpoint rank (the one with
-// CheckpointDir) and agrees on the outcome; it is collective. prog is the
-// progress of the epoch in progress (nil at an epoch's end): the ranks'
+// saveCheckpoint writes a checkpoint (if write) on the checkpoint rank
+// (the one with CheckpointDir) and agrees on the outcome; it is collective
+// (write must be the same on every rank that has Checkpointing). prog is
+// the progress of the epoch in progress (nil at an epoch's end): the ranks'
 // metric sums are then collected into the checkpoint, one row per rank.
-func (t *Trainer) saveCheckpoint(r *runState, prog *epochProgress) error {
+func (t *Trainer) saveCheckpoint(r *runState, prog *epochProgress, write bool) error {
 	o := r.o
-	var sparse []byte
-	var err error
-	if t.Sparse != nil {
-		if sparse, err = t.Sparse.Export(); err != nil {
-			return fmt.Errorf("export sparse inputs: %w", err)
-		}
-	}
-	var rows [][]float64
-	if prog != nil {
-		if rows, err = t.gatherSums(prog.sums); err != nil {
-			return err
-		}
-	}
 	var localErr error
-	if o.CheckpointDir != "" {
-		ck := t.Checkpoint(o.RunInfo)
-		ck.Sparse = sparse
-		if prog != nil {
-			ck.EpochStep, ck.EpochSums = prog.steps, rows
+	if write {
+		var sparse []byte
+		var err error
+		if t.Sparse != nil {
+			if sparse, err = t.Sparse.Export(); err != nil {
+				return fmt.Errorf("export sparse inputs: %w", err)
+			}
 		}
-		localErr = SaveCheckpoint(o.CheckpointDir, ck)
+		var rows [][]float64
+		if prog != nil {
+			if rows, err = t.gatherSums(prog.sums); err != nil {
+				return err
+			}
+		}
+		if o.CheckpointDir != "" {
+			ck := t.Checkpoint(o.RunInfo)
+			ck.Sparse = sparse
+			if prog != nil {
+				ck.EpochStep, ck.EpochSums = prog.steps, rows
+			}
+			localErr = SaveCheckpoint(o.CheckpointDir, ck)
+		}
 	}
 	if err := t.agree(localErr); err != nil {
 		return err
 	}
-	r.lastCk = time.Now()
+	if write {
+		r.lastCk = time.Now()
+	}
 	return nil
 }
 
@@ -835,7 +840,8 @@ type RunOptions struct {
 	CheckpointInterval time.Duration
 	// Checkpointing is set on EVERY rank when some rank writes
 	// checkpoints: the sparse-input state is then exported (collectively)
-	// at each checkpoint epoch.
+	// at each checkpoint, and stops and CheckpointSteps/Interval write
+	// checkpoints in the middle of an epoch (collectively too).
 	Checkpointing bool
 	// RunInfo is stored verbatim in checkpoints (for example the CLI's
 	// fanouts and batch size, to check them on resume).
@@ -887,10 +893,11 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		last := t.epoch == o.Epochs
 		due := last || stop || r.pending || (o.CheckpointEvery > 0 && t.epoch%o.CheckpointEvery == 0)
 		r.pending = false
-		if due && o.checkpointing() {
-			if err := t.saveCheckpoint(r, nil); err != nil {
-				return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
-			}
+		// The outcome of the save is agreed after every epoch, due or
+		// not, as the ranks may not all know the checkpoint schedule
+		// (only the writing rank needs CheckpointDir and CheckpointEvery).
+		if err := t.saveCheckpoint(r, nil, due && o.checkpointing()); err != nil {
+			return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
 		}
 		if stop {
 			return Summary{}, fmt.Errorf("after epoch %d: %w", t.epoch, ErrStopped)
