@@ -157,7 +157,8 @@ func TestPreemptCheckpointResume(t *testing.T) {
 			point := tc.point()
 			holds := filepath.Join(work, "holds")
 			require.NoError(t, os.Mkdir(holds, 0o755))
-			j := startHeld(t, tc.ranks, holds, point, run(append(tc.args, "--checkpoint", ck, "--metrics", m)...))
+			// --resume auto starts fresh: there is no checkpoint yet.
+			j := startHeld(t, tc.ranks, holds, point, run(append(tc.args, "--checkpoint", ck, "--metrics", m, "--resume", "auto")...))
 			pid, err := testhold.Await(holds, point, 0, time.Minute, j.done)
 			require.NoError(t, err, tail(j.output(), 20))
 			target := j.cmd.Process.Pid // mpirun forwards SIGUSR1 to every rank
@@ -181,6 +182,7 @@ func TestPreemptCheckpointResume(t *testing.T) {
 				assert.Equal(t, held+1, stopped, "all ranks stop after the step following the signal")
 			}
 			assert.NotContains(t, j.output(), "final:")
+			assert.Contains(t, j.output(), "no checkpoint in "+ck+": starting a fresh run (--resume auto)")
 
 			res := h.MPI(Job{Ranks: tc.ranks, Args: run("--checkpoint", ck, "--metrics", m, "--resume", "auto"), Timeout: 3 * time.Minute})
 			require.NoError(t, res.Err, tail(res.Output, 20))
@@ -204,4 +206,27 @@ func TestPreemptCheckpointResume(t *testing.T) {
 			assert.Equal(t, figures(t, filepath.Join(work, "ref.jsonl")), figures(t, m), "metrics lines")
 		})
 	}
+}
+
+// TestSignalWithoutCheckpoint: without --checkpoint there is nothing to
+// save, so SIGUSR1 is reported and training goes on to its normal end.
+func TestSignalWithoutCheckpoint(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	g := gen.get(t)
+	args := []string{bin, "train", "--parts", g.parts[2], "--fanout", "5,5", "--hidden", "16", "--seed", "4", "--epochs", "2", "--quiet"}
+	ref := h.MPI(Job{Ranks: 2, Args: args, Timeout: 3 * time.Minute})
+	require.NoError(t, ref.Err, tail(ref.Output, 20))
+	holds := t.TempDir()
+	j := startHeld(t, 2, holds, "train-step:3", args)
+	_, err = testhold.Await(holds, "train-step:3", 0, time.Minute, j.done)
+	require.NoError(t, err, tail(j.output(), 20))
+	require.NoError(t, j.cmd.Process.Signal(syscall.SIGUSR1))
+	j.waitLine(t, "rank 0: SIGUSR1 received; no --checkpoint to write, training goes on")
+	require.NoError(t, testhold.Go(holds, "train-step:3", 0))
+	require.Equal(t, 0, j.exitCode(t), tail(j.output(), 20))
+	want, got := finalWeights.FindStringSubmatch(ref.Stdout), finalWeights.FindStringSubmatch(j.output())
+	require.NotNil(t, want)
+	require.NotNil(t, got, tail(j.output(), 10))
+	assert.Equal(t, want[1], got[1])
 }
