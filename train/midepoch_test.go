@@ -289,3 +289,33 @@ func BenchmarkStepFlags(b *testing.B) {
 	}
 	_ = sink
 }
+
+// TestStopMidEpochWithPrefetch: batches fetched ahead of a stop are
+// dropped, and a resumed epoch refills the pipeline from its next step:
+// the result is the uninterrupted one, with or without prefetching.
+func TestStopMidEpochWithPrefetch(t *testing.T) {
+	g := newSynthGraph(4, 300, 8, 4)
+	plain := testOptions(0.3)
+	o := plain
+	o.Prefetch = 2
+	dir := t.TempDir()
+	straight := runGroup(t, g, plain, 2, RunOptions{Epochs: 2}, "", nil)
+	require.NoError(t, straight[0].err)
+	ck := filepath.Join(dir, "ck")
+	first := runGroup(t, g, o, 2, RunOptions{Epochs: 2, CheckpointDir: ck}, "", func(rank int, tr *Trainer) {
+		if rank == 0 {
+			tr.Stop = func() bool { return tr.Step() >= 2 }
+		}
+	})
+	for _, r := range first {
+		require.ErrorIs(t, r.err, ErrStopped)
+	}
+	c, err := LoadCheckpoint(ck)
+	require.NoError(t, err)
+	require.Equal(t, 3, c.EpochStep)
+	second := runGroup(t, g, o, 2, RunOptions{Epochs: 2}, "", func(rank int, tr *Trainer) {
+		require.NoError(t, tr.Restore(c))
+	})
+	require.NoError(t, second[0].err)
+	require.True(t, slices.Equal(straight[0].tr.Model().Params(), second[0].tr.Model().Params()), "weights differ")
+}
