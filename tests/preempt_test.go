@@ -204,6 +204,15 @@ func TestPreemptCheckpointResume(t *testing.T) {
 				assert.Equal(t, want[1], got[1], "final weights")
 			}
 			assert.Equal(t, figures(t, filepath.Join(work, "ref.jsonl")), figures(t, m), "metrics lines")
+			if tc.name == "one rank" {
+				// Explicit flags that contradict the checkpoint are
+				// refused by name; --epochs may grow.
+				bad := h.MPI(Job{Ranks: 1, Args: run("--checkpoint", ck, "--resume", "--epochs", "3", "--hidden", "32", "--fanout", "4,4"), Timeout: time.Minute})
+				require.Error(t, bad.Err, tail(bad.Output, 10))
+				assert.Contains(t, bad.Output, "--hidden was 16, now 32")
+				assert.Contains(t, bad.Output, "--fanout was 5,5, now 4,4")
+				assert.NotContains(t, bad.Output, "goroutine ")
+			}
 		})
 	}
 }
