@@ -209,8 +209,9 @@ func checkResume(ck *train.Checkpoint, model train.Config, adam train.AdamConfig
 // settings of checkpoint ck's run on `ranks` ranks, as (name, value)
 // pairs: a resume takes them for every flag not given explicitly, so that
 // a resubmission needs no more than --resume. Settings that no flag value
-// reproduces exactly (per-relation fanouts, --embed-types lists) are left
-// out; the comparison of checkResume still names them if they differ.
+// reproduces exactly are left out (a per-relation --fanout, whose spec the
+// run info keeps only resolved); checkResume still names them if they
+// differ.
 func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	var ri runInfo
 	if len(ck.RunInfo) > 0 {
@@ -288,6 +289,19 @@ func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 		}
 	}
 	if h := ri.Hetero; h != nil {
+		// --embed-types as the list of the types that had embeddings (the
+		// model config names the types, in the same order).
+		if m.Hetero != nil && len(h.EmbedTypes) == len(m.Hetero.NodeTypes) {
+			var names []string
+			for t, on := range h.EmbedTypes {
+				if on {
+					names = append(names, m.Hetero.NodeTypes[t])
+				}
+			}
+			if len(names) > 0 {
+				add("embed-types", strings.Join(names, ","))
+			}
+		}
 		add("embed-dim", strconv.Itoa(h.EmbedDim))
 		add("sparse-opt", h.SparseOpt)
 		add("sparse-lr", strconv.FormatFloat(h.SparseLR, 'g', -1, 64))
