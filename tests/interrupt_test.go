@@ -3,8 +3,6 @@ package tests
 import (
 	"archive/zip"
 	"bytes"
-	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,89 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/internal/tempout"
-	"mpignn/internal/testhold"
 )
-
-// proc is one running mpignn (or mpirun) process with its output.
-type proc struct {
-	cmd  *exec.Cmd
-	out  bytes.Buffer
-	done chan struct{}
-	err  error
-}
-
-func start(t *testing.T, name string, args ...string) *proc {
-	t.Helper()
-	return startEnv(t, nil, name, args...)
-}
-
-// startEnv is start with extra KEY=VALUE environment (for example a hold).
-func startEnv(t *testing.T, env []string, name string, args ...string) *proc {
-	t.Helper()
-	// Cancelling ctx kills the process group (setProcessGroup): a failed
-	// test leaves no process behind.
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &proc{cmd: exec.CommandContext(ctx, name, args...), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out // one writer: exec copies both from one pipe
-	if env != nil {
-		p.cmd.Env = append(os.Environ(), env...)
-	}
-	setProcessGroup(p.cmd)
-	require.NoError(t, p.cmd.Start())
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		cancel()
-		<-p.done
-	})
-	return p
-}
-
-// holding is a process started to stop at one test hold point (see
-// internal/testhold): the test acts on it while it certainly is there.
-type holding struct {
-	*proc
-	dir, point string
-	rank       int
-}
-
-// startHeld starts `name args` asking rank (0 outside MPI) to hold at point.
-func startHeld(t *testing.T, point string, rank int, name string, args ...string) *holding {
-	t.Helper()
-	dir := t.TempDir()
-	env := []string{testhold.EnvSpec + "=" + point + "@" + strconv.Itoa(rank), testhold.EnvDir + "=" + dir}
-	return &holding{proc: startEnv(t, env, name, args...), dir: dir, point: point, rank: rank}
-}
-
-// await returns the PID of the process holding at the point, failing if
-// the process ends first or does not get there within two minutes (a slow
-// machine only makes the wait longer, never the test's outcome different).
-func (hp *holding) await(t *testing.T) int {
-	t.Helper()
-	pid, err := testhold.Await(hp.dir, hp.point, hp.rank, 2*time.Minute, hp.done)
-	require.NoError(t, err, "%s", tail(hp.out.String(), 20))
-	return pid
-}
-
-// release lets the held process go on.
-func (hp *holding) release(t *testing.T) {
-	t.Helper()
-	require.NoError(t, testhold.Go(hp.dir, hp.point, hp.rank))
-}
-
-// wait returns the exit code (-1 when killed by a signal), failing on a hang.
-func (p *proc) wait(t *testing.T, limit time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(limit):
-		t.Fatalf("%s did not end within %v (hang?)\n%s", p.cmd.Args[1], limit, tail(p.out.String(), 20))
-	}
-	var ee *exec.ExitError
-	if p.err != nil && !errors.As(p.err, &ee) {
-		t.Fatalf("wait: %v", p.err)
-	}
-	return p.cmd.ProcessState.ExitCode()
-}
 
 // temps lists the temporaries of out (any PID) beside it.
 func temps(t *testing.T, out string) []string {
@@ -132,7 +48,7 @@ func checkInterrupted(t *testing.T, bin string, args []string, out string, sig s
 		require.DirExists(t, tempout.Name(out, p.cmd.Process.Pid))
 		require.NoError(t, p.cmd.Process.Signal(sig))
 		code := p.wait(t, 30*time.Second)
-		msg := p.out.String()
+		msg := p.output()
 		assert.Equal(t, 128+int(sig), code, "exit code after %v:\n%s", sig, tail(msg, 10))
 		assert.Empty(t, temps(t, out), "temporaries left after %v", sig)
 		assert.NoFileExists(t, out)
@@ -202,15 +118,14 @@ func TestInterruptedCommands(t *testing.T) {
 		// Rank 0 holds once its temporary of pred.csv exists; the signal goes
 		// to mpirun, as scancel sends it, which forwards it to the ranks.
 		out := filepath.Join(work, "pred.csv")
-		p := startHeld(t, "temp:pred.csv", 0, filepath.Join(h.Root, "mpirun.sh"), "-n", "2", bin, "predict",
-			"--parts", parts, "--checkpoint", ckpt, "--out", out)
+		p := startHeldMPI(t, "temp:pred.csv", 0, 2, bin, "predict", "--parts", parts, "--checkpoint", ckpt, "--out", out)
 		rank0 := p.await(t)
 		tmp := tempout.Name(out, rank0)
 		require.FileExists(t, tmp)
 		t0 := time.Now()
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 		code := p.wait(t, 30*time.Second)
-		msg := p.out.String()
+		msg := p.output()
 		assert.NotEqual(t, 0, code, "predict finished although it was held:\n%s", tail(msg, 10))
 		assert.Less(t, time.Since(t0), 15*time.Second, "the job took long to end")
 		assert.NoFileExists(t, tmp, "rank 0 left its temporary:\n%s", tail(msg, 10))
@@ -269,12 +184,12 @@ func TestInterruptedDownload(t *testing.T) {
 			}
 			select {
 			case <-p.done:
-				t.Fatalf("download ended early:\n%s", p.out.String())
+				t.Fatalf("download ended early:\n%s", p.output())
 			case <-time.After(2 * time.Millisecond):
 			}
 		}
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
-		assert.Equal(t, 130, p.wait(t, 30*time.Second), p.out.String())
+		assert.Equal(t, 130, p.wait(t, 30*time.Second), p.output())
 		assert.FileExists(t, part, "the partial download must stay for resuming")
 		assert.NoDirExists(t, dest)
 		assert.Empty(t, temps(t, dest))
@@ -290,8 +205,8 @@ func TestInterruptedDownload(t *testing.T) {
 			require.NoError(t, p.cmd.Process.Signal(sig))
 			code := p.wait(t, 30*time.Second)
 			if sig != syscall.SIGKILL {
-				assert.Equal(t, 128+int(sig), code, p.out.String())
-				assert.Contains(t, p.out.String(), "resuming at byte")
+				assert.Equal(t, 128+int(sig), code, p.output())
+				assert.Contains(t, p.output(), "resuming at byte")
 			}
 			assert.FileExists(t, dest+".zip")
 			assert.NoDirExists(t, dest)

@@ -14,8 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"mpignn/internal/testhold"
 )
 
 // stallTimeout is the --timeout of the stall tests: short, so that the
@@ -26,37 +24,6 @@ const stallTimeout = 5 * time.Second
 // stallLine matches the watchdog's report: the reporting rank's tag, the
 // operation and the phase, and the ranks not heard from.
 var stallLine = regexp.MustCompile(`^\[rank (\d+)/\d+\] fatal: .*stalled: rank \d+ waited [0-9.]+s in (MPI_\w+)[^;]* \(phase ([^)]*)\); not heard from: (ranks? [0-9, ]+) `)
-
-// heldJob runs an MPI job in the background with a test hold at point on
-// rank (see internal/testhold).
-type heldJob struct {
-	dir  string
-	done chan struct{}
-	res  Run
-}
-
-func startHeldJob(t *testing.T, j Job, point string, rank int) *heldJob {
-	t.Helper()
-	hj := &heldJob{dir: t.TempDir(), done: make(chan struct{})}
-	j.Env = append(j.Env, testhold.EnvSpec+"="+point+"@"+strconv.Itoa(rank), testhold.EnvDir+"="+hj.dir)
-	go func() {
-		hj.res = h.MPI(j)
-		close(hj.done)
-	}()
-	t.Cleanup(func() { <-hj.done })
-	return hj
-}
-
-// await returns the PID of the rank holding at point.
-func (hj *heldJob) await(t *testing.T, point string, rank int) int {
-	t.Helper()
-	pid, err := testhold.Await(hj.dir, point, rank, 2*time.Minute, hj.done)
-	if err != nil {
-		<-hj.done
-		t.Fatalf("%v:\n%s", err, tail(hj.res.Output, 20))
-	}
-	return pid
-}
 
 // TestStalledRankEndsJob: a rank stopped with SIGSTOP at a known point of
 // train or predict (held there, so the moment is certain) ends the job
@@ -97,15 +64,14 @@ func TestStalledRankEndsJob(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			hj := startHeldJob(t, Job{Ranks: tt.ranks, Timeout: 2 * time.Minute, Args: tt.args}, tt.point, tt.stop)
-			pid := hj.await(t, tt.point, tt.stop)
+			hj := startHeldMPI(t, tt.point, tt.stop, tt.ranks, tt.args...)
+			pid := hj.await(t)
 			require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
 			stopped := time.Now()
-			<-hj.done
+			code := hj.wait(t, 2*time.Minute) // fails the test on a hang
 			took := time.Since(stopped)
-			out := hj.res.Output
-			require.False(t, hj.res.TimedOut, "the job hung with rank %d stopped:\n%s", tt.stop, tail(out, 20))
-			require.Error(t, hj.res.Err, "the job succeeded with rank %d stopped:\n%s", tt.stop, tail(out, 20))
+			out := hj.output()
+			require.NotEqual(t, 0, code, "the job succeeded with rank %d stopped:\n%s", tt.stop, tail(out, 20))
 			assert.Less(t, took, stallTimeout+10*time.Second, "the job took %v to end after the stop", took)
 			t.Logf("the job ended %.1f s after the SIGSTOP", took.Seconds())
 
@@ -155,14 +121,13 @@ func TestSlowRankNotKilled(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 
 	const point, slow = "train-epoch:1", 3
-	hj := startHeldJob(t, Job{Ranks: 4, Timeout: 4 * time.Minute, Args: []string{bin, "train", "--parts", g.parts[4],
-		"--fanout", "5,5", "--batch", "64", "--hidden", "16", "--epochs", "3", "--quiet"}}, point, slow)
-	hj.await(t, point, slow)
+	hj := startHeldMPI(t, point, slow, 4, bin, "train", "--parts", g.parts[4],
+		"--fanout", "5,5", "--batch", "64", "--hidden", "16", "--epochs", "3", "--quiet")
+	hj.await(t)
 	// The other ranks wait for the held one in their next collective.
 	time.Sleep(3 * time.Second)
-	require.NoError(t, testhold.Go(hj.dir, point, slow))
-	<-hj.done
-	require.NoError(t, hj.res.Err, "%s", tail(hj.res.Output, 20))
-	assert.NotContains(t, hj.res.Output, "stalled:")
-	assert.Contains(t, hj.res.Output, "final: epochs=3")
+	hj.release(t)
+	require.Equal(t, 0, hj.wait(t, 4*time.Minute), "%s", tail(hj.output(), 20))
+	assert.NotContains(t, hj.output(), "stalled:")
+	assert.Contains(t, hj.output(), "final: epochs=3")
 }

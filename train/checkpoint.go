@@ -41,18 +41,31 @@ type Checkpoint struct {
 	// and their sparse optimizer, see SparseInputs), opaque here; nil for
 	// models without them.
 	Sparse []byte
+	// EpochStep is, for a checkpoint written in the middle of an epoch,
+	// the number of steps of epoch Epoch+1 already taken (0 at an epoch's
+	// end). EpochSums then holds every rank's metric sums of those steps
+	// (one row per rank, in rank order: loss, correct, seeds, remote rows,
+	// cache hits, cache lookups), so that the resumed epoch reports the
+	// same figures as an uninterrupted one.
+	EpochStep int
+	EpochSums [][]float64
 }
 
 // CheckpointFile is the name of the checkpoint inside its directory.
 const CheckpointFile = "checkpoint.bin"
 
 // Format versions: 1 held a GraphSAGE config under "model"; 2 adds "arch"
-// (the registry name) beside the architecture's config JSON. Version 1
-// files still load, as GraphSAGE.
+// (the registry name) beside the architecture's config JSON; 3 is version
+// 2 written in the middle of an epoch (epoch_step and epoch_sums in the
+// header). Checkpoints at an epoch's end are still written as version 2,
+// so builds that know only 2 read them; a build that knows only 2 refuses
+// a mid-epoch checkpoint instead of resuming it at the epoch's start.
+// Version 1 files still load, as GraphSAGE.
 const (
-	ckMagic     = "MPIGNNCK"
-	ckVersion   = 2
-	ckVersionV1 = 1
+	ckMagic        = "MPIGNNCK"
+	ckVersion      = 2
+	ckVersionV1    = 1
+	ckVersionMidEp = 3
 )
 
 // ckHeader is the JSON header of the file. Integers that may exceed 2^53
@@ -78,6 +91,9 @@ type ckHeader struct {
 	// SparseBytes is the length of the sparse-input state after the
 	// parameter arrays (absent, 0, for models without learnable inputs).
 	SparseBytes int64 `json:"sparse_bytes,omitempty,string"`
+	// Version 3 (mid-epoch) only; see Checkpoint.EpochStep.
+	EpochStep int         `json:"epoch_step,omitempty"`
+	EpochSums [][]float64 `json:"epoch_sums,omitempty"`
 }
 
 // File layout (little endian):
@@ -208,6 +224,16 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 		HasBest:     c.BestParams != nil,
 		BestValLink: c.BestValLink, BestTestLink: c.BestTestLink,
 		SparseBytes: int64(len(c.Sparse)),
+		EpochStep:   c.EpochStep, EpochSums: c.EpochSums,
+	}
+	version := uint32(ckVersion)
+	switch {
+	case c.EpochStep < 0:
+		return nil, fmt.Errorf("negative epoch step %d", c.EpochStep)
+	case c.EpochStep > 0 && len(c.EpochSums) == 0:
+		return nil, fmt.Errorf("mid-epoch checkpoint (step %d) without the ranks' epoch sums", c.EpochStep)
+	case c.EpochStep > 0:
+		version = ckVersionMidEp
 	}
 	if len(c.RunInfo) > 0 {
 		if !json.Valid(c.RunInfo) {
@@ -226,7 +252,7 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(16 + len(hj) + 4*n*len(arrays) + len(c.Sparse) + 4)
 	buf.WriteString(ckMagic)
-	buf.Write(binary.LittleEndian.AppendUint32(nil, ckVersion))
+	buf.Write(binary.LittleEndian.AppendUint32(nil, version))
 	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(hj))))
 	buf.Write(hj)
 	var w [4]byte
@@ -273,8 +299,8 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 	}
 	le := binary.LittleEndian
 	version := le.Uint32(data[8:])
-	if version != ckVersion && version != ckVersionV1 {
-		return nil, bad("format version %d, this build reads versions %d and %d (written by a newer mpignn?)", version, ckVersionV1, ckVersion)
+	if version != ckVersion && version != ckVersionV1 && version != ckVersionMidEp {
+		return nil, bad("format version %d, this build reads versions %d to %d (written by a newer mpignn?)", version, ckVersionV1, ckVersionMidEp)
 	}
 	body, sum := data[:len(data)-4], le.Uint32(data[len(data)-4:])
 	if got := crc32c(body); got != sum {
@@ -288,7 +314,11 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 	if err := json.Unmarshal(body[16:16+hl], &h); err != nil {
 		return nil, bad("header: %v", err)
 	}
-	cfg, err := decodeModelConfig(version, h.Arch, h.Model)
+	modelVersion := version
+	if version == ckVersionMidEp {
+		modelVersion = ckVersion
+	}
+	cfg, err := decodeModelConfig(modelVersion, h.Arch, h.Model)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
@@ -307,6 +337,14 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 	if h.Epoch < 0 || h.Step < 0 || h.AdamT < 0 {
 		return nil, bad("negative epoch %d, step %d or adam step %d", h.Epoch, h.Step, h.AdamT)
 	}
+	if mid := version == ckVersionMidEp; mid != (h.EpochStep > 0) || mid != (len(h.EpochSums) > 0) {
+		return nil, bad("format version %d with epoch step %d and %d rows of epoch sums", version, h.EpochStep, len(h.EpochSums))
+	}
+	for i, row := range h.EpochSums {
+		if len(row) != epochSums {
+			return nil, bad("epoch sums of rank %d hold %d values, want %d", i, len(row), epochSums)
+		}
+	}
 	next := func() []float32 {
 		a := make([]float32, n)
 		for i := range a {
@@ -319,7 +357,8 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 		Model: cfg, Adam: h.Adam, Seed: h.Seed, Epoch: h.Epoch, Step: h.Step, AdamT: h.AdamT,
 		BestEpoch: h.BestEpoch, BestValAcc: h.BestValAcc, BestTest: h.BestTest,
 		BestValLink: h.BestValLink, BestTestLink: h.BestTestLink,
-		RunInfo: []byte(h.RunInfo),
+		RunInfo:   []byte(h.RunInfo),
+		EpochStep: h.EpochStep, EpochSums: h.EpochSums,
 	}
 	c.Params, c.M, c.V = next(), next(), next()
 	if h.HasBest {

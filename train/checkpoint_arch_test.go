@@ -93,7 +93,10 @@ func TestCheckpointHeaderRefusals(t *testing.T) {
 		{"no arch", 2, func(h map[string]any) { delete(h, "arch") }, "names no model arch"},
 		{"unknown config field", 2, func(h map[string]any) { h["model"].(map[string]any)["edge_dim"] = 3 }, `unknown field "edge_dim"`},
 		{"version 1 with gat fields", 1, func(h map[string]any) { delete(h, "arch") }, "gat only, not sage"},
-		{"newer version", 3, func(h map[string]any) {}, "format version 3, this build reads versions 1 and 2"},
+		{"newer version", 4, func(h map[string]any) {}, "format version 4, this build reads versions 1 to 3"},
+		{"version 3 without epoch progress", 3, func(h map[string]any) {}, "format version 3 with epoch step 0 and 0 rows"},
+		{"epoch step in version 2", 2, func(h map[string]any) { h["epoch_step"] = 2; h["epoch_sums"] = []any{[]any{1, 2, 3, 4, 5, 6}} }, "format version 2 with epoch step 2"},
+		{"short epoch sums", 3, func(h map[string]any) { h["epoch_step"] = 2; h["epoch_sums"] = []any{[]any{1, 2}} }, "epoch sums of rank 0 hold 2 values, want 6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := rewriteHeader(t, good, tc.version, tc.edit)

@@ -265,3 +265,9 @@ func (g *groupReducer) reduce(rank int, buf []float64) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// Rank and Size let the trainer pick its row of a mid-epoch checkpoint.
+func (r rankReducer) Rank() int { return r.rank }
+
+// Size is the simulated world size.
+func (r rankReducer) Size() int { return r.g.size }

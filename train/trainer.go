@@ -114,6 +114,12 @@ type Trainer struct {
 	// embeddings of featureless types) that are updated after every
 	// optimizer step and saved in checkpoints.
 	Sparse SparseInputs
+	// Stop, if set, reports whether this rank was asked to stop (a
+	// SIGUSR1 or SIGTERM the CLI caught). It is read once per step, before
+	// the step's Allreduce, and its answer travels in that Allreduce, so
+	// every rank stops after the same step: Run then writes a checkpoint
+	// and returns ErrStopped. A rank that answers true must keep doing so.
+	Stop func() bool
 
 	buf   []float32 // gradients followed by the per-step statistics
 	batch sample.Batch
@@ -124,6 +130,30 @@ type Trainer struct {
 	epoch int   // completed epochs
 	step  int64 // optimizer steps taken, across epochs
 	best  Best
+	// resume is the progress of an epoch interrupted by a mid-epoch
+	// checkpoint (Restore): the next TrainEpoch continues at its step.
+	resume *epochProgress
+	// run is the state of the Run in progress (nil outside Run): what a
+	// step needs to decide on mid-epoch checkpoints and stops.
+	run *runState
+}
+
+// epochProgress is where an epoch stands after some of its steps: the
+// steps done and this rank's metric sums so far (see TrainEpoch).
+type epochProgress struct {
+	steps int
+	sums  [epochSums]float64
+}
+
+// runState is what Run shares with the steps of its epochs.
+type runState struct {
+	o      *RunOptions
+	lastCk time.Time // when the last checkpoint was written (or Run began)
+	// due and stop are the flags the last step's Allreduce agreed on.
+	due, stop bool
+	// pending is a checkpoint that came due at an epoch's last step; the
+	// end of the epoch writes it.
+	pending bool
 }
 
 // Per-step statistics appended to the gradient buffer, so that one
@@ -132,9 +162,35 @@ const (
 	tailLoss = iota
 	tailCorrect
 	tailSeeds
-	tailError
+	tailFlags
 	tailLen
 )
+
+// The flags element of the step's Allreduce sums three counts in one
+// float32 without changing the buffer's length (a longer buffer could
+// change how MPI splits the reduction, and so the bits of the gradients):
+// ranks that failed (weight 1), ranks asked to stop (flagStop) and the
+// checkpoint rank's "a timed checkpoint is due" (flagDue). The sum stays an
+// exact integer in float32 (below 2^24), and the counts do not overlap for
+// up to flagStop-1 = 1023 ranks.
+const (
+	flagStop = 1 << 10
+	flagDue  = 1 << 20
+)
+
+// decodeFlags splits the summed flags element into its counts.
+func decodeFlags(v float32) (failed, stops, due int) {
+	n := int(v)
+	return n % flagStop, n / flagStop % (flagDue / flagStop), n / flagDue
+}
+
+// epochSums is the number of per-rank metric sums of an epoch: loss,
+// correct, seeds, remote rows, cache hits, cache lookups.
+const epochSums = 6
+
+// ErrStopped is returned by Run when the ranks stopped early on request
+// (Trainer.Stop) after writing a checkpoint.
+var ErrStopped = errors.New("stopped on request")
 
 // NewTrainer builds a trainer around model (normally NewModel(cfg,
 // o.Seed): its current weights are the starting point). The trainer takes
@@ -209,21 +265,39 @@ func (t *Trainer) TrainEpoch() (TrainResult, error) {
 		steps = min(steps, t.opts.MaxSteps)
 	}
 	res.Steps = steps
+	// Local sums in float64, reduced once at the end of the epoch: loss,
+	// correct, seeds, remote rows, cache hits, cache lookups. A resumed
+	// epoch starts from the sums of its first steps, so that the epoch's
+	// figures are the same bits as without the interruption.
+	var sums [epochSums]float64
+	first := 0
+	if r := t.resume; r != nil {
+		t.resume = nil
+		if r.steps > steps {
+			return res, fmt.Errorf("epoch %d: the checkpoint was written after step %d but the epoch has %d steps", epoch+1, r.steps, steps)
+		}
+		first, sums = r.steps, r.sums
+	}
 	if t.Reporter != nil {
 		t.Reporter.BeginEpoch(epoch+1, steps)
 	}
-	// Local sums in float64, reduced once at the end of the epoch:
-	// loss, correct, seeds, remote rows, cache hits, cache lookups.
-	var sums [6]float64
 	start := time.Now()
 	p := t.newPipeline(epoch, steps, &res.Times)
-	for s := 0; s < steps; s++ {
+	p.next = first
+	for s := first; s < steps; s++ {
 		loss, err := p.step(s, sums[:])
 		if err != nil {
 			return res, err
 		}
 		if t.Reporter != nil {
 			t.Reporter.StepDone(s+1, loss)
+		}
+		// Tests stop a rank here, after the optimizer update of the
+		// (1-based, counted across epochs) step N, to signal or stall it
+		// at a known step.
+		testhold.At("train-step:" + strconv.FormatInt(t.step, 10))
+		if err := t.afterStep(epoch, s, steps, &sums); err != nil {
+			return res, err
 		}
 	}
 	res.Wall = time.Since(start)
@@ -238,6 +312,134 @@ func (t *Trainer) TrainEpoch() (TrainResult, error) {
 	res.RemoteRows, res.CacheHits, res.CacheLookups = int64(sums[3]), int64(sums[4]), int64(sums[5])
 	t.epoch++
 	return res, nil
+}
+
+// afterStep acts on what step s's Allreduce agreed (inside Run only): a
+// checkpoint that is due after this step (every CheckpointSteps steps, or
+// CheckpointInterval on the checkpoint rank's clock) or a stop request,
+// which writes a checkpoint and ends the run with ErrStopped. Every rank
+// takes the same branch, because the flags are the reduced ones.
+func (t *Trainer) afterStep(epoch, s, steps int, sums *[epochSums]float64) error {
+	r := t.run
+	if r == nil {
+		return nil
+	}
+	every := r.o.CheckpointSteps > 0 && t.step%r.o.CheckpointSteps == 0
+	switch {
+	case !(r.stop || r.due || every):
+		return nil
+	case !r.o.checkpointing():
+		if r.stop {
+			return fmt.Errorf("epoch %d step %d/%d: %w", epoch+1, s+1, steps, ErrStopped)
+		}
+		return nil
+	case !r.stop && s+1 == steps:
+		// The epoch's end is only its evaluation away: its checkpoint is
+		// the ordinary end-of-epoch one. A stop does not wait for it.
+		r.pending = true
+		return nil
+	}
+	if err := t.saveCheckpoint(r, &epochProgress{steps: s + 1, sums: *sums}, true); err != nil {
+		return fmt.Errorf("epoch %d step %d/%d: %w", epoch+1, s+1, steps, err)
+	}
+	if r.stop {
+		return fmt.Errorf("epoch %d step %d/%d: %w", epoch+1, s+1, steps, ErrStopped)
+	}
+	return nil
+}
+
+// saveCheckpoint writes a checkpoint (if write) on the checkpoint rank
+// (the one with CheckpointDir) and agrees on the outcome; it is collective
+// (write must be the same on every rank that has Checkpointing). prog is
+// the progress of the epoch in progress (nil at an epoch's end): the ranks'
+// metric sums are then collected into the checkpoint, one row per rank.
+func (t *Trainer) saveCheckpoint(r *runState, prog *epochProgress, write bool) error {
+	o := r.o
+	var localErr error
+	if write {
+		var sparse []byte
+		var err error
+		if t.Sparse != nil {
+			if sparse, err = t.Sparse.Export(); err != nil {
+				return fmt.Errorf("export sparse inputs: %w", err)
+			}
+		}
+		var rows [][]float64
+		if prog != nil {
+			if rows, err = t.gatherSums(prog.sums); err != nil {
+				return err
+			}
+		}
+		if o.CheckpointDir != "" {
+			ck := t.Checkpoint(o.RunInfo)
+			ck.Sparse = sparse
+			if prog != nil {
+				ck.EpochStep, ck.EpochSums = prog.steps, rows
+			}
+			localErr = SaveCheckpoint(o.CheckpointDir, ck)
+		}
+	}
+	if err := t.agree(localErr); err != nil {
+		return err
+	}
+	if write {
+		r.lastCk = time.Now()
+	}
+	return nil
+}
+
+// ownSums picks this rank's row of a mid-epoch checkpoint's epoch sums.
+// Resumed on another rank count, rank 0 takes the sum of all rows and the
+// other ranks none: the epoch's totals are then the same, but they may
+// differ in the last bits from an uninterrupted run's (the summation order
+// changes).
+func (t *Trainer) ownSums(rows [][]float64) [epochSums]float64 {
+	var out [epochSums]float64
+	rank, size := 0, 1
+	if rk, ok := t.red.(ranked); ok {
+		rank, size = rk.Rank(), rk.Size()
+	}
+	switch {
+	case len(rows) == size:
+		copy(out[:], rows[rank])
+	case rank == 0:
+		for _, row := range rows {
+			for i := range out {
+				out[i] += row[i]
+			}
+		}
+	}
+	return out
+}
+
+// ranked is implemented by Reducers that know the rank and world size
+// (the MPI one, the in-process test group).
+type ranked interface {
+	Rank() int
+	Size() int
+}
+
+// gatherSums collects every rank's epoch sums, one row per rank in rank
+// order, on every rank (an Allreduce of rows that are zero but one's: the
+// sums of zeros are exact). A Reducer that does not know ranks is taken as
+// one rank.
+func (t *Trainer) gatherSums(sums [epochSums]float64) ([][]float64, error) {
+	rank, size := 0, 1
+	if rk, ok := t.red.(ranked); ok {
+		rank, size = rk.Rank(), rk.Size()
+	}
+	buf := make([]float64, size*epochSums)
+	copy(buf[rank*epochSums:], sums[:])
+	if size > 1 {
+		if err := t.red.AllreduceSum64(buf); err != nil {
+			return nil, fmt.Errorf("collect epoch sums: %w", err)
+		}
+	}
+	rows := make([][]float64, size)
+	for i := range rows {
+		rows[i] = buf[i*epochSums : (i+1)*epochSums : (i+1)*epochSums]
+	}
+	return rows, nil
 }
 
 // trainStep runs one step without prefetching (fetch, compute and finish
@@ -356,19 +558,24 @@ func (t *Trainer) finish(epoch, s, steps int, b *sample.Batch, c *computed, time
 	sums[5] += float64(b.Stats.CacheLookups)
 	if localErr != nil {
 		clear(t.buf)
-		t.buf[n+tailError] = 1
+		t.buf[n+tailFlags] = 1
 	}
+	t.buf[n+tailFlags] += t.localFlags()
 	w := startWatch(times)
 	if err := t.red.AllreduceSum32(t.buf); err != nil {
 		return 0, fmt.Errorf("%s: allreduce gradients: %w", where(), err)
 	}
 	w.lap(PhaseAllreduce)
 	tail := t.buf[n:]
+	failed, stops, due := decodeFlags(tail[tailFlags])
+	if r := t.run; r != nil {
+		r.stop, r.due = stops > 0, due > 0
+	}
 	switch {
 	case localErr != nil:
 		return 0, localErr
-	case tail[tailError] != 0:
-		return 0, fmt.Errorf("%s: %v other rank(s) failed (see their errors)", where(), tail[tailError])
+	case failed != 0:
+		return 0, fmt.Errorf("%s: %d other rank(s) failed (see their errors)", where(), failed)
 	}
 	seeds := int(tail[tailSeeds])
 	if seeds == 0 {
@@ -408,6 +615,24 @@ func (t *Trainer) finish(epoch, s, steps int, b *sample.Batch, c *computed, time
 	t.step++
 	w.lap(PhaseOptimizer)
 	return loss, nil
+}
+
+// localFlags is this rank's contribution to the flags element of a step's
+// Allreduce (see flagStop): a stop request, and on the checkpoint rank a
+// timed checkpoint that is due. Only inside Run.
+func (t *Trainer) localFlags() float32 {
+	r := t.run
+	if r == nil {
+		return 0
+	}
+	var f float32
+	if t.Stop != nil && t.Stop() {
+		f += flagStop
+	}
+	if r.o.CheckpointDir != "" && r.o.CheckpointInterval > 0 && time.Since(r.lastCk) >= r.o.CheckpointInterval {
+		f += flagDue
+	}
+	return f
 }
 
 // isLinkBatch reports whether b is a link batch (scored pairs, no node
@@ -604,9 +829,19 @@ type RunOptions struct {
 	// epochs (values < 1 mean only at the end) and after the last epoch.
 	CheckpointDir   string
 	CheckpointEvery int
+	// CheckpointSteps, if positive, also writes a checkpoint after every
+	// step whose global count (Step, across epochs) is a multiple of it,
+	// in the middle of an epoch too. CheckpointInterval, if positive,
+	// writes one after the first step that ends at least that long after
+	// the previous checkpoint, by the clock of the checkpoint rank (its
+	// decision travels in the step's Allreduce, so all ranks checkpoint
+	// after the same step). Both are the same on every rank.
+	CheckpointSteps    int64
+	CheckpointInterval time.Duration
 	// Checkpointing is set on EVERY rank when some rank writes
 	// checkpoints: the sparse-input state is then exported (collectively)
-	// at each checkpoint epoch.
+	// at each checkpoint, and stops and CheckpointSteps/Interval write
+	// checkpoints in the middle of an epoch (collectively too).
 	Checkpointing bool
 	// RunInfo is stored verbatim in checkpoints (for example the CLI's
 	// fanouts and batch size, to check them on resume).
@@ -617,15 +852,28 @@ type RunOptions struct {
 	EvalEvery int
 }
 
+// checkpointing reports whether some rank writes checkpoints.
+func (o *RunOptions) checkpointing() bool { return o.Checkpointing || o.CheckpointDir != "" }
+
 // Run trains until o.Epochs epochs are complete, writing metrics and
 // checkpoints, and returns the final summary. Rank-local write failures
 // (metrics, checkpoints) are agreed through the Reducer after every epoch so
 // that all ranks return an error together.
+//
+// When Trainer.Stop asks for it on any rank, every rank stops after the
+// same step (or at the end of the epoch, if the request came during its
+// evaluation), a checkpoint is written (when checkpointing) and Run returns
+// an error wrapping ErrStopped. A checkpoint written in the middle of an
+// epoch records the steps done and the ranks' metric sums so far, so that
+// the resumed run continues at the next step with the same results.
 func (t *Trainer) Run(o RunOptions) (Summary, error) {
 	start := time.Now()
 	if o.Epochs < t.epoch {
 		return Summary{}, fmt.Errorf("run: %d epochs requested but %d already completed (checkpoint)", o.Epochs, t.epoch)
 	}
+	r := &runState{o: &o, lastCk: start}
+	t.run = r
+	defer func() { t.run = nil }()
 	for t.epoch < o.Epochs {
 		next := t.epoch + 1
 		m, err := t.runEpoch(o.EvalEvery < 2 || next%o.EvalEvery == 0 || next == o.Epochs)
@@ -636,21 +884,23 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		if o.Metrics != nil {
 			localErr = o.Metrics.WriteEpoch(&m)
 		}
-		last := t.epoch == o.Epochs
-		due := last || (o.CheckpointEvery > 0 && t.epoch%o.CheckpointEvery == 0)
-		var sparse []byte
-		if due && t.Sparse != nil && (o.Checkpointing || o.CheckpointDir != "") {
-			if sparse, err = t.Sparse.Export(); err != nil {
-				return Summary{}, fmt.Errorf("epoch %d: export sparse inputs: %w", t.epoch, err)
-			}
-		}
-		if localErr == nil && o.CheckpointDir != "" && due {
-			ck := t.Checkpoint(o.RunInfo)
-			ck.Sparse = sparse
-			localErr = SaveCheckpoint(o.CheckpointDir, ck)
-		}
-		if err := t.agree(localErr); err != nil {
+		// A stop requested during the evaluation is agreed with the
+		// write errors, in the same collective.
+		stop, err := t.agreeStop(localErr)
+		if err != nil {
 			return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
+		}
+		last := t.epoch == o.Epochs
+		due := last || stop || r.pending || (o.CheckpointEvery > 0 && t.epoch%o.CheckpointEvery == 0)
+		r.pending = false
+		// The outcome of the save is agreed after every epoch, due or
+		// not, as the ranks may not all know the checkpoint schedule
+		// (only the writing rank needs CheckpointDir and CheckpointEvery).
+		if err := t.saveCheckpoint(r, nil, due && o.checkpointing()); err != nil {
+			return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
+		}
+		if stop {
+			return Summary{}, fmt.Errorf("after epoch %d: %w", t.epoch, ErrStopped)
 		}
 		// Tests stop a rank here to kill it at a known epoch.
 		testhold.At("train-epoch:" + strconv.Itoa(t.epoch))
@@ -668,6 +918,31 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		return s, err
 	}
 	return s, nil
+}
+
+// agreeStop is Agree that also agrees on a stop request (Trainer.Stop on
+// any rank), in the same collective.
+func (t *Trainer) agreeStop(localErr error) (bool, error) {
+	flags := []float64{0, 0}
+	if localErr != nil {
+		flags[0] = 1
+	}
+	if t.Stop != nil && t.Stop() {
+		flags[1] = 1
+	}
+	if err := t.red.AllreduceSum64(flags); err != nil {
+		if localErr != nil {
+			return false, errors.Join(localErr, err)
+		}
+		return false, fmt.Errorf("agree on errors: %w", err)
+	}
+	switch {
+	case localErr != nil:
+		return false, localErr
+	case flags[0] != 0:
+		return false, fmt.Errorf("%d other rank(s) failed (see their errors)", int64(flags[0]))
+	}
+	return flags[1] != 0, nil
 }
 
 // agree turns a rank-local error into an error on every rank (Agree).
@@ -747,6 +1022,10 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 		ValLink: cloneFigures(c.BestValLink), TestLink: cloneFigures(c.BestTestLink)}
 	if c.BestParams != nil {
 		t.best.Params = slices.Clone(c.BestParams)
+	}
+	t.resume = nil
+	if c.EpochStep > 0 {
+		t.resume = &epochProgress{steps: c.EpochStep, sums: t.ownSums(c.EpochSums)}
 	}
 	switch {
 	case (c.Sparse != nil) != (t.Sparse != nil):

@@ -151,7 +151,11 @@ func flagError(fs *flag.FlagSet, err error) error {
 		}
 	}
 	if _, serr := fmt.Sscanf(msg, "invalid boolean value %q for %s", &val, &name); serr == nil {
-		return &usageError{fmt.Sprintf("--%s %q: want true or false (write --%s=false, with =)", strings.TrimSuffix(strings.TrimLeft(name, "-"), ":"), val, strings.TrimSuffix(strings.TrimLeft(name, "-"), ":"))}
+		name = strings.TrimSuffix(strings.TrimLeft(name, "-"), ":")
+		if _, reason, _ := strings.Cut(msg, name+": "); reason != "" && reason != "parse error" {
+			return &usageError{fmt.Sprintf("--%s %q: %s", name, val, reason)}
+		}
+		return &usageError{fmt.Sprintf("--%s %q: want true or false (write --%s=false, with =)", name, val, name)}
 	}
 	return &usageError{msg + " (" + help + ")"}
 }

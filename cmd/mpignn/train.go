@@ -12,6 +12,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/testhold"
 	"mpignn/partition"
 	"mpignn/spmd"
 	"mpignn/train"
@@ -41,9 +42,17 @@ type trainFlags struct {
 	// taskDefaults are the flags that took --task link's defaults
 	// (linkDefaults) because they were not given.
 	taskDefaults []string
+	// adopted are the flags a resume took from the checkpoint (name,
+	// value), in the checkpoint's order.
+	adopted [][2]string
 }
 
-func parseTrain(args []string) (*trainFlags, error) {
+func parseTrain(args []string) (*trainFlags, error) { return parseTrainResumed(args, nil) }
+
+// parseTrainResumed parses the flags of `mpignn train`; a resume passes the
+// checkpoint's settings (dist.ResumeFlags), which are taken for every flag
+// not given explicitly before the flags are checked and derived.
+func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs := newFlagSet("train", "./mpirun.sh -n P ./bin/mpignn train (--parts PARTDIR | --data RAWDIR) [flags]",
 		"Trains on P ranks, one per partition: --parts takes a directory from mpignn partition with P parts;\n"+
 			"--data partitions a raw dataset into P parts on rank 0 first and caches them (see --cache-dir).")
@@ -83,9 +92,9 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm (default true; false for --task link --decoder dot, whose logits start near 0 on unit-L1 rows)")
 	fs.StringVar(&c.Metrics, "metrics", "", "JSONL metrics file written by rank 0 (one line per epoch + summary)")
 	fs.StringVar(&c.Run.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
-	fs.IntVar(&c.Run.CheckpointEvery, "checkpoint-every", 1, "checkpoint every N epochs (and after the last)")
+	ckEvery := fs.String("checkpoint-every", "1", "checkpoint every N epochs, every Nsteps optimizer steps (500steps) or every duration (30m, 500s; rank 0's clock), and after the last epoch; steps and durations checkpoint in the middle of an epoch")
 	fs.IntVar(&c.Run.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
-	fs.BoolVar(&c.Resume, "resume", false, "continue from the checkpoint in --checkpoint")
+	fs.Var(resumeFlag{&c.Resume, &c.ResumeAuto}, "resume", "continue from the checkpoint in --checkpoint; --resume auto continues if there is one and starts fresh if not")
 	fs.StringVar(&c.InitFrom, "init-from", "", "start from the weights of a PyTorch Geometric state dict, FILE.safetensors (mpignn export, or safetensors.torch.save_file(model.state_dict(), FILE)) of the same architecture")
 	fs.BoolVar(&c.OverwriteCheckpoint, "overwrite-checkpoint", false, "start a fresh run even if --checkpoint already holds a checkpoint (replaced at the first save)")
 	transport := addTransportFlag(fs)
@@ -103,13 +112,20 @@ func parseTrain(args []string) (*trainFlags, error) {
 	fs.BoolVar(&c.Link.NegStrict, "neg-strict", false, "link task: redraw negatives that are edges of the training graph")
 	fs.BoolVar(&c.Link.UseValidEdges, "use-valid-edges", false, "link task: message passing over train+valid edges when scoring the test split (OGB collab rule)")
 	fs.BoolVar(&c.Link.KeepSeedEdges, "keep-seed-edges", false, "link task: do NOT exclude the step's positive edges from message passing (leaks the target; for ablations)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, joinResumeAuto(fs, args)); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	var err error
+	if f.adopted, err = adoptResumeFlags(fs, resume); err != nil {
+		return nil, err
+	}
 	f.shared = startupFields("train", fs)
+	if err := parseCheckpointEvery(*ckEvery, &c.Run); err != nil {
+		return nil, err
+	}
 	if (c.PartDir == "") == (f.data == "") {
 		return nil, errors.New("give exactly one of --parts PARTDIR or --data RAWDIR")
 	}
@@ -119,7 +135,6 @@ func parseTrain(args []string) (*trainFlags, error) {
 	if f.data == "" && c.Task != dist.TaskLink {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
-	var err error
 	if fanout.isRelSpec() {
 		// Per-relation fanouts: resolved against the partition's schema in
 		// dist.Train; the per-hop maxima size the run meanwhile.
@@ -173,9 +188,6 @@ func parseTrain(args []string) (*trainFlags, error) {
 	}
 	if c.Run.EvalEvery < 1 {
 		return nil, fmt.Errorf("--eval-every %d must be positive", c.Run.EvalEvery)
-	}
-	if c.Run.CheckpointEvery < 1 {
-		return nil, fmt.Errorf("--checkpoint-every %d must be positive", c.Run.CheckpointEvery)
 	}
 	if f.method != partition.MethodMetis && f.method != partition.MethodRandom {
 		return nil, fmt.Errorf("--method %q: want metis or random", f.method)
@@ -330,6 +342,12 @@ func runTrain(args []string) error {
 	if err != nil {
 		return err // main names the command
 	}
+	// Listening starts before MPI: a preemption signal during start-up
+	// must not kill the rank (SIGUSR1's default action).
+	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", testhold.Rank())
+	defer sigs.Close()
+	f.cfg.Stop = sigs.Requested
+	stopped := false
 	spmd.Run(func(w *spmd.World) error {
 		c, err := newComm(w, f.timeout)
 		if err != nil {
@@ -344,6 +362,12 @@ func runTrain(args []string) error {
 		}
 		if err := dist.Agree(c, setThreads(f.threads, w.Size())); err != nil {
 			return fmt.Errorf("train: %w", err)
+		}
+		if f.cfg.Resume || f.cfg.ResumeAuto {
+			if f, err = resumeTrainFlags(c, f, args); err != nil {
+				return err
+			}
+			f.cfg.Stop = sigs.Requested
 		}
 		if f.data != "" {
 			var link *partition.LinkOptions
@@ -369,9 +393,14 @@ func runTrain(args []string) error {
 		if w.IsRoot() {
 			fmt.Println(f.settingsLine())
 		}
-		_, err = dist.Train(c, f.cfg)
+		res, err := dist.Train(c, f.cfg)
+		stopped = err == nil && res.Stopped
 		return err
 	})
+	if stopped {
+		sigs.Close()
+		os.Exit(exitStopped) // after MPI_Finalize: every rank exits so
+	}
 	return nil
 }
 

@@ -19,7 +19,9 @@
 //
 // Points are named by the code that reaches them, e.g. "temp:pred.csv" (a
 // temporary of output pred.csv exists), "train-epoch:2" (epoch 2's metrics
-// and checkpoint are written). Without MPIGNN_TEST_HOLD, At returns at once
+// and checkpoint are written), "train-step:7" (the optimizer update of the
+// 7th training step, counted from 1 across epochs, is done; before any
+// checkpoint or stop that step may lead to). Without MPIGNN_TEST_HOLD, At returns at once
 // and costs one environment lookup.
 //
 // The package holds no state and does not use MPI.

@@ -31,6 +31,13 @@ func (r Reducer) AllreduceSum64(buf []float64) error {
 	return collectives.Allreduce(r.C, buf, collectives.Sum)
 }
 
+// Rank and Size tell the trainer which row of a mid-epoch checkpoint's
+// per-rank sums is this rank's.
+func (r Reducer) Rank() int { return r.C.Rank() }
+
+// Size is the number of ranks.
+func (r Reducer) Size() int { return r.C.Size() }
+
 // Agree is train.Agree over the communicator: every rank returns an error
 // if any rank failed. It is collective.
 func Agree(c *collectives.Comm, localErr error) error {

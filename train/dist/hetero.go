@@ -241,18 +241,3 @@ func (s *heteroSetup) runInfo(lo dsample.LoaderOptions) *heteroRunInfo {
 		EmbedDim: s.opts.EmbedDim, EmbedTypes: s.learnable, SparseOpt: s.opts.SparseOpt, SparseLR: s.opts.SparseLR, Push: s.opts.Push,
 	}
 }
-
-// equalHeteroRunInfo compares what a resumed run must keep.
-func equalHeteroRunInfo(a, b *heteroRunInfo) bool {
-	if (a == nil) != (b == nil) {
-		return false
-	}
-	if a == nil {
-		return true
-	}
-	eq := func(x, y [][]int) bool {
-		return slices.EqualFunc(x, y, func(p, q []int) bool { return slices.Equal(p, q) })
-	}
-	return eq(a.RelFanouts, b.RelFanouts) && eq(a.EvalRelFanouts, b.EvalRelFanouts) && a.EmbedDim == b.EmbedDim && slices.Equal(a.EmbedTypes, b.EmbedTypes) &&
-		a.SparseOpt == b.SparseOpt && a.SparseLR == b.SparseLR
-}

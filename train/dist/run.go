@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"mpignn/collectives"
@@ -76,6 +77,14 @@ type TrainConfig struct {
 	// InitFrom, if set, is a PyG-layout safetensors state dict (mpignn
 	// export, or PyG's own) whose weights replace the initial ones.
 	InitFrom string
+	// ResumeAuto resumes when Run.CheckpointDir holds a checkpoint and
+	// starts a fresh run when it holds none (--resume auto: one job script
+	// for the first run and every requeue). It implies nothing else.
+	ResumeAuto bool
+	// Stop, if set, is train.Trainer.Stop: this rank was asked to stop (a
+	// signal). All ranks then stop after the same step, write a checkpoint
+	// and Train returns a Result with Stopped set.
+	Stop func() bool
 	// OverwriteCheckpoint lets a fresh run (not Resume) start in a
 	// Run.CheckpointDir that already holds a checkpoint; without it such a
 	// run is refused, so an old checkpoint is never replaced by accident.
@@ -101,6 +110,9 @@ type Result struct {
 	// optimizer state (heterogeneous runs with featureless types; "" else).
 	Embeddings string
 	Transport  collectives.Transport
+	// Stopped is set when the run stopped early on request (Stop) after
+	// writing its checkpoint; Summary and the digests are then empty.
+	Stopped bool
 }
 
 // runInfo is stored in checkpoints: the settings that must not change when a
@@ -176,10 +188,12 @@ func (c *TrainConfig) validate() error {
 		return errors.New("resume needs a checkpoint directory")
 	case c.OverwriteCheckpoint && c.Run.CheckpointDir == "":
 		return errors.New("--overwrite-checkpoint needs a checkpoint directory (--checkpoint)")
-	case c.Resume && c.OverwriteCheckpoint:
+	case (c.Resume || c.ResumeAuto) && c.OverwriteCheckpoint:
 		return errors.New("--resume and --overwrite-checkpoint exclude each other: continue the checkpoint or start over")
-	case c.Resume && c.InitFrom != "":
+	case (c.Resume || c.ResumeAuto) && c.InitFrom != "":
 		return errors.New("--resume and --init-from exclude each other: a resumed run continues the checkpoint's weights")
+	case c.ResumeAuto && c.Run.CheckpointDir == "":
+		return errors.New("--resume auto needs a checkpoint directory (--checkpoint)")
 	// The derived fields are refused rather than overwritten, so that a
 	// caller who sets one learns that it has no effect.
 	case lo.Seed != 0:
@@ -269,6 +283,16 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	// on the way out if nothing was written to it.
 	var made createdOutputs
 	defer made.removeEmpty()
+	if cfg.ResumeAuto {
+		found, err := hasCheckpoint(c, cfg.Run.CheckpointDir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Resume = found
+		if !found {
+			fmt.Fprintf(out, "no checkpoint in %s: starting a fresh run (--resume auto)\n", cfg.Run.CheckpointDir)
+		}
+	}
 	if err := made.prepareCheckpointDir(c, cfg); err != nil {
 		return nil, err
 	}
@@ -413,7 +437,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if cfg.Resume {
 		ck, err := LoadCheckpoint(c, cfg.Run.CheckpointDir)
 		if err == nil {
-			err = checkRunInfo(ck.RunInfo, info)
+			err = checkResume(ck, model.Config(), cfg.Trainer.Adam, cfg.Trainer.Seed, info)
 		}
 		if err == nil {
 			err = tr.Restore(ck)
@@ -421,7 +445,11 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
-		fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch(), tr.Step())
+		if ck.EpochStep > 0 {
+			fmt.Fprintf(out, "resumed from %s in epoch %d after its step %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch()+1, ck.EpochStep, tr.Step())
+		} else {
+			fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch(), tr.Step())
+		}
 	}
 
 	var metrics *train.MetricsWriter
@@ -444,6 +472,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		rec.progress = train.NewProgress(cfg.Progress, cfg.Run.Epochs, cfg.Quiet)
 	}
 	tr.Reporter = &phaseReporter{c: c, next: rec}
+	tr.Stop = cfg.Stop
 	ro := cfg.Run
 	ro.Metrics, ro.RunInfo = metrics, info
 	ro.Checkpointing = ro.CheckpointDir != ""
@@ -456,6 +485,16 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		}
 	}
 	sum, err := tr.Run(ro)
+	if errors.Is(err, train.ErrStopped) {
+		res.Stopped = true
+		if ro.Checkpointing {
+			fmt.Fprintf(out, "stopped on request after step %d (%d epochs complete): checkpoint written to %s; continue with --resume (or --resume auto)\n",
+				tr.Step(), tr.Epoch(), cfg.Run.CheckpointDir)
+		} else {
+			fmt.Fprintf(out, "stopped on request after step %d (%d epochs complete), without a checkpoint (no --checkpoint)\n", tr.Step(), tr.Epoch())
+		}
+		return res, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -504,6 +543,29 @@ func (o *createdOutputs) prepareCheckpointDir(c *collectives.Comm, cfg TrainConf
 	return Agree(c, err)
 }
 
+// hasCheckpoint reports on every rank whether dir holds a checkpoint file,
+// as rank 0 (the rank that writes them) sees it. It is collective.
+func hasCheckpoint(c *collectives.Comm, dir string) (bool, error) {
+	var found []byte
+	var err error
+	if c.Rank() == 0 {
+		_, serr := os.Stat(filepath.Join(dir, train.CheckpointFile))
+		switch {
+		case serr == nil:
+			found = []byte{1}
+		case errors.Is(serr, fs.ErrNotExist):
+			found = []byte{0}
+		default:
+			err = fmt.Errorf("checkpoint directory %s: %w", dir, serr)
+		}
+	}
+	found, err = BcastBytes(c, 0, found, err)
+	if err != nil {
+		return false, err
+	}
+	return len(found) == 1 && found[0] == 1, nil
+}
+
 // noteMetrics records path as created by this run if it does not exist yet.
 func (o *createdOutputs) noteMetrics(path string) {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
@@ -520,25 +582,6 @@ func (o *createdOutputs) removeEmpty() {
 		}
 	}
 	train.RemoveEmptyDirs(o.dirs)
-}
-
-// checkRunInfo refuses to resume under settings that change the training
-// trajectory.
-func checkRunInfo(saved, now []byte) error {
-	var a, b runInfo
-	if err := json.Unmarshal(saved, &a); err != nil {
-		return fmt.Errorf("checkpoint run info: %w", err)
-	}
-	if err := json.Unmarshal(now, &b); err != nil {
-		return err
-	}
-	if !slices.Equal(a.Fanouts, b.Fanouts) || !slices.Equal(a.EvalFanouts, b.EvalFanouts) || a.Dataset != b.Dataset || a.Split != b.Split ||
-		a.GlobalBatch != b.GlobalBatch || a.Replace != b.Replace || a.RowNorm != b.RowNorm ||
-		a.Task != b.Task || a.MaxSteps != b.MaxSteps || a.LinkSplit != b.LinkSplit || (a.Link == nil) != (b.Link == nil) || (a.Link != nil && *a.Link != *b.Link) ||
-		!equalHeteroRunInfo(a.Hetero, b.Hetero) {
-		return fmt.Errorf("checkpoint was written with %s, this run has %s", saved, now)
-	}
-	return nil
 }
 
 // recorder forwards progress to the console (rank 0) and an optional extra

@@ -89,11 +89,11 @@ func TestRunInfoJSON(t *testing.T) {
 			got, err := json.Marshal(newRunInfo("cora", tc.ranks, tc.lo, tc.rowNorm))
 			require.NoError(t, err)
 			require.Equal(t, tc.want, string(got))
-			require.NoError(t, checkRunInfo([]byte(tc.want), got), "a run resumes its own checkpoint")
+			require.NoError(t, checkResume(&train.Checkpoint{RunInfo: []byte(tc.want)}, train.Config{}, train.AdamConfig{}, 0, got), "a run resumes its own checkpoint")
 		})
 	}
 	cora := []byte(tests[0].want)
 	other, err := json.Marshal(newRunInfo("cora", 4, tests[0].lo, true))
 	require.NoError(t, err)
-	require.ErrorContains(t, checkRunInfo(cora, other), "checkpoint was written with", "another global batch")
+	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, other), "--batch × ranks was 64, now 128", "another global batch")
 }

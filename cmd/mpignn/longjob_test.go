@@ -1,0 +1,117 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestResumeFlag: --resume alone keeps its meaning, and auto is accepted
+// as --resume auto (two arguments, as the README writes it) and
+// --resume=auto; a --resume that is the value of another flag is left
+// alone.
+func TestResumeFlag(t *testing.T) {
+	tests := []struct {
+		args         []string
+		resume, auto bool
+		err          string
+	}{
+		{[]string{"--parts", "p"}, false, false, ""},
+		{[]string{"--parts", "p", "--checkpoint", "c", "--resume"}, true, false, ""},
+		{[]string{"--parts", "p", "--checkpoint", "c", "--resume", "auto"}, false, true, ""},
+		{[]string{"--parts", "p", "--resume", "auto", "--checkpoint", "c"}, false, true, ""},
+		{[]string{"--parts", "p", "--checkpoint", "c", "-resume=auto"}, false, true, ""},
+		{[]string{"--parts", "p", "--checkpoint", "c", "--resume=true"}, true, false, ""},
+		{[]string{"--parts", "p", "--checkpoint", "c", "--resume=false"}, false, false, ""},
+		{[]string{"--parts", "p", "--checkpoint", "c", "--resume=maybe"}, false, false, "want true, false or auto"},
+		{[]string{"--parts", "p", "--metrics", "--resume", "auto"}, false, false, `unexpected argument "auto"`},
+		{[]string{"--parts", "p", "--checkpoint", "c", "--resume", "--", "auto"}, true, false, `unexpected argument "auto"`},
+	}
+	for _, tc := range tests {
+		f, err := parseTrain(tc.args)
+		if tc.err != "" {
+			require.Error(t, err, "%v", tc.args)
+			assert.Contains(t, err.Error(), tc.err, "%v", tc.args)
+			continue
+		}
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.resume, f.cfg.Resume, "%v", tc.args)
+		assert.Equal(t, tc.auto, f.cfg.ResumeAuto, "%v", tc.args)
+	}
+}
+
+// TestCheckpointEvery: a bare count is epochs, NNNsteps steps and a Go
+// duration time; anything else is refused naming the flag.
+func TestCheckpointEvery(t *testing.T) {
+	tests := []struct {
+		arg      string
+		epochs   int
+		steps    int64
+		interval time.Duration
+		err      string
+	}{
+		{"1", 1, 0, 0, ""},
+		{"3", 3, 0, 0, ""},
+		{"500steps", 0, 500, 0, ""},
+		{"500s", 0, 0, 500 * time.Second, ""},
+		{"30m", 0, 0, 30 * time.Minute, ""},
+		{"1h30m", 0, 0, 90 * time.Minute, ""},
+		{"0", 0, 0, 0, "--checkpoint-every 0 must be positive"},
+		{"0steps", 0, 0, 0, "want epochs (5), steps (500steps) or a duration"},
+		{"-5m", 0, 0, 0, "must be positive"},
+		{"5 steps", 0, 0, 0, "want epochs"},
+		{"often", 0, 0, 0, `--checkpoint-every "often"`},
+	}
+	for _, tc := range tests {
+		f, err := parseTrain([]string{"--parts", "p", "--checkpoint-every", tc.arg})
+		if tc.err != "" {
+			require.Error(t, err, tc.arg)
+			assert.Contains(t, err.Error(), tc.err, tc.arg)
+			continue
+		}
+		require.NoError(t, err, tc.arg)
+		ro := f.cfg.Run
+		assert.Equal(t, tc.epochs, ro.CheckpointEvery, tc.arg)
+		assert.Equal(t, tc.steps, ro.CheckpointSteps, tc.arg)
+		assert.Equal(t, tc.interval, ro.CheckpointInterval, tc.arg)
+	}
+}
+
+// TestAdoptResumeFlags: the checkpoint's settings fill the flags not given;
+// given flags are kept (and compared later); task- and model-specific
+// flags follow the task and model in effect.
+func TestAdoptResumeFlags(t *testing.T) {
+	ck := [][2]string{{"hidden", "256"}, {"lr", "0.005"}, {"model", "gat"}, {"heads", "4"}, {"task", "node"},
+		{"split", "public"}, {"fanout", "10,5"}, {"eval", "sampled"}}
+	f, err := parseTrainResumed([]string{"--parts", "p", "--resume", "--checkpoint", "c", "--epochs", "9"}, ck)
+	require.NoError(t, err)
+	c := f.cfg
+	assert.Equal(t, 256, c.Model.Hidden)
+	assert.Equal(t, "gat", c.Model.Arch)
+	assert.Equal(t, 4, c.Model.Heads)
+	assert.Equal(t, []int{10, 5}, c.Loader.Fanouts)
+	assert.Equal(t, "public", c.Loader.Split)
+	assert.Equal(t, 9, c.Run.Epochs, "--epochs is the run's own")
+	assert.InDelta(t, 0.005, c.Trainer.Adam.LR, 1e-9)
+
+	// An explicit --model sage: --heads is not taken (it would be refused
+	// as a GAT-only flag); the comparison names --model instead.
+	f, err = parseTrainResumed([]string{"--parts", "p", "--model", "sage", "--hidden", "64"}, ck)
+	require.NoError(t, err)
+	assert.Equal(t, "sage", f.cfg.Model.Arch)
+	assert.Equal(t, 64, f.cfg.Model.Hidden, "an explicit flag is kept")
+	assert.Zero(t, f.cfg.Model.Heads)
+
+	// A link checkpoint's flags are not taken for an explicit node task.
+	link := [][2]string{{"task", "link"}, {"neg-ratio", "3"}, {"decoder", "mlp"}}
+	f, err = parseTrainResumed([]string{"--parts", "p", "--task", "node"}, link)
+	require.NoError(t, err)
+	assert.Empty(t, f.cfg.Task)
+	f, err = parseTrainResumed([]string{"--parts", "p"}, link)
+	require.NoError(t, err)
+	assert.Equal(t, "link", f.cfg.Task)
+	assert.Equal(t, 3, f.cfg.Link.NegRatio)
+	assert.Equal(t, "mlp", f.cfg.Model.Decoder)
+}

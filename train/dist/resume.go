@@ -1,0 +1,343 @@
+package dist
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"mpignn/collectives"
+	"mpignn/train"
+)
+
+// Resuming: a checkpoint records the settings of its run (the model
+// config, the optimizer, the seed and the run info). A resume compares all
+// of them with its own, key by key over their canonical JSON, so that no
+// setting can be forgotten by a hand-written list, and names every
+// difference by the flag that sets it.
+
+// setting names a key of the canonical settings for the user: the flag
+// that sets it and how its absence reads.
+type setting struct {
+	flag   string
+	absent string // the value shown when the key is absent ("" = "unset")
+}
+
+// settingNames maps the dotted keys of the canonical settings (see
+// resumeSettings) to their flags. Every key a checkpoint can hold must be
+// here (TestResumeNamesEverySetting).
+func settingNames() map[string]setting {
+	return map[string]setting{
+		"run.dataset":                 {"the dataset (--data/--parts)", ""},
+		"run.split":                   {"--split", ""},
+		"run.global_batch":            {"--batch × ranks", ""},
+		"run.fanouts":                 {"--fanout", ""},
+		"run.eval_fanouts":            {"--eval-fanout", ""},
+		"run.replace":                 {"--replace", ""},
+		"run.row_norm":                {"--norm-feat", ""},
+		"run.task":                    {"--task", "node"},
+		"run.link_split":              {"--link-split", "none"},
+		"run.link.neg_ratio":          {"--neg-ratio", "none (node task)"},
+		"run.link.neg_strict":         {"--neg-strict", "false"},
+		"run.link.use_valid_edges":    {"--use-valid-edges", "false"},
+		"run.link.keep_seed_edges":    {"--keep-seed-edges", "false"},
+		"run.max_steps":               {"--max-steps", "0"},
+		"run.hetero.rel_fanouts":      {"--fanout (per relation)", "none"},
+		"run.hetero.eval_rel_fanouts": {"--eval-fanout (per relation)", "none"},
+		"run.hetero.embed_dim":        {"--embed-dim", "none (homogeneous)"},
+		"run.hetero.embed_types":      {"--embed-types", "none"},
+		"run.hetero.sparse_opt":       {"--sparse-opt", "none (homogeneous)"},
+		"run.hetero.sparse_lr":        {"--sparse-lr", "none (homogeneous)"},
+		"run.hetero.push":             {"--embed-push", "none (homogeneous)"},
+		"run.temporal.strategy":       {"--temporal", "none"},
+		"run.temporal.strict":         {"--temporal-strict", "false"},
+		"run.temporal.seed_time":      {"--seed-time", "unset"},
+		"run.eval":                    {"--eval", "sampled"},
+		"model.arch":                  {"--model", ""},
+		"model.in_dim":                {"the partition's feature width", ""},
+		"model.hidden":                {"--hidden", ""},
+		"model.classes":               {"the partition's classes (link task: --hidden)", ""},
+		"model.layers":                {"the number of layers (--fanout)", ""},
+		"model.dropout":               {"--dropout", ""},
+		"model.input_dropout":         {"--input-dropout", "0"},
+		"model.heads":                 {"--heads", "none (not gat)"},
+		"model.attn_dropout":          {"--attn-dropout", "0"},
+		"model.decoder":               {"--decoder", "none (node task)"},
+		"model.hetero.node_types":     {"the partition's node types", "none (homogeneous)"},
+		"model.hetero.node_orig":      {"the partition's node type sizes", "none (homogeneous)"},
+		"model.hetero.relations":      {"the partition's relations", "none (homogeneous)"},
+		"model.hetero.in_dims":        {"the input widths of the node types (--embed-dim)", "none (homogeneous)"},
+		"model.hetero.bases":          {"--bases", "0"},
+		"model.hetero.learnable":      {"--embed-types", "none"},
+		"adam.lr":                     {"--lr", ""},
+		"adam.weight_decay":           {"--weight-decay", ""},
+		"adam.beta1":                  {"Adam's beta1", ""},
+		"adam.beta2":                  {"Adam's beta2", ""},
+		"adam.eps":                    {"Adam's eps", ""},
+		"seed":                        {"--seed", ""},
+	}
+}
+
+// resumeSettings is the canonical form of everything a resumed run must
+// share with its checkpoint: run info, model config (with its arch), the
+// optimizer and the seed, as one JSON object.
+func resumeSettings(model train.Config, adam train.AdamConfig, seed uint64, runInfo []byte) (map[string]any, error) {
+	mj, err := json.Marshal(model)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(mj, &m); err != nil {
+		return nil, err
+	}
+	m["arch"] = model.ArchName()
+	aj, err := json.Marshal(adam)
+	if err != nil {
+		return nil, err
+	}
+	var a map[string]any
+	if err := json.Unmarshal(aj, &a); err != nil {
+		return nil, err
+	}
+	r := map[string]any{}
+	if len(runInfo) > 0 {
+		d := json.NewDecoder(bytes.NewReader(runInfo))
+		d.UseNumber()
+		if err := d.Decode(&r); err != nil {
+			return nil, fmt.Errorf("run info: %w", err)
+		}
+	}
+	return map[string]any{"run": r, "model": m, "adam": a, "seed": strconv.FormatUint(seed, 10)}, nil
+}
+
+// flatten turns nested objects into dotted keys; arrays and scalars are
+// leaves.
+func flatten(prefix string, v any, out map[string]any) {
+	if obj, ok := v.(map[string]any); ok {
+		for k, x := range obj {
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			flatten(key, x, out)
+		}
+		return
+	}
+	out[prefix] = v
+}
+
+// showSetting renders a leaf for a message: strings bare, lists of
+// numbers comma-separated, everything else as JSON.
+func showSetting(v any, absent string) string {
+	switch x := v.(type) {
+	case nil:
+		if absent == "" {
+			return "unset"
+		}
+		return absent
+	case string:
+		return x
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = showSetting(e, "")
+		}
+		return strings.Join(parts, ",")
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// diffSettings lists, sorted by flag, every setting that differs between
+// the checkpoint (saved) and this run (now), as "--temporal was uniform,
+// now last". A key that has no name in settingNames is shown by its key.
+func diffSettings(saved, now map[string]any) []string {
+	a, b := map[string]any{}, map[string]any{}
+	flatten("", saved, a)
+	flatten("", now, b)
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	names := settingNames()
+	seen := map[string]bool{}
+	var out []string
+	for k := range keys {
+		x, _ := json.Marshal(a[k])
+		y, _ := json.Marshal(b[k])
+		if bytes.Equal(x, y) {
+			continue
+		}
+		n, ok := names[k]
+		if !ok {
+			n = setting{flag: k}
+		}
+		line := fmt.Sprintf("%s was %s, now %s", n.flag, showSetting(a[k], n.absent), showSetting(b[k], n.absent))
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkResume refuses to resume checkpoint ck under settings that differ
+// from its run's, naming each differing setting by its flag.
+func checkResume(ck *train.Checkpoint, model train.Config, adam train.AdamConfig, seed uint64, runInfo []byte) error {
+	saved, err := resumeSettings(ck.Model, ck.Adam, ck.Seed, ck.RunInfo)
+	if err != nil {
+		return fmt.Errorf("checkpoint %w", err)
+	}
+	now, err := resumeSettings(model, adam, seed, runInfo)
+	if err != nil {
+		return err
+	}
+	if d := diffSettings(saved, now); len(d) > 0 {
+		return fmt.Errorf("the checkpoint's run differs: %s (a resume continues the checkpoint's run: leave these flags out to take its values; only --epochs, --threads, --prefetch, output paths, --metrics, --quiet, --checkpoint-every, --eval-every and --transport/--cache-mb may change)", strings.Join(d, "; "))
+	}
+	return nil
+}
+
+// ResumeFlags returns the flags of `mpignn train` that reproduce the
+// settings of checkpoint ck's run on `ranks` ranks, as (name, value)
+// pairs: a resume takes them for every flag not given explicitly, so that
+// a resubmission needs no more than --resume. Settings that no flag value
+// reproduces exactly are left out (a per-relation --fanout, whose spec the
+// run info keeps only resolved); checkResume still names them if they
+// differ.
+func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
+	var ri runInfo
+	if len(ck.RunInfo) > 0 {
+		if err := json.Unmarshal(ck.RunInfo, &ri); err != nil {
+			return nil, fmt.Errorf("checkpoint run info: %w", err)
+		}
+	}
+	f32 := func(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+	ints := func(v []int) string {
+		s := make([]string, len(v))
+		for i, x := range v {
+			s[i] = strconv.Itoa(x)
+		}
+		return strings.Join(s, ",")
+	}
+	m := ck.Model
+	out := [][2]string{
+		{"seed", strconv.FormatUint(ck.Seed, 10)},
+		{"lr", f32(ck.Adam.LR)},
+		{"weight-decay", f32(ck.Adam.WeightDecay)},
+		{"model", m.ArchName()},
+		{"hidden", strconv.Itoa(m.Hidden)},
+		{"dropout", f32(m.Dropout)},
+		{"input-dropout", f32(m.InputDropout)},
+		{"replace", strconv.FormatBool(ri.Replace)},
+		{"norm-feat", strconv.FormatBool(ri.RowNorm)},
+		{"max-steps", strconv.Itoa(ri.MaxSteps)},
+	}
+	add := func(name, value string) { out = append(out, [2]string{name, value}) }
+	if m.ArchName() == train.ArchGAT {
+		add("heads", strconv.Itoa(m.Heads))
+		add("attn-dropout", f32(m.AttnDropout))
+	}
+	if m.Hetero != nil && m.Hetero.Bases > 0 {
+		add("bases", strconv.Itoa(m.Hetero.Bases))
+	}
+	if ri.GlobalBatch > 0 && ranks > 0 && ri.GlobalBatch%ranks == 0 {
+		add("batch", strconv.Itoa(ri.GlobalBatch/ranks))
+	}
+	if ri.Hetero == nil || len(ri.Hetero.RelFanouts) == 0 {
+		if len(ri.Fanouts) > 0 {
+			add("fanout", ints(ri.Fanouts))
+		}
+		if len(ri.EvalFanouts) > 0 {
+			add("eval-fanout", ints(ri.EvalFanouts))
+		}
+	}
+	if ri.Eval == EvalLayerwise {
+		add("eval", EvalLayerwise)
+	} else {
+		add("eval", EvalSampled)
+	}
+	if ri.Task == TaskLink {
+		add("task", TaskLink)
+		if m.Decoder != "" {
+			add("decoder", m.Decoder)
+		}
+		if ri.Link != nil {
+			add("neg-ratio", strconv.Itoa(ri.Link.NegRatio))
+			add("neg-strict", strconv.FormatBool(ri.Link.NegStrict))
+			add("use-valid-edges", strconv.FormatBool(ri.Link.UseValidEdges))
+			add("keep-seed-edges", strconv.FormatBool(ri.Link.KeepSeedEdges))
+		}
+	} else {
+		add("task", TaskNode)
+		if ri.Split != "" {
+			add("split", ri.Split)
+		}
+	}
+	if tp := ri.Temporal; tp != nil {
+		add("temporal", tp.Strategy)
+		add("temporal-strict", strconv.FormatBool(tp.Strict))
+		if tp.SeedTime != nil {
+			add("seed-time", strconv.FormatInt(*tp.SeedTime, 10))
+		}
+	}
+	if h := ri.Hetero; h != nil {
+		// --embed-types as the list of the types that had embeddings (the
+		// model config names the types, in the same order).
+		if m.Hetero != nil && len(h.EmbedTypes) == len(m.Hetero.NodeTypes) {
+			var names []string
+			for t, on := range h.EmbedTypes {
+				if on {
+					names = append(names, m.Hetero.NodeTypes[t])
+				}
+			}
+			if len(names) > 0 {
+				add("embed-types", strings.Join(names, ","))
+			}
+		}
+		add("embed-dim", strconv.Itoa(h.EmbedDim))
+		add("sparse-opt", h.SparseOpt)
+		add("sparse-lr", strconv.FormatFloat(h.SparseLR, 'g', -1, 64))
+		add("embed-push", h.Push)
+	}
+	return out, nil
+}
+
+// LoadResumeFlags reads the checkpoint in dir on rank 0 and returns its
+// ResumeFlags on every rank, or nil when dir holds no checkpoint (a fresh
+// run of --resume auto; a plain --resume reports the missing file later).
+// Only these flags travel, not the checkpoint. It is collective.
+func LoadResumeFlags(c *collectives.Comm, dir string) ([][2]string, error) {
+	var data []byte
+	var err error
+	if c.Rank() == 0 {
+		var ck *train.Checkpoint
+		ck, err = train.LoadCheckpoint(dir)
+		var flags [][2]string
+		switch {
+		case errors.Is(err, train.ErrNoCheckpoint):
+			err = nil
+		case err == nil:
+			flags, err = ResumeFlags(ck, c.Size())
+		}
+		if err == nil {
+			data, err = json.Marshal(flags)
+		}
+	}
+	data, err = BcastBytes(c, 0, data, err)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	var flags [][2]string
+	if err := json.Unmarshal(data, &flags); err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	return flags, nil
+}

@@ -1,0 +1,129 @@
+package dist
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpignn/train"
+)
+
+// fullSettings is a checkpoint's settings with every optional part set, so
+// that every key a checkpoint can hold appears.
+func fullSettings(t *testing.T) (train.Config, train.AdamConfig, uint64, []byte) {
+	t.Helper()
+	st := int64(7)
+	ri := runInfo{
+		Dataset: "cora", Split: "public", GlobalBatch: 64, Fanouts: []int{10, 5}, EvalFanouts: []int{-1, -1},
+		Replace: true, RowNorm: true, Task: TaskLink, LinkSplit: "random:0.85,0.05,0.10",
+		Link:     &LinkOptions{NegRatio: 2, NegStrict: true, UseValidEdges: true, KeepSeedEdges: true},
+		MaxSteps: 3,
+		Hetero: &heteroRunInfo{RelFanouts: [][]int{{1, 2}}, EvalRelFanouts: [][]int{{3, 4}}, EmbedDim: 8,
+			EmbedTypes: []bool{true}, SparseOpt: "adam", SparseLR: 0.01, Push: "alltoallv"},
+		Temporal: &temporalRunInfo{Strategy: "uniform", Strict: true, SeedTime: &st},
+		Eval:     EvalLayerwise,
+	}
+	info, err := json.Marshal(ri)
+	require.NoError(t, err)
+	model := train.Config{Arch: train.ArchGAT, InDim: 4, Hidden: 16, Classes: 16, Layers: 2, Dropout: 0.5,
+		InputDropout: 0.25, Heads: 2, AttnDropout: 0.1, Decoder: train.DecoderMLP,
+		Hetero: &train.HeteroConfig{NodeTypes: []string{"a"}, NodeOrig: []int64{3}, Relations: []string{"a___r___a"},
+			InDims: []int{4}, Bases: 2, Learnable: []bool{true}}}
+	return model, train.DefaultAdam(0.01, 5e-4), 9, info
+}
+
+// TestResumeNamesEverySetting changes every setting a checkpoint holds, one
+// at a time, and checks that the resume is refused with one line naming
+// the setting's flag and both values; and that every key has a name, so a
+// field added to the run info without one fails here.
+func TestResumeNamesEverySetting(t *testing.T) {
+	model, adam, seed, info := fullSettings(t)
+	ck := &train.Checkpoint{Model: model, Adam: adam, Seed: seed, RunInfo: info}
+	require.NoError(t, checkResume(ck, model, adam, seed, info), "a run resumes its own settings")
+
+	saved, err := resumeSettings(model, adam, seed, info)
+	require.NoError(t, err)
+	flat := map[string]any{}
+	flatten("", saved, flat)
+	names := settingNames()
+	for key := range flat {
+		n, ok := names[key]
+		require.True(t, ok, "setting %s has no flag name in settingNames", key)
+		t.Run(key, func(t *testing.T) {
+			// Change the one key in the canonical form and diff.
+			now, err := resumeSettings(model, adam, seed, info)
+			require.NoError(t, err)
+			setKey(now, key, "changed")
+			d := diffSettings(saved, now)
+			require.Len(t, d, 1, "%v", d)
+			assert.True(t, strings.HasPrefix(d[0], n.flag+" was "), d[0])
+			assert.True(t, strings.HasSuffix(d[0], ", now changed"), d[0])
+		})
+	}
+	// Keys that exist on one side only read as the flag's absent value.
+	temporalOff := map[string]any{}
+	require.NoError(t, json.Unmarshal(info, &temporalOff))
+	delete(temporalOff, "temporal")
+	off, err := json.Marshal(temporalOff)
+	require.NoError(t, err)
+	err = checkResume(ck, model, adam, seed, off)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--temporal was uniform, now none")
+	assert.Contains(t, err.Error(), "--seed-time was 7, now unset")
+}
+
+// TestResumeDiffExamples checks the wording users see.
+func TestResumeDiffExamples(t *testing.T) {
+	model, adam, seed, info := fullSettings(t)
+	ck := &train.Checkpoint{Model: model, Adam: adam, Seed: seed, RunInfo: info}
+	m2 := model
+	m2.Hidden = 256
+	err := checkResume(ck, m2, train.DefaultAdam(0.001, 5e-4), 3, info)
+	require.Error(t, err)
+	for _, want := range []string{"--hidden was 16, now 256", "--lr was 0.01, now 0.001", "--seed was 9, now 3"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.NotContains(t, err.Error(), "{", "no JSON blobs or Go structs")
+}
+
+// setKey sets a dotted key of a nested settings map.
+func setKey(m map[string]any, key string, v any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		m = m[p].(map[string]any)
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+// TestResumeFlags: the flags a resume takes from a checkpoint reproduce its
+// settings (spot checks of each kind; the full comparison is checkResume's).
+func TestResumeFlags(t *testing.T) {
+	model, adam, seed, info := fullSettings(t)
+	ck := &train.Checkpoint{Model: model, Adam: adam, Seed: seed, RunInfo: info}
+	got, err := ResumeFlags(ck, 2)
+	require.NoError(t, err)
+	flags := map[string]string{}
+	for _, kv := range got {
+		flags[kv[0]] = kv[1]
+	}
+	for name, want := range map[string]string{
+		"seed": "9", "lr": "0.01", "weight-decay": "0.0005", "model": "gat", "hidden": "16", "dropout": "0.5",
+		"input-dropout": "0.25", "heads": "2", "attn-dropout": "0.1", "bases": "2", "batch": "32",
+		"eval": "layer-wise", "task": "link", "decoder": "mlp", "neg-ratio": "2", "neg-strict": "true",
+		"temporal": "uniform", "temporal-strict": "true", "seed-time": "7", "embed-types": "a",
+		"embed-dim": "8", "sparse-opt": "adam", "sparse-lr": "0.01", "embed-push": "alltoallv",
+		"max-steps": "3", "replace": "true", "norm-feat": "true",
+	} {
+		assert.Equal(t, want, flags[name], "--%s", name)
+	}
+	assert.NotContains(t, flags, "split", "a link run takes its split from --link-split")
+	assert.NotContains(t, flags, "fanout", "per-relation fanouts are not rebuilt")
+	got, err = ResumeFlags(ck, 3)
+	require.NoError(t, err)
+	for _, kv := range got {
+		assert.NotEqual(t, "batch", kv[0], "64 seeds do not split over 3 ranks")
+	}
+}
