@@ -109,6 +109,10 @@ func resumeSettings(model train.Config, adam train.AdamConfig, seed uint64, runI
 		if err := d.Decode(&r); err != nil {
 			return nil, fmt.Errorf("run info: %w", err)
 		}
+		// The printed settings line describes a run (its --epochs too,
+		// which a resume may raise); the settings themselves are compared
+		// key by key above it.
+		delete(r, "settings")
 	}
 	return map[string]any{"run": r, "model": m, "adam": a, "seed": strconv.FormatUint(seed, 10)}, nil
 }

@@ -87,6 +87,19 @@ func TestResumeDiffExamples(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.NotContains(t, err.Error(), "{", "no JSON blobs or Go structs")
+
+	// The printed settings line is a description, not a setting: a resume
+	// that raises --epochs changes it and is not refused for that.
+	var ri map[string]any
+	require.NoError(t, json.Unmarshal(info, &ri))
+	ri["settings"] = "--task node --epochs 10"
+	a, err := json.Marshal(ri)
+	require.NoError(t, err)
+	ri["settings"] = "--task node --epochs 20"
+	b, err := json.Marshal(ri)
+	require.NoError(t, err)
+	ck.RunInfo = a
+	require.NoError(t, checkResume(ck, model, adam, seed, b))
 }
 
 // setKey sets a dotted key of a nested settings map.
