@@ -42,7 +42,7 @@ func (p *proc) Write(b []byte) (int, error) {
 func (p *proc) output() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.output()
+	return p.out.String()
 }
 
 func start(t *testing.T, name string, args ...string) *proc {
