@@ -75,6 +75,19 @@ mpich)
 	else
 		# Hydra does not bind by default and allows oversubscription.
 		cmd=("$launcher")
+		# MPICH's ch4 device busy-polls while it waits, so ranks that share
+		# a core take it from each other. When this machine has fewer cores
+		# than ranks, ask MPICH to back off in its progress loop: these are
+		# the settings MPICH's own CI uses for oversubscribed runs (MPICH
+		# 4.3 and later; older versions, such as Debian 12's 4.0.2, ignore
+		# them). mpignn's own waits (the --timeout gates before every
+		# collective) already sleep while peers are missing. A value in the
+		# environment wins.
+		if [[ -z "$hostfile" && -n "$np" ]] && ((np > $(nproc))); then
+			export MPIR_CVAR_CH4_PROGRESS_THROTTLE="${MPIR_CVAR_CH4_PROGRESS_THROTTLE:-1}"
+			export MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT="${MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT:-1}"
+			export MPIR_CVAR_POLLS_BEFORE_YIELD="${MPIR_CVAR_POLLS_BEFORE_YIELD:-1}"
+		fi
 		[[ -n "$hostfile" ]] && cmd+=(-f "$hostfile")
 		[[ -n "$np" ]] && cmd+=(-n "$np")
 	fi
