@@ -120,7 +120,6 @@ func TestReadOGBHeteroTiny(t *testing.T) {
 	}
 }
 
-
 func TestReadOGBHeteroNoTripletFile(t *testing.T) {
 	files := heteroFiles()
 	delete(files, "raw/triplet-type-list.csv.gz")
