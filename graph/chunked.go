@@ -281,6 +281,9 @@ func (c *Chunked) ReadEdgeChunk(e, k int) (src, dst []int64, err error) {
 	return src, dst, nil
 }
 
+// TypeIndex returns the index of node type typ in Meta.NodeType, or -1.
+func (c *Chunked) TypeIndex(typ string) int { return c.typeIndex(typ) }
+
 func (c *Chunked) typeIndex(typ string) int {
 	for t, x := range c.Meta.NodeType {
 		if x == typ {
@@ -480,7 +483,23 @@ func (c *Chunked) ReadNodeFeat(t int, key string, k int) (*Features, error) {
 	return out, nil
 }
 
-// SplitMaskKeys maps the split mask keys of node type typ to split names:
+// NodeFeatDim returns the row width of chunk k of node type t's data key
+// from its header alone.
+func (c *Chunked) NodeFeatDim(t int, key string, k int) (int, error) {
+	typ := c.Meta.NodeType[t]
+	path := c.path(c.Meta.NodeData[typ][key].Data[k])
+	f, r, err := npyOpen(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if sh := r.Header.Descr.Shape; len(sh) != 2 || sh[1] < 1 {
+		return 0, fmt.Errorf("%s: shape %v, want (nodes, dim)", path, sh)
+	}
+	return r.Header.Descr.Shape[1], nil
+}
+
+// SplitNames maps the split mask keys of node type typ to split names:
 // train_mask/val_mask/test_mask are the split "default", and
 // train_mask:NAME etc. the split NAME. It returns the split names, sorted.
 func (c *Chunked) SplitNames(typ string) []string {

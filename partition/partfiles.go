@@ -97,6 +97,17 @@ func (pf *PartFiles) rows(ids []int64, owned bool) []int64 {
 	return out
 }
 
+// Write writes the part's directory under tmp as write does, with its own
+// array writer of the given parallelism.
+func (pf *PartFiles) Write(tmp string, m *Meta, workers int, splitNames []string) (PartInfo, error) {
+	aw, err := newArrayWriter(max(workers, 1))
+	if err != nil {
+		return PartInfo{}, err
+	}
+	defer aw.close()
+	return pf.write(tmp, m, aw, splitNames)
+}
+
 // write writes the part's directory under tmp, recording its files in
 // m.Files and its relation counts in m.Hetero, and returns its PartInfo.
 // m must hold everything but the parts (offsets, type offsets, the sparse

@@ -326,23 +326,9 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	in := src.in
 	R := int64(src.rels)
 
-	parent := filepath.Dir(filepath.Clean(outDir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("output %s: %w", outDir, err)
-	}
-	// The temporary is named by our PID (see tempout): the command registers
-	// it for removal on SIGINT/SIGTERM before it exists, and a later run
-	// removes it if we are killed. Mkdir, not MkdirTemp, so that the
-	// directory gets 0755 (less umask) like every other output, not 0700.
-	if _, err := tempout.RemoveStale(outDir); err != nil {
-		return nil, fmt.Errorf("output %s: %w", outDir, err)
-	}
-	tmp := tempout.Own(outDir)
-	if err := os.RemoveAll(tmp); err != nil {
-		return nil, fmt.Errorf("output %s: %w", outDir, err)
-	}
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return nil, fmt.Errorf("output %s: %w", outDir, err)
+	tmp, err := MakeTemp(outDir)
+	if err != nil {
+		return nil, err
 	}
 	ok := false
 	defer func() {
@@ -478,6 +464,34 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	ok = true
 	return m, nil
 }
+
+// MakeTemp creates the temporary directory a partition of outDir is
+// built in (tempout.Own: named by our PID, so the command registers it for
+// removal on SIGINT/SIGTERM before it exists, and a later run removes it
+// if we are killed), after removing stale ones.
+func MakeTemp(outDir string) (string, error) {
+	parent := filepath.Dir(filepath.Clean(outDir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("output %s: %w", outDir, err)
+	}
+	if _, err := tempout.RemoveStale(outDir); err != nil {
+		return "", fmt.Errorf("output %s: %w", outDir, err)
+	}
+	tmp := tempout.Own(outDir)
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", fmt.Errorf("output %s: %w", outDir, err)
+	}
+	// Mkdir, not MkdirTemp, so that the directory gets 0755 (less umask)
+	// like every other output, not 0700.
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("output %s: %w", outDir, err)
+	}
+	return tmp, nil
+}
+
+// CheckOutDir fails early (before any expensive work) when outDir exists
+// and may not be replaced.
+func CheckOutDir(outDir string, overwrite bool) error { return checkOutDir(outDir, overwrite) }
 
 // FinishMeta validates m, writes it as META.json into the finished
 // temporary directory tmp and renames tmp to outDir (see replaceDir).
