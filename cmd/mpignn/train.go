@@ -376,6 +376,9 @@ func reusable(dir string, parts int, method, split string, seed uint64, link *pa
 // link-prediction partition (seeded by seed too); timed reads and stores
 // the dataset's times (partition.Options.Time).
 func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse string, out *os.File) (string, error) {
+	if isChunked(data) {
+		return prepareChunkedParts(c, data, split, method, seed, link, timed, sparse, out)
+	}
 	var dir string
 	var err error
 	if c.Rank() == 0 {
