@@ -12,4 +12,8 @@
 // (TransportRMA), and an Alltoallv request/response exchange
 // (TransportAlltoallv) for networks where OpenMPI's one-sided component does
 // not work.
+//
+// ParMetisKway partitions a distributed graph with PT-Scotch on the world
+// communicator (parmetis.go; OpenMPI builds only, as Debian builds
+// PT-Scotch against OpenMPI; MPICH builds return "not available").
 package collectives

@@ -18,9 +18,10 @@ import (
 )
 
 // chunkedMethod picks the distributed method for a chunked dataset: an
-// assignment directory, or random. METIS needs the whole graph in one
-// process and ParMETIS is not in this build, so --method metis is refused
-// when given and replaced by random when it is only the default.
+// assignment directory, random, or PT-Scotch (--method parmetis, and what
+// metis, the default, means for a chunked dataset, whose graph no single
+// process holds). Without PT-Scotch in the build (MPICH) a requested
+// parmetis or metis is refused; the default falls back to random.
 func chunkedMethod(method string, methodSet bool, assignment string) (string, error) {
 	switch {
 	case assignment != "":
@@ -30,12 +31,14 @@ func chunkedMethod(method string, methodSet bool, assignment string) (string, er
 		return dpartition.MethodAssignment, nil
 	case method == partition.MethodRandom:
 		return method, nil
-	case method == partition.MethodMetis && methodSet:
-		return "", errors.New("--method metis: a chunked dataset is partitioned by all ranks and ParMETIS is not available in this build; use --method random or --assignment DIR (per-type part-id files)")
-	case method == partition.MethodMetis:
+	case (method == partition.MethodMetis || method == dpartition.MethodParMetis) && dpartition.ParMetisAvailable:
+		return dpartition.MethodParMetis, nil
+	case method == partition.MethodMetis && !methodSet:
 		return partition.MethodRandom, nil
+	case method == partition.MethodMetis || method == dpartition.MethodParMetis:
+		return "", fmt.Errorf("--method %s: a chunked dataset is partitioned by all ranks with PT-Scotch, which is not available in this build (MPICH; Debian builds PT-Scotch against OpenMPI only); use --method random or --assignment DIR", method)
 	}
-	return "", fmt.Errorf("--method %q: want random (or --assignment DIR) for a chunked dataset", method)
+	return "", fmt.Errorf("--method %q: want parmetis, random or --assignment DIR for a chunked dataset", method)
 }
 
 // refuseForChunked names the first flag the distributed partitioner does
@@ -95,16 +98,18 @@ func partitionChunked(w io.Writer, c partitionConfig) error {
 }
 
 // prepareChunkedParts is prepareParts for a chunked dataset: every rank
-// partitions (random; one part per rank) into the cache, unless rank 0
-// finds a complete cached partition there.
+// partitions (one part per rank; --method metis means PT-Scotch here) into
+// the cache, unless rank 0 finds a complete cached partition there.
 func prepareChunkedParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse string, out *os.File) (string, error) {
 	switch {
 	case link != nil:
 		return "", fmt.Errorf("train --data %s: link prediction on a chunked dataset is not supported yet", data)
 	case timed:
 		return "", fmt.Errorf("train --data %s: temporal sampling on a chunked dataset is not supported yet", data)
-	case method != partition.MethodRandom:
-		return "", fmt.Errorf("train --data %s: --method %s: a chunked dataset is partitioned by all ranks and ParMETIS is not available in this build; use --method random", data, method)
+	}
+	method, err := chunkedMethod(method, true, "")
+	if err != nil {
+		return "", fmt.Errorf("train --data %s: %w", data, err)
 	}
 	splitName := split
 	if splitName == "" {
@@ -113,7 +118,6 @@ func prepareChunkedParts(c *collectives.Comm, data, split, method string, seed u
 	name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d-%s", filepath.Base(filepath.Clean(data)), splitName, c.Size(), method, seed, sparse)
 	// Rank 0 picks the directory: "+dir" to reuse it, "-dir" to write it.
 	var pick string
-	var err error
 	if c.Rank() == 0 {
 		pick, err = pickChunkedCache(data, name, c.Size(), method, split, seed)
 	}

@@ -12,6 +12,7 @@ import (
 	"mpignn/graph"
 	"mpignn/internal/tempout"
 	"mpignn/partition"
+	"mpignn/partition/dpartition"
 )
 
 // partitionConfig holds the flags of `mpignn partition`.
@@ -84,8 +85,8 @@ func parsePartition(args []string) (partitionConfig, error) {
 	if c.assignment != "" && !isChunked(c.data) {
 		return c, fmt.Errorf("--assignment applies to a chunked dataset (a directory with %s); %s is not one", graph.ChunkedMetaFile, c.data)
 	}
-	if c.method != partition.MethodMetis && c.method != partition.MethodRandom {
-		return c, fmt.Errorf("--method %q: want metis or random", c.method)
+	if c.method != partition.MethodMetis && c.method != partition.MethodRandom && !(c.method == dpartition.MethodParMetis && isChunked(c.data)) {
+		return c, fmt.Errorf("--method %q: want metis or random (parmetis for a chunked dataset)", c.method)
 	}
 	if c.sparse != partition.SparseAuto && c.sparse != partition.SparseOn && c.sparse != partition.SparseOff {
 		return c, fmt.Errorf("--sparse-features %q: want %s, %s or %s", c.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)

@@ -2,8 +2,11 @@
 // DistDGL's chunked graph format) with every rank of an MPI job, each
 // holding only its share: rank r reads its run of every type's node chunks
 // (graph.ChunkRange) and of every edge type's chunks, the assignment comes
-// from partition.Random (the single-process random assignment, computed
-// on every rank and cut to the rank's nodes) or from per-type assignment
+// from PT-Scotch (MethodParMetis: the symmetric graph of all relations,
+// distributed by block, partitioned by collectives.ParMetisKway with one
+// vertex weight, seeded and deterministic; OpenMPI builds only), from
+// partition.Random (the single-process random assignment, computed on
+// every rank and cut to the rank's nodes) or from per-type assignment
 // files (DistDGL's "<ntype>.txt", one part id per line), node records and
 // edges move to the rank that owns their part with Alltoallv in rounds of
 // one chunk, and rank p writes part-p with the single-process writer's

@@ -26,7 +26,7 @@ type Options struct {
 	Data, Out string
 	// Parts must equal the number of ranks (rank p writes part p).
 	Parts int
-	// Method is partition.MethodRandom or MethodAssignment (then
+	// Method is MethodParMetis, partition.MethodRandom or MethodAssignment (then
 	// AssignmentDir holds "<node type>.txt" files of part ids, one line per
 	// node in type-local order; "_N.txt" for a homogeneous graph).
 	Method        string
@@ -85,8 +85,10 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	if opt.Parts != x.P {
 		return nil, fmt.Errorf("--parts %d: the distributed partitioner writes one part per rank; run it with %d ranks (mpirun -n %d)", opt.Parts, opt.Parts, opt.Parts)
 	}
-	if opt.Method != partition.MethodRandom && opt.Method != MethodAssignment {
-		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s and --assignment", opt.Method, partition.MethodRandom)
+	switch opt.Method {
+	case partition.MethodRandom, MethodAssignment, MethodParMetis:
+	default:
+		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s, %s and --assignment", opt.Method, MethodParMetis, partition.MethodRandom)
 	}
 	if x.rank == 0 {
 		if err := partition.CheckOutDir(opt.Out, opt.Overwrite); err != nil {
@@ -214,6 +216,9 @@ func (x *run) owner(v int64) (r, t int, local int64) {
 
 // readAssignment fills x.assign for this rank's blocks.
 func (x *run) readAssignment() error {
+	if x.opt.Method == MethodParMetis {
+		return x.parmetisAssign()
+	}
 	T := x.s.NumTypes()
 	x.assign = make([][]int32, T)
 	var full []int32
