@@ -45,9 +45,9 @@ func (x *run) pmID(l *pmLayout, v int64) (int64, int) {
 
 // parmetisAssign builds the symmetric graph of all relations (no self
 // loops, no repeats) distributed by block, a chunk per round as the edge
-// move does, calls PT-Scotch and fills x.assign. One vertex weight: PT-Scotch
-// balances a single constraint, so the weight is 1 per node (the other
-// constraints' balance is reported by the partition statistics).
+// move does, calls PT-Scotch and fills x.assign. PT-Scotch balances one
+// vertex weight, which combines nodes and degree (the statistics report
+// the balance of nodes, training nodes and edges, and of node types).
 func (x *run) parmetisAssign() error {
 	l := x.pmLayout()
 	P := x.P
@@ -123,7 +123,21 @@ func (x *run) parmetisAssign() error {
 		w += int64(copy(adj[w:], row))
 	}
 	xadj[n] = w
-	part, err := collectives.ParMetisKway(x.c, l.vtxdist, xadj, adj[:w], nil, 1, P, int(x.opt.Seed%(1<<31)))
+	// One weight for two constraints, nodes and degree (edges, the work
+	// of sampling and gathering): 1 + degree x nodes/edges, so that both
+	// add up to the same total.
+	edges, err := collectives.AllreduceScalar(x.c, w, collectives.Sum)
+	if err != nil {
+		return err
+	}
+	vwgt := make([]int64, n)
+	for r := range n {
+		vwgt[r] = 1
+		if edges > 0 {
+			vwgt[r] += ((xadj[r+1]-xadj[r])*l.vtxdist[P] + edges/2) / edges
+		}
+	}
+	part, err := collectives.ParMetisKway(x.c, l.vtxdist, xadj, adj[:w], vwgt, 1, P, int(x.opt.Seed%(1<<31)))
 	if err != nil {
 		return fmt.Errorf("%s: %w", x.opt.Data, err)
 	}
