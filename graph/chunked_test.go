@@ -1,11 +1,13 @@
 package graph
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"codeberg.org/sbinet/npyio/npz"
 	"github.com/stretchr/testify/require"
 )
 
@@ -185,4 +187,74 @@ func TestChunkedRejects(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(d, "e.csv"), []byte("0 1\n2 3\n"), 0o644))
 	_, _, err = c.ReadEdgeChunk(0, 0)
 	require.ErrorContains(t, err, "outside [0,3)")
+}
+
+// TestConvertNpz writes OGB's binary layout (ogbn-papers100M's: data.npz
+// with edge_index (2,m), node_feat, node_year, num_nodes_list;
+// node-label.npz with NaN for unlabelled nodes) with npyio and converts
+// it: the chunks hold the same edges, features, labels (-1 for NaN), years
+// and split.
+func TestConvertNpz(t *testing.T) {
+	const n, m, dim = 230, 900, 3
+	dir := t.TempDir()
+	src := filepath.Join(dir, "papers")
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "raw"), 0o755))
+	ei := [][]int64{make([]int64, m), make([]int64, m)}
+	for i := range m {
+		ei[0][i], ei[1][i] = int64(i*7%n), int64(i*13%n)
+	}
+	feat := make([][]float32, n)
+	year := make([][]int64, n)
+	label := make([][]float64, n)
+	for v := range n {
+		feat[v] = []float32{float32(v), float32(v) / 2, -1}
+		year[v] = []int64{2000 + int64(v%20)}
+		label[v] = []float64{float64(v % 5)}
+		if v%3 == 0 {
+			label[v][0] = math.NaN()
+		}
+	}
+	w, err := npz.Create(filepath.Join(src, "raw", "data.npz"))
+	require.NoError(t, err)
+	require.NoError(t, w.Write("edge_index.npy", ei))
+	require.NoError(t, w.Write("node_feat.npy", feat))
+	require.NoError(t, w.Write("node_year.npy", year))
+	require.NoError(t, w.Write("num_nodes_list.npy", []int64{n}))
+	require.NoError(t, w.Close())
+	w, err = npz.Create(filepath.Join(src, "raw", "node-label.npz"))
+	require.NoError(t, err)
+	require.NoError(t, w.Write("node_label.npy", label))
+	require.NoError(t, w.Close())
+	sd := filepath.Join(src, "split", "time")
+	require.NoError(t, os.MkdirAll(sd, 0o755))
+	require.NoError(t, writeIDs(filepath.Join(sd, "train.csv.gz"), []int64{1, 2, 4}, n, 1))
+	require.NoError(t, writeIDs(filepath.Join(sd, "valid.csv.gz"), []int64{5}, n, 1))
+	require.NoError(t, writeIDs(filepath.Join(sd, "test.csv.gz"), []int64{7, 8}, n, 1))
+	require.True(t, IsNpzLayout(src))
+	_, err = ReadOGB(src, UndirectedOptions())
+	require.ErrorContains(t, err, "mpignn convert")
+
+	out := filepath.Join(dir, "chunked")
+	require.NoError(t, ConvertToChunked(src, out, ConvertOptions{ChunkNodes: 100, ChunkEdges: 400}))
+	c, err := OpenChunked(out)
+	require.NoError(t, err)
+	require.True(t, c.Homogeneous())
+	edges, f, labels, splits := readAllChunks(t, c)
+	require.Len(t, edges[HomoEdgeType], m)
+	for i, e := range edges[HomoEdgeType] {
+		require.Equal(t, [2]int64{ei[0][i], ei[1][i]}, e)
+	}
+	require.Equal(t, dim, f[HomoNodeType].Dim)
+	for v := range n {
+		require.Equal(t, feat[v], f[HomoNodeType].Row(int64(v)))
+		want := int64(v % 5)
+		if v%3 == 0 {
+			want = -1
+		}
+		require.Equal(t, want, labels[HomoNodeType][v])
+	}
+	require.Equal(t, &Split{Train: []int64{1, 2, 4}, Valid: []int64{5}, Test: []int64{7, 8}}, splits["time"][HomoNodeType])
+	y, err := c.ReadNodeInts(0, "year", 2)
+	require.NoError(t, err)
+	require.Equal(t, int64(2000+200%20), y[0])
 }

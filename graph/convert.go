@@ -32,7 +32,8 @@ func (o ConvertOptions) sizes() (int64, int64) {
 }
 
 // ConvertToChunked turns a dataset in the OGB raw layout (homogeneous or
-// heterogeneous) at src into the chunked format at out (see chunked.go):
+// heterogeneous CSV files, or OGB's binary npz files, see npz.go) at src
+// into the chunked format at out (see chunked.go):
 // edges as numpy (m,2) int64 chunks of stored (type-local) edges exactly as
 // the edge files list them, features as float32 chunks, labels as int64
 // chunks (-1 for a missing label) and every node split as uint8 masks.
@@ -49,9 +50,12 @@ func ConvertToChunked(src, out string, opt ConvertOptions) error {
 	return writeDirAtomic(out, func(tmp string) error {
 		var m *ChunkedMeta
 		var err error
-		if IsHeteroLayout(src) {
+		switch {
+		case IsHeteroLayout(src):
 			m, err = convertHetero(src, tmp, opt)
-		} else {
+		case IsNpzLayout(src):
+			m, err = convertNpz(src, tmp, opt)
+		default:
 			m, err = convertHomo(src, tmp, opt)
 		}
 		if err != nil {

@@ -510,8 +510,11 @@ func (x *run) nodeRound(nd *nodeData, t, k int, blockLo int64, pos []int64, type
 			ids[p] = append(ids[p], x.s.NodeOrig[t]+v)
 			if withLabels {
 				l := lab[i]
-				if l < -1 || (x.homo && l < 0) || l > 1<<31-2 {
-					return fmt.Errorf("%s: node %d of type %s: label %d (%s)", x.opt.Data, v, typ, l, x.ch.Meta.NodeData[typ][graph.ChunkLabel].Data[k])
+				if x.homo && l == -1 {
+					return fmt.Errorf("%s: node %d has no label (-1 in %s): homogeneous partitions need a label on every node", x.opt.Data, v, x.ch.Meta.NodeData[typ][graph.ChunkLabel].Data[k])
+				}
+				if l < -1 || l > 1<<31-2 {
+					return fmt.Errorf("%s: node %d of type %s: label %d outside [-1,%d] (%s)", x.opt.Data, v, typ, l, 1<<31-2, x.ch.Meta.NodeData[typ][graph.ChunkLabel].Data[k])
 				}
 				labels[p] = append(labels[p], int32(l))
 			}
