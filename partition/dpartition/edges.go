@@ -122,7 +122,9 @@ func (x *run) relPlans() []relPlan {
 func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 	P := x.P
 	R := x.R
-	var rowOf, srcOf []int64
+	// Received edges as (row, source) pairs, one array per round: no
+	// growing slice, so no doubling slack or copies of all edges.
+	var got [][]int64
 	for e, pl := range x.relPlans() {
 		k := x.ch.NumEdgeChunks(e)
 		k0, k1 := graph.ChunkRange(k, P, x.rank)
@@ -131,6 +133,10 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 			a, b := graph.ChunkRange(k, P, r)
 			rounds = max(rounds, b-a)
 		}
+		per := 1
+		if pl.sym || pl.rr >= 0 {
+			per = 2
+		}
 		for j := range rounds {
 			var dst, src, rel []int64
 			if k0+j < k1 {
@@ -138,6 +144,7 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 				if err != nil {
 					return nil, nil, err
 				}
+				dst, src, rel = make([]int64, 0, per*len(u)), make([]int64, 0, per*len(u)), make([]int64, 0, per*len(u))
 				for i := range u {
 					a, b := u[i]+pl.srcOff, v[i]+pl.dstOff
 					if x.homo && x.opt.Undirected && a == b {
@@ -156,43 +163,62 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			send := make([][]int64, P)
-			for i, p := range parts {
-				send[p] = append(send[p], dst[i], src[i], rel[i])
+			// One flat send buffer of (dst, src, relation) by part.
+			counts := make([]int64, P)
+			for _, p := range parts {
+				counts[p] += 3
 			}
-			dst, src, rel = nil, nil, nil
-			recv, err := alltoallv(x.c, send)
+			pos := make([]int64, P)
+			for p := 1; p < P; p++ {
+				pos[p] = pos[p-1] + counts[p-1]
+			}
+			send := make([]int64, 3*len(parts))
+			for i, p := range parts {
+				at := pos[p]
+				send[at], send[at+1], send[at+2] = dst[i], src[i], rel[i]
+				pos[p] += 3
+			}
+			dst, src, rel, parts = nil, nil, nil, nil
+			recv, _, err := collectives.Alltoallv(x.c, send, counts)
 			if err != nil {
 				return nil, nil, err
 			}
-			for _, seg := range recv {
-				for i := 0; i+2 < len(seg); i += 3 {
-					li, ok := slices.BinarySearch(nd.orig, seg[i])
-					if !ok {
-						return nil, nil, fmt.Errorf("internal error: rank %d received an edge into node %d, which it does not own", x.rank, seg[i])
-					}
-					rowOf = append(rowOf, int64(li)*R+seg[i+2])
-					srcOf = append(srcOf, seg[i+1])
+			send = nil
+			pairs := make([]int64, 0, 2*(len(recv)/3))
+			for i := 0; i+2 < len(recv); i += 3 {
+				li, ok := slices.BinarySearch(nd.orig, recv[i])
+				if !ok {
+					return nil, nil, fmt.Errorf("internal error: rank %d received an edge into node %d, which it does not own", x.rank, recv[i])
 				}
+				pairs = append(pairs, int64(li)*R+recv[i+2], recv[i+1])
 			}
+			got = append(got, pairs)
 		}
 	}
 	// Counting sort by row, then each row sorted and deduplicated.
 	rows := int64(len(nd.orig)) * R
 	ptr := make([]int64, rows+1)
-	for _, r := range rowOf {
-		ptr[r+1]++
+	total := int64(0)
+	for _, pairs := range got {
+		for i := 0; i < len(pairs); i += 2 {
+			ptr[pairs[i]+1]++
+		}
+		total += int64(len(pairs) / 2)
 	}
 	for r := range rows {
 		ptr[r+1] += ptr[r]
 	}
-	idx := make([]int64, len(srcOf))
+	idx := make([]int64, total)
 	fill := slices.Clone(ptr[:rows])
-	for i, r := range rowOf {
-		idx[fill[r]] = srcOf[i]
-		fill[r]++
+	for k, pairs := range got {
+		for i := 0; i < len(pairs); i += 2 {
+			r := pairs[i]
+			idx[fill[r]] = pairs[i+1]
+			fill[r]++
+		}
+		got[k] = nil // free each round's pairs as soon as they are placed
 	}
-	rowOf, srcOf, fill = nil, nil, nil
+	fill = nil
 	w := int64(0)
 	for r := range rows {
 		row := idx[ptr[r]:ptr[r+1]]

@@ -3,6 +3,7 @@ package dpartition
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"mpignn/collectives"
@@ -137,9 +138,7 @@ func (x *run) write(nd *nodeData, ptr, srcs []int64) (*partition.Meta, error) {
 	m := x.baseMeta(split, sparse, numClasses)
 
 	// New ids of every source, from their block owners.
-	uniq := slices.Clone(srcs)
-	slices.Sort(uniq)
-	uniq = slices.Compact(uniq)
+	uniq := distinct(srcs, x.s.NumNodes())
 	ids, err := x.lookupRounds(uniq, func(t int, i int64) int64 { return x.newID[t][i] })
 	if err != nil {
 		return nil, err
@@ -280,4 +279,26 @@ func bcastBytes(c *collectives.Comm, b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// distinct returns the distinct ids of xs (in [0,n)) ascending, through a
+// bitmap of n bits rather than a sorted copy of xs.
+func distinct(xs []int64, n int64) []int64 {
+	set := make([]uint64, (n+63)/64)
+	for _, u := range xs {
+		set[u>>6] |= 1 << (u & 63)
+	}
+	cnt := 0
+	for _, w := range set {
+		cnt += bits.OnesCount64(w)
+	}
+	out := make([]int64, 0, cnt)
+	for i, w := range set {
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			out = append(out, int64(i)*64+int64(b))
+			w &= w - 1
+		}
+	}
+	return out
 }
