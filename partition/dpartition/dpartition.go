@@ -49,8 +49,9 @@ type Options struct {
 	Overwrite      bool
 	Workers        int
 	// RoundIDs bounds the ids one rank sends in one lookup round (0:
-	// 4 M); tests lower it to exercise the rounds.
-	RoundIDs int
+	// 4 M), RoundEdges the edges one rank moves in one round (0: 1 M);
+	// tests lower them to exercise the rounds.
+	RoundIDs, RoundEdges int
 }
 
 // run is the state of one rank's partitioning.

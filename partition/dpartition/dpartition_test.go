@@ -190,7 +190,7 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 			agree(t, c, err)
 			m, err := Run(c, Options{
 				Data: chunked, Out: dist, Parts: P, Method: tc.method, AssignmentDir: assignDir, Seed: 9,
-				Undirected: tc.undirected, SparseFeatures: tc.sparse, Workers: 1, RoundIDs: 37,
+				Undirected: tc.undirected, SparseFeatures: tc.sparse, Workers: 1, RoundIDs: 37, RoundEdges: 100,
 			})
 			agree(t, c, err)
 			if c.Rank() == 0 {
@@ -254,7 +254,7 @@ func TestHeteroMatchesSingleProcess(t *testing.T) {
 			agree(t, c, err)
 			_, err = Run(c, Options{
 				Data: chunked, Out: dist, Parts: P, Method: method, AssignmentDir: assignDir, Seed: 5,
-				Undirected: true, Reverse: true, Workers: 1, RoundIDs: 101,
+				Undirected: true, Reverse: true, Workers: 1, RoundIDs: 101, RoundEdges: 250,
 			})
 			agree(t, c, err)
 			if c.Rank() == 0 {

@@ -79,6 +79,33 @@ func (x *run) lookupRounds(ids []int64, val func(t int, i int64) int64) ([]int64
 	return out, nil
 }
 
+// edgeBatch is a run [lo,hi) of one edge chunk, moved in one round.
+type edgeBatch struct {
+	chunk  int
+	lo, hi int
+}
+
+// edgeBatchesOf lists rank r's batches of edge type e: its run of chunks
+// cut into pieces of at most Options.RoundEdges edges (0: 1 M), which
+// bounds the buffers of a round whatever the chunk size.
+func (x *run) edgeBatchesOf(e, r int) []edgeBatch {
+	per := x.opt.RoundEdges
+	if per <= 0 {
+		per = 1 << 20
+	}
+	k0, k1 := graph.ChunkRange(x.ch.NumEdgeChunks(e), x.P, r)
+	var out []edgeBatch
+	for k := k0; k < k1; k++ {
+		n := int(x.ch.Meta.NumEdgesPerChunk[e][k])
+		for lo := 0; lo < n; lo += per {
+			out = append(out, edgeBatch{k, lo, min(lo+per, n)})
+		}
+	}
+	return out
+}
+
+func (x *run) edgeBatches(e int) []edgeBatch { return x.edgeBatchesOf(e, x.rank) }
+
 // relPlan is how one stored edge type fills relation rows: forward edges
 // into rf; with sym their reverses into rf too (a self relation made
 // undirected); with rr >= 0 their reverses into rr.
@@ -126,26 +153,31 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 	// growing slice, so no doubling slack or copies of all edges.
 	var got [][]int64
 	for e, pl := range x.relPlans() {
-		k := x.ch.NumEdgeChunks(e)
-		k0, k1 := graph.ChunkRange(k, P, x.rank)
+		batches := x.edgeBatches(e)
 		rounds := 0
 		for r := range P {
-			a, b := graph.ChunkRange(k, P, r)
-			rounds = max(rounds, b-a)
+			rounds = max(rounds, len(x.edgeBatchesOf(e, r)))
 		}
 		per := 1
 		if pl.sym || pl.rr >= 0 {
 			per = 2
 		}
+		var u, v []int64 // the chunk being cut into batches
+		chunk := -1
 		for j := range rounds {
 			var dst, src, rel []int64
-			if k0+j < k1 {
-				u, v, err := x.ch.ReadEdgeChunk(e, k0+j)
-				if err != nil {
-					return nil, nil, err
+			if j < len(batches) {
+				bt := batches[j]
+				if bt.chunk != chunk {
+					var err error
+					if u, v, err = x.ch.ReadEdgeChunk(e, bt.chunk); err != nil {
+						return nil, nil, err
+					}
+					chunk = bt.chunk
 				}
-				dst, src, rel = make([]int64, 0, per*len(u)), make([]int64, 0, per*len(u)), make([]int64, 0, per*len(u))
-				for i := range u {
+				n := bt.hi - bt.lo
+				dst, src, rel = make([]int64, 0, per*n), make([]int64, 0, per*n), make([]int64, 0, per*n)
+				for i := bt.lo; i < bt.hi; i++ {
 					a, b := u[i]+pl.srcOff, v[i]+pl.dstOff
 					if x.homo && x.opt.Undirected && a == b {
 						continue // undirected homogeneous graphs drop self loops
@@ -157,6 +189,9 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 					if pl.rr >= 0 {
 						dst, src, rel = append(dst, a), append(src, b), append(rel, int64(pl.rr))
 					}
+				}
+				if bt.hi == int(x.ch.Meta.NumEdgesPerChunk[e][bt.chunk]) {
+					u, v, chunk = nil, nil, -1
 				}
 			}
 			parts, err := x.lookup(dst, func(t int, i int64) int64 { return int64(x.assign[t][i]) })
