@@ -34,7 +34,7 @@ func TestChunkedPartitionCLI(t *testing.T) {
 	for _, n := range h.Ranks {
 		single, dist := filepath.Join(dir, "single-"+strconv.Itoa(n)), filepath.Join(dir, "dist-"+strconv.Itoa(n))
 		run("partition", "--data", data, "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--out", single)
-		r := h.MPI(Job{Ranks: n, Args: []string{bin, "partition", "--data", ck, "--parts", strconv.Itoa(n), "--seed", "4", "--out", dist}, Timeout: 2 * time.Minute})
+		r := h.MPI(Job{Ranks: n, Args: []string{bin, "partition", "--data", ck, "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--out", dist}, Timeout: 2 * time.Minute})
 		if r.Err != nil {
 			t.Fatalf("np=%d: %v\n%s", n, r.Err, tail(r.Output, 30))
 		}
@@ -50,6 +50,17 @@ func TestChunkedPartitionCLI(t *testing.T) {
 		}
 	}
 
+	// Without --method a chunked dataset is partitioned by PT-Scotch
+	// (random in MPICH builds, which lack it).
+	want := "on 2 ranks (parmetis)"
+	if os.Getenv("MPIGNN_MPI") == "mpich" {
+		want = "on 2 ranks (random)"
+	}
+	r := h.MPI(Job{Ranks: 2, Args: []string{bin, "partition", "--data", ck, "--parts", "2", "--out", filepath.Join(dir, "default")}, Timeout: 2 * time.Minute})
+	if r.Err != nil || !strings.Contains(r.Output, want) {
+		t.Fatalf("default method: %v, want %q in:\n%s", r.Err, want, tail(r.Output, 20))
+	}
+
 	// Every line but the last is valid: only the last rank sees the bad id.
 	assign := filepath.Join(dir, "assign")
 	if err := os.MkdirAll(assign, 0o755); err != nil {
@@ -59,7 +70,7 @@ func TestChunkedPartitionCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "bad")
-	r := h.MPI(Job{Ranks: 3, Args: []string{bin, "partition", "--data", ck, "--parts", "3", "--assignment", assign, "--out", out}, Timeout: time.Minute})
+	r = h.MPI(Job{Ranks: 3, Args: []string{bin, "partition", "--data", ck, "--parts", "3", "--assignment", assign, "--out", out}, Timeout: time.Minute})
 	if r.Err == nil || r.Elapsed > 20*time.Second {
 		t.Fatalf("bad assignment: err %v after %v:\n%s", r.Err, r.Elapsed, tail(r.Output, 20))
 	}
