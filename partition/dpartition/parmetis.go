@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"mpignn/collectives"
-	"mpignn/graph"
 )
 
 // MethodParMetis partitions with PT-Scotch's ParMETIS interface.
@@ -58,62 +57,96 @@ func (x *run) parmetisAssign() error {
 	}
 	lo := l.vtxdist[x.rank]
 	n := l.vtxdist[x.rank+1] - lo
-	var rowOf, nbr []int64
+	// Received (local row, neighbour) pairs, one array per round, and
+	// rounds of at most RoundEdges edges, as in moveEdges.
+	var got [][]int64
 	for e, rel := range x.ch.Rels {
 		srcOff, dstOff := int64(0), int64(0)
 		if !x.homo {
 			srcOff, dstOff = x.s.NodeOrig[x.s.TypeIndex(rel.Src)], x.s.NodeOrig[x.s.TypeIndex(rel.Dst)]
 		}
-		k := x.ch.NumEdgeChunks(e)
-		k0, k1 := graph.ChunkRange(k, P, x.rank)
+		batches := x.edgeBatches(e)
 		rounds := 0
 		for r := range P {
-			a, b := graph.ChunkRange(k, P, r)
-			rounds = max(rounds, b-a)
+			rounds = max(rounds, len(x.edgeBatchesOf(e, r)))
 		}
+		var u, v []int64
+		chunk := -1
 		for j := range rounds {
-			send := make([][]int64, P)
-			if k0+j < k1 {
-				u, v, err := x.ch.ReadEdgeChunk(e, k0+j)
-				if err != nil {
-					return err
+			counts := make([]int64, P)
+			var send []int64
+			if j < len(batches) {
+				bt := batches[j]
+				if bt.chunk != chunk {
+					var err error
+					if u, v, err = x.ch.ReadEdgeChunk(e, bt.chunk); err != nil {
+						return err
+					}
+					chunk = bt.chunk
 				}
-				for i := range u {
-					a, ra := x.pmID(l, u[i]+srcOff)
-					b, rb := x.pmID(l, v[i]+dstOff)
-					if a == b {
+				n := bt.hi - bt.lo
+				a, ra := make([]int64, n), make([]int32, n)
+				b, rb := make([]int64, n), make([]int32, n)
+				for i := range n {
+					var r1, r2 int
+					a[i], r1 = x.pmID(l, u[bt.lo+i]+srcOff)
+					b[i], r2 = x.pmID(l, v[bt.lo+i]+dstOff)
+					ra[i], rb[i] = int32(r1), int32(r2)
+					if a[i] != b[i] {
+						counts[r2] += 2
+						counts[r1] += 2
+					}
+				}
+				pos := make([]int64, P)
+				for p := 1; p < P; p++ {
+					pos[p] = pos[p-1] + counts[p-1]
+				}
+				send = make([]int64, pos[P-1]+counts[P-1])
+				for i := range n {
+					if a[i] == b[i] {
 						continue
 					}
-					send[rb] = append(send[rb], b, a)
-					send[ra] = append(send[ra], a, b)
+					send[pos[rb[i]]], send[pos[rb[i]]+1] = b[i], a[i]
+					pos[rb[i]] += 2
+					send[pos[ra[i]]], send[pos[ra[i]]+1] = a[i], b[i]
+					pos[ra[i]] += 2
+				}
+				if bt.hi == int(x.ch.Meta.NumEdgesPerChunk[e][bt.chunk]) {
+					u, v, chunk = nil, nil, -1
 				}
 			}
-			recv, err := alltoallv(x.c, send)
+			recv, _, err := collectives.Alltoallv(x.c, send, counts)
 			if err != nil {
 				return err
 			}
-			for _, seg := range recv {
-				for i := 0; i+1 < len(seg); i += 2 {
-					rowOf = append(rowOf, seg[i]-lo)
-					nbr = append(nbr, seg[i+1])
-				}
+			for i := 0; i < len(recv); i += 2 {
+				recv[i] -= lo
 			}
+			got = append(got, recv)
 		}
 	}
 	xadj := make([]int64, n+1)
-	for _, r := range rowOf {
-		xadj[r+1]++
+	total := int64(0)
+	for _, pairs := range got {
+		for i := 0; i < len(pairs); i += 2 {
+			xadj[pairs[i]+1]++
+		}
+		total += int64(len(pairs) / 2)
 	}
 	for r := range n {
 		xadj[r+1] += xadj[r]
 	}
-	adj := make([]int64, len(nbr))
+	adj := make([]int64, total)
 	fill := slices.Clone(xadj[:n])
-	for i, r := range rowOf {
-		adj[fill[r]] = nbr[i]
-		fill[r]++
+	for k, pairs := range got {
+		for i := 0; i < len(pairs); i += 2 {
+			r := pairs[i]
+			adj[fill[r]] = pairs[i+1]
+			fill[r]++
+		}
+		got[k] = nil
 	}
-	rowOf, nbr, fill = nil, nil, nil
+	fill = nil
 	w := int64(0)
 	for r := range n {
 		row := adj[xadj[r]:xadj[r+1]]
