@@ -16,4 +16,8 @@
 // Comm.Watch adds a stall watchdog (the commands' --timeout): every
 // collective waits at a polled gate first, so that a rank that waits too
 // long for the others can name them and end the job (see watch.go).
+//
+// ParMetisKway partitions a distributed graph with PT-Scotch on the world
+// communicator (parmetis.go; OpenMPI builds only, as Debian builds
+// PT-Scotch against OpenMPI; MPICH builds return "not available").
 package collectives

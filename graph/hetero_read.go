@@ -101,23 +101,9 @@ func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
 	}
 	// Plan the relations: each stored one, plus its reverse unless it is a
 	// self relation (symmetrized in place) or listed in NoReverse.
-	noRev := map[string]bool{}
-	for _, name := range opt.NoReverse {
-		if !slices.ContainsFunc(stored, func(r Relation) bool { return r.String() == name }) {
-			return nil, fmt.Errorf("read %s: NoReverse names %q, which is not a stored relation (have %s)", dir, name, relNames(stored))
-		}
-		noRev[name] = true
-	}
-	all := slices.Clone(stored)
-	for _, r := range stored {
-		if !opt.Reverse || noRev[r.String()] || r.Src == r.Dst {
-			continue
-		}
-		rev := r.Reverse()
-		if slices.Contains(stored, rev) {
-			return nil, fmt.Errorf("read %s: relation %s is stored and is also the reverse of %s; leave one of them out with NoReverse", dir, rev, r)
-		}
-		all = append(all, rev)
+	all, noRev, err := PlanRelations(stored, opt.Reverse, opt.NoReverse)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
 	}
 	schema, err := NewSchema(counts, all)
 	if err != nil {
@@ -249,6 +235,32 @@ func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
 	}
 	d.In = buildRelIn(schema, keys, opt.Workers)
 	return d, nil
+}
+
+// PlanRelations returns the relations a reader builds from the stored
+// ones: each stored relation plus, with reverse, its reverse unless it is a
+// self relation (symmetrized in place instead) or listed in noReverse
+// (returned as a set).
+func PlanRelations(stored []Relation, reverse bool, noReverse []string) ([]Relation, map[string]bool, error) {
+	noRev := map[string]bool{}
+	for _, name := range noReverse {
+		if !slices.ContainsFunc(stored, func(r Relation) bool { return r.String() == name }) {
+			return nil, nil, fmt.Errorf("NoReverse names %q, which is not a stored relation (have %s)", name, relNames(stored))
+		}
+		noRev[name] = true
+	}
+	all := slices.Clone(stored)
+	for _, r := range stored {
+		if !reverse || noRev[r.String()] || r.Src == r.Dst {
+			continue
+		}
+		rev := r.Reverse()
+		if slices.Contains(stored, rev) {
+			return nil, nil, fmt.Errorf("relation %s is stored and is also the reverse of %s; leave one of them out with NoReverse", rev, r)
+		}
+		all = append(all, rev)
+	}
+	return all, noRev, nil
 }
 
 // firstError returns the first non-nil error, or nil.

@@ -1,10 +1,8 @@
 package graph
 
 import (
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"testing"
 
@@ -121,8 +119,6 @@ func TestReadOGBHeteroTiny(t *testing.T) {
 		})
 	}
 }
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func TestReadOGBHeteroNoTripletFile(t *testing.T) {
 	files := heteroFiles()

@@ -79,7 +79,7 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 	}
 	if _, err := os.Stat(filepath.Join(raw, "edge.csv.gz")); errors.Is(err, os.ErrNotExist) {
 		if _, err2 := os.Stat(filepath.Join(raw, "data.npz")); err2 == nil {
-			return nil, fmt.Errorf("read %s: raw/data.npz found but the npz (binary numpy) layout, as used by ogbn-papers100M, is not supported yet; only the CSV layout is", dir)
+			return nil, fmt.Errorf("read %s: raw/data.npz found but the npz (binary numpy) layout, as used by ogbn-papers100M, is not read here; convert it with `mpignn convert --data %s --out DIR` and partition DIR under mpirun (all ranks)", dir, dir)
 		}
 	}
 	n, err := readSingleNumber(filepath.Join(raw, "num-node-list.csv.gz"))

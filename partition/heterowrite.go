@@ -60,27 +60,6 @@ func (h *heteroSource) meta(assign []int32, nparts int) *HeteroMeta {
 	return hm
 }
 
-// writeFeat writes part p's feat-<type>.bin files; orig are the part's
-// owned nodes (original ids, grouped by type in type order).
-func (h *heteroSource) writeFeat(m *Meta, aw *arrayWriter, pdir string, p int, orig []int64) error {
-	s := h.schema
-	start := int64(0)
-	for t, typ := range s.NodeTypes {
-		cnt := m.Hetero.TypeCount(t, p)
-		if f := h.feat[typ]; f != nil {
-			local := make([]int64, cnt)
-			for i, o := range orig[start : start+cnt] {
-				local[i] = o - s.NodeOrig[t]
-			}
-			if err := putArray(m.Files, aw, pdir, p, featFile(typ), gatherRows(f, local)); err != nil {
-				return err
-			}
-		}
-		start += cnt
-	}
-	return nil
-}
-
 // AssignHetero computes the part of every node of d (indexed by
 // homogenized original id) with opt.Method. METIS sees the homogenized
 // graph (all relations' edges as one undirected adjacency) and balances

@@ -327,23 +327,9 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	in := src.in
 	R := int64(src.rels)
 
-	parent := filepath.Dir(filepath.Clean(outDir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("output %s: %w", outDir, err)
-	}
-	// The temporary is named by our PID (see tempout): the command registers
-	// it for removal on SIGINT/SIGTERM before it exists, and a later run
-	// removes it if we are killed. Mkdir, not MkdirTemp, so that the
-	// directory gets 0755 (less umask) like every other output, not 0700.
-	if _, err := tempout.RemoveStale(outDir); err != nil {
-		return nil, fmt.Errorf("output %s: %w", outDir, err)
-	}
-	tmp := tempout.Own(outDir)
-	if err := os.RemoveAll(tmp); err != nil {
-		return nil, fmt.Errorf("output %s: %w", outDir, err)
-	}
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return nil, fmt.Errorf("output %s: %w", outDir, err)
+	tmp, err := MakeTemp(outDir)
+	if err != nil {
+		return nil, err
 	}
 	testhold.At("temp:" + filepath.Base(filepath.Clean(outDir)))
 	ok := false
@@ -423,163 +409,111 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 				indptr[int64(i)*R+r+1] = indptr[int64(i)*R+r] + in.Degree(o*R+r)
 			}
 		}
-		edges := indptr[nodes*R]
-		indices := make([]int64, edges)
-		indOrig := make([]int64, edges)
+		indOrig := make([]int64, indptr[nodes*R])
 		var times []int64
 		if src.tm != nil {
-			times = make([]int64, edges)
+			times = make([]int64, len(indOrig))
 		}
-		var halo []int64
-		var cut int64
 		for i, o := range orig {
 			for r := int64(0); r < R; r++ {
-				row := in.Neighbors(o*R + r)
 				base := indptr[int64(i)*R+r]
-				copy(indOrig[base:], row)
+				copy(indOrig[base:], in.Neighbors(o*R+r))
 				if times != nil {
 					copy(times[base:], src.tm.in[in.Indptr[o*R+r]:in.Indptr[o*R+r+1]])
 				}
-				rcut := int64(0)
-				for k, u := range row {
-					g := rl.NewID[u]
-					indices[base+int64(k)] = g
-					if g < lo || g >= hi {
-						rcut++
-						if mark[u] != int32(p+1) {
-							mark[u] = int32(p + 1)
-							halo = append(halo, g)
-						}
-					}
+			}
+		}
+		pf := &PartFiles{
+			P: p, Lo: lo, Hi: hi, Rels: R, Orig: orig, Indptr: indptr, IndOrig: indOrig, Times: times,
+			NewID: func(u int64) int64 { return rl.NewID[u] },
+			FirstHalo: func(u int64) bool {
+				if mark[u] == int32(p+1) {
+					return false
 				}
-				cut += rcut
-				if m.Hetero != nil {
-					m.Hetero.RelEdges[r] += int64(len(row))
-					m.Hetero.RelCut[r] += rcut
-				}
-			}
-		}
-		slices.Sort(halo)
-		haloOrig := make([]int64, len(halo))
-		for i, g := range halo {
-			haloOrig[i] = rl.Orig[g]
-		}
-		pi := PartInfo{Nodes: nodes, Edges: edges, HaloNodes: int64(len(halo)), CutEdges: cut, Splits: map[string]SplitCounts{}}
-		pdir := filepath.Join(tmp, partDir(p))
-		if err := os.Mkdir(pdir, 0o755); err != nil {
-			return nil, fmt.Errorf("output %s: %w", outDir, err)
-		}
-		if err := putArray(m.Files, aw, pdir, p, fileIndptr, indptr); err != nil {
-			return nil, err
-		}
-		if err := putArray(m.Files, aw, pdir, p, fileIndices, indices); err != nil {
-			return nil, err
-		}
-		if err := putArray(m.Files, aw, pdir, p, fileIndOrig, indOrig); err != nil {
-			return nil, err
-		}
-		indices, indOrig = nil, nil
-		if err := putArray(m.Files, aw, pdir, p, fileOrig, orig); err != nil {
-			return nil, err
-		}
-		if sparse {
-			c := csrRows(src.feat, orig)
-			pi.FeatNNZ = c.NNZ()
-			if err := putCSR(m.Files, aw, pdir, p, [3]string{fileFeatIndptr, fileFeatIndices, fileFeatValues}, c); err != nil {
-				return nil, err
-			}
-		} else if err := putArray(m.Files, aw, pdir, p, fileFeat, gatherRows(src.feat, orig)); err != nil {
-			return nil, err
-		}
-		if src.het != nil {
-			if err := src.het.writeFeat(m, aw, pdir, p, orig); err != nil {
-				return nil, err
-			}
+				mark[u] = int32(p + 1)
+				return true
+			},
+			Feat: src.feat, FeatRow: func(_ int, o int64) int64 { return o },
+			Splits: func(name string) (tr, va, te []int64) {
+				s := newSplits[name]
+				return idRange(s.train, lo, hi), idRange(s.valid, lo, hi), idRange(s.test, lo, hi)
+			},
 		}
 		if src.label != nil {
-			labels := make([]int32, nodes)
-			for i, o := range orig {
-				labels[i] = src.label(o)
-			}
-			if err := putArray(m.Files, aw, pdir, p, fileLabels, labels); err != nil {
-				return nil, err
-			}
+			pf.Label = func(_ int, o int64) int32 { return src.label(o) }
 		}
-		if err := putArray(m.Files, aw, pdir, p, fileHalo, halo); err != nil {
-			return nil, err
+		if src.het != nil {
+			pf.HetFeat = src.het.feat
+			pf.HetRow = func(t int, _ int64, o int64) int64 { return o - src.het.schema.NodeOrig[t] }
 		}
-		if err := putArray(m.Files, aw, pdir, p, fileHaloOrig, haloOrig); err != nil {
-			return nil, err
-		}
-		switch {
-		case opt.HaloFeats && sparse:
-			c := csrRows(src.feat, haloOrig)
-			pi.HaloFeatNNZ = c.NNZ()
-			if err := putCSR(m.Files, aw, pdir, p, [3]string{fileHaloFeatIndptr, fileHaloFeatIndices, fileHaloFeatValues}, c); err != nil {
-				return nil, err
-			}
-		case opt.HaloFeats:
-			if err := putArray(m.Files, aw, pdir, p, fileHaloFeat, gatherRows(src.feat, haloOrig)); err != nil {
-				return nil, err
-			}
-		}
-		for _, name := range splitNames {
-			s := newSplits[name]
-			tr, va, te := idRange(s.train, lo, hi), idRange(s.valid, lo, hi), idRange(s.test, lo, hi)
-			pi.Splits[name] = SplitCounts{Train: int64(len(tr)), Valid: int64(len(va)), Test: int64(len(te))}
-			for _, f := range []struct {
-				set string
-				ids []int64
-			}{{"train", tr}, {"valid", va}, {"test", te}} {
-				fn := splitFile(name, f.set)
-				if err := putArray(m.Files, aw, pdir, p, fn, f.ids); err != nil {
-					return nil, err
-				}
-			}
+		if src.tm != nil && src.tm.node != nil {
+			pf.NodeTime = func(o int64) int64 { return src.tm.node[o] }
 		}
 		if ld != nil {
-			lc, err := writeLinkPart(m.Files, aw, pdir, p, ld, lb, rl, lo, hi)
-			if err != nil {
-				return nil, err
+			pf.link = func(files map[string]FileInfo, aw *arrayWriter, pdir string) (*LinkCounts, error) {
+				return writeLinkPart(files, aw, pdir, p, ld, lb, rl, lo, hi)
 			}
-			pi.Link = lc
 		}
-		if src.tm != nil {
-			if err := putArray(m.Files, aw, pdir, p, fileTimes, times); err != nil {
-				return nil, err
-			}
-			if src.tm.node != nil {
-				nt := make([]int64, nodes)
-				for i, o := range orig {
-					nt[i] = src.tm.node[o]
-				}
-				if err := putArray(m.Files, aw, pdir, p, fileNodeTime, nt); err != nil {
-					return nil, err
-				}
-			}
+		pi, err := pf.write(tmp, m, aw, splitNames)
+		if err != nil {
+			return nil, err
 		}
 		m.Parts[p] = pi
-		m.NumEdges += edges
-		m.CutEdges += cut
+		m.NumEdges += pi.Edges
+		m.CutEdges += pi.CutEdges
 	}
-	if err := m.validate(); err != nil {
-		return nil, fmt.Errorf("partition: internal error, written META does not validate: %w", err)
-	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", MetaFile, err)
-	}
-	if err := writeFileSync(filepath.Join(tmp, MetaFile), append(b, '\n')); err != nil {
-		return nil, err
-	}
-	if err := syncDir(tmp); err != nil {
-		return nil, err
-	}
-	if err := replaceDir(tmp, outDir, opt.Overwrite); err != nil {
+	if err := FinishMeta(tmp, outDir, m, opt.Overwrite); err != nil {
 		return nil, err
 	}
 	ok = true
 	return m, nil
+}
+
+// MakeTemp creates the temporary directory a partition of outDir is
+// built in (tempout.Own: named by our PID, so the command registers it for
+// removal on SIGINT/SIGTERM before it exists, and a later run removes it
+// if we are killed), after removing stale ones.
+func MakeTemp(outDir string) (string, error) {
+	parent := filepath.Dir(filepath.Clean(outDir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", fmt.Errorf("output %s: %w", outDir, err)
+	}
+	if _, err := tempout.RemoveStale(outDir); err != nil {
+		return "", fmt.Errorf("output %s: %w", outDir, err)
+	}
+	tmp := tempout.Own(outDir)
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", fmt.Errorf("output %s: %w", outDir, err)
+	}
+	// Mkdir, not MkdirTemp, so that the directory gets 0755 (less umask)
+	// like every other output, not 0700.
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("output %s: %w", outDir, err)
+	}
+	return tmp, nil
+}
+
+// CheckOutDir fails early (before any expensive work) when outDir exists
+// and may not be replaced.
+func CheckOutDir(outDir string, overwrite bool) error { return checkOutDir(outDir, overwrite) }
+
+// FinishMeta validates m, writes it as META.json into the finished
+// temporary directory tmp and renames tmp to outDir (see replaceDir).
+func FinishMeta(tmp, outDir string, m *Meta, overwrite bool) error {
+	if err := m.validate(); err != nil {
+		return fmt.Errorf("partition: internal error, written META does not validate: %w", err)
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", MetaFile, err)
+	}
+	if err := writeFileSync(filepath.Join(tmp, MetaFile), append(b, '\n')); err != nil {
+		return err
+	}
+	if err := syncDir(tmp); err != nil {
+		return err
+	}
+	return replaceDir(tmp, outDir, overwrite)
 }
 
 // putArray writes part p's array file name and records it in files.

@@ -11,6 +11,9 @@ missing=()
 case "$mpi" in
 openmpi)
 	command -v mpirun >/dev/null && pkg-config --exists ompi 2>/dev/null || missing+=(openmpi-bin libopenmpi-dev)
+	# PT-Scotch (the distributed partitioner's --method parmetis); Debian
+	# builds it against OpenMPI only, so MPICH builds leave it out.
+	[[ -f /usr/include/scotch/ptscotch.h ]] || missing+=(libptscotch-dev)
 	;;
 mpich)
 	command -v mpirun.mpich >/dev/null && pkg-config --exists mpich 2>/dev/null || missing+=(mpich libmpich-dev)

@@ -23,6 +23,7 @@ func commands() map[string]command {
 		"bench":     {"benchmarks: bench comm (transports), bench sample (the loader), bench infer (layer-wise inference)", runBench},
 		"gen":       {"generate a synthetic graph in the OGB raw layout", runGen},
 		"download":  {"download an OGB node dataset into the raw layout", runDownload},
+		"convert":   {"convert a dataset in the OGB raw layout into the chunked format (distributed partitioning input)", runConvert},
 		"partition": {"split a dataset into P partitions (METIS or random)", runPartition},
 		"inspect":   {"print statistics of a partition directory", runInspect},
 		"sample":    {"sample neighborhoods of seed nodes on a partitioned graph (canonical text)", runSample},

@@ -12,6 +12,7 @@ import (
 	"mpignn/graph"
 	"mpignn/internal/tempout"
 	"mpignn/partition"
+	"mpignn/partition/dpartition"
 )
 
 // partitionConfig holds the flags of `mpignn partition`.
@@ -30,6 +31,11 @@ type partitionConfig struct {
 	// splits the partition keeps, and relations left without a reverse.
 	labelType string
 	noReverse string
+	// Chunked datasets (distributed partitioning): per-type assignment
+	// files, and whether --method was given (its default metis then
+	// becomes random).
+	assignment string
+	methodSet  bool
 }
 
 func parsePartition(args []string) (partitionConfig, error) {
@@ -54,6 +60,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.BoolVar(&c.time, "time", false, "read the edge times (raw/edge_time.csv.gz) or node times (raw/node_time.csv.gz, raw/node_year.csv.gz) and store them with the parts, for temporal sampling; the adjacency then keeps repeated edges at different times")
 	fs.StringVar(&c.labelType, "label-type", "", "heterogeneous datasets: the labelled node type to keep labels and splits of (default: the only labelled type)")
 	fs.StringVar(&c.noReverse, "no-reverse", "", "heterogeneous datasets: comma-separated relations (src___rel___dst) NOT given a reverse relation; \"all\" for none (default: every relation gets rev_<rel>)")
+	fs.StringVar(&c.assignment, "assignment", "", "chunked datasets: directory of per-type part-id files (<node type>.txt, one line per node; _N.txt when homogeneous), as DistDGL's pipeline takes")
 	linkSplit := fs.String("link-split", "", "link-prediction split: random:TRAIN,VALID,TEST (fractions of the distinct undirected pairs, seeded by --seed) or time (split/time files); adjacency then holds training edges only")
 	linkNegs := fs.Int("link-negs", partition.DefaultNegsPerPos, "fixed negatives per valid/test edge (MRR), with --link-split")
 	linkPool := fs.Int64("link-pool", partition.DefaultPool, "random pairs in each of the valid and test negative pools (Hits@K), with --link-split")
@@ -79,8 +86,12 @@ func parsePartition(args []string) (partitionConfig, error) {
 		}
 		return c, fmt.Errorf("--parts %d: must be at least 1", c.parts)
 	}
-	if c.method != partition.MethodMetis && c.method != partition.MethodRandom {
-		return c, fmt.Errorf("--method %q: want metis or random", c.method)
+	fs.Visit(func(f *flag.Flag) { c.methodSet = c.methodSet || f.Name == "method" })
+	if c.assignment != "" && !isChunked(c.data) {
+		return c, fmt.Errorf("--assignment applies to a chunked dataset (a directory with %s); %s is not one", graph.ChunkedMetaFile, c.data)
+	}
+	if c.method != partition.MethodMetis && c.method != partition.MethodRandom && !(c.method == dpartition.MethodParMetis && isChunked(c.data)) {
+		return c, fmt.Errorf("--method %q: want metis or random (parmetis for a chunked dataset)", c.method)
 	}
 	if c.sparse != partition.SparseAuto && c.sparse != partition.SparseOn && c.sparse != partition.SparseOff {
 		return c, fmt.Errorf("--sparse-features %q: want %s, %s or %s", c.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
@@ -156,6 +167,9 @@ func partitionCmd(w io.Writer, args []string) error {
 	cleanup := tempout.NewCleanup("mpignn partition")
 	defer cleanup.Listen()()
 	cleanup.Add(tempout.Own(c.out))
+	if isChunked(c.data) {
+		return partitionChunked(w, c)
+	}
 	if graph.IsHeteroLayout(c.data) {
 		return partitionHetero(w, c)
 	}

@@ -474,6 +474,13 @@ func reusable(dir string, parts int, method, split string, seed uint64, link *pa
 // link-prediction partition (seeded by seed too); timed reads and stores
 // the dataset's times (partition.Options.Time).
 func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse, cacheDir string, out *os.File) (string, error) {
+	if isChunked(data) {
+		// Every rank partitions: ranks that wait for a slower one's chunk
+		// (or PT-Scotch) may wait long, as in mpignn partition, which has no
+		// --timeout either.
+		defer c.Untimed("partition --data on every rank")()
+		return prepareChunkedParts(c, data, split, method, seed, link, timed, sparse, cacheDir, out)
+	}
 	var dir string
 	var err error
 	// Partitioning a large dataset takes rank 0 minutes, during which the

@@ -1,0 +1,399 @@
+package graph
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ConvertOptions control ConvertToChunked.
+type ConvertOptions struct {
+	// ChunkNodes and ChunkEdges bound the nodes and edges of one chunk
+	// (and so the memory of the conversion); 0 picks 1 M nodes and 8 M
+	// edges.
+	ChunkNodes, ChunkEdges int64
+	// Workers is the parse parallelism of the split files; 0 GOMAXPROCS.
+	Workers int
+}
+
+func (o ConvertOptions) sizes() (int64, int64) {
+	n, m := o.ChunkNodes, o.ChunkEdges
+	if n <= 0 {
+		n = 1 << 20
+	}
+	if m <= 0 {
+		m = 8 << 20
+	}
+	return n, m
+}
+
+// ConvertToChunked turns a dataset in the OGB raw layout (homogeneous or
+// heterogeneous CSV files, or OGB's binary npz files, see npz.go) at src
+// into the chunked format at out (see chunked.go):
+// edges as numpy (m,2) int64 chunks of stored (type-local) edges exactly as
+// the edge files list them, features as float32 chunks, labels as int64
+// chunks (-1 for a missing label) and every node split as uint8 masks.
+// Edge, feature and label files are streamed a chunk at a time; split ids
+// are held (they are at most one per node). The output appears only when
+// complete. Readers of the chunked format apply the same reverse-edge,
+// self-loop and duplicate rules as ReadOGB and ReadOGBHetero.
+func ConvertToChunked(src, out string, opt ConvertOptions) error {
+	raw := filepath.Join(src, "raw")
+	if st, err := os.Stat(raw); err != nil || !st.IsDir() {
+		return fmt.Errorf("convert %s: missing directory %s (want the OGB raw layout)", src, raw)
+	}
+	name := filepath.Base(filepath.Clean(src))
+	return writeDirAtomic(out, func(tmp string) error {
+		var m *ChunkedMeta
+		var err error
+		switch {
+		case IsHeteroLayout(src):
+			m, err = convertHetero(src, tmp, opt)
+		case IsNpzLayout(src):
+			m, err = convertNpz(src, tmp, opt)
+		default:
+			m, err = convertHomo(src, tmp, opt)
+		}
+		if err != nil {
+			return err
+		}
+		m.GraphName = name
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(tmp, ChunkedMetaFile), append(b, '\n'), 0o644)
+	})
+}
+
+// chunkSizes cuts n items into chunks of at most per (at least one chunk).
+func chunkSizes(n, per int64) []int64 {
+	var out []int64
+	for lo := int64(0); lo < n; lo += per {
+		out = append(out, min(per, n-lo))
+	}
+	if len(out) == 0 {
+		out = []int64{0}
+	}
+	return out
+}
+
+func convertHomo(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
+	raw := filepath.Join(src, "raw")
+	n, err := readSingleNumber(filepath.Join(raw, "num-node-list.csv.gz"))
+	if err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("%s: node count %d must be positive", filepath.Join(raw, "num-node-list.csv.gz"), n)
+	}
+	m, err := readSingleNumber(filepath.Join(raw, "num-edge-list.csv.gz"))
+	if err != nil {
+		return nil, err
+	}
+	cm := &ChunkedMeta{
+		NodeType: []string{HomoNodeType}, EdgeType: []string{HomoEdgeType},
+		Edges: map[string]ChunkFiles{}, NodeData: map[string]map[string]ChunkFiles{HomoNodeType: {}},
+	}
+	nodeTypes := map[string]int64{HomoNodeType: n}
+	if err := convertEdges(cm, tmp, filepath.Join(raw, "edge.csv.gz"), Relation{HomoNodeType, "_E", HomoNodeType}, HomoEdgeType, m, nodeTypes, opt); err != nil {
+		return nil, err
+	}
+	var splits map[string]*Split
+	if splits, err = readSplits(filepath.Join(src, "split"), nil, nil, n, opt.Workers); err != nil {
+		return nil, err
+	}
+	feat := filepath.Join(raw, "node-feat.csv.gz")
+	label := filepath.Join(raw, "node-label.csv.gz")
+	return cm, convertNodeData(cm, tmp, HomoNodeType, n, feat, label, false, splits, opt)
+}
+
+func convertHetero(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
+	raw := filepath.Join(src, "raw")
+	counts, types, err := readNodeDict(filepath.Join(raw, "num-node-dict.csv.gz"))
+	if err != nil {
+		return nil, err
+	}
+	rels, err := readTriplets(raw, counts)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := NewSchema(counts, rels)
+	if err != nil {
+		return nil, fmt.Errorf("convert %s: %w", src, err)
+	}
+	sort.Strings(types)
+	cm := &ChunkedMeta{NodeType: types, Edges: map[string]ChunkFiles{}, NodeData: map[string]map[string]ChunkFiles{}}
+	for _, r := range schema.Relations {
+		for _, x := range []string{r.Src, r.Name, r.Dst} {
+			if strings.Contains(x, ":") {
+				return nil, fmt.Errorf("convert %s: relation %s: names with ':' cannot be a chunked edge type", src, r)
+			}
+		}
+		rd := filepath.Join(raw, "relations", r.String())
+		m, err := readSingleNumber(filepath.Join(rd, "num-edge-list.csv.gz"))
+		if err != nil {
+			return nil, err
+		}
+		et := EdgeTypeOf(r)
+		cm.EdgeType = append(cm.EdgeType, et)
+		if err := convertEdges(cm, tmp, filepath.Join(rd, "edge.csv.gz"), r, et, m, counts, opt); err != nil {
+			return nil, err
+		}
+	}
+	hasFeat, err := readTypeFlags(filepath.Join(raw, "nodetype-has-feat.csv.gz"), types, func(t string) string {
+		return filepath.Join(raw, "node-feat", t, "node-feat.csv.gz")
+	})
+	if err != nil {
+		return nil, err
+	}
+	hasLabel, err := readTypeFlags(filepath.Join(raw, "nodetype-has-label.csv.gz"), types, func(t string) string {
+		return filepath.Join(raw, "node-label", t, "node-label.csv.gz")
+	})
+	if err != nil {
+		return nil, err
+	}
+	splits, err := readHeteroSplits(src, nil, schema, opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range types {
+		cm.NodeData[t] = map[string]ChunkFiles{}
+		feat, label := "", ""
+		if hasFeat[t] {
+			feat = filepath.Join(raw, "node-feat", t, "node-feat.csv.gz")
+		}
+		if hasLabel[t] {
+			label = filepath.Join(raw, "node-label", t, "node-label.csv.gz")
+		}
+		ts := map[string]*Split{}
+		for name, byType := range splits {
+			if s := byType[t]; s != nil {
+				ts[name] = s
+			}
+		}
+		if err := convertNodeData(cm, tmp, t, counts[t], feat, label, true, ts, opt); err != nil {
+			return nil, err
+		}
+		if len(cm.NodeData[t]) == 0 {
+			delete(cm.NodeData, t)
+		}
+	}
+	return cm, nil
+}
+
+// lineScanner streams the lines of a gzip'd text file in order.
+type lineScanner struct {
+	path  string
+	sc    *bufio.Scanner
+	close func() error
+	line  int64
+}
+
+func newLineScanner(path string) (*lineScanner, error) {
+	r, closeFn, err := openGzip(path)
+	if err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	return &lineScanner{path: path, sc: sc, close: closeFn}, nil
+}
+
+// next returns the next line (nil, false at the end).
+func (s *lineScanner) next() ([]byte, bool) {
+	if !s.sc.Scan() {
+		return nil, false
+	}
+	s.line++
+	return trimCR(s.sc.Bytes()), true
+}
+
+func (s *lineScanner) err() error {
+	if err := s.sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// convertEdges streams the m lines of an edge file into numpy chunks.
+func convertEdges(cm *ChunkedMeta, tmp, path string, r Relation, et string, m int64, counts map[string]int64, opt ConvertOptions) error {
+	_, per := opt.sizes()
+	if m < 0 {
+		return fmt.Errorf("%s: edge count %d is negative", path, m)
+	}
+	sizes := chunkSizes(m, per)
+	files := ChunkFiles{Format: ChunkFormat{Name: FormatNumpy}}
+	dir := filepath.Join(tmp, "edges")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	ls, err := newLineScanner(path)
+	if err != nil {
+		return err
+	}
+	defer ls.close()
+	nSrc, nDst := counts[r.Src], counts[r.Dst]
+	for k, size := range sizes {
+		buf := make([][2]int64, size)
+		for i := range buf {
+			line, ok := ls.next()
+			if !ok {
+				if err := ls.err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("%s: %d edge lines, but num-edge-list.csv.gz says %d", path, ls.line, m)
+			}
+			u, v, err := parseEdgeLine(line)
+			if err != nil {
+				return &lineError{path, ls.line, err}
+			}
+			if u < 0 || u >= nSrc || v < 0 || v >= nDst {
+				return &lineError{path, ls.line, fmt.Errorf("edge %d,%d has an id outside [0,%d) x [0,%d)", u, v, nSrc, nDst)}
+			}
+			buf[i] = [2]int64{u, v}
+		}
+		rel := filepath.Join("edges", fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(et, ":", "___"), k))
+		if err := WriteNpy(filepath.Join(tmp, rel), buf); err != nil {
+			return err
+		}
+		files.Data = append(files.Data, rel)
+	}
+	if _, more := ls.next(); more {
+		return &lineError{path, ls.line, fmt.Errorf("more edge lines than the %d in num-edge-list.csv.gz", m)}
+	}
+	if err := ls.err(); err != nil {
+		return err
+	}
+	cm.Edges[et] = files
+	cm.NumEdgesPerChunk = append(cm.NumEdgesPerChunk, sizes)
+	return nil
+}
+
+// convertNodeData writes node type typ's chunks: features and labels
+// streamed from their files ("" when absent), split masks from splits.
+func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelPath string, allowMissing bool, splits map[string]*Split, opt ConvertOptions) error {
+	per, _ := opt.sizes()
+	sizes := chunkSizes(n, per)
+	cm.NumNodesPerChunk = append(cm.NumNodesPerChunk, sizes)
+	nd := cm.NodeData[typ]
+	dir := filepath.Join(tmp, "node_data", typ)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	chunkFile := func(key string, k int) string {
+		return filepath.Join("node_data", typ, fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(key, ":", "-"), k))
+	}
+	add := func(key string, k int, xs any) error {
+		rel := chunkFile(key, k)
+		if err := WriteNpy(filepath.Join(tmp, rel), xs); err != nil {
+			return err
+		}
+		f := nd[key]
+		f.Format.Name = FormatNumpy
+		f.Data = append(f.Data, rel)
+		nd[key] = f
+		return nil
+	}
+	if featPath != "" {
+		dim, err := featureDim(featPath)
+		if err != nil {
+			return err
+		}
+		ls, err := newLineScanner(featPath)
+		if err != nil {
+			return err
+		}
+		defer ls.close()
+		for k, size := range sizes {
+			data := make([]float32, size*int64(dim))
+			rows := make([][]float32, size)
+			for i := range rows {
+				line, ok := ls.next()
+				if !ok {
+					if err := ls.err(); err != nil {
+						return err
+					}
+					return fmt.Errorf("%s: %d feature rows, want one per node (%d)", featPath, ls.line, n)
+				}
+				rows[i] = data[int64(i)*int64(dim) : int64(i+1)*int64(dim)]
+				if err := parseFeatureLine(line, rows[i]); err != nil {
+					return &lineError{featPath, ls.line, err}
+				}
+			}
+			if err := add(ChunkFeat, k, rows); err != nil {
+				return err
+			}
+		}
+		if _, more := ls.next(); more {
+			return &lineError{featPath, ls.line, fmt.Errorf("more feature rows than the %d nodes", n)}
+		}
+		if err := ls.err(); err != nil {
+			return err
+		}
+	}
+	if labelPath != "" {
+		ls, err := newLineScanner(labelPath)
+		if err != nil {
+			return err
+		}
+		defer ls.close()
+		for k, size := range sizes {
+			labels := make([]int64, size)
+			for i := range labels {
+				line, ok := ls.next()
+				if !ok {
+					if err := ls.err(); err != nil {
+						return err
+					}
+					return fmt.Errorf("%s: %d labels, want one per node (%d)", labelPath, ls.line, n)
+				}
+				if allowMissing && isMissingLabel(line) {
+					labels[i] = -1
+					continue
+				}
+				l, err := parseIntLine(line)
+				if err == nil && (l < 0 || l > 1<<31-2) {
+					err = fmt.Errorf("label %d outside [0,%d]", l, 1<<31-2)
+				}
+				if err != nil {
+					return &lineError{labelPath, ls.line, err}
+				}
+				labels[i] = l
+			}
+			if err := add(ChunkLabel, k, labels); err != nil {
+				return err
+			}
+		}
+		if _, more := ls.next(); more {
+			return &lineError{labelPath, ls.line, fmt.Errorf("more labels than the %d nodes", n)}
+		}
+		if err := ls.err(); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(splits) {
+		if strings.ContainsAny(name, ":/") {
+			return fmt.Errorf("split %q: a name with ':' or '/' cannot be a node data key", name)
+		}
+		s := splits[name]
+		for set, ids := range [][]int64{s.Train, s.Valid, s.Test} {
+			mask := make([]uint8, n)
+			for _, v := range ids {
+				mask[v] = 1
+			}
+			lo := int64(0)
+			for k, size := range sizes {
+				if err := add(MaskKey(name, set), k, mask[lo:lo+size]); err != nil {
+					return err
+				}
+				lo += size
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+// Package dpartition partitions a chunked dataset (graph.OpenChunked,
+// DistDGL's chunked graph format) with every rank of an MPI job, each
+// holding only its share: rank r reads its run of every type's node chunks
+// (graph.ChunkRange) and of every edge type's chunks, the assignment comes
+// from PT-Scotch (MethodParMetis: the symmetric graph of all relations,
+// distributed by block, partitioned by collectives.ParMetisKway with one
+// vertex weight, seeded and deterministic; OpenMPI builds only), from
+// partition.Random (the single-process random assignment, computed on
+// every rank and cut to the rank's nodes) or from per-type assignment
+// files (DistDGL's "<ntype>.txt", one part id per line), node records and
+// edges move to the rank that owns their part with Alltoallv in rounds of
+// one chunk, and rank p writes part-p with the single-process writer's
+// code (partition.PartFiles), into rank 0's temporary directory, which
+// rank 0 renames after every rank reported its part. For the same
+// assignment the directory is byte-identical to partition.Write /
+// partition.WriteHetero of the same dataset read with the same options.
+//
+// Times, link splits and halo features are refused (they need the whole
+// graph's times or a second feature exchange); the number of parts is the
+// number of ranks.
+package dpartition

@@ -1,0 +1,564 @@
+package dpartition
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"mpignn/collectives"
+	"mpignn/graph"
+	"mpignn/partition"
+)
+
+// MethodAssignment is the Meta.Method of a partition whose assignment was
+// read from files (Options.AssignmentDir).
+const MethodAssignment = "assignment"
+
+// Options configure Run. The reader options mirror those the partition
+// command gives ReadOGB and ReadOGBHetero, so that the result equals the
+// single-process partition of the same dataset.
+type Options struct {
+	// Data is the chunked dataset directory, Out the partition directory.
+	Data, Out string
+	// Parts must equal the number of ranks (rank p writes part p).
+	Parts int
+	// Method is MethodParMetis, partition.MethodRandom or MethodAssignment (then
+	// AssignmentDir holds "<node type>.txt" files of part ids, one line per
+	// node in type-local order; "_N.txt" for a homogeneous graph).
+	Method        string
+	AssignmentDir string
+	Seed          uint64
+	// Split and LabelType are partition.Options' fields.
+	Split, LabelType string
+	// Undirected: homogeneous graphs get every edge's reverse and lose
+	// self loops (graph.UndirectedOptions); otherwise edges are kept as
+	// stored. It is recorded in META (Undirected, Hetero.Reverse).
+	Undirected bool
+	// Reverse and NoReverse plan the relations of a heterogeneous graph
+	// (graph.PlanRelations), as HeteroReadOptions does.
+	Reverse   bool
+	NoReverse []string
+	// NormalizeFeatures divides every feature row by its sum.
+	NormalizeFeatures bool
+	// SparseFeatures is partition.Options.SparseFeatures.
+	SparseFeatures string
+	Overwrite      bool
+	Workers        int
+	// RoundIDs bounds the ids one rank sends in one lookup round (0:
+	// 4 M), RoundEdges the edges one rank moves in one round (0: 1 M);
+	// tests lower them to exercise the rounds.
+	RoundIDs, RoundEdges int
+}
+
+// run is the state of one rank's partitioning.
+type run struct {
+	c       *collectives.Comm
+	opt     Options
+	ch      *graph.Chunked
+	P, rank int
+	homo    bool
+	s       *graph.Schema
+	R       int64
+	ctype   []int     // schema type -> chunked node type index
+	kLo     []int     // schema type -> this rank's first node chunk
+	kHi     []int     // and one past its last
+	bstart  [][]int64 // schema type -> per rank r, first type-local id of r's block (len P+1)
+	assign  [][]int32 // schema type -> part of each node of this rank's block
+	newID   [][]int64 // schema type -> new id of each node of this rank's block
+	counts  []int64   // [r][t][p] flattened: nodes of type t in rank r's block assigned to p
+	offsets []int64   // part offsets
+	lt      int       // label type (schema index), -1 none
+	labels  bool      // labels.bin is written
+	splits  []string  // split names of the label type, sorted
+	dims    []int     // schema type -> feature dimension (0 none)
+}
+
+// Run partitions opt.Data with every rank of c and returns the written
+// META on rank 0 (nil on the other ranks). Every rank must call it with
+// the same options. An error on any rank must end the job (spmd.Run): the
+// other ranks may be waiting in a collective.
+func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
+	x := &run{c: c, opt: opt, P: c.Size(), rank: c.Rank()}
+	if opt.Parts != x.P {
+		return nil, fmt.Errorf("--parts %d: the distributed partitioner writes one part per rank; run it with %d ranks (mpirun -n %d)", opt.Parts, opt.Parts, opt.Parts)
+	}
+	switch opt.Method {
+	case partition.MethodRandom, MethodAssignment, MethodParMetis:
+	default:
+		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s, %s and --assignment", opt.Method, MethodParMetis, partition.MethodRandom)
+	}
+	if x.rank == 0 {
+		if err := partition.CheckOutDir(opt.Out, opt.Overwrite); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if x.ch, err = graph.OpenChunked(opt.Data); err != nil {
+		return nil, err
+	}
+	if err := x.plan(); err != nil {
+		return nil, err
+	}
+	if err := partition.CheckParts(x.s.NumNodes(), x.P); err != nil {
+		return nil, err
+	}
+	if err := x.readAssignment(); err != nil {
+		return nil, err
+	}
+	if err := x.relabel(); err != nil {
+		return nil, err
+	}
+	nd, err := x.moveNodes()
+	if err != nil {
+		return nil, err
+	}
+	ptr, srcs, err := x.moveEdges(nd)
+	if err != nil {
+		return nil, err
+	}
+	return x.write(nd, ptr, srcs)
+}
+
+// plan builds the schema, this rank's node blocks, the relations and what
+// the node data hold (label type, splits, feature dimensions).
+func (x *run) plan() error {
+	ch := x.ch
+	x.homo = ch.Homogeneous()
+	counts := map[string]int64{}
+	for i, typ := range ch.Meta.NodeType {
+		counts[typ] = ch.Counts[i]
+	}
+	rels := ch.Rels
+	if !x.homo {
+		var err error
+		if rels, _, err = graph.PlanRelations(ch.Rels, x.opt.Reverse, x.opt.NoReverse); err != nil {
+			return fmt.Errorf("%s: %w", x.opt.Data, err)
+		}
+	}
+	s, err := graph.NewSchema(counts, rels)
+	if err != nil {
+		return fmt.Errorf("%s: %w", x.opt.Data, err)
+	}
+	x.s = s
+	x.R = int64(s.NumRels())
+	if x.homo {
+		x.R = 1
+	}
+	T := s.NumTypes()
+	x.ctype = make([]int, T)
+	x.kLo, x.kHi = make([]int, T), make([]int, T)
+	x.bstart = make([][]int64, T)
+	for t, typ := range s.NodeTypes {
+		ct := ch.TypeIndex(typ)
+		x.ctype[t] = ct
+		k := ch.NumNodeChunks(ct)
+		x.kLo[t], x.kHi[t] = graph.ChunkRange(k, x.P, x.rank)
+		x.bstart[t] = make([]int64, x.P+1)
+		for r := 0; r <= x.P; r++ {
+			lo, _ := graph.ChunkRange(k, x.P, min(r, x.P-1))
+			if r == x.P {
+				lo = k
+			}
+			x.bstart[t][r] = ch.NodeChunkStart(ct, lo)
+		}
+	}
+	// The label type: the only labelled type, or Options.LabelType.
+	x.lt = -1
+	var labelled []string
+	for _, typ := range s.NodeTypes {
+		if ch.HasNodeData(typ, graph.ChunkLabel) {
+			labelled = append(labelled, typ)
+		}
+	}
+	switch {
+	case x.homo:
+		if len(labelled) == 1 {
+			x.lt = 0
+		}
+		if x.opt.LabelType != "" {
+			return errors.New("--label-type applies to heterogeneous datasets")
+		}
+	case x.opt.LabelType != "":
+		if !slices.Contains(labelled, x.opt.LabelType) {
+			return fmt.Errorf("label type %q: the dataset has labels for %v", x.opt.LabelType, labelled)
+		}
+		x.lt = s.TypeIndex(x.opt.LabelType)
+	case len(labelled) == 1:
+		x.lt = s.TypeIndex(labelled[0])
+	case len(labelled) > 1:
+		return fmt.Errorf("the dataset has labels for node types %v: choose one (--label-type)", labelled)
+	}
+	x.labels = x.lt >= 0
+	if x.lt >= 0 {
+		x.splits = ch.SplitNames(s.NodeTypes[x.lt])
+	} else if x.homo {
+		x.splits = ch.SplitNames(graph.HomoNodeType)
+	}
+	x.dims = make([]int, T)
+	return nil
+}
+
+// block returns this rank's type-local node range of type t.
+func (x *run) block(t int) (lo, hi int64) { return x.bstart[t][x.rank], x.bstart[t][x.rank+1] }
+
+// owner returns the rank whose block holds homogenized id v, and v's type
+// and type-local id.
+func (x *run) owner(v int64) (r, t int, local int64) {
+	t = x.s.TypeOf(v)
+	local = v - x.s.NodeOrig[t]
+	b := x.bstart[t]
+	r = sort.Search(x.P, func(r int) bool { return b[r+1] > local })
+	return r, t, local
+}
+
+// readAssignment fills x.assign for this rank's blocks.
+func (x *run) readAssignment() error {
+	if x.opt.Method == MethodParMetis {
+		return x.parmetisAssign()
+	}
+	T := x.s.NumTypes()
+	x.assign = make([][]int32, T)
+	var full []int32
+	if x.opt.Method == partition.MethodRandom {
+		// The single-process random assignment is a sequential shuffle of
+		// all nodes; every rank computes it (4 bytes a node) and keeps its
+		// blocks, so the result is the single-process one.
+		full = partition.Random(x.s.NumNodes(), x.P, x.opt.Seed)
+	}
+	for t, typ := range x.s.NodeTypes {
+		lo, hi := x.block(t)
+		if full != nil {
+			base := x.s.NodeOrig[t]
+			x.assign[t] = slices.Clone(full[base+lo : base+hi])
+			continue
+		}
+		name := typ
+		if x.homo {
+			name = graph.HomoNodeType
+		}
+		a, err := readAssignFile(filepath.Join(x.opt.AssignmentDir, name+".txt"), lo, hi, x.s.Count(t), x.P)
+		if err != nil {
+			return err
+		}
+		x.assign[t] = a
+	}
+	return nil
+}
+
+// readAssignFile reads lines [lo,hi) of an assignment file of n lines,
+// checking every line it reads and the line count.
+func readAssignFile(path string, lo, hi, n int64, P int) ([]int32, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("assignment: %w", err)
+	}
+	defer f.Close()
+	out := make([]int32, 0, hi-lo)
+	sc := bufio.NewScanner(f)
+	line := int64(0)
+	for sc.Scan() {
+		if line >= lo && line < hi {
+			var p int
+			b := sc.Bytes()
+			if _, err := fmt.Sscan(string(b), &p); err != nil || p < 0 || p >= P {
+				return nil, fmt.Errorf("%s line %d: part %q: want an integer in [0,%d)", path, line+1, b, P)
+			}
+			out = append(out, int32(p))
+		}
+		line++
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if line != n {
+		return nil, fmt.Errorf("%s: %d lines, want one per node of the type (%d)", path, line, n)
+	}
+	return out, nil
+}
+
+// relabel gathers the per-(rank, type, part) counts and gives every node
+// of this rank's blocks its new id: part-major, then by homogenized
+// original id (partition.Relabel's numbering).
+func (x *run) relabel() error {
+	T, P := x.s.NumTypes(), x.P
+	mine := make([]int64, T*P)
+	for t := range T {
+		for _, p := range x.assign[t] {
+			mine[t*P+int(p)]++
+		}
+	}
+	all, err := collectives.Allgather(x.c, mine)
+	if err != nil {
+		return err
+	}
+	x.counts = all
+	cnt := func(r, t, p int) int64 { return all[(r*T+t)*P+p] }
+	x.offsets = make([]int64, P+1)
+	for p := range P {
+		x.offsets[p+1] = x.offsets[p]
+		for r := range P {
+			for t := range T {
+				x.offsets[p+1] += cnt(r, t, p)
+			}
+		}
+	}
+	x.newID = make([][]int64, T)
+	for t := range T {
+		next := make([]int64, P)
+		for p := range P {
+			next[p] = x.offsets[p]
+			for t2 := range t {
+				for r := range P {
+					next[p] += cnt(r, t2, p)
+				}
+			}
+			for r := range x.rank {
+				next[p] += cnt(r, t, p)
+			}
+		}
+		ids := make([]int64, len(x.assign[t]))
+		for i, p := range x.assign[t] {
+			ids[i] = next[p]
+			next[p]++
+		}
+		x.newID[t] = ids
+	}
+	return nil
+}
+
+// typeOffsets returns, per type, the part offsets of its nodes (HeteroMeta).
+func (x *run) typeOffsets() [][]int64 {
+	T, P := x.s.NumTypes(), x.P
+	out := make([][]int64, T)
+	for t := range T {
+		off := make([]int64, P+1)
+		for p := range P {
+			off[p+1] = off[p]
+			for r := range P {
+				off[p+1] += x.counts[(r*T+t)*P+p]
+			}
+		}
+		out[t] = off
+	}
+	return out
+}
+
+// alltoallv sends per-destination segments and returns the received
+// segments per source rank.
+func alltoallv[T collectives.Elem](c *collectives.Comm, send [][]T) ([][]T, error) {
+	counts := make([]int64, len(send))
+	var flat []T
+	for p, s := range send {
+		counts[p] = int64(len(s))
+		flat = append(flat, s...)
+	}
+	recv, rc, err := collectives.Alltoallv(c, flat, counts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]T, len(rc))
+	pos := int64(0)
+	for q, n := range rc {
+		out[q] = recv[pos : pos+n]
+		pos += n
+	}
+	return out, nil
+}
+
+// nodeData is what the owner of a part holds about its nodes, in new-id
+// order.
+type nodeData struct {
+	orig   []int64
+	labels []int32
+	splits [][]uint8 // per split name: 0 none, 1 train, 2 valid, 3 test
+	feat   []*graph.Features
+}
+
+// moveNodes sends every node of this rank's blocks (original id, label,
+// split membership, features) to the owner of its part, a node chunk per
+// round; received runs are placed by source rank, so that the owner's
+// nodes come out in homogenized id order without sorting.
+func (x *run) moveNodes() (*nodeData, error) {
+	T, P := x.s.NumTypes(), x.P
+	me := x.rank
+	nodes := x.offsets[me+1] - x.offsets[me]
+	nd := &nodeData{orig: make([]int64, nodes), splits: make([][]uint8, len(x.splits)), feat: make([]*graph.Features, T)}
+	if x.labels {
+		nd.labels = make([]int32, nodes)
+		if !x.homo {
+			for i := range nd.labels {
+				nd.labels[i] = -1
+			}
+		}
+	}
+	for i := range nd.splits {
+		nd.splits[i] = make([]uint8, nodes)
+	}
+	// Feature dimensions: a rank without chunks of a type learns them here.
+	dims := make([]int64, T)
+	for t, typ := range x.s.NodeTypes {
+		if x.ch.HasNodeData(typ, graph.ChunkFeat) && x.kLo[t] < x.kHi[t] {
+			d, err := x.ch.NodeFeatDim(x.ctype[t], graph.ChunkFeat, x.kLo[t])
+			if err != nil {
+				return nil, err
+			}
+			dims[t] = int64(d)
+		}
+	}
+	gdims := slices.Clone(dims)
+	if err := collectives.Allreduce(x.c, gdims, collectives.Max); err != nil {
+		return nil, err
+	}
+	for t := range T {
+		if dims[t] != 0 && dims[t] != gdims[t] {
+			return nil, fmt.Errorf("%s: node type %s: features of dimension %d here, %d on another rank", x.opt.Data, x.s.NodeTypes[t], dims[t], gdims[t])
+		}
+		x.dims[t] = int(gdims[t])
+	}
+	start := x.offsets[me] // new id of the first node of type t in my part
+	for t := range T {
+		// Where each source rank's nodes of type t land in my part.
+		pos := make([]int64, P)
+		at := start - x.offsets[me]
+		for r := range P {
+			pos[r] = at
+			at += x.counts[(r*T+t)*P+me]
+		}
+		typeStart := start - x.offsets[me]
+		typeCount := at - typeStart
+		start += typeCount
+		if x.dims[t] > 0 {
+			nd.feat[t] = &graph.Features{Dim: x.dims[t], Data: make([]float32, typeCount*int64(x.dims[t]))}
+		}
+		rounds := 0
+		for r := range P {
+			a, b := graph.ChunkRange(x.ch.NumNodeChunks(x.ctype[t]), P, r)
+			rounds = max(rounds, b-a)
+		}
+		lo, _ := x.block(t)
+		for k := range rounds {
+			if err := x.nodeRound(nd, t, x.kLo[t]+k, lo, pos, typeStart); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return nd, nil
+}
+
+// nodeRound exchanges node chunk k of type t (nothing when this rank has
+// fewer chunks): pos[r] is where source rank r's next nodes land (index
+// into my part), advanced here.
+func (x *run) nodeRound(nd *nodeData, t, k int, blockLo int64, pos []int64, typeStart int64) error {
+	P := x.P
+	ct := x.ctype[t]
+	typ := x.s.NodeTypes[t]
+	ids := make([][]int64, P)
+	labels := make([][]int32, P)
+	splits := make([][]uint8, P)
+	feats := make([][]float32, P)
+	if k < x.kHi[t] {
+		first := x.ch.NodeChunkStart(ct, k)
+		n := x.ch.Meta.NumNodesPerChunk[ct][k]
+		var f *graph.Features
+		var err error
+		if x.dims[t] > 0 {
+			if f, err = x.ch.ReadNodeFeat(ct, graph.ChunkFeat, k); err != nil {
+				return err
+			}
+			if f.Dim != x.dims[t] {
+				return fmt.Errorf("%s: node type %s chunk %d: features of dimension %d, want %d", x.opt.Data, typ, k, f.Dim, x.dims[t])
+			}
+			if x.opt.NormalizeFeatures {
+				f.NormalizeRows(x.opt.Workers)
+			}
+		}
+		var lab []int64
+		withLabels := x.labels && t == max(x.lt, 0)
+		if withLabels {
+			if lab, err = x.ch.ReadNodeInts(ct, graph.ChunkLabel, k); err != nil {
+				return err
+			}
+		}
+		var code []uint8
+		if t == max(x.lt, 0) && len(x.splits) > 0 {
+			code = make([]uint8, n*int64(len(x.splits)))
+			for si, name := range x.splits {
+				for set := range 3 {
+					m, err := x.ch.ReadNodeInts(ct, graph.MaskKey(name, set), k)
+					if err != nil {
+						return err
+					}
+					for i, b := range m {
+						if b == 0 {
+							continue
+						}
+						c := &code[int64(i)*int64(len(x.splits))+int64(si)]
+						if *c != 0 {
+							return fmt.Errorf("%s: node type %s: split %q: node %d is in two sets (%s)", x.opt.Data, typ, name, first+int64(i), x.ch.Meta.NodeData[typ][graph.MaskKey(name, set)].Data[k])
+						}
+						*c = uint8(set + 1)
+					}
+				}
+			}
+		}
+		for i := range n {
+			v := first + i
+			p := x.assign[t][v-blockLo]
+			ids[p] = append(ids[p], x.s.NodeOrig[t]+v)
+			if withLabels {
+				l := lab[i]
+				if x.homo && l == -1 {
+					return fmt.Errorf("%s: node %d has no label (-1 in %s): homogeneous partitions need a label on every node", x.opt.Data, v, x.ch.Meta.NodeData[typ][graph.ChunkLabel].Data[k])
+				}
+				if l < -1 || l > 1<<31-2 {
+					return fmt.Errorf("%s: node %d of type %s: label %d outside [-1,%d] (%s)", x.opt.Data, v, typ, l, 1<<31-2, x.ch.Meta.NodeData[typ][graph.ChunkLabel].Data[k])
+				}
+				labels[p] = append(labels[p], int32(l))
+			}
+			if code != nil {
+				splits[p] = append(splits[p], code[i*int64(len(x.splits)):(i+1)*int64(len(x.splits))]...)
+			}
+			if f != nil {
+				feats[p] = append(feats[p], f.Row(i)...)
+			}
+		}
+	}
+	rids, err := alltoallv(x.c, ids)
+	if err != nil {
+		return err
+	}
+	rlab, err := alltoallv(x.c, labels)
+	if err != nil {
+		return err
+	}
+	rsplit, err := alltoallv(x.c, splits)
+	if err != nil {
+		return err
+	}
+	rfeat, err := alltoallv(x.c, feats)
+	if err != nil {
+		return err
+	}
+	S := int64(len(x.splits))
+	for r := range P {
+		at := pos[r]
+		copy(nd.orig[at:], rids[r])
+		if len(rlab[r]) > 0 {
+			copy(nd.labels[at:], rlab[r])
+		}
+		for i := int64(0); i < int64(len(rsplit[r]))/max(S, 1); i++ {
+			for si := range S {
+				nd.splits[si][at+i] = rsplit[r][i*S+si]
+			}
+		}
+		if f := nd.feat[t]; f != nil {
+			copy(f.Data[(at-typeStart)*int64(f.Dim):], rfeat[r])
+		}
+		pos[r] += int64(len(rids[r]))
+	}
+	return nil
+}

@@ -1,0 +1,353 @@
+package dpartition
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"mpignn/collectives"
+	"mpignn/graph"
+	"mpignn/partition"
+	"mpignn/spmd"
+	"mpignn/spmd/spmdtest"
+)
+
+var world *spmd.World
+
+func TestMain(m *testing.M) { spmdtest.Main(m, &world) }
+
+func comm(t *testing.T) *collectives.Comm {
+	t.Helper()
+	c, err := collectives.NewComm()
+	require.NoError(t, err)
+	return c
+}
+
+// agree fails the test on every rank when any rank's err is set, so that
+// no rank goes on into a collective the others skip.
+func agree(t *testing.T, c *collectives.Comm, err error) {
+	t.Helper()
+	bad := int64(0)
+	if err != nil {
+		bad = 1
+	}
+	any, aerr := collectives.AllreduceScalar(c, bad, collectives.Max)
+	require.NoError(t, aerr)
+	require.NoError(t, err)
+	require.Zero(t, any, "another rank failed")
+}
+
+// sharedDir is a temporary directory every rank of the job sees (rank 0
+// makes it; all ranks run on this machine).
+func sharedDir(t *testing.T, c *collectives.Comm) string {
+	t.Helper()
+	var name []byte
+	var err error
+	if c.Rank() == 0 {
+		var d string
+		d, err = os.MkdirTemp("", "dpartition-")
+		name = []byte(d)
+	}
+	agree(t, c, err)
+	name, err = bcastBytes(c, name)
+	require.NoError(t, err)
+	dir := string(name)
+	t.Cleanup(func() {
+		c.Barrier()
+		if c.Rank() == 0 {
+			os.RemoveAll(dir)
+		}
+	})
+	return dir
+}
+
+// sameTree reports the first difference between two directory trees:
+// a file only in one, or different bytes.
+func sameTree(a, b string) error {
+	files := map[string]bool{}
+	err := filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(a, p)
+		files[rel] = true
+		x, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		y, err := os.ReadFile(filepath.Join(b, rel))
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		if !bytes.Equal(x, y) {
+			if strings.HasSuffix(rel, ".json") {
+				return fmt.Errorf("%s differs:\n%s\n---\n%s", rel, x, y)
+			}
+			return fmt.Errorf("%s differs (%d and %d bytes)", rel, len(x), len(y))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return filepath.WalkDir(b, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(b, p)
+		if !files[rel] {
+			return fmt.Errorf("%s only in the distributed output", rel)
+		}
+		return nil
+	})
+}
+
+// writeAssign writes one assignment file per node type (DistDGL's
+// <ntype>.txt) of a homogenized assignment.
+func writeAssign(dir string, types []string, nodeOrig []int64, assign []int32) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for t, typ := range types {
+		var b strings.Builder
+		for _, p := range assign[nodeOrig[t]:nodeOrig[t+1]] {
+			fmt.Fprintf(&b, "%d\n", p)
+		}
+		if err := os.WriteFile(filepath.Join(dir, typ+".txt"), []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestHomogeneousMatchesSingleProcess: for the same assignment (random,
+// and METIS' read back from files) the distributed partition of the
+// chunked dataset is byte-identical to partition.Write of the dataset
+// read by ReadOGB, with several chunks per rank, uneven chunk counts and
+// lookups in many rounds.
+func TestHomogeneousMatchesSingleProcess(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	src, chunked := filepath.Join(dir, "g"), filepath.Join(dir, "chunked")
+	for _, tc := range []struct {
+		name       string
+		method     string
+		undirected bool
+		sparse     string
+	}{
+		{"random", partition.MethodRandom, true, partition.SparseAuto},
+		{"assignment", MethodAssignment, true, partition.SparseOff},
+		{"directed", partition.MethodRandom, false, partition.SparseOn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			single, dist := filepath.Join(dir, "single-"+tc.name), filepath.Join(dir, "dist-"+tc.name)
+			assignDir := filepath.Join(dir, "assign-"+tc.name)
+			var err error
+			if c.Rank() == 0 {
+				err = func() error {
+					if !graph.IsChunkedLayout(chunked) {
+						syn, err := graph.Generate(graph.GenOptions{Nodes: 611, AvgDegree: 7, Classes: 5, FeatDim: 6, Seed: 4, Workers: 1})
+						if err != nil {
+							return err
+						}
+						if err := graph.WriteSynthetic(src, syn); err != nil {
+							return err
+						}
+						if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 50, ChunkEdges: 333}); err != nil {
+							return err
+						}
+					}
+					ro := graph.ReadOptions{Dedup: true, Workers: 1}
+					if tc.undirected {
+						ro = graph.UndirectedOptions()
+					}
+					d, err := graph.ReadOGB(src, ro)
+					if err != nil {
+						return err
+					}
+					assign := partition.Random(d.NumNodes, P, 9)
+					if tc.method == MethodAssignment {
+						if assign, err = partition.Assign(d, P, partition.Options{Seed: 3, Workers: 1}); err != nil {
+							return err
+						}
+						if err := writeAssign(assignDir, []string{graph.HomoNodeType}, []int64{0, d.NumNodes}, assign); err != nil {
+							return err
+						}
+					}
+					_, err = partition.Write(single, d, assign, P, partition.Options{
+						Method: tc.method, Seed: 9, Undirected: tc.undirected, Workers: 1, SparseFeatures: tc.sparse,
+					})
+					return err
+				}()
+			}
+			agree(t, c, err)
+			m, err := Run(c, Options{
+				Data: chunked, Out: dist, Parts: P, Method: tc.method, AssignmentDir: assignDir, Seed: 9,
+				Undirected: tc.undirected, SparseFeatures: tc.sparse, Workers: 1, RoundIDs: 37, RoundEdges: 100,
+			})
+			agree(t, c, err)
+			if c.Rank() == 0 {
+				require.NotNil(t, m)
+				err = sameTree(single, dist)
+			}
+			agree(t, c, err)
+		})
+	}
+}
+
+// TestHeteroMatchesSingleProcess is the same for a heterogeneous
+// (ogbn-mag-shaped) graph with reverse relations and a symmetrized self
+// relation.
+func TestHeteroMatchesSingleProcess(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	src, chunked := filepath.Join(dir, "mag"), filepath.Join(dir, "chunked")
+	for _, method := range []string{partition.MethodRandom, MethodAssignment} {
+		t.Run(method, func(t *testing.T) {
+			single, dist := filepath.Join(dir, "single-"+method), filepath.Join(dir, "dist-"+method)
+			assignDir := filepath.Join(dir, "assign-"+method)
+			var err error
+			if c.Rank() == 0 {
+				err = func() error {
+					if !graph.IsChunkedLayout(chunked) {
+						d, err := graph.GenerateHetero(graph.HeteroGenOptions{
+							Papers: 300, Authors: 420, Institutions: 15, Fields: 30,
+							Cites: 2000, Writes: 2500, Affiliations: 400, Topics: 2000,
+							Classes: 4, FeatDim: 5, FeatSep: 1, Seed: 6,
+						})
+						if err != nil {
+							return err
+						}
+						if err := graph.WriteHetero(src, d); err != nil {
+							return err
+						}
+						if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 70, ChunkEdges: 555}); err != nil {
+							return err
+						}
+					}
+					d, err := graph.ReadOGBHetero(src, graph.DefaultHeteroReadOptions())
+					if err != nil {
+						return err
+					}
+					opt := partition.Options{Method: method, Seed: 5, Undirected: true, Workers: 1}
+					assign := partition.Random(d.NumNodes(), P, 5)
+					if method == MethodAssignment {
+						if assign, err = partition.AssignHetero(d, P, partition.Options{Seed: 2, Workers: 1}); err != nil {
+							return err
+						}
+						if err := writeAssign(assignDir, d.Schema.NodeTypes, d.Schema.NodeOrig, assign); err != nil {
+							return err
+						}
+					}
+					_, err = partition.WriteHetero(single, d, assign, P, opt)
+					return err
+				}()
+			}
+			agree(t, c, err)
+			_, err = Run(c, Options{
+				Data: chunked, Out: dist, Parts: P, Method: method, AssignmentDir: assignDir, Seed: 5,
+				Undirected: true, Reverse: true, Workers: 1, RoundIDs: 101, RoundEdges: 250,
+			})
+			agree(t, c, err)
+			if c.Rank() == 0 {
+				err = sameTree(single, dist)
+			}
+			agree(t, c, err)
+		})
+	}
+}
+
+// TestRejects: bad input gives one error naming what is wrong, on every
+// rank, and leaves no output.
+func TestRejects(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	chunked := filepath.Join(dir, "chunked")
+	var err error
+	if c.Rank() == 0 {
+		err = func() error {
+			syn, err := graph.Generate(graph.GenOptions{Nodes: 200, AvgDegree: 4, Classes: 3, FeatDim: 2, Seed: 1, Workers: 1})
+			if err != nil {
+				return err
+			}
+			if err := graph.WriteSynthetic(filepath.Join(dir, "g"), syn); err != nil {
+				return err
+			}
+			if err := graph.ConvertToChunked(filepath.Join(dir, "g"), chunked, graph.ConvertOptions{ChunkNodes: 64}); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, "_N.txt"), []byte(strings.Repeat("0\n", 199)+"7\n"), 0o644)
+		}()
+	}
+	agree(t, c, err)
+	out := filepath.Join(dir, "out")
+	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P + 1, Method: partition.MethodRandom})
+	require.ErrorContains(t, err, "one part per rank")
+	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P, Method: partition.MethodMetis})
+	require.ErrorContains(t, err, "supports parmetis, random")
+	// A bad part id is reported by the rank that reads its line (the
+	// command then aborts the job with it): here read as that rank would.
+	_, err = readAssignFile(filepath.Join(dir, "_N.txt"), 150, 200, 200, P)
+	require.ErrorContains(t, err, "_N.txt line 200")
+	_, err = readAssignFile(filepath.Join(dir, "_N.txt"), 0, 10, 300, P)
+	require.ErrorContains(t, err, "200 lines, want one per node of the type (300)")
+	_, statErr := os.Stat(out)
+	require.ErrorIs(t, statErr, os.ErrNotExist)
+}
+
+// TestParMetis partitions with PT-Scotch on every rank count: the result
+// loads and verifies, is the same for the same seed, and cuts far fewer
+// edges than random on a graph with planted communities (PT-Scotch leaves
+// ParMETIS' edgecut at 0; META's cut is counted by the writer).
+func TestParMetis(t *testing.T) {
+	if !ParMetisAvailable {
+		t.Skip("ParMETIS (PT-Scotch) is not in this build")
+	}
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	chunked := filepath.Join(dir, "chunked")
+	var err error
+	if c.Rank() == 0 {
+		err = func() error {
+			syn, err := graph.Generate(graph.GenOptions{Nodes: 2000, AvgDegree: 8, Classes: 4, FeatDim: 4, Homophily: 0.9, Seed: 8, Workers: 1})
+			if err != nil {
+				return err
+			}
+			if err := graph.WriteSynthetic(filepath.Join(dir, "g"), syn); err != nil {
+				return err
+			}
+			return graph.ConvertToChunked(filepath.Join(dir, "g"), chunked, graph.ConvertOptions{ChunkNodes: 250, ChunkEdges: 3000})
+		}()
+	}
+	agree(t, c, err)
+	run := func(name, method string) *partition.Meta {
+		m, err := Run(c, Options{Data: chunked, Out: filepath.Join(dir, name), Parts: P, Method: method, Seed: 3, Undirected: true, Workers: 1})
+		agree(t, c, err)
+		return m
+	}
+	a, b, r := run("pm-a", MethodParMetis), run("pm-b", MethodParMetis), run("random", partition.MethodRandom)
+	if c.Rank() != 0 {
+		return
+	}
+	require.NoError(t, sameTree(filepath.Join(dir, "pm-a"), filepath.Join(dir, "pm-b")), "same seed, different partitions")
+	require.Equal(t, MethodParMetis, a.Method)
+	require.Equal(t, a.CutEdges, b.CutEdges)
+	for p := range P {
+		_, err := partition.Load(filepath.Join(dir, "pm-a"), p)
+		require.NoError(t, err)
+	}
+	if P > 1 {
+		require.Less(t, float64(a.CutEdges), 0.6*float64(r.CutEdges), "parmetis cut %d vs random %d", a.CutEdges, r.CutEdges)
+		require.Less(t, a.Balance(), 1.2)
+	}
+}

@@ -1,0 +1,267 @@
+package dpartition
+
+import (
+	"fmt"
+	"slices"
+
+	"mpignn/collectives"
+	"mpignn/graph"
+)
+
+// lookup asks the block owners of ids (homogenized original ids, any
+// order, repeats allowed) for val(type, index in the owner's block) and
+// returns the answers in the order of ids.
+func (x *run) lookup(ids []int64, val func(t int, i int64) int64) ([]int64, error) {
+	P := x.P
+	dest := make([]int32, len(ids))
+	cnt := make([]int64, P)
+	for j, v := range ids {
+		r, _, _ := x.owner(v)
+		dest[j] = int32(r)
+		cnt[r]++
+	}
+	start := make([]int64, P)
+	for p := 1; p < P; p++ {
+		start[p] = start[p-1] + cnt[p-1]
+	}
+	send := make([]int64, len(ids))
+	pos := slices.Clone(start)
+	for j, v := range ids {
+		send[pos[dest[j]]] = v
+		pos[dest[j]]++
+	}
+	req, rc, err := collectives.Alltoallv(x.c, send, cnt)
+	if err != nil {
+		return nil, err
+	}
+	ans := make([]int64, len(req))
+	for j, v := range req {
+		r, t, local := x.owner(v)
+		if r != x.rank {
+			return nil, fmt.Errorf("internal error: asked for node %d, owned by rank %d", v, r)
+		}
+		lo, _ := x.block(t)
+		ans[j] = val(t, local-lo)
+	}
+	back, _, err := collectives.Alltoallv(x.c, ans, rc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(ids))
+	copy(pos, start)
+	for j := range ids {
+		out[j] = back[pos[dest[j]]]
+		pos[dest[j]]++
+	}
+	return out, nil
+}
+
+// lookupRounds is lookup in rounds of at most Options.RoundIDs ids per
+// rank, every rank taking part in the same number of rounds.
+func (x *run) lookupRounds(ids []int64, val func(t int, i int64) int64) ([]int64, error) {
+	per := int64(x.opt.RoundIDs)
+	if per <= 0 {
+		per = 4 << 20
+	}
+	rounds, err := collectives.AllreduceScalar(x.c, (int64(len(ids))+per-1)/per, collectives.Max)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, 0, len(ids))
+	for k := range rounds {
+		lo, hi := min(k*per, int64(len(ids))), min((k+1)*per, int64(len(ids)))
+		got, err := x.lookup(ids[lo:hi], val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// edgeBatch is a run [lo,hi) of one edge chunk, moved in one round.
+type edgeBatch struct {
+	chunk  int
+	lo, hi int
+}
+
+// edgeBatchesOf lists rank r's batches of edge type e: its run of chunks
+// cut into pieces of at most Options.RoundEdges edges (0: 1 M), which
+// bounds the buffers of a round whatever the chunk size.
+func (x *run) edgeBatchesOf(e, r int) []edgeBatch {
+	per := x.opt.RoundEdges
+	if per <= 0 {
+		per = 1 << 20
+	}
+	k0, k1 := graph.ChunkRange(x.ch.NumEdgeChunks(e), x.P, r)
+	var out []edgeBatch
+	for k := k0; k < k1; k++ {
+		n := int(x.ch.Meta.NumEdgesPerChunk[e][k])
+		for lo := 0; lo < n; lo += per {
+			out = append(out, edgeBatch{k, lo, min(lo+per, n)})
+		}
+	}
+	return out
+}
+
+func (x *run) edgeBatches(e int) []edgeBatch { return x.edgeBatchesOf(e, x.rank) }
+
+// relPlan is how one stored edge type fills relation rows: forward edges
+// into rf; with sym their reverses into rf too (a self relation made
+// undirected); with rr >= 0 their reverses into rr.
+type relPlan struct {
+	rf, rr int
+	sym    bool
+	srcOff int64
+	dstOff int64
+}
+
+func (x *run) relPlans() []relPlan {
+	s := x.s
+	noRev := map[string]bool{}
+	for _, n := range x.opt.NoReverse {
+		noRev[n] = true
+	}
+	plans := make([]relPlan, len(x.ch.Rels))
+	for e, rel := range x.ch.Rels {
+		if x.homo {
+			plans[e] = relPlan{rf: 0, rr: -1, sym: x.opt.Undirected}
+			continue
+		}
+		pl := relPlan{rf: s.RelIndex(rel.String()), rr: -1,
+			srcOff: s.NodeOrig[s.TypeIndex(rel.Src)], dstOff: s.NodeOrig[s.TypeIndex(rel.Dst)]}
+		rev := x.opt.Reverse && !noRev[rel.String()]
+		if rev && rel.Src == rel.Dst {
+			pl.sym = true
+		} else if rev {
+			pl.rr = s.RelIndex(rel.Reverse().String())
+		}
+		plans[e] = pl
+	}
+	return plans
+}
+
+// moveEdges sends every edge of this rank's edge chunks (and the reverses
+// the options add) to the owner of its destination's part, a chunk per
+// round, and builds this rank's part rows: row i*R+r lists the sources of
+// owned node i's in-edges of relation r, ascending and distinct, which is
+// the canonical order of the single-process writer.
+func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
+	P := x.P
+	R := x.R
+	// Received edges as (row, source) pairs, one array per round: no
+	// growing slice, so no doubling slack or copies of all edges.
+	var got [][]int64
+	for e, pl := range x.relPlans() {
+		batches := x.edgeBatches(e)
+		rounds := 0
+		for r := range P {
+			rounds = max(rounds, len(x.edgeBatchesOf(e, r)))
+		}
+		per := 1
+		if pl.sym || pl.rr >= 0 {
+			per = 2
+		}
+		var u, v []int64 // the chunk being cut into batches
+		chunk := -1
+		for j := range rounds {
+			var dst, src, rel []int64
+			if j < len(batches) {
+				bt := batches[j]
+				if bt.chunk != chunk {
+					var err error
+					if u, v, err = x.ch.ReadEdgeChunk(e, bt.chunk); err != nil {
+						return nil, nil, err
+					}
+					chunk = bt.chunk
+				}
+				n := bt.hi - bt.lo
+				dst, src, rel = make([]int64, 0, per*n), make([]int64, 0, per*n), make([]int64, 0, per*n)
+				for i := bt.lo; i < bt.hi; i++ {
+					a, b := u[i]+pl.srcOff, v[i]+pl.dstOff
+					if x.homo && x.opt.Undirected && a == b {
+						continue // undirected homogeneous graphs drop self loops
+					}
+					dst, src, rel = append(dst, b), append(src, a), append(rel, int64(pl.rf))
+					if pl.sym {
+						dst, src, rel = append(dst, a), append(src, b), append(rel, int64(pl.rf))
+					}
+					if pl.rr >= 0 {
+						dst, src, rel = append(dst, a), append(src, b), append(rel, int64(pl.rr))
+					}
+				}
+				if bt.hi == int(x.ch.Meta.NumEdgesPerChunk[e][bt.chunk]) {
+					u, v, chunk = nil, nil, -1
+				}
+			}
+			parts, err := x.lookup(dst, func(t int, i int64) int64 { return int64(x.assign[t][i]) })
+			if err != nil {
+				return nil, nil, err
+			}
+			// One flat send buffer of (dst, src, relation) by part.
+			counts := make([]int64, P)
+			for _, p := range parts {
+				counts[p] += 3
+			}
+			pos := make([]int64, P)
+			for p := 1; p < P; p++ {
+				pos[p] = pos[p-1] + counts[p-1]
+			}
+			send := make([]int64, 3*len(parts))
+			for i, p := range parts {
+				at := pos[p]
+				send[at], send[at+1], send[at+2] = dst[i], src[i], rel[i]
+				pos[p] += 3
+			}
+			dst, src, rel, parts = nil, nil, nil, nil
+			recv, _, err := collectives.Alltoallv(x.c, send, counts)
+			if err != nil {
+				return nil, nil, err
+			}
+			send = nil
+			pairs := make([]int64, 0, 2*(len(recv)/3))
+			for i := 0; i+2 < len(recv); i += 3 {
+				li, ok := slices.BinarySearch(nd.orig, recv[i])
+				if !ok {
+					return nil, nil, fmt.Errorf("internal error: rank %d received an edge into node %d, which it does not own", x.rank, recv[i])
+				}
+				pairs = append(pairs, int64(li)*R+recv[i+2], recv[i+1])
+			}
+			got = append(got, pairs)
+		}
+	}
+	// Counting sort by row, then each row sorted and deduplicated.
+	rows := int64(len(nd.orig)) * R
+	ptr := make([]int64, rows+1)
+	total := int64(0)
+	for _, pairs := range got {
+		for i := 0; i < len(pairs); i += 2 {
+			ptr[pairs[i]+1]++
+		}
+		total += int64(len(pairs) / 2)
+	}
+	for r := range rows {
+		ptr[r+1] += ptr[r]
+	}
+	idx := make([]int64, total)
+	fill := slices.Clone(ptr[:rows])
+	for k, pairs := range got {
+		for i := 0; i < len(pairs); i += 2 {
+			r := pairs[i]
+			idx[fill[r]] = pairs[i+1]
+			fill[r]++
+		}
+		got[k] = nil // free each round's pairs as soon as they are placed
+	}
+	fill = nil
+	w := int64(0)
+	for r := range rows {
+		row := idx[ptr[r]:ptr[r+1]]
+		slices.Sort(row)
+		row = slices.Compact(row)
+		ptr[r] = w
+		w += int64(copy(idx[w:], row))
+	}
+	ptr[rows] = w
+	return ptr, slices.Clip(idx[:w]), nil
+}

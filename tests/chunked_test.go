@@ -1,0 +1,105 @@
+package tests
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestChunkedPartitionCLI: `mpignn convert` then `mpirun -n P mpignn
+// partition --data CHUNKED` gives, on every rank count, the same bytes as
+// the single-process `partition --method random` of the OGB layout; a bad
+// line in the assignment file that only the last rank reads ends the job
+// within seconds with that rank's message and leaves no --out; train
+// --data CHUNKED partitions with all ranks and trains.
+func TestChunkedPartitionCLI(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("mpignn %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	data, ck := filepath.Join(dir, "g"), filepath.Join(dir, "ck")
+	run("gen", "--nodes", "2500", "--avg-degree", "6", "--classes", "4", "--feat-dim", "8", "--seed", "2", "--out", data)
+	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "300", "--chunk-edges", "2000")
+	for _, n := range h.Ranks {
+		single, dist := filepath.Join(dir, "single-"+strconv.Itoa(n)), filepath.Join(dir, "dist-"+strconv.Itoa(n))
+		run("partition", "--data", data, "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--out", single)
+		r := h.MPI(Job{Ranks: n, Args: []string{bin, "partition", "--data", ck, "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--out", dist}, Timeout: 2 * time.Minute})
+		if r.Err != nil {
+			t.Fatalf("np=%d: %v\n%s", n, r.Err, tail(r.Output, 30))
+		}
+		for _, f := range treeFiles(t, single) {
+			a, _ := os.ReadFile(filepath.Join(single, f))
+			b, err := os.ReadFile(filepath.Join(dist, f))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Fatalf("np=%d: %s differs from the single-process partition (%v)", n, f, err)
+			}
+		}
+		if len(treeFiles(t, single)) != len(treeFiles(t, dist)) {
+			t.Fatalf("np=%d: the distributed partition has other files", n)
+		}
+	}
+
+	// Without --method a chunked dataset is partitioned by PT-Scotch
+	// (random in MPICH builds, which lack it).
+	want := "on 2 ranks (parmetis)"
+	if os.Getenv("MPIGNN_MPI") == "mpich" {
+		want = "on 2 ranks (random)"
+	}
+	r := h.MPI(Job{Ranks: 2, Args: []string{bin, "partition", "--data", ck, "--parts", "2", "--out", filepath.Join(dir, "default")}, Timeout: 2 * time.Minute})
+	if r.Err != nil || !strings.Contains(r.Output, want) {
+		t.Fatalf("default method: %v, want %q in:\n%s", r.Err, want, tail(r.Output, 20))
+	}
+
+	// Every line but the last is valid: only the last rank sees the bad id.
+	assign := filepath.Join(dir, "assign")
+	if err := os.MkdirAll(assign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(assign, "_N.txt"), []byte(strings.Repeat("1\n", 2499)+"9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "bad")
+	r = h.MPI(Job{Ranks: 3, Args: []string{bin, "partition", "--data", ck, "--parts", "3", "--assignment", assign, "--out", out}, Timeout: time.Minute})
+	if r.Err == nil || r.Elapsed > 20*time.Second {
+		t.Fatalf("bad assignment: err %v after %v:\n%s", r.Err, r.Elapsed, tail(r.Output, 20))
+	}
+	if want := "[rank 2/3] fatal: " + filepath.Join(assign, "_N.txt") + " line 2500"; !strings.Contains(r.Output, want) {
+		t.Fatalf("output lacks %q:\n%s", want, tail(r.Output, 20))
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("--out %s exists after a failed run (%v)", out, err)
+	}
+
+	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "train", "--data", ck, "--method", "random", "--epochs", "1", "--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})
+	if r.Err != nil || !strings.Contains(r.Output, "partition: wrote 2 parts (random, all ranks)") || !strings.Contains(r.Output, "final:") {
+		t.Fatalf("train --data CHUNKED: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+}
+
+// treeFiles lists the files under dir, relative.
+func treeFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
