@@ -145,15 +145,7 @@ func convertHetero(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 			return nil, err
 		}
 	}
-	hasFeat, err := readTypeFlags(filepath.Join(raw, "nodetype-has-feat.csv.gz"), types, func(t string) string {
-		return filepath.Join(raw, "node-feat", t, "node-feat.csv.gz")
-	})
-	if err != nil {
-		return nil, err
-	}
-	hasLabel, err := readTypeFlags(filepath.Join(raw, "nodetype-has-label.csv.gz"), types, func(t string) string {
-		return filepath.Join(raw, "node-label", t, "node-label.csv.gz")
-	})
+	hasFeat, hasLabel, err := readFeatLabelFlags(raw, types)
 	if err != nil {
 		return nil, err
 	}

@@ -109,15 +109,7 @@ func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", dir, err)
 	}
-	hasFeat, err := readTypeFlags(filepath.Join(raw, "nodetype-has-feat.csv.gz"), types, func(t string) string {
-		return filepath.Join(raw, "node-feat", t, "node-feat.csv.gz")
-	})
-	if err != nil {
-		return nil, err
-	}
-	hasLabel, err := readTypeFlags(filepath.Join(raw, "nodetype-has-label.csv.gz"), types, func(t string) string {
-		return filepath.Join(raw, "node-label", t, "node-label.csv.gz")
-	})
+	hasFeat, hasLabel, err := readFeatLabelFlags(raw, types)
 	if err != nil {
 		return nil, err
 	}
@@ -631,4 +623,23 @@ func ReadHeteroLinkSplit(dir, name string, s *Schema, relation string) (*LinkSpl
 		}
 	}
 	return ls, nil
+}
+
+// readFeatLabelFlags reads which node types of raw have features and
+// labels (nodetype-has-feat/label.csv.gz, or the presence of each type's
+// file where those are missing; see readTypeFlags).
+func readFeatLabelFlags(raw string, types []string) (hasFeat, hasLabel map[string]bool, err error) {
+	hasFeat, err = readTypeFlags(filepath.Join(raw, "nodetype-has-feat.csv.gz"), types, func(t string) string {
+		return filepath.Join(raw, "node-feat", t, "node-feat.csv.gz")
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	hasLabel, err = readTypeFlags(filepath.Join(raw, "nodetype-has-label.csv.gz"), types, func(t string) string {
+		return filepath.Join(raw, "node-label", t, "node-label.csv.gz")
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return hasFeat, hasLabel, nil
 }

@@ -57,12 +57,21 @@ func coraDir() string {
 	return filepath.Join(h.Root, "..", "shared", "data", "cora")
 }
 
+// needDataset returns the folder of a shared dataset ($MPIGNN_DATA/name,
+// else ../shared/data/name) and skips the test, saying where it looked,
+// when the file at path (below that folder) is missing.
+func needDataset(t *testing.T, name string, path ...string) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(coraDir()), name)
+	if _, err := os.Stat(filepath.Join(append([]string{dir}, path...)...)); err != nil {
+		t.Skipf("dataset %s not found at %s (%v): set MPIGNN_DATA to the folder holding %s/", name, dir, err, name)
+	}
+	return dir
+}
+
 func (c *coraParts) get(t *testing.T) map[int]string {
 	t.Helper()
-	data := coraDir()
-	if _, err := os.Stat(filepath.Join(data, "raw", "edge.csv.gz")); err != nil {
-		t.Skipf("Cora not found at %s (%v): the golden tests need it; set MPIGNN_DATA to the folder holding cora/", data, err)
-	}
+	data := needDataset(t, "cora", "raw", "edge.csv.gz")
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	c.once.Do(func() {

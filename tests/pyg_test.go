@@ -98,10 +98,7 @@ func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...
 // and a state dict of another architecture must be refused with its name.
 func TestPyGExportCora(t *testing.T) {
 	py := torchPython(t)
-	data := coraDir()
-	if _, err := os.Stat(filepath.Join(data, "raw", "edge.csv.gz")); err != nil {
-		t.Skipf("Cora not found at %s (%v): set MPIGNN_DATA to the folder holding cora/", data, err)
-	}
+	data := needDataset(t, "cora", "raw", "edge.csv.gz")
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	work := t.TempDir()
@@ -179,10 +176,7 @@ func TestPyGExportCora(t *testing.T) {
 // bytes, and a state dict of the other model is refused.
 func TestPyGExportDBLP(t *testing.T) {
 	py := torchPython(t)
-	data := filepath.Join(filepath.Dir(coraDir()), "dblp")
-	if _, err := os.Stat(filepath.Join(data, "raw", "num-node-dict.csv.gz")); err != nil {
-		t.Skipf("DBLP not found at %s (%v): set MPIGNN_DATA to the folder holding dblp/", data, err)
-	}
+	data := needDataset(t, "dblp", "raw", "num-node-dict.csv.gz")
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	work := t.TempDir()
@@ -225,10 +219,7 @@ func TestPyGExportDBLP(t *testing.T) {
 // probabilities within 1e-4.
 func TestPyGExportLinkDecoder(t *testing.T) {
 	py := torchPython(t)
-	data := coraDir()
-	if _, err := os.Stat(filepath.Join(data, "raw", "edge.csv.gz")); err != nil {
-		t.Skipf("Cora not found at %s (%v): set MPIGNN_DATA to the folder holding cora/", data, err)
-	}
+	data := needDataset(t, "cora", "raw", "edge.csv.gz")
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	work := t.TempDir()

@@ -3,7 +3,6 @@ package tests
 import (
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -21,10 +20,7 @@ import (
 // both transports the same weights, and 1 and 2 ranks the same losses up
 // to the Allreduce order, as the dense path does.
 func TestSparseFeaturesCLI(t *testing.T) {
-	data := coraDir()
-	if _, err := os.Stat(filepath.Join(data, "raw", "edge.csv.gz")); err != nil {
-		t.Skipf("Cora not found at %s (%v): set MPIGNN_DATA to the folder holding cora/", data, err)
-	}
+	data := needDataset(t, "cora", "raw", "edge.csv.gz")
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	work := t.TempDir()

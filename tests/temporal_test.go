@@ -3,7 +3,6 @@ package tests
 import (
 	"fmt"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -148,10 +147,7 @@ var finalWeightsRe = regexp.MustCompile(`(?m)^final: .*\bweights=([0-9a-f]+)`)
 // the streaming partition (--link-graph all) is refused without strict
 // temporal sampling.
 func TestTemporalLinkTrain(t *testing.T) {
-	data := filepath.Join(filepath.Dir(coraDir()), "bitcoinalpha")
-	if _, err := os.Stat(filepath.Join(data, "raw", "edge_time.csv.gz")); err != nil {
-		t.Skipf("bitcoin-alpha not found at %s (%v); set MPIGNN_DATA to the folder holding bitcoinalpha/", data, err)
-	}
+	data := needDataset(t, "bitcoinalpha", "raw", "edge_time.csv.gz")
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	dir := t.TempDir()

@@ -232,28 +232,7 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 	}
 	// Counting sort by row, then each row sorted and deduplicated.
 	rows := int64(len(nd.orig)) * R
-	ptr := make([]int64, rows+1)
-	total := int64(0)
-	for _, pairs := range got {
-		for i := 0; i < len(pairs); i += 2 {
-			ptr[pairs[i]+1]++
-		}
-		total += int64(len(pairs) / 2)
-	}
-	for r := range rows {
-		ptr[r+1] += ptr[r]
-	}
-	idx := make([]int64, total)
-	fill := slices.Clone(ptr[:rows])
-	for k, pairs := range got {
-		for i := 0; i < len(pairs); i += 2 {
-			r := pairs[i]
-			idx[fill[r]] = pairs[i+1]
-			fill[r]++
-		}
-		got[k] = nil // free each round's pairs as soon as they are placed
-	}
-	fill = nil
+	ptr, idx := rowsFromPairs(got, rows)
 	w := int64(0)
 	for r := range rows {
 		row := idx[ptr[r]:ptr[r+1]]
@@ -264,4 +243,32 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 	}
 	ptr[rows] = w
 	return ptr, slices.Clip(idx[:w]), nil
+}
+
+// rowsFromPairs places rounds of (row, value) pairs into CSR rows (ptr of
+// rows+1 offsets, idx of values) by counting sort, in arrival order within
+// a row, and frees each round as soon as its pairs are placed.
+func rowsFromPairs(got [][]int64, rows int64) (ptr, idx []int64) {
+	ptr = make([]int64, rows+1)
+	total := int64(0)
+	for _, pairs := range got {
+		for i := 0; i < len(pairs); i += 2 {
+			ptr[pairs[i]+1]++
+		}
+		total += int64(len(pairs) / 2)
+	}
+	for r := range rows {
+		ptr[r+1] += ptr[r]
+	}
+	idx = make([]int64, total)
+	fill := slices.Clone(ptr[:rows])
+	for k, pairs := range got {
+		for i := 0; i < len(pairs); i += 2 {
+			r := pairs[i]
+			idx[fill[r]] = pairs[i+1]
+			fill[r]++
+		}
+		got[k] = nil
+	}
+	return ptr, idx
 }

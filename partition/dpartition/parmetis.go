@@ -125,28 +125,7 @@ func (x *run) parmetisAssign() error {
 			got = append(got, recv)
 		}
 	}
-	xadj := make([]int64, n+1)
-	total := int64(0)
-	for _, pairs := range got {
-		for i := 0; i < len(pairs); i += 2 {
-			xadj[pairs[i]+1]++
-		}
-		total += int64(len(pairs) / 2)
-	}
-	for r := range n {
-		xadj[r+1] += xadj[r]
-	}
-	adj := make([]int64, total)
-	fill := slices.Clone(xadj[:n])
-	for k, pairs := range got {
-		for i := 0; i < len(pairs); i += 2 {
-			r := pairs[i]
-			adj[fill[r]] = pairs[i+1]
-			fill[r]++
-		}
-		got[k] = nil
-	}
-	fill = nil
+	xadj, adj := rowsFromPairs(got, n)
 	w := int64(0)
 	for r := range n {
 		row := adj[xadj[r]:xadj[r+1]]
