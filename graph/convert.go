@@ -84,14 +84,7 @@ func chunkSizes(n, per int64) []int64 {
 
 func convertHomo(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 	raw := filepath.Join(src, "raw")
-	n, err := readSingleNumber(filepath.Join(raw, "num-node-list.csv.gz"))
-	if err != nil {
-		return nil, err
-	}
-	if n <= 0 {
-		return nil, fmt.Errorf("%s: node count %d must be positive", filepath.Join(raw, "num-node-list.csv.gz"), n)
-	}
-	m, err := readSingleNumber(filepath.Join(raw, "num-edge-list.csv.gz"))
+	n, m, err := readHomoCounts(raw)
 	if err != nil {
 		return nil, err
 	}

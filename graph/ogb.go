@@ -82,19 +82,9 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 			return nil, fmt.Errorf("read %s: raw/data.npz found but the npz (binary numpy) layout, as used by ogbn-papers100M, is not read here; convert it with `mpignn convert --data %s --out DIR` and partition DIR under mpirun (all ranks)", dir, dir)
 		}
 	}
-	n, err := readSingleNumber(filepath.Join(raw, "num-node-list.csv.gz"))
+	n, m, err := readHomoCounts(raw)
 	if err != nil {
 		return nil, err
-	}
-	if n <= 0 {
-		return nil, fmt.Errorf("%s: node count %d must be positive", filepath.Join(raw, "num-node-list.csv.gz"), n)
-	}
-	m, err := readSingleNumber(filepath.Join(raw, "num-edge-list.csv.gz"))
-	if err != nil {
-		return nil, err
-	}
-	if m < 0 {
-		return nil, fmt.Errorf("%s: edge count %d is negative", filepath.Join(raw, "num-edge-list.csv.gz"), m)
 	}
 	// A corrupted count must not make us allocate terabytes: deflate expands
 	// at most ~1032x, and every label line is at least one byte and every
@@ -493,4 +483,25 @@ func checkDisjoint(s *Split, n int64) error {
 		}
 	}
 	return nil
+}
+
+// readHomoCounts reads the node and edge counts of a homogeneous raw
+// layout (num-node-list.csv.gz, num-edge-list.csv.gz): at least one node,
+// no negative edge count.
+func readHomoCounts(raw string) (n, m int64, err error) {
+	n, err = readSingleNumber(filepath.Join(raw, "num-node-list.csv.gz"))
+	if err != nil {
+		return 0, 0, err
+	}
+	if n <= 0 {
+		return 0, 0, fmt.Errorf("%s: node count %d must be positive", filepath.Join(raw, "num-node-list.csv.gz"), n)
+	}
+	m, err = readSingleNumber(filepath.Join(raw, "num-edge-list.csv.gz"))
+	if err != nil {
+		return 0, 0, err
+	}
+	if m < 0 {
+		return 0, 0, fmt.Errorf("%s: edge count %d is negative", filepath.Join(raw, "num-edge-list.csv.gz"), m)
+	}
+	return n, m, nil
 }

@@ -154,13 +154,8 @@ func pickChunkedCache(data, name, cacheDir string, parts int, method, split stri
 			(split == "" || m.Split == split) && partition.VerifyFiles(dir, m) == nil {
 			return "+" + dir, nil
 		}
-		parent := filepath.Dir(dir)
-		if err := os.MkdirAll(parent, 0o755); err != nil {
+		if err := cacheParentUsable(dir); err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		if !writable(parent) {
-			errs = append(errs, fmt.Errorf("%s is read-only", parent))
 			continue
 		}
 		return "-" + dir, nil

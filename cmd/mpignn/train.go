@@ -596,13 +596,8 @@ func cachedParts(data, name, cacheDir string, parts int, method, split string, s
 			fmt.Fprintf(out, "partition: reusing %s\n", dir)
 			return dir, nil
 		}
-		parent := filepath.Dir(dir)
-		if err := os.MkdirAll(parent, 0o755); err != nil {
+		if err := cacheParentUsable(dir); err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		if !writable(parent) {
-			errs = append(errs, fmt.Errorf("%s is read-only", parent))
 			continue
 		}
 		if err := write(dir); err != nil {
@@ -613,4 +608,18 @@ func cachedParts(data, name, cacheDir string, parts int, method, split string, s
 		return dir, nil
 	}
 	return "", errors.Join(errs...)
+}
+
+// cacheParentUsable makes the parent of the partition cache directory dir
+// and says why it cannot take the cache (it cannot be made, or is
+// read-only), so that the next place is tried.
+func cacheParentUsable(dir string) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	if !writable(parent) {
+		return fmt.Errorf("%s is read-only", parent)
+	}
+	return nil
 }
