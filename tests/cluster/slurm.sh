@@ -35,7 +35,9 @@ if ! munge -n >/dev/null 2>&1; then
 	chown munge:munge /run/munge /var/log/munge /var/lib/munge
 	munged --force --foreground >"$tmp/munged.log" 2>&1 &
 	pids+=($!)
-	for _ in $(seq 50); do munge -n >/dev/null 2>&1 && break; sleep 0.1; done
+	# A limit for a daemon that does not start at all, not a timing: a loaded
+	# machine only makes the loop run longer.
+	for _ in $(seq 600); do munge -n >/dev/null 2>&1 && break; sleep 0.1; done
 	munge -n >/dev/null 2>&1 || fail "munged did not start: $(cat "$tmp/munged.log")"
 fi
 
@@ -75,7 +77,7 @@ slurmctld -D -c >"$tmp/slurmctld.out" 2>&1 &
 pids+=($!)
 slurmd -D >"$tmp/slurmd.out" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	sinfo -h -o %T 2>/dev/null | grep -qx idle && break
 	sleep 0.2
 done
