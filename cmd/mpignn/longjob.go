@@ -140,7 +140,13 @@ type stopSignals struct {
 	stop func()
 }
 
-func listenStopSignals(checkpointing bool, rank int) *stopSignals {
+// stopFile, when not empty, is a second way to ask (train --stop-file):
+// rank 0 looks for the file every stopFilePoll and stops as on SIGUSR1 once
+// it exists. A batch script that relays its signal this way cannot kill
+// ranks that have not yet installed their handler (a signal delivered
+// while they start ends them), and a request made before they start is
+// not lost.
+func listenStopSignals(checkpointing bool, rank int, stopFile string) *stopSignals {
 	s := &stopSignals{}
 	ch := make(chan os.Signal, 2)
 	sigs := []os.Signal{syscall.SIGUSR1}
@@ -149,9 +155,22 @@ func listenStopSignals(checkpointing bool, rank int) *stopSignals {
 	}
 	signal.Notify(ch, sigs...)
 	quit := make(chan struct{})
+	var poll <-chan time.Time
+	var ticker *time.Ticker
+	if stopFile != "" && rank == 0 {
+		ticker = time.NewTicker(stopFilePoll)
+		poll = ticker.C
+	}
 	go func() {
 		for {
 			select {
+			case <-poll:
+				if _, err := os.Stat(stopFile); err == nil && s.got.CompareAndSwap(false, true) {
+					why, _ := os.ReadFile(stopFile)
+					fmt.Fprintf(os.Stderr, "mpignn train: rank %d: stop requested by %s (%s); stopping after the current step to write a checkpoint\n",
+						rank, stopFile, strings.TrimSpace(string(why)))
+					poll = nil
+				}
 			case sig := <-ch:
 				name := map[os.Signal]string{syscall.SIGUSR1: "SIGUSR1", syscall.SIGTERM: "SIGTERM"}[sig]
 				if sig == syscall.SIGTERM {
@@ -164,6 +183,9 @@ func listenStopSignals(checkpointing bool, rank int) *stopSignals {
 					fmt.Fprintf(os.Stderr, "mpignn train: rank %d: %s received; stopping after the current step to write a checkpoint\n", rank, name)
 				}
 			case <-quit:
+				if ticker != nil {
+					ticker.Stop()
+				}
 				return
 			}
 		}
@@ -174,6 +196,11 @@ func listenStopSignals(checkpointing bool, rank int) *stopSignals {
 	}
 	return s
 }
+
+// stopFilePoll is how often rank 0 looks for --stop-file: a stat, cheap
+// beside a training step, and soon enough for a preemption notice given
+// minutes ahead.
+const stopFilePoll = 250 * time.Millisecond
 
 // Requested reports whether a stop signal arrived.
 func (s *stopSignals) Requested() bool { return s.got.Load() }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -114,4 +116,29 @@ func TestAdoptResumeFlags(t *testing.T) {
 	assert.Equal(t, "link", f.cfg.Task)
 	assert.Equal(t, 3, f.cfg.Link.NegRatio)
 	assert.Equal(t, "mlp", f.cfg.Model.Decoder)
+}
+
+// TestStopFile: rank 0 stops once --stop-file exists (a request made before
+// it looked counts too); other ranks leave the file to rank 0, whose
+// request reaches them through the step's Allreduce.
+func TestStopFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "STOP")
+	r0 := listenStopSignals(true, 0, file)
+	defer r0.Close()
+	r1 := listenStopSignals(true, 1, file)
+	defer r1.Close()
+	time.Sleep(3 * stopFilePoll) // several polls that find nothing
+	assert.False(t, r0.Requested())
+	require.NoError(t, os.WriteFile(file, []byte("SIGUSR1 to the batch script\n"), 0o644))
+	deadline := time.Now().Add(30 * time.Second)
+	for !r0.Requested() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.True(t, r0.Requested(), "rank 0 did not see the stop file")
+	assert.False(t, r1.Requested(), "rank 1 reads no stop file")
+
+	_, err := parseTrain([]string{"--parts", "p", "--stop-file", file})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--stop-file needs --checkpoint")
 }

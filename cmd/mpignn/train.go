@@ -37,6 +37,7 @@ type trainFlags struct {
 	linkSplit string
 	threads   int
 	timeout   time.Duration // --timeout
+	stopFile  string        // --stop-file
 	// shared are the flags every rank must agree on (agreeStartup).
 	shared []collectives.Field
 	// taskDefaults are the flags that took --task link's defaults
@@ -92,6 +93,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm (default true; false for --task link --decoder dot, whose logits start near 0 on unit-L1 rows)")
 	fs.StringVar(&c.Metrics, "metrics", "", "JSONL metrics file written by rank 0 (one line per epoch + summary)")
 	fs.StringVar(&c.Run.CheckpointDir, "checkpoint", "", "checkpoint directory (rank 0 writes it)")
+	fs.StringVar(&f.stopFile, "stop-file", "", "stop as on SIGUSR1 (checkpoint after the current step, exit 75) once this file exists; rank 0 looks for it 4 times a second. For batch scripts: a signal relayed to ranks that are still starting ends them, a file does not (hostfiles/slurm/train.sbatch)")
 	ckEvery := fs.String("checkpoint-every", "1", "checkpoint every N epochs, every Nsteps optimizer steps (500steps) or every duration (30m, 500s; rank 0's clock), and after the last epoch; steps and durations checkpoint in the middle of an epoch")
 	fs.IntVar(&c.Run.EvalEvery, "eval-every", 1, "evaluate valid/test (and keep the best model) every N epochs and after the last")
 	fs.Var(resumeFlag{&c.Resume, &c.ResumeAuto}, "resume", "continue from the checkpoint in --checkpoint; --resume auto continues if there is one and starts fresh if not")
@@ -128,6 +130,9 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	}
 	if (c.PartDir == "") == (f.data == "") {
 		return nil, errors.New("give exactly one of --parts PARTDIR or --data RAWDIR")
+	}
+	if f.stopFile != "" && c.Run.CheckpointDir == "" {
+		return nil, errors.New("--stop-file needs --checkpoint: a stop writes a checkpoint to continue from")
 	}
 	if err := f.resolveTask(fs); err != nil {
 		return nil, err
@@ -344,7 +349,7 @@ func runTrain(args []string) error {
 	}
 	// Listening starts before MPI: a preemption signal during start-up
 	// must not kill the rank (SIGUSR1's default action).
-	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", testhold.Rank())
+	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", testhold.Rank(), f.stopFile)
 	defer sigs.Close()
 	f.cfg.Stop = sigs.Requested
 	stopped := false

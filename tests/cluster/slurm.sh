@@ -139,17 +139,21 @@ wait_for() {
 	done
 	fail "no $what within ${limit}s: $(cat "$plog" 2>&1; scontrol show job "$jobid" 2>&1 | head -8)"
 }
-# signals N succeeds once rank 0 has reported N SIGUSR1s in the job log.
-signals() { [[ "$(grep -c 'rank 0: SIGUSR1 received' "$plog" 2>/dev/null)" -ge "$1" ]]; }
+# signals N succeeds once rank 0 has reported N stop requests (the batch
+# script's SIGUSR1, relayed by its stop file) in the job log.
+signals() { [[ "$(grep -c 'rank 0: stop requested by .*SIGUSR1 to the batch script' "$plog" 2>/dev/null)" -ge "$1" ]]; }
 held() { test -e "$holds/$1@0"; }
 state() { scontrol show job "$jobid" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2; }
 pending() { [[ "$(state)" == PENDING ]]; }
 # requeued MINUTES waits for the job to be requeued and pending, gives it a
-# time limit of MINUTES and, like an admin, makes it eligible at once (Slurm
+# time limit of MINUTES and, like an admin, makes it eligible soon (Slurm
 # keeps a requeued job pending for a while: Reason=BeginTime, 2 minutes).
+# Not at once: slurmd refuses to launch a job in the same second as it
+# revoked the job's previous credential ("Job credential revoked"; its
+# times have a one-second grain), which failed the job now and then.
 requeued() {
 	wait_for 120 "a requeue" pending
-	scontrol update JobId="$jobid" TimeLimit="$1" StartTime=now
+	scontrol update JobId="$jobid" TimeLimit="$1" StartTime=now+3
 }
 wait_for 300 "hold at step 5" held train-step:5
 scancel --signal=USR1 --batch "$jobid"
@@ -169,7 +173,7 @@ ended() {
 wait_for 600 "the end of the requeued job" ended
 say "preempted job log ($plog):"
 sed 's/^/    /' "$plog"
-[[ "$(state)" == COMPLETED ]] || fail "the requeued job ended $(state)"
+[[ "$(state)" == COMPLETED ]] || fail "the requeued job ended $(state): $(scontrol show job "$jobid" 2>&1 | head -12; grep -i -E "job(id=)? ?$jobid|requeue" "$tmp/slurmctld.log" | tail -20; tail -10 "$tmp/slurmd.log")"
 restarts="$(scontrol show job "$jobid" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)"
 [[ "${restarts:-0}" -eq 2 ]] || fail "the job was requeued ${restarts:-0} times, want 2"
 [[ "$(grep -c 'stopped on request after step' "$plog")" -ge 2 ]] || fail "fewer than 2 checkpoint stops in the log"
