@@ -114,18 +114,7 @@ func TestPyGExportCora(t *testing.T) {
 	for _, m := range models {
 		dir := filepath.Join(work, m.model)
 		train := exportAndPredict(t, bin, parts, dir, m)
-		// Round trip: import the exported state dict into a fresh
-		// checkpoint and export it again.
-		ck2, st2 := filepath.Join(dir, "ck2"), filepath.Join(dir, "again.safetensors")
-		res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: append(train, "--checkpoint", ck2, "--init-from", m.state, "--epochs", "0")})
-		require.NoError(t, res.Err, "train --init-from:\n%s", tail(res.Output, 20))
-		out, err := exec.Command(bin, "export", "--checkpoint", ck2, "--out", st2).CombinedOutput()
-		require.NoError(t, err, "export:\n%s", out)
-		a, err := os.ReadFile(m.state)
-		require.NoError(t, err)
-		b, err := os.ReadFile(st2)
-		require.NoError(t, err)
-		assert.Equal(t, a, b, "%s: export -> --init-from -> export changed the bytes", m.model)
+		checkRoundTrip(t, bin, train, m, dir)
 	}
 	checkInPyTorch(t, py, data, models)
 
@@ -196,19 +185,10 @@ func TestPyGExportDBLP(t *testing.T) {
 
 	// Round trip of hsage, embeddings included.
 	m := models[0]
-	ck2, st2 := filepath.Join(work, "ck2"), filepath.Join(work, "again.safetensors")
-	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: append(trains[0], "--checkpoint", ck2, "--init-from", m.state, "--epochs", "0")})
-	require.NoError(t, res.Err, "train --init-from:\n%s", tail(res.Output, 20))
-	out, err := exec.Command(bin, "export", "--checkpoint", ck2, "--out", st2).CombinedOutput()
-	require.NoError(t, err, "export:\n%s", out)
-	a, err := os.ReadFile(m.state)
-	require.NoError(t, err)
-	b, err := os.ReadFile(st2)
-	require.NoError(t, err)
-	assert.Equal(t, a, b, "hsage: export -> --init-from -> export changed the bytes")
+	checkRoundTrip(t, bin, trains[0], m, work)
 
 	// The HeteroSAGE state dict into an R-GCN run: refused by name.
-	res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: append(trains[1], "--init-from", m.state)})
+	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: append(trains[1], "--init-from", m.state)})
 	require.Error(t, res.Err, "a HeteroSAGE state dict loaded into R-GCN")
 	assert.Contains(t, res.Output, "the rgcn model needs tensors missing from the state dict: convs.0.root")
 }
@@ -245,4 +225,21 @@ func TestPyGExportLinkDecoder(t *testing.T) {
 	t.Logf("%s", strings.TrimSpace(string(out)))
 	require.NoError(t, err, "pyg_check.py:\n%s", out)
 	assert.Contains(t, string(out), "decoder mlp: 6 pairs")
+}
+
+// checkRoundTrip imports m's exported state dict into a fresh checkpoint
+// under dir (train --init-from --epochs 0 with the training flags train)
+// and exports it again: the bytes must not change.
+func checkRoundTrip(t *testing.T, bin string, train []string, m *pygModel, dir string) {
+	t.Helper()
+	ck2, st2 := filepath.Join(dir, "ck2"), filepath.Join(dir, "again.safetensors")
+	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: append(train, "--checkpoint", ck2, "--init-from", m.state, "--epochs", "0")})
+	require.NoError(t, res.Err, "train --init-from:\n%s", tail(res.Output, 20))
+	out, err := exec.Command(bin, "export", "--checkpoint", ck2, "--out", st2).CombinedOutput()
+	require.NoError(t, err, "export:\n%s", out)
+	a, err := os.ReadFile(m.state)
+	require.NoError(t, err)
+	b, err := os.ReadFile(st2)
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "%s: export -> --init-from -> export changed the bytes", m.model)
 }
