@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"mpignn/internal/hashkey"
 )
 
 // Speed targets (see BENCHMARKS.md): CSV parsing >= 100 MB/s of
@@ -154,7 +156,7 @@ func BenchmarkBuildInCSRTimed(b *testing.B) {
 	const n, m = 1 << 20, 4 << 20
 	src, dst, tm := make([]int64, m), make([]int64, m), make([]int64, m)
 	for i := range src {
-		src[i], dst[i], tm[i] = int64(splitmix(uint64(i))%n), int64(splitmix(uint64(i)+m)%n), genTime(1, 2, 0, uint64(i))
+		src[i], dst[i], tm[i] = int64(hashkey.Step(uint64(i))%n), int64(hashkey.Step(uint64(i)+m)%n), genTime(1, 2, 0, uint64(i))
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

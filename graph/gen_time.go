@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"mpignn/internal/hashkey"
 )
 
 // GenTimeRange is the exclusive upper bound of generated times: they are
@@ -22,20 +24,14 @@ const (
 
 // genTime is the generated time keyed by (seed, tag, a, b): a pure
 // function, so the times of a graph do not depend on workers or order.
+// (It is not hashkey.Hash64, which came later: generated times keep the
+// chaining they were first written with, so generated graphs stay the same.)
 func genTime(seed, tag, a, b uint64) int64 {
 	x := seed ^ tag
 	for _, k := range []uint64{a, b} {
-		x = splitmix(x ^ splitmix(k+0x9e3779b97f4a7c15))
+		x = hashkey.Step(x ^ hashkey.Step(k+hashkey.Golden))
 	}
 	return int64(x % GenTimeRange)
-}
-
-// splitmix is SplitMix64's finalizer.
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }
 
 // writeIntLines writes one integer per line, value(i) for i in [0,m).

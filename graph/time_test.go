@@ -342,3 +342,10 @@ func relRowsSorted(d *HeteroDataset) map[string][]int64 {
 	}
 	return out
 }
+
+// TestGenTimePinned pins generated times (values from before the mixer
+// moved to internal/hashkey): generated graphs must not change.
+func TestGenTimePinned(t *testing.T) {
+	assert.Equal(t, int64(17290), genTime(1, tagGenEdgeTime, 0, 7))
+	assert.Equal(t, int64(926780), genTime(99, tagGenNodeTime, 3, 1<<40))
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/graph"
-	"mpignn/sample"
+	"mpignn/internal/hashkey"
 )
 
 // origEdge is an edge in original ids with its canonical id.
@@ -218,7 +218,7 @@ func checkTrueNegatives(t *testing.T, v *linkView, meta *LinkMeta, negLo, negN, 
 			for j, w := range negs {
 				require.True(t, isNeg(e.src, w), "%s positive %v: negative %d is not a true negative", setNames[q+1], e, w)
 				require.True(t, w >= negLo && w < negLo+negN, "negative %d outside the candidates", w)
-				first := negLo + int64(sample.Hash64(tagLinkNeg, meta.Seed, uint64(q+1), uint64(e.id), uint64(j))%uint64(negN))
+				first := negLo + int64(hashkey.Hash64(tagLinkNeg, meta.Seed, uint64(q+1), uint64(e.id), uint64(j))%uint64(negN))
 				if isNeg(e.src, first) {
 					require.Equal(t, first, w, "a first draw that is a true negative is kept")
 				}
@@ -229,8 +229,8 @@ func checkTrueNegatives(t *testing.T, v *linkView, meta *LinkMeta, negLo, negN, 
 			require.Equal(t, int64(k), e.id)
 			require.True(t, isNeg(e.src, e.dst), "pool pair %v is not a true negative", e)
 			require.True(t, e.src >= srcLo && e.src < srcLo+srcN && e.dst >= negLo && e.dst < negLo+negN, "pool pair %v outside the candidates", e)
-			u := srcLo + int64(sample.Hash64(tagLinkPool, meta.Seed, uint64(q+1), uint64(k), 0)%uint64(srcN))
-			w := negLo + int64(sample.Hash64(tagLinkPool, meta.Seed, uint64(q+1), uint64(k), 1)%uint64(negN))
+			u := srcLo + int64(hashkey.Hash64(tagLinkPool, meta.Seed, uint64(q+1), uint64(k), 0)%uint64(srcN))
+			w := negLo + int64(hashkey.Hash64(tagLinkPool, meta.Seed, uint64(q+1), uint64(k), 1)%uint64(negN))
 			if isNeg(u, w) {
 				require.Equal(t, [2]int64{u, w}, [2]int64{e.src, e.dst}, "a first draw that is a true negative is kept")
 			}
@@ -604,7 +604,7 @@ func TestLinkTrueNegatives(t *testing.T) {
 	for q := 0; q < 2; q++ {
 		for _, e := range ref.sets[q+1] {
 			for j, w := range ref.negs[q][e.id] {
-				if first := int64(sample.Hash64(tagLinkNeg, 2, uint64(q+1), uint64(e.id), uint64(j)) % uint64(d.NumNodes)); first != w {
+				if first := int64(hashkey.Hash64(tagLinkNeg, 2, uint64(q+1), uint64(e.id), uint64(j)) % uint64(d.NumNodes)); first != w {
 					redrawn++
 				}
 			}

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"mpignn/graph"
-	"mpignn/sample"
+	"mpignn/internal/hashkey"
 )
 
 // Hash domain tags of the link split, so that the split shuffle, the
@@ -224,7 +224,7 @@ func splitPairs(pairs []linkPair, frac [3]float64, seed uint64) [3]edgeList {
 	keys := make([]uint64, m)
 	for i, p := range pairs {
 		order[i] = i
-		keys[i] = sample.Hash64(tagLinkSplit, seed, uint64(p.u), uint64(p.v))
+		keys[i] = hashkey.Hash64(tagLinkSplit, seed, uint64(p.u), uint64(p.v))
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(a, b))
@@ -326,7 +326,7 @@ func structFeatures(n int64, train *edgeList, undirected bool, width int) *graph
 		row[0] = float32(math.Log1p(float64(in[v])))
 		row[1] = float32(math.Log1p(float64(out[v])))
 		for k := 2; k < width; k++ {
-			if sample.Hash64(tagStructFeat, uint64(v), uint64(k))&1 == 0 {
+			if hashkey.Hash64(tagStructFeat, uint64(v), uint64(k))&1 == 0 {
 				row[k] = c
 			} else {
 				row[k] = -c
@@ -401,7 +401,7 @@ func (es *edgeSet) negative(u, w int64) bool {
 // source src) of split set: uniform over [lo, lo+n) among the true
 // negatives of src, keyed by (seed, split, id, j).
 func (es *edgeSet) evalNegative(seed uint64, set int, id int64, j int, src, lo, n int64) (int64, error) {
-	h := sample.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j))
+	h := hashkey.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j))
 	for a := 1; ; a++ {
 		if w := lo + int64(h%uint64(n)); es.negative(src, w) {
 			return w, nil
@@ -409,7 +409,7 @@ func (es *edgeSet) evalNegative(seed uint64, set int, id int64, j int, src, lo, 
 		if a == maxNegDraws {
 			break
 		}
-		h = sample.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j), uint64(a))
+		h = hashkey.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j), uint64(a))
 	}
 	// Scan from the last draw: deterministic, and it finds a negative
 	// whenever there is one.
@@ -428,9 +428,9 @@ func (es *edgeSet) poolPair(seed uint64, set int, k int64, srcLo, srcN, dstLo, d
 	for a := 0; a < 16*maxNegDraws; a++ {
 		var hu, hw uint64
 		if a == 0 {
-			hu, hw = sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0), sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1)
+			hu, hw = hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0), hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1)
 		} else {
-			hu, hw = sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0, uint64(a)), sample.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1, uint64(a))
+			hu, hw = hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0, uint64(a)), hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1, uint64(a))
 		}
 		u, w = srcLo+int64(hu%uint64(srcN)), dstLo+int64(hw%uint64(dstN))
 		if es.negative(u, w) {

@@ -3,6 +3,8 @@ package sample
 import (
 	"fmt"
 	"slices"
+
+	"mpignn/internal/hashkey"
 )
 
 // Global batching.
@@ -72,7 +74,7 @@ func (p *Permutation) At(i int64) int64 {
 func (p *Permutation) feistel(x uint64) uint64 {
 	l, r := x>>p.half, x&p.mask
 	for _, k := range p.keys {
-		l, r = r, l^(hashWord(k, r)&p.mask)
+		l, r = r, l^(hashkey.Word(k, r)&p.mask)
 	}
 	return l<<p.half | r
 }

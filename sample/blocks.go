@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"mpignn/internal/hashkey"
 )
 
 // BlockBuilder deduplicates sampled edges into a Block. It is reused across
@@ -472,9 +474,9 @@ func log2(n int) int {
 func (bb *BlockBuilder) slotOf(g, t int64) int {
 	h := uint64(g)
 	if bb.temporal {
-		h ^= mix64(uint64(t))
+		h ^= hashkey.Mix64(uint64(t))
 	}
-	return int((h * golden) >> bb.shift)
+	return int((h * hashkey.Golden) >> bb.shift)
 }
 
 // insert returns the local index of global id g (at time t when temporal),

@@ -1,5 +1,7 @@
 package sample
 
+import "mpignn/internal/hashkey"
+
 // Excluding edges from message passing (link prediction).
 //
 // When a link predictor trains on edge (u,v), that edge (and its reverse,
@@ -100,7 +102,7 @@ func canonPair(u, v int64) (lo, hi int64) {
 }
 
 // nodeBit is the filter bit of node id x.
-func (x *EdgeSet) nodeBit(v int64) uint64 { return (uint64(v) * golden) >> x.bitShift }
+func (x *EdgeSet) nodeBit(v int64) uint64 { return (uint64(v) * hashkey.Golden) >> x.bitShift }
 
 func (x *EdgeSet) mark(v int64) {
 	b := x.nodeBit(v)
@@ -114,7 +116,7 @@ func (x *EdgeSet) maybeNode(v int64) bool {
 }
 
 func (x *EdgeSet) slotOf(lo, hi int64) int {
-	return int(mix64(uint64(lo)^mix64(uint64(hi)+golden)) >> x.shift)
+	return int(hashkey.Mix64(uint64(lo)^hashkey.Mix64(uint64(hi)+hashkey.Golden)) >> x.shift)
 }
 
 // probe returns the slot of the canonical pair and whether it holds it; if

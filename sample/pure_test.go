@@ -37,15 +37,6 @@ func TestKeyStreamMatchesHash(t *testing.T) {
 	}
 }
 
-func TestHash64LengthMatters(t *testing.T) {
-	if Hash64(0) == Hash64(0, 0) || Hash64() == Hash64(0) {
-		t.Fatal("keys of different lengths collide")
-	}
-	if Hash64(1, 2) == Hash64(2, 1) {
-		t.Fatal("word order ignored")
-	}
-}
-
 func TestMaskUniformIsStream(t *testing.T) {
 	key := MaskKey(3, 4, 1, 99)
 	s := NewStream(key)

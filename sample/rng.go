@@ -1,6 +1,10 @@
 package sample
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"mpignn/internal/hashkey"
+)
 
 // Counter-based randomness.
 //
@@ -11,15 +15,13 @@ import "math/bits"
 // depend on which rank computes it, on how many ranks there are, or on which
 // other nodes happen to be processed alongside it.
 //
-// The building blocks are the SplitMix64 finalizer (a 64-bit bijection with
-// full avalanche) used as a sponge to hash a key into a 64-bit stream state,
-// and the SplitMix64 stream itself (a Weyl sequence passed through the same
-// finalizer), which passes BigCrush. Everything is plain uint64 arithmetic,
-// so results are identical on every platform and Go version.
+// The hash that turns a key into a 64-bit stream state is internal/hashkey
+// (shared with graph and partition); the stream itself is SplitMix64 (a
+// Weyl sequence passed through the same finalizer), which passes BigCrush.
+// Everything is plain uint64 arithmetic, so results are identical on every
+// platform and Go version.
 
 const (
-	golden = 0x9E3779B97F4A7C15 // 2^64 / phi, the SplitMix64 increment
-
 	// Domain tags keep the hash inputs of unrelated uses apart, so that, for
 	// example, a dropout mask never reuses the bits that picked a neighbor.
 	tagSample = 0x73616d706c65 // "sample"
@@ -27,32 +29,10 @@ const (
 	tagBatch  = 0x6261746368
 )
 
-// mix64 is the SplitMix64 finalizer (Stafford's Mix13): a bijection on
-// uint64 in which every input bit affects every output bit.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return z ^ (z >> 31)
-}
-
-// hashStart and hashWord are the two halves of Hash64, split out so that hot
-// paths (Key.Stream) can hash a fixed number of words without building a
-// slice. The word count enters the initial state so that keys of different
-// lengths never collide by construction.
-func hashStart(n int) uint64 { return mix64(0x243F6A8885A308D3 ^ uint64(n)) }
-
-func hashWord(h, w uint64) uint64 { return mix64(h ^ mix64(w+golden)) }
-
-// Hash64 hashes a sequence of words into 64 well-mixed bits. It is a
-// deterministic, platform-independent function of the words and their count;
-// it is not cryptographic.
-func Hash64(words ...uint64) uint64 {
-	h := hashStart(len(words))
-	for _, w := range words {
-		h = hashWord(h, w)
-	}
-	return h
-}
+// Hash64 hashes a sequence of words into 64 well-mixed bits: it is
+// hashkey.Hash64, kept here for users of the sampler's keys (tests,
+// embeddings, initial weights) outside this module's internal packages.
+func Hash64(words ...uint64) uint64 { return hashkey.Hash64(words...) }
 
 // Float32From maps 64 random bits to a float32 uniform on [0,1) using the top
 // 24 bits, which is exactly the float32 mantissa precision (so every value is
@@ -75,7 +55,7 @@ func MaskKey(seed uint64, step, layer int, node int64) uint64 {
 // NewStream(key): MaskUniform(key, i) == the float of the (i+1)-th Uint64 of
 // that stream, so callers may use either form.
 func MaskUniform(key uint64, unit int) float32 {
-	return Float32From(mix64(key + (uint64(unit)+1)*golden))
+	return Float32From(hashkey.Mix64(key + (uint64(unit)+1)*hashkey.Golden))
 }
 
 // Stream is a SplitMix64 generator. The zero value is a valid stream, but
@@ -88,8 +68,8 @@ func NewStream(key uint64) Stream { return Stream{s: key} }
 
 // Uint64 returns the next 64 random bits.
 func (r *Stream) Uint64() uint64 {
-	r.s += golden
-	return mix64(r.s)
+	r.s += hashkey.Golden
+	return hashkey.Mix64(r.s)
 }
 
 // Uint64n returns a uniform integer in [0,n) for n > 0 (0 when n == 0),
@@ -134,15 +114,15 @@ type Key struct {
 // Stream returns the random stream for this key. It equals
 // NewStream(Hash64(tagSample, Seed, Epoch, Batch, Layer, Node)) and is
 // computed without allocating.
-func (k Key) Stream() Stream { return Stream{s: k.hashInto(hashStart(6))} }
+func (k Key) Stream() Stream { return Stream{s: k.hashInto(hashkey.Start(6))} }
 
 // hashInto hashes the key's six words into h (the start of a hash of six
 // or more words).
 func (k Key) hashInto(h uint64) uint64 {
-	h = hashWord(h, tagSample)
-	h = hashWord(h, k.Seed)
-	h = hashWord(h, uint64(k.Epoch))
-	h = hashWord(h, uint64(k.Batch))
-	h = hashWord(h, uint64(k.Layer))
-	return hashWord(h, uint64(k.Node))
+	h = hashkey.Word(h, tagSample)
+	h = hashkey.Word(h, k.Seed)
+	h = hashkey.Word(h, uint64(k.Epoch))
+	h = hashkey.Word(h, uint64(k.Batch))
+	h = hashkey.Word(h, uint64(k.Layer))
+	return hashkey.Word(h, uint64(k.Node))
 }
