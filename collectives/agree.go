@@ -10,6 +10,48 @@ import (
 	"strings"
 )
 
+// Agree turns a rank-local error into the same outcome on every rank: each
+// rank adds 1 to one sum if localErr != nil, and if the sum is not zero
+// every rank returns an error. A rank that failed returns localErr itself;
+// a rank that did not returns an *OthersFailedError counting the ranks
+// that did ("1 other rank(s) failed (see their errors)"), which callers may
+// word for their context (errors.As). It is collective, so a failure on one
+// rank never leaves the others blocked in a later collective; its wait is
+// labelled "allreduce" for the stall watchdog.
+//
+// It is the one agree-on-error of mpignn: the training loop reaches it
+// through its reducer (package train may not import MPI), the stores and
+// commands call it directly.
+func Agree(c *Comm, localErr error) error {
+	defer c.Phase("allreduce")()
+	flag := int64(0)
+	if localErr != nil {
+		flag = 1
+	}
+	failed, err := AllreduceScalar(c, flag, Sum)
+	if err != nil {
+		if localErr != nil {
+			return errors.Join(localErr, err)
+		}
+		return fmt.Errorf("agree on errors: %w", err)
+	}
+	switch {
+	case localErr != nil:
+		return localErr
+	case failed != 0:
+		return &OthersFailedError{Failed: failed}
+	}
+	return nil
+}
+
+// OthersFailedError is Agree's error on a rank that did not fail itself:
+// Failed ranks did, and report their own errors.
+type OthersFailedError struct{ Failed int64 }
+
+func (e *OthersFailedError) Error() string {
+	return fmt.Sprintf("%d other rank(s) failed (see their errors)", e.Failed)
+}
+
 // Field is one named value that every rank of a job must hold identically
 // before the ranks compute together: a flag, a property of the partition
 // directory, the build of the binary. Source says where the value came from

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"mpignn/spmd"
 	"mpignn/spmd/spmdtest"
 )
@@ -355,5 +358,31 @@ func TestParseTransport(t *testing.T) {
 		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
 			t.Errorf("ParseTransport(%q) = %v, %v", tc.in, got, err)
 		}
+	}
+}
+
+// TestAgree: an error on the last rank only makes every rank fail: that
+// rank with its own error, the others with an *OthersFailedError counting
+// it. Without errors every rank gets nil.
+func TestAgree(t *testing.T) {
+	for _, nc := range comms(t) {
+		t.Run(nc.name, func(t *testing.T) {
+			c := nc.c
+			require.NoError(t, Agree(c, nil))
+			var local error
+			if c.Rank() == c.Size()-1 {
+				local = fmt.Errorf("injected on rank %d", c.Rank())
+			}
+			err := Agree(c, local)
+			require.Error(t, err)
+			if local != nil {
+				assert.Same(t, local, err, "the failing rank gets its own error")
+				return
+			}
+			var others *OthersFailedError
+			require.ErrorAs(t, err, &others)
+			assert.Equal(t, int64(1), others.Failed)
+			assert.EqualError(t, err, "1 other rank(s) failed (see their errors)")
+		})
 	}
 }

@@ -19,6 +19,9 @@ const (
 type Reducer interface {
 	AllreduceSum32(buf []float32) error
 	AllreduceSum64(buf []float64) error
+	// Agree turns a rank-local error into an error on every rank:
+	// collectives.Agree over MPI (this package may not import it).
+	Agree(localErr error) error
 }
 
 // LocalReducer is the Reducer of a one-rank world: the sum over one rank is
@@ -30,6 +33,9 @@ func (LocalReducer) AllreduceSum32([]float32) error { return nil }
 
 // AllreduceSum64 implements Reducer.
 func (LocalReducer) AllreduceSum64([]float64) error { return nil }
+
+// Agree implements Reducer: with one rank, the only error is the local one.
+func (LocalReducer) Agree(localErr error) error { return localErr }
 
 // BatchSource produces the inputs of every step on this rank. It is the seam
 // between the pure training loop and the distributed sampler/feature store.

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -222,6 +223,26 @@ func (r rankReducer) AllreduceSum64(buf []float64) error {
 		return err
 	}
 	copy(buf, out)
+	return nil
+}
+
+// Agree is collectives.Agree for ranks that are goroutines: the failed
+// ranks are counted with one sum, and a rank that did not fail gets the
+// words collectives.OthersFailedError has.
+func (r rankReducer) Agree(localErr error) error {
+	flag := []float64{0}
+	if localErr != nil {
+		flag[0] = 1
+	}
+	if err := r.AllreduceSum64(flag); err != nil {
+		return errors.Join(localErr, err)
+	}
+	switch {
+	case localErr != nil:
+		return localErr
+	case flag[0] != 0:
+		return fmt.Errorf("%d other rank(s) failed (see their errors)", int64(flag[0]))
+	}
 	return nil
 }
 

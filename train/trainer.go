@@ -945,33 +945,9 @@ func (t *Trainer) agreeStop(localErr error) (bool, error) {
 	return flags[1] != 0, nil
 }
 
-// agree turns a rank-local error into an error on every rank (Agree).
-func (t *Trainer) agree(localErr error) error { return Agree(t.red, localErr) }
-
-// Agree turns a rank-local error into an error on every rank: each rank
-// contributes a flag to one sum and all of them return an error if any rank
-// failed (their own error, or a note pointing at the failing ranks'
-// messages). It is collective, so a failure on one rank never leaves the
-// others blocked in a later collective.
-func Agree(red Reducer, localErr error) error {
-	flag := []float64{0}
-	if localErr != nil {
-		flag[0] = 1
-	}
-	if err := red.AllreduceSum64(flag); err != nil {
-		if localErr != nil {
-			return errors.Join(localErr, err)
-		}
-		return fmt.Errorf("agree on errors: %w", err)
-	}
-	switch {
-	case localErr != nil:
-		return localErr
-	case flag[0] != 0:
-		return fmt.Errorf("%d other rank(s) failed (see their errors)", int64(flag[0]))
-	}
-	return nil
-}
+// agree turns a rank-local error into an error on every rank
+// (Reducer.Agree).
+func (t *Trainer) agree(localErr error) error { return t.red.Agree(localErr) }
 
 // Checkpoint captures the complete training state (copies, safe to keep).
 func (t *Trainer) Checkpoint(runInfo []byte) *Checkpoint {

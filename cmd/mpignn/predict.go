@@ -82,7 +82,7 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 		if err := agreeStartup(c, append(shared, partsFields(f.cfg.PartDir)...)); err != nil {
 			return err
 		}
-		if err := dist.Agree(c, setThreads(f.threads, w.Size())); err != nil {
+		if err := collectives.Agree(c, setThreads(f.threads, w.Size())); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		defer c.Phase(name)()

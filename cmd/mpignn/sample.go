@@ -18,7 +18,6 @@ import (
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
-	"mpignn/train/dist"
 )
 
 // sampleConfig holds the flags of `mpignn sample`.
@@ -266,7 +265,7 @@ func sampleTemporal(c *collectives.Comm, s *dsample.Store, part *partition.Part,
 	if why != "" {
 		local = errors.New(why)
 	}
-	if err := dist.Agree(c, local); err != nil {
+	if err := collectives.Agree(c, local); err != nil {
 		return nil, err
 	}
 	rf := sample.UniformRelFanouts(cfg.fanouts, 1)

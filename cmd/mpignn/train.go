@@ -365,7 +365,7 @@ func runTrain(args []string) error {
 		if err := agreeStartup(c, fields); err != nil {
 			return err
 		}
-		if err := dist.Agree(c, setThreads(f.threads, w.Size())); err != nil {
+		if err := collectives.Agree(c, setThreads(f.threads, w.Size())); err != nil {
 			return fmt.Errorf("train: %w", err)
 		}
 		if f.cfg.Resume || f.cfg.ResumeAuto {

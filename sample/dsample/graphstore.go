@@ -1,6 +1,7 @@
 package dsample
 
 import (
+	"errors"
 	"fmt"
 
 	"mpignn/collectives"
@@ -298,23 +299,29 @@ func checkPart(c *collectives.Comm, p *partition.Part) string {
 
 // agreeOpen makes every rank fail when one rank cannot open its store (why
 // != ""), so that a bad partition on one rank does not leave the others
-// waiting in the next collective.
+// waiting in the next collective. The failing rank reports "WHAT on rank
+// R: WHY".
 func agreeOpen(c *collectives.Comm, what, why string) error {
-	bad := int64(0)
+	var local error
 	if why != "" {
-		bad = 1
+		local = fmt.Errorf("%s on rank %d: %s", what, c.Rank(), why)
 	}
-	agreed, err := collectives.AllreduceScalar(c, bad, collectives.Max)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+	return agreeStore(c, what, local)
+}
+
+// agreeStore is collectives.Agree in the words of the stores: a rank that
+// failed returns local, the others "WHAT on rank R: another rank could not
+// open its partition", and a failure of the agreement itself is prefixed
+// with what. It is collective.
+func agreeStore(c *collectives.Comm, what string, local error) error {
+	err := collectives.Agree(c, local)
+	switch {
+	case err == nil || err == local:
+		return err
+	case errors.As(err, new(*collectives.OthersFailedError)):
+		return fmt.Errorf("%s on rank %d: another rank could not open its partition", what, c.Rank())
 	}
-	if agreed == 0 {
-		return nil
-	}
-	if why == "" {
-		why = "another rank could not open its partition"
-	}
-	return fmt.Errorf("%s on rank %d: %s", what, c.Rank(), why)
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // freeArrays frees the non-nil arrays (collectively) and nils them.

@@ -186,7 +186,7 @@ func (r *inferRun) seal(what string, next *Embeddings, localErr error) error {
 // expose agrees on localErr and then makes a's rows readable by every
 // rank. It is collective.
 func (r *inferRun) expose(a *collectives.DistArray, localErr error) error {
-	if err := agreeErr(r.s.c, localErr); err != nil {
+	if err := agreeStore(r.s.c, "embed", localErr); err != nil {
 		return err
 	}
 	return a.Seal()

@@ -582,7 +582,7 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 			copy(rows[r*int64(o.Width):(r+1)*int64(o.Width)], h[i*o.Width:(i+1)*o.Width])
 		}
 	}
-	if err := agreeErr(s.c, localErr); err != nil {
+	if err := agreeStore(s.c, "embed", localErr); err != nil {
 		return nil, err
 	}
 	if err := emb.Seal(); err != nil {
@@ -590,21 +590,6 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 	}
 	ok = true
 	return &Embeddings{a: emb, width: o.Width, lo: p.Lo}, nil
-}
-
-// agreeErr turns a rank-local error into an error on every rank.
-func agreeErr(c *collectives.Comm, localErr error) error {
-	why := ""
-	if localErr != nil {
-		why = localErr.Error()
-	}
-	if err := agreeOpen(c, "embed", why); err != nil {
-		if localErr != nil {
-			return localErr
-		}
-		return err
-	}
-	return nil
 }
 
 // OpenGraph opens a second adjacency over the same nodes (for example the

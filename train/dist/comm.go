@@ -38,11 +38,8 @@ func (r Reducer) Rank() int { return r.C.Rank() }
 // Size is the number of ranks.
 func (r Reducer) Size() int { return r.C.Size() }
 
-// Agree is train.Agree over the communicator: every rank returns an error
-// if any rank failed. It is collective.
-func Agree(c *collectives.Comm, localErr error) error {
-	return train.Agree(Reducer{C: c}, localErr)
-}
+// Agree implements train.Reducer with collectives.Agree.
+func (r Reducer) Agree(localErr error) error { return collectives.Agree(r.C, localErr) }
 
 // maxBcastBytes bounds what BcastBytes accepts (a checkpoint of a model
 // with 4 G parameters is 64 GiB; nothing it carries comes near).

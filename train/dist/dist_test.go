@@ -167,28 +167,6 @@ func TestMPIReducerEquivalence(t *testing.T) {
 	}
 }
 
-// TestAgree: an error on the last rank only makes every rank fail, each
-// with a useful message.
-func TestAgree(t *testing.T) {
-	c := comm(t)
-	if err := Agree(c, nil); err != nil {
-		t.Fatalf("no failure: %v", err)
-	}
-	var local error
-	if c.Rank() == c.Size()-1 {
-		local = fmt.Errorf("injected on rank %d", c.Rank())
-	}
-	err := Agree(c, local)
-	switch {
-	case err == nil:
-		t.Fatal("a rank failed but Agree returned nil")
-	case local != nil && err != local:
-		t.Fatalf("failing rank got %v, want its own error", err)
-	case local == nil && !strings.Contains(err.Error(), "1 other rank(s) failed"):
-		t.Fatalf("other ranks got %v", err)
-	}
-}
-
 // sharedDir makes a temporary directory on rank 0 and tells every rank its
 // path (all ranks run on this machine in the tests).
 func sharedDir(t *testing.T, c *collectives.Comm) string {
@@ -230,7 +208,7 @@ func TestLoadCheckpointBroadcast(t *testing.T) {
 	if c.Rank() == 0 {
 		werr = train.SaveCheckpoint(dir, ck)
 	}
-	if err := Agree(c, werr); err != nil {
+	if err := collectives.Agree(c, werr); err != nil {
 		t.Fatal(err)
 	}
 	got, err := LoadCheckpoint(c, dir)
@@ -249,7 +227,7 @@ func TestLoadCheckpointBroadcast(t *testing.T) {
 		}
 		werr = err
 	}
-	if err := Agree(c, werr); err != nil {
+	if err := collectives.Agree(c, werr); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadCheckpoint(c, dir); err == nil || !strings.Contains(err.Error(), "checksum") || !strings.Contains(err.Error(), train.CheckpointFile) {

@@ -152,7 +152,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		} else if validAdj[0], validAdj[1], validAdj[2], verr = part.MergedValidAdjacency(); verr != nil {
 			verr = fmt.Errorf("%s: rank %d: %w", what, c.Rank(), verr)
 		}
-		if err := Agree(c, verr); err != nil {
+		if err := collectives.Agree(c, verr); err != nil {
 			return nil, err
 		}
 		if cfg.Note != nil && c.Rank() == 0 {
@@ -284,7 +284,7 @@ func Embed(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	if c.Rank() == 0 {
 		werr = train.WriteFileAtomic(cfg.Out, out.Bytes())
 	}
-	if err := Agree(c, werr); err != nil {
+	if err := collectives.Agree(c, werr); err != nil {
 		return 0, fmt.Errorf("embed: %w", err)
 	}
 	return n, nil
@@ -352,7 +352,7 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	case inf.part.Link == nil:
 		lerr = fmt.Errorf("predict --task link: partition %s has no link split (its id map is needed)", cfg.PartDir)
 	}
-	if err := Agree(c, lerr); err != nil {
+	if err := collectives.Agree(c, lerr); err != nil {
 		return 0, err
 	}
 	n := inf.part.Meta.NumNodes
@@ -388,7 +388,7 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	}
 	scores := make([]float32, hi-lo)
 	lerr = inf.model.ScorePairs(hu, hv, scores)
-	if err := Agree(c, lerr); err != nil {
+	if err := collectives.Agree(c, lerr); err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
 	all, _, err := collectives.Allgatherv(c, scores)
@@ -399,7 +399,7 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	if c.Rank() == 0 {
 		werr = writePairScores(cfg.Out, pairs, all)
 	}
-	if err := Agree(c, werr); err != nil {
+	if err := collectives.Agree(c, werr); err != nil {
 		return 0, err
 	}
 	return np, nil

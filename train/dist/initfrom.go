@@ -135,7 +135,7 @@ func saveImported(c *collectives.Comm, tr *train.Trainer, ro train.RunOptions) e
 		ck.Sparse = sparse
 		err = train.SaveCheckpoint(ro.CheckpointDir, ck)
 	}
-	if err := Agree(c, err); err != nil {
+	if err := collectives.Agree(c, err); err != nil {
 		return fmt.Errorf("--init-from: %w", err)
 	}
 	return nil

@@ -33,7 +33,7 @@ func checkFits(c *collectives.Comm, e train.MemoryEstimate, hint string) error {
 	if err != nil {
 		err = fmt.Errorf("rank %d: %w", c.Rank(), err)
 	}
-	return Agree(c, err)
+	return collectives.Agree(c, err)
 }
 
 // checkTrainable refuses a run that cannot train before anything large is
@@ -51,7 +51,7 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 	} else if sc, ok := meta.Splits[lo.Split]; ok && sc.Train == 0 {
 		err = fmt.Errorf("train: split %s of %s has no training nodes (valid %d, test %d)", lo.Split, partDir, sc.Valid, sc.Test)
 	}
-	if err := Agree(c, err); err != nil {
+	if err := collectives.Agree(c, err); err != nil {
 		return err
 	}
 	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch, meta.NumNodes),

@@ -31,7 +31,7 @@ func writeLinkParts(t *testing.T, c *collectives.Comm, d *graph.Dataset, n int) 
 			Link: &partition.LinkOptions{Split: "random:0.8,0.1,0.1", NegsPerPos: 20, Pool: 300},
 		})
 	}
-	require.NoError(t, Agree(c, err))
+	require.NoError(t, collectives.Agree(c, err))
 	return dir
 }
 

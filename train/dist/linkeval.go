@@ -135,7 +135,7 @@ func (e *linkEvaluator) Evaluate(split string, epoch int, m *train.Model) (train
 		}
 		sc, localErr = e.score(emb, m, pos, neg, pool)
 	}
-	if err := Agree(e.c, localErr); err != nil {
+	if err := collectives.Agree(e.c, localErr); err != nil {
 		return res, fmt.Errorf("evaluate %s: %w", split, err)
 	}
 	k := e.l.Meta().NegsPerPos

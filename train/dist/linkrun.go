@@ -57,7 +57,7 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 	case lm.Graph == partition.LinkGraphAll && !lo.Temporal.Strict:
 		err = fmt.Errorf("train: partition %s keeps the valid and test events in message passing (--link-graph all): only strict temporal sampling (--temporal uniform|last --temporal-strict) keeps an evaluated edge and its simultaneous events out", partDir)
 	}
-	if err := Agree(c, err); err != nil {
+	if err := collectives.Agree(c, err); err != nil {
 		return err
 	}
 	if err := checkFits(c, model.EstimateLinkTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch*(1+k), meta.NumNodes),
@@ -82,7 +82,7 @@ func openLinkLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreO
 			err = fmt.Errorf("rank %d: %w", c.Rank(), err)
 		}
 	}
-	if err := Agree(c, err); err != nil {
+	if err := collectives.Agree(c, err); err != nil {
 		return nil, nil, nil, err
 	}
 	so.ReleasePart = true

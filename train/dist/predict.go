@@ -200,7 +200,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	// Tests stop a rank here, between its share of the inference and the
 	// exchange of the results, to stall the job at a known point.
 	testhold.At("predict-infer")
-	if err := Agree(c, localErr); err != nil {
+	if err := collectives.Agree(c, localErr); err != nil {
 		return 0, err
 	}
 	got, _, err := collectives.Allgatherv(c, pairs)
@@ -225,7 +225,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 			werr = writePredictions(cfg.Out, got)
 		}
 	}
-	if err := Agree(c, werr); err != nil {
+	if err := collectives.Agree(c, werr); err != nil {
 		return 0, err
 	}
 	return n, nil

@@ -228,7 +228,7 @@ func openPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 	if err != nil {
 		err = fmt.Errorf("rank %d: %w", c.Rank(), err)
 	}
-	if err := Agree(c, err); err != nil {
+	if err := collectives.Agree(c, err); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -245,7 +245,7 @@ func openLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreOptio
 		return nil, nil, fmt.Errorf("open feature store: %w", err)
 	}
 	l, err := dsample.NewLoader(st, lo)
-	if err = Agree(c, err); err != nil {
+	if err = collectives.Agree(c, err); err != nil {
 		st.Close()
 		return nil, nil, fmt.Errorf("loader: %w", err)
 	}
@@ -458,7 +458,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		made.noteMetrics(cfg.Metrics)
 		metrics, localErr = train.CreateMetrics(cfg.Metrics, tr.Epoch())
 	}
-	if err := Agree(c, localErr); err != nil {
+	if err := collectives.Agree(c, localErr); err != nil {
 		return nil, err
 	}
 	if metrics != nil {
@@ -540,7 +540,7 @@ func (o *createdOutputs) prepareCheckpointDir(c *collectives.Comm, cfg TrainConf
 	if c.Rank() == 0 && cfg.Run.CheckpointDir != "" {
 		o.dirs, err = train.PrepareCheckpointDir(cfg.Run.CheckpointDir, cfg.Resume, cfg.OverwriteCheckpoint)
 	}
-	return Agree(c, err)
+	return collectives.Agree(c, err)
 }
 
 // hasCheckpoint reports on every rank whether dir holds a checkpoint file,

@@ -25,7 +25,7 @@ func writeParts(t *testing.T, c *collectives.Comm, d *graph.Dataset, n int, meth
 	if c.Rank() == 0 {
 		_, err = partition.WriteDataset(dir, d, n, partition.Options{Method: method, Seed: 3, Split: "public"})
 	}
-	if err := Agree(c, err); err != nil {
+	if err := collectives.Agree(c, err); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -195,7 +195,7 @@ func TestTrainBadInput(t *testing.T) {
 		path := filepath.Join(cfg.Run.CheckpointDir, train.CheckpointFile)
 		werr = os.Truncate(path, 100)
 	}
-	if err := Agree(c, werr); err != nil {
+	if err := collectives.Agree(c, werr); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Resume, cfg.Run.Epochs = true, 2
