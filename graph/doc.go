@@ -1,10 +1,13 @@
-// Package graph holds in-memory graphs (compressed sparse rows), node
-// features, labels and splits; it reads datasets in the OGB raw layout
-// (homogeneous, and heterogeneous as ogbn-mag: ReadOGBHetero), generates
-// synthetic graphs for scale (Generate, and the ogbn-mag-shaped
-// GenerateHetero), and downloads the OGB node datasets.
-// With ReadOptions.Time or HeteroReadOptions.Time it also reads edge and
-// node times (time.go, hetero_time.go) into a timed in-adjacency whose rows
-// are sorted by (time, source) (BuildInCSRTimed).
-// It does not use MPI.
+// Package graph holds graphs in memory: the in-adjacency as compressed
+// sparse rows (CSR, each row's sources ascending), node features, labels
+// and splits (Dataset), and their heterogeneous (HeteroDataset) and timed
+// variants. It reads datasets in the OGB raw layout (ReadOGB,
+// ReadOGBHetero), generates synthetic ones (Generate, GenerateHetero) and
+// downloads the OGB node datasets. It does not use MPI.
+//
+// Start from the examples: ExampleReadOGB reads a dataset from disk,
+// ExampleBuildInCSR builds a graph from an edge list. With
+// ReadOptions.Time (HeteroReadOptions.Time) a dataset also carries edge and
+// node times (time.go, hetero_time.go), and its rows are sorted by (time,
+// source) instead (BuildInCSRTimed).
 package graph
