@@ -6,8 +6,9 @@
 // Everything here is pure (no MPI). The distributed parts meet the rest of
 // the program at two small interfaces:
 //
-//   - Reducer: element-wise AllreduceSum over float32 and float64 buffers,
-//     wired to MPI_Allreduce by the caller (LocalReducer for one process).
+//   - Reducer: element-wise AllreduceSum over float32 and float64 buffers
+//     and Agree on a rank-local error, wired to MPI_Allreduce and
+//     collectives.Agree by the caller (LocalReducer for one process).
 //   - BatchSource: per step, the sampled blocks, input features and seed
 //     labels of this rank, plus the global seed count of the step.
 //

@@ -9,9 +9,10 @@ const (
 	SplitTest  = "test"
 )
 
-// Reducer is the only collective the training loop needs: an element-wise
-// sum across all ranks, in place, with the same result on every rank. The
-// lead wires it to MPI_Allreduce (collectives.Allreduce with Sum); a
+// Reducer is all the training loop needs from the other ranks: an
+// element-wise sum across all ranks, in place, with the same result on every
+// rank, and agreement on a rank-local error. The lead wires them to
+// MPI_Allreduce (collectives.Allreduce with Sum) and collectives.Agree; a
 // single-process run uses LocalReducer.
 //
 // Every rank must make the same sequence of calls with the same lengths; the
