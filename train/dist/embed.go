@@ -214,7 +214,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	case mode == EvalLayerwise:
 		inf.emb, err = inferRows(inf.store, inf.model, typed, nil, nil)
 	default:
-		inf.emb, err = inf.store.Embed(inf.model, dsample.EmbedOptions{
+		inf.emb, err = inf.store.Embed(encoder{inf.model}, dsample.EmbedOptions{
 			Width: ck.Model.Classes, Seed: ck.Seed, Fanouts: fan, Replace: info.Replace, Batch: cfg.Batch,
 		})
 	}

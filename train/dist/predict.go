@@ -351,13 +351,7 @@ func predictSampled(loader *dsample.Loader, model *train.Model, typed bool, orig
 		if len(b.Blocks) == 0 || b.Blocks[len(b.Blocks)-1].NumDst == 0 {
 			continue
 		}
-		if typed {
-			pred, err = model.PredictHetero(b.Blocks, b.XT, pred[:0])
-		} else if b.XS != nil {
-			pred, err = model.PredictSparse(b.Blocks, b.XS, pred[:0])
-		} else {
-			pred, err = model.Predict(b.Blocks, b.X, pred[:0])
-		}
+		pred, err = model.Predict(&b, pred[:0])
 		if err != nil {
 			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
 			continue
@@ -381,7 +375,7 @@ func predictLayerwise(store *dsample.Store, model *train.Model, typed dsample.Ty
 	p := store.Part()
 	classes := int64(model.Config().Classes)
 	local := emb.Local()[(lo-p.Lo)*classes : (hi-p.Lo)*classes]
-	pred := model.PredictRows(local, nil)
+	pred := model.Layerwise().Predict(local, nil)
 	var rows []float32
 	if wantRows {
 		rows = slices.Clone(local)
