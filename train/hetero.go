@@ -203,7 +203,7 @@ type hetInput[T Float] struct {
 	done  []bool    // per type: dxs[t] is from a backward over the current forward
 	drop  bool      // the last forward applied input dropout
 
-	// inferTypes are the node types of the block of the last InferLayer.
+	// inferTypes are the node types of the block of the last Layerwise.Layer.
 	inferTypes []int32
 }
 

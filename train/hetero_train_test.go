@@ -290,7 +290,7 @@ func TestHeteroRelabelInvariance(t *testing.T) {
 
 // TestHeteroLinkGradCheck: a heterogeneous link predictor (MLP decoder)
 // passes the finite-difference check through the decoder, the layers and
-// the typed inputs, and EmbedHetero gives the rows ScorePairs scores.
+// the typed inputs, and Forward gives the rows ScorePairs scores.
 func TestHeteroLinkGradCheck(t *testing.T) {
 	for _, arch := range HeteroArchs() {
 		t.Run(arch, func(t *testing.T) {
@@ -329,7 +329,7 @@ func TestHeteroLinkGradCheck(t *testing.T) {
 				require.InDelta(t, num, dx[i], 1e-6+1e-5*math.Abs(num), "input %d", i)
 			}
 			// float32 API: training step, then evaluation scores = ScorePairs
-			// over EmbedHetero rows.
+			// over Forward rows.
 			clear(m.Grads())
 			_, _, err = fb(m.n, &sample.Batch{Blocks: blocks, Pairs: pairs, PairLabels: lab}, typed(xs32), 1, false, MaskKey{})
 			require.NoError(t, err)
@@ -393,7 +393,7 @@ func BenchmarkHeteroLayer(b *testing.B) {
 	}
 }
 
-// benchHetero times ForwardBackwardHetero of a 2-layer arch model over h.
+// benchHetero times Train of a 2-layer arch model over h.
 func benchHetero(b *testing.B, arch string, h *HeteroConfig) {
 	cfg := Config{Arch: arch, Hidden: 64, Classes: 4, Layers: 2, Hetero: h}
 	r := rand.New(rand.NewPCG(1, 1))

@@ -139,7 +139,7 @@ func TestLinkGradCheck(t *testing.T) {
 }
 
 // TestLinkFloat32 checks the production float32 path against float64, and
-// Embed + ScorePairs against EvaluateLink and the reference decoder.
+// Forward + ScorePairs against Evaluate and the reference decoder.
 func TestLinkFloat32(t *testing.T) {
 	for _, tc := range linkCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,7 +160,7 @@ func TestLinkFloat32(t *testing.T) {
 				require.InDelta(t, n.grads[i], float64(g), 1e-4*(1+math.Abs(n.grads[i])), "grad %d", i)
 			}
 
-			// Evaluation: Embed + ScorePairs give the logits EvaluateLink
+			// Evaluation: Forward + ScorePairs give the logits Evaluate
 			// scores, and they match the reference decoder.
 			h, err := m.Forward(&sample.Batch{Blocks: blocks, X: x})
 			require.NoError(t, err)

@@ -459,7 +459,7 @@ func (n *net[T]) checkDense(blocks []sample.Block, x []T) error {
 // checkBlocks validates the structure of the block chain.
 func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 	if n.cfg.GCNNorm == GCNNormSym {
-		return errors.New("model: gcn_norm sym needs every first-layer source's full in-degree, which only layer-wise inference (InferLayer) has; sampled blocks use mpignn's first-layer mean")
+		return errors.New("model: gcn_norm sym needs every first-layer source's full in-degree, which only layer-wise inference (Layerwise) has; sampled blocks use mpignn's first-layer mean")
 	}
 	if len(blocks) != n.cfg.Layers {
 		return fmt.Errorf("model: got %d blocks for a %d-layer model", len(blocks), n.cfg.Layers)
