@@ -14,17 +14,60 @@ import (
 // PairLabels). The input form is resolved here, once (inputs); the task by
 // the model's Head. Nothing above the model chooses among forms.
 
-// inputs are layer 0's input rows in one of three forms; exactly one is
-// read: xt if set, else xs if set, else x.
-type inputs[T Float] struct {
-	x  []T                // dense rows, InDim wide, one per blocks[0] node
-	xs *sample.SparseRows // CSR rows, same nodes (homogeneous models)
-	xt [][]T              // per node type (heterogeneous models)
+// inputs are layer 0's input rows in one of three forms (denseInputs,
+// csrInputs, typedInputs): what checks them against the blocks and runs
+// the layers over them.
+type inputs[T Float] interface {
+	// check validates the inputs against the (checked) block chain.
+	check(n *net[T], blocks []sample.Block) error
+	// forward runs the layers over checked inputs, keeping what backward
+	// needs.
+	forward(n *net[T], blocks []sample.Block, train bool, key MaskKey)
 }
 
-// batchInputs returns the inputs b carries.
+// denseInputs are rows of InDim, one per blocks[0] node.
+type denseInputs[T Float] []T
+
+// csrInputs are CSR rows, one per blocks[0] node (homogeneous models).
+type csrInputs[T Float] struct{ xs *sample.SparseRows }
+
+// typedInputs are one matrix per node type (heterogeneous models).
+type typedInputs[T Float] [][]T
+
+func (x denseInputs[T]) check(n *net[T], blocks []sample.Block) error {
+	return n.checkDense(blocks, x)
+}
+
+func (x denseInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, key MaskKey) {
+	n.forwardDense(blocks, x, train, key)
+}
+
+func (x csrInputs[T]) check(n *net[T], blocks []sample.Block) error {
+	return n.checkSparse(blocks, x.xs)
+}
+
+func (x csrInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, key MaskKey) {
+	n.forwardSparse(blocks, x.xs, train, key)
+}
+
+func (x typedInputs[T]) check(n *net[T], blocks []sample.Block) error {
+	return n.checkHetero(blocks, x)
+}
+
+func (x typedInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, key MaskKey) {
+	n.forwardHetero(blocks, x, train, key)
+}
+
+// batchInputs returns the inputs b carries: XT if set, else XS if set,
+// else X. It is the one place that tells the forms apart.
 func batchInputs(b *sample.Batch) inputs[float32] {
-	return inputs[float32]{x: b.X, xs: b.XS, xt: b.XT}
+	switch {
+	case b.XT != nil:
+		return typedInputs[float32](b.XT)
+	case b.XS != nil:
+		return csrInputs[float32]{b.XS}
+	}
+	return denseInputs[float32](b.X)
 }
 
 // checkInputs validates the block chain and the inputs against the model.
@@ -32,26 +75,7 @@ func (n *net[T]) checkInputs(blocks []sample.Block, in inputs[T]) error {
 	if err := n.checkBlocks(blocks); err != nil {
 		return err
 	}
-	switch {
-	case in.xt != nil:
-		return n.checkHetero(blocks, in.xt)
-	case in.xs != nil:
-		return n.checkSparse(blocks, in.xs)
-	}
-	return n.checkDense(blocks, in.x)
-}
-
-// forwardInputs runs the layers over checked inputs, keeping what backward
-// needs.
-func (n *net[T]) forwardInputs(blocks []sample.Block, in inputs[T], train bool, key MaskKey) {
-	switch {
-	case in.xt != nil:
-		n.forwardHetero(blocks, in.xt, train, key)
-	case in.xs != nil:
-		n.forwardSparse(blocks, in.xs, train, key)
-	default:
-		n.forwardDense(blocks, in.x, train, key)
-	}
+	return in.check(n, blocks)
 }
 
 // lossOf runs the forward pass over the batch's blocks and inputs in and
@@ -66,7 +90,7 @@ func (n *net[T]) lossOf(b *sample.Batch, in inputs[T], scale T, train bool, key 
 	if err := n.head.Check(b, last.NumDst); err != nil {
 		return 0, 0, err
 	}
-	n.forwardInputs(b.Blocks, in, train, key)
+	in.forward(n, b.Blocks, train, key)
 	z := n.out[len(b.Blocks)-1]
 	n.dz = grow(n.dz, len(z))
 	loss, correct := n.head.Loss(z, b, scale, n.dz)
@@ -79,7 +103,7 @@ func (n *net[T]) forwardOnly(blocks []sample.Block, in inputs[T]) ([]T, error) {
 	if err := n.checkInputs(blocks, in); err != nil {
 		return nil, err
 	}
-	n.forwardInputs(blocks, in, false, MaskKey{})
+	in.forward(n, blocks, false, MaskKey{})
 	return n.out[len(blocks)-1], nil
 }
 

@@ -6,9 +6,9 @@ import "mpignn/sample"
 // float64 net for gradient checks, or a step with dropout off (Model.Train
 // always trains).
 
-func dense[T Float](x []T) inputs[T]                  { return inputs[T]{x: x} }
-func sparse[T Float](xs *sample.SparseRows) inputs[T] { return inputs[T]{xs: xs} }
-func typed[T Float](xt [][]T) inputs[T]               { return inputs[T]{xt: xt} }
+func dense[T Float](x []T) inputs[T]                  { return denseInputs[T](x) }
+func sparse[T Float](xs *sample.SparseRows) inputs[T] { return csrInputs[T]{xs} }
+func typed[T Float](xt [][]T) inputs[T]               { return typedInputs[T](xt) }
 
 // fb is Model.Train on the core with dropout chosen by train: the forward
 // and loss over b's blocks and targets with inputs in, then the backward.

@@ -226,7 +226,7 @@ func (c Config) tensors(t archTable) []Tensor {
 // NumParams returns the length of the flat parameter buffer.
 func (c Config) NumParams() int { return c.paramCount(builtinArchs()) }
 
-// numParams is NumParams with the architectures of t.
+// paramCount is NumParams with the architectures of t.
 func (c Config) paramCount(t archTable) int {
 	n := 0
 	for _, ts := range c.tensors(t) {
