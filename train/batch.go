@@ -78,10 +78,10 @@ func (n *net[T]) checkInputs(blocks []sample.Block, in inputs[T]) error {
 	return in.check(n, blocks)
 }
 
-// lossOf runs the forward pass over the batch's blocks and inputs in and
-// its head's loss against the targets of b (whose inputs in are; b's own
-// input fields are not read). With scale != 0 a backward may follow: the
-// head then prepares scale·d(summed loss)/d(seed rows) in n.dz.
+// lossOf runs the forward pass over b's blocks with the inputs in (b's
+// own input fields are not read: in may be of another precision) and the
+// head's loss against b's targets. With scale != 0 a backward may follow:
+// the head then prepares scale·d(summed loss)/d(seed rows) in n.dz.
 func (n *net[T]) lossOf(b *sample.Batch, in inputs[T], scale T, train bool, key MaskKey) (float64, int, error) {
 	if err := n.checkInputs(b.Blocks, in); err != nil {
 		return 0, 0, err
