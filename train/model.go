@@ -295,7 +295,9 @@ type modelOptions struct {
 // WithArchs makes architectures besides the built-in ones available to
 // the model's Config.Arch (an extra one of a built-in name replaces it).
 // A model of an extra architecture trains and evaluates like any other;
-// its checkpoints name an architecture only this option knows.
+// its checkpoints name an architecture only this option knows, and the
+// Config methods that know only built-in ones (Validate, Tensors,
+// NumParams, the PyG mapping) refuse it.
 func WithArchs(archs ...Arch) ModelOption {
 	return func(o *modelOptions) { o.archs = append(o.archs, archs...) }
 }
