@@ -126,11 +126,11 @@ func BenchmarkTrainStep(b *testing.B) {
 			step := int64(0)
 			for b.Loop() {
 				w := startWatch(&times)
-				if _, _, err := m.n.forwardLoss(blocks, x, y, 1/1024., true, MaskKey{Seed: 1, Step: step}); err != nil {
+				if _, _, err := m.n.lossOf(&sample.Batch{Blocks: blocks, Labels: y}, dense(x), 1/1024., true, MaskKey{Seed: 1, Step: step}); err != nil {
 					b.Fatal(err)
 				}
 				w.lap(PhaseForward)
-				m.n.backward(blocks, x, true)
+				m.n.backward(blocks, true)
 				w.lap(PhaseBackward)
 				step++
 			}

@@ -1,7 +1,18 @@
-// Package train holds the models (a Layer/Head seam with a registry of
+// Package train holds the models (a Layer/Head seam with built-in
 // architectures: GraphSAGE, GCN, GAT, and for heterogeneous graphs R-GCN
-// and HeteroSAGE), the Adam optimizer, the distributed training loop,
-// evaluation, checkpoints and metrics.
+// and HeteroSAGE; more are passed to NewModel as Arch values), the Adam
+// optimizer, the distributed training loop, evaluation, checkpoints and
+// metrics.
+//
+// A Model has one training entry (Train) and one evaluation entry
+// (Evaluate, with Forward and Predict for outputs) over a sample.Batch,
+// which carries both axes a step varies along: the input form (dense rows
+// X, CSR rows XS, per-node-type rows XT) and the task (node Labels, or
+// link Pairs with PairLabels). The form is resolved once inside the model
+// (batch.go), the task by its Head: softmax cross-entropy, or a link
+// decoder scoring pairs of seed rows (link.go). Layer-wise inference is the
+// Layerwise view of the same model (infer.go), driven over the distributed
+// graph by package train/dist.
 //
 // Everything here is pure (no MPI). The distributed parts meet the rest of
 // the program at two small interfaces:
@@ -27,9 +38,10 @@
 // embeddings, one matrix per type) go through a per-type linear projection
 // to Hidden, and the layers keep one weight per relation (R-GCN, optionally
 // basis-decomposed) or one GraphSAGE per relation summed per destination
-// type (PyG's to_hetero). The *Hetero methods of Model are the entry points;
-// InputGrad hands the gradients of learnable embedding rows to the caller,
-// which owns the embeddings and their sparse optimizer.
+// type (PyG's to_hetero). A batch with typed inputs (Batch.XT) goes
+// through the same entry points; InputGrad hands the gradients of
+// learnable embedding rows to the caller, which owns the embeddings and
+// their sparse optimizer.
 //
 // Models leave and enter in PyTorch Geometric's layout (pyg.go): ExportPyG
 // and ImportPyG map the flat buffer to a state dict with PyG's module and

@@ -203,7 +203,7 @@ type hetInput[T Float] struct {
 	done  []bool    // per type: dxs[t] is from a backward over the current forward
 	drop  bool      // the last forward applied input dropout
 
-	// inferTypes are the node types of the block of the last InferLayer.
+	// inferTypes are the node types of the block of the last Layerwise.Layer.
 	inferTypes []int32
 }
 
@@ -399,19 +399,13 @@ func (h *hetInput[T]) backward(dx0 []T, train bool, key MaskKey) {
 	}
 }
 
-// checkHetero validates a heterogeneous batch (blocks, per-type inputs,
-// optional labels) and prepares the node types.
-func (n *net[T]) checkHetero(blocks []sample.Block, xs [][]T, labels []int32) error {
+// checkHetero validates typed inputs against blocks (checked) and
+// prepares the node types.
+func (n *net[T]) checkHetero(blocks []sample.Block, xs [][]T) error {
 	if n.het == nil {
-		return fmt.Errorf("model: a %s model is homogeneous; the *Hetero methods need a heterogeneous config", n.cfg.ArchName())
+		return fmt.Errorf("model: a %s model is homogeneous; typed inputs (Batch.XT) need a heterogeneous config", n.cfg.ArchName())
 	}
-	if err := n.checkBlocks(blocks); err != nil {
-		return err
-	}
-	if err := n.het.prepare(blocks, xs); err != nil {
-		return err
-	}
-	return n.checkLabels(blocks, labels)
+	return n.het.prepare(blocks, xs)
 }
 
 // forwardHetero is forward for typed inputs.
@@ -421,85 +415,8 @@ func (n *net[T]) forwardHetero(blocks []sample.Block, xs [][]T, train bool, key 
 	n.forwardLayers(blocks, x0, train, key)
 }
 
-// forwardLossHetero is forwardLoss for typed inputs.
-func (n *net[T]) forwardLossHetero(blocks []sample.Block, xs [][]T, labels []int32, scale T, train bool, key MaskKey) (float64, int, error) {
-	return n.nodeLoss(blocks, labels, scale,
-		func() error { return n.checkHetero(blocks, xs, labels) },
-		func() { n.forwardHetero(blocks, xs, train, key) })
-}
-
-// forwardLinkLossHetero is forwardLinkLoss for typed inputs.
-func (n *net[T]) forwardLinkLossHetero(blocks []sample.Block, xs [][]T, pairs []int32, labels []float32, scale T, train bool, key MaskKey) (float64, int, error) {
-	return n.pairLoss(blocks, pairs, labels, scale,
-		func() error { return n.checkHetero(blocks, xs, nil) },
-		func() { n.forwardHetero(blocks, xs, train, key) })
-}
-
-// ForwardBackwardHetero is ForwardBackward for a heterogeneous model: xs[t]
-// holds the input rows (InDims[t] wide) of blocks[0]'s nodes of type t, in
-// their order of appearance in blocks[0].Nodes; the blocks carry Etype.
-// After it, InputGrad(t) holds scale·d(loss)/d(xs[t]) for learnable types.
-func (m *Model) ForwardBackwardHetero(blocks []sample.Block, xs [][]float32, labels []int32, scale float32, train bool, key MaskKey) (lossSum float64, correct int, err error) {
-	loss, correct, err := m.n.forwardLossHetero(blocks, xs, labels, scale, train, key)
-	if err != nil {
-		return 0, 0, err
-	}
-	m.n.backward(blocks, nil, train)
-	return loss, correct, nil
-}
-
-// EvaluateHetero is Evaluate for a heterogeneous model.
-func (m *Model) EvaluateHetero(blocks []sample.Block, xs [][]float32, labels []int32) (lossSum float64, correct int, err error) {
-	return m.n.forwardLossHetero(blocks, xs, labels, 0, false, MaskKey{})
-}
-
-// ForwardHetero is Forward for a heterogeneous model: the logits (or, with a
-// decoder, the embeddings) of the seeds, aliasing a work buffer.
-func (m *Model) ForwardHetero(blocks []sample.Block, xs [][]float32) ([]float32, error) {
-	if err := m.n.checkHetero(blocks, xs, nil); err != nil {
-		return nil, err
-	}
-	m.n.link.active = false
-	m.n.forwardHetero(blocks, xs, false, MaskKey{})
-	return m.n.out[len(blocks)-1], nil
-}
-
-// PredictHetero is Predict for a heterogeneous model.
-func (m *Model) PredictHetero(blocks []sample.Block, xs [][]float32, dst []int32) ([]int32, error) {
-	logits, err := m.ForwardHetero(blocks, xs)
-	if err != nil {
-		return dst, err
-	}
-	return appendArgmax(dst, logits, m.n.cfg.Classes), nil
-}
-
-// EmbedHetero is Embed for a heterogeneous link predictor: the seeds'
-// last-layer rows (Classes wide) that ScorePairs scores.
-func (m *Model) EmbedHetero(blocks []sample.Block, xs [][]float32) ([]float32, error) {
-	return m.ForwardHetero(blocks, xs)
-}
-
-// ForwardBackwardLinkHetero is ForwardBackwardLink for a heterogeneous
-// model (pairs index the seeds, as there). InputGrad works after it as
-// after ForwardBackwardHetero.
-func (m *Model) ForwardBackwardLinkHetero(blocks []sample.Block, xs [][]float32, pairs []int32, labels []float32, scale float32, train bool, key MaskKey) (lossSum float64, correct int, err error) {
-	loss, correct, err := m.n.forwardLinkLossHetero(blocks, xs, pairs, labels, scale, train, key)
-	if err != nil {
-		return 0, 0, err
-	}
-	m.n.backward(blocks, nil, train)
-	return loss, correct, nil
-}
-
-// EvaluateLinkHetero is EvaluateLink for a heterogeneous model.
-func (m *Model) EvaluateLinkHetero(blocks []sample.Block, xs [][]float32, pairs []int32, labels []float32) (lossSum float64, correct int, err error) {
-	loss, correct, err := m.n.forwardLinkLossHetero(blocks, xs, pairs, labels, 0, false, MaskKey{})
-	m.n.link.active = false // no backward follows
-	return loss, correct, err
-}
-
-// InputGrad returns scale·d(loss)/d(xs[t]) of the last ForwardBackwardHetero
-// (or ForwardBackwardLinkHetero): rows aligned with xs[t], InDims[t] wide.
+// InputGrad returns scale·d(loss)/d(Batch.XT[t]) of the last Train of a
+// heterogeneous model: rows aligned with XT[t], InDims[t] wide.
 // It is nil for a type not marked learnable, for a homogeneous model, and
 // when no backward followed the last forward. The result aliases a work
 // buffer, valid until the next step.

@@ -175,11 +175,11 @@ func TestHeteroGradCheck(t *testing.T) {
 			xs := to64s(xs32)
 			key := MaskKey{Seed: 5, Step: 2}
 			n := mustNet(t, tc.cfg, to64(m.Params()))
-			_, _, err := n.forwardLossHetero(blocks, xs, y, 1, tc.drop, key)
+			_, _, err := n.lossOf(&sample.Batch{Blocks: blocks, Labels: y}, typed(xs), 1, tc.drop, key)
 			require.NoError(t, err)
-			n.backward(blocks, nil, tc.drop)
+			n.backward(blocks, tc.drop)
 			lossAt := func() float64 {
-				l, _, err := n.forwardLossHetero(blocks, xs, y, 0, tc.drop, key)
+				l, _, err := n.lossOf(&sample.Batch{Blocks: blocks, Labels: y}, typed(xs), 0, tc.drop, key)
 				require.NoError(t, err)
 				return l
 			}
@@ -222,11 +222,11 @@ func TestHeteroFloat32MatchesFloat64(t *testing.T) {
 			m, blocks, xs, y := hetTestCase(t, tc.cfg, 13)
 			key := MaskKey{Seed: 9, Step: 4}
 			n := mustNet(t, tc.cfg, to64(m.Params()))
-			want, wantC, err := n.forwardLossHetero(blocks, to64s(xs), y, 0.5, tc.drop, key)
+			want, wantC, err := n.lossOf(&sample.Batch{Blocks: blocks, Labels: y}, typed(to64s(xs)), 0.5, tc.drop, key)
 			require.NoError(t, err)
-			n.backward(blocks, nil, tc.drop)
-			m.ZeroGrad()
-			got, gotC, err := m.ForwardBackwardHetero(blocks, xs, y, 0.5, tc.drop, key)
+			n.backward(blocks, tc.drop)
+			clear(m.Grads())
+			got, gotC, err := fb(m.n, &sample.Batch{Blocks: blocks, Labels: y}, typed(xs), 0.5, tc.drop, key)
 			require.NoError(t, err)
 			assert.InDelta(t, want, got, 1e-4*(1+math.Abs(want)))
 			assert.Equal(t, wantC, gotC)
@@ -245,7 +245,7 @@ func TestHeteroFloat32MatchesFloat64(t *testing.T) {
 				}
 			}
 			// Evaluation leaves no stale input gradient behind.
-			_, _, err = m.EvaluateHetero(blocks, xs, y)
+			_, _, err = m.Evaluate(&sample.Batch{Blocks: blocks, XT: xs, Labels: y})
 			require.NoError(t, err)
 			assert.Nil(t, m.InputGrad(1))
 		})
@@ -359,19 +359,19 @@ func TestHeteroForwardMatchesReference(t *testing.T) {
 			m, blocks, xs, _ := hetTestCase(t, tc.cfg, 7)
 			want := refHetero(tc.cfg, to64(m.Params()), blocks, to64s(xs))
 			n := mustNet(t, tc.cfg, to64(m.Params()))
-			require.NoError(t, n.checkHetero(blocks, to64s(xs), nil))
+			require.NoError(t, n.checkInputs(blocks, typed(to64s(xs))))
 			n.forwardHetero(blocks, to64s(xs), false, MaskKey{})
 			got := n.out[tc.cfg.Layers-1]
 			require.Len(t, got, len(want))
 			for i := range want {
 				require.InDelta(t, want[i], got[i], 1e-12*(1+math.Abs(want[i])), "logit %d", i)
 			}
-			logits, err := m.ForwardHetero(blocks, xs)
+			logits, err := m.Forward(&sample.Batch{Blocks: blocks, XT: xs})
 			require.NoError(t, err)
 			for i := range want {
 				require.InDelta(t, want[i], float64(logits[i]), 1e-4*(1+math.Abs(want[i])), "float32 logit %d", i)
 			}
-			pred, err := m.PredictHetero(blocks, xs, nil)
+			pred, err := m.Predict(&sample.Batch{Blocks: blocks, XT: xs}, nil)
 			require.NoError(t, err)
 			require.Len(t, pred, blocks[len(blocks)-1].NumDst)
 		})
@@ -491,7 +491,7 @@ func TestHeteroBatchErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bs, x := tc.mod(clone(), slices.Clone(xs))
-			_, _, err := m.ForwardBackwardHetero(bs, x, y, 1, false, MaskKey{})
+			_, _, err := fb(m.n, &sample.Batch{Blocks: bs, Labels: y}, typed(x), 1, false, MaskKey{})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -507,14 +507,14 @@ func TestHeteroBatchErrors(t *testing.T) {
 			break
 		}
 	}
-	_, _, err := m.ForwardBackwardHetero(bs, xs, y, 1, false, MaskKey{})
+	_, _, err := fb(m.n, &sample.Batch{Blocks: bs, Labels: y}, typed(xs), 1, false, MaskKey{})
 	require.ErrorContains(t, err, "not grouped by relation ascending")
 
-	_, _, err = m.ForwardBackward(blocks, xs[0], y, 1, false, MaskKey{})
+	_, _, err = fb(m.n, &sample.Batch{Blocks: blocks, Labels: y}, dense(xs[0]), 1, false, MaskKey{})
 	require.ErrorContains(t, err, "heterogeneous model takes one input matrix per node type")
 	homo, err := NewModel(archConfigs[0], 1)
 	require.NoError(t, err)
-	_, err = homo.ForwardHetero(blocks, xs)
+	_, err = homo.Forward(&sample.Batch{Blocks: blocks, XT: xs})
 	require.ErrorContains(t, err, "sage model is homogeneous")
 	assert.Nil(t, homo.InputGrad(0))
 }

@@ -176,8 +176,8 @@ func trainHetero(t *testing.T, g *hetGraph, labels []int32, cfg Config, steps in
 	const embLR = 0.05
 	for s := range steps {
 		xs, ids := g.inputs(&bt[0])
-		m.ZeroGrad()
-		_, _, err := m.ForwardBackwardHetero(bt, xs, yt, 1/float32(len(yt)), true, MaskKey{Seed: 3, Step: int64(s)})
+		clear(m.Grads())
+		_, _, err := m.Train(&sample.Batch{Blocks: bt, XT: xs, Labels: yt}, 1/float32(len(yt)), MaskKey{Seed: 3, Step: int64(s)})
 		require.NoError(t, err)
 		require.NoError(t, opt.Step(m.Params(), m.Grads()))
 		for ty := range xs {
@@ -193,7 +193,7 @@ func trainHetero(t *testing.T, g *hetGraph, labels []int32, cfg Config, steps in
 	}
 	be := g.fullBlocks(testIDs, cfg.Layers, empty)
 	xs, _ := g.inputs(&be[0])
-	_, correct, err := m.EvaluateHetero(be, xs, ys(testIDs))
+	_, correct, err := m.Evaluate(&sample.Batch{Blocks: be, XT: xs, Labels: ys(testIDs)})
 	require.NoError(t, err)
 	return float64(correct) / float64(len(testIDs))
 }
@@ -259,13 +259,13 @@ func TestHeteroRelabelInvariance(t *testing.T) {
 				rxs[ty] = append(rxs[ty], xs[ty][oldRow[o]*d:(oldRow[o]+1)*d]...)
 			}
 			key := MaskKey{Seed: 1, Step: 77}
-			m.ZeroGrad()
-			l1, c1, err := m.ForwardBackwardHetero(blocks, xs, y, 1, true, key)
+			clear(m.Grads())
+			l1, c1, err := m.Train(&sample.Batch{Blocks: blocks, XT: xs, Labels: y}, 1, key)
 			require.NoError(t, err)
 			g1 := slices.Clone(m.Grads())
 			ig1 := slices.Clone(m.InputGrad(1))
-			m.ZeroGrad()
-			l2, c2, err := m.ForwardBackwardHetero(rb, rxs, ry, 1, true, key)
+			clear(m.Grads())
+			l2, c2, err := m.Train(&sample.Batch{Blocks: rb, XT: rxs, Labels: ry}, 1, key)
 			require.NoError(t, err)
 			assert.InDelta(t, l1, l2, 1e-5*(1+math.Abs(l1)))
 			assert.Equal(t, c1, c2)
@@ -290,7 +290,7 @@ func TestHeteroRelabelInvariance(t *testing.T) {
 
 // TestHeteroLinkGradCheck: a heterogeneous link predictor (MLP decoder)
 // passes the finite-difference check through the decoder, the layers and
-// the typed inputs, and EmbedHetero gives the rows ScorePairs scores.
+// the typed inputs, and Forward gives the rows ScorePairs scores.
 func TestHeteroLinkGradCheck(t *testing.T) {
 	for _, arch := range HeteroArchs() {
 		t.Run(arch, func(t *testing.T) {
@@ -307,14 +307,13 @@ func TestHeteroLinkGradCheck(t *testing.T) {
 			}
 			xs := to64s(xs32)
 			n := mustNet(t, cfg, to64(m.Params()))
-			_, _, err := n.forwardLinkLossHetero(blocks, xs, pairs, lab, 1, false, MaskKey{})
+			_, _, err := n.lossOf(&sample.Batch{Blocks: blocks, Pairs: pairs, PairLabels: lab}, typed(xs), 1, false, MaskKey{})
 			require.NoError(t, err)
-			n.backward(blocks, nil, false)
+			n.backward(blocks, false)
 			dx := slices.Clone(n.het.dxs[0])
 			lossAt := func() float64 {
-				l, _, err := n.forwardLinkLossHetero(blocks, xs, pairs, lab, 0, false, MaskKey{})
+				l, _, err := n.lossOf(&sample.Batch{Blocks: blocks, Pairs: pairs, PairLabels: lab}, typed(xs), 0, false, MaskKey{})
 				require.NoError(t, err)
-				n.link.active = false
 				return l
 			}
 			checkGradients(t, n, cfg.Tensors(), lossAt)
@@ -330,12 +329,12 @@ func TestHeteroLinkGradCheck(t *testing.T) {
 				require.InDelta(t, num, dx[i], 1e-6+1e-5*math.Abs(num), "input %d", i)
 			}
 			// float32 API: training step, then evaluation scores = ScorePairs
-			// over EmbedHetero rows.
-			m.ZeroGrad()
-			_, _, err = m.ForwardBackwardLinkHetero(blocks, xs32, pairs, lab, 1, false, MaskKey{})
+			// over Forward rows.
+			clear(m.Grads())
+			_, _, err = fb(m.n, &sample.Batch{Blocks: blocks, Pairs: pairs, PairLabels: lab}, typed(xs32), 1, false, MaskKey{})
 			require.NoError(t, err)
 			require.Len(t, m.InputGrad(0), len(xs32[0]))
-			emb, err := m.EmbedHetero(blocks, xs32)
+			emb, err := m.Forward(&sample.Batch{Blocks: blocks, XT: xs32})
 			require.NoError(t, err)
 			emb = slices.Clone(emb)
 			c := cfg.Classes
@@ -347,7 +346,7 @@ func TestHeteroLinkGradCheck(t *testing.T) {
 			}
 			scores := make([]float32, 8)
 			require.NoError(t, m.ScorePairs(hu, hv, scores))
-			loss, _, err := m.EvaluateLinkHetero(blocks, xs32, pairs, lab)
+			loss, _, err := m.Evaluate(&sample.Batch{Blocks: blocks, XT: xs32, Pairs: pairs, PairLabels: lab})
 			require.NoError(t, err)
 			want := 0.0
 			for i, z := range scores {
@@ -394,7 +393,7 @@ func BenchmarkHeteroLayer(b *testing.B) {
 	}
 }
 
-// benchHetero times ForwardBackwardHetero of a 2-layer arch model over h.
+// benchHetero times Train of a 2-layer arch model over h.
 func benchHetero(b *testing.B, arch string, h *HeteroConfig) {
 	cfg := Config{Arch: arch, Hidden: 64, Classes: 4, Layers: 2, Hetero: h}
 	r := rand.New(rand.NewPCG(1, 1))
@@ -406,8 +405,8 @@ func benchHetero(b *testing.B, arch string, h *HeteroConfig) {
 	edges := len(blocks[0].Indices) + len(blocks[1].Indices)
 	b.ResetTimer()
 	for b.Loop() {
-		m.ZeroGrad()
-		if _, _, err := m.ForwardBackwardHetero(blocks, xs, y, 1, true, MaskKey{}); err != nil {
+		clear(m.Grads())
+		if _, _, err := m.Train(&sample.Batch{Blocks: blocks, XT: xs, Labels: y}, 1, MaskKey{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // layerwise runs the model layer by layer over the whole graph g, as
-// dsample.Store.Infer does on one rank: block l is every node with all its
+// dist.Infer does on one rank: block l is every node with all its
 // in-neighbours, its input rows are the previous layer's rows of its nodes.
 // It returns the last layer's rows of every node, in node order.
 func layerwise(t *testing.T, m *Model, g sample.Graph, x []float32, chunk int) []float32 {
@@ -23,10 +23,10 @@ func layerwise(t *testing.T, m *Model, g sample.Graph, x []float32, chunk int) [
 	for i := range all {
 		all[i] = int64(i)
 	}
-	prev, inW := x, m.LayerInDim(0)
+	prev, inW := x, m.Layerwise().InDim(0)
 	var deg []int32 // in-degree without self-loops, from layer 0's blocks
-	for l := 0; l < m.NumLayers(); l++ {
-		w := m.LayerOutDim(l)
+	for l := 0; l < m.Layerwise().NumLayers(); l++ {
+		w := m.Layerwise().OutDim(l)
 		next := make([]float32, int(n)*w)
 		if l == 0 {
 			deg = make([]int32, n)
@@ -51,7 +51,7 @@ func layerwise(t *testing.T, m *Model, g sample.Graph, x []float32, chunk int) [
 					}
 				}
 			}
-			out, err := m.InferLayer(l, b, h, srcDeg)
+			out, err := m.Layerwise().Layer(l, b, h, srcDeg)
 			require.NoError(t, err)
 			copy(next[lo*int64(w):hi*int64(w)], out)
 		}
@@ -103,7 +103,7 @@ func TestInferLayerMatchesFullForward(t *testing.T) {
 				for _, u := range blocks[0].Nodes {
 					xb = append(xb, x[int(u)*c.cfg.InDim:(int(u)+1)*c.cfg.InDim]...)
 				}
-				z, err := m.Forward(blocks, xb)
+				z, err := m.Forward(&sample.Batch{Blocks: blocks, X: xb})
 				require.NoError(t, err)
 				want = append(want, z...)
 			}
@@ -114,11 +114,11 @@ func TestInferLayerMatchesFullForward(t *testing.T) {
 					require.InDelta(t, want[i], got[i], 1e-5*math.Max(1, math.Abs(float64(want[i]))), "chunk %d: value %d", chunk, i)
 				}
 			}
-			loss, correct, err := m.ScoreLogits(want[:4*c.cfg.Classes], []int32{0, 1, 2, 3})
+			loss, correct, err := m.Layerwise().Score(want[:4*c.cfg.Classes], []int32{0, 1, 2, 3})
 			require.NoError(t, err)
 			assert.Greater(t, loss, 0.0)
 			assert.LessOrEqual(t, correct, 4)
-			assert.Len(t, m.PredictRows(want, nil), n)
+			assert.Len(t, m.Layerwise().Predict(want, nil), n)
 		})
 	}
 }
@@ -141,15 +141,15 @@ func TestInferLayerErrors(t *testing.T) {
 		call func() error
 		want string
 	}{
-		{"layer", func() error { _, err := m.InferLayer(2, b, make([]float32, 6), nil); return err }, "has 2 layers"},
-		{"width", func() error { _, err := m.InferLayer(0, b, make([]float32, 5), nil); return err }, "want 6"},
-		{"degrees", func() error { _, err := m.InferLayer(1, b, make([]float32, 8), nil); return err }, "source degrees"},
+		{"layer", func() error { _, err := m.Layerwise().Layer(2, b, make([]float32, 6), nil); return err }, "has 2 layers"},
+		{"width", func() error { _, err := m.Layerwise().Layer(0, b, make([]float32, 5), nil); return err }, "want 6"},
+		{"degrees", func() error { _, err := m.Layerwise().Layer(1, b, make([]float32, 8), nil); return err }, "source degrees"},
 		{"block", func() error {
-			_, err := m.InferLayer(0, &sample.Block{NumDst: 1, Nodes: []int64{0}, Orig: []int64{0}, Indptr: []int32{0, 1}, Indices: []int32{3}}, make([]float32, 3), nil)
+			_, err := m.Layerwise().Layer(0, &sample.Block{NumDst: 1, Nodes: []int64{0}, Orig: []int64{0}, Indptr: []int32{0, 1}, Indices: []int32{3}}, make([]float32, 3), nil)
 			return err
 		}, "outside"},
-		{"homogeneous input", func() error { _, err := m.InferInput(0, nil); return err }, "homogeneous"},
-		{"labels", func() error { _, _, err := m.ScoreLogits(make([]float32, 3), []int32{0}); return err }, "3 values"},
+		{"homogeneous input", func() error { _, err := m.Layerwise().Input(0, nil); return err }, "homogeneous"},
+		{"labels", func() error { _, _, err := m.Layerwise().Score(make([]float32, 3), []int32{0}); return err }, "3 values"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			assert.ErrorContains(t, c.call(), c.want)
@@ -202,7 +202,7 @@ func TestGCNNormSym(t *testing.T) {
 			p[i] = float32(math.Sin(float64(i)))
 		}
 		w, bias := p[:in*out], p[in*out:]
-		got, err := m.InferLayer(0, b, h, srcDeg)
+		got, err := m.Layerwise().Layer(0, b, h, srcDeg)
 		require.NoError(t, err)
 		for i := 0; i < b.NumDst; i++ {
 			di := float64(1 + deg[b.Nodes[i]])
@@ -232,7 +232,7 @@ func TestGCNNormSym(t *testing.T) {
 			}
 		}
 		if norm == GCNNormSym {
-			_, err = m.Forward(blocks, h)
+			_, err = m.Forward(&sample.Batch{Blocks: blocks, X: h})
 			require.ErrorContains(t, err, "gcn_norm sym needs every first-layer source's full in-degree")
 		}
 	}

@@ -1,7 +1,9 @@
 package train
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"mpignn/sample"
@@ -74,22 +76,55 @@ type Layer[T Float] interface {
 	Backward(p *Pass, b *sample.Block, h, dout []T, wantInput bool) []T
 }
 
-// Head turns the last layer's rows into a loss. Node classification uses
-// softmax cross-entropy over one row of logits per seed; link prediction
-// does not go through a Head: its rows are embeddings that the decoder
-// (link.go) scores per pair under binary cross-entropy.
+// Head turns the last layer's rows of the seeds into a loss over a
+// batch's targets: its task. Node classification (classifyHead) scores one
+// row of logits per seed against Batch.Labels with softmax cross-entropy;
+// link prediction (linkHead, link.go) scores pairs of seed rows
+// (Batch.Pairs) with a decoder, which may have parameters of its own,
+// against Batch.PairLabels with binary cross-entropy.
 type Head[T Float] interface {
-	// Check validates the targets (one label per seed).
-	Check(labels []int32) error
-	// Loss returns the summed loss over the rows of z and the number of
-	// correct predictions, and writes scale·d(summed loss)/dz into dz.
-	Loss(z []T, labels []int32, scale T, dz []T) (float64, int)
+	// Specs lists the head's parameter tensors in buffer order (after the
+	// layers'); nil for a head without parameters.
+	Specs() []ParamSpec
+	// Bind hands the head its views of the flat parameter and gradient
+	// buffers, one per spec, in Specs order.
+	Bind(params, grads [][]T)
+	// Check validates the batch's targets for this head against the
+	// seeds (the last block's destinations), seeds of them.
+	Check(b *sample.Batch, seeds int) error
+	// Loss returns the summed loss over the batch's targets given the
+	// seeds' rows z and the number of correct predictions. It writes
+	// scale·d(summed loss)/dz into dz (len(z) values), or, for a head
+	// whose gradient passes through parameters of its own, keeps what
+	// Backward needs to do so when scale != 0.
+	Loss(z []T, b *sample.Batch, scale T, dz []T) (float64, int)
+	// Backward completes dz after a Loss with scale != 0 (adding the
+	// head's parameter gradients); a head whose Loss already wrote dz does
+	// nothing.
+	Backward(dz []T)
 }
 
 // classifyHead is softmax cross-entropy over Classes logits per seed.
 type classifyHead[T Float] struct{ classes int }
 
-func (h classifyHead[T]) Check(labels []int32) error {
+func (h classifyHead[T]) Specs() []ParamSpec { return nil }
+func (h classifyHead[T]) Bind(_, _ [][]T)    {}
+func (h classifyHead[T]) Backward([]T)       {}
+
+func (h classifyHead[T]) Check(b *sample.Batch, seeds int) error {
+	switch {
+	case isLinkBatch(b):
+		return errors.New("model: a link batch needs a link predictor (config without a decoder)")
+	case b.Labels == nil:
+		return errors.New("model: labels are required")
+	case len(b.Labels) != seeds:
+		return fmt.Errorf("model: got %d labels for %d seeds", len(b.Labels), seeds)
+	}
+	return h.checkLabels(b.Labels)
+}
+
+// checkLabels validates the class of every label.
+func (h classifyHead[T]) checkLabels(labels []int32) error {
 	for i, y := range labels {
 		if y < 0 || int(y) >= h.classes {
 			return fmt.Errorf("model: seed %d label %d outside [0,%d)", i, y, h.classes)
@@ -98,9 +133,22 @@ func (h classifyHead[T]) Check(labels []int32) error {
 	return nil
 }
 
-func (h classifyHead[T]) Loss(z []T, labels []int32, scale T, dz []T) (float64, int) {
-	return softmaxCE(z, labels, h.classes, scale, dz)
+func (h classifyHead[T]) Loss(z []T, b *sample.Batch, scale T, dz []T) (float64, int) {
+	return softmaxCE(z, b.Labels, h.classes, scale, dz)
 }
+
+// newHead builds the head of cfg: the link decoder if it names one, else
+// softmax cross-entropy.
+func newHead[T Float](cfg Config) Head[T] {
+	if cfg.IsLink() {
+		return newLinkHead[T](cfg)
+	}
+	return classifyHead[T]{classes: cfg.Classes}
+}
+
+// isLinkBatch reports whether b is a link batch (scored pairs, no node
+// labels expected).
+func isLinkBatch(b *sample.Batch) bool { return len(b.Pairs) > 0 || len(b.PairLabels) > 0 }
 
 // Architecture names accepted by Config.Arch (and `mpignn train --model`).
 const (
@@ -112,113 +160,128 @@ const (
 	ArchHSAGE = "hsage"
 )
 
-// archSpec is one registry entry: how to validate a configuration of the
-// architecture and how to build its layer l in either precision. (Go has
-// no generic function values, hence one constructor per element type.)
-type archSpec struct {
-	name   string
-	doc    string
-	hetero bool // needs Config.Hetero and typed blocks
+// Arch is one architecture a model can be built from: how to validate a
+// configuration of it and how to build its layer l in either precision.
+// (Go has no generic function values, hence one constructor per element
+// type; float64 models only run in gradient checks.) The built-in ones
+// are listed by Archs and HeteroArchs; others are handed to NewModel with
+// WithArchs, so no table is ever modified at run time.
+type Arch struct {
+	Name   string
+	Doc    string
+	Hetero bool // needs Config.Hetero and typed blocks
 
-	validate func(Config) error // architecture-specific checks only
-	new32    func(c Config, l int) Layer[float32]
-	new64    func(c Config, l int) Layer[float64]
+	// Validate checks the architecture-specific settings only (nil: none).
+	Validate func(Config) error
+	New32    func(c Config, l int) Layer[float32]
+	New64    func(c Config, l int) Layer[float64]
 }
 
-// archRegistry returns the registry. It is a function, not a package
-// variable, so nothing can modify it at run time.
-func archRegistry() []archSpec {
-	return []archSpec{
+// archTable is a set of architectures to build models from.
+type archTable []Arch
+
+// builtinArchs returns the built-in architectures. It is a function, not a
+// package variable, so nothing can modify it at run time.
+func builtinArchs() archTable {
+	return archTable{
 		{
-			name: ArchSAGE, doc: "GraphSAGE, mean aggregator: H_dst·W_self + mean(H_nbr)·W_neigh + b",
-			validate: noAttention,
-			new32:    func(c Config, l int) Layer[float32] { return newSAGE[float32](c, l) },
-			new64:    func(c Config, l int) Layer[float64] { return newSAGE[float64](c, l) },
+			Name: ArchSAGE, Doc: "GraphSAGE, mean aggregator: H_dst·W_self + mean(H_nbr)·W_neigh + b",
+			Validate: noAttention,
+			New32:    func(c Config, l int) Layer[float32] { return newSAGE[float32](c, l) },
+			New64:    func(c Config, l int) Layer[float64] { return newSAGE[float64](c, l) },
 		},
 		{
-			name: ArchGCN, doc: "GCN, symmetric normalisation with self-loops over the sampled block",
-			validate: noAttention,
-			new32:    func(c Config, l int) Layer[float32] { return newGCN[float32](c, l) },
-			new64:    func(c Config, l int) Layer[float64] { return newGCN[float64](c, l) },
+			Name: ArchGCN, Doc: "GCN, symmetric normalisation with self-loops over the sampled block",
+			Validate: noAttention,
+			New32:    func(c Config, l int) Layer[float32] { return newGCN[float32](c, l) },
+			New64:    func(c Config, l int) Layer[float64] { return newGCN[float64](c, l) },
 		},
 		{
-			name: ArchGAT, doc: "GAT, multi-head attention (LeakyReLU 0.2, self edge), heads concatenated in hidden layers, averaged in the last",
-			validate: validateGAT,
-			new32:    func(c Config, l int) Layer[float32] { return newGAT[float32](c, l) },
-			new64:    func(c Config, l int) Layer[float64] { return newGAT[float64](c, l) },
+			Name: ArchGAT, Doc: "GAT, multi-head attention (LeakyReLU 0.2, self edge), heads concatenated in hidden layers, averaged in the last",
+			Validate: validateGAT,
+			New32:    func(c Config, l int) Layer[float32] { return newGAT[float32](c, l) },
+			New64:    func(c Config, l int) Layer[float64] { return newGAT[float64](c, l) },
 		},
 		{
-			name: ArchRGCN, hetero: true,
-			doc:      "R-GCN: H_dst·W_self + sum over relations r of mean_r(H_nbr)·W_r + b, optional basis decomposition W_r = sum_b a_rb·V_b",
-			validate: noAttention,
-			new32:    func(c Config, l int) Layer[float32] { return newRGCN[float32](c, l) },
-			new64:    func(c Config, l int) Layer[float64] { return newRGCN[float64](c, l) },
+			Name: ArchRGCN, Hetero: true,
+			Doc:      "R-GCN: H_dst·W_self + sum over relations r of mean_r(H_nbr)·W_r + b, optional basis decomposition W_r = sum_b a_rb·V_b",
+			Validate: noAttention,
+			New32:    func(c Config, l int) Layer[float32] { return newRGCN[float32](c, l) },
+			New64:    func(c Config, l int) Layer[float64] { return newRGCN[float64](c, l) },
 		},
 		{
-			name: ArchHSAGE, hetero: true,
-			doc:      "HeteroSAGE: one GraphSAGE per relation, summed per destination type (PyG to_hetero, aggr=sum)",
-			validate: validateHSAGE,
-			new32:    func(c Config, l int) Layer[float32] { return newHSAGE[float32](c, l) },
-			new64:    func(c Config, l int) Layer[float64] { return newHSAGE[float64](c, l) },
+			Name: ArchHSAGE, Hetero: true,
+			Doc:      "HeteroSAGE: one GraphSAGE per relation, summed per destination type (PyG to_hetero, aggr=sum)",
+			Validate: validateHSAGE,
+			New32:    func(c Config, l int) Layer[float32] { return newHSAGE[float32](c, l) },
+			New64:    func(c Config, l int) Layer[float64] { return newHSAGE[float64](c, l) },
 		},
 	}
 }
 
-// Archs returns the names of the registered homogeneous architectures (the
+// with returns the table extended by extra (consulted first, so an extra
+// architecture may stand in for a built-in one of the same name).
+func (t archTable) with(extra []Arch) archTable {
+	if len(extra) == 0 {
+		return t
+	}
+	return append(slices.Clone(archTable(extra)), t...)
+}
+
+// names returns the names of the table's homogeneous (hetero false) or
+// heterogeneous architectures, in table order.
+func (t archTable) names(hetero bool) []string {
+	var names []string
+	for _, a := range t {
+		if a.Hetero == hetero && !slices.Contains(names, a.Name) {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
+
+// lookup finds an architecture by name; "" means GraphSAGE, the only
+// architecture before the registry existed.
+func (t archTable) lookup(name string) (Arch, error) {
+	if name == "" {
+		name = ArchSAGE
+	}
+	for _, a := range t {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return Arch{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(append(t.names(false), t.names(true)...), ", "))
+}
+
+// Archs returns the names of the built-in homogeneous architectures (the
 // ones a Config without Hetero can name).
-func Archs() []string {
-	var names []string
-	for _, a := range archRegistry() {
-		if !a.hetero {
-			names = append(names, a.name)
-		}
-	}
-	return names
-}
+func Archs() []string { return builtinArchs().names(false) }
 
-// HeteroArchs returns the names of the registered heterogeneous
+// HeteroArchs returns the names of the built-in heterogeneous
 // architectures (they need Config.Hetero and typed blocks).
-func HeteroArchs() []string {
-	var names []string
-	for _, a := range archRegistry() {
-		if a.hetero {
-			names = append(names, a.name)
-		}
-	}
-	return names
-}
+func HeteroArchs() []string { return builtinArchs().names(true) }
 
-// ArchDoc returns a one-line description of a registered architecture ("" if
-// unknown).
+// ArchDoc returns a one-line description of a built-in architecture (""
+// if unknown).
 func ArchDoc(name string) string {
 	a, err := lookupArch(name)
 	if err != nil {
 		return ""
 	}
-	return a.doc
+	return a.Doc
 }
 
-// lookupArch finds an architecture by name; "" means GraphSAGE, the only
-// architecture before the registry existed.
-func lookupArch(name string) (archSpec, error) {
-	if name == "" {
-		name = ArchSAGE
-	}
-	for _, a := range archRegistry() {
-		if a.name == name {
-			return a, nil
-		}
-	}
-	return archSpec{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(append(Archs(), HeteroArchs()...), ", "))
-}
+// lookupArch finds a built-in architecture by name.
+func lookupArch(name string) (Arch, error) { return builtinArchs().lookup(name) }
 
 // newLayer builds layer l of a validated configuration in precision T.
-func newLayer[T Float](a archSpec, c Config, l int) Layer[T] {
+func newLayer[T Float](a Arch, c Config, l int) Layer[T] {
 	var zero T
 	if _, ok := any(zero).(float32); ok {
-		return any(a.new32(c, l)).(Layer[T])
+		return any(a.New32(c, l)).(Layer[T])
 	}
-	return any(a.new64(c, l)).(Layer[T])
+	return any(a.New64(c, l)).(Layer[T])
 }
 
 // noAttention refuses GAT-only settings on architectures without attention,

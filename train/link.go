@@ -134,15 +134,37 @@ func (d *decoder[T]) backward(u, v []T, p int, dz, du, dv []T) {
 	}
 }
 
-// linkState is the pair part of a link step, kept from forwardLinkLoss
-// for backward.
-type linkState[T Float] struct {
+// linkHead is the Head of link prediction: the decoder scores pairs of
+// seed rows (u_i, v_i) under binary cross-entropy with logits. It keeps
+// the pair state of its last Loss for Backward.
+type linkHead[T Float] struct {
+	cfg Config
+	dec *decoder[T]
+
+	// active is set by a Loss a backward may follow (scale != 0) and
+	// cleared by Backward: ScorePairs must not reuse the decoder's work
+	// buffers in between.
 	active bool
-	pairs  []int32 // the batch's pairs (aliased; valid until backward)
-	u, v   []T     // gathered endpoint embeddings, P x C
+	pairs  []int32 // the batch's pairs (aliased; valid until Backward)
+	u, v   []T     // gathered endpoint rows, P x C
 	du, dv []T     // their gradients
 	z      []T     // pair logits
 	dz     []T     // scale·d(summed loss)/d(logit)
+}
+
+func newLinkHead[T Float](c Config) *linkHead[T] {
+	return &linkHead[T]{cfg: c, dec: newDecoder[T](c)}
+}
+
+func (h *linkHead[T]) Specs() []ParamSpec       { return decoderSpecs(h.cfg) }
+func (h *linkHead[T]) Bind(params, grads [][]T) { h.dec.bind(params, grads) }
+
+// Check validates that b is a link batch with valid pairs of its seeds.
+func (h *linkHead[T]) Check(b *sample.Batch, seeds int) error {
+	if !isLinkBatch(b) {
+		return fmt.Errorf("model: a link predictor (decoder %q) is trained on pairs, not node labels", h.cfg.Decoder)
+	}
+	return checkPairs(b.Pairs, b.PairLabels, seeds)
 }
 
 // checkPairs validates link targets against the seeds of the batch: two
@@ -164,53 +186,25 @@ func checkPairs(pairs []int32, labels []float32, seeds int) error {
 	return nil
 }
 
-// forwardLinkLoss is forwardLoss for a link batch: the forward pass over
-// blocks, the decoder over the pairs (local seed indices, two per pair)
-// and the binary cross-entropy with logits against labels (1 positive, 0
-// negative). With scale != 0 it keeps scale·d(summed loss)/d(logit) for
-// backward. It returns the summed loss and the number of pairs whose logit
-// has the label's sign (logit > 0 for a positive).
-func (n *net[T]) forwardLinkLoss(blocks []sample.Block, x []T, pairs []int32, labels []float32, scale T, train bool, key MaskKey) (float64, int, error) {
-	return n.pairLoss(blocks, pairs, labels, scale,
-		func() error { return n.check(blocks, x, nil) },
-		func() { n.forward(blocks, x, train, key) })
-}
-
-// pairLoss is forwardLinkLoss over inputs of either kind (untyped or per
-// node type): check validates the blocks and inputs, forward runs the
-// layers.
-func (n *net[T]) pairLoss(blocks []sample.Block, pairs []int32, labels []float32, scale T, check func() error, forward func()) (float64, int, error) {
-	n.link.active = false
-	if n.dec == nil {
-		return 0, 0, errors.New("model: a link batch needs a link predictor (config without a decoder)")
-	}
-	if err := check(); err != nil {
-		return 0, 0, err
-	}
-	if err := checkPairs(pairs, labels, blocks[len(blocks)-1].NumDst); err != nil {
-		return 0, 0, err
-	}
-	forward()
-	loss, correct := n.linkLoss(blocks, pairs, labels, scale)
-	return loss, correct, nil
-}
-
-// linkLoss runs the decoder over the pairs of the last forward's seed rows
-// and the binary cross-entropy, keeping the pair state for backward.
-func (n *net[T]) linkLoss(blocks []sample.Block, pairs []int32, labels []float32, scale T) (float64, int) {
-	h := n.out[len(blocks)-1]
-	c, p := n.cfg.Classes, len(labels)
-	ls := &n.link
-	ls.u, ls.v = grow(ls.u, p*c), grow(ls.v, p*c)
+// Loss runs the decoder over the pairs of the seeds' rows z (pairs: two
+// local seed indices each, labels: 1 positive, 0 negative) and the binary
+// cross-entropy with logits. It returns the summed loss and the number of
+// pairs whose logit has the label's sign (logit > 0 for a positive). With
+// scale != 0 it keeps scale·d(summed loss)/d(logit) for Backward; dz is
+// filled there.
+func (h *linkHead[T]) Loss(z []T, b *sample.Batch, scale T, _ []T) (float64, int) {
+	pairs, labels := b.Pairs, b.PairLabels
+	c, p := h.cfg.Classes, len(labels)
+	h.u, h.v = grow(h.u, p*c), grow(h.v, p*c)
 	for i := 0; i < p; i++ {
 		a, b := int(pairs[2*i]), int(pairs[2*i+1])
-		copy(ls.u[i*c:(i+1)*c], h[a*c:(a+1)*c])
-		copy(ls.v[i*c:(i+1)*c], h[b*c:(b+1)*c])
+		copy(h.u[i*c:(i+1)*c], z[a*c:(a+1)*c])
+		copy(h.v[i*c:(i+1)*c], z[b*c:(b+1)*c])
 	}
-	ls.z, ls.dz = grow(ls.z, p), grow(ls.dz, p)
-	n.dec.forward(ls.u, ls.v, p, ls.z)
-	loss, correct := bceWithLogits(ls.z, labels, scale, ls.dz)
-	ls.pairs, ls.active = pairs, true
+	h.z, h.dz = grow(h.z, p), grow(h.dz, p)
+	h.dec.forward(h.u, h.v, p, h.z)
+	loss, correct := bceWithLogits(h.z, labels, scale, h.dz)
+	h.pairs, h.active = pairs, scale != 0
 	return loss, correct
 }
 
@@ -241,74 +235,31 @@ func sigmoid(z float64) float64 {
 	return e / (1 + e)
 }
 
-// linkBackward runs the decoder backward for the last link forward and
-// leaves the gradient w.r.t. the last layer's rows in n.dz (summed over all
-// pairs that use a seed, in pair order so the result is deterministic).
-func (n *net[T]) linkBackward(blocks []sample.Block) {
-	ls := &n.link
-	c, p := n.cfg.Classes, len(ls.z)
-	ls.du, ls.dv = grow(ls.du, p*c), grow(ls.dv, p*c)
-	n.dec.backward(ls.u, ls.v, p, ls.dz, ls.du, ls.dv)
-	n.dz = grow(n.dz, blocks[len(blocks)-1].NumDst*c)
-	clear(n.dz)
+// Backward runs the decoder backward for the last Loss and writes into dz
+// the gradient w.r.t. the seeds' rows (summed over all pairs that use a
+// seed, in pair order so the result is deterministic).
+func (h *linkHead[T]) Backward(dz []T) {
+	if !h.active {
+		return
+	}
+	c, p := h.cfg.Classes, len(h.z)
+	h.du, h.dv = grow(h.du, p*c), grow(h.dv, p*c)
+	h.dec.backward(h.u, h.v, p, h.dz, h.du, h.dv)
+	clear(dz)
 	for i := 0; i < p; i++ {
-		a, b := int(ls.pairs[2*i]), int(ls.pairs[2*i+1])
-		axpy(1, ls.du[i*c:(i+1)*c], n.dz[a*c:(a+1)*c])
-		axpy(1, ls.dv[i*c:(i+1)*c], n.dz[b*c:(b+1)*c])
+		a, b := int(h.pairs[2*i]), int(h.pairs[2*i+1])
+		axpy(1, h.du[i*c:(i+1)*c], dz[a*c:(a+1)*c])
+		axpy(1, h.dv[i*c:(i+1)*c], dz[b*c:(b+1)*c])
 	}
-	ls.active, ls.pairs = false, nil
+	h.active, h.pairs = false, nil
 }
 
-// ForwardBackwardLink is ForwardBackward for link prediction: pairs holds
-// two local seed indices (destinations of the last block) per scored pair,
-// labels one target per pair (1 positive, 0 negative). It ADDS to Grads
-// scale times the gradient of the SUMMED binary cross-entropy with logits
-// (decoder parameters included; pass scale = 1/G with G the pairs of the
-// step over all ranks) and returns the summed loss and the number of pairs
-// whose logit has the label's sign.
-func (m *Model) ForwardBackwardLink(blocks []sample.Block, x []float32, pairs []int32, labels []float32, scale float32, train bool, key MaskKey) (lossSum float64, correct int, err error) {
-	loss, correct, err := m.n.forwardLinkLoss(blocks, x, pairs, labels, scale, train, key)
-	if err != nil {
-		return 0, 0, err
-	}
-	m.n.backward(blocks, x, train)
-	return loss, correct, nil
-}
-
-// EvaluateLink scores the pairs of a link batch in evaluation mode without
-// touching the gradients and returns the summed loss and correct count.
-func (m *Model) EvaluateLink(blocks []sample.Block, x []float32, pairs []int32, labels []float32) (lossSum float64, correct int, err error) {
-	loss, correct, err := m.n.forwardLinkLoss(blocks, x, pairs, labels, 0, false, MaskKey{})
-	m.n.link.active = false // no backward follows
-	return loss, correct, err
-}
-
-// Embed runs the GNN in evaluation mode (no dropout) and returns the
-// embeddings of the seeds (the destinations of the last block), row-major,
-// Classes wide: the rows the decoder scores. The result aliases a work
-// buffer and is valid until the next call on m; copy it to keep it.
-func (m *Model) Embed(blocks []sample.Block, x []float32) ([]float32, error) {
-	return m.Forward(blocks, x)
-}
-
-// ScorePairs writes into out the decoder logits of n pairs given the
-// endpoint embeddings row-major (hu, hv: n x Classes each, as Embed returns
-// them), in evaluation mode. It only reads the parameters, so it can be
-// called any number of times (for example over chunks of gathered
-// embeddings); it reuses decoder work buffers, so it must not run between
-// the forward and backward of a training step, nor concurrently.
-func (m *Model) ScorePairs(hu, hv []float32, out []float32) error {
-	n := m.n
-	if n.dec == nil {
-		return errors.New("score pairs: the model has no decoder (node classification config)")
-	}
-	c := n.cfg.Classes
-	if len(hu) != len(out)*c || len(hv) != len(out)*c {
-		return fmt.Errorf("score pairs: %d and %d embedding values for %d pairs of width %d", len(hu), len(hv), len(out), c)
-	}
-	if n.link.active {
+// scorePairs writes the decoder logits of the pairs (hu[i], hv[i]) into
+// out (validated widths), in evaluation mode.
+func (h *linkHead[T]) scorePairs(hu, hv, out []T) error {
+	if h.active {
 		return errors.New("score pairs: called between the forward and backward of a link step")
 	}
-	n.dec.forward(hu, hv, len(out), out)
+	h.dec.forward(hu, hv, len(out), out)
 	return nil
 }

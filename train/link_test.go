@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"mpignn/sample"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -123,11 +125,11 @@ func TestLinkGradCheck(t *testing.T) {
 			x := to64(x32)
 			key := MaskKey{Seed: 5, Step: 2}
 			n := mustNet(t, tc.cfg, to64(m.Params()))
-			_, _, err := n.forwardLinkLoss(blocks, x, pairs, labels, 1, tc.drop, key)
+			_, _, err := n.lossOf(&sample.Batch{Blocks: blocks, Pairs: pairs, PairLabels: labels}, dense(x), 1, tc.drop, key)
 			require.NoError(t, err)
-			n.backward(blocks, x, tc.drop)
+			n.backward(blocks, tc.drop)
 			lossAt := func() float64 {
-				l, _, err := n.forwardLinkLoss(blocks, x, pairs, labels, 0, tc.drop, key)
+				l, _, err := n.lossOf(&sample.Batch{Blocks: blocks, Pairs: pairs, PairLabels: labels}, dense(x), 0, tc.drop, key)
 				require.NoError(t, err)
 				return l
 			}
@@ -137,7 +139,7 @@ func TestLinkGradCheck(t *testing.T) {
 }
 
 // TestLinkFloat32 checks the production float32 path against float64, and
-// Embed + ScorePairs against EvaluateLink and the reference decoder.
+// Forward + ScorePairs against Evaluate and the reference decoder.
 func TestLinkFloat32(t *testing.T) {
 	for _, tc := range linkCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,11 +148,11 @@ func TestLinkFloat32(t *testing.T) {
 			pairs, labels := randPairs(r, 9, blocks[len(blocks)-1].NumDst)
 			key := MaskKey{Seed: 9, Step: 4}
 			n := mustNet(t, tc.cfg, to64(m.Params()))
-			want, wantC, err := n.forwardLinkLoss(blocks, to64(x), pairs, labels, 0.5, tc.drop, key)
+			want, wantC, err := n.lossOf(&sample.Batch{Blocks: blocks, Pairs: pairs, PairLabels: labels}, dense(to64(x)), 0.5, tc.drop, key)
 			require.NoError(t, err)
-			n.backward(blocks, to64(x), tc.drop)
-			m.ZeroGrad()
-			got, gotC, err := m.ForwardBackwardLink(blocks, x, pairs, labels, 0.5, tc.drop, key)
+			n.backward(blocks, tc.drop)
+			clear(m.Grads())
+			got, gotC, err := fb(m.n, &sample.Batch{Blocks: blocks, Pairs: pairs, PairLabels: labels}, dense(x), 0.5, tc.drop, key)
 			require.NoError(t, err)
 			assert.InDelta(t, want, got, 1e-4*(1+math.Abs(want)))
 			assert.Equal(t, wantC, gotC)
@@ -158,9 +160,9 @@ func TestLinkFloat32(t *testing.T) {
 				require.InDelta(t, n.grads[i], float64(g), 1e-4*(1+math.Abs(n.grads[i])), "grad %d", i)
 			}
 
-			// Evaluation: Embed + ScorePairs give the logits EvaluateLink
+			// Evaluation: Forward + ScorePairs give the logits Evaluate
 			// scores, and they match the reference decoder.
-			h, err := m.Embed(blocks, x)
+			h, err := m.Forward(&sample.Batch{Blocks: blocks, X: x})
 			require.NoError(t, err)
 			h = slices.Clone(h)
 			c := tc.cfg.Classes
@@ -186,7 +188,7 @@ func TestLinkFloat32(t *testing.T) {
 					wantCorrect++
 				}
 			}
-			loss, correct, err := m.EvaluateLink(blocks, x, pairs, labels)
+			loss, correct, err := m.Evaluate(&sample.Batch{Blocks: blocks, X: x, Pairs: pairs, PairLabels: labels})
 			require.NoError(t, err)
 			assert.InDelta(t, wantLoss, loss, 1e-4*(1+wantLoss))
 			assert.Equal(t, wantCorrect, correct)
@@ -231,19 +233,19 @@ func TestLinkBadInput(t *testing.T) {
 		{"soft label", []int32{0, 1}, []float32{0.5}, "neither 0 nor 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := m.ForwardBackwardLink(blocks, x, tc.pairs, tc.labels, 1, false, MaskKey{})
+			_, _, err := fb(m.n, &sample.Batch{Blocks: blocks, Pairs: tc.pairs, PairLabels: tc.labels}, dense(x), 1, false, MaskKey{})
 			require.ErrorContains(t, err, tc.want)
-			_, _, err = m.EvaluateLink(blocks, x, tc.pairs, tc.labels)
+			_, _, err = m.Evaluate(&sample.Batch{Blocks: blocks, X: x, Pairs: tc.pairs, PairLabels: tc.labels})
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
-	_, _, err := m.ForwardBackward(blocks, x, y, 1, false, MaskKey{})
+	_, _, err := fb(m.n, &sample.Batch{Blocks: blocks, Labels: y}, dense(x), 1, false, MaskKey{})
 	require.ErrorContains(t, err, "trained on pairs")
 	require.ErrorContains(t, m.ScorePairs(make([]float32, 5), make([]float32, 6), make([]float32, 2)), "embedding values")
 
 	node, err := NewModel(Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2}, 1)
 	require.NoError(t, err)
-	_, _, err = node.ForwardBackwardLink(blocks, x, []int32{0, 1}, []float32{1}, 1, false, MaskKey{})
+	_, _, err = fb(node.n, &sample.Batch{Blocks: blocks, Pairs: []int32{0, 1}, PairLabels: []float32{1}}, dense(x), 1, false, MaskKey{})
 	require.ErrorContains(t, err, "needs a link predictor")
 	require.ErrorContains(t, node.ScorePairs(nil, nil, nil), "no decoder")
 }

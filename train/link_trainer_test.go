@@ -113,7 +113,7 @@ func (e *linkEvaluator) Evaluate(split string, epoch int, m *Model) (EvalResult,
 	for _, v := range blocks[0].Orig {
 		x = append(x, e.g.feat[int(v)*e.g.dim:int(v+1)*e.g.dim]...)
 	}
-	h, err := m.Embed(blocks, x)
+	h, err := m.Forward(&sample.Batch{Blocks: blocks, X: x})
 	if err != nil {
 		return EvalResult{}, err
 	}

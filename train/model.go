@@ -103,8 +103,12 @@ func (c Config) Equal(o Config) bool {
 // features are keyed (hidden layers use 0..Layers-2).
 const InputLayer = -1
 
-// Validate reports a configuration the model cannot be built from.
-func (c Config) Validate() error {
+// Validate reports a configuration the model cannot be built from (of a
+// built-in architecture).
+func (c Config) Validate() error { return c.validate(builtinArchs()) }
+
+// validate is Validate with the architectures of t.
+func (c Config) validate(t archTable) error {
 	switch {
 	case c.Hetero == nil && c.InDim <= 0:
 		return fmt.Errorf("model config: in_dim %d must be positive", c.InDim)
@@ -129,22 +133,25 @@ func (c Config) Validate() error {
 	case c.Decoder != "" && c.Decoder != DecoderDot && c.Decoder != DecoderMLP:
 		return fmt.Errorf("model config: unknown decoder %q (known: %s; empty for node classification)", c.Decoder, strings.Join(Decoders(), ", "))
 	}
-	a, err := lookupArch(c.Arch)
+	a, err := t.lookup(c.Arch)
 	if err != nil {
 		return fmt.Errorf("model config: %w", err)
 	}
 	switch {
-	case a.hetero && c.Hetero == nil:
-		return fmt.Errorf("model config: %s is a heterogeneous model and needs a hetero section (node types, relations, input widths)", a.name)
-	case !a.hetero && c.Hetero != nil:
-		return fmt.Errorf("model config: %s is a homogeneous model; a heterogeneous graph needs one of %s", a.name, strings.Join(HeteroArchs(), ", "))
+	case a.Hetero && c.Hetero == nil:
+		return fmt.Errorf("model config: %s is a heterogeneous model and needs a hetero section (node types, relations, input widths)", a.Name)
+	case !a.Hetero && c.Hetero != nil:
+		return fmt.Errorf("model config: %s is a homogeneous model; a heterogeneous graph needs one of %s", a.Name, strings.Join(t.names(true), ", "))
 	}
 	if c.Hetero != nil {
 		if err := c.Hetero.validate(); err != nil {
 			return err
 		}
 	}
-	return a.validate(c)
+	if a.Validate == nil {
+		return nil
+	}
+	return a.Validate(c)
 }
 
 // LayerDims returns the input and output width of layer l. Layer 0 of a
@@ -186,11 +193,14 @@ func (t Tensor) IsBias() bool {
 // the bias (1 x out). The decoder comes last so that a node config's layout,
 // and hence InitParams, is the same as before decoders existed. It returns
 // nil for an invalid configuration.
-func (c Config) Tensors() []Tensor {
-	if c.Validate() != nil {
+func (c Config) Tensors() []Tensor { return c.tensors(builtinArchs()) }
+
+// tensors is Tensors with the architectures of t.
+func (c Config) tensors(t archTable) []Tensor {
+	if c.validate(t) != nil {
 		return nil
 	}
-	a, _ := lookupArch(c.Arch)
+	a, _ := t.lookup(c.Arch)
 	var ts []Tensor
 	off := 0
 	for l := 0; l < c.Layers; l++ {
@@ -214,10 +224,13 @@ func (c Config) Tensors() []Tensor {
 }
 
 // NumParams returns the length of the flat parameter buffer.
-func (c Config) NumParams() int {
+func (c Config) NumParams() int { return c.paramCount(builtinArchs()) }
+
+// paramCount is NumParams with the architectures of t.
+func (c Config) paramCount(t archTable) int {
 	n := 0
-	for _, t := range c.Tensors() {
-		n += t.Size()
+	for _, ts := range c.tensors(t) {
+		n += ts.Size()
 	}
 	return n
 }
@@ -232,11 +245,16 @@ const initTag = 0x696e69742d77 // "init-w"
 // counter-based sample.Hash64, so every rank, whatever the rank count, gets
 // bit-identical parameters without a broadcast.
 func InitParams(cfg Config, seed uint64) ([]float32, error) {
-	if err := cfg.Validate(); err != nil {
+	return initParams(cfg, builtinArchs(), seed)
+}
+
+// initParams is InitParams with the architectures of tab.
+func initParams(cfg Config, tab archTable, seed uint64) ([]float32, error) {
+	if err := cfg.validate(tab); err != nil {
 		return nil, err
 	}
-	p := make([]float32, cfg.NumParams())
-	for ti, t := range cfg.Tensors() {
+	p := make([]float32, cfg.paramCount(tab))
+	for ti, t := range cfg.tensors(tab) {
 		if t.Zero {
 			continue // biases start at zero
 		}
@@ -267,13 +285,36 @@ type Model struct {
 	n *net[float32]
 }
 
-// NewModel builds a model with parameters initialised by InitParams(cfg, seed).
-func NewModel(cfg Config, seed uint64) (*Model, error) {
-	p, err := InitParams(cfg, seed)
+// ModelOption changes how NewModel builds a model.
+type ModelOption func(*modelOptions)
+
+type modelOptions struct {
+	archs []Arch
+}
+
+// WithArchs makes architectures besides the built-in ones available to
+// the model's Config.Arch (an extra one of a built-in name replaces it).
+// A model of an extra architecture trains and evaluates like any other;
+// its checkpoints name an architecture only this option knows, and the
+// Config methods that know only built-in ones (Validate, Tensors,
+// NumParams, the PyG mapping) refuse it.
+func WithArchs(archs ...Arch) ModelOption {
+	return func(o *modelOptions) { o.archs = append(o.archs, archs...) }
+}
+
+// NewModel builds a model with parameters initialised by InitParams(cfg,
+// seed) (for an architecture of WithArchs: by the same rule).
+func NewModel(cfg Config, seed uint64, opts ...ModelOption) (*Model, error) {
+	var o modelOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	tab := builtinArchs().with(o.archs)
+	p, err := initParams(cfg, tab, seed)
 	if err != nil {
 		return nil, err
 	}
-	n, err := newNet(cfg, p, nil)
+	n, err := newNetIn(cfg, tab, p, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -289,9 +330,6 @@ func (m *Model) Params() []float32 { return m.n.params }
 // Grads returns the flat gradient buffer, same layout as Params (aliased).
 func (m *Model) Grads() []float32 { return m.n.grads }
 
-// ZeroGrad clears the gradient buffer.
-func (m *Model) ZeroGrad() { clear(m.n.grads) }
-
 // SetParams copies p (for example from a checkpoint) into the model.
 func (m *Model) SetParams(p []float32) error {
 	if len(p) != len(m.n.params) {
@@ -299,50 +337,6 @@ func (m *Model) SetParams(p []float32) error {
 	}
 	copy(m.n.params, p)
 	return nil
-}
-
-// ForwardBackward runs the model over blocks (forward order) with input
-// features x (row-major, one row of InDim per blocks[0].Nodes entry), and
-// ADDS to Grads scale times the gradient of the SUM over seeds of the softmax
-// cross-entropy against labels (one per seed = destination of the last
-// block). For data-parallel training pass scale = 1/G with G the number of
-// seeds of the step over ALL ranks: the Allreduce sum of the ranks'
-// gradients is then the gradient of the global batch mean. train enables
-// dropout with masks selected by key. It returns the summed (unscaled) loss
-// and the number of seeds whose arg-max logit equals the label.
-func (m *Model) ForwardBackward(blocks []sample.Block, x []float32, labels []int32, scale float32, train bool, key MaskKey) (lossSum float64, correct int, err error) {
-	loss, correct, err := m.n.forwardLoss(blocks, x, labels, scale, train, key)
-	if err != nil {
-		return 0, 0, err
-	}
-	m.n.backward(blocks, x, train)
-	return loss, correct, nil
-}
-
-// Evaluate runs the model without dropout and without touching the gradients
-// and returns the summed loss and the number of correct seeds.
-func (m *Model) Evaluate(blocks []sample.Block, x []float32, labels []int32) (lossSum float64, correct int, err error) {
-	return m.n.forwardLoss(blocks, x, labels, 0, false, MaskKey{})
-}
-
-// Forward runs the model in evaluation mode (no dropout) and returns the
-// logits of the seeds, row-major (seeds x Classes). The result aliases a work
-// buffer and is valid until the next call on m.
-func (m *Model) Forward(blocks []sample.Block, x []float32) ([]float32, error) {
-	if err := m.n.check(blocks, x, nil); err != nil {
-		return nil, err
-	}
-	m.n.forward(blocks, x, false, MaskKey{})
-	return m.n.out[len(blocks)-1], nil
-}
-
-// Predict appends to dst the arg-max class of every seed (evaluation mode).
-func (m *Model) Predict(blocks []sample.Block, x []float32, dst []int32) ([]int32, error) {
-	logits, err := m.Forward(blocks, x)
-	if err != nil {
-		return dst, err
-	}
-	return appendArgmax(dst, logits, m.n.cfg.Classes), nil
 }
 
 // appendArgmax appends to dst the arg-max class of every row of logits
@@ -361,8 +355,7 @@ type net[T floatT] struct {
 	params []T
 	grads  []T
 	layers []Layer[T]
-	head   Head[T]
-	dec    *decoder[T]  // link decoder; nil for node classification
+	head   Head[T]      // softmax cross-entropy, or a link decoder (link.go)
 	het    *hetInput[T] // typed inputs of a heterogeneous model; nil for homogeneous
 
 	// work buffers, grown on demand and reused across steps
@@ -374,30 +367,28 @@ type net[T floatT] struct {
 	// (forwardSparse), nil when it read dense rows.
 	xsIn *sample.SparseRows
 	key  MaskKey // the masks of the last forward, for backward
-
-	// link holds the pair state of the last forward when it was a link
-	// step (forwardLinkLoss); backward then starts at the decoder.
-	link linkState[T]
 }
 
 // newNet builds the layers of cfg over params; grads is the gradient
 // buffer to use (the trainer passes a prefix of its reduction buffer) or nil
 // to allocate one.
 func newNet[T floatT](cfg Config, params, grads []T) (*net[T], error) {
-	if err := cfg.Validate(); err != nil {
+	return newNetIn(cfg, builtinArchs(), params, grads)
+}
+
+// newNetIn is newNet with the architectures of tab.
+func newNetIn[T floatT](cfg Config, tab archTable, params, grads []T) (*net[T], error) {
+	if err := cfg.validate(tab); err != nil {
 		return nil, err
 	}
-	if want := cfg.NumParams(); len(params) != want {
+	if want := cfg.paramCount(tab); len(params) != want {
 		return nil, fmt.Errorf("model: %d parameters for a model of %d", len(params), want)
 	}
-	a, _ := lookupArch(cfg.Arch)
+	a, _ := tab.lookup(cfg.Arch)
 	cfg = cfg.Normalized()
-	n := &net[T]{cfg: cfg, params: params, head: classifyHead[T]{classes: cfg.Classes}}
+	n := &net[T]{cfg: cfg, params: params, head: newHead[T](cfg)}
 	for l := 0; l < cfg.Layers; l++ {
 		n.layers = append(n.layers, newLayer[T](a, cfg, l))
-	}
-	if cfg.IsLink() {
-		n.dec = newDecoder[T](cfg)
 	}
 	if cfg.Hetero != nil {
 		n.het = newHetInput[T](cfg)
@@ -425,15 +416,14 @@ func (n *net[T]) bindGrads(grads []T) {
 		}
 		ly.Bind(ps, gs)
 	}
-	if n.dec != nil {
-		specs := decoderSpecs(n.cfg)
+	if specs := n.head.Specs(); len(specs) > 0 {
 		ps, gs := make([][]T, len(specs)), make([][]T, len(specs))
 		for i, s := range specs {
 			end := off + s.Rows*s.Cols
 			ps[i], gs[i] = n.params[off:end:end], grads[off:end:end]
 			off = end
 		}
-		n.dec.bind(ps, gs)
+		n.head.Bind(ps, gs)
 	}
 	if n.het != nil {
 		specs := inputSpecs(n.cfg)
@@ -456,29 +446,14 @@ func grow[T floatT](buf []T, n int) []T {
 	return make([]T, n, n+n/8)
 }
 
-// check validates the block structure against the model and inputs, so a
-// malformed sample gives an error instead of an index panic deep inside.
-func (n *net[T]) check(blocks []sample.Block, x []T, labels []int32) error {
+// checkDense validates dense input rows x against blocks[0] and the input
+// width.
+func (n *net[T]) checkDense(blocks []sample.Block, x []T) error {
 	if n.het != nil {
-		return errors.New("model: a heterogeneous model takes one input matrix per node type (the *Hetero methods)")
-	}
-	if err := n.checkBlocks(blocks); err != nil {
-		return err
+		return errors.New("model: a heterogeneous model takes one input matrix per node type (Batch.XT)")
 	}
 	if want := blocks[0].NumSrc() * n.cfg.InDim; len(x) != want {
 		return fmt.Errorf("model: got %d input values, want %d (%d nodes x %d)", len(x), want, blocks[0].NumSrc(), n.cfg.InDim)
-	}
-	return n.checkLabels(blocks, labels)
-}
-
-// checkLabels validates the labels (nil: none to check) against the seeds.
-func (n *net[T]) checkLabels(blocks []sample.Block, labels []int32) error {
-	if labels != nil {
-		seeds := blocks[len(blocks)-1].NumDst
-		if len(labels) != seeds {
-			return fmt.Errorf("model: got %d labels for %d seeds", len(labels), seeds)
-		}
-		return n.head.Check(labels)
 	}
 	return nil
 }
@@ -486,7 +461,7 @@ func (n *net[T]) checkLabels(blocks []sample.Block, labels []int32) error {
 // checkBlocks validates the structure of the block chain.
 func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 	if n.cfg.GCNNorm == GCNNormSym {
-		return errors.New("model: gcn_norm sym needs every first-layer source's full in-degree, which only layer-wise inference (InferLayer) has; sampled blocks use mpignn's first-layer mean")
+		return errors.New("model: gcn_norm sym needs every first-layer source's full in-degree, which only layer-wise inference (Layerwise) has; sampled blocks use mpignn's first-layer mean")
 	}
 	if len(blocks) != n.cfg.Layers {
 		return fmt.Errorf("model: got %d blocks for a %d-layer model", len(blocks), n.cfg.Layers)
@@ -504,43 +479,9 @@ func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 	return nil
 }
 
-// forwardLoss runs the forward pass and the loss; with scale != 0 it also
-// leaves scale·d(sum of losses)/d(logits) in n.dz for backward.
-func (n *net[T]) forwardLoss(blocks []sample.Block, x []T, labels []int32, scale T, train bool, key MaskKey) (float64, int, error) {
-	return n.nodeLoss(blocks, labels, scale,
-		func() error { return n.check(blocks, x, labels) },
-		func() { n.forward(blocks, x, train, key) })
-}
-
-// nodeLoss is forwardLoss over inputs of either kind (untyped or per node
-// type): check validates the blocks and inputs, forward runs the layers.
-func (n *net[T]) nodeLoss(blocks []sample.Block, labels []int32, scale T, check func() error, forward func()) (float64, int, error) {
-	n.link.active = false
-	if labels == nil {
-		return 0, 0, errors.New("model: labels are required")
-	}
-	if n.dec != nil {
-		return 0, 0, fmt.Errorf("model: a link predictor (decoder %q) is trained on pairs, not node labels", n.cfg.Decoder)
-	}
-	if err := check(); err != nil {
-		return 0, 0, err
-	}
-	forward()
-	loss, correct := n.loss(blocks, labels, scale)
-	return loss, correct, nil
-}
-
-// loss runs the head over the last forward's logits, leaving
-// scale·d(sum of losses)/d(logits) in n.dz.
-func (n *net[T]) loss(blocks []sample.Block, labels []int32, scale T) (float64, int) {
-	logits := n.out[len(blocks)-1]
-	n.dz = grow(n.dz, len(logits))
-	return n.head.Loss(logits, labels, scale, n.dz)
-}
-
-// forward computes every layer's output rows; layer l computes only the
-// blocks[l].NumDst rows that layer l+1 reads.
-func (n *net[T]) forward(blocks []sample.Block, x []T, train bool, key MaskKey) {
+// forwardDense computes every layer's output rows from dense input rows x;
+// layer l computes only the blocks[l].NumDst rows that layer l+1 reads.
+func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key MaskKey) {
 	if train && n.cfg.InputDropout > 0 {
 		// A copy: x belongs to the batch source, which may reuse it.
 		n.xd = grow(n.xd, len(x))
@@ -587,10 +528,8 @@ func (n *net[T]) pass(blocks []sample.Block, l int, train bool, key MaskKey) Pas
 // and accumulates parameter gradients. Layer 0 of a homogeneous model skips
 // the input gradient: the features are not trained. A heterogeneous model
 // continues through its typed input projections.
-func (n *net[T]) backward(blocks []sample.Block, x []T, train bool) {
-	if n.link.active {
-		n.linkBackward(blocks) // fills n.dz from the pair gradients
-	}
+func (n *net[T]) backward(blocks []sample.Block, train bool) {
+	n.head.Backward(n.dz) // a decoder fills n.dz from the pair gradients
 	dz := n.dz
 	scale := T(1)
 	if train && n.cfg.Dropout > 0 {

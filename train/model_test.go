@@ -265,7 +265,7 @@ func TestForwardMatchesReference(t *testing.T) {
 			m, blocks, x, _ := testCase(t, tc.cfg, 7)
 			key := MaskKey{Seed: 3, Step: 11}
 			n64 := mustNet(t, tc.cfg, to64(m.Params()))
-			n64.forward(blocks, to64(x), tc.drop, key)
+			n64.forwardDense(blocks, to64(x), tc.drop, key)
 			want := refForward(tc.cfg, to64(m.Params()), blocks, to64(x), tc.drop, key)
 			got := n64.out[tc.cfg.Layers-1]
 			if len(got) != len(want) {
@@ -277,7 +277,7 @@ func TestForwardMatchesReference(t *testing.T) {
 				}
 			}
 			if !tc.drop {
-				logits, err := m.Forward(blocks, x)
+				logits, err := m.Forward(&sample.Batch{Blocks: blocks, X: x})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -300,12 +300,12 @@ func TestGradCheck(t *testing.T) {
 			x := to64(x32)
 			key := MaskKey{Seed: 5, Step: 2}
 			n := mustNet(t, tc.cfg, to64(m.Params()))
-			if _, _, err := n.forwardLoss(blocks, x, y, 1, tc.drop, key); err != nil {
+			if _, _, err := n.lossOf(&sample.Batch{Blocks: blocks, Labels: y}, dense(x), 1, tc.drop, key); err != nil {
 				t.Fatal(err)
 			}
-			n.backward(blocks, x, tc.drop)
+			n.backward(blocks, tc.drop)
 			lossAt := func() float64 {
-				l, _, err := n.forwardLoss(blocks, x, y, 0, tc.drop, key)
+				l, _, err := n.lossOf(&sample.Batch{Blocks: blocks, Labels: y}, dense(x), 0, tc.drop, key)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -324,13 +324,13 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 			m, blocks, x, y := testCase(t, tc.cfg, 13)
 			key := MaskKey{Seed: 9, Step: 4}
 			n := mustNet(t, tc.cfg, to64(m.Params()))
-			want, wantC, err := n.forwardLoss(blocks, to64(x), y, 1, tc.drop, key)
+			want, wantC, err := n.lossOf(&sample.Batch{Blocks: blocks, Labels: y}, dense(to64(x)), 1, tc.drop, key)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n.backward(blocks, to64(x), tc.drop)
-			m.ZeroGrad()
-			got, gotC, err := m.ForwardBackward(blocks, x, y, 1, tc.drop, key)
+			n.backward(blocks, tc.drop)
+			clear(m.Grads())
+			got, gotC, err := fb(m.n, &sample.Batch{Blocks: blocks, Labels: y}, dense(x), 1, tc.drop, key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +344,7 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 			}
 			// Gradients accumulate: a second identical call doubles them.
 			g1 := slices.Clone(m.Grads())
-			if _, _, err := m.ForwardBackward(blocks, x, y, 1, tc.drop, key); err != nil {
+			if _, _, err := fb(m.n, &sample.Batch{Blocks: blocks, Labels: y}, dense(x), 1, tc.drop, key); err != nil {
 				t.Fatal(err)
 			}
 			for i, g := range m.Grads() {
@@ -370,14 +370,14 @@ func relabelInvariance(t *testing.T, cfg Config) {
 	r := rand.New(rand.NewPCG(99, 2))
 	rb, rx, ry := relabel(r, blocks, x, cfg.InDim, y)
 	key := MaskKey{Seed: 1, Step: 77}
-	m.ZeroGrad()
-	l1, c1, err := m.ForwardBackward(blocks, x, y, 1, true, key)
+	clear(m.Grads())
+	l1, c1, err := m.Train(&sample.Batch{Blocks: blocks, X: x, Labels: y}, 1, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g1 := slices.Clone(m.Grads())
-	m.ZeroGrad()
-	l2, c2, err := m.ForwardBackward(rb, rx, ry, 1, true, key)
+	clear(m.Grads())
+	l2, c2, err := m.Train(&sample.Batch{Blocks: rb, X: rx, Labels: ry}, 1, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,8 +390,8 @@ func relabelInvariance(t *testing.T, cfg Config) {
 		}
 	}
 	// A different step must change the masks (else the key is ignored).
-	m.ZeroGrad()
-	l3, _, err := m.ForwardBackward(blocks, x, y, 1, true, MaskKey{Seed: 1, Step: 78})
+	clear(m.Grads())
+	l3, _, err := m.Train(&sample.Batch{Blocks: blocks, X: x, Labels: y}, 1, MaskKey{Seed: 1, Step: 78})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +546,7 @@ func TestMalformedInputErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bs, xx, yy := tc.edit(clone())
-			_, _, err := m.ForwardBackward(bs, xx, yy, 1, true, MaskKey{})
+			_, _, err := m.Train(&sample.Batch{Blocks: bs, X: xx, Labels: yy}, 1, MaskKey{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want mention of %q", err, tc.want)
 			}
@@ -560,13 +560,13 @@ func TestLossScale(t *testing.T) {
 	cfg := Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.2}
 	m, blocks, x, y := testCase(t, cfg, 21)
 	key := MaskKey{Seed: 2, Step: 5}
-	l1, c1, err := m.ForwardBackward(blocks, x, y, 1, true, key)
+	l1, c1, err := m.Train(&sample.Batch{Blocks: blocks, X: x, Labels: y}, 1, key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g1 := slices.Clone(m.Grads())
-	m.ZeroGrad()
-	l2, c2, err := m.ForwardBackward(blocks, x, y, 0.25, true, key)
+	clear(m.Grads())
+	l2, c2, err := m.Train(&sample.Batch{Blocks: blocks, X: x, Labels: y}, 0.25, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,19 +590,19 @@ func TestLossScale(t *testing.T) {
 func TestEvaluateAndPredict(t *testing.T) {
 	cfg := Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5}
 	m, blocks, x, y := testCase(t, cfg, 23)
-	m.ZeroGrad()
-	loss, correct, err := m.Evaluate(blocks, x, y)
+	clear(m.Grads())
+	loss, correct, err := m.Evaluate(&sample.Batch{Blocks: blocks, X: x, Labels: y})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if slices.ContainsFunc(m.Grads(), func(g float32) bool { return g != 0 }) {
 		t.Fatal("Evaluate touched the gradients")
 	}
-	pred, err := m.Predict(blocks, x, nil)
+	pred, err := m.Predict(&sample.Batch{Blocks: blocks, X: x}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logits, _ := m.Forward(blocks, x)
+	logits, _ := m.Forward(&sample.Batch{Blocks: blocks, X: x})
 	want, ok := 0, 0
 	ce := 0.0
 	for i := range y {

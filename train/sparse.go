@@ -53,12 +53,9 @@ func spmmT[T floatT](s *sample.SparseRows, vals []T, n int, d []T, out int, gw [
 }
 
 // checkSparse validates sparse inputs against block 0 and the input width.
-func (n *net[T]) checkSparse(blocks []sample.Block, xs *sample.SparseRows, labels []int32) error {
+func (n *net[T]) checkSparse(blocks []sample.Block, xs *sample.SparseRows) error {
 	if n.het != nil {
 		return fmt.Errorf("model: a heterogeneous model takes dense per-type inputs, not sparse rows")
-	}
-	if err := n.checkBlocks(blocks); err != nil {
-		return err
 	}
 	if xs.Rows() != blocks[0].NumSrc() || xs.Cols != n.cfg.InDim {
 		return fmt.Errorf("model: got %d sparse input rows of width %d, want %d x %d", xs.Rows(), xs.Cols, blocks[0].NumSrc(), n.cfg.InDim)
@@ -66,7 +63,7 @@ func (n *net[T]) checkSparse(blocks []sample.Block, xs *sample.SparseRows, label
 	if err := xs.Check(); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	return n.checkLabels(blocks, labels)
+	return nil
 }
 
 // sparseValues returns the values layer 0 reads for the sparse inputs xs:
@@ -97,47 +94,6 @@ func (n *net[T]) sparseValues(xs *sample.SparseRows, orig []int64, train bool, k
 		}
 	})
 	return v
-}
-
-// ForwardBackwardSparse is ForwardBackward with the inputs as sparse rows
-// (one per blocks[0].Nodes entry, InDim columns).
-func (m *Model) ForwardBackwardSparse(blocks []sample.Block, xs *sample.SparseRows, labels []int32, scale float32, train bool, key MaskKey) (lossSum float64, correct int, err error) {
-	loss, correct, err := m.n.forwardLossSparse(blocks, xs, labels, scale, train, key)
-	if err != nil {
-		return 0, 0, err
-	}
-	m.n.backward(blocks, nil, train)
-	return loss, correct, nil
-}
-
-// EvaluateSparse is Evaluate with sparse input rows.
-func (m *Model) EvaluateSparse(blocks []sample.Block, xs *sample.SparseRows, labels []int32) (lossSum float64, correct int, err error) {
-	return m.n.forwardLossSparse(blocks, xs, labels, 0, false, MaskKey{})
-}
-
-// ForwardSparse is Forward with sparse input rows.
-func (m *Model) ForwardSparse(blocks []sample.Block, xs *sample.SparseRows) ([]float32, error) {
-	if err := m.n.checkSparse(blocks, xs, nil); err != nil {
-		return nil, err
-	}
-	m.n.forwardSparse(blocks, xs, false, MaskKey{})
-	return m.n.out[len(blocks)-1], nil
-}
-
-// PredictSparse is Predict with sparse input rows.
-func (m *Model) PredictSparse(blocks []sample.Block, xs *sample.SparseRows, dst []int32) ([]int32, error) {
-	logits, err := m.ForwardSparse(blocks, xs)
-	if err != nil {
-		return dst, err
-	}
-	return appendArgmax(dst, logits, m.n.cfg.Classes), nil
-}
-
-// forwardLossSparse is forwardLoss over sparse inputs.
-func (n *net[T]) forwardLossSparse(blocks []sample.Block, xs *sample.SparseRows, labels []int32, scale T, train bool, key MaskKey) (float64, int, error) {
-	return n.nodeLoss(blocks, labels, scale,
-		func() error { return n.checkSparse(blocks, xs, labels) },
-		func() { n.forwardSparse(blocks, xs, train, key) })
 }
 
 // forwardSparse runs the layers with layer 0 reading the sparse rows xs.

@@ -498,33 +498,15 @@ func (t *Trainer) compute(epoch, s, steps int, b *sample.Batch, fetchErr error) 
 		} else {
 			net := t.model.n
 			key := MaskKey{Seed: t.opts.Seed, Step: t.step}
-			var loss float64
-			var correct int
-			var err error
 			scale := float32(1 / float64(b.GlobalSeeds))
 			start := time.Now()
-			switch {
-			case link && b.XT != nil:
-				loss, correct, err = net.forwardLinkLossHetero(b.Blocks, b.XT, b.Pairs, b.PairLabels, scale, true, key)
-			case link:
-				loss, correct, err = net.forwardLinkLoss(b.Blocks, b.X, b.Pairs, b.PairLabels, scale, true, key)
-			case b.XT != nil:
-				loss, correct, err = net.forwardLossHetero(b.Blocks, b.XT, b.Labels, scale, true, key)
-			case b.XS != nil:
-				loss, correct, err = net.forwardLossSparse(b.Blocks, b.XS, b.Labels, scale, true, key)
-			default:
-				loss, correct, err = net.forwardLoss(b.Blocks, b.X, b.Labels, scale, true, key)
-			}
+			loss, correct, err := net.lossOf(b, batchInputs(b), scale, true, key)
 			mid := time.Now()
 			c.forward = mid.Sub(start)
 			if err != nil {
 				c.err = fmt.Errorf("%s: %w", where(), err)
 			} else {
-				x := b.X
-				if b.XT != nil || (b.XS != nil && !link) {
-					x = nil // typed or sparse inputs: the model kept what backward needs
-				}
-				net.backward(b.Blocks, x, true)
+				net.backward(b.Blocks, true)
 				c.backward = time.Since(mid)
 				t.buf[n+tailLoss] = float32(loss)
 				t.buf[n+tailCorrect] = float32(correct)
@@ -635,10 +617,6 @@ func (t *Trainer) localFlags() float32 {
 	return f
 }
 
-// isLinkBatch reports whether b is a link batch (scored pairs, no node
-// labels expected).
-func isLinkBatch(b *sample.Batch) bool { return len(b.Pairs) > 0 || len(b.PairLabels) > 0 }
-
 // batchTargets is the number of targets of b on this rank: pair labels for
 // a link batch, node labels otherwise.
 func batchTargets(b *sample.Batch, link bool) int {
@@ -690,21 +668,7 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 		if localErr != nil || targets == 0 {
 			continue
 		}
-		var loss float64
-		var correct int
-		var err error
-		switch {
-		case link && b.XT != nil:
-			loss, correct, err = t.model.EvaluateLinkHetero(b.Blocks, b.XT, b.Pairs, b.PairLabels)
-		case link:
-			loss, correct, err = t.model.EvaluateLink(b.Blocks, b.X, b.Pairs, b.PairLabels)
-		case b.XT != nil:
-			loss, correct, err = t.model.EvaluateHetero(b.Blocks, b.XT, b.Labels)
-		case b.XS != nil:
-			loss, correct, err = t.model.EvaluateSparse(b.Blocks, b.XS, b.Labels)
-		default:
-			loss, correct, err = t.model.Evaluate(b.Blocks, b.X, b.Labels)
-		}
+		loss, correct, err := t.model.Evaluate(b)
 		if err != nil {
 			localErr = fmt.Errorf("evaluate %s step %d/%d: %w", split, s+1, steps, err)
 			continue

@@ -13,6 +13,7 @@ import (
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
 	"mpignn/train"
+	"mpignn/train/dist"
 )
 
 // benchInferConfig holds the flags of `bench infer`.
@@ -42,7 +43,7 @@ func parseBenchInfer(args []string) (benchInferConfig, error) {
 	fs.IntVar(&cfg.hidden, "hidden", 256, "hidden width")
 	fs.IntVar(&cfg.layers, "layers", 3, "number of layers")
 	fs.IntVar(&cfg.heads, "heads", 8, "GAT: attention heads")
-	fs.IntVar(&cfg.chunk, "chunk", dsample.DefaultInferChunk, "destination nodes per rank per step")
+	fs.IntVar(&cfg.chunk, "chunk", dist.DefaultInferChunk, "destination nodes per rank per step")
 	fs.IntVar(&cfg.reps, "reps", 2, "timed inferences (the first also warms the caches)")
 	addSeedFlag(fs, &cfg.seed, 1, "initial weights")
 	addCacheFlag(fs, &cfg.cacheMB)
@@ -117,9 +118,9 @@ func benchInfer(w *spmd.World, cfg benchInferConfig, out io.Writer) error {
 				return err
 			}
 		}
-		var st dsample.InferStats
+		var st dist.InferStats
 		start := time.Now()
-		emb, err := store.Infer(model, dsample.InferOptions{Chunk: cfg.chunk, Stats: &st})
+		emb, err := dist.Infer(store, model, dist.InferOptions{Chunk: cfg.chunk, Stats: &st})
 		if err != nil {
 			return err
 		}

@@ -44,7 +44,8 @@
 //   - IDMap (OpenIDMap, Map): original -> partition ids, distributed by
 //     original-id blocks (stored by the partitioner of a link split).
 //   - Store.Embed: runs an Embedder over every node in global batches and
-//     keeps the rows in a distributed array (Embeddings).
+//     keeps the rows in a distributed array (Embeddings; NewEmbeddings
+//     gives rows to fill, as layer-wise inference in train/dist does).
 //   - GatherText: the canonical text of all ranks' blocks (`mpignn sample`).
 //
 // Every exported function or method that reads remote data is collective:

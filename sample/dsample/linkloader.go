@@ -495,6 +495,24 @@ func (e *Embeddings) Fetch(nodes []int64, dst []float32) error {
 // Free releases the rows. It is collective.
 func (e *Embeddings) Free() error { return freeArrays("free embeddings", &e.a) }
 
+// Seal makes the rows written into Local readable by every rank (rows
+// from NewEmbeddings). It is collective.
+func (e *Embeddings) Seal() error { return e.a.Seal() }
+
+// Stats returns the counters of the Fetch calls on the rows so far.
+func (e *Embeddings) Stats() collectives.FetchStats { return e.a.Stats() }
+
+// NewEmbeddings allocates rows of width w for the nodes this rank owns,
+// to be written through Local and then sealed (layer-wise inference in
+// package train/dist fills them one layer at a time). It is collective.
+func (s *Store) NewEmbeddings(w int) (*Embeddings, error) {
+	a, err := collectives.NewDistArray(s.c, s.part.NumOwned(), 4*w, s.t)
+	if err != nil {
+		return nil, err
+	}
+	return &Embeddings{a: a, width: w, lo: s.part.Lo}, nil
+}
+
 // Embed computes the embeddings of every node for evaluation with the
 // loader's seed, evaluation fanouts and evaluation batch (see Store.Embed).
 // On a heterogeneous partition m must also be a TypedEmbedder, and only the

@@ -6,6 +6,11 @@
 // with a distributed ranking evaluator: train.Evaluator over every node's
 // embedding), `mpignn predict` (classes, or pair scores) and `mpignn embed`.
 //
+// Layer-wise inference (Infer, layerwise.go) lives here, beside the model
+// it drives: it runs train.Layerwise one layer at a time over the store's
+// distributed graph. Predict, Embed and PredictLink open a checkpoint's
+// model over a partition through one path (openInference, inference.go).
+//
 // Every exported function that takes a *collectives.Comm is collective:
 // every rank must call it, in the same order, with the same arguments
 // (except where a field is documented as rank-0 only).

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +13,6 @@ import (
 	"strings"
 
 	"mpignn/collectives"
-	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
 )
@@ -53,156 +51,30 @@ type EmbedConfig struct {
 // the node with original id i).
 const embedMagic = "MPIGNNEMB1\x00\x00\x00\x00\x00\x00"
 
-// inference is what Embed and PredictLink share: the model with the chosen
-// weights, the store and the embeddings of every node.
-type inference struct {
-	ck    *train.Checkpoint
-	part  *partition.Part
-	store *dsample.Store
-	emb   *dsample.Embeddings
-	model *train.Model
-	// sparse holds a heterogeneous model's learnable input embeddings
-	// (nil without them).
-	sparse *sparseInputs
-}
-
-func (inf *inference) close() {
-	if inf.emb != nil {
-		inf.emb.Free()
-	}
-	if inf.sparse != nil {
-		inf.sparse.close()
-	}
-	if inf.store != nil {
-		inf.store.Close()
-	}
-}
-
-// openInference loads the checkpoint and the partition and embeds every
-// node. It is collective.
-func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inference, error) {
-	if cfg.Batch < 1 {
-		return nil, fmt.Errorf("%s: batch %d must be positive", what, cfg.Batch)
-	}
-	ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if err := overrideGCNNorm(ck, cfg.GCNNorm, cfg.Eval, cfg.Fanouts, cfg.Full); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	var info runInfo
-	if len(ck.RunInfo) > 0 {
-		if err := json.Unmarshal(ck.RunInfo, &info); err != nil {
-			return nil, fmt.Errorf("%s: checkpoint run info: %w", what, err)
-		}
-	}
-	fan := inferenceFanouts(cfg.Fanouts, cfg.Full, info.EvalFanouts, ck.Model.Layers)
-	if len(fan) != ck.Model.Layers {
-		return nil, fmt.Errorf("%s: %d fanouts for a %d-layer model", what, len(fan), ck.Model.Layers)
-	}
-	mode, err := inferenceMode(cfg.Eval, cfg.Fanouts, cfg.Full)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if cfg.Batch > math.MaxInt32/c.Size() {
-		return nil, fmt.Errorf("%s: --batch %d x %d ranks is more than %d nodes per step", what, cfg.Batch, c.Size(), math.MaxInt32)
-	}
-	part, err := openPart(c, cfg.PartDir)
+// openEmbedding opens the checkpoint's model over the partition
+// (openInference) and computes the output rows of every node: layer-wise,
+// over the train+valid graph when the run used it, or on sampled
+// neighbourhoods. It is collective.
+func openEmbedding(c *collectives.Comm, cfg EmbedConfig, what string) (*inference, error) {
+	inf, err := openInference(c, inferSpec{
+		what: what, partDir: cfg.PartDir, checkpointDir: cfg.CheckpointDir,
+		fanouts: cfg.Fanouts, full: cfg.Full, eval: cfg.Eval, batch: cfg.Batch, final: cfg.Final,
+		gcnNorm: cfg.GCNNorm, store: cfg.Store, note: cfg.Note,
+	})
 	if err != nil {
 		return nil, err
 	}
-	m := part.Meta
-	var het *heteroSetup
-	var herr error
-	switch {
-	case (m.Hetero == nil) != (ck.Model.Hetero == nil):
-		herr = fmt.Errorf("%s: the checkpoint holds a %s model but partition %s is %s", what, graphKind(ck.Model.Hetero != nil), cfg.PartDir, graphKind(m.Hetero != nil))
-	case m.Hetero != nil && mode != EvalLayerwise:
-		herr = fmt.Errorf("%s: a heterogeneous model is inferred layer-wise here: drop --fanout, --full and --eval sampled", what)
-	case m.Hetero != nil:
-		if het, herr = predictSetup(ck, info, m); herr != nil {
-			herr = fmt.Errorf("%s: %w", what, herr)
-		}
-	}
-	if herr != nil {
-		return nil, herr
-	}
-	if het == nil && m.FeatDim != ck.Model.InDim {
-		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, cfg.PartDir, m.FeatDim, ck.Model.InDim)
-	}
-	if mode == EvalSampled {
-		if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-	}
-	if info.RowNorm {
-		rowNormalizePart(part)
-		rowNormalizeTyped(part)
-	}
-	// A run trained with --use-valid-edges reported test figures of
-	// embeddings over the train+valid graph: embed on that graph too, so
-	// that scoring its test pairs gives back its figures.
-	var validAdj [3][]int64
-	validEdges := info.Link != nil && info.Link.UseValidEdges
-	if validEdges {
-		var verr error
-		if mode != EvalLayerwise {
-			verr = fmt.Errorf("%s: checkpoint %s was trained with --use-valid-edges, whose test embeddings are inferred layer-wise over train+valid edges: drop --fanout/--full/--eval sampled", what, cfg.CheckpointDir)
-		} else if validAdj[0], validAdj[1], validAdj[2], verr = part.MergedValidAdjacency(); verr != nil {
-			verr = fmt.Errorf("%s: rank %d: %w", what, c.Rank(), verr)
-		}
-		if err := collectives.Agree(c, verr); err != nil {
-			return nil, err
-		}
-		if cfg.Note != nil && c.Rank() == 0 {
-			fmt.Fprintf(cfg.Note, "%s: message passing over the training and valid edges, as the checkpoint's run (--use-valid-edges)\n", what)
-		}
-	}
-	inf := &inference{ck: ck, part: part}
 	ok := false
 	defer func() {
 		if !ok {
 			inf.close()
 		}
 	}()
-	so := cfg.Store
-	so.ReleasePart = true
-	if inf.store, err = dsample.OpenStore(c, part, so); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	var typed dsample.TypedInputs
-	params := ck.BestParams
-	if het != nil {
-		if inf.sparse, err = het.openEmbeddings(c, inf.store, ck.Seed); err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		if inf.sparse != nil {
-			if err := inf.sparse.Import(ck.Sparse); err != nil {
-				return nil, fmt.Errorf("%s: checkpoint embeddings: %w", what, err)
-			}
-			// The checkpoint keeps the learnable embeddings of its last
-			// epoch only: the weights that go with them are the final ones.
-			params = nil
-			if !cfg.Final && cfg.Note != nil && c.Rank() == 0 {
-				fmt.Fprintf(cfg.Note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n", what)
-			}
-		}
-		typed = het.typedInputs(inf.store, inf.sparse.embOf())
-	}
-	if inf.model, err = train.NewModel(ck.Model, ck.Seed); err != nil {
-		return nil, err
-	}
-	if cfg.Final || params == nil {
-		params = ck.Params
-	}
-	if err := inf.model.SetParams(params); err != nil {
-		return nil, err
-	}
+	ck, part, typed := inf.ck, inf.part, inf.typed
 	switch {
-	case validEdges:
+	case inf.validAdj != nil:
 		cp := *part
-		cp.Indptr, cp.Indices, cp.IndicesOrig = validAdj[0], validAdj[1], validAdj[2]
+		cp.Indptr, cp.Indices, cp.IndicesOrig = inf.validAdj[0], inf.validAdj[1], inf.validAdj[2]
 		g, gerr := dsample.OpenGraphStore(c, &cp, dsample.GraphOptions{Transport: inf.store.Transport()})
 		if gerr != nil {
 			return nil, fmt.Errorf("%s: open train+valid graph: %w", what, gerr)
@@ -211,11 +83,11 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		if cerr := g.Close(); err == nil {
 			err = cerr
 		}
-	case mode == EvalLayerwise:
+	case inf.mode == EvalLayerwise:
 		inf.emb, err = inferRows(inf.store, inf.model, typed, nil, nil)
 	default:
-		inf.emb, err = inf.store.Embed(inf.model, dsample.EmbedOptions{
-			Width: ck.Model.Classes, Seed: ck.Seed, Fanouts: fan, Replace: info.Replace, Batch: cfg.Batch,
+		inf.emb, err = inf.store.Embed(encoder{inf.model}, dsample.EmbedOptions{
+			Width: ck.Model.Classes, Seed: ck.Seed, Fanouts: inf.fan, Replace: inf.info.Replace, Batch: cfg.Batch,
 		})
 	}
 	if err != nil {
@@ -236,7 +108,7 @@ const embedChunk = 1 << 16
 // embedChunk original ids, so no rank holds more than a chunk of other
 // ranks' rows. It returns the number of rows. It is collective.
 func Embed(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
-	inf, err := openInference(c, cfg, "embed")
+	inf, err := openEmbedding(c, cfg, "embed")
 	if err != nil {
 		return 0, err
 	}
@@ -340,7 +212,7 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	for i := range pairs {
 		pairs[i] = int64(binary.LittleEndian.Uint64(data[8*i:]))
 	}
-	inf, err := openInference(c, cfg, "predict")
+	inf, err := openEmbedding(c, cfg, "predict")
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
 )
@@ -13,7 +14,7 @@ import (
 // Evaluation modes (TrainConfig.Eval, `--eval`).
 const (
 	// EvalLayerwise evaluates with exact layer-wise inference over full
-	// neighbourhoods (dsample.Store.Infer); the default.
+	// neighbourhoods (Infer); the default.
 	EvalLayerwise = "layer-wise"
 	// EvalSampled evaluates on sampled neighbourhoods with the evaluation
 	// fanouts, as training samples (before issue 17, the only mode).
@@ -62,8 +63,8 @@ func inferenceMode(mode string, fanouts []int, full bool) (string, error) {
 
 // inferRows runs layer-wise inference of m over the store (over graph g if
 // not nil), adding its counters to st if not nil. It is collective.
-func inferRows(store *dsample.Store, m *train.Model, typed dsample.TypedInputs, g *dsample.GraphStore, st *dsample.InferStats) (*dsample.Embeddings, error) {
-	return store.Infer(m, dsample.InferOptions{Graph: g, Typed: typed, Stats: st})
+func inferRows(store *dsample.Store, m *train.Model, typed dsample.TypedInputs, g *dsample.GraphStore, st *InferStats) (*dsample.Embeddings, error) {
+	return Infer(store, m, InferOptions{Graph: g, Typed: typed, Stats: st})
 }
 
 // layerwiseEvaluator implements train.Evaluator for node classification
@@ -118,7 +119,7 @@ func (e *layerwiseEvaluator) Evaluate(split string, epoch int, m *train.Model) (
 	var sums [4]float64 // loss, correct, count, error flag
 	if localErr == nil {
 		var correct int
-		sums[0], correct, localErr = m.ScoreLogits(e.rows, e.labels)
+		sums[0], correct, localErr = m.Layerwise().Score(e.rows, e.labels)
 		sums[1], sums[2] = float64(correct), float64(len(nodes))
 	}
 	if localErr != nil {
@@ -160,4 +161,17 @@ func (e *layerwiseEvaluator) logits(epoch int, m *train.Model) ([]float32, error
 	ch.epoch = epoch
 	ch.params = append(ch.params[:0], m.Params()...)
 	return ch.logits, nil
+}
+
+// encoder is a model as the sampled embedding of package dsample reads it
+// (dsample.Embedder, and TypedEmbedder on a heterogeneous graph): the
+// seeds' last-layer rows of a sampled batch.
+type encoder struct{ m *train.Model }
+
+func (e encoder) Embed(blocks []sample.Block, x []float32) ([]float32, error) {
+	return e.m.Forward(&sample.Batch{Blocks: blocks, X: x})
+}
+
+func (e encoder) EmbedHetero(blocks []sample.Block, xs [][]float32) ([]float32, error) {
+	return e.m.Forward(&sample.Batch{Blocks: blocks, XT: xs})
 }

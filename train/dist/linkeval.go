@@ -84,7 +84,7 @@ func (e *linkEvaluator) embeddings(split string, epoch int, m *train.Model) (*ds
 	if e.infer != nil {
 		emb, err = inferRows(e.infer.store, m, e.infer.typed, g, nil)
 	} else {
-		emb, err = e.l.Embed(m, e.width, epoch, g)
+		emb, err = e.l.Embed(encoder{m}, e.width, epoch, g)
 	}
 	if err != nil {
 		return nil, err
@@ -348,11 +348,7 @@ func (e *linkEvaluator) scoreAt(split string, epoch int, m *train.Model, pos *pa
 			continue
 		}
 		var h []float32
-		if e.part.Meta.Hetero != nil {
-			h, localErr = m.EmbedHetero(b.Blocks, b.XT)
-		} else {
-			h, localErr = m.Embed(b.Blocks, b.X)
-		}
+		h, localErr = m.Forward(&b)
 		if localErr == nil && len(h) != len(b.Seeds)*e.width {
 			localErr = fmt.Errorf("model returned %d values for %d nodes of width %d", len(h), len(b.Seeds), e.width)
 		}

@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 
@@ -57,144 +55,68 @@ type PredictConfig struct {
 // nodes it owns; the results are gathered with Allgatherv. It returns the
 // number of nodes written. It is collective.
 func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
-	if cfg.Batch < 1 {
-		return 0, fmt.Errorf("predict: batch %d must be positive", cfg.Batch)
-	}
-	ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
-	if err != nil {
-		return 0, fmt.Errorf("predict: %w", err)
-	}
-	if err := overrideGCNNorm(ck, cfg.GCNNorm, cfg.Eval, cfg.Fanouts, cfg.Full); err != nil {
-		return 0, fmt.Errorf("predict: %w", err)
-	}
-	var info runInfo
-	if len(ck.RunInfo) > 0 {
-		if err := json.Unmarshal(ck.RunInfo, &info); err != nil {
-			return 0, fmt.Errorf("predict: checkpoint run info: %w", err)
+	// Every owned node (of a heterogeneous graph: of the labelled type) is
+	// scored: the loader sees them as the "test" share of the run's split
+	// (it batches evaluation splits in fixed order over all ranks).
+	var loader *dsample.Loader
+	var lo, hi, total, origBase int64
+	open := func(inf *inference) (*dsample.Store, error) {
+		part, het, info := inf.part, inf.het, inf.info
+		m := part.Meta
+		lo, hi, total = part.Lo, part.Hi, m.NumNodes
+		if het != nil {
+			t := het.schema.TypeIndex(m.Hetero.LabelType)
+			lo, hi, total = part.TypeLo[t], part.TypeLo[t+1], het.schema.Count(t)
+			// The file names nodes by their ids within the labelled type,
+			// as the dataset's files do.
+			origBase = het.schema.NodeOrig[t]
 		}
-	}
-	if info.Task == TaskLink {
-		return 0, fmt.Errorf("predict: checkpoint %s holds a link-prediction model (train --task link), which does not classify nodes: score node pairs with predict --task link --pairs FILE, or write node embeddings with embed", cfg.CheckpointDir)
-	}
-	fan := inferenceFanouts(cfg.Fanouts, cfg.Full, info.EvalFanouts, ck.Model.Layers)
-	if len(fan) != ck.Model.Layers {
-		return 0, fmt.Errorf("predict: %d fanouts for a %d-layer model", len(fan), ck.Model.Layers)
-	}
-	mode, err := inferenceMode(cfg.Eval, cfg.Fanouts, cfg.Full)
-	if err != nil {
-		return 0, fmt.Errorf("predict: %w", err)
-	}
-	if cfg.Logits && mode != EvalLayerwise {
-		return 0, errors.New("predict: --logits needs layer-wise inference (the exact full-neighbourhood logits): drop --fanout, --full and --eval sampled")
-	}
-	part, err := openPart(c, cfg.PartDir)
-	if err != nil {
-		return 0, err
-	}
-	m := part.Meta
-	if (m.Hetero == nil) != (ck.Model.Hetero == nil) {
-		return 0, fmt.Errorf("predict: the checkpoint holds a %s model but partition %s is %s", graphKind(ck.Model.Hetero != nil), cfg.PartDir, graphKind(m.Hetero != nil))
-	}
-	if m.FeatDim != ck.Model.InDim || m.NumClasses != ck.Model.Classes {
-		return 0, fmt.Errorf("predict: partition %s has %d features and %d classes, the checkpoint's model %d and %d",
-			cfg.PartDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
-	}
-	if cfg.Batch > math.MaxInt32/c.Size() {
-		return 0, fmt.Errorf("predict: --batch %d x %d ranks is more than %d nodes per step", cfg.Batch, c.Size(), math.MaxInt32)
-	}
-	if mode == EvalSampled {
-		if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
-			return 0, fmt.Errorf("predict: %w", err)
+		all := make([]int64, hi-lo)
+		for i := range all {
+			all[i] = lo + int64(i)
 		}
-	}
-	if info.RowNorm {
-		rowNormalizePart(part)
-		rowNormalizeTyped(part)
-	}
-	// Score every owned node (of a heterogeneous graph: of the labelled
-	// type): present them to the loader as the "test" share of the default
-	// split (the loader batches evaluation splits in fixed order over all
-	// ranks).
-	lo, hi, total := part.Lo, part.Hi, m.NumNodes
-	var het *heteroSetup
-	var origBase int64
-	if m.Hetero != nil {
-		if het, err = predictSetup(ck, info, m); err != nil {
-			return 0, fmt.Errorf("predict: %w", err)
+		split := info.Split
+		if split == "" {
+			split = m.Split
 		}
-		t := het.schema.TypeIndex(m.Hetero.LabelType)
-		lo, hi, total = part.TypeLo[t], part.TypeLo[t+1], het.schema.Count(t)
-		// The file names nodes by their ids within the labelled type, as
-		// the dataset's files do.
-		origBase = het.schema.NodeOrig[t]
+		if sp := part.Splits[split]; sp != nil {
+			cp := *sp
+			cp.Test = all
+			part.Splits[split] = &cp
+		} else {
+			part.Splits[split] = &graph.Split{Test: all}
+		}
+		lopt := dsample.LoaderOptions{Fanouts: inf.fan, EvalFanouts: inf.fan, Batch: cfg.Batch, Seed: inf.ck.Seed, Split: split}
+		if het != nil && cfg.Fanouts == nil && !cfg.Full && info.Hetero != nil {
+			lopt.RelFanouts, lopt.EvalRelFanouts = info.Hetero.EvalRelFanouts, info.Hetero.EvalRelFanouts
+		}
+		store, l, err := openLoader(c, part, cfg.Store, lopt)
+		loader = l
+		return store, err
 	}
-	all := make([]int64, hi-lo)
-	for i := range all {
-		all[i] = lo + int64(i)
-	}
-	split := info.Split
-	if split == "" {
-		split = m.Split
-	}
-	if sp := part.Splits[split]; sp != nil {
-		cp := *sp
-		cp.Test = all
-		part.Splits[split] = &cp
-	} else {
-		part.Splits[split] = &graph.Split{Test: all}
-	}
-	lopt := dsample.LoaderOptions{Fanouts: fan, EvalFanouts: fan, Batch: cfg.Batch, Seed: ck.Seed, Split: split}
-	if het != nil && cfg.Fanouts == nil && !cfg.Full && info.Hetero != nil {
-		lopt.RelFanouts, lopt.EvalRelFanouts = info.Hetero.EvalRelFanouts, info.Hetero.EvalRelFanouts
-	}
-	store, loader, err := openLoader(c, part, cfg.Store, lopt)
+	inf, err := openInference(c, inferSpec{
+		what: "predict", partDir: cfg.PartDir, checkpointDir: cfg.CheckpointDir,
+		fanouts: cfg.Fanouts, full: cfg.Full, eval: cfg.Eval, batch: cfg.Batch, final: cfg.Final,
+		gcnNorm: cfg.GCNNorm, store: cfg.Store, note: cfg.Note,
+		classify: true, logits: cfg.Logits, open: open,
+	})
 	if err != nil {
 		return 0, err
 	}
-	defer store.Close()
-	var typed dsample.TypedInputs
-	if het != nil {
-		// The checkpoint holds the embeddings of its last epoch only, so
-		// predictions use the final weights with them, not the best ones.
-		sparse, err := het.openEmbeddings(c, store, ck.Seed)
-		if err != nil {
-			return 0, fmt.Errorf("predict: %w", err)
-		}
-		defer sparse.close()
-		if sparse != nil {
-			if err := sparse.Import(ck.Sparse); err != nil {
-				return 0, fmt.Errorf("predict: checkpoint embeddings: %w", err)
-			}
-		}
-		typed = het.typedInputs(store, sparse.embOf())
-		loader.SetTypedInputs(typed)
+	defer inf.close()
+	if inf.het != nil {
+		loader.SetTypedInputs(inf.typed)
 	}
-	model, err := train.NewModel(ck.Model, ck.Seed)
-	if err != nil {
-		return 0, err
-	}
-	params := ck.BestParams
-	// The checkpoint keeps the learnable embeddings of its last epoch
-	// only, so a model with them predicts with the final weights.
-	learnable := het != nil && slices.Contains(het.learnable, true)
-	if learnable && !cfg.Final && cfg.Note != nil && c.Rank() == 0 {
-		fmt.Fprintf(cfg.Note, "predict: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n")
-	}
-	if cfg.Final || params == nil || learnable {
-		params = ck.Params
-	}
-	if err := model.SetParams(params); err != nil {
-		return 0, err
-	}
+	ck, model, mode := inf.ck, inf.model, inf.mode
 	// pairs holds (original id, class) of this rank's nodes.
 	var pairs []int64
 	var rows []float32 // with Logits: this rank's logits, in pairs order
 	var localErr error
 	if mode == EvalLayerwise {
-		if pairs, rows, err = predictLayerwise(store, model, typed, lo, hi, origBase, cfg.Logits); err != nil {
+		if pairs, rows, err = predictLayerwise(inf.store, model, inf.typed, lo, hi, origBase, cfg.Logits); err != nil {
 			return 0, fmt.Errorf("predict: %w", err)
 		}
-	} else if pairs, localErr, err = predictSampled(loader, model, het != nil, origBase); err != nil {
+	} else if pairs, localErr, err = predictSampled(loader, model, origBase); err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
 	// Tests stop a rank here, between its share of the inference and the
@@ -332,7 +254,7 @@ func inferenceFanouts(given []int, full bool, evalFanouts []int, layers int) []i
 // (every node to predict) on sampled neighbourhoods and returns (original
 // id - origBase, class) pairs. A rank-local failure is returned as
 // localErr after the rank has taken part in every step's collectives.
-func predictSampled(loader *dsample.Loader, model *train.Model, typed bool, origBase int64) (pairs []int64, localErr, err error) {
+func predictSampled(loader *dsample.Loader, model *train.Model, origBase int64) (pairs []int64, localErr, err error) {
 	steps, err := loader.Steps(train.SplitTest, 0)
 	if err != nil {
 		return nil, nil, err
@@ -351,13 +273,7 @@ func predictSampled(loader *dsample.Loader, model *train.Model, typed bool, orig
 		if len(b.Blocks) == 0 || b.Blocks[len(b.Blocks)-1].NumDst == 0 {
 			continue
 		}
-		if typed {
-			pred, err = model.PredictHetero(b.Blocks, b.XT, pred[:0])
-		} else if b.XS != nil {
-			pred, err = model.PredictSparse(b.Blocks, b.XS, pred[:0])
-		} else {
-			pred, err = model.Predict(b.Blocks, b.X, pred[:0])
-		}
+		pred, err = model.Predict(&b, pred[:0])
 		if err != nil {
 			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
 			continue
@@ -381,7 +297,7 @@ func predictLayerwise(store *dsample.Store, model *train.Model, typed dsample.Ty
 	p := store.Part()
 	classes := int64(model.Config().Classes)
 	local := emb.Local()[(lo-p.Lo)*classes : (hi-p.Lo)*classes]
-	pred := model.PredictRows(local, nil)
+	pred := model.Layerwise().Predict(local, nil)
 	var rows []float32
 	if wantRows {
 		rows = slices.Clone(local)

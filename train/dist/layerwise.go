@@ -1,27 +1,16 @@
-package dsample
+package dist
 
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"mpignn/collectives"
+	"mpignn/partition"
 	"mpignn/sample"
+	"mpignn/sample/dsample"
+	"mpignn/train"
 )
-
-// LayerModel is what layer-wise inference needs of a model: one layer at a
-// time over a full-neighbourhood block (train.Model implements it; see
-// train/infer.go for the contract of each method).
-type LayerModel interface {
-	NumLayers() int
-	LayerInDim(l int) int
-	LayerOutDim(l int) int
-	NeedsSrcDegree() bool
-	FirstLayerSrcDegree() bool
-	Typed() bool
-	InferInput(t int, x []float32) ([]float32, error)
-	InferLayer(l int, b *sample.Block, h []float32, srcDeg []int32) ([]float32, error)
-	InferLayerSparse(b *sample.Block, xs *sample.SparseRows, srcDeg []int32) ([]float32, error)
-}
 
 // DefaultInferChunk is the number of destination nodes per rank per step
 // of layer-wise inference: large enough that sources shared by nearby
@@ -29,17 +18,17 @@ type LayerModel interface {
 // small enough that a chunk's input rows stay far below a layer's rows.
 const DefaultInferChunk = 8192
 
-// InferOptions configure Store.Infer.
+// InferOptions configure Infer.
 type InferOptions struct {
 	// Chunk is the number of destinations per rank per step (0: the
 	// default, DefaultInferChunk).
 	Chunk int
 	// Graph is another adjacency over the same nodes (for example training
 	// plus valid edges); nil = the store's.
-	Graph *GraphStore
+	Graph *dsample.GraphStore
 	// Typed reads the input rows of a heterogeneous partition's node types
 	// (features or learnable embeddings); required there.
-	Typed TypedInputs
+	Typed dsample.TypedInputs
 	// Stats, if set, receives the time and row counters of the run.
 	Stats *InferStats
 }
@@ -66,31 +55,34 @@ type InferStats struct {
 // full-neighbourhood output, equal to a sampled evaluation with fanout -1
 // at every layer up to float summation order, and the same on any number
 // of ranks. A heterogeneous model's typed input projections are computed
-// first, for every node, as a layer of their own. It is collective.
-func (s *Store) Infer(m LayerModel, o InferOptions) (*Embeddings, error) {
-	defer s.c.Phase("infer")()
+// first, for every node, as a layer of their own. The model runs one layer
+// at a time (train.Layerwise) over the store's distributed graph. It is
+// collective.
+func Infer(s *dsample.Store, model *train.Model, o InferOptions) (*dsample.Embeddings, error) {
+	defer s.Comm().Phase("infer")()
+	m := model.Layerwise()
 	if o.Chunk == 0 {
 		o.Chunk = DefaultInferChunk
 	}
 	if o.Chunk < 0 {
 		return nil, fmt.Errorf("infer: chunk %d must be positive", o.Chunk)
 	}
-	typed := s.graph.Schema() != nil
+	typed := s.Graph().Schema() != nil
 	if typed != m.Typed() {
 		return nil, fmt.Errorf("infer: heterogeneous partition %v but heterogeneous model %v", typed, m.Typed())
 	}
 	if typed && o.Typed == nil {
 		return nil, fmt.Errorf("infer: heterogeneous partition but no typed input reader")
 	}
-	r := &inferRun{s: s, m: m, o: o, st: o.Stats, smp: s.sampler}
+	r := &inferRun{s: s, c: s.Comm(), part: s.Part(), m: m, o: o, st: o.Stats, smp: s.Sampler()}
 	if r.st == nil {
 		r.st = &InferStats{}
 	}
 	if o.Graph != nil {
-		r.smp = NewSampler(o.Graph)
+		r.smp = dsample.NewSampler(o.Graph)
 	}
-	owned := s.part.NumOwned()
-	steps, err := collectives.AllreduceScalar(s.c, (owned+int64(o.Chunk)-1)/int64(o.Chunk), collectives.Max)
+	owned := r.part.NumOwned()
+	steps, err := collectives.AllreduceScalar(r.c, (owned+int64(o.Chunk)-1)/int64(o.Chunk), collectives.Max)
 	if err != nil {
 		return nil, fmt.Errorf("infer: %w", err)
 	}
@@ -116,16 +108,18 @@ func (s *Store) Infer(m LayerModel, o InferOptions) (*Embeddings, error) {
 	return out, nil
 }
 
-// inferRun is the state of one Store.Infer.
+// inferRun is the state of one Infer.
 type inferRun struct {
-	s     *Store
-	m     LayerModel
+	s     *dsample.Store
+	c     *collectives.Comm
+	part  *partition.Part
+	m     train.Layerwise
 	o     InferOptions
 	st    *InferStats
-	smp   *Sampler
+	smp   *dsample.Sampler
 	steps int
 
-	prev *Embeddings            // the rows the current layer reads (nil: features)
+	prev *dsample.Embeddings    // the rows the current layer reads (nil: features)
 	deg  *collectives.DistArray // in-degree of every node (int32 rows), for NeedsSrcDegree
 
 	seeds, orig []int64
@@ -146,7 +140,7 @@ func (r *inferRun) free() {
 
 // chunk sets r.seeds and r.orig to this rank's destinations of step k.
 func (r *inferRun) chunk(k int) {
-	p := r.s.part
+	p := r.part
 	owned := p.NumOwned()
 	lo := min(int64(k)*int64(r.o.Chunk), owned)
 	hi := min(lo+int64(r.o.Chunk), owned)
@@ -158,18 +152,14 @@ func (r *inferRun) chunk(k int) {
 }
 
 // newRows allocates the distributed rows (width w) of this rank's nodes.
-func (r *inferRun) newRows(w int) (*Embeddings, error) {
-	a, err := collectives.NewDistArray(r.s.c, r.s.part.NumOwned(), 4*w, r.s.t)
-	if err != nil {
-		return nil, err
-	}
-	return &Embeddings{a: a, width: w, lo: r.s.part.Lo}, nil
+func (r *inferRun) newRows(w int) (*dsample.Embeddings, error) {
+	return r.s.NewEmbeddings(w)
 }
 
 // seal agrees on localErr and exposes next's rows to the other ranks; it
 // replaces r.prev by next.
-func (r *inferRun) seal(what string, next *Embeddings, localErr error) error {
-	if err := r.expose(next.a, localErr); err != nil {
+func (r *inferRun) seal(what string, next *dsample.Embeddings, localErr error) error {
+	if err := r.expose(next, localErr); err != nil {
 		next.Free()
 		return fmt.Errorf("infer %s: %w", what, err)
 	}
@@ -185,8 +175,8 @@ func (r *inferRun) seal(what string, next *Embeddings, localErr error) error {
 
 // expose agrees on localErr and then makes a's rows readable by every
 // rank. It is collective.
-func (r *inferRun) expose(a *collectives.DistArray, localErr error) error {
-	if err := agreeStore(r.s.c, "embed", localErr); err != nil {
+func (r *inferRun) expose(a interface{ Seal() error }, localErr error) error {
+	if err := collectives.Agree(r.c, localErr); err != nil {
 		return err
 	}
 	return a.Seal()
@@ -195,10 +185,10 @@ func (r *inferRun) expose(a *collectives.DistArray, localErr error) error {
 // projectInputs computes the typed input projections of every node of a
 // heterogeneous partition (the rows its layer 0 reads).
 func (r *inferRun) projectInputs() error {
-	schema := r.s.graph.Schema()
+	schema := r.s.Graph().Schema()
 	T := schema.NumTypes()
 	// A typed model's layer 0 reads the projections, Hidden wide.
-	hd := r.m.LayerInDim(0)
+	hd := r.m.InDim(0)
 	next, err := r.newRows(hd)
 	if err != nil {
 		return fmt.Errorf("infer inputs: %w", err)
@@ -206,7 +196,7 @@ func (r *inferRun) projectInputs() error {
 	rows := next.Local()
 	byType := make([][]int64, T)
 	var localErr error
-	var g GatherStats
+	var g dsample.GatherStats
 	for k := 0; k < r.steps; k++ {
 		r.chunk(k)
 		for t := range byType {
@@ -228,7 +218,7 @@ func (r *inferRun) projectInputs() error {
 			start = time.Now()
 			if err == nil && localErr == nil {
 				var proj []float32
-				proj, err = r.m.InferInput(t, r.x)
+				proj, err = r.m.Input(t, r.x)
 				if err == nil && len(proj) != len(byType[t])*hd {
 					err = fmt.Errorf("model returned %d values for %d nodes of width %d", len(proj), len(byType[t]), hd)
 				}
@@ -236,7 +226,7 @@ func (r *inferRun) projectInputs() error {
 					if err != nil {
 						break
 					}
-					copy(rows[(v-r.s.part.Lo)*int64(hd):], proj[i*hd:(i+1)*hd])
+					copy(rows[(v-r.part.Lo)*int64(hd):], proj[i*hd:(i+1)*hd])
 				}
 			}
 			if err != nil && localErr == nil {
@@ -261,7 +251,7 @@ func (r *inferRun) blockDegrees(b *sample.Block, degLocal []int32) {
 				d++
 			}
 		}
-		degLocal[v-r.s.part.Lo] = d
+		degLocal[v-r.part.Lo] = d
 	}
 }
 
@@ -271,7 +261,7 @@ func (r *inferRun) blockDegrees(b *sample.Block, degLocal []int32) {
 // degrees are those of the graph inference runs on. It is collective.
 func (r *inferRun) degrees() error {
 	var err error
-	if r.deg, err = collectives.NewDistArray(r.s.c, r.s.part.NumOwned(), 4, r.s.t); err != nil {
+	if r.deg, err = collectives.NewDistArray(r.c, r.part.NumOwned(), 4, r.s.Transport()); err != nil {
 		return fmt.Errorf("infer degrees: %w", err)
 	}
 	degLocal := int32View(r.deg.Local())
@@ -305,7 +295,7 @@ func (r *inferRun) degrees() error {
 
 // layer computes layer l for every node of this rank.
 func (r *inferRun) layer(l int) error {
-	w := r.m.LayerOutDim(l)
+	w := r.m.OutDim(l)
 	next, err := r.newRows(w)
 	if err != nil {
 		return fmt.Errorf("infer layer %d: %w", l, err)
@@ -317,7 +307,7 @@ func (r *inferRun) layer(l int) error {
 	useDeg := needDeg && (l > 0 || r.m.FirstLayerSrcDegree())
 	var degLocal []int32
 	if needDeg && l == 0 && r.deg == nil {
-		if r.deg, err = collectives.NewDistArray(r.s.c, r.s.part.NumOwned(), 4, r.s.t); err != nil {
+		if r.deg, err = collectives.NewDistArray(r.c, r.part.NumOwned(), 4, r.s.Transport()); err != nil {
 			next.Free()
 			return fmt.Errorf("infer layer %d: degrees: %w", l, err)
 		}
@@ -370,9 +360,9 @@ func (r *inferRun) layer(l int) error {
 		}
 		var h []float32
 		if r.xs != nil && l == 0 {
-			h, err = r.m.InferLayerSparse(b, r.xs, deg)
+			h, err = r.m.LayerSparse(b, r.xs, deg)
 		} else {
-			h, err = r.m.InferLayer(l, b, r.x, deg)
+			h, err = r.m.Layer(l, b, r.x, deg)
 		}
 		if err == nil && len(h) != len(r.seeds)*w {
 			err = fmt.Errorf("model returned %d values for %d nodes of width %d", len(h), len(r.seeds), w)
@@ -381,7 +371,7 @@ func (r *inferRun) layer(l int) error {
 			fail(k, err)
 			continue
 		}
-		lo := (r.seeds[0] - r.s.part.Lo) * int64(w)
+		lo := (r.seeds[0] - r.part.Lo) * int64(w)
 		copy(rows[lo:lo+int64(len(h))], h) // a chunk's seeds are consecutive
 		r.st.Compute += time.Since(start)
 	}
@@ -400,7 +390,7 @@ func (r *inferRun) layer(l int) error {
 func (r *inferRun) readInputs(nodes []int64, withDeg bool) error {
 	var err error
 	if r.prev == nil {
-		var g GatherStats
+		var g dsample.GatherStats
 		if r.s.SparseFeat() {
 			// Sparse features stay sparse: layer 0 projects the stored
 			// entries, as training does.
@@ -414,16 +404,16 @@ func (r *inferRun) readInputs(nodes []int64, withDeg bool) error {
 		r.st.Rows += g.Rows()
 		r.st.RemoteRows += g.RemoteRows
 	} else {
-		before := r.prev.a.Stats()
-		r.x = growFloat32(r.x, len(nodes)*r.prev.width)
+		before := r.prev.Stats()
+		r.x = growFloat32(r.x, len(nodes)*r.prev.Width())
 		err = r.prev.Fetch(nodes, r.x)
-		after := r.prev.a.Stats()
+		after := r.prev.Stats()
 		r.st.Rows += int64(len(nodes))
 		r.st.RemoteRows += after.RemoteRows - before.RemoteRows
 	}
 	if withDeg {
 		r.srcDeg = growInt32(r.srcDeg, len(nodes))
-		derr := r.deg.Fetch(nodes, byteView(r.srcDeg))
+		derr := r.deg.Fetch(nodes, int32Bytes(r.srcDeg))
 		if err == nil {
 			err = derr
 		}
@@ -445,4 +435,22 @@ func growInt32(s []int32, n int) []int32 {
 		return s[:n]
 	}
 	return make([]int32, n, n+n/4)
+}
+
+// int32View reinterprets a DistArray's 4-byte rows (MPI windows and Go heap
+// allocations are aligned) as int32s in native byte order; all ranks of a
+// job run on the same architecture, so native order is the wire order.
+func int32View(b []byte) []int32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// int32Bytes is the inverse view, to pass an int32 buffer to Fetch.
+func int32Bytes(xs []int32) []byte {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 4*len(xs))
 }
