@@ -47,6 +47,7 @@ func withSynthTimes(parts []*partition.Part, in *graph.CSR, R int64) []int64 {
 // from -1 to 7, plus the first three again at a later time (so a node is
 // a seed at two times).
 func temporalSeeds(newID func(int64) int64, lo, hi int64, wanted []int64) (g, o, ts []int64) {
+	ts = []int64{} // not nil: a rank without seeds still samples temporally
 	add := func(v, t int64) {
 		if n := newID(v); n >= lo && n < hi {
 			g, o, ts = append(g, n), append(o, v), append(ts, t)
@@ -145,7 +146,7 @@ func TestTemporalDistributedEqualsReference(t *testing.T) {
 						t.Run(fmt.Sprintf("%s/%s/%s/%d/replace=%t", gc.name, tr, tp, fi, replace), func(t *testing.T) {
 							sg, so, st := temporalSeeds(newID, gc.f.part.Lo, gc.f.part.Hi, gc.wanted)
 							base := sample.Key{Seed: 5, Epoch: 1, Batch: 3}
-							got, err := s.SampleRelAt(sg, so, st, fan, base, replace)
+							got, err := s.Sample(Request{Seeds: sg, SeedsOrig: so, Times: st, Rel: fan, Key: base, Replace: replace})
 							require.NoError(t, err)
 							want, err := ref.SampleRelAt(so, so, st, fan, base, replace)
 							require.NoError(t, err)
