@@ -18,6 +18,9 @@
 //     partition's table stays sparse (featsparse.go): fixed-capacity CSR
 //     rows on the wire, CSR caches; GatherSparse returns sample.SparseRows
 //     and the node Loader fills Batch.XS with them.
+//     A heterogeneous partition has one table per node type with features,
+//     over TypeRows (typed.go): a type's rows sharded by owner, type-local
+//     new ids; train/dist keeps its learnable embeddings over them too.
 //   - Sampler (NewSampler; Sample, collective): the layer-wise sampler over
 //     a GraphStore, with one door, Sample(Request): the request carries the
 //     seeds, the fanouts or a per-relation plan (sample.RelFanouts), seed
