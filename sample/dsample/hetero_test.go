@@ -152,8 +152,8 @@ func TestHeteroDistributedExclude(t *testing.T) {
 	}
 }
 
-// TestHeteroUntypedAPI: Sample (one fanout list) on a heterogeneous store
-// is SampleRel with that list for every relation; Neighbors returns a
+// TestHeteroUntypedAPI: a Request with one fanout list on a heterogeneous
+// store samples with that list for every relation; Neighbors returns a
 // node's relation rows concatenated.
 func TestHeteroUntypedAPI(t *testing.T) {
 	f := newHeteroFixture(t)
@@ -189,9 +189,10 @@ func TestHeteroUntypedAPI(t *testing.T) {
 	}
 }
 
-// TestHomogeneousSampleRelEqualsSample: on a homogeneous store SampleRel
-// with one relation draws exactly Sample's blocks (Etype nil), on every
-// transport: the typed layer loop reduces to the node loop for R = 1.
+// TestHomogeneousSampleRelEqualsSample: on a homogeneous store a Request
+// with a one-relation plan draws exactly the blocks of the same fanouts
+// (Etype nil), on every transport: the typed layer loop reduces to the
+// node loop for R = 1.
 func TestHomogeneousSampleRelEqualsSample(t *testing.T) {
 	f := newFixture(t, false, false)
 	x := sample.NewEdgeSet([]int64{12, 17, 42, 250}, []int64{3, 100, 17, 10})

@@ -162,3 +162,44 @@ func TestTemporalDistributedEqualsReference(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleRequestForms: the forms a Request may take resolve as
+// documented: with seed times, one fanout list draws what the same list
+// for every relation draws, on a homogeneous and a typed graph; seed times
+// while temporal sampling is off are refused (on every rank alike, before
+// any transport call).
+func TestSampleRequestForms(t *testing.T) {
+	homo := newFixture(t, false, false)
+	het := newHeteroFixture(t)
+	for _, gc := range []struct {
+		name string
+		f    *fixture
+		in   *graph.CSR
+		R    int64
+	}{{"homogeneous", homo, homo.d.In, 1}, {"hetero", het.fixture, het.d.In, 5}} {
+		withSynthTimes(gc.f.parts, gc.in, gc.R)
+		for _, tr := range transports() {
+			t.Run(gc.name+"/"+tr, func(t *testing.T) {
+				g, err := openGraphNamed(gc.f.c, gc.f.part, tr)
+				require.NoError(t, err)
+				defer g.Close()
+				s := NewSampler(g)
+				seeds, orig := ownedSeeds(gc.f.part, []int64{3, 12, 17, 42, 100})
+				times := make([]int64, len(seeds)) // not nil, also without seeds
+				for i := range times {
+					times[i] = int64(i % 4)
+				}
+				base := sample.Key{Seed: 9, Batch: 1}
+				_, err = s.Sample(Request{Seeds: seeds, SeedsOrig: orig, Times: times, Fanouts: []int{3, 2}, Key: base})
+				require.ErrorContains(t, err, "seed times given but temporal sampling is off")
+
+				require.NoError(t, s.SetTemporal(sample.Temporal{Strategy: sample.TemporalUniform}))
+				got, err := s.Sample(Request{Seeds: seeds, SeedsOrig: orig, Times: times, Fanouts: []int{3, 2}, Key: base})
+				require.NoError(t, err)
+				want, err := s.Sample(Request{Seeds: seeds, SeedsOrig: orig, Times: times, Rel: sample.UniformRelFanouts([]int{3, 2}, int(gc.R)), Key: base})
+				require.NoError(t, err)
+				assert.Equal(t, want, got)
+			})
+		}
+	}
+}
