@@ -14,7 +14,7 @@ import (
 
 // Benchmarks on the peer-comparison graph (200k nodes, 8M directed edges,
 // 100 features), on one rank, so every node is local: they measure the
-// local sampling path of Store.Sample and the local row copy of
+// local sampling path of Sampler.Sample and the local row copy of
 // Store.Gather. Targets: >= 10M sampled edges/s per core and >= 2 GB/s.
 //
 //	go test -run '^$' -bench . -benchtime 20x ./sample/dsample/
