@@ -22,8 +22,8 @@ import (
 // can be saved in an order that does not depend on the partition layout.
 
 // SparseOptimizer is what SparseAdam and SparseAdagrad have in common: the
-// result type of NewSparseOptimizer. Consumers declare what they need of
-// an optimizer themselves (dsample.SparseOptimizer, which this satisfies).
+// result type of NewSparseOptimizer, and what train/dist's embedding
+// tables update their rows with.
 type SparseOptimizer interface {
 	Name() string
 	// Step updates the given rows (distinct, ascending) with their

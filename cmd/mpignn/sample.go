@@ -173,7 +173,7 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 		text, err = sampleTyped(c, s, schema, cfg, seedsG, seedsO)
 	} else {
 		var blocks []sample.Block
-		if blocks, err = s.Sample(seedsG, seedsO, cfg.fanouts, cfg.key, cfg.replace, nil); err == nil {
+		if blocks, err = s.Sampler().Sample(dsample.Request{Seeds: seedsG, SeedsOrig: seedsO, Fanouts: cfg.fanouts, Key: cfg.key, Replace: cfg.replace}); err == nil {
 			text, err = dsample.GatherText(c, blocks)
 		}
 	}
@@ -278,7 +278,7 @@ func sampleTemporal(c *collectives.Comm, s *dsample.Store, part *partition.Part,
 			}
 		}
 	}
-	blocks, err := s.Sampler().SampleRelAt(seedsG, seedsO, times, rf, cfg.key, cfg.replace)
+	blocks, err := s.Sampler().Sample(dsample.Request{Seeds: seedsG, SeedsOrig: seedsO, Times: times, Rel: rf, Key: cfg.key, Replace: cfg.replace})
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +295,7 @@ func sampleTyped(c *collectives.Comm, s *dsample.Store, schema *graph.Schema, cf
 			return nil, fmt.Errorf("--fanout: %w", err)
 		}
 	}
-	blocks, err := s.Sampler().SampleRel(seedsG, seedsO, rf, cfg.key, cfg.replace)
+	blocks, err := s.Sampler().Sample(dsample.Request{Seeds: seedsG, SeedsOrig: seedsO, Rel: rf, Key: cfg.key, Replace: cfg.replace})
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 
 // Benchmarks on the peer-comparison graph (200k nodes, 8M directed edges,
 // 100 features), on one rank, so every node is local: they measure the
-// local sampling path of Store.Sample and the local row copy of
+// local sampling path of Sampler.Sample and the local row copy of
 // Store.Gather. Targets: >= 10M sampled edges/s per core and >= 2 GB/s.
 //
 //	go test -run '^$' -bench . -benchtime 20x ./sample/dsample/
@@ -100,7 +100,7 @@ func benchSample(b *testing.B, e *benchEnv, excl func(i int) *sample.EdgeSet) {
 			e.s.SetExclude(excl(i))
 		}
 		var st sample.SampleStats
-		if _, err := e.s.Sample(g, o, fan, sample.Key{Seed: 1, Batch: i}, false, &st); err != nil {
+		if _, err := e.s.Sampler().Sample(Request{Seeds: g, SeedsOrig: o, Fanouts: fan, Key: sample.Key{Seed: 1, Batch: i}, Stats: &st}); err != nil {
 			b.Fatal(err)
 		}
 		e.s.SetExclude(nil)
@@ -132,7 +132,7 @@ func BenchmarkSampleExclude(b *testing.B) {
 	for i := range batches {
 		g, o := e.seeds(i)
 		// One chosen in-neighbor per seed is an edge into it.
-		blocks, err := e.s.Sample(g, o, []int{1}, sample.Key{Seed: 99, Batch: i}, false, nil)
+		blocks, err := e.s.Sampler().Sample(Request{Seeds: g, SeedsOrig: o, Fanouts: []int{1}, Key: sample.Key{Seed: 99, Batch: i}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func BenchmarkSampleExclude(b *testing.B) {
 func BenchmarkGatherLocal(b *testing.B) {
 	e := newBenchEnv(b)
 	g, o := e.seeds(0)
-	blocks, err := e.s.Sample(g, o, []int{15, 10, 5}, sample.Key{Seed: 1}, false, nil)
+	blocks, err := e.s.Sampler().Sample(Request{Seeds: g, SeedsOrig: o, Fanouts: []int{15, 10, 5}, Key: sample.Key{Seed: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,8 +20,6 @@ type Sampler struct {
 	tp  sample.Temporal // temporal sampling (SetTemporal; off by default)
 }
 
-var _ sample.Sampler = (*Sampler)(nil)
-
 // NewSampler returns a sampler over g.
 func NewSampler(g *GraphStore) *Sampler { return &Sampler{g: g} }
 
@@ -53,8 +51,8 @@ type samplerScratch struct {
 	rowRel  []int32
 	rowOrig []int64 // relOrig, or the destinations' ids for node rows
 	relOrig []int64
-	// rel: the layer's rows are relation rows (SampleRel); otherwise node
-	// rows, one per destination (Sample), and rowDst/rowRel are unused.
+	// rel: the layer's rows are relation rows (a relation plan); otherwise
+	// node rows, one per destination (fanouts), and rowDst/rowRel are unused.
 	rel  bool
 	fan1 [1]int // the fanout list of a node-row layer
 
@@ -73,70 +71,94 @@ type samplerScratch struct {
 	edgeTime []int64
 }
 
-// Sample is SampleWithStats without counters.
-func (s *Sampler) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool) ([]sample.Block, error) {
-	return s.SampleWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, nil)
+// Request is one batch to sample: its seeds, its plan (fanouts, or
+// per-relation fanouts, optionally at seed times), its key and its counters.
+// It is the only input of Sampler.Sample, so a new sampling axis is a new
+// field, not a new method.
+type Request struct {
+	// Seeds are new global ids and SeedsOrig their original ids, aligned;
+	// any rank may pass any nodes, including none.
+	Seeds, SeedsOrig []int64
+	// Fanouts are the per-layer fanouts, outermost first (-1: all). On a
+	// heterogeneous graph every relation takes them (sample.UniformRelFanouts).
+	Fanouts []int
+	// Rel, if not nil, is the per-relation plan (Rel[L-1-l][r] for relation
+	// r in block l) and replaces Fanouts; it is checked against the
+	// graph's relations identically on every rank.
+	Rel sample.RelFanouts
+	// Times, if not nil, makes sampling temporal: seed i and its whole
+	// neighbourhood are expanded at Times[i] (SetTemporal must have turned
+	// temporal sampling on). A rank without seeds in a temporal batch
+	// passes an empty, non-nil slice.
+	Times []int64
+	// Key is the base key of the batch (its Layer is set per block).
+	Key     sample.Key
+	Replace bool
+	// Stats, if not nil, receives the call's counters (added).
+	Stats *sample.SampleStats
 }
 
-// SampleWithStats draws the blocks of one batch on the distributed graph: the same
-// result, node for node in original ids, as sample.Reference on the
-// unpartitioned graph with the same seeds (in the same order), base key,
-// fanouts and replace flag. seedsGlobal are new global ids and seedsOrig
-// their original ids; any rank may pass any nodes, including none.
+// Sample draws the blocks of one batch on the distributed graph: the same
+// result, node for node in original ids, as the single-process reference
+// on the unpartitioned graph with the same seeds (in the same order), key,
+// plan and replace flag: sample.Reference for fanouts on a homogeneous
+// graph, sample.HeteroReference (Etype included) for a heterogeneous graph
+// or a per-relation plan, and HeteroReference.SampleRelAt (Time and
+// EdgeTime included) with seed times.
+//
+// On a heterogeneous graph every destination is expanded once per relation
+// into its node type (its relation rows g*R+r), in ascending r, with the
+// key Node = orig*R+r; on a homogeneous one (R = 1) the blocks are the
+// untyped ones whichever plan form is given.
 //
 // Own destinations are expanded from the local arrays. With transport rma,
 // remote ones take two batched one-sided reads per layer: first their
 // {edge start, degree} rows (skipped when the store holds the replicated
 // degree table, see GraphOptions.DegreeTableMB), then the {new id, orig id}
-// rows of the chosen positions only. With transport alltoallv the owners
-// choose instead (see dist_a2a.go): one request/response round of two
-// Alltoallv per layer.
+// rows of the chosen positions only (temporal layers read times too, see
+// temporal.go). With transport alltoallv the owners choose instead (see
+// dist_a2a.go): one request/response round of two Alltoallv per layer.
 // Either way every rank makes the same fixed number of transport calls per
 // layer whatever its seeds: Sample is collective and every rank must call
-// it with the same number of fanouts.
+// it with a plan of the same shape and the same form (timed or not).
 //
-// If st is not nil the call's counters are added to it. The returned blocks
-// are freshly allocated.
-func (s *Sampler) SampleWithStats(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
-	if s.g.plan.Typed() {
-		// A heterogeneous graph has relation rows, not node rows: the
-		// same fanouts for every relation.
-		return s.SampleRelWithStats(seedsGlobal, seedsOrig, sample.UniformRelFanouts(fanouts, int(s.g.R)), base, replace, st)
+// The returned blocks are freshly allocated.
+func (s *Sampler) Sample(r Request) ([]sample.Block, error) {
+	R := int(s.g.R)
+	typed := s.g.plan.Typed()
+	timed := r.Times != nil
+	if timed && !s.tp.On() {
+		return nil, fmt.Errorf("sample on rank %d: seed times given but temporal sampling is off", s.g.c.Rank())
 	}
-	s.sm.bb.SetTyped(false)
-	return s.sampleLayers(seedsGlobal, seedsOrig, nil, fanouts, nil, base, replace, st)
-}
-
-// SampleRel is SampleRelWithStats without counters.
-func (s *Sampler) SampleRel(seedsGlobal, seedsOrig []int64, fanouts sample.RelFanouts, base sample.Key, replace bool) ([]sample.Block, error) {
-	return s.SampleRelWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, nil)
-}
-
-var _ sample.RelSampler = (*Sampler)(nil)
-
-// SampleRelWithStats is the typed (per-relation) form of SampleWithStats:
-// it draws exactly sample.HeteroReference's blocks, Etype included, with
-// fanouts[L-1-l][r] for relation r in block l. Every destination is
-// expanded once per relation into its node type (its relation rows
-// g*R+r), in ascending r, with the key Node = orig*R+r. On a homogeneous
-// store (R = 1) it draws the untyped blocks of Sample.
-//
-// The transport calls per layer are those of Sample (all relation rows of
-// a layer are batched into the same reads or exchange). It is collective;
-// every rank must pass fanouts of the same shape (they are checked before
-// any call, identically on every rank).
-func (s *Sampler) SampleRelWithStats(seedsGlobal, seedsOrig []int64, fanouts sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
-	if err := fanouts.Check(int(s.g.R)); err != nil {
+	rel := r.Rel
+	if rel == nil && (typed || timed) {
+		// The same fanouts for every relation.
+		rel = sample.UniformRelFanouts(r.Fanouts, R)
+	}
+	if rel == nil {
+		// Homogeneous, untimed fanouts: node rows.
+		s.sm.bb.SetTyped(false)
+		return s.sampleLayers(r.Seeds, r.SeedsOrig, nil, r.Fanouts, nil, r.Key, r.Replace, r.Stats)
+	}
+	if err := rel.Check(R); err != nil {
 		return nil, fmt.Errorf("sample on rank %d: %w", s.g.c.Rank(), err)
 	}
-	s.sm.bb.SetTyped(s.g.plan.Typed())
-	return s.sampleLayers(seedsGlobal, seedsOrig, nil, nil, fanouts, base, replace, st)
+	s.sm.bb.SetTyped(typed)
+	if timed && !typed {
+		// Homogeneous temporal: node rows, as untimed fanouts draw them.
+		f := make([]int, len(rel))
+		for l := range rel {
+			f[l] = rel[l][0]
+		}
+		return s.sampleLayers(r.Seeds, r.SeedsOrig, r.Times, f, nil, r.Key, r.Replace, r.Stats)
+	}
+	return s.sampleLayers(r.Seeds, r.SeedsOrig, r.Times, nil, rel, r.Key, r.Replace, r.Stats)
 }
 
-// sampleLayers is the layer loop of Sample (rel == nil: node rows with
-// fanouts) and SampleRel (relation rows with rel): both draw block l from
+// sampleLayers is the layer loop of Sample, for node rows (rel == nil,
+// with fanouts) and relation rows (with rel) alike: both draw block l from
 // the destinations of block l+1 through the same sampleLayer. seedsTime
-// non-nil makes the layers temporal (SampleRelAt; s.tp is on).
+// non-nil makes the layers temporal (s.tp is on).
 func (s *Sampler) sampleLayers(seedsGlobal, seedsOrig, seedsTime []int64, fanouts []int, rel sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
 	n := s.g.n
 	timed := seedsTime != nil
@@ -209,7 +231,7 @@ func (s *Sampler) sampleLayers(seedsGlobal, seedsOrig, seedsTime []int64, fanout
 
 // layerRows lists the rows a layer expands. Node rows (Sample): one per
 // destination, row j = destination j, relation 0, rowOrig aliasing dstO
-// (nothing is copied). Relation rows (SampleRel): per destination, its
+// (nothing is copied). Relation rows (a relation plan): per destination, its
 // relations (by node type) with a non-zero fanout, ascending. It returns
 // the number of rows.
 func (s *Sampler) layerRows(dstO []int64, fan []int) int {

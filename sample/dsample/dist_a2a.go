@@ -48,7 +48,7 @@ type a2aScratch struct {
 	ownerOf []int32 // per destination: owner rank, or -1 if own
 }
 
-// The typed exchange (SampleRel with transport alltoallv) has the same
+// The typed exchange (a relation plan with transport alltoallv) has the same
 // rounds and header, with header[4] (the fanout) 0, and one quad
 // {new id, orig id, relation, fanout} per requested relation row; the
 // response holds one [n, {new id, orig id} × n] per row. A homogeneous

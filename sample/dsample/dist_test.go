@@ -35,7 +35,7 @@ func TestDistributedEqualsReference(t *testing.T) {
 				seedsG, seedsO := ownedSeeds(f.part, wantedSeeds())
 				base := sample.Key{Seed: 7, Epoch: 2, Batch: 5}
 				var st sample.SampleStats
-				got, err := s.Sample(seedsG, seedsO, tc.fanouts, base, tc.replace, &st)
+				got, err := s.Sampler().Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Fanouts: tc.fanouts, Key: base, Replace: tc.replace, Stats: &st})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -149,14 +149,15 @@ func (f *fixture) subject(s *Store, ss *statsSampler) sampletest.Subject {
 	}
 }
 
-// statsSampler is a Sampler that sums the counters of its calls.
+// statsSampler is a sample.Sampler over the distributed Sampler that sums
+// the counters of its calls.
 type statsSampler struct {
 	s  *Sampler
 	st sample.SampleStats
 }
 
 func (ss *statsSampler) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool) ([]sample.Block, error) {
-	return ss.s.SampleWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, &ss.st)
+	return ss.s.Sample(Request{Seeds: seedsGlobal, SeedsOrig: seedsOrig, Fanouts: fanouts, Key: base, Replace: replace, Stats: &ss.st})
 }
 
 // TestGatherFeatures gathers every node of the graph (so local, halo,
@@ -370,7 +371,7 @@ func TestSampleBadSeedsNoHang(t *testing.T) {
 						seedsO[i] = f.origOf(g)
 					}
 				}
-				_, err := s.Sample(seedsG, seedsO, []int{2, 2}, sample.Key{Seed: 1}, false, nil)
+				_, err := s.Sampler().Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Fanouts: []int{2, 2}, Key: sample.Key{Seed: 1}})
 				if (err != nil) != (f.c.Rank() == 0) {
 					t.Fatalf("rank %d: error %v", f.c.Rank(), err)
 				}

@@ -18,14 +18,21 @@
 //     partition's table stays sparse (featsparse.go): fixed-capacity CSR
 //     rows on the wire, CSR caches; GatherSparse returns sample.SparseRows
 //     and the node Loader fills Batch.XS with them.
+//     A heterogeneous partition has one table per node type with features,
+//     over TypeRows (typed.go): a type's rows sharded by owner, type-local
+//     new ids; train/dist keeps its learnable embeddings over them too.
 //   - Sampler (NewSampler; Sample, collective): the layer-wise sampler over
-//     a GraphStore; implements sample.Sampler: reproduces sample.Reference exactly with a fixed number of
-//     transport calls per layer on every rank. SetExclude (also on Store)
-//     drops a step's seed edges from the blocks, on both transports.
-//     SetTemporal and SampleRelAt sample temporally on a timed partition
-//     (temporal.go): own rows by binary search over the local edge times,
-//     remote rows with a fixed number of one-sided reads (times at fences,
-//     then the gap holding the prefix end), or on the owner with Alltoallv.
+//     a GraphStore, with one door, Sample(Request): the request carries the
+//     seeds, the fanouts or a per-relation plan (sample.RelFanouts), seed
+//     times, the key, replace and optional counters. It reproduces
+//     sample.Reference / sample.HeteroReference exactly with a fixed number
+//     of transport calls per layer on every rank. SetExclude (also on
+//     Store) drops a step's seed edges from the blocks, on both transports.
+//     SetTemporal and a Request with Times sample temporally on a timed
+//     partition (temporal.go): own rows by binary search over the local
+//     edge times, remote rows with a fixed number of one-sided reads (times
+//     at fences, then the gap holding the prefix end), or on the owner with
+//     Alltoallv.
 //   - Store (OpenStore, collective): one rank's partition opened as both
 //     stores plus the Sampler, probing the transport once; with labels.
 //   - Loader (NewLoader, Steps, Batch): global batching (sample.EpochBatches

@@ -85,7 +85,7 @@ type featTable struct {
 	// partition, where a table holds one node type's rows indexed by
 	// type-local new id (nil for the homogeneous table, whose rows are
 	// global ids).
-	typed *typeRows
+	typed *TypeRows
 
 	// sp holds the rows of a sparse table (featsparse.go); nil when dense.
 	sp *sparseTable

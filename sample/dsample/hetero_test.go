@@ -85,7 +85,7 @@ func TestHeteroDistributedEqualsReference(t *testing.T) {
 					seedsG, seedsO := f.owned(wanted)
 					base := sample.Key{Seed: 7, Epoch: 2, Batch: 5}
 					var st sample.SampleStats
-					got, err := s.SampleRelWithStats(seedsG, seedsO, tc.Fanouts, base, tc.Replace, &st)
+					got, err := s.Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Rel: tc.Fanouts, Key: base, Replace: tc.Replace, Stats: &st})
 					require.NoError(t, err)
 					want, err := sample.HeteroReferenceBlocks(f.d, seedsO, tc.Fanouts, base, tc.Replace)
 					require.NoError(t, err)
@@ -139,7 +139,7 @@ func TestHeteroDistributedExclude(t *testing.T) {
 			seedsG, seedsO := f.owned(wanted)
 			base := sample.Key{Seed: 3}
 			var st sample.SampleStats
-			got, err := s.SampleRelWithStats(seedsG, seedsO, fan, base, false, &st)
+			got, err := s.Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Rel: fan, Key: base, Stats: &st})
 			require.NoError(t, err)
 			ref := sample.HeteroReference{G: sample.HeteroCSR{D: f.d}, Exclude: x}
 			want, err := ref.SampleRel(seedsO, seedsO, fan, base, false)
@@ -152,8 +152,8 @@ func TestHeteroDistributedExclude(t *testing.T) {
 	}
 }
 
-// TestHeteroUntypedAPI: Sample (one fanout list) on a heterogeneous store
-// is SampleRel with that list for every relation; Neighbors returns a
+// TestHeteroUntypedAPI: a Request with one fanout list on a heterogeneous
+// store samples with that list for every relation; Neighbors returns a
 // node's relation rows concatenated.
 func TestHeteroUntypedAPI(t *testing.T) {
 	f := newHeteroFixture(t)
@@ -164,7 +164,7 @@ func TestHeteroUntypedAPI(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			seedsG, seedsO := f.owned(heteroWanted(f.d)[0])
 			base := sample.Key{Seed: 4}
-			got, err := s.Sample(seedsG, seedsO, []int{3, 2}, base, false)
+			got, err := s.Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Fanouts: []int{3, 2}, Key: base})
 			require.NoError(t, err)
 			want, err := sample.HeteroReferenceBlocks(f.d, seedsO, sample.UniformRelFanouts([]int{3, 2}, int(R)), base, false)
 			require.NoError(t, err)
@@ -189,9 +189,10 @@ func TestHeteroUntypedAPI(t *testing.T) {
 	}
 }
 
-// TestHomogeneousSampleRelEqualsSample: on a homogeneous store SampleRel
-// with one relation draws exactly Sample's blocks (Etype nil), on every
-// transport: the typed layer loop reduces to the node loop for R = 1.
+// TestHomogeneousSampleRelEqualsSample: on a homogeneous store a Request
+// with a one-relation plan draws exactly the blocks of the same fanouts
+// (Etype nil), on every transport: the typed layer loop reduces to the
+// node loop for R = 1.
 func TestHomogeneousSampleRelEqualsSample(t *testing.T) {
 	f := newFixture(t, false, false)
 	x := sample.NewEdgeSet([]int64{12, 17, 42, 250}, []int64{3, 100, 17, 10})
@@ -208,9 +209,9 @@ func TestHomogeneousSampleRelEqualsSample(t *testing.T) {
 				seedsG, seedsO := ownedSeeds(f.part, all)
 				base := sample.Key{Seed: 7, Epoch: 1, Batch: 2}
 				var st1, st2 sample.SampleStats
-				want, err := s.Sample(seedsG, seedsO, []int{4, -1, 3}, base, true, &st1)
+				want, err := s.Sampler().Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Fanouts: []int{4, -1, 3}, Key: base, Replace: true, Stats: &st1})
 				require.NoError(t, err)
-				got, err := s.Sampler().SampleRelWithStats(seedsG, seedsO, sample.UniformRelFanouts([]int{4, -1, 3}, 1), base, true, &st2)
+				got, err := s.Sampler().Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Rel: sample.UniformRelFanouts([]int{4, -1, 3}, 1), Key: base, Replace: true, Stats: &st2})
 				require.NoError(t, err)
 				require.Equal(t, len(want), len(got))
 				for l := range got {
@@ -233,14 +234,14 @@ func TestHeteroBadInput(t *testing.T) {
 		g := f.openGraph(t, f.part, tr)
 		s := NewSampler(g)
 		t.Run(tr, func(t *testing.T) {
-			_, err := s.SampleRel(nil, nil, sample.UniformRelFanouts([]int{2}, 4), sample.Key{}, false)
+			_, err := s.Sample(Request{Rel: sample.UniformRelFanouts([]int{2}, 4)})
 			assert.ErrorContains(t, err, "hop 0 has 4 fanouts for 5 relations")
 			// Only the last rank passes a bad seed; everyone still returns.
 			var seeds []int64
 			if f.c.Rank() == f.c.Size()-1 {
 				seeds = []int64{f.d.NumNodes()}
 			}
-			_, err = s.SampleRel(seeds, seeds, sample.UniformRelFanouts([]int{2, 2}, 5), sample.Key{}, false)
+			_, err = s.Sample(Request{Seeds: seeds, SeedsOrig: seeds, Rel: sample.UniformRelFanouts([]int{2, 2}, 5)})
 			if seeds != nil {
 				assert.ErrorContains(t, err, "outside [0,156)")
 			} else {

@@ -123,7 +123,7 @@ func (l *LinkLoader) embedHetero(m Embedder, width, epoch int, g *GraphStore) (*
 		// Negative batch numbers, as Store.Embed: no embedding draw
 		// repeats a training draw.
 		base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: -1 - step}
-		blocks, err := smp.SampleRelWithStats(seeds, orig, l.o.EvalRelFanouts, base, l.o.Replace, nil)
+		blocks, err := smp.Sample(Request{Seeds: seeds, SeedsOrig: orig, Rel: l.o.EvalRelFanouts, Key: base, Replace: l.o.Replace})
 		if err != nil {
 			return nil, fmt.Errorf("embed step %d/%d: %w", step+1, len(steps), err)
 		}

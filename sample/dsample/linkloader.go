@@ -49,7 +49,7 @@ import (
 //     relations the reader makes, its neighbours). A relation between
 //     different types without a reverse relation has no such local row:
 //     NewLinkLoader refuses NegStrict then;
-//   - sampling is typed (SampleRel) with RelFanouts / EvalRelFanouts;
+//   - sampling is typed (Request.Rel) with RelFanouts / EvalRelFanouts;
 //   - the exclusion set holds the step's positive pairs of original ids,
 //     and the typed sampler drops a sampled edge whose endpoints form such
 //     a pair in ANY relation and either direction (the pair (u,v) of
@@ -315,7 +315,7 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
 	l.s.SetExclude(exclude)
-	blocks, err := SampleFor(l.s.sampler, out.Seeds, out.SeedsOrig, l.times(), l.o.Fanouts, l.o.RelFanouts, base, l.o.Replace, &st)
+	blocks, err := l.s.sampler.Sample(Request{Seeds: out.Seeds, SeedsOrig: out.SeedsOrig, Times: l.times(), Fanouts: l.o.Fanouts, Rel: l.s.relPlan(l.o.RelFanouts), Key: base, Replace: l.o.Replace, Stats: &st})
 	l.s.SetExclude(nil)
 	if err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
@@ -573,7 +573,7 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 		// Embedding keys use negative batch numbers: training steps are
 		// non-negative, so no embedding draw repeats a training draw.
 		base := sample.Key{Seed: o.Seed, Epoch: o.Epoch, Batch: -1 - step}
-		blocks, err := smp.SampleWithStats(seeds, orig, fan, base, o.Replace, nil)
+		blocks, err := smp.Sample(Request{Seeds: seeds, SeedsOrig: orig, Fanouts: fan, Key: base, Replace: o.Replace})
 		if err != nil {
 			return nil, fmt.Errorf("embed step %d/%d: %w", step+1, len(steps), err)
 		}

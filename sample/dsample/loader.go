@@ -248,7 +248,7 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 		seeds, orig, times = nil, nil, []int64{}
 	}
 	l.seedT = times
-	blocks, serr := SampleFor(l.s.sampler, seeds, orig, times, fan, rel, base, l.o.Replace, &st)
+	blocks, serr := l.s.sampler.Sample(Request{Seeds: seeds, SeedsOrig: orig, Times: times, Fanouts: fan, Rel: l.s.relPlan(rel), Key: base, Replace: l.o.Replace, Stats: &st})
 	if err == nil {
 		err = serr
 	}

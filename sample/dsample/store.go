@@ -144,9 +144,15 @@ func (s *Store) FetchStats() collectives.FetchStats {
 	}
 }
 
-// Sample is Sampler.SampleWithStats on the store's graph. It is collective.
-func (s *Store) Sample(seedsGlobal, seedsOrig []int64, fanouts []int, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
-	return s.sampler.SampleWithStats(seedsGlobal, seedsOrig, fanouts, base, replace, st)
+// relPlan is the per-relation plan a loader passes in a Request: its
+// relation fanouts on a heterogeneous graph; nil on a homogeneous one,
+// where the loaders sample with their fanouts (a relation plan given
+// there is not used).
+func (s *Store) relPlan(rel sample.RelFanouts) sample.RelFanouts {
+	if s.graph.Schema() == nil {
+		return nil
+	}
+	return rel
 }
 
 // SetExclude is Sampler.SetExclude on the store's sampler: the link loader

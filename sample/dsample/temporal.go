@@ -28,8 +28,8 @@ import (
 // fence read at 256 bytes per row and the gap read at 1/32 of the row.
 const timeFences = 32
 
-// SetTemporal sets the temporal strategy of the following SampleRelAt calls
-// (off: plain sampling). Temporal sampling needs a timed partition. Every
+// SetTemporal sets the temporal strategy of the following Sample calls
+// with seed times (off: plain sampling). Temporal sampling needs a timed partition. Every
 // rank must set the same configuration.
 func (s *Sampler) SetTemporal(tp sample.Temporal) error {
 	if tp.On() && !s.g.Timed() {
@@ -44,39 +44,6 @@ func (s *Sampler) SetTemporal(tp sample.Temporal) error {
 
 // Temporal returns the temporal configuration.
 func (s *Sampler) Temporal() sample.Temporal { return s.tp }
-
-// SampleRelAt is SampleRelAtWithStats without counters.
-func (s *Sampler) SampleRelAt(seedsGlobal, seedsOrig, seedsTime []int64, fanouts sample.RelFanouts, base sample.Key, replace bool) ([]sample.Block, error) {
-	return s.SampleRelAtWithStats(seedsGlobal, seedsOrig, seedsTime, fanouts, base, replace, nil)
-}
-
-// SampleRelAtWithStats is SampleRelWithStats with temporal sampling: seed i
-// is expanded at time seedsTime[i], and so is every node of its
-// neighbourhood. It draws exactly sample.HeteroReference.SampleRelAt's
-// blocks (Time and EdgeTime included) on any number of ranks and either
-// transport. SetTemporal must have turned temporal sampling on. It is
-// collective.
-func (s *Sampler) SampleRelAtWithStats(seedsGlobal, seedsOrig, seedsTime []int64, fanouts sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
-	if !s.tp.On() {
-		return nil, fmt.Errorf("sample on rank %d: seed times given but temporal sampling is off", s.g.c.Rank())
-	}
-	if err := fanouts.Check(int(s.g.R)); err != nil {
-		return nil, fmt.Errorf("sample on rank %d: %w", s.g.c.Rank(), err)
-	}
-	if seedsTime == nil {
-		seedsTime = []int64{} // nil would mean "not temporal" below
-	}
-	s.sm.bb.SetTyped(s.g.plan.Typed())
-	if !s.g.plan.Typed() {
-		// Homogeneous: node rows, as Sample draws them.
-		f := make([]int, len(fanouts))
-		for l := range fanouts {
-			f[l] = fanouts[l][0]
-		}
-		return s.sampleLayers(seedsGlobal, seedsOrig, seedsTime, f, nil, base, replace, st)
-	}
-	return s.sampleLayers(seedsGlobal, seedsOrig, seedsTime, nil, fanouts, base, replace, st)
-}
 
 // addRowsAt feeds the builder every row's chosen neighbors with their edge
 // times, in row order.
@@ -250,24 +217,6 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 	return s.endLayer(dstG, out, st, tl, tr, t7, resetErr)
 }
 
-// SampleFor draws a batch's blocks with smp in the form the graph and the
-// call need: temporal (times non-nil: SampleRelAt, rel or fanouts for every
-// relation), typed (SampleRel with rel) or plain (Sample with fanouts). It
-// is collective.
-func SampleFor(smp *Sampler, seeds, orig, times []int64, fanouts []int, rel sample.RelFanouts, base sample.Key, replace bool, st *sample.SampleStats) ([]sample.Block, error) {
-	typed := smp.g.Schema() != nil
-	switch {
-	case times != nil:
-		if !typed || rel == nil {
-			rel = sample.UniformRelFanouts(fanouts, int(smp.g.R))
-		}
-		return smp.SampleRelAtWithStats(seeds, orig, times, rel, base, replace, st)
-	case typed:
-		return smp.SampleRelWithStats(seeds, orig, rel, base, replace, st)
-	}
-	return smp.SampleWithStats(seeds, orig, fanouts, base, replace, st)
-}
-
 // seedTimes returns the times node seeds are expanded at under the
 // loader's temporal options: nil when sampling is not temporal, else the
 // fixed SeedTime or each (owned) seed's node time.
@@ -385,7 +334,7 @@ func (l *LinkLoader) PairBatchAt(pp *LinkPairs, lo, hi, split, epoch int, out *s
 	out.GlobalSeeds = len(out.Seeds)
 	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: evalBatchKey - split}
-	blocks, err := SampleFor(l.s.sampler, out.Seeds, out.SeedsOrig, l.times(), l.o.EvalFanouts, l.o.EvalRelFanouts, base, l.o.Replace, &st)
+	blocks, err := l.s.sampler.Sample(Request{Seeds: out.Seeds, SeedsOrig: out.SeedsOrig, Times: l.times(), Fanouts: l.o.EvalFanouts, Rel: l.s.relPlan(l.o.EvalRelFanouts), Key: base, Replace: l.o.Replace, Stats: &st})
 	if err != nil {
 		return fmt.Errorf("link loader: evaluation pairs: %w", err)
 	}

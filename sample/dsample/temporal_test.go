@@ -47,6 +47,7 @@ func withSynthTimes(parts []*partition.Part, in *graph.CSR, R int64) []int64 {
 // from -1 to 7, plus the first three again at a later time (so a node is
 // a seed at two times).
 func temporalSeeds(newID func(int64) int64, lo, hi int64, wanted []int64) (g, o, ts []int64) {
+	ts = []int64{} // not nil: a rank without seeds still samples temporally
 	add := func(v, t int64) {
 		if n := newID(v); n >= lo && n < hi {
 			g, o, ts = append(g, n), append(o, v), append(ts, t)
@@ -145,7 +146,7 @@ func TestTemporalDistributedEqualsReference(t *testing.T) {
 						t.Run(fmt.Sprintf("%s/%s/%s/%d/replace=%t", gc.name, tr, tp, fi, replace), func(t *testing.T) {
 							sg, so, st := temporalSeeds(newID, gc.f.part.Lo, gc.f.part.Hi, gc.wanted)
 							base := sample.Key{Seed: 5, Epoch: 1, Batch: 3}
-							got, err := s.SampleRelAt(sg, so, st, fan, base, replace)
+							got, err := s.Sample(Request{Seeds: sg, SeedsOrig: so, Times: st, Rel: fan, Key: base, Replace: replace})
 							require.NoError(t, err)
 							want, err := ref.SampleRelAt(so, so, st, fan, base, replace)
 							require.NoError(t, err)
@@ -158,6 +159,47 @@ func TestTemporalDistributedEqualsReference(t *testing.T) {
 				}
 			}
 			require.NoError(t, g.Close())
+		}
+	}
+}
+
+// TestSampleRequestForms: the forms a Request may take resolve as
+// documented: with seed times, one fanout list draws what the same list
+// for every relation draws, on a homogeneous and a typed graph; seed times
+// while temporal sampling is off are refused (on every rank alike, before
+// any transport call).
+func TestSampleRequestForms(t *testing.T) {
+	homo := newFixture(t, false, false)
+	het := newHeteroFixture(t)
+	for _, gc := range []struct {
+		name string
+		f    *fixture
+		in   *graph.CSR
+		R    int64
+	}{{"homogeneous", homo, homo.d.In, 1}, {"hetero", het.fixture, het.d.In, 5}} {
+		withSynthTimes(gc.f.parts, gc.in, gc.R)
+		for _, tr := range transports() {
+			t.Run(gc.name+"/"+tr, func(t *testing.T) {
+				g, err := openGraphNamed(gc.f.c, gc.f.part, tr)
+				require.NoError(t, err)
+				defer g.Close()
+				s := NewSampler(g)
+				seeds, orig := ownedSeeds(gc.f.part, []int64{3, 12, 17, 42, 100})
+				times := make([]int64, len(seeds)) // not nil, also without seeds
+				for i := range times {
+					times[i] = int64(i % 4)
+				}
+				base := sample.Key{Seed: 9, Batch: 1}
+				_, err = s.Sample(Request{Seeds: seeds, SeedsOrig: orig, Times: times, Fanouts: []int{3, 2}, Key: base})
+				require.ErrorContains(t, err, "seed times given but temporal sampling is off")
+
+				require.NoError(t, s.SetTemporal(sample.Temporal{Strategy: sample.TemporalUniform}))
+				got, err := s.Sample(Request{Seeds: seeds, SeedsOrig: orig, Times: times, Fanouts: []int{3, 2}, Key: base})
+				require.NoError(t, err)
+				want, err := s.Sample(Request{Seeds: seeds, SeedsOrig: orig, Times: times, Rel: sample.UniformRelFanouts([]int{3, 2}, int(gc.R)), Key: base})
+				require.NoError(t, err)
+				assert.Equal(t, want, got)
+			})
 		}
 	}
 }

@@ -19,7 +19,7 @@ func GatherText(c *collectives.Comm, blocks []sample.Block) ([]byte, error) {
 	return sample.CanonicalText(all, len(blocks))
 }
 
-// GatherTextRel is GatherText for typed blocks (SampleRel on a
+// GatherTextRel is GatherText for typed blocks (a relation plan on a
 // heterogeneous graph): every edge line names its relation, from schema.
 // It is collective.
 func GatherTextRel(c *collectives.Comm, blocks []sample.Block, schema *graph.Schema) ([]byte, error) {
@@ -37,7 +37,7 @@ func GatherTextRel(c *collectives.Comm, blocks []sample.Block, schema *graph.Sch
 	return sample.CanonicalTextRel(all, len(blocks), names)
 }
 
-// GatherTextAt is GatherText for temporal blocks (SampleRelAt): every
+// GatherTextAt is GatherText for temporal blocks (seed times): every
 // destination with its seed time and every edge with its time, and with
 // its relation when schema is not nil. It is collective.
 func GatherTextAt(c *collectives.Comm, blocks []sample.Block, schema *graph.Schema) ([]byte, error) {

@@ -1,6 +1,7 @@
 package dsample
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -18,8 +19,11 @@ import (
 // DistArray over those type-local ids, so each rank holds exactly its owned
 // rows of the type and no rows for other types.
 
-// typeRows maps the new global ids of one node type to type-local new ids.
-type typeRows struct {
+// TypeRows maps the new global ids of one node type of a heterogeneous
+// partition to type-local new ids: the rows of a table of that type
+// sharded by owner (a typed feature table, or train/dist's learnable
+// embeddings), this rank holding rows [FirstRow, FirstRow+Owned).
+type TypeRows struct {
 	t       int
 	name    string
 	offsets []int64 // Meta.Offsets
@@ -27,11 +31,68 @@ type typeRows struct {
 	typeOff []int64 // TypeOffsets[t]
 	lo, hi  int64   // this rank's new global ids of the type
 	localLo int64   // this rank's first type-local new id
+
+	gat gatherScratch // Gather's buffers
+}
+
+// NewTypeRows returns the rows of node type nodeType of heterogeneous
+// partition p served on c, or why p cannot be served (wrong rank or part
+// count, not heterogeneous, no such type, an inconsistent type layout).
+// It is not collective: callers agree on the error.
+func NewTypeRows(c *collectives.Comm, p *partition.Part, nodeType string) (*TypeRows, error) {
+	why := checkPart(c, p)
+	var m *TypeRows
+	switch {
+	case why != "":
+	case p.Meta.Hetero == nil:
+		why = "the partition is not heterogeneous"
+	default:
+		m, why = newTypeRows(p, nodeType)
+	}
+	if why != "" {
+		return nil, errors.New(why)
+	}
+	return m, nil
+}
+
+// NodeType returns the type's name.
+func (m *TypeRows) NodeType() string { return m.name }
+
+// Type returns the type's index in the schema.
+func (m *TypeRows) Type() int { return m.t }
+
+// Lo returns this rank's first new global id of the type (its owned nodes
+// of the type are [Lo, Lo+Owned)).
+func (m *TypeRows) Lo() int64 { return m.lo }
+
+// Owned returns the number of this rank's rows.
+func (m *TypeRows) Owned() int64 { return m.owned() }
+
+// FirstRow returns this rank's first type-local new id.
+func (m *TypeRows) FirstRow() int64 { return m.localLo }
+
+// Count returns the number of nodes of the type in the graph.
+func (m *TypeRows) Count() int64 { return m.typeOff[len(m.typeOff)-1] }
+
+// Row returns the type-local new id of new global id g, or an error when g
+// is not a node of this type.
+func (m *TypeRows) Row(g int64) (int64, error) { return m.row(g) }
+
+// Gather writes the rows of nodes (new global ids of the type) into dst
+// (row i at dst[i*dim:], grown as needed) and returns it: own rows are
+// copied from local (this rank's rows of arr, Owned x dim), the others
+// read from arr, a DistArray over type-local new ids of 4*dim bytes per
+// row, in one batched Fetch that this rank makes whatever its nodes (it is
+// collective). A node of another type is skipped and the first one is
+// returned as bad, after the fetch; err is the fetch's.
+func (m *TypeRows) Gather(arr *collectives.DistArray, local []float32, dim int, nodes []int64, dst []float32) (out []float32, bad, err error) {
+	out, _, bad, err = m.gat.gatherRows(m, arr, local, dim, nodes, dst)
+	return out, bad, err
 }
 
 // newTypeRows builds the map of type name for part p, or explains why the
 // part's type layout is inconsistent.
-func newTypeRows(p *partition.Part, name string) (*typeRows, string) {
+func newTypeRows(p *partition.Part, name string) (*TypeRows, string) {
 	h := p.Meta.Hetero
 	t := slices.Index(h.NodeTypes, name)
 	if t < 0 {
@@ -47,7 +108,7 @@ func newTypeRows(p *partition.Part, name string) (*typeRows, string) {
 			return nil, fmt.Sprintf("hetero meta: type %q has %d type offsets, want %d", h.NodeTypes[u], len(h.TypeOffsets[u]), P+1)
 		}
 	}
-	m := &typeRows{t: t, name: name, offsets: p.Meta.Offsets, typeOff: h.TypeOffsets[t], starts: make([]int64, P)}
+	m := &TypeRows{t: t, name: name, offsets: p.Meta.Offsets, typeOff: h.TypeOffsets[t], starts: make([]int64, P)}
 	for q := range P {
 		m.starts[q] = h.TypeStart(t, q, p.Meta.Offsets[q])
 		if n := h.TypeCount(t, q); n < 0 || m.starts[q]+n > p.Meta.Offsets[q+1] {
@@ -65,7 +126,7 @@ func newTypeRows(p *partition.Part, name string) (*typeRows, string) {
 
 // row returns the type-local new id of new global id g, or an error when g
 // is not a node of this type.
-func (m *typeRows) row(g int64) (int64, error) {
+func (m *TypeRows) row(g int64) (int64, error) {
 	if g >= m.lo && g < m.hi {
 		return m.localLo + g - m.lo, nil
 	}
@@ -81,7 +142,7 @@ func (m *typeRows) row(g int64) (int64, error) {
 }
 
 // rows returns the local row count of the type on this rank.
-func (m *typeRows) owned() int64 { return m.hi - m.lo }
+func (m *TypeRows) owned() int64 { return m.hi - m.lo }
 
 // openTypedFeatureStore opens one table per node type with features, key
 // {type, "feat"}, in type order. The halo and hot caches are off for
@@ -89,7 +150,7 @@ func (m *typeRows) owned() int64 { return m.hi - m.lo }
 func openTypedFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Transport) (*FeatureStore, error) {
 	h := p.Meta.Hetero
 	why := checkPart(c, p)
-	var maps []*typeRows
+	var maps []*TypeRows
 	for _, name := range h.NodeTypes {
 		dim := h.FeatDims[name]
 		if why != "" || dim == 0 {
@@ -163,7 +224,7 @@ func (f *FeatureStore) gatherTyped(k FeatureKey, tb *featTable, nodes []int64, d
 // type is skipped and the first one is returned as bad, after the fetch;
 // err is the fetch's. It returns the number of own rows; sc.req holds the
 // fetched ones.
-func (sc *gatherScratch) gatherRows(m *typeRows, arr *collectives.DistArray, local []float32, d int, nodes []int64, dst []float32) (out []float32, own int64, bad, err error) {
+func (sc *gatherScratch) gatherRows(m *TypeRows, arr *collectives.DistArray, local []float32, d int, nodes []int64, dst []float32) (out []float32, own int64, bad, err error) {
 	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
 	sc.req, sc.at = sc.req[:0], sc.at[:0]
 	for i, v := range nodes {

@@ -169,7 +169,7 @@ func TestMPIReducerEquivalence(t *testing.T) {
 
 // sharedDir makes a temporary directory on rank 0 and tells every rank its
 // path (all ranks run on this machine in the tests).
-func sharedDir(t *testing.T, c *collectives.Comm) string {
+func sharedDir(t testing.TB, c *collectives.Comm) string {
 	t.Helper()
 	var dir string
 	var err error

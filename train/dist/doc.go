@@ -5,6 +5,10 @@
 // drivers behind `mpignn train` (node classification, and link prediction
 // with a distributed ranking evaluator: train.Evaluator over every node's
 // embedding), `mpignn predict` (classes, or pair scores) and `mpignn embed`.
+// It also holds the learnable inputs of featureless node types
+// (embedding.go): tables sharded by owner over dsample.TypeRows, trained
+// by sparse pushes to the rows' owners, checkpointed by original id
+// (embedding_ckpt.go) so that any rank count resumes them.
 //
 // Layer-wise inference (Infer, layerwise.go) lives here, beside the model
 // it drives: it runs train.Layerwise one layer at a time over the store's

@@ -17,7 +17,7 @@ import (
 // or one chosen with --embed-types): its sharded table, read by the loader
 // like features.
 type embeddings struct {
-	tab   *dsample.EmbeddingTable
+	tab   *embeddingTable
 	store *dsample.Store // to count owned vs remote rows
 	// featDim is the width of the type's features, which come before the
 	// embedding in its input rows (0: embedding only).
@@ -58,11 +58,7 @@ var _ train.SparseInputs = (*sparseInputs)(nil)
 // (collective). The tables start from a pure function of the seed and the
 // node's original id, so every rank count starts identically.
 func (s *heteroSetup) openEmbeddings(c *collectives.Comm, st *dsample.Store, seed uint64) (*sparseInputs, error) {
-	method, err := dsample.ParsePushMethod(s.opts.Push)
-	if err != nil {
-		return nil, err
-	}
-	if method == dsample.PushAccumulate && st.Transport() != collectives.TransportRMA {
+	if s.opts.Push == PushAccumulate && st.Transport() != collectives.TransportRMA {
 		return nil, fmt.Errorf("--embed-push accumulate needs one-sided MPI, but the transport is %v (use --embed-push alltoallv)", st.Transport())
 	}
 	lr := float32(s.opts.SparseLR)
@@ -71,9 +67,9 @@ func (s *heteroSetup) openEmbeddings(c *collectives.Comm, st *dsample.Store, see
 		if !s.learnable[t] {
 			continue
 		}
-		tab, err := dsample.OpenEmbeddingTable(c, st.Part(), dsample.EmbeddingOptions{
-			NodeType: name, Dim: s.opts.EmbedDim, Seed: seed, Transport: st.Transport(), Method: method,
-			NewOptimizer: func(params []float32, dim int) (dsample.SparseOptimizer, error) {
+		tab, err := openEmbeddingTable(c, st.Part(), embeddingOptions{
+			NodeType: name, Dim: s.opts.EmbedDim, Seed: seed, Transport: st.Transport(), Method: s.opts.Push,
+			NewOptimizer: func(params []float32, dim int) (train.SparseOptimizer, error) {
 				return train.NewSparseOptimizer(s.opts.SparseOpt, params, dim, lr)
 			},
 		})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"mpignn/sample/dsample"
 	"mpignn/train"
 )
 
@@ -26,7 +25,7 @@ func CheckpointEmbeddings(ck *train.Checkpoint) ([]train.NamedTensor, error) {
 		if n > uint64(len(state)-8) {
 			return nil, fmt.Errorf("embedding state: %d bytes announced, %d left", n, len(state)-8)
 		}
-		nodeType, dim, rows, params, err := dsample.DecodeEmbeddingRows(state[8 : 8+n])
+		nodeType, dim, rows, params, err := decodeEmbeddingRows(state[8 : 8+n])
 		if err != nil {
 			return nil, fmt.Errorf("embedding state: %w", err)
 		}

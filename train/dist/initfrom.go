@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"mpignn/collectives"
-	"mpignn/sample/dsample"
 	"mpignn/train"
 )
 
@@ -92,7 +91,7 @@ func replaceEmbeddings(state []byte, embeds []train.NamedTensor) ([]byte, error)
 		n := binary.LittleEndian.Uint64(state)
 		blob := state[8 : 8+n]
 		state = state[8+n:]
-		nodeType, dim, rows, _, err := dsample.DecodeEmbeddingRows(blob)
+		nodeType, dim, rows, _, err := decodeEmbeddingRows(blob)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +105,7 @@ func replaceEmbeddings(state []byte, embeds []train.NamedTensor) ([]byte, error)
 		if !slices.Equal(t.Shape, []int{int(rows), dim}) {
 			return nil, fmt.Errorf("tensor %s has shape %v, the table is %d x %d", name, t.Shape, rows, dim)
 		}
-		nb, err := dsample.ReplaceEmbeddingRows(blob, t.Data)
+		nb, err := replaceEmbeddingRows(blob, t.Data)
 		if err != nil {
 			return nil, err
 		}

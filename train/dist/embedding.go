@@ -1,19 +1,22 @@
-package dsample
+package dist
 
 import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
+	"unsafe"
 
 	"mpignn/collectives"
 	"mpignn/partition"
 	"mpignn/sample"
+	"mpignn/sample/dsample"
+	"mpignn/train"
 )
 
 // Learnable node embeddings for node types without features (DistDGL's
 // DistEmbedding): one table per node type, its rows sharded by owner like
-// typed features (rows = type-local new ids, see typed.go), read with Fetch
+// typed features (rows = type-local new ids, see dsample.TypeRows), read
+// with Fetch
 // like features, and trained with sparse gradients that Push sends to the
 // rows' owners, which apply a sparse optimizer to the rows touched in the
 // step.
@@ -29,75 +32,36 @@ import (
 // unspecified: float sums can differ in the last bits between runs, so that
 // method is for speed, not for bit-identical resume.
 
-// PushMethod selects how Push moves gradients to the rows' owners.
-type PushMethod int
-
-const (
-	// PushAlltoallv sends (row, gradient) pairs with Alltoallv; the owner
-	// sums them in source-rank order (deterministic). The default.
-	PushAlltoallv PushMethod = iota
-	// PushAccumulate adds the gradients one-sidedly into a gradient window
-	// with MPI_Accumulate (needs one-sided MPI; summation order
-	// unspecified).
-	PushAccumulate
-)
-
-// ParsePushMethod reads a push method name: alltoallv (or "") or
-// accumulate.
-func ParsePushMethod(s string) (PushMethod, error) {
-	switch strings.ToLower(s) {
-	case "alltoallv", "":
-		return PushAlltoallv, nil
-	case "accumulate":
-		return PushAccumulate, nil
-	}
-	return 0, fmt.Errorf("unknown embedding push method %q (want alltoallv or accumulate)", s)
-}
-
-func (m PushMethod) String() string {
-	if m == PushAccumulate {
-		return "accumulate"
-	}
-	return "alltoallv"
-}
-
-// SparseOptimizer updates rows of a row-major parameter table in place
-// (train.SparseAdam and train.SparseAdagrad satisfy it).
-type SparseOptimizer interface {
-	Name() string
-	// Step updates the given rows (distinct, ascending) with their
-	// gradients (len(rows)*dim).
-	Step(rows []int64, grads []float32) error
-	StateWidth() int
-	ExportState(rows []int64, dst []float32)
-	ImportState(rows []int64, src []float32)
-}
-
-// EmbeddingOptions configure OpenEmbeddingTable.
-type EmbeddingOptions struct {
+// embeddingOptions configure openEmbeddingTable.
+type embeddingOptions struct {
 	NodeType string
 	Dim      int
 	Seed     uint64
 	// Transport reads remote rows (TransportAuto is resolved collectively).
 	Transport collectives.Transport
-	Method    PushMethod
+	// Method is how Push moves gradients to the rows' owners:
+	// PushAlltoallv ("" too) sends (row, gradient) pairs with Alltoallv and
+	// the owner sums them in source-rank order (deterministic);
+	// PushAccumulate adds them one-sidedly into a gradient window with
+	// MPI_Accumulate (needs one-sided MPI; summation order unspecified).
+	Method string
 	// NewOptimizer returns the optimizer of this rank's rows: params is
 	// the table's local memory (owned rows x Dim), updated in place.
-	NewOptimizer func(params []float32, dim int) (SparseOptimizer, error)
+	NewOptimizer func(params []float32, dim int) (train.SparseOptimizer, error)
 }
 
-// EmbeddingTable is one node type's learnable embedding, sharded by owner.
-// Fetch, Push, Export, Import and Close are collective: every rank calls
+// embeddingTable is one node type's learnable embedding, sharded by owner.
+// fetch, push, export, import and close are collective: every rank calls
 // them in the same order, with its own (possibly empty) rows.
-type EmbeddingTable struct {
-	c      *collectives.Comm
-	m      *typeRows
-	dim    int
-	method PushMethod
-	arr    *collectives.DistArray // params, Dim float32 per row
-	params []float32              // this rank's rows (the array's memory)
-	grad   *collectives.DistArray // PushAccumulate: Dim+1 float32 per row, the last counts contributions
-	opt    SparseOptimizer
+type embeddingTable struct {
+	c          *collectives.Comm
+	m          *dsample.TypeRows
+	dim        int
+	accumulate bool                   // push method PushAccumulate
+	arr        *collectives.DistArray // params, Dim float32 per row
+	params     []float32              // this rank's rows (the array's memory)
+	grad       *collectives.DistArray // PushAccumulate: Dim+1 float32 per row, the last counts contributions
+	opt        train.SparseOptimizer
 	// orig holds the type-local ORIGINAL id of each owned row.
 	orig []int64
 
@@ -105,54 +69,52 @@ type EmbeddingTable struct {
 	slot    []int32 // owned row -> 1 + index in touched, 0 = untouched
 	touched []int64
 	sums    []float32
-	gat     gatherScratch
 }
 
 // embedTag keeps the hash inputs of embedding initialisation apart from the
 // sampler's.
 const embedTag = 0x656d626564 // "embed"
 
-// EmbeddingInit returns the initial value of column col of the row of type
+// embeddingInit returns the initial value of column col of the row of type
 // t's node with type-local original id id in a table of width dim: uniform
 // on [-1/sqrt(dim), 1/sqrt(dim)) from Hash64(embedTag, seed, t, id, col) (the
 // range of PyTorch's default nn.Linear initialisation for fan-in dim).
-func EmbeddingInit(seed uint64, t int, id int64, col, dim int) float32 {
+func embeddingInit(seed uint64, t int, id int64, col, dim int) float32 {
 	u := sample.Float32From(sample.Hash64(embedTag, seed, uint64(t), uint64(id), uint64(col)))
 	return (2*u - 1) / float32(math.Sqrt(float64(dim)))
 }
 
-// OpenEmbeddingTable creates the embedding of node type o.NodeType of
-// heterogeneous partition p, initialised by EmbeddingInit. It is
+// openEmbeddingTable creates the embedding of node type o.NodeType of
+// heterogeneous partition p, initialised by embeddingInit. It is
 // collective, and fails on every rank if any rank cannot open it.
-func OpenEmbeddingTable(c *collectives.Comm, p *partition.Part, o EmbeddingOptions) (*EmbeddingTable, error) {
+func openEmbeddingTable(c *collectives.Comm, p *partition.Part, o embeddingOptions) (*embeddingTable, error) {
 	t, err := collectives.ResolveTransport(c, o.Transport)
 	if err != nil {
 		return nil, fmt.Errorf("open embedding %s: %w", o.NodeType, err)
 	}
-	why := checkPart(c, p)
-	var m *typeRows
+	m, terr := dsample.NewTypeRows(c, p, o.NodeType)
+	var why string
 	switch {
-	case why != "":
-	case p.Meta.Hetero == nil:
-		why = "the partition is not heterogeneous"
+	case terr != nil:
+		why = terr.Error()
 	case o.Dim <= 0:
 		why = fmt.Sprintf("embedding width %d must be positive", o.Dim)
 	case o.NewOptimizer == nil:
 		why = "no sparse optimizer"
+	case o.Method != "" && o.Method != PushAlltoallv && o.Method != PushAccumulate:
+		why = fmt.Sprintf("unknown embedding push method %q (want %s or %s)", o.Method, PushAlltoallv, PushAccumulate)
 	case o.Method == PushAccumulate && t != collectives.TransportRMA:
 		why = fmt.Sprintf("push method accumulate needs one-sided MPI but the transport is %v (use alltoallv)", t)
-	default:
-		m, why = newTypeRows(p, o.NodeType)
 	}
 	var orig []int64
 	if why == "" {
 		h := p.Meta.Hetero
-		orig = make([]int64, m.owned())
-		lo, hi := h.NodeOrig[m.t], h.NodeOrig[m.t+1]
+		orig = make([]int64, m.Owned())
+		lo, hi := h.NodeOrig[m.Type()], h.NodeOrig[m.Type()+1]
 		for i := range orig {
-			g := m.lo + int64(i) - p.Lo
+			g := m.Lo() + int64(i) - p.Lo
 			if g >= int64(len(p.Orig)) || p.Orig[g] < lo || p.Orig[g] >= hi {
-				why = fmt.Sprintf("part %d: owned node %d of type %q has no original id of that type", p.ID, m.lo+int64(i), o.NodeType)
+				why = fmt.Sprintf("part %d: owned node %d of type %q has no original id of that type", p.ID, m.Lo()+int64(i), o.NodeType)
 				break
 			}
 			orig[i] = p.Orig[g] - lo
@@ -161,21 +123,21 @@ func OpenEmbeddingTable(c *collectives.Comm, p *partition.Part, o EmbeddingOptio
 	if err := agreeOpen(c, "open embedding "+o.NodeType, why); err != nil {
 		return nil, err
 	}
-	e := &EmbeddingTable{c: c, m: m, dim: o.Dim, method: o.Method, orig: orig, slot: make([]int32, m.owned())}
+	e := &embeddingTable{c: c, m: m, dim: o.Dim, accumulate: o.Method == PushAccumulate, orig: orig, slot: make([]int32, m.Owned())}
 	ok := false
 	defer func() {
 		if !ok {
 			e.Close()
 		}
 	}()
-	if e.arr, err = collectives.NewDistArray(c, m.owned(), 4*o.Dim, t); err != nil {
+	if e.arr, err = collectives.NewDistArray(c, m.Owned(), 4*o.Dim, t); err != nil {
 		return nil, fmt.Errorf("open embedding %s: %w", o.NodeType, err)
 	}
 	e.params = float32View(e.arr.Local())
 	for i, id := range orig {
 		row := e.params[int64(i)*int64(o.Dim) : int64(i+1)*int64(o.Dim)]
 		for k := range row {
-			row[k] = EmbeddingInit(o.Seed, m.t, id, k, o.Dim)
+			row[k] = embeddingInit(o.Seed, m.Type(), id, k, o.Dim)
 		}
 	}
 	e.opt, err = o.NewOptimizer(e.params, o.Dim)
@@ -188,8 +150,8 @@ func OpenEmbeddingTable(c *collectives.Comm, p *partition.Part, o EmbeddingOptio
 	if err := e.arr.Seal(); err != nil {
 		return nil, fmt.Errorf("open embedding %s: %w", o.NodeType, err)
 	}
-	if o.Method == PushAccumulate {
-		if e.grad, err = collectives.NewDistArray(c, m.owned(), 4*(o.Dim+1), collectives.TransportRMA); err != nil {
+	if e.accumulate {
+		if e.grad, err = collectives.NewDistArray(c, m.Owned(), 4*(o.Dim+1), collectives.TransportRMA); err != nil {
 			return nil, fmt.Errorf("open embedding %s gradients: %w", o.NodeType, err)
 		}
 		clear(e.grad.Local()) // MPI does not promise zeroed memory
@@ -202,40 +164,41 @@ func OpenEmbeddingTable(c *collectives.Comm, p *partition.Part, o EmbeddingOptio
 }
 
 // Close frees the table's arrays. It is collective.
-func (e *EmbeddingTable) Close() error {
+func (e *embeddingTable) Close() error {
 	if e == nil {
 		return nil
 	}
-	return freeArrays("close embedding "+e.m.name, &e.arr, &e.grad)
+	var first error
+	for _, a := range []**collectives.DistArray{&e.arr, &e.grad} {
+		if *a == nil {
+			continue
+		}
+		if err := (*a).Free(); err != nil && first == nil {
+			first = fmt.Errorf("close embedding %s: %w", e.m.NodeType(), err)
+		}
+		*a = nil
+	}
+	return first
 }
 
 // NodeType returns the node type of the table.
-func (e *EmbeddingTable) NodeType() string { return e.m.name }
-
-// Dim returns the width of a row.
-func (e *EmbeddingTable) Dim() int { return e.dim }
-
-// Method returns the push method.
-func (e *EmbeddingTable) Method() PushMethod { return e.method }
-
-// Optimizer returns the sparse optimizer of this rank's rows.
-func (e *EmbeddingTable) Optimizer() SparseOptimizer { return e.opt }
+func (e *embeddingTable) NodeType() string { return e.m.NodeType() }
 
 // FetchStats returns the transport counters of the table's reads.
-func (e *EmbeddingTable) FetchStats() collectives.FetchStats { return sumStats(e.arr) }
+func (e *embeddingTable) FetchStats() collectives.FetchStats { return e.arr.Stats() }
 
 // Fetch writes the rows of the given new global ids (of the table's node
 // type) into dst (row i at dst[i*Dim:]), growing it as needed, and returns
 // it. Own rows are copied, the others read from their owners in one batched
 // Fetch. It is collective. A node of another type is an error (after the
 // collective fetch of the other rows).
-func (e *EmbeddingTable) Fetch(gids []int64, dst []float32) ([]float32, error) {
-	dst, _, bad, err := e.gat.gatherRows(e.m, e.arr, e.params, e.dim, gids, dst)
+func (e *embeddingTable) Fetch(gids []int64, dst []float32) ([]float32, error) {
+	dst, bad, err := e.m.Gather(e.arr, e.params, e.dim, gids, dst)
 	if err != nil {
-		return dst, fmt.Errorf("fetch embedding %s on rank %d: %w", e.m.name, e.c.Rank(), err)
+		return dst, fmt.Errorf("fetch embedding %s on rank %d: %w", e.m.NodeType(), e.c.Rank(), err)
 	}
 	if bad != nil {
-		bad = fmt.Errorf("fetch embedding %s on rank %d: %w", e.m.name, e.c.Rank(), bad)
+		bad = fmt.Errorf("fetch embedding %s on rank %d: %w", e.m.NodeType(), e.c.Rank(), bad)
 	}
 	return dst, bad
 }
@@ -247,9 +210,10 @@ func (e *EmbeddingTable) Fetch(gids []int64, dst []float32) ([]float32, error) {
 // collective: every rank calls it once per step, with its own (possibly
 // empty) rows. If any rank passes a bad id, every rank returns an error and
 // no row changes.
-func (e *EmbeddingTable) Push(gids []int64, grads []float32) error {
+func (e *embeddingTable) Push(gids []int64, grads []float32) error {
 	d := int64(e.dim)
 	m := e.m
+	name := m.NodeType()
 	var why string
 	if int64(len(grads)) != int64(len(gids))*d {
 		why = fmt.Sprintf("%d gradient values for %d rows of %d", len(grads), len(gids), d)
@@ -259,35 +223,35 @@ func (e *EmbeddingTable) Push(gids []int64, grads []float32) error {
 		if why != "" {
 			break
 		}
-		r, err := m.row(v)
+		r, err := m.Row(v)
 		if err != nil {
 			why = fmt.Sprintf("entry %d: %v", i, err)
 		}
 		rows[i] = r
 	}
-	if err := agreeOpen(e.c, "push embedding "+m.name, why); err != nil {
+	if err := agreeOpen(e.c, "push embedding "+name, why); err != nil {
 		return err
 	}
 	w := int(d)
-	if e.method == PushAccumulate {
+	if e.accumulate {
 		w++ // the contribution counter, which marks touched rows
 	}
 	uniq, vals := collectives.SumRows(rows, grads, e.dim, w)
 	var err error
-	if e.method == PushAccumulate {
+	if e.accumulate {
 		err = e.stepAccumulate(uniq, vals)
 	} else {
 		err = e.stepAlltoallv(uniq, vals)
 	}
 	if err != nil {
-		return fmt.Errorf("push embedding %s on rank %d: %w", m.name, e.c.Rank(), err)
+		return fmt.Errorf("push embedding %s on rank %d: %w", name, e.c.Rank(), err)
 	}
 	// Publish the updated rows to one-sided readers (a barrier otherwise).
 	return e.arr.Seal()
 }
 
 // stepAlltoallv sends the rows to their owners and applies the sums.
-func (e *EmbeddingTable) stepAlltoallv(uniq []int64, vals []float32) error {
+func (e *embeddingTable) stepAlltoallv(uniq []int64, vals []float32) error {
 	got, gotVals, err := e.arr.PushRows(uniq, byteView(vals))
 	if err != nil {
 		return err
@@ -298,7 +262,7 @@ func (e *EmbeddingTable) stepAlltoallv(uniq []int64, vals []float32) error {
 	// got is in source-rank order: each row's sum starts from zero and
 	// adds the ranks' contributions in rank order.
 	for j, r := range got {
-		lr := r - e.m.localLo
+		lr := r - e.m.FirstRow()
 		k := e.slot[lr]
 		if k == 0 {
 			e.touched = append(e.touched, lr)
@@ -336,7 +300,7 @@ func (e *EmbeddingTable) stepAlltoallv(uniq []int64, vals []float32) error {
 
 // stepAccumulate adds the rows into the owners' gradient windows and
 // applies the sums of the rows whose counter is set.
-func (e *EmbeddingTable) stepAccumulate(uniq []int64, vals []float32) error {
+func (e *embeddingTable) stepAccumulate(uniq []int64, vals []float32) error {
 	if err := e.grad.Accumulate(uniq, byteView(vals)); err != nil {
 		return err
 	}
@@ -350,7 +314,7 @@ func (e *EmbeddingTable) stepAccumulate(uniq []int64, vals []float32) error {
 	acc := float32View(e.grad.Local())
 	var rows []int64
 	var grads []float32
-	for r := range e.m.owned() {
+	for r := range e.m.Owned() {
 		row := acc[r*int64(w) : (r+1)*int64(w)]
 		if row[d] == 0 {
 			continue
@@ -366,4 +330,45 @@ func (e *EmbeddingTable) stepAccumulate(uniq []int64, vals []float32) error {
 		return err
 	}
 	return serr
+}
+
+// agreeOpen makes every rank fail when one rank cannot open its table (why
+// != ""), so that a bad partition on one rank does not leave the others
+// waiting in the next collective. Its messages are those of dsample's
+// stores.
+func agreeOpen(c *collectives.Comm, what, why string) error {
+	bad := int64(0)
+	if why != "" {
+		bad = 1
+	}
+	agreed, err := collectives.AllreduceScalar(c, bad, collectives.Max)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if agreed == 0 {
+		return nil
+	}
+	if why == "" {
+		why = "another rank could not open its partition"
+	}
+	return fmt.Errorf("%s on rank %d: %s", what, c.Rank(), why)
+}
+
+// float32View reads a DistArray's local bytes as float32 rows in place
+// (the table's memory is the array's, so the optimizer updates what other
+// ranks read).
+func float32View(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+// byteView is the inverse view, to pass gradients to PushRows and
+// Accumulate without a copy.
+func byteView(xs []float32) []byte {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 4*len(xs))
 }

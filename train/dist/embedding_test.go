@@ -1,115 +1,65 @@
-package dsample
+package dist
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"mpignn/collectives"
-	"mpignn/graph"
 	"mpignn/partition"
-	"mpignn/sample"
+	"mpignn/sample/sampletest"
 	"mpignn/train"
 )
 
-// train's optimizers, as its factory returns them, are what the embedding
-// table needs of an optimizer.
-var _ SparseOptimizer = train.SparseOptimizer(nil)
-
-var heteroTypes = []string{"author", "paper", "venue"}
-
-const heteroFeatDim = 4
-
-// heteroFeat is paper i's feature k.
-func heteroFeat(i int64, k int) float32 { return float32(i)*10 + float32(k) }
+// embedFixture is a heterogeneous partition of sampletest.EmbedDataset,
+// world-size ways, written by the real writer.
+type embedFixture struct {
+	c    *collectives.Comm
+	part *partition.Part
+	gid  [][]int64 // gid[t][i]: new id of type t's node with type-local original id i
+}
 
 // newEmbedFixture is newEmbedFixtureOn the world.
-func newEmbedFixture(t *testing.T, counts []int64) *heteroFixture {
+func newEmbedFixture(t *testing.T, counts []int64) *embedFixture {
 	t.Helper()
-	c, err := collectives.NewComm()
-	require.NoError(t, err)
-	return newEmbedFixtureOn(t, c, counts)
+	return newEmbedFixtureOn(t, comm(t), counts)
 }
 
-// newEmbedFixtureOn partitions, with the real writer, a graph of counts[t]
-// nodes of type heteroTypes[t] (author and paper at least, the missing
-// ones empty) and no edges: author featureless, paper with heteroFeat,
-// venue featureless and, when P > 2, none on part 1 (a type with no rows
-// on a part). Owners are pseudo-random per node.
-func newEmbedFixtureOn(tb testing.TB, c *collectives.Comm, counts []int64) *heteroFixture {
+// newEmbedFixtureOn partitions sampletest.EmbedDataset(counts) over c's
+// ranks in a directory they share and loads this rank's part. It is
+// collective.
+func newEmbedFixtureOn(tb testing.TB, c *collectives.Comm, counts []int64) *embedFixture {
 	tb.Helper()
-	P := c.Size()
-	counts = append(slices.Clone(counts), make([]int64, max(0, 2-len(counts)))...)
-	T := len(counts)
-	types := map[string]int64{}
-	for u, n := range counts {
-		types[heteroTypes[u]] = n
-	}
-	s, err := graph.NewSchema(types, []graph.Relation{{Src: "author", Name: "writes", Dst: "paper"}})
+	d, assign, err := sampletest.EmbedDataset(counts, c.Size())
 	require.NoError(tb, err)
-	paper := &graph.Features{Dim: heteroFeatDim}
-	for i := range counts[1] {
-		for k := range heteroFeatDim {
-			paper.Data = append(paper.Data, heteroFeat(i, k))
+	dir := filepath.Join(sharedDir(tb, c), "parts")
+	if c.Rank() == 0 {
+		_, err = partition.WriteHetero(dir, d, assign, c.Size(), partition.Options{})
+	}
+	require.NoError(tb, Agree(c, err))
+	m, err := partition.LoadMeta(dir)
+	require.NoError(tb, err)
+	f := &embedFixture{c: c}
+	newID := make([]int64, d.NumNodes())
+	for q := range c.Size() {
+		p, err := partition.LoadWithMeta(dir, m, q)
+		require.NoError(tb, err)
+		for i, o := range p.Orig {
+			newID[o] = p.Lo + int64(i)
+		}
+		if q == c.Rank() {
+			f.part = p
 		}
 	}
-	d := &graph.HeteroDataset{Name: "embed", Schema: s, In: &graph.CSR{Indptr: make([]int64, s.NumNodes()*int64(s.NumRels())+1)},
-		Feat: map[string]*graph.Features{"paper": paper}}
-	assign := make([]int32, 0, s.NumNodes())
-	for u := range T {
-		for i := range counts[u] {
-			p := int(sample.Hash64(7, uint64(u), uint64(i)) % uint64(P))
-			if u == 2 && P > 2 && p == 1 {
-				p = 0
-			}
-			assign = append(assign, int32(p))
-		}
+	for t := range d.Schema.NumTypes() {
+		f.gid = append(f.gid, newID[d.Schema.NodeOrig[t]:d.Schema.NodeOrig[t+1]])
 	}
-	return writeHeteroFixture(tb, c, d, assign, partition.Options{})
-}
-
-func TestTypedGather(t *testing.T) {
-	f := newEmbedFixture(t, []int64{30, 50, 7})
-	for _, tr := range []collectives.Transport{collectives.TransportRMA, collectives.TransportAlltoallv} {
-		t.Run(tr.String(), func(t *testing.T) {
-			if tr == collectives.TransportRMA {
-				if r, _ := collectives.ResolveTransport(f.c, collectives.TransportAuto); r != collectives.TransportRMA {
-					t.Skip("one-sided MPI unavailable")
-				}
-			}
-			fs, err := OpenFeatureStore(f.c, f.part, FeatureOptions{Transport: tr})
-			require.NoError(t, err)
-			defer fs.Close()
-			key := FeatureKey{NodeType: "paper", Name: FeatName}
-			assert.Equal(t, []FeatureKey{key}, fs.Keys())
-			rng := rand.New(rand.NewPCG(uint64(f.c.Rank()), 3))
-			ids := make([]int64, 60)
-			var gids []int64
-			for j := range ids {
-				ids[j] = rng.Int64N(50)
-				if j%7 == 6 {
-					ids[j] = ids[j-1]
-				}
-				gids = append(gids, f.gid[1][ids[j]])
-			}
-			got, err := fs.Gather(key, gids, nil, nil)
-			require.NoError(t, err)
-			for j, i := range ids {
-				for k := range heteroFeatDim {
-					assert.Equal(t, heteroFeat(i, k), got[j*heteroFeatDim+k], "paper %d col %d", i, k)
-				}
-			}
-			// An author id in a paper gather fails on the rank that asks,
-			// after the collective fetch.
-			_, err = fs.Gather(key, []int64{gids[0], f.gid[0][3]}, nil, nil)
-			assert.ErrorContains(t, err, `not of node type "paper"`)
-		})
-	}
+	return f
 }
 
 // embedContribution is what rank q pushes at step s: gradients of authors
@@ -141,7 +91,7 @@ func serialEmbedding(t *testing.T, opt string, seed uint64, P, dim int, n int64,
 	params := make([]float32, n*int64(dim))
 	for i := range n {
 		for k := range dim {
-			params[i*int64(dim)+int64(k)] = EmbeddingInit(seed, 0, i, k, dim)
+			params[i*int64(dim)+int64(k)] = embeddingInit(seed, 0, i, k, dim)
 		}
 	}
 	o, err := train.NewSparseOptimizer(opt, params, dim, 0.05)
@@ -175,10 +125,12 @@ func serialEmbedding(t *testing.T, opt string, seed uint64, P, dim int, n int64,
 	return params
 }
 
-func (f *heteroFixture) openEmbedding(t *testing.T, tr collectives.Transport, method PushMethod, opt string, dim int) *EmbeddingTable {
+func (f *embedFixture) openEmbedding(t *testing.T, tr collectives.Transport, method, opt string, dim int) *embeddingTable {
 	t.Helper()
-	e, err := OpenEmbeddingTable(f.c, f.part, EmbeddingOptions{NodeType: "author", Dim: dim, Seed: 11, Transport: tr, Method: method,
-		NewOptimizer: func(p []float32, d int) (SparseOptimizer, error) { return train.NewSparseOptimizer(opt, p, d, 0.05) }})
+	e, err := openEmbeddingTable(f.c, f.part, embeddingOptions{NodeType: "author", Dim: dim, Seed: 11, Transport: tr, Method: method,
+		NewOptimizer: func(p []float32, d int) (train.SparseOptimizer, error) {
+			return train.NewSparseOptimizer(opt, p, d, 0.05)
+		}})
 	require.NoError(t, err)
 	return e
 }
@@ -186,19 +138,19 @@ func (f *heteroFixture) openEmbedding(t *testing.T, tr collectives.Transport, me
 // embedCases are the transport/method pairs available here, in a fixed order.
 func embedCases(t *testing.T, c *collectives.Comm) []struct {
 	tr     collectives.Transport
-	method PushMethod
+	method string
 } {
 	cases := []struct {
 		tr     collectives.Transport
-		method PushMethod
+		method string
 	}{{collectives.TransportAlltoallv, PushAlltoallv}}
 	if r, _ := collectives.ResolveTransport(c, collectives.TransportAuto); r == collectives.TransportRMA {
 		cases = append(cases, struct {
 			tr     collectives.Transport
-			method PushMethod
+			method string
 		}{collectives.TransportRMA, PushAlltoallv}, struct {
 			tr     collectives.Transport
-			method PushMethod
+			method string
 		}{collectives.TransportRMA, PushAccumulate})
 	} else {
 		t.Log("one-sided MPI unavailable: alltoallv only")
@@ -247,7 +199,7 @@ func TestEmbeddingResume(t *testing.T) {
 	counts := []int64{30, 50, 7}
 	f := newEmbedFixture(t, counts)
 	P := f.c.Size()
-	push := func(e *EmbeddingTable, s int) {
+	push := func(e *embeddingTable, s int) {
 		ids, g := embedContribution(f.c.Rank(), P, s, dim, counts[0])
 		gids := make([]int64, len(ids))
 		for j, i := range ids {
@@ -312,11 +264,15 @@ func TestEmbeddingRejects(t *testing.T) {
 	blob, err := other.Export()
 	require.NoError(t, err)
 	assert.ErrorContains(t, e.Import(blob), "width")
-	_, err = OpenEmbeddingTable(f.c, f.part, EmbeddingOptions{NodeType: "nosuch", Dim: 4, Transport: collectives.TransportAlltoallv,
-		NewOptimizer: func(p []float32, d int) (SparseOptimizer, error) { return train.NewSparseOptimizer("adam", p, d, 0.1) }})
+	_, err = openEmbeddingTable(f.c, f.part, embeddingOptions{NodeType: "nosuch", Dim: 4, Transport: collectives.TransportAlltoallv,
+		NewOptimizer: func(p []float32, d int) (train.SparseOptimizer, error) {
+			return train.NewSparseOptimizer("adam", p, d, 0.1)
+		}})
 	assert.ErrorContains(t, err, "no node type")
-	_, err = OpenEmbeddingTable(f.c, f.part, EmbeddingOptions{NodeType: "author", Dim: 4, Transport: collectives.TransportAlltoallv, Method: PushAccumulate,
-		NewOptimizer: func(p []float32, d int) (SparseOptimizer, error) { return train.NewSparseOptimizer("adam", p, d, 0.1) }})
+	_, err = openEmbeddingTable(f.c, f.part, embeddingOptions{NodeType: "author", Dim: 4, Transport: collectives.TransportAlltoallv, Method: PushAccumulate,
+		NewOptimizer: func(p []float32, d int) (train.SparseOptimizer, error) {
+			return train.NewSparseOptimizer("adam", p, d, 0.1)
+		}})
 	assert.ErrorContains(t, err, "needs one-sided MPI")
 }
 
@@ -334,7 +290,7 @@ func BenchmarkEmbeddingPush(b *testing.B) {
 	f := newEmbedFixtureOn(b, c, []int64{n})
 	tr, err := collectives.ResolveTransport(c, collectives.TransportAuto)
 	require.NoError(b, err)
-	methods := []PushMethod{PushAlltoallv}
+	methods := []string{PushAlltoallv}
 	if tr == collectives.TransportRMA {
 		methods = append(methods, PushAccumulate)
 	}
@@ -349,8 +305,8 @@ func BenchmarkEmbeddingPush(b *testing.B) {
 	}
 	for _, m := range methods {
 		b.Run(fmt.Sprintf("%s/P=%d", m, c.Size()), func(b *testing.B) {
-			e, err := OpenEmbeddingTable(c, f.part, EmbeddingOptions{NodeType: "author", Dim: dim, Transport: tr, Method: m,
-				NewOptimizer: func(p []float32, d int) (SparseOptimizer, error) {
+			e, err := openEmbeddingTable(c, f.part, embeddingOptions{NodeType: "author", Dim: dim, Transport: tr, Method: m,
+				NewOptimizer: func(p []float32, d int) (train.SparseOptimizer, error) {
 					return train.NewSparseOptimizer("adagrad", p, d, 0.01)
 				}})
 			require.NoError(b, err)

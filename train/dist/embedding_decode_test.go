@@ -1,4 +1,4 @@
-package dsample
+package dist
 
 import (
 	"encoding/binary"
@@ -19,23 +19,23 @@ func TestDecodeEmbeddingRows(t *testing.T) {
 			blob = binary.LittleEndian.AppendUint32(blob, math.Float32bits(v))
 		}
 	}
-	nt, dim, rows, p, err := DecodeEmbeddingRows(blob)
+	nt, dim, rows, p, err := decodeEmbeddingRows(blob)
 	require.NoError(t, err)
 	assert.Equal(t, "conference", nt)
 	assert.Equal(t, 2, dim)
 	assert.EqualValues(t, 3, rows)
 	assert.Equal(t, []float32{0, 0.5, 1, 1.5, 2, 2.5}, p)
 
-	_, _, _, _, err = DecodeEmbeddingRows(blob[:len(blob)-4])
+	_, _, _, _, err = decodeEmbeddingRows(blob[:len(blob)-4])
 	require.ErrorContains(t, err, "header says 3 rows")
 
 	// New parameters, the optimizer state word kept.
-	nb, err := ReplaceEmbeddingRows(blob, []float32{7, 8, 9, 10, 11, 12})
+	nb, err := replaceEmbeddingRows(blob, []float32{7, 8, 9, 10, 11, 12})
 	require.NoError(t, err)
-	_, _, _, p, err = DecodeEmbeddingRows(nb)
+	_, _, _, p, err = decodeEmbeddingRows(nb)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{7, 8, 9, 10, 11, 12}, p)
 	assert.Equal(t, blob[len(blob)-4:], nb[len(nb)-4:], "state word of the last row")
-	_, err = ReplaceEmbeddingRows(blob, []float32{1})
+	_, err = replaceEmbeddingRows(blob, []float32{1})
 	require.ErrorContains(t, err, "1 values for 3 rows of width 2")
 }

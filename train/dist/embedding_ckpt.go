@@ -1,4 +1,4 @@
-package dsample
+package dist
 
 import (
 	"encoding/binary"
@@ -18,7 +18,7 @@ import (
 // type-local original id order, each Dim parameters followed by StateWidth
 // optimizer state words, as float32 bits.
 
-const embedMagic = "MPGNEMB1"
+const embedCkptMagic = "MPGNEMB1"
 
 type embedHeader struct {
 	dim, stateWidth int
@@ -27,7 +27,7 @@ type embedHeader struct {
 }
 
 func (h embedHeader) encode() []byte {
-	b := []byte(embedMagic)
+	b := []byte(embedCkptMagic)
 	b = binary.LittleEndian.AppendUint32(b, uint32(h.dim))
 	b = binary.LittleEndian.AppendUint32(b, uint32(h.stateWidth))
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(h.nodeType)))
@@ -40,10 +40,10 @@ func (h embedHeader) encode() []byte {
 // decodeEmbedHeader parses a blob's header and returns the rest.
 func decodeEmbedHeader(b []byte) (embedHeader, []byte, error) {
 	var h embedHeader
-	if len(b) < len(embedMagic) || string(b[:len(embedMagic)]) != embedMagic {
-		return h, nil, fmt.Errorf("not an embedding checkpoint (no %s magic)", embedMagic)
+	if len(b) < len(embedCkptMagic) || string(b[:len(embedCkptMagic)]) != embedCkptMagic {
+		return h, nil, fmt.Errorf("not an embedding checkpoint (no %s magic)", embedCkptMagic)
 	}
-	b = b[len(embedMagic):]
+	b = b[len(embedCkptMagic):]
 	u32 := func() (uint32, bool) {
 		if len(b) < 4 {
 			return 0, false
@@ -77,18 +77,15 @@ func decodeEmbedHeader(b []byte) (embedHeader, []byte, error) {
 	return h, b, nil
 }
 
-func (e *EmbeddingTable) header(rows int64) embedHeader {
-	return embedHeader{dim: e.dim, stateWidth: e.opt.StateWidth(), nodeType: e.m.name, opt: e.opt.Name(), rows: rows}
+func (e *embeddingTable) header(rows int64) embedHeader {
+	return embedHeader{dim: e.dim, stateWidth: e.opt.StateWidth(), nodeType: e.m.NodeType(), opt: e.opt.Name(), rows: rows}
 }
-
-// typeCount returns the number of nodes of the table's type in the graph.
-func (e *EmbeddingTable) typeCount() int64 { return e.m.typeOff[len(e.m.typeOff)-1] }
 
 // Export returns, on rank 0, the checkpoint blob of the table (see the
 // layout above); other ranks get nil. It is collective: every rank sends its
 // rows to rank 0 (Alltoallv, which splits messages beyond an MPI count).
-func (e *EmbeddingTable) Export() ([]byte, error) {
-	n := e.m.owned()
+func (e *embeddingTable) Export() ([]byte, error) {
+	n := e.m.Owned()
 	w := e.dim + e.opt.StateWidth()
 	data := make([]float32, n*int64(w))
 	all := make([]int64, n)
@@ -111,18 +108,18 @@ func (e *EmbeddingTable) Export() ([]byte, error) {
 	}
 	ids, _, err := collectives.Alltoallv(e.c, e.orig, toRoot(n))
 	if err != nil {
-		return nil, fmt.Errorf("export embedding %s: %w", e.m.name, err)
+		return nil, fmt.Errorf("export embedding %s: %w", e.m.NodeType(), err)
 	}
 	vals, _, err := collectives.Alltoallv(e.c, data, toRoot(int64(len(data))))
 	if err != nil {
-		return nil, fmt.Errorf("export embedding %s: %w", e.m.name, err)
+		return nil, fmt.Errorf("export embedding %s: %w", e.m.NodeType(), err)
 	}
 	if e.c.Rank() != 0 {
 		return nil, nil
 	}
-	total := e.typeCount()
+	total := e.m.Count()
 	if int64(len(ids)) != total {
-		return nil, fmt.Errorf("export embedding %s: ranks hold %d rows of %d", e.m.name, len(ids), total)
+		return nil, fmt.Errorf("export embedding %s: ranks hold %d rows of %d", e.m.NodeType(), len(ids), total)
 	}
 	blob := e.header(total).encode()
 	start := len(blob)
@@ -130,7 +127,7 @@ func (e *EmbeddingTable) Export() ([]byte, error) {
 	seen := make([]bool, total)
 	for j, id := range ids {
 		if id < 0 || id >= total || seen[id] {
-			return nil, fmt.Errorf("export embedding %s: original id %d is out of range or owned twice", e.m.name, id)
+			return nil, fmt.Errorf("export embedding %s: original id %d is out of range or owned twice", e.m.NodeType(), id)
 		}
 		seen[id] = true
 		out := blob[start+int(id)*w*4:]
@@ -145,13 +142,13 @@ func (e *EmbeddingTable) Export() ([]byte, error) {
 // Export wrote (with any rank count). Only rank 0's blob is read; other
 // ranks may pass nil. It is collective, and fails on every rank if the blob
 // does not fit the table (width, node type, optimizer, row count).
-func (e *EmbeddingTable) Import(blob []byte) error {
+func (e *embeddingTable) Import(blob []byte) error {
 	var why string
 	var rows []byte
 	w := e.dim + e.opt.StateWidth()
 	if e.c.Rank() == 0 {
 		h, rest, err := decodeEmbedHeader(blob)
-		want := e.header(e.typeCount())
+		want := e.header(e.m.Count())
 		switch {
 		case err != nil:
 			why = err.Error()
@@ -165,23 +162,23 @@ func (e *EmbeddingTable) Import(blob []byte) error {
 	// all fail with the same message.
 	n0, err := collectives.AllreduceScalar(e.c, int64(len(why)), collectives.Max)
 	if err != nil {
-		return fmt.Errorf("import embedding %s: %w", e.m.name, err)
+		return fmt.Errorf("import embedding %s: %w", e.m.NodeType(), err)
 	}
 	if n0 > 0 {
 		msg := make([]byte, n0)
 		copy(msg, why)
 		if err := collectives.Bcast(e.c, msg, 0); err != nil {
-			return fmt.Errorf("import embedding %s: %w", e.m.name, err)
+			return fmt.Errorf("import embedding %s: %w", e.m.NodeType(), err)
 		}
-		return fmt.Errorf("import embedding %s on rank %d: %s", e.m.name, e.c.Rank(), msg)
+		return fmt.Errorf("import embedding %s on rank %d: %s", e.m.NodeType(), e.c.Rank(), msg)
 	}
 	size := e.c.Size()
-	n := e.m.owned()
+	n := e.m.Owned()
 	send := make([]int64, size)
 	send[0] = n
 	ids, idCounts, err := collectives.Alltoallv(e.c, e.orig, send)
 	if err != nil {
-		return fmt.Errorf("import embedding %s: %w", e.m.name, err)
+		return fmt.Errorf("import embedding %s: %w", e.m.NodeType(), err)
 	}
 	var out []float32
 	outCounts := make([]int64, size)
@@ -199,7 +196,7 @@ func (e *EmbeddingTable) Import(blob []byte) error {
 	}
 	data, _, err := collectives.Alltoallv(e.c, out, outCounts)
 	if err != nil {
-		return fmt.Errorf("import embedding %s: %w", e.m.name, err)
+		return fmt.Errorf("import embedding %s: %w", e.m.NodeType(), err)
 	}
 	sw := e.opt.StateWidth()
 	state := make([]float32, n*int64(sw))
@@ -214,11 +211,11 @@ func (e *EmbeddingTable) Import(blob []byte) error {
 	return e.arr.Seal()
 }
 
-// DecodeEmbeddingRows parses an embedding table's checkpoint blob (the
+// decodeEmbeddingRows parses an embedding table's checkpoint blob (the
 // layout above) and returns its node type, width and parameters: rows x dim
 // float32 in type-local original id order, without the optimizer state.
 // It needs no MPI (mpignn export reads checkpoints with it).
-func DecodeEmbeddingRows(blob []byte) (nodeType string, dim int, rows int64, params []float32, err error) {
+func decodeEmbeddingRows(blob []byte) (nodeType string, dim int, rows int64, params []float32, err error) {
 	h, b, err := decodeEmbedHeader(blob)
 	if err != nil {
 		return "", 0, 0, nil, err
@@ -234,11 +231,11 @@ func DecodeEmbeddingRows(blob []byte) (nodeType string, dim int, rows int64, par
 	return h.nodeType, h.dim, h.rows, params, nil
 }
 
-// ReplaceEmbeddingRows returns a copy of an embedding table's checkpoint
+// replaceEmbeddingRows returns a copy of an embedding table's checkpoint
 // blob with its parameters replaced by params (rows x dim, type-local
 // original id order) and its optimizer state kept: train --init-from puts
 // imported embeddings into a fresh table this way.
-func ReplaceEmbeddingRows(blob []byte, params []float32) ([]byte, error) {
+func replaceEmbeddingRows(blob []byte, params []float32) ([]byte, error) {
 	h, rows, err := decodeEmbedHeader(blob)
 	if err != nil {
 		return nil, err
