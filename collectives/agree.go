@@ -52,6 +52,34 @@ func (e *OthersFailedError) Error() string {
 	return fmt.Sprintf("%d other rank(s) failed (see their errors)", e.Failed)
 }
 
+// AgreeOpen is Agree in the words of a distributed store or table being
+// opened (what names it, why is this rank's reason, "" when it has none): a
+// rank that failed returns "WHAT on rank R: WHY", the others "WHAT on rank
+// R: another rank could not open its partition", so that every rank stops
+// and the log says which one to read. It is collective.
+func AgreeOpen(c *Comm, what, why string) error {
+	var local error
+	if why != "" {
+		local = fmt.Errorf("%s on rank %d: %s", what, c.Rank(), why)
+	}
+	return AgreeStore(c, what, local)
+}
+
+// AgreeStore is AgreeOpen for a rank-local error that is already worded:
+// the failing rank returns local itself, the others the same "another rank
+// could not open its partition" line, and a failure of the agreement itself
+// is prefixed with what.
+func AgreeStore(c *Comm, what string, local error) error {
+	err := Agree(c, local)
+	switch {
+	case err == nil || err == local:
+		return err
+	case errors.As(err, new(*OthersFailedError)):
+		return fmt.Errorf("%s on rank %d: another rank could not open its partition", what, c.Rank())
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 // Field is one named value that every rank of a job must hold identically
 // before the ranks compute together: a flag, a property of the partition
 // directory, the build of the binary. Source says where the value came from

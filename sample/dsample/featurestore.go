@@ -122,7 +122,7 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 		(p.HaloFeat != nil && len(p.HaloFeat) != len(p.Halo)*p.Meta.FeatDim)):
 		why = fmt.Sprintf("part %d has inconsistent feature arrays (already released by another store?)", p.ID)
 	}
-	if err := agreeOpen(c, "open feature store", why); err != nil {
+	if err := collectives.AgreeOpen(c, "open feature store", why); err != nil {
 		return nil, err
 	}
 	f := &FeatureStore{c: c, lo: p.Lo, hi: p.Hi, n: p.Meta.NumNodes}

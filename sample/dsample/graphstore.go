@@ -1,7 +1,6 @@
 package dsample
 
 import (
-	"errors"
 	"fmt"
 
 	"mpignn/collectives"
@@ -109,7 +108,7 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 	if why == "" && (int64(len(p.Indptr)) != p.NumOwned()*R+1 || len(p.IndicesOrig) != len(p.Indices)) {
 		why = fmt.Sprintf("part %d has inconsistent adjacency arrays: indptr of %d entries for %d nodes x %d relations (already released by another store?)", p.ID, len(p.Indptr), p.NumOwned(), R)
 	}
-	if err := agreeOpen(c, "open graph store", why); err != nil {
+	if err := collectives.AgreeOpen(c, "open graph store", why); err != nil {
 		return nil, err
 	}
 	// Every rank must create the time array, or none: a mix would leave
@@ -295,33 +294,6 @@ func checkPart(c *collectives.Comm, p *partition.Part) string {
 		return fmt.Sprintf("rank %d got part %d", c.Rank(), p.ID)
 	}
 	return ""
-}
-
-// agreeOpen makes every rank fail when one rank cannot open its store (why
-// != ""), so that a bad partition on one rank does not leave the others
-// waiting in the next collective. The failing rank reports "WHAT on rank
-// R: WHY".
-func agreeOpen(c *collectives.Comm, what, why string) error {
-	var local error
-	if why != "" {
-		local = fmt.Errorf("%s on rank %d: %s", what, c.Rank(), why)
-	}
-	return agreeStore(c, what, local)
-}
-
-// agreeStore is collectives.Agree in the words of the stores: a rank that
-// failed returns local, the others "WHAT on rank R: another rank could not
-// open its partition", and a failure of the agreement itself is prefixed
-// with what. It is collective.
-func agreeStore(c *collectives.Comm, what string, local error) error {
-	err := collectives.Agree(c, local)
-	switch {
-	case err == nil || err == local:
-		return err
-	case errors.As(err, new(*collectives.OthersFailedError)):
-		return fmt.Errorf("%s on rank %d: another rank could not open its partition", what, c.Rank())
-	}
-	return fmt.Errorf("%s: %w", what, err)
 }
 
 // freeArrays frees the non-nil arrays (collectively) and nils them.

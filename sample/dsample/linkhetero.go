@@ -147,7 +147,7 @@ func (l *LinkLoader) embedHetero(m Embedder, width, epoch int, g *GraphStore) (*
 			copy(rows[r*int64(width):(r+1)*int64(width)], h[i*width:(i+1)*width])
 		}
 	}
-	if err := agreeStore(c, "embed", localErr); err != nil {
+	if err := collectives.AgreeStore(c, "embed", localErr); err != nil {
 		return nil, err
 	}
 	if err := emb.Seal(); err != nil {

@@ -187,7 +187,7 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 		why = "the partition keeps the held-out edges in message passing (--link-graph all), which only temporal sampling may use (it would leak the valid and test edges): train with --temporal"
 	}
 	l.indexT = map[[2]int64]int32{}
-	if err := agreeOpen(s.c, "link loader", why); err != nil {
+	if err := collectives.AgreeOpen(s.c, "link loader", why); err != nil {
 		return nil, err
 	}
 	var err error
@@ -394,7 +394,7 @@ func OpenIDMap(s *Store) (*IDMap, error) {
 			why = fmt.Sprintf("part %d maps original ids [%d,%d) with %d entries, want [%d,%d)", p.ID, lp.OrigLo, lp.OrigHi, len(lp.Orig2New), lo, hi)
 		}
 	}
-	if err := agreeOpen(s.c, "id map", why); err != nil {
+	if err := collectives.AgreeOpen(s.c, "id map", why); err != nil {
 		return nil, err
 	}
 	a, err := collectives.NewDistArray(s.c, hi-lo, 8, s.t)
@@ -600,7 +600,7 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 			copy(rows[r*int64(o.Width):(r+1)*int64(o.Width)], h[i*o.Width:(i+1)*o.Width])
 		}
 	}
-	if err := agreeStore(s.c, "embed", localErr); err != nil {
+	if err := collectives.AgreeStore(s.c, "embed", localErr); err != nil {
 		return nil, err
 	}
 	if err := emb.Seal(); err != nil {

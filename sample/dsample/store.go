@@ -49,7 +49,7 @@ type Store struct {
 func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, error) {
 	// Agree on the shape first, so that a rank with a bad partition makes
 	// every rank fail instead of leaving the others in a collective.
-	if err := agreeOpen(c, "open store", checkPart(c, p)); err != nil {
+	if err := collectives.AgreeOpen(c, "open store", checkPart(c, p)); err != nil {
 		return nil, err
 	}
 	t, err := collectives.ResolveTransport(c, o.Transport)

@@ -167,7 +167,7 @@ func openTypedFeatureStore(c *collectives.Comm, p *partition.Part, t collectives
 		}
 		maps = append(maps, m)
 	}
-	if err := agreeOpen(c, "open feature store", why); err != nil {
+	if err := collectives.AgreeOpen(c, "open feature store", why); err != nil {
 		return nil, err
 	}
 	f := &FeatureStore{c: c, lo: p.Lo, hi: p.Hi, n: p.Meta.NumNodes}

@@ -120,7 +120,7 @@ func openEmbeddingTable(c *collectives.Comm, p *partition.Part, o embeddingOptio
 			orig[i] = p.Orig[g] - lo
 		}
 	}
-	if err := agreeOpen(c, "open embedding "+o.NodeType, why); err != nil {
+	if err := collectives.AgreeOpen(c, "open embedding "+o.NodeType, why); err != nil {
 		return nil, err
 	}
 	e := &embeddingTable{c: c, m: m, dim: o.Dim, accumulate: o.Method == PushAccumulate, orig: orig, slot: make([]int32, m.Owned())}
@@ -144,7 +144,7 @@ func openEmbeddingTable(c *collectives.Comm, p *partition.Part, o embeddingOptio
 	if err != nil {
 		why = err.Error()
 	}
-	if err := agreeOpen(c, "open embedding "+o.NodeType+" optimizer", why); err != nil {
+	if err := collectives.AgreeOpen(c, "open embedding "+o.NodeType+" optimizer", why); err != nil {
 		return nil, err
 	}
 	if err := e.arr.Seal(); err != nil {
@@ -229,7 +229,7 @@ func (e *embeddingTable) Push(gids []int64, grads []float32) error {
 		}
 		rows[i] = r
 	}
-	if err := agreeOpen(e.c, "push embedding "+name, why); err != nil {
+	if err := collectives.AgreeOpen(e.c, "push embedding "+name, why); err != nil {
 		return err
 	}
 	w := int(d)
@@ -330,28 +330,6 @@ func (e *embeddingTable) stepAccumulate(uniq []int64, vals []float32) error {
 		return err
 	}
 	return serr
-}
-
-// agreeOpen makes every rank fail when one rank cannot open its table (why
-// != ""), so that a bad partition on one rank does not leave the others
-// waiting in the next collective. Its messages are those of dsample's
-// stores.
-func agreeOpen(c *collectives.Comm, what, why string) error {
-	bad := int64(0)
-	if why != "" {
-		bad = 1
-	}
-	agreed, err := collectives.AllreduceScalar(c, bad, collectives.Max)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if agreed == 0 {
-		return nil
-	}
-	if why == "" {
-		why = "another rank could not open its partition"
-	}
-	return fmt.Errorf("%s on rank %d: %s", what, c.Rank(), why)
 }
 
 // float32View reads a DistArray's local bytes as float32 rows in place

@@ -41,7 +41,7 @@ func newEmbedFixtureOn(tb testing.TB, c *collectives.Comm, counts []int64) *embe
 	if c.Rank() == 0 {
 		_, err = partition.WriteHetero(dir, d, assign, c.Size(), partition.Options{})
 	}
-	require.NoError(tb, Agree(c, err))
+	require.NoError(tb, collectives.Agree(c, err))
 	m, err := partition.LoadMeta(dir)
 	require.NoError(tb, err)
 	f := &embedFixture{c: c}

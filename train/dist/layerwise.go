@@ -272,7 +272,7 @@ func (r *inferRun) degrees() error {
 			r.seeds, r.orig = r.seeds[:0], r.orig[:0]
 		}
 		start := time.Now()
-		blocks, err := r.smp.Sample(Request{Seeds: r.seeds, SeedsOrig: r.orig, Fanouts: []int{-1}, Key: sample.Key{Batch: -1 - k}})
+		blocks, err := r.smp.Sample(dsample.Request{Seeds: r.seeds, SeedsOrig: r.orig, Fanouts: []int{-1}, Key: sample.Key{Batch: -1 - k}})
 		r.st.Sample += time.Since(start)
 		if err != nil {
 			return fmt.Errorf("infer degrees step %d/%d: %w", k+1, r.steps, err)
@@ -327,7 +327,7 @@ func (r *inferRun) layer(l int) error {
 		// Fanout -1: every in-neighbour; no random choice is made, so the
 		// key only has to be valid.
 		start := time.Now()
-		blocks, err := r.smp.Sample(Request{Seeds: r.seeds, SeedsOrig: r.orig, Fanouts: []int{-1}, Key: sample.Key{Batch: -1 - k}})
+		blocks, err := r.smp.Sample(dsample.Request{Seeds: r.seeds, SeedsOrig: r.orig, Fanouts: []int{-1}, Key: sample.Key{Batch: -1 - k}})
 		r.st.Sample += time.Since(start)
 		if err != nil {
 			return fmt.Errorf("infer layer %d step %d/%d: %w", l, k+1, r.steps, err)
