@@ -10,14 +10,18 @@ import (
 	"time"
 
 	"mpignn/graph"
+	"mpignn/graph/chunkgen"
 	"mpignn/internal/tempout"
 	"mpignn/train"
 )
 
 // runGen implements `mpignn gen`: generate a synthetic graph with planted
 // communities and write it in the OGB raw layout.
-func runGen(args []string) error {
+func runGen(args []string) (err error) {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	format := fs.String("format", genFormatOGB, "output layout: ogb (the OGB raw layout, one process) or chunked (DistDGL's chunked format, the distributed partitioner's input; under mpirun every rank writes its share, the same files on any rank count)")
+	chunkNodes := fs.Int64("chunk-nodes", chunkgen.DefaultChunkNodes, "--format chunked: nodes per node-data chunk (bounds a rank's memory; ranks write whole chunks)")
+	chunkEdges := fs.Int64("chunk-edges", chunkgen.DefaultChunkEdges, "--format chunked: directed edges per edge chunk (bounds a rank's memory)")
 	var o graph.GenOptions
 	fs.Int64Var(&o.Nodes, "nodes", 100000, "number of nodes")
 	fs.Float64Var(&o.AvgDegree, "avg-degree", 25, "mean undirected degree (directed edges / nodes); the edge file gets nodes*avg-degree lines")
@@ -52,9 +56,12 @@ func runGen(args []string) error {
 			"                  [--train-frac F --valid-frac F | --train N --valid N --test N]\n"+
 			"       mpignn gen --hetero --out DIR [--scale S --papers N --authors N --institutions N --fields N\n"+
 			"                  --cites M --writes M --affiliations M --topics M --classes C --feat-dim F --seed S]\n"+
+			"       [mpirun -n P] mpignn gen --format chunked --out DIR [--chunk-nodes N --chunk-edges M] [homogeneous flags]\n"+
 			"Writes DIR/raw/*.csv.gz and DIR/split/%s/{train,valid,test}.csv.gz (with --hetero OGB's heterogeneous\n"+
 			"layout, ogbn-mag's: raw/num-node-dict.csv.gz, raw/relations/<src>___<rel>___<dst>/, split/%s/paper/).\n"+
-			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n",
+			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n"+
+			"With --format chunked: DIR/metadata.json, DIR/edges/*.npy, DIR/node_data/_N/*.npy (DistDGL's chunked format,\n"+
+			"what partition --data and train --data read with all ranks), the same bytes on any number of ranks.\n",
 			graph.GenSplitName, graph.GenSplitName)
 		printFlags(fs)
 	}
@@ -69,6 +76,30 @@ func runGen(args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *format == genFormatChunked {
+		// Every rank of an mpirun job checks the same command line before
+		// MPI starts: the first rank alone prints a mistake (see main).
+		defer func() {
+			var ue *usageError
+			if err != nil && !errors.As(err, &ue) {
+				err = &usageError{err.Error()}
+			}
+		}()
+	}
+	switch *format {
+	case genFormatOGB:
+		for _, name := range []string{"chunk-nodes", "chunk-edges"} {
+			if set[name] {
+				return fmt.Errorf("--%s needs --format %s", name, genFormatChunked)
+			}
+		}
+	case genFormatChunked:
+		if *hetero {
+			return errors.New("--hetero: heterogeneous graphs are not generated in the chunked format yet (gen --hetero, then mpignn convert)")
+		}
+	default:
+		return fmt.Errorf("--format %q: want %s or %s", *format, genFormatOGB, genFormatChunked)
+	}
 	if *hetero {
 		for _, name := range []string{"nodes", "avg-degree", "train", "valid", "test"} {
 			if set[name] {
@@ -137,6 +168,13 @@ func runGen(args []string) error {
 			o.FeatSep = 1e-12
 		}
 	})
+	if *format == genFormatChunked {
+		g, err := newChunkGen(chunkgen.Options{GenOptions: o, ChunkNodes: *chunkNodes, ChunkEdges: *chunkEdges})
+		if err != nil {
+			return err
+		}
+		return runGenChunked(g, *out)
+	}
 	// Refuse sizes that cannot fit before allocating: the runtime's out of
 	// memory is a crash with a trace, not an error.
 	need, err := graph.GenMemory(o)
