@@ -68,23 +68,23 @@ func runGen(args []string) (err error) {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *format != genFormatOGB || set["chunk-nodes"] || set["chunk-edges"] {
+		// Every rank of an mpirun job checks the same command line before
+		// MPI starts: the first rank alone prints a mistake (see main).
+		defer func() {
+			var ue *usageError
+			if err != nil && !errors.As(err, &ue) && !errors.Is(err, flag.ErrHelp) {
+				err = &usageError{err.Error()}
+			}
+		}()
+	}
 	if fs.NArg() != 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *out == "" {
 		return errors.New("--out DIR is required")
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *format == genFormatChunked {
-		// Every rank of an mpirun job checks the same command line before
-		// MPI starts: the first rank alone prints a mistake (see main).
-		defer func() {
-			var ue *usageError
-			if err != nil && !errors.As(err, &ue) {
-				err = &usageError{err.Error()}
-			}
-		}()
 	}
 	switch *format {
 	case genFormatOGB:

@@ -31,6 +31,10 @@ const genHoldChunks = "gen-chunks"
 // starts: every rank holds the same command line, so a mistake is one
 // usage line from the first rank (see main), not one per rank.
 func newChunkGen(o chunkgen.Options) (*chunkgen.Gen, error) {
+	if o.ChunkNodes < 1 || o.ChunkEdges < 1 {
+		// Zero means the default to chunkgen, not on the command line.
+		return nil, &usageError{fmt.Sprintf("--chunk-nodes %d and --chunk-edges %d must be positive", o.ChunkNodes, o.ChunkEdges)}
+	}
 	g, err := chunkgen.New(o)
 	if err != nil {
 		return nil, &usageError{err.Error()}
