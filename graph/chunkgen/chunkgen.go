@@ -74,6 +74,7 @@ type Gen struct {
 	pairs      int64
 	start      []int64   // class c holds positions [start[c], start[c+1])
 	zClass     []float64 // total weight of each class
+	powSpan    []float64 // (size(c)+1)^(1-β) - 1, the inverse's scale
 	cumW       []float64 // cumulative zClass
 	beta       float64
 	nodePerm   perm
@@ -124,9 +125,11 @@ func New(opt Options) (*Gen, error) {
 	}
 	g.zClass = make([]float64, k)
 	g.cumW = make([]float64, k)
+	g.powSpan = make([]float64, k)
 	acc := 0.0
 	for c := range g.zClass {
-		g.zClass[c] = g.rankMass(g.start[c+1] - g.start[c])
+		g.powSpan[c] = math.Pow(float64(g.start[c+1]-g.start[c]+1), 1-g.beta) - 1
+		g.zClass[c] = g.powSpan[c] / (1 - g.beta)
 		acc += g.zClass[c]
 		g.cumW[c] = acc
 	}
@@ -173,18 +176,12 @@ func (g *Gen) NumNodeChunks() int { return len(g.nodeSizes) }
 // NumEdgeChunks returns the edge chunk count.
 func (g *Gen) NumEdgeChunks() int { return len(g.edgeSizes) }
 
-// rankMass is the total weight of a class of s nodes: the integral of x^-β
-// over [1, s+1), of which rank q owns [q+1, q+2).
-func (g *Gen) rankMass(s int64) float64 {
-	a := 1 - g.beta
-	return (math.Pow(float64(s+1), a) - 1) / a
-}
-
-// rankOf draws a rank of a class of s nodes by weight from u in [0,1).
-func (g *Gen) rankOf(s int64, u float64) int64 {
-	a := 1 - g.beta
-	x := math.Pow(1+u*(math.Pow(float64(s+1), a)-1), 1/a)
-	return min(max(int64(x)-1, 0), s-1)
+// rankOf draws a rank of class c by weight from u in [0,1): the inverse of
+// the weight's integral x^(1-β)/(1-β) over [1, size+1), of which rank q
+// owns [q+1, q+2).
+func (g *Gen) rankOf(c int, u float64) int64 {
+	x := math.Pow(1+u*g.powSpan[c], 1/(1-g.beta))
+	return min(max(int64(x)-1, 0), g.start[c+1]-g.start[c]-1)
 }
 
 // classOf draws a class by total weight from u in [0,1).
@@ -229,8 +226,8 @@ func (g *Gen) Pair(k int64) (u, v int64, same bool) {
 			cv = g.classOf(r.Float64())
 		}
 		lo, s := g.start[cu], g.start[cu+1]-g.start[cu]
-		pu = lo + g.rankOf(s, r.Float64())
-		pv = g.start[cv] + g.rankOf(g.start[cv+1]-g.start[cv], r.Float64())
+		pu = lo + g.rankOf(cu, r.Float64())
+		pv = g.start[cv] + g.rankOf(cv, r.Float64())
 		if pu != pv {
 			same = same || cu == cv
 			break
