@@ -56,7 +56,7 @@ func runGen(args []string) (err error) {
 			"                  [--train-frac F --valid-frac F | --train N --valid N --test N]\n"+
 			"       mpignn gen --hetero --out DIR [--scale S --papers N --authors N --institutions N --fields N\n"+
 			"                  --cites M --writes M --affiliations M --topics M --classes C --feat-dim F --seed S]\n"+
-			"       [mpirun -n P] mpignn gen --format chunked --out DIR [--chunk-nodes N --chunk-edges M] [homogeneous flags]\n"+
+			"       [mpirun -n P] mpignn gen --format chunked [--hetero] --out DIR [--chunk-nodes N --chunk-edges M] [flags above]\n"+
 			"Writes DIR/raw/*.csv.gz and DIR/split/%s/{train,valid,test}.csv.gz (with --hetero OGB's heterogeneous\n"+
 			"layout, ogbn-mag's: raw/num-node-dict.csv.gz, raw/relations/<src>___<rel>___<dst>/, split/%s/paper/).\n"+
 			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n"+
@@ -94,8 +94,9 @@ func runGen(args []string) (err error) {
 			}
 		}
 	case genFormatChunked:
-		if *hetero {
-			return errors.New("--hetero: heterogeneous graphs are not generated in the chunked format yet (gen --hetero, then mpignn convert)")
+		if *chunkNodes < 1 || *chunkEdges < 1 {
+			// Zero means the default to chunkgen, not on the command line.
+			return fmt.Errorf("--chunk-nodes %d and --chunk-edges %d must be positive", *chunkNodes, *chunkEdges)
 		}
 	default:
 		return fmt.Errorf("--format %q: want %s or %s", *format, genFormatOGB, genFormatChunked)
@@ -143,6 +144,16 @@ func runGen(args []string) (err error) {
 		if set["train-frac"] || set["valid-frac"] {
 			h.TrainFrac, h.ValidFrac = o.TrainFrac, o.ValidFrac
 		}
+		if *format == genFormatChunked {
+			if err := checkGenOut(*out); err != nil {
+				return err
+			}
+			g, err := newChunkGen(chunkgen.NewHetero(chunkgen.HeteroOptions{HeteroGenOptions: h, ChunkNodes: *chunkNodes, ChunkEdges: *chunkEdges}))
+			if err != nil {
+				return err
+			}
+			return runGenChunked(g, *out)
+		}
 		return runGenHetero(h, *out)
 	}
 	for _, name := range []string{"scale", "papers", "authors", "institutions", "fields", "cites", "writes", "affiliations", "topics"} {
@@ -153,10 +164,8 @@ func runGen(args []string) (err error) {
 	if (o.Train > 0 || o.Valid > 0 || o.Test > 0) && (o.TrainFrac > 0 || o.ValidFrac > 0) {
 		return errors.New("give split sizes either as counts (--train/--valid/--test) or as fractions (--train-frac/--valid-frac), not both")
 	}
-	if _, err := os.Stat(*out); err == nil {
-		if ents, _ := os.ReadDir(*out); len(ents) > 0 {
-			return fmt.Errorf("%s exists and is not empty; refusing to overwrite", *out)
-		}
+	if err := checkGenOut(*out); err != nil {
+		return err
 	}
 	// In GenOptions zero means "default"; an explicit 0 on the command line
 	// means none (a control graph), which a negligible positive value gives.
@@ -169,7 +178,7 @@ func runGen(args []string) (err error) {
 		}
 	})
 	if *format == genFormatChunked {
-		g, err := newChunkGen(chunkgen.Options{GenOptions: o, ChunkNodes: *chunkNodes, ChunkEdges: *chunkEdges})
+		g, err := newChunkGen(chunkgen.New(chunkgen.Options{GenOptions: o, ChunkNodes: *chunkNodes, ChunkEdges: *chunkEdges}))
 		if err != nil {
 			return err
 		}
@@ -211,10 +220,8 @@ func runGen(args []string) (err error) {
 
 // runGenHetero generates and writes the ogbn-mag-shaped graph of o.
 func runGenHetero(o graph.HeteroGenOptions, out string) error {
-	if _, err := os.Stat(out); err == nil {
-		if ents, _ := os.ReadDir(out); len(ents) > 0 {
-			return fmt.Errorf("%s exists and is not empty; refusing to overwrite", out)
-		}
+	if err := checkGenOut(out); err != nil {
+		return err
 	}
 	need, err := graph.HeteroGenMemory(o)
 	if err != nil {
@@ -256,5 +263,15 @@ func runGenHetero(o graph.HeteroGenOptions, out string) error {
 	fmt.Printf("planted accuracy ceiling (%d test papers): features-only %.4f, features+neighbour communities %.4f\n",
 		st.EvalNodes, st.FeatureOnlyAcc, st.OracleAcc)
 	fmt.Printf("time: generate %.1fs, write %.1fs\n", tGen.Seconds(), (time.Since(t0) - tGen).Seconds())
+	return nil
+}
+
+// checkGenOut refuses an output directory that exists and is not empty.
+func checkGenOut(out string) error {
+	if _, err := os.Stat(out); err == nil {
+		if ents, _ := os.ReadDir(out); len(ents) > 0 {
+			return fmt.Errorf("%s exists and is not empty; refusing to overwrite", out)
+		}
+	}
 	return nil
 }

@@ -27,18 +27,15 @@ const (
 // chunks (after the temporary directory exists).
 const genHoldChunks = "gen-chunks"
 
-// newChunkGen validates the options of `gen --format chunked` before MPI
-// starts: every rank holds the same command line, so a mistake is one
-// usage line from the first rank (see main), not one per rank.
-func newChunkGen(o chunkgen.Options) (*chunkgen.Gen, error) {
-	if o.ChunkNodes < 1 || o.ChunkEdges < 1 {
-		// Zero means the default to chunkgen, not on the command line.
-		return nil, &usageError{fmt.Sprintf("--chunk-nodes %d and --chunk-edges %d must be positive", o.ChunkNodes, o.ChunkEdges)}
-	}
-	g, err := chunkgen.New(o)
+// newChunkGen checks a generator made from the command line (chunkgen.New
+// or NewHetero) before MPI starts: every rank holds the same command line,
+// so a mistake is one usage line from the first rank (see main), not one
+// per rank.
+func newChunkGen(g *chunkgen.Gen, err error) (*chunkgen.Gen, error) {
 	if err != nil {
 		return nil, &usageError{err.Error()}
 	}
+	o := g.Options()
 	if need, avail := g.ChunkMemory(), train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
 		return nil, &usageError{fmt.Sprintf("--chunk-nodes %d --chunk-edges %d --feat-dim %d need ~%s per process to write one chunk but this machine has %s available; lower them",
 			o.ChunkNodes, o.ChunkEdges, o.FeatDim, train.FormatBytes(need), train.FormatBytes(float64(avail)))}
@@ -84,24 +81,29 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 		}
 		testhold.At(genHoldChunks)
 
-		// counts: nodes, edges, same-class pairs written by this rank.
+		// counts: nodes, edges, same-class draws written by this rank;
+		// every type's and relation's chunks are shared out separately.
 		counts := make([]int64, 3)
-		o, m := g.Options(), g.Meta()
-		lo, hi := graph.ChunkRange(g.NumNodeChunks(), size, rank)
-		for k := lo; k < hi; k++ {
-			if err := g.WriteNodeChunk(tmp, k); err != nil {
-				return fmt.Errorf("rank %d: node chunk %d: %w", rank, k, err)
+		for t := range g.NumTypes() {
+			lo, hi := graph.ChunkRange(g.NumNodeChunks(t), size, rank)
+			for k := lo; k < hi; k++ {
+				n, err := g.WriteNodeChunk(tmp, t, k)
+				if err != nil {
+					return fmt.Errorf("rank %d: node chunk %d: %w", rank, k, err)
+				}
+				counts[0] += n
 			}
-			counts[0] += m.NumNodesPerChunk[0][k]
 		}
-		lo, hi = graph.ChunkRange(g.NumEdgeChunks(), size, rank)
-		for k := lo; k < hi; k++ {
-			same, err := g.WriteEdgeChunk(tmp, k)
-			if err != nil {
-				return fmt.Errorf("rank %d: edge chunk %d: %w", rank, k, err)
+		for r := range g.NumRels() {
+			lo, hi := graph.ChunkRange(g.NumEdgeChunks(r), size, rank)
+			for k := lo; k < hi; k++ {
+				m, same, err := g.WriteEdgeChunk(tmp, r, k)
+				if err != nil {
+					return fmt.Errorf("rank %d: edge chunk %d: %w", rank, k, err)
+				}
+				counts[1] += m
+				counts[2] += same
 			}
-			counts[1] += m.NumEdgesPerChunk[0][k]
-			counts[2] += same
 		}
 		if err := collectives.Allreduce(c, counts, collectives.Sum); err != nil {
 			return err
@@ -113,10 +115,21 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 			if err := finishGenChunked(g, tmp, out); err != nil {
 				return err
 			}
-			fmt.Printf("wrote %s: chunked, %d nodes, %d edges (%d undirected pairs, both directions), %d classes, dim %d, split %q %d/%d/%d\n",
-				out, o.Nodes, g.NumEdges(), g.NumEdges()/2, o.Classes, o.FeatDim, graph.GenSplitName, o.Train, o.Valid, o.Test)
-			fmt.Printf("%d node chunks, %d edge chunks on %d ranks; edge homophily %.4f\n",
-				g.NumNodeChunks(), g.NumEdgeChunks(), size, float64(counts[2])/float64(g.NumEdges()/2))
+			o, sp := g.Options(), g.SplitCounts()
+			shape := fmt.Sprintf("%d undirected pairs, both directions", g.NumEdges()/2)
+			if g.Hetero() {
+				shape = fmt.Sprintf("ogbn-mag-shaped, %d node types, %d relations", g.NumTypes(), g.NumRels())
+			}
+			fmt.Printf("wrote %s: chunked, %d nodes, %d edges (%s), %d classes, dim %d, split %q %d/%d/%d\n",
+				out, g.NumNodes(), g.NumEdges(), shape, o.Classes, o.FeatDim, graph.GenSplitName, sp[0], sp[1], sp[2])
+			var nc, ec int
+			for t := range g.NumTypes() {
+				nc += g.NumNodeChunks(t)
+			}
+			for r := range g.NumRels() {
+				ec += g.NumEdgeChunks(r)
+			}
+			fmt.Printf("%d node chunks, %d edge chunks on %d ranks; edge homophily %.4f\n", nc, ec, size, float64(counts[2])/float64(g.NumDraws()))
 			fmt.Printf("time: %.1fs\n", time.Since(t0).Seconds())
 		}
 		// The others return once out exists.

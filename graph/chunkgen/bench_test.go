@@ -24,14 +24,14 @@ func BenchmarkChunks(b *testing.B) {
 	}
 	b.Run("edges", func(b *testing.B) {
 		for range b.N {
-			if _, err := g.WriteEdgeChunk(dir, 0); err != nil {
+			if _, _, err := g.WriteEdgeChunk(dir, 0, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("nodes", func(b *testing.B) {
 		for range b.N {
-			if err := g.WriteNodeChunk(dir, 0); err != nil {
+			if _, err := g.WriteNodeChunk(dir, 0, 0); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -54,102 +55,193 @@ type Options struct {
 // Gen generates one graph a chunk at a time. It is read-only once made:
 // chunks may be written concurrently and by any process.
 //
-// Node v sits at position p = π⁻¹(v) of a seeded pseudo-random permutation
-// π of [0,n) (a Feistel network with cycle walking, so both directions are
-// computed from the id alone). Positions are cut into the classes' runs,
-// sized as graph.Generate sizes its classes; v's class is the run holding
-// p and its rank q = p - start(class). The node of rank q has weight
-// (q+1)^-β with β = 1/(PowerLaw-1) (Chung-Lu: degrees then follow a power
-// law of exponent PowerLaw), and a draw from a class picks a rank by the
-// closed-form inverse of that weight's integral, so no alias table over
-// the nodes is needed. Undirected pair k is drawn from the stream of
+// Node v of a type sits at position p = π⁻¹(v) of a seeded pseudo-random
+// permutation π of the type's ids (a Feistel network with cycle walking,
+// so both directions are computed from the id alone). Positions are cut
+// into the classes' runs, sized as graph.Generate sizes its classes; v's
+// class is the run holding p and its rank q = p - start(class). The node
+// of rank q has weight (q+1)^-β with β = 1/(PowerLaw-1) (Chung-Lu: degrees
+// then follow a power law of exponent PowerLaw), and a draw from a class
+// picks a rank by the closed-form inverse of that weight's integral, so no
+// alias table over the nodes is needed.
+//
+// Homogeneous (New): undirected pair k is drawn from the stream of
 // hash(seed, k): with probability Homophily both ends come from one class
 // chosen by its total weight, otherwise each end's class is chosen so;
-// self loops are redrawn. Pairs are not deduplicated (no process sees the
-// others' pairs): a repeated pair is stored twice and readers keep one copy
-// (graph.UndirectedOptions, the distributed partitioner). Pair k is stored
-// as edges 2k (u,v) and 2k+1 (v,u), u < v, as gen writes its edge file.
+// self loops are redrawn. Pair k is stored as edges 2k (u,v) and 2k+1
+// (v,u), u < v, as gen writes its edge file.
+//
+// Heterogeneous (NewHetero, ogbn-mag's shape as graph.GenerateHetero):
+// edge i of a relation is drawn from the stream of hash(seed, relation,
+// i): its anchor end by weight over the anchor's type, the other end with
+// probability Homophily from the anchor's community in the other type (by
+// weight), otherwise by weight over that type. Papers carry the features,
+// labels (their community) and split.
+//
+// Edges are not deduplicated (no process sees the others' edges): a
+// repeated edge is stored twice and readers keep one copy
+// (graph.UndirectedOptions, the distributed partitioner).
 type Gen struct {
-	opt        Options
-	pairs      int64
-	start      []int64   // class c holds positions [start[c], start[c+1])
-	zClass     []float64 // total weight of each class
-	powSpan    []float64 // (size(c)+1)^(1-β) - 1, the inverse's scale
-	cumW       []float64 // cumulative zClass
-	beta       float64
-	nodePerm   perm
-	splitPerm  perm
-	cen        []float64 // class centroids, Classes x FeatDim
-	nodeSizes  []int64
-	edgeSizes  []int64
-	nodeStarts []int64
-	edgeStarts []int64
+	opt     Options
+	hetero  bool
+	name    string
+	beta    float64
+	types   []nodeType
+	rels    []relGen
+	labeled int   // the type with features, labels and the split
+	split   [3]int64 // train, valid, test counts of the labeled type
+	cen     []float64 // class centroids, Classes x FeatDim
+	featDim int
 }
 
-// New validates opt and prepares the generator; its tables are per class,
-// not per node.
+// nodeType is one node type's planted classes and chunks.
+type nodeType struct {
+	name       string
+	n          int64
+	start      []int64   // class c holds positions [start[c], start[c+1])
+	powSpan    []float64 // (size(c)+1)^(1-β) - 1, the rank inverse's scale
+	cumW       []float64 // cumulative class weights
+	perm       perm
+	sizes      []int64 // node chunk sizes
+	chunkStart []int64
+}
+
+// relGen is one relation (edge type) and its chunks.
+type relGen struct {
+	et          string
+	src, dst    int // type indices
+	anchorIsSrc bool
+	edges       int64 // stored edges
+	sizes       []int64
+	chunkStart  []int64
+}
+
+// New validates opt and prepares a homogeneous generator; its tables are
+// per class, not per node.
 func New(opt Options) (*Gen, error) {
+	if err := opt.fillChunks(); err != nil {
+		return nil, err
+	}
 	if opt.EdgeTime || opt.NodeTime {
-		return nil, errors.New("gen: times are not written in the chunked format yet (the chunked readers have no times); leave out --edge-time/--node-time")
-	}
-	if opt.ChunkNodes == 0 {
-		opt.ChunkNodes = DefaultChunkNodes
-	}
-	if opt.ChunkEdges == 0 {
-		opt.ChunkEdges = DefaultChunkEdges
-	}
-	if opt.ChunkNodes < 1 || opt.ChunkEdges < 1 {
-		return nil, fmt.Errorf("gen: chunk sizes %d nodes and %d edges must be positive", opt.ChunkNodes, opt.ChunkEdges)
+		return nil, errTimes
 	}
 	if err := opt.Fill(); err != nil {
 		return nil, err
 	}
-	n, k := opt.Nodes, opt.Classes
-	g := &Gen{opt: opt, beta: 1 / (opt.PowerLaw - 1)}
-	g.pairs = max(1, int64(math.Round(float64(n)*opt.AvgDegree/2)))
+	g := &Gen{opt: opt, name: GraphName, beta: 1 / (opt.PowerLaw - 1), featDim: opt.FeatDim}
+	g.types = []nodeType{g.newType(graph.HomoNodeType, opt.Nodes, tagClassPerm)}
+	pairs := max(1, int64(math.Round(float64(opt.Nodes)*opt.AvgDegree/2)))
+	g.rels = []relGen{g.newRel(graph.HomoEdgeType, 0, 0, true, 2*pairs)}
+	g.split = [3]int64{opt.Train, opt.Valid, opt.Test}
+	g.centroids()
+	return g, nil
+}
 
-	// Class sizes as graph.Generate draws them: ∝ (c+1)^-0.5, at least 2.
+var errTimes = errors.New("gen: times are not written in the chunked format yet (the chunked readers have no times); leave out --edge-time/--node-time")
+
+func (o *Options) fillChunks() error {
+	if o.ChunkNodes == 0 {
+		o.ChunkNodes = DefaultChunkNodes
+	}
+	if o.ChunkEdges == 0 {
+		o.ChunkEdges = DefaultChunkEdges
+	}
+	if o.ChunkNodes < 1 || o.ChunkEdges < 1 {
+		return fmt.Errorf("gen: chunk sizes %d nodes and %d edges must be positive", o.ChunkNodes, o.ChunkEdges)
+	}
+	return nil
+}
+
+// HeteroOptions describe an ogbn-mag-shaped graph (graph.HeteroGenOptions;
+// EdgeTime and NodeTime are refused) and its chunk sizes.
+type HeteroOptions struct {
+	graph.HeteroGenOptions
+	ChunkNodes, ChunkEdges int64
+}
+
+// HeteroGraphName is the graph_name of a generated heterogeneous dataset,
+// as graph.GenerateHetero names its graph.
+const HeteroGraphName = "synthetic-mag"
+
+// NewHetero validates opt and prepares a heterogeneous generator.
+func NewHetero(opt HeteroOptions) (*Gen, error) {
+	co := Options{ChunkNodes: opt.ChunkNodes, ChunkEdges: opt.ChunkEdges}
+	if err := co.fillChunks(); err != nil {
+		return nil, err
+	}
+	h := opt.HeteroGenOptions
+	if h.EdgeTime || h.NodeTime {
+		return nil, errTimes
+	}
+	if err := h.Fill(); err != nil {
+		return nil, err
+	}
+	co.GenOptions = graph.GenOptions{Classes: h.Classes, FeatDim: h.FeatDim, Seed: h.Seed, Homophily: h.Homophily,
+		FeatSep: h.FeatSep, PowerLaw: h.PowerLaw, Workers: h.Workers, Nodes: h.Papers}
+	g := &Gen{opt: co, hetero: true, name: HeteroGraphName, beta: 1 / (h.PowerLaw - 1), featDim: h.FeatDim}
+	counts := map[string]int64{graph.TypeAuthor: h.Authors, graph.TypeField: h.Fields, graph.TypeInstitution: h.Institutions, graph.TypePaper: h.Papers}
+	names := []string{graph.TypeAuthor, graph.TypeField, graph.TypeInstitution, graph.TypePaper} // sorted
+	for t, name := range names {
+		g.types = append(g.types, g.newType(name, counts[name], sample.Hash64(tagClassPerm, uint64(t))))
+	}
+	g.labeled = slices.Index(names, graph.TypePaper)
+	for _, r := range h.GenRelations() {
+		g.rels = append(g.rels, g.newRel(graph.EdgeTypeOf(r.Rel), slices.Index(names, r.Rel.Src), slices.Index(names, r.Rel.Dst), r.AnchorIsSrc, r.Edges))
+	}
+	train := int64(math.Round(h.TrainFrac * float64(h.Papers)))
+	valid := int64(math.Round(h.ValidFrac * float64(h.Papers)))
+	g.split = [3]int64{train, valid, h.Papers - train - valid}
+	g.centroids()
+	return g, nil
+}
+
+// newType plants the classes of a type of n nodes: sizes ∝ (c+1)^-0.5 as
+// graph.Generate's, each at least min(2, n/classes).
+func (g *Gen) newType(name string, n int64, tag uint64) nodeType {
+	k := g.opt.Classes
+	t := nodeType{name: name, n: n, start: make([]int64, k+1), powSpan: make([]float64, k), cumW: make([]float64, k)}
 	w := make([]float64, k)
 	var sum float64
 	for c := range w {
 		w[c] = 1 / math.Sqrt(float64(c+1))
 		sum += w[c]
 	}
-	g.start = make([]int64, k+1)
+	least := min(2, n/int64(k))
 	for c := 0; c < k; c++ {
-		cnt := int64(float64(n-2*int64(k))*w[c]/sum) + 2
+		cnt := int64(float64(n-least*int64(k))*w[c]/sum) + least
 		if c == k-1 {
-			cnt = n - g.start[c]
+			cnt = n - t.start[c]
 		}
-		g.start[c+1] = g.start[c] + cnt
+		t.start[c+1] = t.start[c] + cnt
 	}
-	g.zClass = make([]float64, k)
-	g.cumW = make([]float64, k)
-	g.powSpan = make([]float64, k)
 	acc := 0.0
-	for c := range g.zClass {
-		g.powSpan[c] = math.Pow(float64(g.start[c+1]-g.start[c]+1), 1-g.beta) - 1
-		g.zClass[c] = g.powSpan[c] / (1 - g.beta)
-		acc += g.zClass[c]
-		g.cumW[c] = acc
+	for c := range k {
+		t.powSpan[c] = math.Pow(float64(t.start[c+1]-t.start[c]+1), 1-g.beta) - 1
+		acc += t.powSpan[c] / (1 - g.beta) // the class's total weight
+		t.cumW[c] = acc
 	}
-	g.nodePerm = newPerm(uint64(n), opt.Seed, tagClassPerm)
-	g.splitPerm = newPerm(uint64(n), opt.Seed, tagSplitPerm)
+	t.perm = newPerm(uint64(n), g.opt.Seed, tag)
+	t.sizes = graph.ChunkSizes(n, g.opt.ChunkNodes)
+	t.chunkStart = prefix(t.sizes)
+	return t
+}
 
-	dim := opt.FeatDim
+func (g *Gen) newRel(et string, src, dst int, anchorIsSrc bool, edges int64) relGen {
+	sizes := graph.ChunkSizes(edges, g.opt.ChunkEdges)
+	return relGen{et: et, src: src, dst: dst, anchorIsSrc: anchorIsSrc, edges: edges, sizes: sizes, chunkStart: prefix(sizes)}
+}
+
+// centroids draws the class centroids of the labeled type's features.
+func (g *Gen) centroids() {
+	k, dim := g.opt.Classes, g.featDim
 	g.cen = make([]float64, k*dim)
-	scale := opt.FeatSep / math.Sqrt(float64(dim))
+	scale := g.opt.FeatSep / math.Sqrt(float64(dim))
 	for c := 0; c < k; c++ {
-		r := rand.New(rand.NewPCG(sample.Hash64(tagCentroid, opt.Seed, uint64(c)), 0))
+		r := rand.New(rand.NewPCG(sample.Hash64(tagCentroid, g.opt.Seed, uint64(c)), 0))
 		for j := range dim {
 			g.cen[c*dim+j] = r.NormFloat64() * scale
 		}
 	}
-	g.nodeSizes = graph.ChunkSizes(n, opt.ChunkNodes)
-	g.edgeSizes = graph.ChunkSizes(2*g.pairs, opt.ChunkEdges)
-	g.nodeStarts = prefix(g.nodeSizes)
-	g.edgeStarts = prefix(g.edgeSizes)
-	return g, nil
 }
 
 func prefix(sizes []int64) []int64 {
@@ -160,74 +252,116 @@ func prefix(sizes []int64) []int64 {
 	return out
 }
 
-// Options returns the options with defaults filled in.
+// Options returns the options with defaults filled in (for a
+// heterogeneous graph: Nodes is the paper count).
 func (g *Gen) Options() Options { return g.opt }
 
-// NumNodes is the node count, NumEdges the stored (directed) edge count:
-// twice the drawn undirected pairs.
-func (g *Gen) NumNodes() int64 { return g.opt.Nodes }
+// Hetero reports whether the graph is heterogeneous.
+func (g *Gen) Hetero() bool { return g.hetero }
 
-// NumEdges returns the number of stored directed edges.
-func (g *Gen) NumEdges() int64 { return 2 * g.pairs }
+// NumNodes returns the node count over all types.
+func (g *Gen) NumNodes() int64 {
+	var n int64
+	for _, t := range g.types {
+		n += t.n
+	}
+	return n
+}
 
-// NumNodeChunks returns the node-data chunk count.
-func (g *Gen) NumNodeChunks() int { return len(g.nodeSizes) }
+// NumEdges returns the stored edge count over all relations.
+func (g *Gen) NumEdges() int64 {
+	var m int64
+	for _, r := range g.rels {
+		m += r.edges
+	}
+	return m
+}
 
-// NumEdgeChunks returns the edge chunk count.
-func (g *Gen) NumEdgeChunks() int { return len(g.edgeSizes) }
+// NumDraws is what the same-class counts of WriteEdgeChunk add up to:
+// the undirected pairs of a homogeneous graph, else the edges.
+func (g *Gen) NumDraws() int64 {
+	if g.hetero {
+		return g.NumEdges()
+	}
+	return g.NumEdges() / 2
+}
+
+// SplitCounts returns the train, valid and test counts (of papers when
+// heterogeneous).
+func (g *Gen) SplitCounts() [3]int64 { return g.split }
+
+// NumTypes returns the node type count, NumRels the relation count.
+func (g *Gen) NumTypes() int { return len(g.types) }
+
+// NumRels returns the relation (edge type) count.
+func (g *Gen) NumRels() int { return len(g.rels) }
+
+// NumNodeChunks returns the chunk count of node type t.
+func (g *Gen) NumNodeChunks(t int) int { return len(g.types[t].sizes) }
+
+// NumEdgeChunks returns the chunk count of relation r.
+func (g *Gen) NumEdgeChunks(r int) int { return len(g.rels[r].sizes) }
 
 // rankOf draws a rank of class c by weight from u in [0,1): the inverse of
 // the weight's integral x^(1-β)/(1-β) over [1, size+1), of which rank q
 // owns [q+1, q+2).
-func (g *Gen) rankOf(c int, u float64) int64 {
-	x := math.Pow(1+u*g.powSpan[c], 1/(1-g.beta))
-	return min(max(int64(x)-1, 0), g.start[c+1]-g.start[c]-1)
+func (g *Gen) rankOf(t *nodeType, c int, u float64) int64 {
+	x := math.Pow(1+u*t.powSpan[c], 1/(1-g.beta))
+	return min(max(int64(x)-1, 0), t.start[c+1]-t.start[c]-1)
 }
 
-// classOf draws a class by total weight from u in [0,1).
-func (g *Gen) classOf(u float64) int {
-	c := sort.SearchFloat64s(g.cumW, u*g.cumW[len(g.cumW)-1])
-	return min(c, len(g.cumW)-1)
+// classOf draws a class of t by total weight from u in [0,1).
+func (t *nodeType) classOf(u float64) int {
+	c := sort.SearchFloat64s(t.cumW, u*t.cumW[len(t.cumW)-1])
+	return min(c, len(t.cumW)-1)
 }
 
-// Label returns node v's class.
-func (g *Gen) Label(v int64) int {
-	p := int64(g.nodePerm.inv(uint64(v)))
-	return sort.Search(len(g.start)-1, func(c int) bool { return g.start[c+1] > p })
+// label returns the class of node v of t.
+func (t *nodeType) label(v int64) int {
+	p := int64(t.perm.inv(uint64(v)))
+	return sort.Search(len(t.start)-1, func(c int) bool { return t.start[c+1] > p })
 }
 
-// SplitSet returns node v's set in the split graph.GenSplitName: 0 train,
-// 1 valid, 2 test, 3 none. Counts are exactly the options' Train, Valid
-// and Test: a node's set is where it falls in a second permutation.
+// Label returns node v's class (of the labeled type when heterogeneous).
+func (g *Gen) Label(v int64) int { return g.types[g.labeled].label(v) }
+
+// SplitSet returns node v's set in the split graph.GenSplitName (of the
+// labeled type): 0 train, 1 valid, 2 test, 3 none. Counts are exactly
+// SplitCounts: a node's set is where it falls in a second permutation.
 func (g *Gen) SplitSet(v int64) int {
-	s := int64(g.splitPerm.fwd(uint64(v)))
-	o := g.opt
+	sp := newPerm(uint64(g.types[g.labeled].n), g.opt.Seed, tagSplitPerm)
+	return g.splitSet(&sp, v)
+}
+
+func (g *Gen) splitSet(sp *perm, v int64) int {
+	s := int64(sp.fwd(uint64(v)))
 	switch {
-	case s < o.Train:
+	case s < g.split[0]:
 		return 0
-	case s < o.Train+o.Valid:
+	case s < g.split[0]+g.split[1]:
 		return 1
-	case s < o.Train+o.Valid+o.Test:
+	case s < g.split[0]+g.split[1]+g.split[2]:
 		return 2
 	}
 	return 3
 }
 
-// Pair returns undirected pair k (u < v) and whether it was drawn inside
-// one class.
+// Pair returns undirected pair k (u < v) of a homogeneous graph and
+// whether its ends share a class.
 func (g *Gen) Pair(k int64) (u, v int64, same bool) {
+	t := &g.types[0]
 	r := sample.NewStream(sample.Hash64(tagEdge, g.opt.Seed, uint64(k)))
 	var pu, pv int64
 	for try := 0; ; try++ {
-		cu := g.classOf(r.Float64())
+		cu := t.classOf(r.Float64())
 		cv := cu
 		same = r.Float64() < g.opt.Homophily
 		if !same {
-			cv = g.classOf(r.Float64())
+			cv = t.classOf(r.Float64())
 		}
-		lo, s := g.start[cu], g.start[cu+1]-g.start[cu]
-		pu = lo + g.rankOf(cu, r.Float64())
-		pv = g.start[cv] + g.rankOf(cv, r.Float64())
+		lo, s := t.start[cu], t.start[cu+1]-t.start[cu]
+		pu = lo + g.rankOf(t, cu, r.Float64())
+		pv = t.start[cv] + g.rankOf(t, cv, r.Float64())
 		if pu != pv {
 			same = same || cu == cv
 			break
@@ -237,20 +371,53 @@ func (g *Gen) Pair(k int64) (u, v int64, same bool) {
 			break
 		}
 	}
-	u, v = int64(g.nodePerm.fwd(uint64(pu))), int64(g.nodePerm.fwd(uint64(pv)))
+	u, v = int64(t.perm.fwd(uint64(pu))), int64(t.perm.fwd(uint64(pv)))
 	if u > v {
 		u, v = v, u
 	}
 	return u, v, same
 }
 
-// Edge returns stored edge i: pair i/2, reversed for odd i.
-func (g *Gen) Edge(i int64) (src, dst int64) {
-	u, v, _ := g.Pair(i / 2)
-	if i%2 == 1 {
-		return v, u
+// Edge returns stored edge i of relation r (type-local ids) and whether
+// its ends share a class.
+func (g *Gen) Edge(r int, i int64) (src, dst int64, same bool) {
+	if !g.hetero {
+		u, v, s := g.Pair(i / 2)
+		if i%2 == 1 {
+			return v, u, s
+		}
+		return u, v, s
 	}
-	return u, v
+	rel := &g.rels[r]
+	at, ot := &g.types[rel.dst], &g.types[rel.src]
+	if rel.anchorIsSrc {
+		at, ot = ot, at
+	}
+	st := sample.NewStream(sample.Hash64(tagEdge, g.opt.Seed, uint64(r), uint64(i)))
+	var pa, po int64
+	for try := 0; ; try++ {
+		ca := at.classOf(st.Float64())
+		pa = at.start[ca] + g.rankOf(at, ca, st.Float64())
+		co := ca
+		if !(st.Float64() < g.opt.Homophily) || ot.start[ca+1] == ot.start[ca] {
+			co = ot.classOf(st.Float64())
+		}
+		po = ot.start[co] + g.rankOf(ot, co, st.Float64())
+		same = co == ca
+		if at != ot || pa != po {
+			break
+		}
+		if try == maxTries-1 { // a self loop of cites: the next paper of the class
+			s := ot.start[co+1] - ot.start[co]
+			po = ot.start[co] + (po-ot.start[co]+1)%s
+			break
+		}
+	}
+	a, o := int64(at.perm.fwd(uint64(pa))), int64(ot.perm.fwd(uint64(po)))
+	if rel.anchorIsSrc {
+		return a, o, same
+	}
+	return o, a, same
 }
 
 // featRow writes node v of class c's features into row: the centroid plus
@@ -263,10 +430,10 @@ func (g *Gen) featRow(v int64, c int, pcg *rand.PCG, r *rand.Rand, row []float32
 	}
 }
 
-// Features returns node v's feature row.
+// Features returns node v's feature row (of the labeled type).
 func (g *Gen) Features(v int64) []float32 {
 	pcg := rand.NewPCG(0, 0)
-	row := make([]float32, g.opt.FeatDim)
+	row := make([]float32, g.featDim)
 	g.featRow(v, g.Label(v), pcg, rand.New(pcg), row)
 	return row
 }
@@ -284,34 +451,41 @@ func maskKeys() [3]string {
 func (g *Gen) Meta() *graph.ChunkedMeta {
 	numpy := graph.ChunkFormat{Name: graph.FormatNumpy}
 	m := &graph.ChunkedMeta{
-		GraphName:        GraphName,
-		NodeType:         []string{graph.HomoNodeType},
-		NumNodesPerChunk: [][]int64{g.nodeSizes},
-		EdgeType:         []string{graph.HomoEdgeType},
-		NumEdgesPerChunk: [][]int64{g.edgeSizes},
-		Edges:            map[string]graph.ChunkFiles{},
-		NodeData:         map[string]map[string]graph.ChunkFiles{graph.HomoNodeType: {}},
+		GraphName: g.name,
+		Edges:     map[string]graph.ChunkFiles{},
+		NodeData:  map[string]map[string]graph.ChunkFiles{},
 	}
-	ef := graph.ChunkFiles{Format: numpy}
-	for k := range g.edgeSizes {
-		ef.Data = append(ef.Data, graph.EdgeChunkFile(graph.HomoEdgeType, k))
+	for _, t := range g.types {
+		m.NodeType = append(m.NodeType, t.name)
+		m.NumNodesPerChunk = append(m.NumNodesPerChunk, t.sizes)
 	}
-	m.Edges[graph.HomoEdgeType] = ef
+	for _, r := range g.rels {
+		m.EdgeType = append(m.EdgeType, r.et)
+		m.NumEdgesPerChunk = append(m.NumEdgesPerChunk, r.sizes)
+		ef := graph.ChunkFiles{Format: numpy}
+		for k := range r.sizes {
+			ef.Data = append(ef.Data, graph.EdgeChunkFile(r.et, k))
+		}
+		m.Edges[r.et] = ef
+	}
+	lt := g.types[g.labeled]
+	nd := map[string]graph.ChunkFiles{}
 	mk := maskKeys()
 	for _, key := range append([]string{graph.ChunkFeat, graph.ChunkLabel}, mk[:]...) {
 		f := graph.ChunkFiles{Format: numpy}
-		for k := range g.nodeSizes {
-			f.Data = append(f.Data, graph.NodeChunkFile(graph.HomoNodeType, key, k))
+		for k := range lt.sizes {
+			f.Data = append(f.Data, graph.NodeChunkFile(lt.name, key, k))
 		}
-		m.NodeData[graph.HomoNodeType][key] = f
+		nd[key] = f
 	}
+	m.NodeData[lt.name] = nd
 	return m
 }
 
 // Dirs returns the directories, relative to the dataset, that the chunk
 // files go into; they must exist before chunks are written.
 func (g *Gen) Dirs() []string {
-	return []string{filepath.Dir(graph.EdgeChunkFile(graph.HomoEdgeType, 0)), filepath.Dir(graph.NodeChunkFile(graph.HomoNodeType, graph.ChunkFeat, 0))}
+	return []string{filepath.Dir(graph.EdgeChunkFile(g.rels[0].et, 0)), filepath.Dir(graph.NodeChunkFile(g.types[g.labeled].name, graph.ChunkFeat, 0))}
 }
 
 // ChunkMemory estimates the bytes that writing one node chunk and one edge
@@ -319,9 +493,9 @@ func (g *Gen) Dirs() []string {
 // the chunk arrays and the numpy writer's copy of them.
 func (g *Gen) ChunkMemory() float64 {
 	o := g.opt
-	node := float64(o.ChunkNodes) * (float64(o.FeatDim)*4 + 8 + 3 + 24)
+	node := float64(o.ChunkNodes) * (float64(g.featDim)*4 + 8 + 3 + 24)
 	edge := float64(o.ChunkEdges) * 16
-	return 2*math.Max(node, edge) + float64(o.Classes*o.FeatDim)*8
+	return 2*math.Max(node, edge) + float64(o.Classes*g.featDim)*8
 }
 
 // span splits [0,n) into one sub-range per worker and runs fn on each.
@@ -339,11 +513,16 @@ func (g *Gen) span(n int64, fn func(lo, hi int64)) {
 	wg.Wait()
 }
 
-// WriteNodeChunk writes node-data chunk k (features, labels and the split
-// masks) under dir, whose Dirs exist.
-func (g *Gen) WriteNodeChunk(dir string, k int) error {
-	lo, size := g.nodeStarts[k], g.nodeSizes[k]
-	dim := int64(g.opt.FeatDim)
+// WriteNodeChunk writes chunk k of node type t's data (features, labels
+// and the split masks; types without data have no files) under dir, whose
+// Dirs exist, and returns the chunk's node count.
+func (g *Gen) WriteNodeChunk(dir string, t, k int) (int64, error) {
+	nt := &g.types[t]
+	lo, size := nt.chunkStart[k], nt.sizes[k]
+	if t != g.labeled {
+		return size, nil
+	}
+	dim := int64(g.featDim)
 	data := make([]float32, size*dim)
 	rows := make([][]float32, size)
 	labels := make([]int64, size)
@@ -351,16 +530,17 @@ func (g *Gen) WriteNodeChunk(dir string, k int) error {
 	for set := range masks {
 		masks[set] = make([]uint8, size)
 	}
+	sp := newPerm(uint64(nt.n), g.opt.Seed, tagSplitPerm)
 	g.span(size, func(a, b int64) {
 		pcg := rand.NewPCG(0, 0)
 		r := rand.New(pcg)
 		for i := a; i < b; i++ {
 			v := lo + i
-			c := g.Label(v)
+			c := nt.label(v)
 			labels[i] = int64(c)
 			rows[i] = data[i*dim : (i+1)*dim]
 			g.featRow(v, c, pcg, r, rows[i])
-			if set := g.SplitSet(v); set < 3 {
+			if set := g.splitSet(&sp, v); set < 3 {
 				masks[set][i] = 1
 			}
 		}
@@ -371,43 +551,41 @@ func (g *Gen) WriteNodeChunk(dir string, k int) error {
 		xs  any
 	}{{graph.ChunkFeat, rows}, {graph.ChunkLabel, labels}, {mk[0], masks[0]}, {mk[1], masks[1]}, {mk[2], masks[2]}}
 	for _, p := range put {
-		if err := graph.WriteNpy(filepath.Join(dir, graph.NodeChunkFile(graph.HomoNodeType, p.key, k)), p.xs); err != nil {
-			return err
+		if err := graph.WriteNpy(filepath.Join(dir, graph.NodeChunkFile(nt.name, p.key, k)), p.xs); err != nil {
+			return 0, err
 		}
 	}
-	return nil
+	return size, nil
 }
 
-// WriteEdgeChunk writes edge chunk k under dir, whose Dirs exist, and
-// returns how many of the pairs whose first edge (2k) it holds join two
-// nodes of one class (summed over all chunks: the same-class pairs).
-func (g *Gen) WriteEdgeChunk(dir string, k int) (sameClass int64, err error) {
-	lo, size := g.edgeStarts[k], g.edgeSizes[k]
+// WriteEdgeChunk writes chunk k of relation r under dir, whose Dirs
+// exist, and returns its edge count and how many of its draws joined two
+// nodes of one class (homogeneous: the pairs whose first edge 2k it holds;
+// summed over all chunks, the same-class share of NumDraws).
+func (g *Gen) WriteEdgeChunk(dir string, r, k int) (edges, sameClass int64, err error) {
+	rel := &g.rels[r]
+	lo, size := rel.chunkStart[k], rel.sizes[k]
 	buf := make([][2]int64, size)
 	var mu sync.Mutex
 	g.span(size, func(a, b int64) {
 		var same int64
 		for i := a; i < b; i++ {
 			e := lo + i
-			switch {
-			case i > a && e%2 == 1:
+			if !g.hetero && i > a && e%2 == 1 {
 				buf[i] = [2]int64{buf[i-1][1], buf[i-1][0]}
-			case e%2 == 1: // the pair's first edge is in the previous chunk
-				u, v, _ := g.Pair(e / 2)
-				buf[i] = [2]int64{v, u}
-			default:
-				u, v, s := g.Pair(e / 2)
-				buf[i] = [2]int64{u, v}
-				if s {
-					same++
-				}
+				continue
+			}
+			u, v, s := g.Edge(r, e)
+			buf[i] = [2]int64{u, v}
+			if s && (g.hetero || e%2 == 0) {
+				same++
 			}
 		}
 		mu.Lock()
 		sameClass += same
 		mu.Unlock()
 	})
-	return sameClass, graph.WriteNpy(filepath.Join(dir, graph.EdgeChunkFile(graph.HomoEdgeType, k)), buf)
+	return size, sameClass, graph.WriteNpy(filepath.Join(dir, graph.EdgeChunkFile(rel.et, k)), buf)
 }
 
 // Describe returns the README.md written beside the chunks.
@@ -417,11 +595,23 @@ func (g *Gen) Describe() string {
 	fmt.Fprintf(&b, "# Synthetic graph (mpignn gen --format chunked)\n\n")
 	fmt.Fprintf(&b, "Degree-corrected stochastic block model in DistDGL's chunked format; classes are the planted communities.\n")
 	fmt.Fprintf(&b, "Every value is a function of the seed and a node id or edge index: any number of processes writes the same files.\n\n")
-	fmt.Fprintf(&b, "- nodes %d, stored edges %d (%d undirected pairs, both directions; a repeated pair is stored twice, readers keep one)\n", o.Nodes, 2*g.pairs, g.pairs)
-	fmt.Fprintf(&b, "- classes %d, feature dim %d, seed %d\n", o.Classes, o.FeatDim, o.Seed)
+	if g.hetero {
+		fmt.Fprintf(&b, "- ogbn-mag's shape:")
+		for _, t := range g.types {
+			fmt.Fprintf(&b, " %s %d", t.name, t.n)
+		}
+		fmt.Fprintf(&b, "; edges")
+		for _, r := range g.rels {
+			fmt.Fprintf(&b, " %s %d", r.et, r.edges)
+		}
+		fmt.Fprintf(&b, " (a repeated edge is stored twice, readers keep one)\n")
+	} else {
+		fmt.Fprintf(&b, "- nodes %d, stored edges %d (%d undirected pairs, both directions; a repeated pair is stored twice, readers keep one)\n", o.Nodes, g.NumEdges(), g.NumEdges()/2)
+	}
+	fmt.Fprintf(&b, "- classes %d, feature dim %d, seed %d\n", o.Classes, g.featDim, o.Seed)
 	fmt.Fprintf(&b, "- homophily parameter %g, feature separation %g, power-law exponent %g\n", o.Homophily, o.FeatSep, o.PowerLaw)
-	fmt.Fprintf(&b, "- split %q: train %d, valid %d, test %d\n", graph.GenSplitName, o.Train, o.Valid, o.Test)
-	fmt.Fprintf(&b, "- chunks: %d node chunks of %d nodes, %d edge chunks of %d edges\n", len(g.nodeSizes), o.ChunkNodes, len(g.edgeSizes), o.ChunkEdges)
+	fmt.Fprintf(&b, "- split %q of %s: train %d, valid %d, test %d\n", graph.GenSplitName, g.types[g.labeled].name, g.split[0], g.split[1], g.split[2])
+	fmt.Fprintf(&b, "- chunks of %d nodes and %d edges\n", o.ChunkNodes, o.ChunkEdges)
 	return b.String()
 }
 

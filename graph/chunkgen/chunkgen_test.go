@@ -36,19 +36,29 @@ func write(t *testing.T, o Options) (string, *Gen) {
 	t.Helper()
 	g, err := New(o)
 	require.NoError(t, err)
+	return writeGen(t, g), g
+}
+
+func writeGen(t *testing.T, g *Gen) string {
+	t.Helper()
 	dir := t.TempDir()
 	for _, d := range g.Dirs() {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
 	}
-	for k := range g.NumNodeChunks() {
-		require.NoError(t, g.WriteNodeChunk(dir, k))
+	for ty := range g.NumTypes() {
+		for k := range g.NumNodeChunks(ty) {
+			_, err := g.WriteNodeChunk(dir, ty, k)
+			require.NoError(t, err)
+		}
 	}
-	for k := range g.NumEdgeChunks() {
-		_, err := g.WriteEdgeChunk(dir, k)
-		require.NoError(t, err)
+	for r := range g.NumRels() {
+		for k := range g.NumEdgeChunks(r) {
+			_, _, err := g.WriteEdgeChunk(dir, r, k)
+			require.NoError(t, err)
+		}
 	}
 	writeMeta(t, dir, g)
-	return dir, g
+	return dir
 }
 
 func writeMeta(t *testing.T, dir string, g *Gen) {
@@ -72,7 +82,7 @@ func TestChunksReadBack(t *testing.T) {
 		src, dst, err := c.ReadEdgeChunk(0, k)
 		require.NoError(t, err)
 		for j := range src {
-			u, v := g.Edge(i)
+			u, v, _ := g.Edge(0, i)
 			require.Equal(t, [2]int64{u, v}, [2]int64{src[j], dst[j]}, "edge %d", i)
 			require.NotEqual(t, u, v, "self loop at %d", i)
 			i++
@@ -105,6 +115,7 @@ func TestChunksReadBack(t *testing.T) {
 	}
 	o := g.Options()
 	assert.Equal(t, [4]int64{o.Train, o.Valid, o.Test, 0}, sets)
+	assert.Equal(t, [3]int64{o.Train, o.Valid, o.Test}, g.SplitCounts())
 	assert.Equal(t, []string{graph.GenSplitName}, c.SplitNames(graph.HomoNodeType))
 }
 
@@ -171,7 +182,8 @@ func TestPlantedStructure(t *testing.T) {
 	deg := make([]int64, o.Nodes)
 	var same int64
 	seen := map[[2]int64]bool{}
-	for k := range g.pairs {
+	pairs := g.NumDraws()
+	for k := range pairs {
 		u, v, s := g.Pair(k)
 		seen[[2]int64{u, v}] = true
 		deg[u]++
@@ -181,11 +193,11 @@ func TestPlantedStructure(t *testing.T) {
 		}
 		require.Equal(t, g.Label(u) == g.Label(v), s, "pair %d", k)
 	}
-	h := float64(same) / float64(g.pairs)
+	h := float64(same) / float64(pairs)
 	assert.InDelta(t, 0.8, h, 0.06, "edge homophily")
-	mean := float64(2*g.pairs) / float64(o.Nodes)
+	mean := float64(2*pairs) / float64(o.Nodes)
 	assert.Greater(t, float64(slices.Max(deg)), 20*mean, "max degree vs mean %v", mean)
-	dup := 1 - float64(len(seen))/float64(g.pairs)
+	dup := 1 - float64(len(seen))/float64(pairs)
 	assert.Less(t, dup, 0.05, "repeated pairs")
 	t.Logf("edge homophily %.4f, max degree %d (mean %.1f), repeated pairs %.4f", h, slices.Max(deg), mean, dup)
 
@@ -235,4 +247,68 @@ func TestBadOptions(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestHeteroReadsBack: the ogbn-mag-shaped graph opens with its four types
+// and relations, edges are Edge's and stay in their types' ranges, papers
+// carry labels, features and the split; most edges join one community.
+func TestHeteroReadsBack(t *testing.T) {
+	h := graph.MagGenOptions(0.005)
+	h.Seed, h.Workers = 4, 2
+	g, err := NewHetero(HeteroOptions{HeteroGenOptions: h, ChunkNodes: 1500, ChunkEdges: 7000})
+	require.NoError(t, err)
+	dir := writeGen(t, g)
+	c, err := graph.OpenChunked(dir)
+	require.NoError(t, err)
+	require.False(t, c.Homogeneous())
+	require.Equal(t, []string{graph.TypeAuthor, graph.TypeField, graph.TypeInstitution, graph.TypePaper}, c.Meta.NodeType)
+	require.Equal(t, []int64{h.Authors, h.Fields, h.Institutions, h.Papers}, c.Counts)
+	var same, total int64
+	for r := range c.Meta.EdgeType {
+		i := int64(0)
+		for k := range c.NumEdgeChunks(r) {
+			src, dst, err := c.ReadEdgeChunk(r, k) // checks the type ranges
+			require.NoError(t, err)
+			for j := range src {
+				u, v, s := g.Edge(r, i)
+				require.Equal(t, [2]int64{u, v}, [2]int64{src[j], dst[j]})
+				if s {
+					same++
+				}
+				i++
+			}
+		}
+		require.Equal(t, g.rels[r].edges, i, c.Meta.EdgeType[r])
+		total += i
+	}
+	// Homophily 0.7, less where the small types (44 institutions) have no
+	// member of the anchor's community; at random about 1 in 100 would.
+	assert.Greater(t, float64(same)/float64(total), 0.4, "share of edges inside a community")
+	pt := c.TypeIndex(graph.TypePaper)
+	require.Equal(t, []string{graph.TypePaper}, sortedKeys(c.Meta.NodeData))
+	var sets [4]int64
+	v := int64(0)
+	for k := range c.NumNodeChunks(pt) {
+		labels, err := c.ReadNodeInts(pt, graph.ChunkLabel, k)
+		require.NoError(t, err)
+		feat, err := c.ReadNodeFeat(pt, graph.ChunkFeat, k)
+		require.NoError(t, err)
+		require.Equal(t, h.FeatDim, feat.Dim)
+		for j := range labels {
+			require.Equal(t, int64(g.Label(v)), labels[j])
+			sets[g.SplitSet(v)]++
+			v++
+		}
+	}
+	sp := g.SplitCounts()
+	assert.Equal(t, [4]int64{sp[0], sp[1], sp[2], 0}, sets)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

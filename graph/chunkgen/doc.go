@@ -10,7 +10,9 @@
 // how many processes there are, or on the worker count. The model is that
 // of graph.Generate (planted classes with skewed sizes, edges mostly inside
 // a class, power-law degrees, features around class centroids, a random
-// split), built so that no table over all nodes is needed: see Gen.
+// split), or of graph.GenerateHetero (ogbn-mag's four node types and
+// relations, NewHetero), built so that no table over all nodes is needed:
+// see Gen.
 //
 // The package does not use MPI; cmd/mpignn's `gen --format chunked` runs it
 // under mpirun.
