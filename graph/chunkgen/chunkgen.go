@@ -88,8 +88,8 @@ type Gen struct {
 	beta    float64
 	types   []nodeType
 	rels    []relGen
-	labeled int   // the type with features, labels and the split
-	split   [3]int64 // train, valid, test counts of the labeled type
+	labeled int       // the type with features, labels and the split
+	split   [3]int64  // train, valid, test counts of the labeled type
 	cen     []float64 // class centroids, Classes x FeatDim
 	featDim int
 }
