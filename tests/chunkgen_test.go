@@ -125,6 +125,8 @@ func TestGenChunkedBadFlags(t *testing.T) {
 	nonEmpty := filepath.Join(dir, "full")
 	require.NoError(t, os.MkdirAll(nonEmpty, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(nonEmpty, "x"), nil, 0o644))
+	aFile := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(aFile, []byte("keep"), 0o644))
 	base := []string{"gen", "--nodes", "1000", "--classes", "4", "--feat-dim", "4"}
 	for _, tc := range []struct {
 		name string
@@ -139,6 +141,7 @@ func TestGenChunkedBadFlags(t *testing.T) {
 		{"too few nodes", []string{"--format", "chunked", "--nodes", "5", "--out", out}, "5 nodes are too few for 4 classes"},
 		{"out not empty", []string{"--format", "chunked", "--out", nonEmpty}, nonEmpty + " exists and is not empty"},
 		{"no out", []string{"--format", "chunked"}, "--out DIR is required"},
+		{"out is a file", []string{"--format", "chunked", "--out", aFile}, "write " + aFile + ": open " + aFile + ": not a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.MPI(Job{Ranks: 2, Args: append(append([]string{bin}, base...), tc.args...), Timeout: time.Minute})
@@ -148,6 +151,9 @@ func TestGenChunkedBadFlags(t *testing.T) {
 			assert.NoDirExists(t, out)
 		})
 	}
+	b, err := os.ReadFile(aFile)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(b))
 }
 
 // TestGenChunkedFailure: a rank that cannot write its chunk ends the whole

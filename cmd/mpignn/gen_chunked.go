@@ -50,6 +50,9 @@ func newChunkGen(g *chunkgen.Gen, err error) (*chunkgen.Gen, error) {
 // and renames the directory to out. The files do not depend on the number
 // of ranks (chunkgen).
 func runGenChunked(g *chunkgen.Gen, out string) error {
+	if err := emptyOrMissing(out); err != nil {
+		return &usageError{err.Error()} // every rank sees it: one line
+	}
 	spmd.Run(func(w *spmd.World) error {
 		c, err := collectives.NewComm()
 		if err != nil {
@@ -142,6 +145,9 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 // directories inside (rank 0 makes them, so that a rank writing after the
 // directory was removed on a signal fails rather than recreating it).
 func makeGenTemp(out, tmp string, dirs []string) error {
+	if err := emptyOrMissing(out); err != nil {
+		return err
+	}
 	if _, err := tempout.RemoveStale(out); err != nil {
 		return fmt.Errorf("output %s: %w", out, err)
 	}
@@ -175,11 +181,29 @@ func finishGenChunked(g *chunkgen.Gen, tmp, out string) error {
 	if err := os.WriteFile(filepath.Join(tmp, graph.ChunkedMetaFile), meta, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
 	}
+	if err := emptyOrMissing(out); err != nil {
+		return err
+	}
 	if err := os.Remove(out); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("write %s: %w (it must not exist or be empty)", out, err)
+		return fmt.Errorf("write %s: %w", out, err)
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
+}
+
+// emptyOrMissing refuses an out that is a file or a directory with
+// entries: only a missing or empty directory is replaced.
+func emptyOrMissing(out string) error {
+	ents, err := os.ReadDir(out)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("write %s: %w", out, err)
+	case len(ents) > 0:
+		return fmt.Errorf("write %s: directory exists and is not empty", out)
 	}
 	return nil
 }
