@@ -60,7 +60,7 @@ func runGen(args []string) (err error) {
 			"Writes DIR/raw/*.csv.gz and DIR/split/%s/{train,valid,test}.csv.gz (with --hetero OGB's heterogeneous\n"+
 			"layout, ogbn-mag's: raw/num-node-dict.csv.gz, raw/relations/<src>___<rel>___<dst>/, split/%s/paper/).\n"+
 			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n"+
-			"With --format chunked: DIR/metadata.json, DIR/edges/*.npy, DIR/node_data/_N/*.npy (DistDGL's chunked format,\n"+
+			"With --format chunked: DIR/metadata.json, DIR/edges/*.npy, DIR/node_data/<type>/*.npy (DistDGL's chunked format,\n"+
 			"what partition --data and train --data read with all ranks), the same bytes on any number of ranks.\n",
 			graph.GenSplitName, graph.GenSplitName)
 		printFlags(fs)
