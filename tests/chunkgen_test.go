@@ -173,7 +173,9 @@ func TestGenChunkedFailure(t *testing.T) {
 		p.await(t)
 		tmps := temps(t, out)
 		require.Len(t, tmps, 1)
-		lo, _ := graph.ChunkRange(9, 3, 2)
+		// 6 node chunks then 9 edge chunks dealt round-robin: rank 2 gets
+		// jobs 2, 5 (node chunks) and 8, 11, 14 (edge chunks 2, 5, 8).
+		lo := 2
 		bad := filepath.Join(dir, tmps[0], graph.EdgeChunkFile(graph.HomoEdgeType, lo))
 		require.NoError(t, os.Mkdir(bad, 0o755))
 		t0 := time.Now()

@@ -44,8 +44,8 @@ func newChunkGen(g *chunkgen.Gen, err error) (*chunkgen.Gen, error) {
 }
 
 // runGenChunked implements `gen --format chunked`: every rank of the job
-// (one without mpirun) writes its run of the node chunks and of the edge
-// chunks (graph.ChunkRange) into rank 0's temporary directory; once the
+// (one without mpirun) writes its share of the chunks (genJobs) into rank
+// 0's temporary directory; once the
 // ranks' counts add up to the whole graph, rank 0 writes metadata.json
 // and renames the directory to out. The files do not depend on the number
 // of ranks (chunkgen).
@@ -84,29 +84,23 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 		}
 		testhold.At(genHoldChunks)
 
-		// counts: nodes, edges, same-class draws written by this rank;
-		// every type's and relation's chunks are shared out separately.
+		// counts: nodes, edges, same-class draws written by this rank.
 		counts := make([]int64, 3)
-		for t := range g.NumTypes() {
-			lo, hi := graph.ChunkRange(g.NumNodeChunks(t), size, rank)
-			for k := lo; k < hi; k++ {
-				n, err := g.WriteNodeChunk(tmp, t, k)
+		for _, j := range genJobs(g, rank, size) {
+			if !j.edges {
+				n, err := g.WriteNodeChunk(tmp, j.i, j.k)
 				if err != nil {
-					return fmt.Errorf("rank %d: node chunk %d: %w", rank, k, err)
+					return fmt.Errorf("rank %d: node chunk %d: %w", rank, j.k, err)
 				}
 				counts[0] += n
+				continue
 			}
-		}
-		for r := range g.NumRels() {
-			lo, hi := graph.ChunkRange(g.NumEdgeChunks(r), size, rank)
-			for k := lo; k < hi; k++ {
-				m, same, err := g.WriteEdgeChunk(tmp, r, k)
-				if err != nil {
-					return fmt.Errorf("rank %d: edge chunk %d: %w", rank, k, err)
-				}
-				counts[1] += m
-				counts[2] += same
+			m, same, err := g.WriteEdgeChunk(tmp, j.i, j.k)
+			if err != nil {
+				return fmt.Errorf("rank %d: edge chunk %d: %w", rank, j.k, err)
 			}
+			counts[1] += m
+			counts[2] += same
 		}
 		if err := collectives.Allreduce(c, counts, collectives.Sum); err != nil {
 			return err
@@ -139,6 +133,34 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 		return c.Barrier()
 	})
 	return nil
+}
+
+// genJob is one chunk to write: chunk k of node type i, or of relation i.
+type genJob struct {
+	edges bool
+	i, k  int
+}
+
+// genJobs returns rank's chunks: every type's node chunks, then every
+// relation's edge chunks, dealt round-robin, so that each rank gets its
+// share of the edges even when a relation has fewer chunks than ranks.
+func genJobs(g *chunkgen.Gen, rank, size int) []genJob {
+	var all []genJob
+	for t := range g.NumTypes() {
+		for k := range g.NumNodeChunks(t) {
+			all = append(all, genJob{false, t, k})
+		}
+	}
+	for r := range g.NumRels() {
+		for k := range g.NumEdgeChunks(r) {
+			all = append(all, genJob{true, r, k})
+		}
+	}
+	var mine []genJob
+	for j := rank; j < len(all); j += size {
+		mine = append(mine, all[j])
+	}
+	return mine
 }
 
 // makeGenTemp creates tmp, the temporary directory of out, with the chunk
