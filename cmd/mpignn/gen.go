@@ -16,7 +16,8 @@ import (
 )
 
 // runGen implements `mpignn gen`: generate a synthetic graph with planted
-// communities and write it in the OGB raw layout.
+// communities and write it in the OGB raw layout, or with --format chunked
+// in the chunked format, every rank of the job its share (runGenChunked).
 func runGen(args []string) (err error) {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
 	format := fs.String("format", genFormatOGB, "output layout: ogb (the OGB raw layout, one process) or chunked (DistDGL's chunked format, the distributed partitioner's input; under mpirun every rank writes its share, the same files on any rank count)")
