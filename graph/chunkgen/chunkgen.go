@@ -310,9 +310,12 @@ func (g *Gen) rankOf(t *nodeType, c int, u float64) int64 {
 	return min(max(int64(x)-1, 0), t.start[c+1]-t.start[c]-1)
 }
 
-// classOf draws a class of t by total weight from u in [0,1).
+// classOf draws a class of t by total weight from u in [0,1): the first
+// whose cumulative weight exceeds u·total, so never an empty class (a
+// small type of a heterogeneous graph has some).
 func (t *nodeType) classOf(u float64) int {
-	c := sort.SearchFloat64s(t.cumW, u*t.cumW[len(t.cumW)-1])
+	x := u * t.cumW[len(t.cumW)-1]
+	c := sort.Search(len(t.cumW), func(c int) bool { return t.cumW[c] > x })
 	return min(c, len(t.cumW)-1)
 }
 

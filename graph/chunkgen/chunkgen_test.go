@@ -312,3 +312,23 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(ks)
 	return ks
 }
+
+// TestEmptyClassesNeverDrawn: a type with fewer nodes than classes has
+// empty classes; no draw lands in one, even at u = 0.
+func TestEmptyClassesNeverDrawn(t *testing.T) {
+	h := graph.MagGenOptions(0.001) // 9 institutions for 50 classes
+	h.Classes = 50
+	g, err := NewHetero(HeteroOptions{HeteroGenOptions: h})
+	require.NoError(t, err)
+	for _, ty := range g.types {
+		for _, u := range []float64{0, 1e-300, 0.5, 1 - 1e-16} {
+			c := ty.classOf(u)
+			require.Greater(t, ty.start[c+1], ty.start[c], "%s: u=%v drew empty class %d", ty.name, u, c)
+		}
+	}
+	for r := range g.NumRels() {
+		for i := range min(g.rels[r].edges, 2000) {
+			g.Edge(r, i)
+		}
+	}
+}
