@@ -1,12 +1,15 @@
 package graph
 
 import (
+	"bytes"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"codeberg.org/sbinet/npyio"
 	"codeberg.org/sbinet/npyio/npz"
 	"github.com/stretchr/testify/require"
 )
@@ -257,4 +260,36 @@ func TestConvertNpz(t *testing.T) {
 	y, err := c.ReadNodeInts(0, "year", 2)
 	require.NoError(t, err)
 	require.Equal(t, int64(2000+200%20), y[0])
+}
+
+// TestWriteNpyFastMatchesNpyio: the direct writer gives npyio's bytes for
+// every type it handles; ragged rows fall back to npyio.
+func TestWriteNpyFastMatchesNpyio(t *testing.T) {
+	for name, xs := range map[string]any{
+		"pairs":     [][2]int64{{1, 2}, {3, -4}, {1 << 40, 0}},
+		"ints":      []int64{5, -1, 7},
+		"long ints": make([]int64, 1000),
+		"masks":     []uint8{0, 1, 1},
+		"rows":      [][]float32{{1.5, 2}, {3, 4.25}, {0, -1}},
+		"one col":   [][]float32{{1}, {2}},
+		"wide rows": [][]float32{make([]float32, 100)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var fast, ref bytes.Buffer
+			ok, err := writeNpyFast(&fast, xs)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.NoError(t, npyio.Write(&ref, xs))
+			require.Equal(t, ref.Bytes(), fast.Bytes())
+		})
+	}
+	ok, err := writeNpyFast(io.Discard, [][]float32{{1, 2}, {3}})
+	require.NoError(t, err)
+	require.False(t, ok, "ragged rows")
+	// No pairs: shape (0, 2), which the edge reader accepts (npyio writes
+	// a shapeless void array for an empty [][2]int64).
+	var b bytes.Buffer
+	_, err = writeNpyFast(&b, [][2]int64{})
+	require.NoError(t, err)
+	require.Contains(t, b.String(), "'shape': (0, 2)")
 }

@@ -70,6 +70,23 @@ func ConvertToChunked(src, out string, opt ConvertOptions) error {
 	})
 }
 
+// EdgeChunkFile is the path, relative to the dataset, of chunk k of edge
+// type et: edges/<src>___<rel>___<dst>-k.npy.
+func EdgeChunkFile(et string, k int) string {
+	return filepath.Join("edges", fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(et, ":", "___"), k))
+}
+
+// NodeChunkFile is the path, relative to the dataset, of chunk k of node
+// type typ's data key: node_data/<type>/<key>-k.npy (':' in a split mask
+// key becomes '-').
+func NodeChunkFile(typ, key string, k int) string {
+	return filepath.Join("node_data", typ, fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(key, ":", "-"), k))
+}
+
+// ChunkSizes cuts n items into chunks of at most per (at least one chunk,
+// possibly empty), as convert and the chunked generator lay them out.
+func ChunkSizes(n, per int64) []int64 { return chunkSizes(n, per) }
+
 // chunkSizes cuts n items into chunks of at most per (at least one chunk).
 func chunkSizes(n, per int64) []int64 {
 	var out []int64
@@ -242,7 +259,7 @@ func convertEdges(cm *ChunkedMeta, tmp, path string, r Relation, et string, m in
 			}
 			buf[i] = [2]int64{u, v}
 		}
-		rel := filepath.Join("edges", fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(et, ":", "___"), k))
+		rel := EdgeChunkFile(et, k)
 		if err := WriteNpy(filepath.Join(tmp, rel), buf); err != nil {
 			return err
 		}
@@ -270,11 +287,8 @@ func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelP
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	chunkFile := func(key string, k int) string {
-		return filepath.Join("node_data", typ, fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(key, ":", "-"), k))
-	}
 	add := func(key string, k int, xs any) error {
-		rel := chunkFile(key, k)
+		rel := NodeChunkFile(typ, key, k)
 		if err := WriteNpy(filepath.Join(tmp, rel), xs); err != nil {
 			return err
 		}

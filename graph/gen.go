@@ -94,6 +94,10 @@ func (s *Synthetic) BuildIn() *CSR {
 	return BuildInCSR(s.Data.NumNodes, src, dst, BuildOptions{Undirected: true, Workers: s.Opt.Workers})
 }
 
+// Fill validates o and fills in its defaults (the split counts included),
+// as Generate does; the chunked generator (graph/chunkgen) shares it.
+func (o *GenOptions) Fill() error { return o.fill() }
+
 func (o *GenOptions) fill() error {
 	if o.Homophily == 0 {
 		o.Homophily = 0.8

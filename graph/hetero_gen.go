@@ -113,6 +113,28 @@ type relSpec struct {
 	countFlagLabel string
 }
 
+// Fill validates o and fills in its defaults, as GenerateHetero does; the
+// chunked generator (graph/chunkgen) shares it.
+func (o *HeteroGenOptions) Fill() error { return o.fill() }
+
+// GenRelation is one relation of the generated graph: the end drawn first
+// by weight over its whole type (the anchor) and the edge count.
+type GenRelation struct {
+	Rel         Relation
+	AnchorIsSrc bool
+	Edges       int64
+}
+
+// GenRelations returns the relations of the graph o describes, in
+// canonical-name order.
+func (o *HeteroGenOptions) GenRelations() []GenRelation {
+	var out []GenRelation
+	for _, sp := range o.specs() {
+		out = append(out, GenRelation{Rel: sp.rel, AnchorIsSrc: sp.anchorIsSrc, Edges: sp.edges})
+	}
+	return out
+}
+
 func (o *HeteroGenOptions) fill() error {
 	mag := MagGenOptions(1)
 	for _, p := range []struct{ v, def *int64 }{

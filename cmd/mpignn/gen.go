@@ -10,14 +10,19 @@ import (
 	"time"
 
 	"mpignn/graph"
+	"mpignn/graph/chunkgen"
 	"mpignn/internal/tempout"
 	"mpignn/train"
 )
 
 // runGen implements `mpignn gen`: generate a synthetic graph with planted
-// communities and write it in the OGB raw layout.
-func runGen(args []string) error {
+// communities and write it in the OGB raw layout, or with --format chunked
+// in the chunked format, every rank of the job its share (runGenChunked).
+func runGen(args []string) (err error) {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	format := fs.String("format", genFormatOGB, "output layout: ogb (the OGB raw layout, one process) or chunked (DistDGL's chunked format, the distributed partitioner's input; under mpirun every rank writes its share, the same files on any rank count)")
+	chunkNodes := fs.Int64("chunk-nodes", chunkgen.DefaultChunkNodes, "--format chunked: nodes per node-data chunk (bounds a rank's memory; ranks write whole chunks)")
+	chunkEdges := fs.Int64("chunk-edges", chunkgen.DefaultChunkEdges, "--format chunked: directed edges per edge chunk (bounds a rank's memory)")
 	var o graph.GenOptions
 	fs.Int64Var(&o.Nodes, "nodes", 100000, "number of nodes")
 	fs.Float64Var(&o.AvgDegree, "avg-degree", 25, "mean undirected degree (directed edges / nodes); the edge file gets nodes*avg-degree lines")
@@ -52,14 +57,29 @@ func runGen(args []string) error {
 			"                  [--train-frac F --valid-frac F | --train N --valid N --test N]\n"+
 			"       mpignn gen --hetero --out DIR [--scale S --papers N --authors N --institutions N --fields N\n"+
 			"                  --cites M --writes M --affiliations M --topics M --classes C --feat-dim F --seed S]\n"+
+			"       [mpirun -n P] mpignn gen --format chunked [--hetero] --out DIR [--chunk-nodes N --chunk-edges M] [flags above]\n"+
 			"Writes DIR/raw/*.csv.gz and DIR/split/%s/{train,valid,test}.csv.gz (with --hetero OGB's heterogeneous\n"+
 			"layout, ogbn-mag's: raw/num-node-dict.csv.gz, raw/relations/<src>___<rel>___<dst>/, split/%s/paper/).\n"+
-			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n",
+			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n"+
+			"With --format chunked: DIR/metadata.json, DIR/edges/*.npy, DIR/node_data/<type>/*.npy (DistDGL's chunked format,\n"+
+			"what partition --data and train --data read with all ranks), the same bytes on any number of ranks.\n",
 			graph.GenSplitName, graph.GenSplitName)
 		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *format != genFormatOGB || set["chunk-nodes"] || set["chunk-edges"] {
+		// Every rank of an mpirun job checks the same command line before
+		// MPI starts: the first rank alone prints a mistake (see main).
+		defer func() {
+			var ue *usageError
+			if err != nil && !errors.As(err, &ue) && !errors.Is(err, flag.ErrHelp) {
+				err = &usageError{err.Error()}
+			}
+		}()
 	}
 	if fs.NArg() != 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -67,8 +87,21 @@ func runGen(args []string) error {
 	if *out == "" {
 		return errors.New("--out DIR is required")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch *format {
+	case genFormatOGB:
+		for _, name := range []string{"chunk-nodes", "chunk-edges"} {
+			if set[name] {
+				return fmt.Errorf("--%s needs --format %s", name, genFormatChunked)
+			}
+		}
+	case genFormatChunked:
+		if *chunkNodes < 1 || *chunkEdges < 1 {
+			// Zero means the default to chunkgen, not on the command line.
+			return fmt.Errorf("--chunk-nodes %d and --chunk-edges %d must be positive", *chunkNodes, *chunkEdges)
+		}
+	default:
+		return fmt.Errorf("--format %q: want %s or %s", *format, genFormatOGB, genFormatChunked)
+	}
 	if *hetero {
 		for _, name := range []string{"nodes", "avg-degree", "train", "valid", "test"} {
 			if set[name] {
@@ -112,6 +145,16 @@ func runGen(args []string) error {
 		if set["train-frac"] || set["valid-frac"] {
 			h.TrainFrac, h.ValidFrac = o.TrainFrac, o.ValidFrac
 		}
+		if *format == genFormatChunked {
+			if err := checkGenOut(*out); err != nil {
+				return err
+			}
+			g, err := newChunkGen(chunkgen.NewHetero(chunkgen.HeteroOptions{HeteroGenOptions: h, ChunkNodes: *chunkNodes, ChunkEdges: *chunkEdges}))
+			if err != nil {
+				return err
+			}
+			return runGenChunked(g, *out)
+		}
 		return runGenHetero(h, *out)
 	}
 	for _, name := range []string{"scale", "papers", "authors", "institutions", "fields", "cites", "writes", "affiliations", "topics"} {
@@ -122,10 +165,8 @@ func runGen(args []string) error {
 	if (o.Train > 0 || o.Valid > 0 || o.Test > 0) && (o.TrainFrac > 0 || o.ValidFrac > 0) {
 		return errors.New("give split sizes either as counts (--train/--valid/--test) or as fractions (--train-frac/--valid-frac), not both")
 	}
-	if _, err := os.Stat(*out); err == nil {
-		if ents, _ := os.ReadDir(*out); len(ents) > 0 {
-			return fmt.Errorf("%s exists and is not empty; refusing to overwrite", *out)
-		}
+	if err := checkGenOut(*out); err != nil {
+		return err
 	}
 	// In GenOptions zero means "default"; an explicit 0 on the command line
 	// means none (a control graph), which a negligible positive value gives.
@@ -137,6 +178,13 @@ func runGen(args []string) error {
 			o.FeatSep = 1e-12
 		}
 	})
+	if *format == genFormatChunked {
+		g, err := newChunkGen(chunkgen.New(chunkgen.Options{GenOptions: o, ChunkNodes: *chunkNodes, ChunkEdges: *chunkEdges}))
+		if err != nil {
+			return err
+		}
+		return runGenChunked(g, *out)
+	}
 	// Refuse sizes that cannot fit before allocating: the runtime's out of
 	// memory is a crash with a trace, not an error.
 	need, err := graph.GenMemory(o)
@@ -173,10 +221,8 @@ func runGen(args []string) error {
 
 // runGenHetero generates and writes the ogbn-mag-shaped graph of o.
 func runGenHetero(o graph.HeteroGenOptions, out string) error {
-	if _, err := os.Stat(out); err == nil {
-		if ents, _ := os.ReadDir(out); len(ents) > 0 {
-			return fmt.Errorf("%s exists and is not empty; refusing to overwrite", out)
-		}
+	if err := checkGenOut(out); err != nil {
+		return err
 	}
 	need, err := graph.HeteroGenMemory(o)
 	if err != nil {
@@ -218,5 +264,15 @@ func runGenHetero(o graph.HeteroGenOptions, out string) error {
 	fmt.Printf("planted accuracy ceiling (%d test papers): features-only %.4f, features+neighbour communities %.4f\n",
 		st.EvalNodes, st.FeatureOnlyAcc, st.OracleAcc)
 	fmt.Printf("time: generate %.1fs, write %.1fs\n", tGen.Seconds(), (time.Since(t0) - tGen).Seconds())
+	return nil
+}
+
+// checkGenOut refuses an output directory that exists and is not empty.
+func checkGenOut(out string) error {
+	if _, err := os.Stat(out); err == nil {
+		if ents, _ := os.ReadDir(out); len(ents) > 0 {
+			return fmt.Errorf("%s exists and is not empty; refusing to overwrite", out)
+		}
+	}
 	return nil
 }
