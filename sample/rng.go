@@ -1,8 +1,6 @@
 package sample
 
 import (
-	"math/bits"
-
 	"mpignn/internal/hashkey"
 )
 
@@ -37,11 +35,11 @@ func Hash64(words ...uint64) uint64 { return hashkey.Hash64(words...) }
 // Float32From maps 64 random bits to a float32 uniform on [0,1) using the top
 // 24 bits, which is exactly the float32 mantissa precision (so every value is
 // representable and the result is never 1).
-func Float32From(h uint64) float32 { return float32(h>>40) * (1.0 / (1 << 24)) }
+func Float32From(h uint64) float32 { return hashkey.Float32From(h) }
 
 // Float64From maps 64 random bits to a float64 uniform on [0,1) using the top
 // 53 bits.
-func Float64From(h uint64) float64 { return float64(h>>11) * (1.0 / (1 << 53)) }
+func Float64From(h uint64) float64 { return hashkey.Float64From(h) }
 
 // MaskKey returns the key of the dropout mask row of one node at one layer
 // and training step. node must be the ORIGINAL node id so that masks do not
@@ -58,43 +56,14 @@ func MaskUniform(key uint64, unit int) float32 {
 	return Float32From(hashkey.Mix64(key + (uint64(unit)+1)*hashkey.Golden))
 }
 
-// Stream is a SplitMix64 generator. The zero value is a valid stream, but
-// streams should be created from a key (Key.Stream or NewStream of a hash) so
-// that draws are tied to what they decide.
-type Stream struct{ s uint64 }
+// Stream is a SplitMix64 generator keyed by a counter-based hash
+// (hashkey.Stream, so that graph generators draw from the same streams
+// without importing the sampler). Create one from a key (Key.Stream, or
+// NewStream of a hash) so that draws are tied to what they decide.
+type Stream = hashkey.Stream
 
 // NewStream returns the stream whose state is the given 64-bit key.
-func NewStream(key uint64) Stream { return Stream{s: key} }
-
-// Uint64 returns the next 64 random bits.
-func (r *Stream) Uint64() uint64 {
-	r.s += hashkey.Golden
-	return hashkey.Mix64(r.s)
-}
-
-// Uint64n returns a uniform integer in [0,n) for n > 0 (0 when n == 0),
-// without modulo bias: Lemire's multiply-shift with rejection of the short
-// final interval.
-func (r *Stream) Uint64n(n uint64) uint64 {
-	if n == 0 {
-		return 0
-	}
-	hi, lo := bits.Mul64(r.Uint64(), n)
-	if lo < n {
-		// The threshold (2^64 - n) mod n is only needed on this rare path.
-		t := -n % n
-		for lo < t {
-			hi, lo = bits.Mul64(r.Uint64(), n)
-		}
-	}
-	return hi
-}
-
-// Float32 returns a uniform float32 in [0,1).
-func (r *Stream) Float32() float32 { return Float32From(r.Uint64()) }
-
-// Float64 returns a uniform float64 in [0,1).
-func (r *Stream) Float64() float64 { return Float64From(r.Uint64()) }
+func NewStream(key uint64) Stream { return hashkey.NewStream(key) }
 
 // Key identifies one neighbor choice: the neighbors of node Node in layer
 // Layer of batch (step) Batch of epoch Epoch under the run seed Seed.
@@ -114,7 +83,7 @@ type Key struct {
 // Stream returns the random stream for this key. It equals
 // NewStream(Hash64(tagSample, Seed, Epoch, Batch, Layer, Node)) and is
 // computed without allocating.
-func (k Key) Stream() Stream { return Stream{s: k.hashInto(hashkey.Start(6))} }
+func (k Key) Stream() Stream { return hashkey.NewStream(k.hashInto(hashkey.Start(6))) }
 
 // hashInto hashes the key's six words into h (the start of a hash of six
 // or more words).

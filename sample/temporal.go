@@ -168,7 +168,7 @@ func (tp Temporal) Choose(k Key, t, eligible int64, fanout int, replace bool, ds
 // StreamAt is the random stream of the key at seed time t: Stream's hash
 // with t as a seventh word, so temporal and plain choices never share bits.
 func (k Key) StreamAt(t int64) Stream {
-	return Stream{s: hashkey.Word(k.hashInto(hashkey.Start(7)), uint64(t))}
+	return hashkey.NewStream(hashkey.Word(k.hashInto(hashkey.Start(7)), uint64(t)))
 }
 
 // TimedRelGraph is a RelGraph whose rows carry the time of every edge,

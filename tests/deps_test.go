@@ -36,6 +36,7 @@ type pkgDeps struct {
 //	spmd                 the MPI runtime (cgo, mpi.h)
 //	collectives          MPI operations over spmd (gompi, cgo)
 //	graph                graphs and datasets, no MPI
+//	graph/chunkgen       chunked graphs generated chunk by chunk, no MPI
 //	partition            partitioning and the on-disk format, no MPI
 //	sample               the pure sampling core, no MPI
 //	train                models and the training loop, no MPI
@@ -59,7 +60,8 @@ func allowedDeps() map[string]pkgDeps {
 			test:    []string{"spmd/spmdtest"},
 		},
 
-		"graph": {imports: []string{"internal/hashkey", "internal/tempout", "internal/testhold"}},
+		"graph":          {imports: []string{"internal/hashkey", "internal/tempout", "internal/testhold"}},
+		"graph/chunkgen": {imports: []string{"graph", "internal/hashkey"}},
 		"partition": {
 			imports: []string{"graph", "internal/hashkey", "internal/tempout", "internal/testhold"},
 		},
@@ -89,11 +91,11 @@ func allowedDeps() map[string]pkgDeps {
 
 		"cmd/mpignn": {
 			imports: []string{
-				"collectives", "graph", "internal/tempout", "internal/testhold", "internal/watchdog",
+				"collectives", "graph", "graph/chunkgen", "internal/tempout", "internal/testhold", "internal/watchdog",
 				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "train", "train/dist",
 			},
 		},
-		"tests": {test: []string{"internal/tempout", "internal/testhold", "train"}},
+		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "train"}},
 	}
 }
 
@@ -113,7 +115,7 @@ type depRules struct {
 func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
-		pureCore: []string{"graph", "partition", "sample", "sample/sampletest", "train",
+		pureCore: []string{"graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train",
 			"internal/hashkey", "internal/tempout", "internal/testhold", "internal/watchdog"},
 		stdlibOnly: []string{"internal/hashkey"},
 	}

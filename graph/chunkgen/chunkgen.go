@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"mpignn/graph"
-	"mpignn/sample"
+	"mpignn/internal/hashkey"
 )
 
 // GraphName is the graph_name of a generated dataset's metadata.json (and
@@ -182,7 +182,7 @@ func NewHetero(opt HeteroOptions) (*Gen, error) {
 	counts := map[string]int64{graph.TypeAuthor: h.Authors, graph.TypeField: h.Fields, graph.TypeInstitution: h.Institutions, graph.TypePaper: h.Papers}
 	names := []string{graph.TypeAuthor, graph.TypeField, graph.TypeInstitution, graph.TypePaper} // sorted
 	for t, name := range names {
-		g.types = append(g.types, g.newType(name, counts[name], sample.Hash64(tagClassPerm, uint64(t))))
+		g.types = append(g.types, g.newType(name, counts[name], hashkey.Hash64(tagClassPerm, uint64(t))))
 	}
 	g.labeled = slices.Index(names, graph.TypePaper)
 	for _, r := range h.GenRelations() {
@@ -237,7 +237,7 @@ func (g *Gen) centroids() {
 	g.cen = make([]float64, k*dim)
 	scale := g.opt.FeatSep / math.Sqrt(float64(dim))
 	for c := 0; c < k; c++ {
-		r := rand.New(rand.NewPCG(sample.Hash64(tagCentroid, g.opt.Seed, uint64(c)), 0))
+		r := rand.New(rand.NewPCG(hashkey.Hash64(tagCentroid, g.opt.Seed, uint64(c)), 0))
 		for j := range dim {
 			g.cen[c*dim+j] = r.NormFloat64() * scale
 		}
@@ -353,7 +353,7 @@ func (g *Gen) splitSet(sp *perm, v int64) int {
 // whether its ends share a class.
 func (g *Gen) Pair(k int64) (u, v int64, same bool) {
 	t := &g.types[0]
-	r := sample.NewStream(sample.Hash64(tagEdge, g.opt.Seed, uint64(k)))
+	r := hashkey.NewStream(hashkey.Hash64(tagEdge, g.opt.Seed, uint64(k)))
 	var pu, pv int64
 	for try := 0; ; try++ {
 		cu := t.classOf(r.Float64())
@@ -396,7 +396,7 @@ func (g *Gen) Edge(r int, i int64) (src, dst int64, same bool) {
 	if rel.anchorIsSrc {
 		at, ot = ot, at
 	}
-	st := sample.NewStream(sample.Hash64(tagEdge, g.opt.Seed, uint64(r), uint64(i)))
+	st := hashkey.NewStream(hashkey.Hash64(tagEdge, g.opt.Seed, uint64(r), uint64(i)))
 	var pa, po int64
 	for try := 0; ; try++ {
 		ca := at.classOf(st.Float64())
@@ -426,7 +426,7 @@ func (g *Gen) Edge(r int, i int64) (src, dst int64, same bool) {
 // featRow writes node v of class c's features into row: the centroid plus
 // unit Gaussian noise from v's own stream, rounded to 1e-3 as gen does.
 func (g *Gen) featRow(v int64, c int, pcg *rand.PCG, r *rand.Rand, row []float32) {
-	pcg.Seed(sample.Hash64(tagFeat, g.opt.Seed, uint64(v)), 0)
+	pcg.Seed(hashkey.Hash64(tagFeat, g.opt.Seed, uint64(v)), 0)
 	cen := g.cen[c*len(row) : (c+1)*len(row)]
 	for j := range row {
 		row[j] = float32(math.Round((cen[j]+r.NormFloat64())*1000)) / 1000

@@ -5,7 +5,7 @@
 // generated at all.
 //
 // Every value is a pure function of the seed and a node id or an edge
-// index, drawn through the counter-based hash (sample.Hash64 and its
+// index, drawn through the counter-based hash (hashkey.Hash64 and its
 // streams): a chunk's bytes do not depend on which process writes it, on
 // how many processes there are, or on the worker count. The model is that
 // of graph.Generate (planted classes with skewed sizes, edges mostly inside

@@ -1,6 +1,6 @@
 package chunkgen
 
-import "mpignn/sample"
+import "mpignn/internal/hashkey"
 
 // perm is a seeded pseudo-random permutation of [0,n) computable in both
 // directions from one value: a balanced four-round Feistel network on the
@@ -22,7 +22,7 @@ func newPerm(n, seed, tag uint64) perm {
 	bits += bits % 2
 	p := perm{n: n, half: bits / 2, mask: 1<<(bits/2) - 1}
 	for r := range p.keys {
-		p.keys[r] = sample.Hash64(tag, seed, uint64(r))
+		p.keys[r] = hashkey.Hash64(tag, seed, uint64(r))
 	}
 	return p
 }
@@ -30,7 +30,7 @@ func newPerm(n, seed, tag uint64) perm {
 // round is the Feistel round function: one step of the stream keyed by the
 // round key and the half block.
 func (p *perm) round(r int, x uint64) uint64 {
-	s := sample.NewStream(p.keys[r] ^ x)
+	s := hashkey.NewStream(p.keys[r] ^ x)
 	return s.Uint64() & p.mask
 }
 
