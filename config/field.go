@@ -23,13 +23,24 @@ type FieldError struct {
 const mark = "\x00"
 
 // Errorf returns a FieldError whose message is format with args, where
-// {Path} in format (not in args) names the field Path: the first such
-// field is the one at fault. A format without a field is a programming
-// mistake and panics.
+// {Path} in format (not in args) names the field Path; an argument made by
+// Name names one too. The first field named is the one at fault. A message
+// without a field is a programming mistake and panics.
 func Errorf(format string, args ...any) *FieldError {
+	e := &FieldError{msg: fmt.Sprintf(Mark(format), args...)}
+	f := e.Fields()
+	if len(f) == 0 {
+		panic("config.Errorf: no {Field} in " + format)
+	}
+	e.Field = f[0]
+	return e
+}
+
+// Mark returns text with each {Path} in it marked as Name(Path), for a
+// message built from parts.
+func Mark(text string) string {
 	var b strings.Builder
-	field := ""
-	rest := format
+	rest := text
 	for {
 		i := strings.IndexByte(rest, '{')
 		if i < 0 {
@@ -42,18 +53,15 @@ func Errorf(format string, args ...any) *FieldError {
 			rest = rest[i+1:]
 			continue
 		}
-		path := rest[i+1 : i+j]
-		if field == "" {
-			field = path
-		}
-		b.WriteString(rest[:i] + mark + path + mark)
+		b.WriteString(rest[:i] + Name(rest[i+1:i+j]))
 		rest = rest[i+j+1:]
 	}
-	if field == "" {
-		panic("config.Errorf: no {Field} in " + format)
-	}
-	return &FieldError{Field: field, msg: fmt.Sprintf(b.String(), args...)}
+	return b.String()
 }
+
+// Name returns the field path marked for a message of Errorf built from
+// parts (as an argument, where braces would be taken as text).
+func Name(path string) string { return mark + path + mark }
 
 // isPath reports whether s is a dotted Go field path such as Loader.Batch.
 func isPath(s string) bool {

@@ -46,3 +46,9 @@ func TestFieldError(t *testing.T) {
 	assert.Panics(t, func() { Errorf("no field") })
 	assert.NoError(t, In("Model", nil))
 }
+
+func TestFieldErrorName(t *testing.T) {
+	e := Errorf("differs: %s", Name("Model.Hidden")+" was 1")
+	assert.Equal(t, "Model.Hidden", e.Field)
+	assert.Equal(t, "differs: --hidden was 1", e.Render(func(string) string { return "--hidden" }))
+}

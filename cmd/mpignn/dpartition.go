@@ -78,7 +78,7 @@ func partitionChunked(w io.Writer, c partitionConfig) error {
 		Split: c.split, LabelType: c.labelType, Undirected: c.undirected, Reverse: c.undirected && c.noReverse != "all",
 		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, Overwrite: c.force, Workers: c.workers,
 	}
-	spmd.Run(func(world *spmd.World) error {
+	runWorld(func(world *spmd.World) error {
 		comm, err := collectives.NewComm()
 		if err != nil {
 			return err

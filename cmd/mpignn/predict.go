@@ -73,7 +73,7 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 	shared := startupFields(name, f.fs)
 	cleanup := tempout.NewCleanup("mpignn " + name)
 	cleanup.Add(tempout.Own(f.cfg.Out))
-	spmd.Run(func(w *spmd.World) error {
+	runWorld(func(w *spmd.World) error {
 		defer cleanup.Listen()()
 		c, err := newComm(w, f.timeout)
 		if err != nil {

@@ -353,7 +353,7 @@ func runTrain(args []string) error {
 	defer sigs.Close()
 	f.cfg.Stop = sigs.Requested
 	stopped := false
-	spmd.Run(func(w *spmd.World) error {
+	runWorld(func(w *spmd.World) error {
 		c, err := newComm(w, f.timeout)
 		if err != nil {
 			return err
@@ -401,7 +401,7 @@ func runTrain(args []string) error {
 		res, err := dist.Train(c, f.cfg)
 		stopped = err == nil && res.Stopped
 		return err
-	})
+	}, trainFieldFlags())
 	if stopped {
 		sigs.Close()
 		os.Exit(exitStopped) // after MPI_Finalize: every rank exits so

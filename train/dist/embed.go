@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -106,7 +107,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if cfg.Batch > math.MaxInt32/c.Size() {
-		return nil, fmt.Errorf("%s: --batch %d x %d ranks is more than %d nodes per step", what, cfg.Batch, c.Size(), math.MaxInt32)
+		return nil, config.Errorf("%s: {Batch} %d x %d ranks is more than %d nodes per step", what, cfg.Batch, c.Size(), math.MaxInt32)
 	}
 	part, err := openPart(c, cfg.PartDir)
 	if err != nil {
@@ -119,7 +120,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	case (m.Hetero == nil) != (ck.Model.Hetero == nil):
 		herr = fmt.Errorf("%s: the checkpoint holds a %s model but partition %s is %s", what, graphKind(ck.Model.Hetero != nil), cfg.PartDir, graphKind(m.Hetero != nil))
 	case m.Hetero != nil && mode != EvalLayerwise:
-		herr = fmt.Errorf("%s: a heterogeneous model is inferred layer-wise here: drop --fanout, --full and --eval sampled", what)
+		herr = config.Errorf("%s: a heterogeneous model is inferred layer-wise here: drop {Fanouts}, {Full} and {Eval} sampled", what)
 	case m.Hetero != nil:
 		if het, herr = predictSetup(ck, info, m); herr != nil {
 			herr = fmt.Errorf("%s: %w", what, herr)
@@ -132,7 +133,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, cfg.PartDir, m.FeatDim, ck.Model.InDim)
 	}
 	if mode == EvalSampled {
-		if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
+		if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower {Batch} or {Fanouts}"); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
@@ -148,7 +149,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if validEdges {
 		var verr error
 		if mode != EvalLayerwise {
-			verr = fmt.Errorf("%s: checkpoint %s was trained with --use-valid-edges, whose test embeddings are inferred layer-wise over train+valid edges: drop --fanout/--full/--eval sampled", what, cfg.CheckpointDir)
+			verr = config.Errorf("%s: checkpoint %s was trained with {Link.UseValidEdges}, whose test embeddings are inferred layer-wise over train+valid edges: drop {Fanouts}/{Full}/{Eval} sampled", what, cfg.CheckpointDir)
 		} else if validAdj[0], validAdj[1], validAdj[2], verr = part.MergedValidAdjacency(); verr != nil {
 			verr = fmt.Errorf("%s: rank %d: %w", what, c.Rank(), verr)
 		}
@@ -348,9 +349,9 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	var lerr error
 	switch {
 	case inf.ck.Model.Decoder == "":
-		lerr = fmt.Errorf("predict --task link: checkpoint %s holds a node-classification model (train with --task link)", cfg.CheckpointDir)
+		lerr = config.Errorf("predict {Task} link: checkpoint %s holds a node-classification model (train with {Task} link)", cfg.CheckpointDir)
 	case inf.part.Link == nil:
-		lerr = fmt.Errorf("predict --task link: partition %s has no link split (its id map is needed)", cfg.PartDir)
+		lerr = config.Errorf("predict {Task} link: partition %s has no link split (its id map is needed)", cfg.PartDir)
 	}
 	if err := Agree(c, lerr); err != nil {
 		return 0, err
@@ -408,7 +409,7 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 // readPairs reads "src,dst" lines (original ids).
 func readPairs(path string) ([]int64, error) {
 	if path == "" {
-		return nil, fmt.Errorf("no --pairs file")
+		return nil, config.Errorf("no {Pairs} file")
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {

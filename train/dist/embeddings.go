@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -63,7 +64,7 @@ func (s *heteroSetup) openEmbeddings(c *collectives.Comm, st *dsample.Store, see
 		return nil, err
 	}
 	if method == dsample.PushAccumulate && st.Transport() != collectives.TransportRMA {
-		return nil, fmt.Errorf("--embed-push accumulate needs one-sided MPI, but the transport is %v (use --embed-push alltoallv)", st.Transport())
+		return nil, config.Errorf("{Hetero.Push} accumulate needs one-sided MPI, but the transport is %v (use {Hetero.Push} alltoallv)", st.Transport())
 	}
 	lr := float32(s.opts.SparseLR)
 	si := &sparseInputs{emb: make([]*embeddings, s.schema.NumTypes())}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -47,7 +48,7 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 	if lo.Batch > math.MaxInt32/c.Size() {
 		// Global batches index seeds with ints and every rank's share is
 		// at most the batch: anything this large is a typo.
-		err = fmt.Errorf("train: --batch %d x %d ranks is more than %d seeds per step", lo.Batch, c.Size(), math.MaxInt32)
+		err = config.Errorf("train: {Loader.Batch} %d x %d ranks is more than %d seeds per step", lo.Batch, c.Size(), math.MaxInt32)
 	} else if sc, ok := meta.Splits[lo.Split]; ok && sc.Train == 0 {
 		err = fmt.Errorf("train: split %s of %s has no training nodes (valid %d, test %d)", lo.Split, partDir, sc.Valid, sc.Test)
 	}
@@ -55,7 +56,7 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 		return err
 	}
 	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch, meta.NumNodes),
-		"lower --hidden, --batch or --fanout"); err != nil {
+		"lower {Model.Hidden}, {Loader.Batch} or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 
+	"mpignn/config"
 	"mpignn/internal/testhold"
 	"mpignn/partition"
 
@@ -74,7 +75,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		}
 	}
 	if info.Task == TaskLink {
-		return 0, fmt.Errorf("predict: checkpoint %s holds a link-prediction model (train --task link), which does not classify nodes: score node pairs with predict --task link --pairs FILE, or write node embeddings with embed", cfg.CheckpointDir)
+		return 0, config.Errorf("predict: checkpoint %s holds a link-prediction model (train {Task} link), which does not classify nodes: score node pairs with predict {Task} link {Pairs} FILE, or write node embeddings with embed", cfg.CheckpointDir)
 	}
 	fan := inferenceFanouts(cfg.Fanouts, cfg.Full, info.EvalFanouts, ck.Model.Layers)
 	if len(fan) != ck.Model.Layers {
@@ -85,7 +86,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
 	if cfg.Logits && mode != EvalLayerwise {
-		return 0, errors.New("predict: --logits needs layer-wise inference (the exact full-neighbourhood logits): drop --fanout, --full and --eval sampled")
+		return 0, config.Errorf("predict: {Logits} needs layer-wise inference (the exact full-neighbourhood logits): drop {Fanouts}, {Full} and {Eval} sampled")
 	}
 	part, err := openPart(c, cfg.PartDir)
 	if err != nil {
@@ -100,10 +101,10 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 			cfg.PartDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
 	}
 	if cfg.Batch > math.MaxInt32/c.Size() {
-		return 0, fmt.Errorf("predict: --batch %d x %d ranks is more than %d nodes per step", cfg.Batch, c.Size(), math.MaxInt32)
+		return 0, config.Errorf("predict: {Batch} %d x %d ranks is more than %d nodes per step", cfg.Batch, c.Size(), math.MaxInt32)
 	}
 	if mode == EvalSampled {
-		if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
+		if err := checkFits(c, ck.Model.EstimateInference(fan, cfg.Batch, m.NumNodes), "lower {Batch} or {Fanouts}"); err != nil {
 			return 0, fmt.Errorf("predict: %w", err)
 		}
 	}

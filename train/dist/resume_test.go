@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpignn/config"
 	"mpignn/train"
 )
 
@@ -51,7 +52,7 @@ func TestResumeNamesEverySetting(t *testing.T) {
 	names := settingNames()
 	for key := range flat {
 		n, ok := names[key]
-		require.True(t, ok, "setting %s has no flag name in settingNames", key)
+		require.True(t, ok, "setting %s has no field name in settingNames", key)
 		t.Run(key, func(t *testing.T) {
 			// Change the one key in the canonical form and diff.
 			now, err := resumeSettings(model, adam, seed, info)
@@ -59,11 +60,11 @@ func TestResumeNamesEverySetting(t *testing.T) {
 			setKey(now, key, "changed")
 			d := diffSettings(saved, now)
 			require.Len(t, d, 1, "%v", d)
-			assert.True(t, strings.HasPrefix(d[0], n.flag+" was "), d[0])
+			assert.True(t, strings.HasPrefix(d[0], config.Mark(n.field)+" was "), d[0])
 			assert.True(t, strings.HasSuffix(d[0], ", now changed"), d[0])
 		})
 	}
-	// Keys that exist on one side only read as the flag's absent value.
+	// Keys that exist on one side only read as the field's absent value.
 	temporalOff := map[string]any{}
 	require.NoError(t, json.Unmarshal(info, &temporalOff))
 	delete(temporalOff, "temporal")
@@ -71,8 +72,8 @@ func TestResumeNamesEverySetting(t *testing.T) {
 	require.NoError(t, err)
 	err = checkResume(ck, model, adam, seed, off)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--temporal was uniform, now none")
-	assert.Contains(t, err.Error(), "--seed-time was 7, now unset")
+	assert.Contains(t, err.Error(), "Loader.Temporal was uniform, now none")
+	assert.Contains(t, err.Error(), "Loader.SeedTime was 7, now unset")
 }
 
 // TestResumeDiffExamples checks the wording users see.
@@ -83,7 +84,7 @@ func TestResumeDiffExamples(t *testing.T) {
 	m2.Hidden = 256
 	err := checkResume(ck, m2, train.DefaultAdam(0.001, 5e-4), 3, info)
 	require.Error(t, err)
-	for _, want := range []string{"--hidden was 16, now 256", "--lr was 0.01, now 0.001", "--seed was 9, now 3"} {
+	for _, want := range []string{"Model.Hidden was 16, now 256", "Trainer.Adam.LR was 0.01, now 0.001", "Trainer.Seed was 9, now 3"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.NotContains(t, err.Error(), "{", "no JSON blobs or Go structs")

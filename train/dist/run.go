@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -187,13 +188,13 @@ func (c *TrainConfig) validate() error {
 	case c.Resume && c.Run.CheckpointDir == "":
 		return errors.New("resume needs a checkpoint directory")
 	case c.OverwriteCheckpoint && c.Run.CheckpointDir == "":
-		return errors.New("--overwrite-checkpoint needs a checkpoint directory (--checkpoint)")
+		return config.Errorf("{OverwriteCheckpoint} needs a checkpoint directory ({Run.CheckpointDir})")
 	case (c.Resume || c.ResumeAuto) && c.OverwriteCheckpoint:
-		return errors.New("--resume and --overwrite-checkpoint exclude each other: continue the checkpoint or start over")
+		return config.Errorf("{Resume} and {OverwriteCheckpoint} exclude each other: continue the checkpoint or start over")
 	case (c.Resume || c.ResumeAuto) && c.InitFrom != "":
-		return errors.New("--resume and --init-from exclude each other: a resumed run continues the checkpoint's weights")
+		return config.Errorf("{Resume} and {InitFrom} exclude each other: a resumed run continues the checkpoint's weights")
 	case c.ResumeAuto && c.Run.CheckpointDir == "":
-		return errors.New("--resume auto needs a checkpoint directory (--checkpoint)")
+		return config.Errorf("{ResumeAuto} needs a checkpoint directory ({Run.CheckpointDir})")
 	// The derived fields are refused rather than overwritten, so that a
 	// caller who sets one learns that it has no effect.
 	case lo.Seed != 0:

@@ -23,8 +23,8 @@ func TestValidateCheckpointFlags(t *testing.T) {
 		{"fresh", "ck", false, false, ""},
 		{"resume", "ck", true, false, ""},
 		{"overwrite", "ck", false, true, ""},
-		{"resume and overwrite", "ck", true, true, "--resume and --overwrite-checkpoint"},
-		{"overwrite without dir", "", false, true, "--overwrite-checkpoint needs a checkpoint directory"},
+		{"resume and overwrite", "ck", true, true, "Resume and OverwriteCheckpoint"},
+		{"overwrite without dir", "", false, true, "OverwriteCheckpoint needs a checkpoint directory"},
 		{"resume without dir", "", true, false, "resume needs a checkpoint directory"},
 	}
 	for _, tc := range tests {
@@ -95,5 +95,5 @@ func TestRunInfoJSON(t *testing.T) {
 	cora := []byte(tests[0].want)
 	other, err := json.Marshal(newRunInfo("cora", 4, tests[0].lo, true))
 	require.NoError(t, err)
-	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, other), "--batch × ranks was 64, now 128", "another global batch")
+	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, other), "Loader.Batch × ranks was 64, now 128", "another global batch")
 }
