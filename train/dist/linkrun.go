@@ -49,8 +49,6 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 		err = fmt.Errorf("train: link split %s of %s has no training edges (valid %d, test %d)", lm.Split, partDir, lm.Valid, lm.Test)
 	case o.UseValidEdges && !lm.ValidAdj:
 		err = config.Errorf("train: {Link.UseValidEdges} but partition %s stores no valid-edge adjacency", partDir)
-	case o.NegRatio < 0:
-		err = config.Errorf("train: {Link.NegRatio} %d must be positive", o.NegRatio)
 	case lo.Temporal.On() && !lm.HasTime:
 		err = config.Errorf("train: {Loader.Temporal} needs the link split's edge times, but link split %s of %s has none (use {LinkSplit} time)", lm.Split, partDir)
 	case lo.Temporal.On() && o.UseValidEdges:
