@@ -127,7 +127,7 @@ func UseSparse(mode string, f *graph.Features, hetero, link bool) (bool, error) 
 		}
 		return true, nil
 	}
-	return false, fmt.Errorf("sparse features %q: want %s, %s or %s", mode, SparseAuto, SparseOn, SparseOff)
+	return false, checkSparseMode(mode)
 }
 
 // putCSR writes the three files of rows c and records them in files.

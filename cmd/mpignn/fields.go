@@ -68,6 +68,12 @@ func fieldFlags() map[string]string {
 		"Run.EvalEvery":            "--eval-every",
 		"Store.Transport":          "--transport",
 		"Store.CacheMB":            "--cache-mb",
+		// partition.Options (Link is the link split; dist.TrainConfig's Link
+		// is never named to a command-line user, who cannot set it apart
+		// from the task)
+		"Method":         "--method",
+		"SparseFeatures": "--sparse-features",
+		"Link":           "--link-split",
 		// dist.PredictConfig and dist.EmbedConfig
 		"Batch":   "--batch",
 		"Fanouts": "--fanout",
@@ -80,8 +86,11 @@ func fieldFlags() map[string]string {
 }
 
 // trainFieldFlags are the train command's own spellings, where they
-// differ from fieldFlags: its partition comes from --data or --parts.
-func trainFieldFlags() map[string]string { return map[string]string{"PartDir": "--data/--parts"} }
+// differ from fieldFlags: its partition comes from --data or --parts,
+// and --data partitions with --part-seed.
+func trainFieldFlags() map[string]string {
+	return map[string]string{"PartDir": "--data/--parts", "Seed": "--part-seed"}
+}
 
 // fieldsAsFlags is an error of the library whose fields are spelled as flags.
 type fieldsAsFlags struct {

@@ -12,7 +12,6 @@ import (
 	"mpignn/graph"
 	"mpignn/internal/tempout"
 	"mpignn/partition"
-	"mpignn/partition/dpartition"
 )
 
 // partitionConfig holds the flags of `mpignn partition`.
@@ -90,11 +89,12 @@ func parsePartition(args []string) (partitionConfig, error) {
 	if c.assignment != "" && !isChunked(c.data) {
 		return c, fmt.Errorf("--assignment applies to a chunked dataset (a directory with %s); %s is not one", graph.ChunkedMetaFile, c.data)
 	}
-	if c.method != partition.MethodMetis && c.method != partition.MethodRandom && !(c.method == dpartition.MethodParMetis && isChunked(c.data)) {
-		return c, fmt.Errorf("--method %q: want metis or random (parmetis for a chunked dataset)", c.method)
+	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse}
+	if isChunked(c.data) {
+		opt.Method = "" // chunkedMethod checks it: parmetis is one there
 	}
-	if c.sparse != partition.SparseAuto && c.sparse != partition.SparseOn && c.sparse != partition.SparseOff {
-		return c, fmt.Errorf("--sparse-features %q: want %s, %s or %s", c.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
+	if err := opt.Validate(); err != nil {
+		return c, flagNames(err)
 	}
 	return c, nil
 }
