@@ -75,7 +75,9 @@ func fieldFlags() map[string]string {
 		"SparseFeatures": "--sparse-features",
 		"Link":           "--link-split",
 		// dist.PredictConfig and dist.EmbedConfig
-		"Batch":   "--batch",
+		"Batch":         "--batch",
+	"CheckpointDir": "--checkpoint",
+	"Out":           "--out",
 		"Fanouts": "--fanout",
 		"Full":    "--full",
 		"Final":   "--final",

@@ -82,8 +82,8 @@ func (inf *inference) close() {
 // openInference loads the checkpoint and the partition and embeds every
 // node. It is collective.
 func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inference, error) {
-	if cfg.Batch < 1 {
-		return nil, fmt.Errorf("%s: batch %d must be positive", what, cfg.Batch)
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
 	if err != nil {

@@ -58,8 +58,8 @@ type PredictConfig struct {
 // nodes it owns; the results are gathered with Allgatherv. It returns the
 // number of nodes written. It is collective.
 func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
-	if cfg.Batch < 1 {
-		return 0, fmt.Errorf("predict: batch %d must be positive", cfg.Batch)
+	if err := cfg.Validate(); err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
 	}
 	ck, err := LoadCheckpoint(c, cfg.CheckpointDir)
 	if err != nil {
