@@ -249,8 +249,9 @@ func partitionHetero(w io.Writer, c partitionConfig) error {
 		return errors.New("--link-split on a heterogeneous dataset needs --relation src___rel___dst (the relation whose edges are split)")
 	case c.haloFeats:
 		return errors.New("--halo-feats: not supported for heterogeneous datasets yet")
-	case c.sparse == partition.SparseOn:
-		return errors.New("--sparse-features on: heterogeneous datasets keep their typed features dense (use auto or off)")
+	}
+	if _, err := partition.UseSparse(c.sparse, nil, true, c.link != nil); err != nil {
+		return err
 	}
 	t0 := time.Now()
 	d, err := graph.ReadOGBHetero(c.data, c.heteroReadOptions())

@@ -442,7 +442,7 @@ func partitionOnRoot(o partition.CacheOptions, out io.Writer) (string, error) {
 	link := o.Link != nil
 	if graph.IsHeteroLayout(o.Data) {
 		if _, err := partition.UseSparse(o.SparseFeatures, nil, true, link); err != nil {
-			return "", fmt.Errorf("--sparse-features: %w", err)
+			return "", err
 		}
 		o.SparseFeatures = partition.SparseOff
 		return partitionHeteroOnRoot(o, out)
@@ -464,7 +464,7 @@ func partitionOnRoot(o partition.CacheOptions, out io.Writer) (string, error) {
 	}
 	sparse, err := partition.UseSparse(o.SparseFeatures, d.Feat, false, link)
 	if err != nil {
-		return "", fmt.Errorf("--sparse-features: %w", err)
+		return "", err
 	}
 	o.SparseFeatures = partition.SparseOff
 	if sparse {
