@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -158,4 +159,23 @@ func fieldErrors(err error) []*FieldError {
 		return fieldErrors(e.Unwrap())
 	}
 	return nil
+}
+
+// Namer is implemented by a writer that spells fields its own way (a
+// command line's writer spells them as flags); see Fprintf.
+type Namer interface {
+	FieldName(path string) string
+}
+
+// Fprintf writes format with args to w as Errorf builds a message: each
+// {Path} in format names a field, spelled by w's FieldName when w is a
+// Namer and by its path otherwise. It is for the lines a library prints
+// that name an option ("starting a fresh run (ResumeAuto)").
+func Fprintf(w io.Writer, format string, args ...any) (int, error) {
+	text := fmt.Sprintf(Mark(format), args...)
+	var name func(string) string
+	if n, ok := w.(Namer); ok {
+		name = n.FieldName
+	}
+	return io.WriteString(w, (&FieldError{msg: text}).Render(name))
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +52,20 @@ func TestFieldErrorName(t *testing.T) {
 	e := Errorf("differs: %s", Name("Model.Hidden")+" was 1")
 	assert.Equal(t, "Model.Hidden", e.Field)
 	assert.Equal(t, "differs: --hidden was 1", e.Render(func(string) string { return "--hidden" }))
+}
+
+// namer spells every field as --x.
+type namer struct{ strings.Builder }
+
+func (*namer) FieldName(string) string { return "--x" }
+
+func TestFprintf(t *testing.T) {
+	var plain strings.Builder
+	_, err := Fprintf(&plain, "run %d ({ResumeAuto})\n", 3)
+	require.NoError(t, err)
+	assert.Equal(t, "run 3 (ResumeAuto)\n", plain.String())
+	var n namer
+	_, err = Fprintf(&n, "run %d ({ResumeAuto}) {not a field}\n", 3)
+	require.NoError(t, err)
+	assert.Equal(t, "run 3 (--x) {not a field}\n", n.String())
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 
 	"mpignn/config"
 	"mpignn/spmd"
@@ -76,14 +77,14 @@ func fieldFlags() map[string]string {
 		"Link":           "--link-split",
 		// dist.PredictConfig and dist.EmbedConfig
 		"Batch":         "--batch",
-	"CheckpointDir": "--checkpoint",
-	"Out":           "--out",
-		"Fanouts": "--fanout",
-		"Full":    "--full",
-		"Final":   "--final",
-		"Logits":  "--logits",
-		"Pairs":   "--pairs",
-		"GCNNorm": "--gcn-norm",
+		"CheckpointDir": "--checkpoint",
+		"Out":           "--out",
+		"Fanouts":       "--fanout",
+		"Full":          "--full",
+		"Final":         "--final",
+		"Logits":        "--logits",
+		"Pairs":         "--pairs",
+		"GCNNorm":       "--gcn-norm",
 	}
 }
 
@@ -111,16 +112,32 @@ func flagNames(err error, overrides ...map[string]string) error {
 	if !errors.As(err, &fe) {
 		return err
 	}
+	return &fieldsAsFlags{text: config.Render(err, flagSpeller(overrides)), err: err}
+}
+
+// flagSpeller returns the flag of a field path: overrides first, then
+// fieldFlags; "" (the path) for a field no flag sets.
+func flagSpeller(overrides []map[string]string) func(path string) string {
 	flags := fieldFlags()
-	return &fieldsAsFlags{text: config.Render(err, func(path string) string {
+	return func(path string) string {
 		for _, o := range overrides {
 			if f, ok := o[path]; ok {
 				return f
 			}
 		}
 		return flags[path]
-	}), err: err}
+	}
 }
+
+// flagWriter is a writer for the library's output lines (config.Fprintf)
+// that spells the fields they name as flags.
+type flagWriter struct {
+	io.Writer
+	overrides []map[string]string
+}
+
+// FieldName implements config.Namer.
+func (w flagWriter) FieldName(path string) string { return flagSpeller(w.overrides)(path) }
 
 // runWorld is spmd.Run with the body's error spelled in flags.
 func runWorld(body func(w *spmd.World) error, overrides ...map[string]string) {

@@ -59,3 +59,12 @@ func TestFlagNames(t *testing.T) {
 	plain := fmt.Errorf("no fields")
 	require.Same(t, plain, flagNames(plain))
 }
+
+// TestFlagWriter: the library's output lines name flags on the command
+// line's writer.
+func TestFlagWriter(t *testing.T) {
+	var b strings.Builder
+	_, err := config.Fprintf(flagWriter{&b, []map[string]string{trainFieldFlags()}}, "continue with {Resume} (or {ResumeAuto}) on {PartDir}\n")
+	require.NoError(t, err)
+	assert.Equal(t, "continue with --resume (or --resume auto) on --data/--parts\n", b.String())
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"mpignn/config"
 	"mpignn/graph"
 	"mpignn/internal/tempout"
 	"mpignn/partition"
@@ -94,6 +95,11 @@ func parsePartition(args []string) (partitionConfig, error) {
 		opt.Method = "" // chunkedMethod checks it: parmetis is one there
 	}
 	if err := opt.Validate(); err != nil {
+		var fe *config.FieldError
+		if errors.As(err, &fe) && fe.Field == "Method" {
+			// This command also partitions chunked datasets (dpartition).
+			return c, fmt.Errorf("%w (parmetis for a chunked dataset)", flagNames(err))
+		}
 		return c, flagNames(err)
 	}
 	return c, nil

@@ -55,7 +55,7 @@ func (f *inferFlags) parse(args []string) error {
 	if cfg.Fanouts, err = f.fanout.parse(); err != nil { // nil = the checkpoint's
 		return err
 	}
-	cfg.Note = os.Stdout
+	cfg.Note = flagWriter{Writer: os.Stdout}
 	if cfg.Store.Transport, err = f.transport.parse(); err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func runPredict(args []string) error {
 	pc := dist.PredictConfig{
 		PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
 		Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
-		GCNNorm: f.cfg.GCNNorm, Note: os.Stdout,
+		GCNNorm: f.cfg.GCNNorm, Note: f.cfg.Note,
 	}
 	if err := pc.Validate(); err != nil {
 		return err

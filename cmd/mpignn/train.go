@@ -355,7 +355,7 @@ func runTrain(args []string) error {
 				return err
 			}
 		}
-		f.cfg.Out = os.Stdout
+		f.cfg.Out = flagWriter{os.Stdout, []map[string]string{trainFieldFlags()}}
 		f.cfg.Progress = os.Stderr
 		f.cfg.Settings = strings.TrimPrefix(f.settingsLine(), "settings: ")
 		if w.IsRoot() {

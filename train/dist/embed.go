@@ -157,7 +157,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 			return nil, err
 		}
 		if cfg.Note != nil && c.Rank() == 0 {
-			fmt.Fprintf(cfg.Note, "%s: message passing over the training and valid edges, as the checkpoint's run (--use-valid-edges)\n", what)
+			config.Fprintf(cfg.Note, "%s: message passing over the training and valid edges, as the checkpoint's run ({Link.UseValidEdges})\n", what)
 		}
 	}
 	inf := &inference{ck: ck, part: part}
@@ -186,7 +186,7 @@ func openInference(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 			// epoch only: the weights that go with them are the final ones.
 			params = nil
 			if !cfg.Final && cfg.Note != nil && c.Rank() == 0 {
-				fmt.Fprintf(cfg.Note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n", what)
+				config.Fprintf(cfg.Note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as {Final})\n", what)
 			}
 		}
 		typed = het.typedInputs(inf.store, inf.sparse.embOf())

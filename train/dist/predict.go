@@ -179,7 +179,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	// only, so a model with them predicts with the final weights.
 	learnable := het != nil && slices.Contains(het.learnable, true)
 	if learnable && !cfg.Final && cfg.Note != nil && c.Rank() == 0 {
-		fmt.Fprintf(cfg.Note, "predict: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n")
+		config.Fprintf(cfg.Note, "predict: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as {Final})\n")
 	}
 	if cfg.Final || params == nil || learnable {
 		params = ck.Params

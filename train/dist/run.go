@@ -312,7 +312,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		}
 		cfg.Resume = found
 		if !found {
-			fmt.Fprintf(out, "no checkpoint in %s: starting a fresh run (--resume auto)\n", cfg.Run.CheckpointDir)
+			config.Fprintf(out, "no checkpoint in %s: starting a fresh run ({ResumeAuto})\n", cfg.Run.CheckpointDir)
 		}
 	}
 	if err := made.prepareCheckpointDir(c, cfg); err != nil {
@@ -510,10 +510,10 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if errors.Is(err, train.ErrStopped) {
 		res.Stopped = true
 		if ro.Checkpointing {
-			fmt.Fprintf(out, "stopped on request after step %d (%d epochs complete): checkpoint written to %s; continue with --resume (or --resume auto)\n",
+			config.Fprintf(out, "stopped on request after step %d (%d epochs complete): checkpoint written to %s; continue with {Resume} (or {ResumeAuto})\n",
 				tr.Step(), tr.Epoch(), cfg.Run.CheckpointDir)
 		} else {
-			fmt.Fprintf(out, "stopped on request after step %d (%d epochs complete), without a checkpoint (no --checkpoint)\n", tr.Step(), tr.Epoch())
+			config.Fprintf(out, "stopped on request after step %d (%d epochs complete), without a checkpoint (no {Run.CheckpointDir})\n", tr.Step(), tr.Epoch())
 		}
 		return res, nil
 	}
