@@ -51,8 +51,9 @@ type trainFlags struct {
 func parseTrain(args []string) (*trainFlags, error) { return parseTrainResumed(args, nil) }
 
 // parseTrainResumed parses the flags of `mpignn train`; a resume passes the
-// checkpoint's settings (dist.ResumeFlags), which are taken for every flag
-// not given explicitly before the flags are checked and derived.
+// checkpoint's settings (dist.CheckpointSettings, as flags), which are
+// taken for every flag not given explicitly before the flags are checked
+// and derived.
 func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs := newFlagSet("train", "./mpirun.sh -n P ./bin/mpignn train (--parts PARTDIR | --data RAWDIR) [flags]",
 		"Trains on P ranks, one per partition: --parts takes a directory from mpignn partition with P parts;\n"+

@@ -211,14 +211,15 @@ func checkResume(ck *train.Checkpoint, model train.Config, adam train.AdamConfig
 	return nil
 }
 
-// ResumeFlags returns the flags of `mpignn train` that reproduce the
-// settings of checkpoint ck's run on `ranks` ranks, as (name, value)
-// pairs: a resume takes them for every flag not given explicitly, so that
-// a resubmission needs no more than --resume. Settings that no flag value
-// reproduces exactly are left out (a per-relation --fanout, whose spec the
+// CheckpointSettings returns the settings of checkpoint ck's run on
+// `ranks` ranks as (field, value) pairs: the field's path in TrainConfig
+// and its value as text (what a command line's flag takes). A resume
+// takes them for every setting not given explicitly, so that a
+// resubmission needs no more than Resume. Settings that no text value
+// reproduces exactly are left out (per-relation fanouts, whose spec the
 // run info keeps only resolved); checkResume still names them if they
 // differ.
-func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
+func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	var ri runInfo
 	if len(ck.RunInfo) > 0 {
 		if err := json.Unmarshal(ck.RunInfo, &ri); err != nil {
@@ -235,67 +236,67 @@ func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	}
 	m := ck.Model
 	out := [][2]string{
-		{"seed", strconv.FormatUint(ck.Seed, 10)},
-		{"lr", f32(ck.Adam.LR)},
-		{"weight-decay", f32(ck.Adam.WeightDecay)},
-		{"model", m.ArchName()},
-		{"hidden", strconv.Itoa(m.Hidden)},
-		{"dropout", f32(m.Dropout)},
-		{"input-dropout", f32(m.InputDropout)},
-		{"replace", strconv.FormatBool(ri.Replace)},
-		{"norm-feat", strconv.FormatBool(ri.RowNorm)},
-		{"max-steps", strconv.Itoa(ri.MaxSteps)},
+		{"Trainer.Seed", strconv.FormatUint(ck.Seed, 10)},
+		{"Trainer.Adam.LR", f32(ck.Adam.LR)},
+		{"Trainer.Adam.WeightDecay", f32(ck.Adam.WeightDecay)},
+		{"Model.Arch", m.ArchName()},
+		{"Model.Hidden", strconv.Itoa(m.Hidden)},
+		{"Model.Dropout", f32(m.Dropout)},
+		{"Model.InputDropout", f32(m.InputDropout)},
+		{"Loader.Replace", strconv.FormatBool(ri.Replace)},
+		{"RowNorm", strconv.FormatBool(ri.RowNorm)},
+		{"Trainer.MaxSteps", strconv.Itoa(ri.MaxSteps)},
 	}
 	add := func(name, value string) { out = append(out, [2]string{name, value}) }
 	if m.ArchName() == train.ArchGAT {
-		add("heads", strconv.Itoa(m.Heads))
-		add("attn-dropout", f32(m.AttnDropout))
+		add("Model.Heads", strconv.Itoa(m.Heads))
+		add("Model.AttnDropout", f32(m.AttnDropout))
 	}
 	if m.Hetero != nil && m.Hetero.Bases > 0 {
-		add("bases", strconv.Itoa(m.Hetero.Bases))
+		add("Hetero.Bases", strconv.Itoa(m.Hetero.Bases))
 	}
 	if ri.GlobalBatch > 0 && ranks > 0 && ri.GlobalBatch%ranks == 0 {
-		add("batch", strconv.Itoa(ri.GlobalBatch/ranks))
+		add("Loader.Batch", strconv.Itoa(ri.GlobalBatch/ranks))
 	}
 	if ri.Hetero == nil || len(ri.Hetero.RelFanouts) == 0 {
 		if len(ri.Fanouts) > 0 {
-			add("fanout", ints(ri.Fanouts))
+			add("Loader.Fanouts", ints(ri.Fanouts))
 		}
 		if len(ri.EvalFanouts) > 0 {
-			add("eval-fanout", ints(ri.EvalFanouts))
+			add("Loader.EvalFanouts", ints(ri.EvalFanouts))
 		}
 	}
 	if ri.Eval == EvalLayerwise {
-		add("eval", EvalLayerwise)
+		add("Eval", EvalLayerwise)
 	} else {
-		add("eval", EvalSampled)
+		add("Eval", EvalSampled)
 	}
 	if ri.Task == TaskLink {
-		add("task", TaskLink)
+		add("Task", TaskLink)
 		if m.Decoder != "" {
-			add("decoder", m.Decoder)
+			add("Model.Decoder", m.Decoder)
 		}
 		if ri.Link != nil {
-			add("neg-ratio", strconv.Itoa(ri.Link.NegRatio))
-			add("neg-strict", strconv.FormatBool(ri.Link.NegStrict))
-			add("use-valid-edges", strconv.FormatBool(ri.Link.UseValidEdges))
-			add("keep-seed-edges", strconv.FormatBool(ri.Link.KeepSeedEdges))
+			add("Link.NegRatio", strconv.Itoa(ri.Link.NegRatio))
+			add("Link.NegStrict", strconv.FormatBool(ri.Link.NegStrict))
+			add("Link.UseValidEdges", strconv.FormatBool(ri.Link.UseValidEdges))
+			add("Link.KeepSeedEdges", strconv.FormatBool(ri.Link.KeepSeedEdges))
 		}
 	} else {
-		add("task", TaskNode)
+		add("Task", TaskNode)
 		if ri.Split != "" {
-			add("split", ri.Split)
+			add("Loader.Split", ri.Split)
 		}
 	}
 	if tp := ri.Temporal; tp != nil {
-		add("temporal", tp.Strategy)
-		add("temporal-strict", strconv.FormatBool(tp.Strict))
+		add("Loader.Temporal", tp.Strategy)
+		add("Loader.Temporal.Strict", strconv.FormatBool(tp.Strict))
 		if tp.SeedTime != nil {
-			add("seed-time", strconv.FormatInt(*tp.SeedTime, 10))
+			add("Loader.SeedTime", strconv.FormatInt(*tp.SeedTime, 10))
 		}
 	}
 	if h := ri.Hetero; h != nil {
-		// --embed-types as the list of the types that had embeddings (the
+		// Hetero.EmbedTypes as the list of the types that had embeddings (the
 		// model config names the types, in the same order).
 		if m.Hetero != nil && len(h.EmbedTypes) == len(m.Hetero.NodeTypes) {
 			var names []string
@@ -305,22 +306,23 @@ func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 				}
 			}
 			if len(names) > 0 {
-				add("embed-types", strings.Join(names, ","))
+				add("Hetero.EmbedTypes", strings.Join(names, ","))
 			}
 		}
-		add("embed-dim", strconv.Itoa(h.EmbedDim))
-		add("sparse-opt", h.SparseOpt)
-		add("sparse-lr", strconv.FormatFloat(h.SparseLR, 'g', -1, 64))
-		add("embed-push", h.Push)
+		add("Hetero.EmbedDim", strconv.Itoa(h.EmbedDim))
+		add("Hetero.SparseOpt", h.SparseOpt)
+		add("Hetero.SparseLR", strconv.FormatFloat(h.SparseLR, 'g', -1, 64))
+		add("Hetero.Push", h.Push)
 	}
 	return out, nil
 }
 
-// LoadResumeFlags reads the checkpoint in dir on rank 0 and returns its
-// ResumeFlags on every rank, or nil when dir holds no checkpoint (a fresh
-// run of --resume auto; a plain --resume reports the missing file later).
-// Only these flags travel, not the checkpoint. It is collective.
-func LoadResumeFlags(c *collectives.Comm, dir string) ([][2]string, error) {
+// LoadCheckpointSettings reads the checkpoint in dir on rank 0 and
+// returns its CheckpointSettings on every rank, or nil when dir holds no
+// checkpoint (a fresh run of ResumeAuto; a plain Resume reports the
+// missing file later). Only these settings travel, not the checkpoint. It
+// is collective.
+func LoadCheckpointSettings(c *collectives.Comm, dir string) ([][2]string, error) {
 	var data []byte
 	var err error
 	if c.Rank() == 0 {
@@ -331,7 +333,7 @@ func LoadResumeFlags(c *collectives.Comm, dir string) ([][2]string, error) {
 		case errors.Is(err, train.ErrNoCheckpoint):
 			err = nil
 		case err == nil:
-			flags, err = ResumeFlags(ck, c.Size())
+			flags, err = CheckpointSettings(ck, c.Size())
 		}
 		if err == nil {
 			data, err = json.Marshal(flags)
