@@ -23,4 +23,9 @@
 // per-part entry counts; Load validates the rows and returns them as
 // Part.FeatCSR. Dense partitions, heterogeneous ones (typed features stay
 // dense) and link splits under auto are unchanged.
+//
+// Options.Validate checks the options before a dataset is read, naming
+// the field at fault (config.FieldError). CacheOptions name a partition
+// kept for reuse (train --data): its directory name, where it may be, and
+// whether one found there is complete (Cached, Pick).
 package partition

@@ -27,7 +27,7 @@ type trainFlags struct {
 	method   string
 	partSeed uint64
 	// cacheDir is --cache-dir: where --data's partitions go ("" = beside
-	// the dataset, else the user cache; partsCacheDirs).
+	// the dataset, else the user cache; partition.CacheOptions.Dirs).
 	cacheDir string
 	// sparse is --sparse-features, the feature storage of --data's
 	// partitions (partition.UseSparse).
