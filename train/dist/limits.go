@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"mpignn/collectives"
 	"mpignn/config"
@@ -28,11 +29,14 @@ func LocalRanks(worldSize int) int {
 // checkFits refuses, on every rank, a model that does not fit in the memory
 // of this rank's node (shared with the other ranks there). Ranks on
 // different nodes may see different memory, so the outcome is agreed. It is
-// collective. hint names the flags that shrink the estimate.
+// collective. hint names the fields that shrink the estimate ({Path}, as
+// config.Errorf's format).
 func checkFits(c *collectives.Comm, e train.MemoryEstimate, hint string) error {
-	err := train.CheckMemory(e, train.AvailableMemory(), LocalRanks(c.Size()), hint)
+	err := train.CheckMemory(e, train.AvailableMemory(), LocalRanks(c.Size()), "")
 	if err != nil {
-		err = fmt.Errorf("rank %d: %w", c.Rank(), err)
+		// CheckMemory ends its message with "; " and the hint, which here
+		// names fields: the message is made again as a FieldError.
+		err = fmt.Errorf("rank %d: %w", c.Rank(), config.Errorf("%s; "+hint, strings.TrimSuffix(err.Error(), "; ")))
 	}
 	return Agree(c, err)
 }
