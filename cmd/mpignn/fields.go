@@ -3,93 +3,57 @@ package main
 import (
 	"errors"
 	"io"
+	"strings"
+	"unicode"
 
 	"mpignn/config"
 	"mpignn/spmd"
 )
 
-// fieldFlags maps the option fields the library's errors name
-// (config.FieldError: paths in dist.TrainConfig, dist.PredictConfig and
-// dist.EmbedConfig, partition.Options, train.Config) to the flags that
-// fill them, so that every message names what the user typed. A path
-// missing here prints as the path. (A function, not a variable: no
-// package-level state.)
-func fieldFlags() map[string]string {
+// fieldFlag returns the flag that fills an option field the library's
+// errors and lines name (config.FieldError: a path in dist.TrainConfig,
+// dist.PredictConfig, dist.EmbedConfig or partition.Options), so that
+// every message names what the user typed: the flag is the last element
+// of the path in kebab case ("Loader.EvalEvery" is --eval-every, "CacheMB"
+// --cache-mb), except for the fields flagExceptions lists.
+// TestFieldFlags pins the flag of every field.
+func fieldFlag(path string) string {
+	if f, ok := flagExceptions()[path]; ok {
+		return f
+	}
+	return "--" + kebab(path[strings.LastIndexByte(path, '.')+1:])
+}
+
+// flagExceptions are the fields whose flag is not their name in kebab
+// case. (A function, not a variable: no package-level state.)
+func flagExceptions() map[string]string {
 	return map[string]string{
-		// dist.TrainConfig
-		"PartDir":                  "--parts",
-		"Task":                     "--task",
-		"Eval":                     "--eval",
-		"EvalFull":                 "--eval-full",
-		"LinkSplit":                "--link-split",
-		"LinkRelation":             "--relation",
-		"RowNorm":                  "--norm-feat",
-		"Metrics":                  "--metrics",
-		"Quiet":                    "--quiet",
-		"Resume":                   "--resume",
-		"ResumeAuto":               "--resume auto",
-		"InitFrom":                 "--init-from",
-		"OverwriteCheckpoint":      "--overwrite-checkpoint",
-		"Loader.Batch":             "--batch",
-		"Loader.Fanouts":           "--fanout",
-		"Loader.EvalFanouts":       "--eval-fanout",
-		"Loader.Replace":           "--replace",
-		"Loader.Split":             "--split",
-		"Loader.Temporal":          "--temporal",
-		"Loader.Temporal.Strict":   "--temporal-strict",
-		"Loader.SeedTime":          "--seed-time",
-		"Model.Arch":               "--model",
-		"Model.Hidden":             "--hidden",
-		"Model.Dropout":            "--dropout",
-		"Model.InputDropout":       "--input-dropout",
-		"Model.Heads":              "--heads",
-		"Model.AttnDropout":        "--attn-dropout",
-		"Model.Decoder":            "--decoder",
-		"Hetero.EmbedDim":          "--embed-dim",
-		"Hetero.EmbedTypes":        "--embed-types",
-		"Hetero.SparseOpt":         "--sparse-opt",
-		"Hetero.SparseLR":          "--sparse-lr",
-		"Hetero.Push":              "--embed-push",
-		"Hetero.Bases":             "--bases",
-		"Hetero.Fanout":            "--fanout",
-		"Hetero.EvalFanout":        "--eval-fanout",
-		"Link.NegRatio":            "--neg-ratio",
-		"Link.NegStrict":           "--neg-strict",
-		"Link.UseValidEdges":       "--use-valid-edges",
-		"Link.KeepSeedEdges":       "--keep-seed-edges",
-		"Link.Graph":               "--link-graph",
-		"Trainer.Prefetch":         "--prefetch",
-		"Trainer.MaxSteps":         "--max-steps",
-		"Trainer.Seed":             "--seed",
-		"Trainer.Adam.LR":          "--lr",
-		"Trainer.Adam.WeightDecay": "--weight-decay",
-		"Run.Epochs":               "--epochs",
-		"Run.CheckpointDir":        "--checkpoint",
-		"Run.CheckpointEvery":      "--checkpoint-every",
-		"Run.EvalEvery":            "--eval-every",
-		"Store.Transport":          "--transport",
-		"Store.CacheMB":            "--cache-mb",
-		// partition.Options (Link is the link split; dist.TrainConfig's Link
-		// is never named to a command-line user, who cannot set it apart
-		// from the task)
-		"Method":         "--method",
-		"SparseFeatures": "--sparse-features",
-		"Link":           "--link-split",
-		// dist.PredictConfig and dist.EmbedConfig
-		"Batch":         "--batch",
-		"CheckpointDir": "--checkpoint",
-		"Out":           "--out",
-		"Fanouts":       "--fanout",
-		"Full":          "--full",
-		"Final":         "--final",
-		"Logits":        "--logits",
-		"Pairs":         "--pairs",
-		"GCNNorm":       "--gcn-norm",
+		"PartDir": "--parts", "CheckpointDir": "--checkpoint", "Run.CheckpointDir": "--checkpoint",
+		"Fanouts": "--fanout", "Loader.Fanouts": "--fanout", "Loader.EvalFanouts": "--eval-fanout",
+		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "ResumeAuto": "--resume auto",
+		"Model.Arch": "--model", "Hetero.Push": "--embed-push", "Loader.Temporal.Strict": "--temporal-strict",
+		// partition.Options: Link is the link split.
+		"Link": "--link-split", "Link.Graph": "--link-graph",
 	}
 }
 
+// kebab spells a Go name in kebab case, an acronym as one word:
+// UseValidEdges is use-valid-edges, GCNNorm gcn-norm, SparseLR sparse-lr.
+func kebab(name string) string {
+	var b strings.Builder
+	r := []rune(name)
+	for i, c := range r {
+		upper := unicode.IsUpper(c)
+		if i > 0 && upper && (unicode.IsLower(r[i-1]) || i+1 < len(r) && unicode.IsLower(r[i+1])) {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
+}
+
 // trainFieldFlags are the train command's own spellings, where they
-// differ from fieldFlags: its partition comes from --data or --parts,
+// differ from fieldFlag: its partition comes from --data or --parts,
 // and --data partitions with --part-seed.
 func trainFieldFlags() map[string]string {
 	return map[string]string{"PartDir": "--data/--parts", "Seed": "--part-seed"}
@@ -105,7 +69,7 @@ func (e *fieldsAsFlags) Error() string { return e.text }
 func (e *fieldsAsFlags) Unwrap() error { return e.err }
 
 // flagNames returns err with the fields its FieldErrors name spelled as
-// the flags of fieldFlags (with overrides first); err itself stays in the
+// their flags (fieldFlag, with overrides first); err itself stays in the
 // chain (errors.Is/As see through).
 func flagNames(err error, overrides ...map[string]string) error {
 	var fe *config.FieldError
@@ -116,16 +80,15 @@ func flagNames(err error, overrides ...map[string]string) error {
 }
 
 // flagSpeller returns the flag of a field path: overrides first, then
-// fieldFlags; "" (the path) for a field no flag sets.
+// fieldFlag.
 func flagSpeller(overrides []map[string]string) func(path string) string {
-	flags := fieldFlags()
 	return func(path string) string {
 		for _, o := range overrides {
 			if f, ok := o[path]; ok {
 				return f
 			}
 		}
-		return flags[path]
+		return fieldFlag(path)
 	}
 }
 

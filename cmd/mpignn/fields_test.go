@@ -33,19 +33,43 @@ func hasPath(t reflect.Type, path string) bool {
 	return true
 }
 
-// TestFieldFlagsNameRealFields: every path the CLI maps to a flag is a
-// field of an options type the library validates, so a renamed field
-// fails here rather than printing its path to users.
-func TestFieldFlagsNameRealFields(t *testing.T) {
+// TestFieldFlags pins the flag of every field a user can reach (by its
+// path in dist.TrainConfig, dist.PredictConfig, dist.EmbedConfig or
+// partition.Options, which must exist): a renamed field or flag fails here
+// rather than printing a flag that does not exist.
+func TestFieldFlags(t *testing.T) {
 	types := []reflect.Type{reflect.TypeFor[dist.TrainConfig](), reflect.TypeFor[dist.PredictConfig](),
 		reflect.TypeFor[dist.EmbedConfig](), reflect.TypeFor[partition.Options]()}
-	for path, flag := range fieldFlags() {
+	for path, flag := range map[string]string{
+		"PartDir": "--parts", "Task": "--task", "Eval": "--eval", "EvalFull": "--eval-full", "LinkSplit": "--link-split",
+		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "Metrics": "--metrics", "Quiet": "--quiet",
+		"Resume": "--resume", "ResumeAuto": "--resume auto", "InitFrom": "--init-from",
+		"OverwriteCheckpoint": "--overwrite-checkpoint", "Loader.Batch": "--batch", "Loader.Fanouts": "--fanout",
+		"Loader.EvalFanouts": "--eval-fanout", "Loader.Replace": "--replace", "Loader.Split": "--split",
+		"Loader.Temporal": "--temporal", "Loader.Temporal.Strict": "--temporal-strict", "Loader.SeedTime": "--seed-time",
+		"Model.Arch": "--model", "Model.Hidden": "--hidden", "Model.Dropout": "--dropout",
+		"Model.InputDropout": "--input-dropout", "Model.Heads": "--heads", "Model.AttnDropout": "--attn-dropout",
+		"Model.Decoder": "--decoder", "Hetero.EmbedDim": "--embed-dim", "Hetero.EmbedTypes": "--embed-types",
+		"Hetero.SparseOpt": "--sparse-opt", "Hetero.SparseLR": "--sparse-lr", "Hetero.Push": "--embed-push",
+		"Hetero.Bases": "--bases", "Hetero.Fanout": "--fanout", "Hetero.EvalFanout": "--eval-fanout",
+		"Link.NegRatio": "--neg-ratio", "Link.NegStrict": "--neg-strict", "Link.UseValidEdges": "--use-valid-edges",
+		"Link.KeepSeedEdges": "--keep-seed-edges", "Link.Graph": "--link-graph", "Link": "--link-split",
+		"Trainer.Prefetch": "--prefetch", "Trainer.MaxSteps": "--max-steps", "Trainer.Seed": "--seed",
+		"Trainer.Adam.LR": "--lr", "Trainer.Adam.WeightDecay": "--weight-decay", "Run.Epochs": "--epochs",
+		"Run.CheckpointDir": "--checkpoint", "Run.CheckpointEvery": "--checkpoint-every", "Run.EvalEvery": "--eval-every",
+		"Store.Transport": "--transport", "Store.CacheMB": "--cache-mb", "Method": "--method",
+		"SparseFeatures": "--sparse-features", "Batch": "--batch", "CheckpointDir": "--checkpoint", "Out": "--out",
+		"Fanouts": "--fanout", "Full": "--full", "Final": "--final", "Logits": "--logits", "Pairs": "--pairs",
+		"GCNNorm": "--gcn-norm",
+	} {
 		found := false
 		for _, ty := range types {
 			found = found || hasPath(ty, path)
 		}
 		assert.True(t, found, "%s (%s) is no field of the options types", path, flag)
+		assert.Equal(t, flag, fieldFlag(path), path)
 	}
+	assert.Equal(t, "--data/--parts", flagSpeller([]map[string]string{trainFieldFlags()})("PartDir"))
 }
 
 // TestFlagNames: a library error naming fields prints with the flags,
