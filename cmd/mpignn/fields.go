@@ -14,7 +14,7 @@ import (
 // errors and lines name (config.FieldError: a path in dist.TrainConfig,
 // dist.PredictConfig, dist.EmbedConfig or partition.Options), so that
 // every message names what the user typed: the flag is the last element
-// of the path in kebab case ("Loader.EvalEvery" is --eval-every, "CacheMB"
+// of the path in kebab case ("Run.EvalEvery" is --eval-every, "CacheMB"
 // --cache-mb), except for the fields flagExceptions lists.
 // TestFieldFlags pins the flag of every field.
 func fieldFlag(path string) string {
