@@ -21,4 +21,9 @@
 //   - sparse features (sparsefeat.go, Options.SparseFeatures; the CLI's
 //     auto picks them below 10 % nonzero): CSR feature rows instead of
 //     feat.bin, returned as Part.FeatCSR.
+//
+// Options.Validate checks the options before a dataset is read, naming
+// the field at fault (config.FieldError). CacheOptions name a partition
+// kept for reuse (train --data): its directory name, where it may be, and
+// whether one found there is complete (Cached, Pick).
 package partition

@@ -110,7 +110,7 @@ func AssignHetero(d *graph.HeteroDataset, nparts int, opt Options) ([]int32, err
 	case MethodRandom:
 		return Random(d.NumNodes(), nparts, opt.Seed), nil
 	}
-	return nil, fmt.Errorf("unknown partitioning method %q (want %s or %s)", opt.Method, MethodMetis, MethodRandom)
+	return nil, opt.checkMethod()
 }
 
 // collapse returns the homogenized in-adjacency of d: one row per node

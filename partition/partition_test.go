@@ -352,7 +352,7 @@ func TestBadInput(t *testing.T) {
 		{"no graph", &graph.Dataset{NumNodes: 4}, 2, Options{Method: MethodRandom}, "no graph"},
 		{"negative parts", good, -2, Options{Method: MethodRandom}, "at least 1"},
 		{"more parts than nodes", good, 41, Options{}, "exceeds the number of nodes 40"},
-		{"unknown method", good, 2, Options{Method: "spectral"}, `unknown partitioning method "spectral"`},
+		{"unknown method", good, 2, Options{Method: "spectral"}, `Method "spectral": want metis or random`},
 		{"missing split", good, 2, Options{Split: "nope"}, `split "nope" not found`},
 		{"label out of range", mod(func(d *graph.Dataset) { d.Labels[7] = 5 }), 2, Options{}, "node 7: label 5 outside [0,2)"},
 		{"split id out of range", mod(func(d *graph.Dataset) { d.Splits["public"].Train[0] = 40 }), 2, Options{Method: MethodRandom}, "node 40 outside [0,40)"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"mpignn/config"
 	"mpignn/graph"
 )
 
@@ -120,14 +121,14 @@ func UseSparse(mode string, f *graph.Features, hetero, link bool) (bool, error) 
 		return !hetero && !link && f != nil && f.Dim > 0 && Density(f) < SparseAutoDensity, nil
 	case SparseOn:
 		if hetero {
-			return false, fmt.Errorf("sparse features %q: heterogeneous partitions store their typed features dense (use auto or off)", mode)
+			return false, config.Errorf("{SparseFeatures} %q: heterogeneous partitions store their typed features dense (use auto or off)", mode)
 		}
 		if f == nil || f.Dim == 0 {
-			return false, fmt.Errorf("sparse features %q: the dataset has no node features", mode)
+			return false, config.Errorf("{SparseFeatures} %q: the dataset has no node features", mode)
 		}
 		return true, nil
 	}
-	return false, fmt.Errorf("sparse features %q: want %s, %s or %s", mode, SparseAuto, SparseOn, SparseOff)
+	return false, checkSparseMode(mode)
 }
 
 // putCSR writes the three files of rows c and records them in files.

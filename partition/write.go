@@ -186,7 +186,7 @@ func assignGraph(d *graph.Dataset, nparts int, opt Options) ([]int32, error) {
 	case MethodRandom:
 		return Random(d.NumNodes, nparts, opt.Seed), nil
 	}
-	return nil, fmt.Errorf("unknown partitioning method %q (want %s or %s)", opt.Method, MethodMetis, MethodRandom)
+	return nil, opt.checkMethod()
 }
 
 // WriteDataset partitions d into nparts parts with opt.Method and writes the

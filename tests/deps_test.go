@@ -33,6 +33,7 @@ type pkgDeps struct {
 // not by accident in a file. The layers, bottom up:
 //
 //	internal/*           leaves: no mpignn imports (hashkey: none at all)
+//	config               leaf: errors of options types naming fields
 //	spmd                 the MPI runtime (cgo, mpi.h)
 //	collectives          MPI operations over spmd (gompi, cgo)
 //	graph                graphs and datasets, no MPI
@@ -52,6 +53,7 @@ func allowedDeps() map[string]pkgDeps {
 		"internal/tempout":  {},
 		"internal/testhold": {},
 		"internal/watchdog": {},
+		"config":            {},
 
 		"spmd":          {test: []string{"spmd/spmdtest"}},
 		"spmd/spmdtest": {imports: []string{"spmd"}},
@@ -63,7 +65,7 @@ func allowedDeps() map[string]pkgDeps {
 		"graph":          {imports: []string{"internal/hashkey", "internal/tempout", "internal/testhold"}},
 		"graph/chunkgen": {imports: []string{"graph", "internal/hashkey"}},
 		"partition": {
-			imports: []string{"graph", "internal/hashkey", "internal/tempout", "internal/testhold"},
+			imports: []string{"config", "graph", "internal/hashkey", "internal/tempout", "internal/testhold"},
 		},
 		"sample": {
 			imports: []string{"graph", "internal/hashkey"},
@@ -71,7 +73,7 @@ func allowedDeps() map[string]pkgDeps {
 		},
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
 		"train": {
-			imports: []string{"graph", "internal/tempout", "internal/testhold", "sample"},
+			imports: []string{"config", "graph", "internal/tempout", "internal/testhold", "sample"},
 		},
 
 		"partition/dpartition": {
@@ -79,21 +81,22 @@ func allowedDeps() map[string]pkgDeps {
 			test:    []string{"spmd", "spmd/spmdtest"},
 		},
 		"sample/dsample": {
-			imports: []string{"collectives", "graph", "partition", "sample"},
+			imports: []string{"collectives", "config", "graph", "partition", "sample"},
 			// No train: the layer-wise inference and the learnable
 			// embeddings, whose tests built models, live in train/dist.
 			test: []string{"sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dist": {
-			imports: []string{"collectives", "graph", "internal/testhold", "partition", "sample", "sample/dsample", "train"},
-			test:    []string{"sample/sampletest", "spmd", "spmd/spmdtest"},
+			imports: []string{"collectives", "config", "graph", "internal/testhold", "partition", "sample", "sample/dsample", "train"},
+			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 
 		"cmd/mpignn": {
 			imports: []string{
-				"collectives", "graph", "graph/chunkgen", "internal/tempout", "internal/testhold", "internal/watchdog",
+				"collectives", "config", "graph", "graph/chunkgen", "internal/tempout", "internal/testhold", "internal/watchdog",
 				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "train", "train/dist",
 			},
+			test: []string{"config"},
 		},
 		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "train"}},
 	}
@@ -115,9 +118,9 @@ type depRules struct {
 func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
-		pureCore: []string{"graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train",
+		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train",
 			"internal/hashkey", "internal/tempout", "internal/testhold", "internal/watchdog"},
-		stdlibOnly: []string{"internal/hashkey"},
+		stdlibOnly: []string{"config", "internal/hashkey"},
 	}
 }
 

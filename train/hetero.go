@@ -141,7 +141,7 @@ func validateHSAGE(c Config) error {
 	if err := noAttention(c); err != nil {
 		return err
 	}
-	if c.Hetero.Bases != 0 {
+	if c.Hetero != nil && c.Hetero.Bases != 0 {
 		return fmt.Errorf("model config: hetero.bases %d applies to rgcn only, not hsage", c.Hetero.Bases)
 	}
 	return nil

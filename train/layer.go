@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"mpignn/config"
 	"mpignn/sample"
 )
 
@@ -287,8 +288,11 @@ func newLayer[T Float](a Arch, c Config, l int) Layer[T] {
 // noAttention refuses GAT-only settings on architectures without attention,
 // so a config never carries settings that have no effect.
 func noAttention(c Config) error {
-	if c.Heads != 0 || c.AttnDropout != 0 {
-		return fmt.Errorf("model config: heads %d and attention dropout %v apply to gat only, not %s", c.Heads, c.AttnDropout, c.ArchName())
+	switch {
+	case c.Heads != 0:
+		return config.Errorf("{Heads} applies to {Arch} gat only, not %s", c.ArchName())
+	case c.AttnDropout != 0:
+		return config.Errorf("{AttnDropout} applies to {Arch} gat only, not %s", c.ArchName())
 	}
 	return nil
 }
@@ -296,11 +300,11 @@ func noAttention(c Config) error {
 func validateGAT(c Config) error {
 	switch {
 	case c.Heads < 1:
-		return fmt.Errorf("model config: gat needs at least one head, got %d", c.Heads)
-	case c.Layers > 1 && c.Hidden%c.Heads != 0:
-		return fmt.Errorf("model config: gat hidden width %d is not divisible by %d heads (hidden layers concatenate the heads)", c.Hidden, c.Heads)
+		return config.Errorf("{Heads} %d must be positive", c.Heads)
 	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
-		return fmt.Errorf("model config: attention dropout %v must be in [0,1)", c.AttnDropout)
+		return config.Errorf("{AttnDropout} %v must be in [0,1)", c.AttnDropout)
+	case c.Layers > 1 && c.Hidden%c.Heads != 0:
+		return config.Errorf("{Hidden} %d must be a multiple of {Heads} %d (hidden layers concatenate the heads)", c.Hidden, c.Heads)
 	}
 	return nil
 }

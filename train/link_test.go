@@ -81,7 +81,7 @@ func TestLinkConfig(t *testing.T) {
 		{"", "", 0, nil},
 		{DecoderDot, "", 0, nil},
 		{DecoderMLP, "", 3*3 + 3 + 3 + 1, []string{"dec.w1", "dec.b1", "dec.w2", "dec.b2"}},
-		{"bilinear", `unknown decoder "bilinear"`, 0, nil},
+		{"bilinear", `Decoder "bilinear": want dot or mlp`, 0, nil},
 	} {
 		t.Run(tc.dec, func(t *testing.T) {
 			cfg := node

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"mpignn/config"
 	"mpignn/sample"
 )
 
@@ -122,16 +123,9 @@ func (c Config) validate(t archTable) error {
 		return fmt.Errorf("model config: layers %d must be positive", c.Layers)
 	case c.Layers > 1 && c.Hidden <= 0:
 		return fmt.Errorf("model config: hidden %d must be positive for %d layers", c.Hidden, c.Layers)
-	case !(c.Dropout >= 0 && c.Dropout < 1):
-		return fmt.Errorf("model config: dropout %v must be in [0,1)", c.Dropout)
-	case !(c.InputDropout >= 0 && c.InputDropout < 1):
-		return fmt.Errorf("model config: input dropout %v must be in [0,1)", c.InputDropout)
-	case c.GCNNorm != "" && c.GCNNorm != GCNNormSym:
-		return fmt.Errorf("model config: unknown gcn_norm %q (known: %s; empty for mpignn's first-layer mean)", c.GCNNorm, GCNNormSym)
-	case c.GCNNorm != "" && c.ArchName() != ArchGCN:
-		return fmt.Errorf("model config: gcn_norm applies to gcn only, not %s", c.ArchName())
-	case c.Decoder != "" && c.Decoder != DecoderDot && c.Decoder != DecoderMLP:
-		return fmt.Errorf("model config: unknown decoder %q (known: %s; empty for node classification)", c.Decoder, strings.Join(Decoders(), ", "))
+	}
+	if err := c.validateSettings(t); err != nil {
+		return fmt.Errorf("model config: %w", err)
 	}
 	a, err := t.lookup(c.Arch)
 	if err != nil {
@@ -147,6 +141,36 @@ func (c Config) validate(t archTable) error {
 		if err := c.Hetero.validate(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// ValidateSettings checks the settings a user chooses (Arch, Hidden,
+// the dropouts, GAT's Heads and AttnDropout, Decoder, GCNNorm), naming
+// the field at fault (config.FieldError), before the partition gives
+// InDim, Classes and Hetero: Validate checks them again with the rest.
+// Layers, when set, is the layer count (GAT's hidden layers concatenate
+// their heads); the hidden width of a heterogeneous model is checked by
+// Validate. It knows the built-in architectures.
+func (c Config) ValidateSettings() error { return c.validateSettings(builtinArchs()) }
+
+// validateSettings is ValidateSettings with the architectures of t.
+func (c Config) validateSettings(t archTable) error {
+	a, err := t.lookup(c.Arch)
+	if err != nil {
+		return config.Errorf("{Arch} %q: want one of %s", c.Arch, strings.Join(append(t.names(false), t.names(true)...), ", "))
+	}
+	switch {
+	case !(c.Dropout >= 0 && c.Dropout < 1):
+		return config.Errorf("{Dropout} %v must be in [0,1)", c.Dropout)
+	case !(c.InputDropout >= 0 && c.InputDropout < 1):
+		return config.Errorf("{InputDropout} %v must be in [0,1)", c.InputDropout)
+	case c.GCNNorm != "" && c.GCNNorm != GCNNormSym:
+		return config.Errorf("{GCNNorm} %q: want %s (or empty for mpignn's first-layer mean)", c.GCNNorm, GCNNormSym)
+	case c.GCNNorm != "" && c.ArchName() != ArchGCN:
+		return config.Errorf("{GCNNorm} applies to gcn only, not %s", c.ArchName())
+	case c.Decoder != "" && c.Decoder != DecoderDot && c.Decoder != DecoderMLP:
+		return config.Errorf("{Decoder} %q: want %s", c.Decoder, strings.Join(Decoders(), " or "))
 	}
 	if a.Validate == nil {
 		return nil

@@ -153,5 +153,5 @@ func TestPrefetchRejectsNegative(t *testing.T) {
 	o.Prefetch = -1
 	_, err := newTrainer(o, LocalReducer{}, newMemSource(newSynthGraph(1, 50, 8, 4), 0, 1, o.Seed, []int{3}, 10))
 	require.Error(t, err)
-	assert.True(t, strings.Contains(err.Error(), "prefetch -1"), err.Error())
+	assert.True(t, strings.Contains(err.Error(), "Prefetch -1 must be 0 (off)"), err.Error())
 }

@@ -189,7 +189,7 @@ func refLoss(p []float32, b *sample.Batch) float64 {
 func TestToyArchTrains(t *testing.T) {
 	cfg := train.Config{Arch: "meanlin", InDim: 3, Hidden: 4, Classes: 3, Layers: 2}
 	_, err := train.NewModel(cfg, 7)
-	require.ErrorContains(t, err, `unknown model "meanlin"`, "nothing registered it globally")
+	require.ErrorContains(t, err, `Arch "meanlin": want one of sage`, "nothing registered it globally")
 
 	m, err := train.NewModel(cfg, 7, train.WithArchs(meanLinearArch()))
 	require.NoError(t, err)

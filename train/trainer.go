@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"mpignn/config"
 	"mpignn/internal/testhold"
 	"mpignn/sample"
 )
@@ -31,6 +32,14 @@ type Options struct {
 	// it is ignored (no prefetch) when the Trainer has Sparse inputs,
 	// whose next batch reads rows the current step updates.
 	Prefetch int
+}
+
+// Validate reports an option a Trainer cannot run with, naming its field.
+func (o Options) Validate() error {
+	if o.Prefetch < 0 {
+		return config.Errorf("{Prefetch} %d must be 0 (off) or more batches ahead", o.Prefetch)
+	}
+	return nil
 }
 
 // Best is the best-validation state seen so far. Node classification
@@ -200,8 +209,8 @@ func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer
 	if model == nil || red == nil || src == nil {
 		return nil, errors.New("trainer: model, reducer and batch source are required")
 	}
-	if o.Prefetch < 0 {
-		return nil, fmt.Errorf("trainer: prefetch %d, want >= 0 batches ahead", o.Prefetch)
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	n := len(model.Params())
 	opt, err := NewAdam(n, o.Adam)

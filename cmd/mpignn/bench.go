@@ -117,7 +117,7 @@ func runBenchComm(args []string) error {
 		return fmt.Errorf("bench comm: %w", err)
 	}
 	// spmd.Run ends the whole job through MPI_Abort when any rank fails.
-	spmd.Run(func(w *spmd.World) error { return benchComm(w, cfg, os.Stdout) })
+	runWorld(func(w *spmd.World) error { return benchComm(w, cfg, os.Stdout) })
 	return nil
 }
 

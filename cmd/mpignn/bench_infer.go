@@ -72,7 +72,7 @@ func runBenchInfer(args []string) error {
 	if err != nil {
 		return fmt.Errorf("bench infer: %w", err)
 	}
-	spmd.Run(func(w *spmd.World) error {
+	runWorld(func(w *spmd.World) error {
 		if err := setThreads(cfg.threads, w.Size()); err != nil {
 			return err
 		}

@@ -75,7 +75,7 @@ func runBenchSample(args []string) error {
 	if err != nil {
 		return fmt.Errorf("bench sample: %w", err)
 	}
-	spmd.Run(func(w *spmd.World) error { return benchSample(w, cfg, os.Stdout) })
+	runWorld(func(w *spmd.World) error { return benchSample(w, cfg, os.Stdout) })
 	return nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -78,7 +76,7 @@ func partitionChunked(w io.Writer, c partitionConfig) error {
 		Split: c.split, LabelType: c.labelType, Undirected: c.undirected, Reverse: c.undirected && c.noReverse != "all",
 		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, Overwrite: c.force, Workers: c.workers,
 	}
-	spmd.Run(func(world *spmd.World) error {
+	runWorld(func(world *spmd.World) error {
 		comm, err := collectives.NewComm()
 		if err != nil {
 			return err
@@ -100,30 +98,30 @@ func partitionChunked(w io.Writer, c partitionConfig) error {
 // prepareChunkedParts is prepareParts for a chunked dataset: every rank
 // partitions (one part per rank; --method metis means PT-Scotch here) into
 // the cache, unless rank 0 finds a complete cached partition there.
-func prepareChunkedParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse, cacheDir string, out *os.File) (string, error) {
+func prepareChunkedParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) (string, error) {
 	switch {
-	case link != nil:
-		return "", fmt.Errorf("train --data %s: link prediction on a chunked dataset is not supported yet", data)
-	case timed:
-		return "", fmt.Errorf("train --data %s: temporal sampling on a chunked dataset is not supported yet", data)
+	case o.Link != nil:
+		return "", fmt.Errorf("train --data %s: link prediction on a chunked dataset is not supported yet", o.Data)
+	case o.Time:
+		return "", fmt.Errorf("train --data %s: temporal sampling on a chunked dataset is not supported yet", o.Data)
 	}
-	method, err := chunkedMethod(method, true, "")
+	method, err := chunkedMethod(o.Method, true, "")
 	if err != nil {
-		return "", fmt.Errorf("train --data %s: %w", data, err)
+		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}
-	splitName := split
-	if splitName == "" {
-		splitName = "auto"
-	}
-	name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d-%s", filepath.Base(filepath.Clean(data)), splitName, c.Size(), method, seed, sparse)
+	o.Method, o.Parts, o.Chunked = method, c.Size(), true
 	// Rank 0 picks the directory: "+dir" to reuse it, "-dir" to write it.
 	var pick string
 	if c.Rank() == 0 {
-		pick, err = pickChunkedCache(data, name, cacheDir, c.Size(), method, split, seed)
+		dir, reuse, perr := o.Pick()
+		pick, err = "-"+dir, perr
+		if reuse {
+			pick = "+" + dir
+		}
 	}
 	b, err := dist.BcastBytes(c, 0, []byte(pick), err)
 	if err != nil {
-		return "", fmt.Errorf("train --data %s: %w", data, err)
+		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}
 	pick = string(b)
 	dir := pick[1:]
@@ -134,33 +132,15 @@ func prepareChunkedParts(c *collectives.Comm, data, split, method string, seed u
 		return dir, nil
 	}
 	if _, err := dpartition.Run(c, dpartition.Options{
-		Data: data, Out: dir, Parts: c.Size(), Method: method, Seed: seed, Split: split,
-		Undirected: true, Reverse: true, SparseFeatures: sparse, Overwrite: true,
+		Data: o.Data, Out: dir, Parts: o.Parts, Method: method, Seed: o.Seed, Split: o.Split,
+		Undirected: true, Reverse: true, SparseFeatures: o.SparseFeatures, Overwrite: true,
 	}); err != nil {
-		return "", fmt.Errorf("train --data %s: partition into %s: %w", data, dir, err)
+		return "", fmt.Errorf("train --data %s: partition into %s: %w", o.Data, dir, err)
 	}
 	if c.Rank() == 0 {
-		fmt.Fprintf(out, "partition: wrote %d parts (%s, all ranks) to %s\n", c.Size(), method, dir)
+		fmt.Fprintf(out, "partition: wrote %d parts (%s, all ranks) to %s\n", o.Parts, method, dir)
 	}
 	return dir, nil
-}
-
-// pickChunkedCache returns "+dir" for a complete cached partition named
-// name, else "-dir" for the first cache directory that can be written.
-func pickChunkedCache(data, name, cacheDir string, parts int, method, split string, seed uint64) (string, error) {
-	var errs []error
-	for _, dir := range partsCacheDirs(data, name, cacheDir) {
-		if m, err := partition.LoadMeta(dir); err == nil && m.NumParts == parts && m.Method == method && m.Seed == seed &&
-			(split == "" || m.Split == split) && partition.VerifyFiles(dir, m) == nil {
-			return "+" + dir, nil
-		}
-		if err := cacheParentUsable(dir); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		return "-" + dir, nil
-	}
-	return "", errors.Join(errs...)
 }
 
 // isChunked reports whether --data names a chunked dataset.

@@ -209,7 +209,7 @@ func (s *stopSignals) Requested() bool { return s.got.Load() }
 func (s *stopSignals) Close() { s.stop() }
 
 // adoptResumeFlags sets every flag of resume (the checkpoint's settings,
-// dist.ResumeFlags) that was not given explicitly, and returns those it
+// dist.CheckpointSettings as flags) that was not given explicitly, and returns those it
 // set. A flag that applies only to a task or a model (--neg-ratio,
 // --heads) is taken only when the task and model in effect (given, or
 // else the checkpoint's) are that task or model, so that an explicit
@@ -270,9 +270,17 @@ func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error)
 // checkpoint (--resume auto's fresh start) f is returned as it is. It is
 // collective.
 func resumeTrainFlags(c *collectives.Comm, f *trainFlags, args []string) (*trainFlags, error) {
-	resume, err := dist.LoadResumeFlags(c, f.cfg.Run.CheckpointDir)
-	if err != nil || len(resume) == 0 {
+	settings, err := dist.LoadCheckpointSettings(c, f.cfg.Run.CheckpointDir)
+	if err != nil || len(settings) == 0 {
 		return f, err
+	}
+	// The checkpoint names fields: take each as the flag that sets it.
+	flagOf := flagSpeller([]map[string]string{trainFieldFlags()})
+	var resume [][2]string
+	for _, kv := range settings {
+		if name, ok := strings.CutPrefix(flagOf(kv[0]), "--"); ok {
+			resume = append(resume, [2]string{name, kv[1]})
+		}
 	}
 	nf, err := parseTrainResumed(args, resume)
 	if err != nil {

@@ -73,7 +73,7 @@ func main() {
 		// collections per epoch. A GOGC in the environment wins.
 		debug.SetGCPercent(25)
 	}
-	if err := c.run(os.Args[2:]); err != nil {
+	if err := flagNames(c.run(os.Args[2:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return // the flag set has printed the usage
 		}

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"mpignn/config"
 	"mpignn/graph"
 	"mpignn/internal/tempout"
 	"mpignn/partition"
-	"mpignn/partition/dpartition"
 )
 
 // partitionConfig holds the flags of `mpignn partition`.
@@ -90,11 +90,17 @@ func parsePartition(args []string) (partitionConfig, error) {
 	if c.assignment != "" && !isChunked(c.data) {
 		return c, fmt.Errorf("--assignment applies to a chunked dataset (a directory with %s); %s is not one", graph.ChunkedMetaFile, c.data)
 	}
-	if c.method != partition.MethodMetis && c.method != partition.MethodRandom && !(c.method == dpartition.MethodParMetis && isChunked(c.data)) {
-		return c, fmt.Errorf("--method %q: want metis or random (parmetis for a chunked dataset)", c.method)
+	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse}
+	if isChunked(c.data) {
+		opt.Method = "" // chunkedMethod checks it: parmetis is one there
 	}
-	if c.sparse != partition.SparseAuto && c.sparse != partition.SparseOn && c.sparse != partition.SparseOff {
-		return c, fmt.Errorf("--sparse-features %q: want %s, %s or %s", c.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
+	if err := opt.Validate(); err != nil {
+		var fe *config.FieldError
+		if errors.As(err, &fe) && fe.Field == "Method" {
+			// This command also partitions chunked datasets (dpartition).
+			return c, fmt.Errorf("%w (parmetis for a chunked dataset)", flagNames(err))
+		}
+		return c, flagNames(err)
 	}
 	return c, nil
 }
@@ -249,8 +255,9 @@ func partitionHetero(w io.Writer, c partitionConfig) error {
 		return errors.New("--link-split on a heterogeneous dataset needs --relation src___rel___dst (the relation whose edges are split)")
 	case c.haloFeats:
 		return errors.New("--halo-feats: not supported for heterogeneous datasets yet")
-	case c.sparse == partition.SparseOn:
-		return errors.New("--sparse-features on: heterogeneous datasets keep their typed features dense (use auto or off)")
+	}
+	if _, err := partition.UseSparse(c.sparse, nil, true, c.link != nil); err != nil {
+		return err
 	}
 	t0 := time.Now()
 	d, err := graph.ReadOGBHetero(c.data, c.heteroReadOptions())

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"mpignn/collectives"
@@ -52,16 +51,15 @@ func (f *inferFlags) parse(args []string) error {
 		return fmt.Errorf("unexpected argument %q", f.fs.Arg(0))
 	}
 	cfg := &f.cfg
-	if cfg.PartDir == "" || cfg.CheckpointDir == "" || cfg.Out == "" {
-		return errors.New("--parts, --checkpoint and --out are required")
-	}
 	var err error
 	if cfg.Fanouts, err = f.fanout.parse(); err != nil { // nil = the checkpoint's
 		return err
 	}
-	cfg.Note = os.Stdout
-	cfg.Store.Transport, err = f.transport.parse()
-	return err
+	cfg.Note = flagWriter{Writer: os.Stdout}
+	if cfg.Store.Transport, err = f.transport.parse(); err != nil {
+		return err
+	}
+	return cfg.Validate()
 }
 
 // runInfer runs body under MPI after the start-up agreement. Under mpirun,
@@ -73,7 +71,7 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 	shared := startupFields(name, f.fs)
 	cleanup := tempout.NewCleanup("mpignn " + name)
 	cleanup.Add(tempout.Own(f.cfg.Out))
-	spmd.Run(func(w *spmd.World) error {
+	runWorld(func(w *spmd.World) error {
 		defer cleanup.Listen()()
 		c, err := newComm(w, f.timeout)
 		if err != nil {
@@ -105,13 +103,16 @@ func runPredict(args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if *logits {
-		switch {
-		case *task != dist.TaskNode:
-			return errors.New("--logits applies to --task node only")
-		case !strings.HasSuffix(f.cfg.Out, ".npy"):
-			return fmt.Errorf("--logits: --out %s must end in .npy", f.cfg.Out)
-		}
+	if *logits && *task != dist.TaskNode {
+		return errors.New("--logits applies to --task node only")
+	}
+	pc := dist.PredictConfig{
+		PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
+		Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
+		GCNNorm: f.cfg.GCNNorm, Note: f.cfg.Note,
+	}
+	if err := pc.Validate(); err != nil {
+		return err
 	}
 	switch {
 	case *task != dist.TaskNode && *task != dist.TaskLink:
@@ -132,11 +133,7 @@ func runPredict(args []string) error {
 			}
 			return nil
 		}
-		n, err := dist.Predict(c, dist.PredictConfig{
-			PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
-			Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
-			GCNNorm: f.cfg.GCNNorm, Note: os.Stdout,
-		})
+		n, err := dist.Predict(c, pc)
 		if err != nil {
 			return err
 		}

@@ -121,7 +121,7 @@ func runSample(args []string) error {
 	if err != nil {
 		return err
 	}
-	spmd.Run(func(w *spmd.World) error { return sampleMain(w, cfg, os.Stdout) })
+	runWorld(func(w *spmd.World) error { return sampleMain(w, cfg, os.Stdout) })
 	return nil
 }
 

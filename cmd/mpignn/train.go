@@ -4,8 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -27,7 +27,7 @@ type trainFlags struct {
 	method   string
 	partSeed uint64
 	// cacheDir is --cache-dir: where --data's partitions go ("" = beside
-	// the dataset, else the user cache; partsCacheDirs).
+	// the dataset, else the user cache; partition.CacheOptions.Dirs).
 	cacheDir string
 	// sparse is --sparse-features, the feature storage of --data's
 	// partitions (partition.UseSparse).
@@ -51,8 +51,9 @@ type trainFlags struct {
 func parseTrain(args []string) (*trainFlags, error) { return parseTrainResumed(args, nil) }
 
 // parseTrainResumed parses the flags of `mpignn train`; a resume passes the
-// checkpoint's settings (dist.ResumeFlags), which are taken for every flag
-// not given explicitly before the flags are checked and derived.
+// checkpoint's settings (dist.CheckpointSettings, as flags), which are
+// taken for every flag not given explicitly before the flags are checked
+// and derived.
 func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs := newFlagSet("train", "./mpirun.sh -n P ./bin/mpignn train (--parts PARTDIR | --data RAWDIR) [flags]",
 		"Trains on P ranks, one per partition: --parts takes a directory from mpignn partition with P parts;\n"+
@@ -163,44 +164,50 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if c.Loader.Temporal, c.Loader.FixedSeedTime, c.Loader.SeedTime, err = temporal.parse(); err != nil {
 		return nil, err
 	}
-	if c.Loader.FixedSeedTime && c.Task == dist.TaskLink {
-		return nil, errors.New("--seed-time: link seeds are expanded at their own edge's time; the flag is for node tasks")
-	}
 	if *layers != 0 && *layers != len(c.Loader.Fanouts) {
 		return nil, fmt.Errorf("--layers %d but --fanout %s gives %d layers", *layers, fanout.value, len(c.Loader.Fanouts))
 	}
-	if !(*dropout >= 0 && *dropout < 1) {
-		return nil, fmt.Errorf("--dropout %v must be in [0,1)", *dropout)
-	}
+	// Converted here, once: the model and the trainer compute in float32.
 	c.Model.Dropout = float32(*dropout)
-	if *inDropout < 0 {
-		*inDropout = *dropout
+	c.Model.InputDropout = float32(*dropout)
+	if *inDropout >= 0 {
+		c.Model.InputDropout = float32(*inDropout)
 	}
-	if *inDropout >= 1 {
-		return nil, fmt.Errorf("--input-dropout %v must be in [0,1)", *inDropout)
-	}
-	c.Model.InputDropout = float32(*inDropout)
-	// Converted here, once: the trainer computes in float32.
 	c.Trainer.Adam = train.DefaultAdam(float32(*lr), float32(*weightDecay))
-	if err := setArchFlags(fs, c, *heads, *attnDropout); err != nil {
-		return nil, err
+	// GAT's flags default to its settings for GAT only; given to another
+	// model they reach the config, which refuses them (they would have no
+	// effect).
+	if c.Model.Arch == train.ArchGAT || flagSet(fs, "heads") {
+		c.Model.Heads = *heads
+	}
+	if c.Model.Arch == train.ArchGAT || flagSet(fs, "attn-dropout") {
+		c.Model.AttnDropout = float32(*attnDropout)
 	}
 	if c.Store.Transport, err = transport.parse(); err != nil {
 		return nil, err
 	}
-	if c.Trainer.Prefetch < 0 {
-		return nil, fmt.Errorf("--prefetch %d must be 0 (off) or more batches ahead", c.Trainer.Prefetch)
-	}
+	// 0 is the library's "every epoch"; the flag's default says 1.
 	if c.Run.EvalEvery < 1 {
 		return nil, fmt.Errorf("--eval-every %d must be positive", c.Run.EvalEvery)
 	}
-	if f.method != partition.MethodMetis && f.method != partition.MethodRandom {
-		return nil, fmt.Errorf("--method %q: want metis or random", f.method)
-	}
-	if f.sparse != partition.SparseAuto && f.sparse != partition.SparseOn && f.sparse != partition.SparseOff {
-		return nil, fmt.Errorf("--sparse-features %q: want %s, %s or %s", f.sparse, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
+	if err := f.validate(); err != nil {
+		return nil, flagNames(err, trainFieldFlags())
 	}
 	return f, nil
+}
+
+// validate checks the configuration as the library would: the run's
+// (dist.TrainConfig.Validate, which nests the loader's, trainer's and
+// model's) and that of --data's partitioning (partition.Options).
+func (f *trainFlags) validate() error {
+	v := f.cfg
+	if v.PartDir == "" {
+		v.PartDir = f.data // --data's partition is made at run time
+	}
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	return f.partOptions().Validate()
 }
 
 // resolveTask checks the link-task flags: given to a node run they would
@@ -237,11 +244,9 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 			c.RowNorm = false
 		}
 	default:
-		return fmt.Errorf("--task %q: want node or link", c.Task)
+		return nil // refused by dist.TrainConfig.Validate
 	}
-	if d := c.Model.Decoder; d != "" && d != train.DecoderDot && d != train.DecoderMLP {
-		return fmt.Errorf("--decoder %q: want dot or mlp", d)
-	}
+	// 0 is the library's "1"; given as a flag it is a mistake.
 	if c.Link.NegRatio < 1 {
 		return fmt.Errorf("--neg-ratio %d must be at least 1", c.Link.NegRatio)
 	}
@@ -252,12 +257,6 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 		return fmt.Errorf("--split %s: the link task takes its split from --link-split (or --split time)", f.split)
 	}
 	f.split = ""
-	if f.linkSplit != "" {
-		lo := partition.LinkOptions{Split: f.linkSplit, Relation: c.LinkRelation}
-		if err := lo.Check(); err != nil {
-			return fmt.Errorf("--link-split/--relation: %w", err)
-		}
-	}
 	if f.data != "" && f.linkSplit == "" {
 		f.linkSplit = defaultLinkSplit
 	}
@@ -312,35 +311,6 @@ func (f *trainFlags) settingsLine() string {
 // benchmarks hold out less).
 const defaultLinkSplit = "random:0.85,0.05,0.10"
 
-// setArchFlags checks --model and applies the GAT-only flags: given to
-// another model they would have no effect, so they are refused.
-func setArchFlags(fs *flag.FlagSet, c *dist.TrainConfig, heads int, attnDropout float64) error {
-	m := &c.Model
-	if train.ArchDoc(m.Arch) == "" {
-		return fmt.Errorf("--model %q: want one of %s", m.Arch, strings.Join(append(train.Archs(), train.HeteroArchs()...), ", "))
-	}
-	if m.Arch != train.ArchGAT {
-		var err error
-		fs.Visit(func(f *flag.Flag) {
-			if f.Name == "heads" || f.Name == "attn-dropout" {
-				err = fmt.Errorf("--%s applies to --model gat only, not %s", f.Name, m.ArchName())
-			}
-		})
-		return err
-	}
-	if heads < 1 {
-		return fmt.Errorf("--heads %d must be positive", heads)
-	}
-	if !(attnDropout >= 0 && attnDropout < 1) {
-		return fmt.Errorf("--attn-dropout %v must be in [0,1)", attnDropout)
-	}
-	if len(c.Loader.Fanouts) > 1 && m.Hidden%heads != 0 {
-		return fmt.Errorf("--hidden %d must be a multiple of --heads %d (hidden layers concatenate the heads)", m.Hidden, heads)
-	}
-	m.Heads, m.AttnDropout = heads, float32(attnDropout)
-	return nil
-}
-
 // runTrain implements `mpignn train`.
 func runTrain(args []string) error {
 	f, err := parseTrain(args)
@@ -353,7 +323,7 @@ func runTrain(args []string) error {
 	defer sigs.Close()
 	f.cfg.Stop = sigs.Requested
 	stopped := false
-	spmd.Run(func(w *spmd.World) error {
+	runWorld(func(w *spmd.World) error {
 		c, err := newComm(w, f.timeout)
 		if err != nil {
 			return err
@@ -375,13 +345,7 @@ func runTrain(args []string) error {
 			f.cfg.Stop = sigs.Requested
 		}
 		if f.data != "" {
-			var link *partition.LinkOptions
-			if f.cfg.Task == dist.TaskLink {
-				link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
-			}
-			// Times are read only for temporal sampling, so plain runs keep
-			// their untimed caches (and results).
-			dir, err := prepareParts(c, f.data, f.split, f.method, f.partSeed, link, f.cfg.Loader.Temporal.On(), f.sparse, f.cacheDir, os.Stdout)
+			dir, err := prepareParts(c, f.cacheOptions(w.Size()), os.Stdout)
 			if err != nil {
 				return err
 			}
@@ -392,7 +356,7 @@ func runTrain(args []string) error {
 				return err
 			}
 		}
-		f.cfg.Out = os.Stdout
+		f.cfg.Out = flagWriter{os.Stdout, []map[string]string{trainFieldFlags()}}
 		f.cfg.Progress = os.Stderr
 		f.cfg.Settings = strings.TrimPrefix(f.settingsLine(), "settings: ")
 		if w.IsRoot() {
@@ -401,7 +365,7 @@ func runTrain(args []string) error {
 		res, err := dist.Train(c, f.cfg)
 		stopped = err == nil && res.Stopped
 		return err
-	})
+	}, trainFieldFlags())
 	if stopped {
 		sigs.Close()
 		os.Exit(exitStopped) // after MPI_Finalize: every rank exits so
@@ -426,65 +390,33 @@ func setThreads(n, worldSize int) error {
 	return nil
 }
 
-// partsCacheDirs lists where --data mode keeps its partitions, in order of
-// preference: under cacheDir when given (and nowhere else), else next to
-// the dataset, then the user's cache directory (the dataset directory may
-// be read-only).
-func partsCacheDirs(data, name, cacheDir string) []string {
-	if cacheDir != "" {
-		return []string{filepath.Join(cacheDir, name)}
+// cacheOptions are the options --data partitions with, into parts parts
+// (the split is resolved when the dataset is read).
+func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
+	o := partition.CacheOptions{Data: f.data, Dir: f.cacheDir, Parts: parts, Options: f.partOptions()}
+	if f.cfg.Task == dist.TaskLink {
+		o.Link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
 	}
-	abs, err := filepath.Abs(data)
-	if err != nil {
-		abs = data
-	}
-	dirs := []string{filepath.Join(filepath.Dir(abs), name)}
-	if base := os.Getenv("XDG_CACHE_HOME"); base != "" {
-		dirs = append(dirs, filepath.Join(base, "mpignn", name))
-	} else if home, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(home, ".cache", "mpignn", name))
-	}
-	return dirs
+	return o
 }
 
-// writable reports whether dir's permission bits allow writing. The bits
-// are checked rather than attempting a write, because root may write into
-// directories marked read-only (such as the shared datasets).
-func writable(dir string) bool {
-	st, err := os.Stat(dir)
-	return err == nil && st.IsDir() && st.Mode().Perm()&0o222 != 0
+// partOptions are --method, --part-seed, --split and --sparse-features as
+// partition options. Times are read only for temporal sampling, so plain
+// runs keep their untimed caches (and results).
+func (f *trainFlags) partOptions() partition.Options {
+	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse}
 }
 
-// reusable reports whether dir holds a partition of the wanted shape whose
-// part files all match their META.json checksums: a damaged cache (a
-// truncated or flipped file) is rebuilt, not handed to every rank to fail
-// on. link (nil for node tasks) must match the partition's link section.
-func reusable(dir string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed, sparse bool) bool {
-	m, err := partition.LoadMeta(dir)
-	if err != nil || m.NumParts != parts || m.Method != method || (m.Time != nil) != timed || m.SparseFeat != sparse {
-		return false
-	}
-	if (m.Link != nil) != (link != nil) || (link != nil && !link.Matches(m.Link, seed)) {
-		return false
-	}
-	if _, ok := m.Splits[split]; !ok && link == nil {
-		return false
-	}
-	return partition.VerifyFiles(dir, m) == nil
-}
-
-// prepareParts partitions the dataset at data into one part per rank on
-// rank 0 (or reuses a cached partition whose META matches), and returns the
-// directory on every rank. It is collective. link, when set, makes a
-// link-prediction partition (seeded by seed too); timed reads and stores
-// the dataset's times (partition.Options.Time).
-func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparse, cacheDir string, out *os.File) (string, error) {
-	if isChunked(data) {
+// prepareParts partitions the dataset o.Data into one part per rank on
+// rank 0 (or reuses a cached partition whose META matches), and returns
+// the directory on every rank. It is collective.
+func prepareParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) (string, error) {
+	if isChunked(o.Data) {
 		// Every rank partitions: ranks that wait for a slower one's chunk
 		// (or PT-Scotch) may wait long, as in mpignn partition, which has no
 		// --timeout either.
 		defer c.Untimed("partition --data on every rank")()
-		return prepareChunkedParts(c, data, split, method, seed, link, timed, sparse, cacheDir, out)
+		return prepareChunkedParts(c, o, out)
 	}
 	var dir string
 	var err error
@@ -492,139 +424,85 @@ func prepareParts(c *collectives.Comm, data, split, method string, seed uint64, 
 	// others wait in the broadcast below by design.
 	defer c.Untimed("partition --data on rank 0")()
 	if c.Rank() == 0 {
-		dir, err = partitionOnRoot(c.Size(), data, split, method, seed, link, timed, sparse, cacheDir, out)
+		dir, err = partitionOnRoot(o, out)
+		// The other ranks get the message only (as text): spell its
+		// fields as flags here.
+		err = flagNames(err, trainFieldFlags())
 	}
 	b, err := dist.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
-		return "", fmt.Errorf("train --data %s: %w", data, err)
+		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}
 	return string(b), nil
 }
 
-func partitionOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, sparseMode, cacheDir string, out *os.File) (string, error) {
-	if graph.IsHeteroLayout(data) {
-		if _, err := partition.UseSparse(sparseMode, nil, true, link != nil); err != nil {
-			return "", fmt.Errorf("--sparse-features: %w", err)
-		}
-		return partitionHeteroOnRoot(parts, data, split, method, seed, link, timed, cacheDir, out)
-	}
-	ro := graph.UndirectedOptions()
-	if link != nil {
-		if err := link.Check(); err != nil {
+func partitionOnRoot(o partition.CacheOptions, out io.Writer) (string, error) {
+	// The dataset is read undirected, and a cache being rebuilt (damaged,
+	// or left half-written) is replaced.
+	o.Undirected, o.Overwrite = true, true
+	link := o.Link != nil
+	if graph.IsHeteroLayout(o.Data) {
+		if _, err := partition.UseSparse(o.SparseFeatures, nil, true, link); err != nil {
 			return "", err
 		}
-		ro = link.ReadOptions(ro)
+		o.SparseFeatures = partition.SparseOff
+		return partitionHeteroOnRoot(o, out)
 	}
-	ro.Time = timed
-	d, err := graph.ReadOGB(data, ro)
-	if err != nil {
-		return "", err
-	}
-	if split, err = partition.ResolveSplit(d, split); err != nil {
-		return "", err
-	}
-	sparse, err := partition.UseSparse(sparseMode, d.Feat, false, link != nil)
-	if err != nil {
-		return "", fmt.Errorf("--sparse-features: %w", err)
-	}
-	name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), split, parts, method, seed)
-	if link != nil {
-		// Everything that changes a link partition is in the name, so
-		// that runs with different link options never share a cache.
-		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), link.Key(), parts, method, seed)
-	}
-	if timed {
-		name += "-time" // untimed caches keep their names
-	}
-	if sparse {
-		name += "-sparse" // dense caches keep their names
-	}
-	return cachedParts(data, name, cacheDir, parts, method, split, seed, link, timed, sparse, out, func(dir string) error {
-		mode := partition.SparseOff
-		if sparse {
-			mode = partition.SparseOn
+	ro := graph.UndirectedOptions()
+	if link {
+		if err := o.Link.Check(); err != nil {
+			return "", err
 		}
-		_, err := partition.WriteDataset(dir, d, parts, partition.Options{
-			Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Link: link, Time: timed,
-			SparseFeatures: mode,
-		})
+		ro = o.Link.ReadOptions(ro)
+	}
+	ro.Time = o.Time
+	d, err := graph.ReadOGB(o.Data, ro)
+	if err != nil {
+		return "", err
+	}
+	if o.Split, err = partition.ResolveSplit(d, o.Split); err != nil {
+		return "", err
+	}
+	sparse, err := partition.UseSparse(o.SparseFeatures, d.Feat, false, link)
+	if err != nil {
+		return "", err
+	}
+	o.SparseFeatures = partition.SparseOff
+	if sparse {
+		o.SparseFeatures = partition.SparseOn
+	}
+	return partition.Cached(o, out, func(dir string) error {
+		_, err := partition.WriteDataset(dir, d, o.Parts, o.Options)
 		return err
 	})
 }
 
 // partitionHeteroOnRoot is partitionOnRoot for OGB's heterogeneous layout:
 // reverse relations added, the only labelled node type kept.
-func partitionHeteroOnRoot(parts int, data, split, method string, seed uint64, link *partition.LinkOptions, timed bool, cacheDir string, out *os.File) (string, error) {
+func partitionHeteroOnRoot(o partition.CacheOptions, out io.Writer) (string, error) {
 	ro := graph.DefaultHeteroReadOptions()
-	ro.Time = timed
-	d, err := graph.ReadOGBHetero(data, ro)
+	ro.Time = o.Time
+	d, err := graph.ReadOGBHetero(o.Data, ro)
 	if err != nil {
 		return "", err
 	}
-	opt := partition.Options{Method: method, Seed: seed, Split: split, Undirected: true, Overwrite: true, Time: timed}
-	var name string
-	if link != nil {
-		if link.Relation == "" {
+	if o.Link != nil {
+		if o.Link.Relation == "" {
 			return "", errors.New("--task link on a heterogeneous dataset needs --relation src___rel___dst")
 		}
-		if err := link.Check(); err != nil {
+		if err := o.Link.Check(); err != nil {
 			return "", err
 		}
-		lo := *link
-		if lo.Rows, err = lo.ReadHeteroSplit(data, d.Schema); err != nil {
+		lo := *o.Link
+		if lo.Rows, err = lo.ReadHeteroSplit(o.Data, d.Schema); err != nil {
 			return "", err
 		}
-		opt.Link = &lo
-		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), link.Key(), parts, method, seed)
-	} else {
-		if _, opt.Split, err = partition.ResolveHetero(d, opt); err != nil {
-			return "", err
-		}
-		name = fmt.Sprintf("%s-%s-parts-%d-%s-seed%d", filepath.Base(filepath.Clean(data)), opt.Split, parts, method, seed)
+		o.Link = &lo
+	} else if _, o.Split, err = partition.ResolveHetero(d, o.Options); err != nil {
+		return "", err
 	}
-	if timed {
-		name += "-time"
-	}
-	return cachedParts(data, name, cacheDir, parts, method, opt.Split, seed, link, timed, false, out, func(dir string) error {
-		_, err := partition.WriteHeteroDataset(dir, d, parts, opt)
+	return partition.Cached(o, out, func(dir string) error {
+		_, err := partition.WriteHeteroDataset(dir, d, o.Parts, o.Options)
 		return err
 	})
-}
-
-// cachedParts returns the first reusable partition named name among the
-// cache directories of data, or writes one with write into the first
-// writable of them.
-func cachedParts(data, name, cacheDir string, parts int, method, split string, seed uint64, link *partition.LinkOptions, timed, sparse bool, out *os.File, write func(dir string) error) (string, error) {
-	var errs []error
-	for _, dir := range partsCacheDirs(data, name, cacheDir) {
-		if reusable(dir, parts, method, split, seed, link, timed, sparse) {
-			fmt.Fprintf(out, "partition: reusing %s\n", dir)
-			return dir, nil
-		}
-		if err := cacheParentUsable(dir); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := write(dir); err != nil {
-			errs = append(errs, fmt.Errorf("partition into %s: %w", dir, err))
-			continue
-		}
-		fmt.Fprintf(out, "partition: wrote %d parts (%s) to %s\n", parts, method, dir)
-		return dir, nil
-	}
-	return "", errors.Join(errs...)
-}
-
-// cacheParentUsable makes the parent of the partition cache directory dir
-// and says why it cannot take the cache (it cannot be made, or is
-// read-only), so that the next place is tried.
-func cacheParentUsable(dir string) error {
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	if !writable(parent) {
-		return fmt.Errorf("%s is read-only", parent)
-	}
-	return nil
 }

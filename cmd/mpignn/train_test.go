@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -76,23 +74,6 @@ func TestParseTrainArch(t *testing.T) {
 		assert.Equal(t, tc.heads, f.cfg.Model.Heads, "%v", tc.args)
 		assert.Equal(t, tc.attnDropout, f.cfg.Model.AttnDropout, "%v", tc.args)
 	}
-}
-
-// TestPartsCacheFallsBack: a read-only dataset parent (like ../shared/data)
-// is skipped in favour of the user cache directory.
-func TestPartsCacheFallsBack(t *testing.T) {
-	root := t.TempDir()
-	ro := filepath.Join(root, "ro")
-	require.NoError(t, os.MkdirAll(filepath.Join(ro, "cora"), 0o755))
-	require.NoError(t, os.Chmod(ro, 0o555))
-	t.Cleanup(func() { os.Chmod(ro, 0o755) })
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
-	dirs := partsCacheDirs(filepath.Join(ro, "cora"), "x", "")
-	require.Equal(t, []string{filepath.Join(ro, "x"), filepath.Join(root, "cache", "mpignn", "x")}, dirs)
-	require.Equal(t, []string{filepath.Join(root, "mine", "x")}, partsCacheDirs(filepath.Join(ro, "cora"), "x", filepath.Join(root, "mine")),
-		"--cache-dir is the only place looked at")
-	require.False(t, writable(ro), "writable(ro)")
-	require.True(t, writable(root), "writable(root)")
 }
 
 // TestLinkTaskDefaults: --task link takes its own defaults for the flags

@@ -88,22 +88,11 @@ func (l *Loader) SetTypedInputs(f TypedInputs) { l.typed = f }
 // collective (one Allgatherv per split, to number the split's nodes
 // canonically by original id).
 func NewLoader(s *Store, o LoaderOptions) (*Loader, error) {
-	if o.Batch <= 0 {
-		return nil, fmt.Errorf("loader: batch size %d, want > 0", o.Batch)
-	}
-	if len(o.Fanouts) == 0 {
-		return nil, fmt.Errorf("loader: no fanouts (one per layer)")
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("loader: %w", err)
 	}
 	if o.EvalFanouts == nil {
 		o.EvalFanouts = o.Fanouts
-	}
-	if len(o.EvalFanouts) != len(o.Fanouts) {
-		return nil, fmt.Errorf("loader: %d eval fanouts for %d layers", len(o.EvalFanouts), len(o.Fanouts))
-	}
-	for _, f := range slices.Concat(o.Fanouts, o.EvalFanouts) {
-		if f < -1 || f == 0 {
-			return nil, fmt.Errorf("loader: fanout %d, want > 0 or -1 (all)", f)
-		}
 	}
 	if s.graph.Schema() != nil {
 		if err := resolveRelFanouts(&o.RelFanouts, &o.EvalRelFanouts, o.Fanouts, o.EvalFanouts, s.graph.NumRels()); err != nil {

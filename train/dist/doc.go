@@ -18,4 +18,11 @@
 // Every exported function that takes a *collectives.Comm is collective:
 // every rank must call it, in the same order, with the same arguments
 // (except where a field is documented as rank-0 only).
+//
+// TrainConfig, PredictConfig and EmbedConfig are checked by their Validate
+// (Train, Predict and Embed call it first), which nests the Validate of
+// the option types they hold (dsample.LoaderOptions, train.Options,
+// train.Config's settings). Errors and printed lines name fields by their
+// path in the configuration ("Loader.Batch", config.FieldError), never a
+// command-line flag: cmd/mpignn spells each field as its flag.
 package dist

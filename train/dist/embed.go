@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/sample/dsample"
 	"mpignn/train"
 )
@@ -56,6 +57,9 @@ const embedMagic = "MPIGNNEMB1\x00\x00\x00\x00\x00\x00"
 // over the train+valid graph when the run used it, or on sampled
 // neighbourhoods. It is collective.
 func openEmbedding(c *collectives.Comm, cfg EmbedConfig, what string) (*inference, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	inf, err := openInference(c, inferSpec{
 		what: what, partDir: cfg.PartDir, checkpointDir: cfg.CheckpointDir,
 		fanouts: cfg.Fanouts, full: cfg.Full, eval: cfg.Eval, batch: cfg.Batch, final: cfg.Final,
@@ -220,9 +224,9 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	var lerr error
 	switch {
 	case inf.ck.Model.Decoder == "":
-		lerr = fmt.Errorf("predict --task link: checkpoint %s holds a node-classification model (train with --task link)", cfg.CheckpointDir)
+		lerr = config.Errorf("predict {Task} link: checkpoint %s holds a node-classification model (train with {Task} link)", cfg.CheckpointDir)
 	case inf.part.Link == nil:
-		lerr = fmt.Errorf("predict --task link: partition %s has no link split (its id map is needed)", cfg.PartDir)
+		lerr = config.Errorf("predict {Task} link: partition %s has no link split (its id map is needed)", cfg.PartDir)
 	}
 	if err := collectives.Agree(c, lerr); err != nil {
 		return 0, err
@@ -280,7 +284,7 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 // readPairs reads "src,dst" lines (original ids).
 func readPairs(path string) ([]int64, error) {
 	if path == "" {
-		return nil, fmt.Errorf("no --pairs file")
+		return nil, config.Errorf("no {Pairs} file")
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -59,7 +60,7 @@ var _ train.SparseInputs = (*sparseInputs)(nil)
 // node's original id, so every rank count starts identically.
 func (s *heteroSetup) openEmbeddings(c *collectives.Comm, st *dsample.Store, seed uint64) (*sparseInputs, error) {
 	if s.opts.Push == PushAccumulate && st.Transport() != collectives.TransportRMA {
-		return nil, fmt.Errorf("--embed-push accumulate needs one-sided MPI, but the transport is %v (use --embed-push alltoallv)", st.Transport())
+		return nil, config.Errorf("{Hetero.Push} accumulate needs one-sided MPI, but the transport is %v (use {Hetero.Push} alltoallv)", st.Transport())
 	}
 	lr := float32(s.opts.SparseLR)
 	si := &sparseInputs{emb: make([]*embeddings, s.schema.NumTypes())}

@@ -2,9 +2,9 @@ package dist
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
+	"mpignn/config"
 	"mpignn/train"
 )
 
@@ -47,11 +47,11 @@ func overrideGCNNorm(ck *train.Checkpoint, norm, eval string, fanouts []int, ful
 		return err
 	}
 	if mode != EvalLayerwise {
-		return errors.New("--gcn-norm needs layer-wise inference (every node's in-degree): drop --fanout, --full and --eval sampled")
+		return config.Errorf("{GCNNorm} needs layer-wise inference (every node's in-degree): drop {Fanouts}, {Full} and {Eval} sampled")
 	}
 	ck.Model.GCNNorm = norm
 	if err := ck.Model.Validate(); err != nil {
-		return fmt.Errorf("--gcn-norm %s: %w", norm, err)
+		return fmt.Errorf("%w: %w", config.Errorf("{GCNNorm} %s", norm), err)
 	}
 	return nil
 }

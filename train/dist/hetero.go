@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"mpignn/config"
 	"mpignn/graph"
 	"mpignn/partition"
 	"mpignn/sample"
@@ -70,15 +71,15 @@ func (h HeteroOptions) resolved(hidden int) (HeteroOptions, error) {
 	}
 	switch {
 	case h.EmbedDim < 1:
-		return h, fmt.Errorf("--embed-dim %d must be positive", h.EmbedDim)
+		return h, config.Errorf("{Hetero.EmbedDim} %d must be positive", h.EmbedDim)
 	case h.SparseOpt != SparseAdam && h.SparseOpt != SparseAdagrad:
-		return h, fmt.Errorf("--sparse-opt %q: want %s or %s", h.SparseOpt, SparseAdam, SparseAdagrad)
+		return h, config.Errorf("{Hetero.SparseOpt} %q: want %s or %s", h.SparseOpt, SparseAdam, SparseAdagrad)
 	case !(h.SparseLR > 0):
-		return h, fmt.Errorf("--sparse-lr %v must be positive", h.SparseLR)
+		return h, config.Errorf("{Hetero.SparseLR} %v must be positive", h.SparseLR)
 	case h.Push != PushAlltoallv && h.Push != PushAccumulate:
-		return h, fmt.Errorf("--embed-push %q: want %s or %s", h.Push, PushAlltoallv, PushAccumulate)
+		return h, config.Errorf("{Hetero.Push} %q: want %s or %s", h.Push, PushAlltoallv, PushAccumulate)
 	case h.Bases < 0:
-		return h, fmt.Errorf("--bases %d must not be negative", h.Bases)
+		return h, config.Errorf("{Hetero.Bases} %d must not be negative", h.Bases)
 	}
 	return h, nil
 }
@@ -104,10 +105,10 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 	h := meta.Hetero
 	if h == nil {
 		if slices.Contains(train.HeteroArchs(), mcfg.Arch) {
-			return nil, fmt.Errorf("--model %s needs a heterogeneous partition (format version 2); this one is homogeneous", mcfg.Arch)
+			return nil, config.Errorf("{Model.Arch} %s needs a heterogeneous partition (format version 2); this one is homogeneous", mcfg.Arch)
 		}
 		if ho != (HeteroOptions{}) {
-			return nil, errors.New("--embed-dim, --sparse-opt, --sparse-lr, --embed-push, --bases and per-relation fanouts apply to heterogeneous partitions only")
+			return nil, config.Errorf("{Hetero.EmbedDim}, {Hetero.SparseOpt}, {Hetero.SparseLR}, {Hetero.Push}, {Hetero.Bases} and per-relation fanouts apply to heterogeneous partitions only")
 		}
 		return nil, nil
 	}
@@ -116,10 +117,10 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 		mcfg.Arch = train.ArchHSAGE
 	case train.ArchHSAGE, train.ArchRGCN:
 	default:
-		return nil, fmt.Errorf("--model %s is a homogeneous model; a heterogeneous partition trains %s", mcfg.Arch, strings.Join(train.HeteroArchs(), " or "))
+		return nil, config.Errorf("{Model.Arch} %s is a homogeneous model; a heterogeneous partition trains %s", mcfg.Arch, strings.Join(train.HeteroArchs(), " or "))
 	}
 	if ho.Bases > 0 && mcfg.Arch != train.ArchRGCN {
-		return nil, fmt.Errorf("--bases applies to --model %s only", train.ArchRGCN)
+		return nil, config.Errorf("{Hetero.Bases} applies to {Model.Arch} %s only", train.ArchRGCN)
 	}
 	if !link && (h.LabelType == "" || meta.NumClasses == 0) {
 		return nil, errors.New("the heterogeneous partition has no labelled node type to classify")
@@ -149,12 +150,12 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 	mcfg.Hetero = train.NewHeteroConfig(schema, inDims, ho.Bases, s.learnable)
 	if ho.Fanout != "" {
 		if lo.RelFanouts, err = sample.ParseRelFanouts(ho.Fanout, schema, len(lo.Fanouts)); err != nil {
-			return nil, fmt.Errorf("--fanout: %w", err)
+			return nil, fmt.Errorf("%w: %w", config.Errorf("{Hetero.Fanout}"), err)
 		}
 	}
 	if ho.EvalFanout != "" {
 		if lo.EvalRelFanouts, err = sample.ParseRelFanouts(ho.EvalFanout, schema, len(lo.Fanouts)); err != nil {
-			return nil, fmt.Errorf("--eval-fanout: %w", err)
+			return nil, fmt.Errorf("%w: %w", config.Errorf("{Hetero.EvalFanout}"), err)
 		}
 	}
 	return s, nil
@@ -173,7 +174,7 @@ func embedTypes(spec string, schema *graph.Schema, featDims map[string]int) ([]b
 		name = strings.TrimSpace(name)
 		t := schema.TypeIndex(name)
 		if t < 0 {
-			return nil, fmt.Errorf("--embed-types: no node type %q (types: %s)", name, strings.Join(schema.NodeTypes, ", "))
+			return nil, config.Errorf("{Hetero.EmbedTypes}: no node type %q (types: %s)", name, strings.Join(schema.NodeTypes, ", "))
 		}
 		out[t] = true
 	}

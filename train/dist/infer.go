@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -30,13 +31,13 @@ func resolveEval(mode string, evalFull, temporal bool) (string, error) {
 	switch mode {
 	case "", EvalLayerwise, EvalSampled:
 	default:
-		return "", fmt.Errorf("--eval %q: want %s or %s", mode, EvalLayerwise, EvalSampled)
+		return "", config.Errorf("{Eval} %q: want %s or %s", mode, EvalLayerwise, EvalSampled)
 	}
 	switch {
 	case mode == EvalLayerwise && temporal:
-		return "", fmt.Errorf("--eval %s cannot evaluate temporally (every seed at its own time); use --eval %s with --temporal", EvalLayerwise, EvalSampled)
+		return "", config.Errorf("{Eval} %s cannot evaluate temporally (every seed at its own time); use {Eval} %s with {Loader.Temporal}", EvalLayerwise, EvalSampled)
 	case mode == EvalLayerwise && evalFull:
-		return "", fmt.Errorf("--eval-full is sampled evaluation with fanout -1; --eval %s is already exact (drop one of them)", EvalLayerwise)
+		return "", config.Errorf("{EvalFull} is sampled evaluation with fanout -1; {Eval} %s is already exact (drop one of them)", EvalLayerwise)
 	case mode != "":
 		return mode, nil
 	case temporal || evalFull:
@@ -50,9 +51,9 @@ func resolveEval(mode string, evalFull, temporal bool) (string, error) {
 func inferenceMode(mode string, fanouts []int, full bool) (string, error) {
 	switch {
 	case mode != "" && mode != EvalLayerwise && mode != EvalSampled:
-		return "", fmt.Errorf("--eval %q: want %s or %s", mode, EvalLayerwise, EvalSampled)
+		return "", config.Errorf("{Eval} %q: want %s or %s", mode, EvalLayerwise, EvalSampled)
 	case mode == EvalLayerwise && (fanouts != nil || full):
-		return "", fmt.Errorf("--fanout and --full choose sampled inference; --eval %s uses every neighbour exactly", EvalLayerwise)
+		return "", config.Errorf("{Fanouts} and {Full} choose sampled inference; {Eval} %s uses every neighbour exactly", EvalLayerwise)
 	case mode != "":
 		return mode, nil
 	case fanouts != nil || full:

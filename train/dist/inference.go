@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -80,9 +81,6 @@ func (inf *inference) close() {
 // a heterogeneous model's learnable embeddings). It is collective.
 func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	what := s.what
-	if s.batch < 1 {
-		return nil, fmt.Errorf("%s: batch %d must be positive", what, s.batch)
-	}
 	ck, err := LoadCheckpoint(c, s.checkpointDir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -98,7 +96,7 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	}
 	info := inf.info
 	if s.classify && info.Task == TaskLink {
-		return nil, fmt.Errorf("%s: checkpoint %s holds a link-prediction model (train --task link), which does not classify nodes: score node pairs with predict --task link --pairs FILE, or write node embeddings with embed", what, s.checkpointDir)
+		return nil, config.Errorf("%s: checkpoint %s holds a link-prediction model (train {Task} link), which does not classify nodes: score node pairs with predict {Task} link {Pairs} FILE, or write node embeddings with embed", what, s.checkpointDir)
 	}
 	inf.fan = inferenceFanouts(s.fanouts, s.full, info.EvalFanouts, ck.Model.Layers)
 	if len(inf.fan) != ck.Model.Layers {
@@ -109,10 +107,10 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	}
 	mode := inf.mode
 	if s.logits && mode != EvalLayerwise {
-		return nil, fmt.Errorf("%s: --logits needs layer-wise inference (the exact full-neighbourhood logits): drop --fanout, --full and --eval sampled", what)
+		return nil, config.Errorf("%s: {Logits} needs layer-wise inference (the exact full-neighbourhood logits): drop {Fanouts}, {Full} and {Eval} sampled", what)
 	}
 	if s.batch > math.MaxInt32/c.Size() {
-		return nil, fmt.Errorf("%s: --batch %d x %d ranks is more than %d nodes per step", what, s.batch, c.Size(), math.MaxInt32)
+		return nil, config.Errorf("%s: {Batch} %d x %d ranks is more than %d nodes per step", what, s.batch, c.Size(), math.MaxInt32)
 	}
 	part, err := openPart(c, s.partDir)
 	if err != nil {
@@ -127,7 +125,7 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 		return nil, fmt.Errorf("%s: partition %s has %d features and %d classes, the checkpoint's model %d and %d",
 			what, s.partDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
 	case m.Hetero != nil && mode != EvalLayerwise && !s.classify:
-		return nil, fmt.Errorf("%s: a heterogeneous model is inferred layer-wise here: drop --fanout, --full and --eval sampled", what)
+		return nil, config.Errorf("%s: a heterogeneous model is inferred layer-wise here: drop {Fanouts}, {Full} and {Eval} sampled", what)
 	case m.Hetero != nil:
 		if inf.het, err = predictSetup(ck, info, m); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
@@ -136,7 +134,7 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, s.partDir, m.FeatDim, ck.Model.InDim)
 	}
 	if mode == EvalSampled {
-		if err := checkFits(c, ck.Model.EstimateInference(inf.fan, s.batch, m.NumNodes), "lower --batch or --fanout"); err != nil {
+		if err := checkFits(c, ck.Model.EstimateInference(inf.fan, s.batch, m.NumNodes), "lower {Batch} or {Fanouts}"); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
@@ -177,7 +175,7 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 			// epoch only: the weights that go with them are the final ones.
 			params = nil
 			if !s.final && s.note != nil && c.Rank() == 0 {
-				fmt.Fprintf(s.note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as --final)\n", what)
+				config.Fprintf(s.note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as {Final})\n", what)
 			}
 		}
 		inf.typed = het.typedInputs(inf.store, inf.sparse.embOf())
@@ -206,7 +204,7 @@ func (inf *inference) readValidEdges(c *collectives.Comm, s inferSpec) error {
 	var adj [3][]int64
 	var verr error
 	if inf.mode != EvalLayerwise {
-		verr = fmt.Errorf("%s: checkpoint %s was trained with --use-valid-edges, whose test embeddings are inferred layer-wise over train+valid edges: drop --fanout/--full/--eval sampled", s.what, s.checkpointDir)
+		verr = config.Errorf("%s: checkpoint %s was trained with {Link.UseValidEdges}, whose test embeddings are inferred layer-wise over train+valid edges: drop {Fanouts}/{Full}/{Eval} sampled", s.what, s.checkpointDir)
 	} else if adj[0], adj[1], adj[2], verr = inf.part.MergedValidAdjacency(); verr != nil {
 		verr = fmt.Errorf("%s: rank %d: %w", s.what, c.Rank(), verr)
 	}
@@ -215,7 +213,7 @@ func (inf *inference) readValidEdges(c *collectives.Comm, s inferSpec) error {
 	}
 	inf.validAdj = &adj
 	if s.note != nil && c.Rank() == 0 {
-		fmt.Fprintf(s.note, "%s: message passing over the training and valid edges, as the checkpoint's run (--use-valid-edges)\n", s.what)
+		config.Fprintf(s.note, "%s: message passing over the training and valid edges, as the checkpoint's run ({Link.UseValidEdges})\n", s.what)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/train"
 )
 
@@ -25,7 +26,7 @@ func initFrom(c *collectives.Comm, path string, model *train.Model, sparse *spar
 	}
 	data, err := BcastBytes(c, 0, data, rerr)
 	if err != nil {
-		return fmt.Errorf("--init-from: %w", err)
+		return fmt.Errorf("%w: %w", config.Errorf("{InitFrom}"), err)
 	}
 	ts, _, err := train.DecodeSafetensors(path, data)
 	var dense, embeds []train.NamedTensor
@@ -51,7 +52,7 @@ func initFrom(c *collectives.Comm, path string, model *train.Model, sparse *spar
 		err = importEmbeddings(c, sparse, embeds)
 	}
 	if err != nil {
-		return fmt.Errorf("--init-from %s: %w", path, err)
+		return fmt.Errorf("%w: %w", config.Errorf("{InitFrom} %s", path), err)
 	}
 	return nil
 }
@@ -135,7 +136,7 @@ func saveImported(c *collectives.Comm, tr *train.Trainer, ro train.RunOptions) e
 		err = train.SaveCheckpoint(ro.CheckpointDir, ck)
 	}
 	if err := collectives.Agree(c, err); err != nil {
-		return fmt.Errorf("--init-from: %w", err)
+		return fmt.Errorf("%w: %w", config.Errorf("{InitFrom}"), err)
 	}
 	return nil
 }

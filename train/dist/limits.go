@@ -5,8 +5,10 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -27,11 +29,14 @@ func LocalRanks(worldSize int) int {
 // checkFits refuses, on every rank, a model that does not fit in the memory
 // of this rank's node (shared with the other ranks there). Ranks on
 // different nodes may see different memory, so the outcome is agreed. It is
-// collective. hint names the flags that shrink the estimate.
+// collective. hint names the fields that shrink the estimate ({Path}, as
+// config.Errorf's format).
 func checkFits(c *collectives.Comm, e train.MemoryEstimate, hint string) error {
-	err := train.CheckMemory(e, train.AvailableMemory(), LocalRanks(c.Size()), hint)
+	err := train.CheckMemory(e, train.AvailableMemory(), LocalRanks(c.Size()), "")
 	if err != nil {
-		err = fmt.Errorf("rank %d: %w", c.Rank(), err)
+		// CheckMemory ends its message with "; " and the hint, which here
+		// names fields: the message is made again as a FieldError.
+		err = fmt.Errorf("rank %d: %w", c.Rank(), config.Errorf("%s; "+hint, strings.TrimSuffix(err.Error(), "; ")))
 	}
 	return collectives.Agree(c, err)
 }
@@ -47,7 +52,7 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 	if lo.Batch > math.MaxInt32/c.Size() {
 		// Global batches index seeds with ints and every rank's share is
 		// at most the batch: anything this large is a typo.
-		err = fmt.Errorf("train: --batch %d x %d ranks is more than %d seeds per step", lo.Batch, c.Size(), math.MaxInt32)
+		err = config.Errorf("train: {Loader.Batch} %d x %d ranks is more than %d seeds per step", lo.Batch, c.Size(), math.MaxInt32)
 	} else if sc, ok := meta.Splits[lo.Split]; ok && sc.Train == 0 {
 		err = fmt.Errorf("train: split %s of %s has no training nodes (valid %d, test %d)", lo.Split, partDir, sc.Valid, sc.Test)
 	}
@@ -55,7 +60,7 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 		return err
 	}
 	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch, meta.NumNodes),
-		"lower --hidden, --batch or --fanout"); err != nil {
+		"lower {Model.Hidden}, {Loader.Batch} or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil

@@ -235,7 +235,7 @@ func TestTrainLinkResume(t *testing.T) {
 	cfg.Run.Epochs = 4
 	_, err = Train(c, cfg)
 	require.Error(t, err)
-	require.Contains(t, err.Error(), "--neg-ratio was 1, now 3")
+	require.Contains(t, err.Error(), "Link.NegRatio was 1, now 3")
 }
 
 // TestLinkEmbedAndPredict: embed writes every node's row by original id

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -37,31 +38,29 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 	k := max(o.NegRatio, 1)
 	switch lm := meta.Link; {
 	case lm == nil:
-		err = fmt.Errorf("train --task link: partition %s has no link split: partition the dataset with --link-split (for example random:0.85,0.05,0.10, or time)", partDir)
+		err = config.Errorf("train {Task} link: partition %s has no link split: partition the dataset with {LinkSplit} (for example random:0.85,0.05,0.10, or time)", partDir)
 	case want != "" && want != lm.Split:
-		err = fmt.Errorf("train: --link-split %s but partition %s holds link split %s (repartition, or drop the flag)", want, partDir, lm.Split)
+		err = config.Errorf("train: {LinkSplit} %s but partition %s holds link split %s (repartition, or drop the flag)", want, partDir, lm.Split)
 	case relation != "" && relation != lm.Relation:
-		err = fmt.Errorf("train: --relation %s but partition %s holds a link split of %q (repartition with --relation, or drop the flag)", relation, partDir, lm.Relation)
+		err = config.Errorf("train: {LinkRelation} %s but partition %s holds a link split of %q (repartition with {LinkRelation}, or drop the flag)", relation, partDir, lm.Relation)
 	case lo.Batch > math.MaxInt32/c.Size()/(1+k):
-		err = fmt.Errorf("train: --batch %d x %d ranks x %d pairs per edge is more than %d pairs per step", lo.Batch, c.Size(), 1+k, math.MaxInt32)
+		err = config.Errorf("train: {Loader.Batch} %d x %d ranks x %d pairs per edge is more than %d pairs per step", lo.Batch, c.Size(), 1+k, math.MaxInt32)
 	case lm.Train == 0:
 		err = fmt.Errorf("train: link split %s of %s has no training edges (valid %d, test %d)", lm.Split, partDir, lm.Valid, lm.Test)
 	case o.UseValidEdges && !lm.ValidAdj:
-		err = fmt.Errorf("train: --use-valid-edges but partition %s stores no valid-edge adjacency", partDir)
-	case o.NegRatio < 0:
-		err = fmt.Errorf("train: --neg-ratio %d must be positive", o.NegRatio)
+		err = config.Errorf("train: {Link.UseValidEdges} but partition %s stores no valid-edge adjacency", partDir)
 	case lo.Temporal.On() && !lm.HasTime:
-		err = fmt.Errorf("train: --temporal needs the link split's edge times, but link split %s of %s has none (use --link-split time)", lm.Split, partDir)
+		err = config.Errorf("train: {Loader.Temporal} needs the link split's edge times, but link split %s of %s has none (use {LinkSplit} time)", lm.Split, partDir)
 	case lo.Temporal.On() && o.UseValidEdges:
-		err = fmt.Errorf("train: --use-valid-edges with --temporal: evaluate on a partition made with --link-graph all instead, where every earlier event is visible at a test edge's time")
+		err = config.Errorf("train: {Link.UseValidEdges} with {Loader.Temporal}: evaluate on a partition made with {Link.Graph} all instead, where every earlier event is visible at a test edge's time")
 	case lm.Graph == partition.LinkGraphAll && !lo.Temporal.Strict:
-		err = fmt.Errorf("train: partition %s keeps the valid and test events in message passing (--link-graph all): only strict temporal sampling (--temporal uniform|last --temporal-strict) keeps an evaluated edge and its simultaneous events out", partDir)
+		err = config.Errorf("train: partition %s keeps the valid and test events in message passing ({Link.Graph} all): only strict temporal sampling ({Loader.Temporal} uniform|last {Loader.Temporal.Strict}) keeps an evaluated edge and its simultaneous events out", partDir)
 	}
 	if err := collectives.Agree(c, err); err != nil {
 		return err
 	}
 	if err := checkFits(c, model.EstimateLinkTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch*(1+k), meta.NumNodes),
-		"lower --hidden, --batch, --neg-ratio or --fanout"); err != nil {
+		"lower {Model.Hidden}, {Loader.Batch}, {Link.NegRatio} or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil

@@ -55,6 +55,9 @@ type PredictConfig struct {
 // nodes it owns; the results are gathered with Allgatherv. It returns the
 // number of nodes written. It is collective.
 func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
+	if err := cfg.Validate(); err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
+	}
 	// Every owned node (of a heterogeneous graph: of the labelled type) is
 	// scored: the loader sees them as the "test" share of the run's split
 	// (it batches evaluation splits in fixed order over all ranks).

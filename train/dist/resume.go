@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/train"
 )
 
@@ -17,67 +18,68 @@ import (
 // config, the optimizer, the seed and the run info). A resume compares all
 // of them with its own, key by key over their canonical JSON, so that no
 // setting can be forgotten by a hand-written list, and names every
-// difference by the flag that sets it.
+// difference by the field that sets it (a FieldError: a command line
+// spells the fields as its flags).
 
-// setting names a key of the canonical settings for the user: the flag
-// that sets it and how its absence reads.
+// setting names a key of the canonical settings for the user: the field
+// that sets it ({Path}, config.Mark) and how its absence reads.
 type setting struct {
-	flag   string
+	field  string
 	absent string // the value shown when the key is absent ("" = "unset")
 }
 
 // settingNames maps the dotted keys of the canonical settings (see
-// resumeSettings) to their flags. Every key a checkpoint can hold must be
+// resumeSettings) to their fields. Every key a checkpoint can hold must be
 // here (TestResumeNamesEverySetting).
 func settingNames() map[string]setting {
 	return map[string]setting{
-		"run.dataset":                 {"the dataset (--data/--parts)", ""},
-		"run.split":                   {"--split", ""},
-		"run.global_batch":            {"--batch × ranks", ""},
-		"run.fanouts":                 {"--fanout", ""},
-		"run.eval_fanouts":            {"--eval-fanout", ""},
-		"run.replace":                 {"--replace", ""},
-		"run.row_norm":                {"--norm-feat", ""},
-		"run.task":                    {"--task", "node"},
-		"run.link_split":              {"--link-split", "none"},
-		"run.link.neg_ratio":          {"--neg-ratio", "none (node task)"},
-		"run.link.neg_strict":         {"--neg-strict", "false"},
-		"run.link.use_valid_edges":    {"--use-valid-edges", "false"},
-		"run.link.keep_seed_edges":    {"--keep-seed-edges", "false"},
-		"run.max_steps":               {"--max-steps", "0"},
-		"run.hetero.rel_fanouts":      {"--fanout (per relation)", "none"},
-		"run.hetero.eval_rel_fanouts": {"--eval-fanout (per relation)", "none"},
-		"run.hetero.embed_dim":        {"--embed-dim", "none (homogeneous)"},
-		"run.hetero.embed_types":      {"--embed-types", "none"},
-		"run.hetero.sparse_opt":       {"--sparse-opt", "none (homogeneous)"},
-		"run.hetero.sparse_lr":        {"--sparse-lr", "none (homogeneous)"},
-		"run.hetero.push":             {"--embed-push", "none (homogeneous)"},
-		"run.temporal.strategy":       {"--temporal", "none"},
-		"run.temporal.strict":         {"--temporal-strict", "false"},
-		"run.temporal.seed_time":      {"--seed-time", "unset"},
-		"run.eval":                    {"--eval", "sampled"},
-		"model.arch":                  {"--model", ""},
+		"run.dataset":                 {"the dataset ({PartDir})", ""},
+		"run.split":                   {"{Loader.Split}", ""},
+		"run.global_batch":            {"{Loader.Batch} × ranks", ""},
+		"run.fanouts":                 {"{Loader.Fanouts}", ""},
+		"run.eval_fanouts":            {"{Loader.EvalFanouts}", ""},
+		"run.replace":                 {"{Loader.Replace}", ""},
+		"run.row_norm":                {"{RowNorm}", ""},
+		"run.task":                    {"{Task}", "node"},
+		"run.link_split":              {"{LinkSplit}", "none"},
+		"run.link.neg_ratio":          {"{Link.NegRatio}", "none (node task)"},
+		"run.link.neg_strict":         {"{Link.NegStrict}", "false"},
+		"run.link.use_valid_edges":    {"{Link.UseValidEdges}", "false"},
+		"run.link.keep_seed_edges":    {"{Link.KeepSeedEdges}", "false"},
+		"run.max_steps":               {"{Trainer.MaxSteps}", "0"},
+		"run.hetero.rel_fanouts":      {"{Hetero.Fanout} (per relation)", "none"},
+		"run.hetero.eval_rel_fanouts": {"{Hetero.EvalFanout} (per relation)", "none"},
+		"run.hetero.embed_dim":        {"{Hetero.EmbedDim}", "none (homogeneous)"},
+		"run.hetero.embed_types":      {"{Hetero.EmbedTypes}", "none"},
+		"run.hetero.sparse_opt":       {"{Hetero.SparseOpt}", "none (homogeneous)"},
+		"run.hetero.sparse_lr":        {"{Hetero.SparseLR}", "none (homogeneous)"},
+		"run.hetero.push":             {"{Hetero.Push}", "none (homogeneous)"},
+		"run.temporal.strategy":       {"{Loader.Temporal}", "none"},
+		"run.temporal.strict":         {"{Loader.Temporal.Strict}", "false"},
+		"run.temporal.seed_time":      {"{Loader.SeedTime}", "unset"},
+		"run.eval":                    {"{Eval}", "sampled"},
+		"model.arch":                  {"{Model.Arch}", ""},
 		"model.in_dim":                {"the partition's feature width", ""},
-		"model.hidden":                {"--hidden", ""},
-		"model.classes":               {"the partition's classes (link task: --hidden)", ""},
-		"model.layers":                {"the number of layers (--fanout)", ""},
-		"model.dropout":               {"--dropout", ""},
-		"model.input_dropout":         {"--input-dropout", "0"},
-		"model.heads":                 {"--heads", "none (not gat)"},
-		"model.attn_dropout":          {"--attn-dropout", "0"},
-		"model.decoder":               {"--decoder", "none (node task)"},
+		"model.hidden":                {"{Model.Hidden}", ""},
+		"model.classes":               {"the partition's classes (link task: {Model.Hidden})", ""},
+		"model.layers":                {"the number of layers ({Loader.Fanouts})", ""},
+		"model.dropout":               {"{Model.Dropout}", ""},
+		"model.input_dropout":         {"{Model.InputDropout}", "0"},
+		"model.heads":                 {"{Model.Heads}", "none (not gat)"},
+		"model.attn_dropout":          {"{Model.AttnDropout}", "0"},
+		"model.decoder":               {"{Model.Decoder}", "none (node task)"},
 		"model.hetero.node_types":     {"the partition's node types", "none (homogeneous)"},
 		"model.hetero.node_orig":      {"the partition's node type sizes", "none (homogeneous)"},
 		"model.hetero.relations":      {"the partition's relations", "none (homogeneous)"},
-		"model.hetero.in_dims":        {"the input widths of the node types (--embed-dim)", "none (homogeneous)"},
-		"model.hetero.bases":          {"--bases", "0"},
-		"model.hetero.learnable":      {"--embed-types", "none"},
-		"adam.lr":                     {"--lr", ""},
-		"adam.weight_decay":           {"--weight-decay", ""},
+		"model.hetero.in_dims":        {"the input widths of the node types ({Hetero.EmbedDim})", "none (homogeneous)"},
+		"model.hetero.bases":          {"{Hetero.Bases}", "0"},
+		"model.hetero.learnable":      {"{Hetero.EmbedTypes}", "none"},
+		"adam.lr":                     {"{Trainer.Adam.LR}", ""},
+		"adam.weight_decay":           {"{Trainer.Adam.WeightDecay}", ""},
 		"adam.beta1":                  {"Adam's beta1", ""},
 		"adam.beta2":                  {"Adam's beta2", ""},
 		"adam.eps":                    {"Adam's eps", ""},
-		"seed":                        {"--seed", ""},
+		"seed":                        {"{Trainer.Seed}", ""},
 	}
 }
 
@@ -155,9 +157,9 @@ func showSetting(v any, absent string) string {
 	return string(b)
 }
 
-// diffSettings lists, sorted by flag, every setting that differs between
+// diffSettings lists, sorted by field, every setting that differs between
 // the checkpoint (saved) and this run (now), as "--temporal was uniform,
-// now last". A key that has no name in settingNames is shown by its key.
+// now last" (by field). A key that has no name in settingNames is shown by its key.
 func diffSettings(saved, now map[string]any) []string {
 	a, b := map[string]any{}, map[string]any{}
 	flatten("", saved, a)
@@ -180,9 +182,9 @@ func diffSettings(saved, now map[string]any) []string {
 		}
 		n, ok := names[k]
 		if !ok {
-			n = setting{flag: k}
+			n = setting{field: k}
 		}
-		line := fmt.Sprintf("%s was %s, now %s", n.flag, showSetting(a[k], n.absent), showSetting(b[k], n.absent))
+		line := fmt.Sprintf("%s was %s, now %s", config.Mark(n.field), showSetting(a[k], n.absent), showSetting(b[k], n.absent))
 		if !seen[line] {
 			seen[line] = true
 			out = append(out, line)
@@ -193,7 +195,7 @@ func diffSettings(saved, now map[string]any) []string {
 }
 
 // checkResume refuses to resume checkpoint ck under settings that differ
-// from its run's, naming each differing setting by its flag.
+// from its run's, naming each differing setting by its field.
 func checkResume(ck *train.Checkpoint, model train.Config, adam train.AdamConfig, seed uint64, runInfo []byte) error {
 	saved, err := resumeSettings(ck.Model, ck.Adam, ck.Seed, ck.RunInfo)
 	if err != nil {
@@ -204,19 +206,20 @@ func checkResume(ck *train.Checkpoint, model train.Config, adam train.AdamConfig
 		return err
 	}
 	if d := diffSettings(saved, now); len(d) > 0 {
-		return fmt.Errorf("the checkpoint's run differs: %s (a resume continues the checkpoint's run: leave these flags out to take its values; only --epochs, --threads, --prefetch, output paths, --metrics, --quiet, --checkpoint-every, --eval-every and --transport/--cache-mb may change)", strings.Join(d, "; "))
+		return config.Errorf("the checkpoint's run differs: %s (a resume continues the checkpoint's run: leave these settings out to take its values; only {Run.Epochs}, {Trainer.Prefetch}, output paths, {Metrics}, {Quiet}, {Run.CheckpointEvery}, {Run.EvalEvery}, {Store.Transport}/{Store.CacheMB} and what the run's configuration does not hold (threads) may change)", strings.Join(d, "; "))
 	}
 	return nil
 }
 
-// ResumeFlags returns the flags of `mpignn train` that reproduce the
-// settings of checkpoint ck's run on `ranks` ranks, as (name, value)
-// pairs: a resume takes them for every flag not given explicitly, so that
-// a resubmission needs no more than --resume. Settings that no flag value
-// reproduces exactly are left out (a per-relation --fanout, whose spec the
+// CheckpointSettings returns the settings of checkpoint ck's run on
+// `ranks` ranks as (field, value) pairs: the field's path in TrainConfig
+// and its value as text (what a command line's flag takes). A resume
+// takes them for every setting not given explicitly, so that a
+// resubmission needs no more than Resume. Settings that no text value
+// reproduces exactly are left out (per-relation fanouts, whose spec the
 // run info keeps only resolved); checkResume still names them if they
 // differ.
-func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
+func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	var ri runInfo
 	if len(ck.RunInfo) > 0 {
 		if err := json.Unmarshal(ck.RunInfo, &ri); err != nil {
@@ -233,67 +236,67 @@ func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	}
 	m := ck.Model
 	out := [][2]string{
-		{"seed", strconv.FormatUint(ck.Seed, 10)},
-		{"lr", f32(ck.Adam.LR)},
-		{"weight-decay", f32(ck.Adam.WeightDecay)},
-		{"model", m.ArchName()},
-		{"hidden", strconv.Itoa(m.Hidden)},
-		{"dropout", f32(m.Dropout)},
-		{"input-dropout", f32(m.InputDropout)},
-		{"replace", strconv.FormatBool(ri.Replace)},
-		{"norm-feat", strconv.FormatBool(ri.RowNorm)},
-		{"max-steps", strconv.Itoa(ri.MaxSteps)},
+		{"Trainer.Seed", strconv.FormatUint(ck.Seed, 10)},
+		{"Trainer.Adam.LR", f32(ck.Adam.LR)},
+		{"Trainer.Adam.WeightDecay", f32(ck.Adam.WeightDecay)},
+		{"Model.Arch", m.ArchName()},
+		{"Model.Hidden", strconv.Itoa(m.Hidden)},
+		{"Model.Dropout", f32(m.Dropout)},
+		{"Model.InputDropout", f32(m.InputDropout)},
+		{"Loader.Replace", strconv.FormatBool(ri.Replace)},
+		{"RowNorm", strconv.FormatBool(ri.RowNorm)},
+		{"Trainer.MaxSteps", strconv.Itoa(ri.MaxSteps)},
 	}
 	add := func(name, value string) { out = append(out, [2]string{name, value}) }
 	if m.ArchName() == train.ArchGAT {
-		add("heads", strconv.Itoa(m.Heads))
-		add("attn-dropout", f32(m.AttnDropout))
+		add("Model.Heads", strconv.Itoa(m.Heads))
+		add("Model.AttnDropout", f32(m.AttnDropout))
 	}
 	if m.Hetero != nil && m.Hetero.Bases > 0 {
-		add("bases", strconv.Itoa(m.Hetero.Bases))
+		add("Hetero.Bases", strconv.Itoa(m.Hetero.Bases))
 	}
 	if ri.GlobalBatch > 0 && ranks > 0 && ri.GlobalBatch%ranks == 0 {
-		add("batch", strconv.Itoa(ri.GlobalBatch/ranks))
+		add("Loader.Batch", strconv.Itoa(ri.GlobalBatch/ranks))
 	}
 	if ri.Hetero == nil || len(ri.Hetero.RelFanouts) == 0 {
 		if len(ri.Fanouts) > 0 {
-			add("fanout", ints(ri.Fanouts))
+			add("Loader.Fanouts", ints(ri.Fanouts))
 		}
 		if len(ri.EvalFanouts) > 0 {
-			add("eval-fanout", ints(ri.EvalFanouts))
+			add("Loader.EvalFanouts", ints(ri.EvalFanouts))
 		}
 	}
 	if ri.Eval == EvalLayerwise {
-		add("eval", EvalLayerwise)
+		add("Eval", EvalLayerwise)
 	} else {
-		add("eval", EvalSampled)
+		add("Eval", EvalSampled)
 	}
 	if ri.Task == TaskLink {
-		add("task", TaskLink)
+		add("Task", TaskLink)
 		if m.Decoder != "" {
-			add("decoder", m.Decoder)
+			add("Model.Decoder", m.Decoder)
 		}
 		if ri.Link != nil {
-			add("neg-ratio", strconv.Itoa(ri.Link.NegRatio))
-			add("neg-strict", strconv.FormatBool(ri.Link.NegStrict))
-			add("use-valid-edges", strconv.FormatBool(ri.Link.UseValidEdges))
-			add("keep-seed-edges", strconv.FormatBool(ri.Link.KeepSeedEdges))
+			add("Link.NegRatio", strconv.Itoa(ri.Link.NegRatio))
+			add("Link.NegStrict", strconv.FormatBool(ri.Link.NegStrict))
+			add("Link.UseValidEdges", strconv.FormatBool(ri.Link.UseValidEdges))
+			add("Link.KeepSeedEdges", strconv.FormatBool(ri.Link.KeepSeedEdges))
 		}
 	} else {
-		add("task", TaskNode)
+		add("Task", TaskNode)
 		if ri.Split != "" {
-			add("split", ri.Split)
+			add("Loader.Split", ri.Split)
 		}
 	}
 	if tp := ri.Temporal; tp != nil {
-		add("temporal", tp.Strategy)
-		add("temporal-strict", strconv.FormatBool(tp.Strict))
+		add("Loader.Temporal", tp.Strategy)
+		add("Loader.Temporal.Strict", strconv.FormatBool(tp.Strict))
 		if tp.SeedTime != nil {
-			add("seed-time", strconv.FormatInt(*tp.SeedTime, 10))
+			add("Loader.SeedTime", strconv.FormatInt(*tp.SeedTime, 10))
 		}
 	}
 	if h := ri.Hetero; h != nil {
-		// --embed-types as the list of the types that had embeddings (the
+		// Hetero.EmbedTypes as the list of the types that had embeddings (the
 		// model config names the types, in the same order).
 		if m.Hetero != nil && len(h.EmbedTypes) == len(m.Hetero.NodeTypes) {
 			var names []string
@@ -303,22 +306,23 @@ func ResumeFlags(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 				}
 			}
 			if len(names) > 0 {
-				add("embed-types", strings.Join(names, ","))
+				add("Hetero.EmbedTypes", strings.Join(names, ","))
 			}
 		}
-		add("embed-dim", strconv.Itoa(h.EmbedDim))
-		add("sparse-opt", h.SparseOpt)
-		add("sparse-lr", strconv.FormatFloat(h.SparseLR, 'g', -1, 64))
-		add("embed-push", h.Push)
+		add("Hetero.EmbedDim", strconv.Itoa(h.EmbedDim))
+		add("Hetero.SparseOpt", h.SparseOpt)
+		add("Hetero.SparseLR", strconv.FormatFloat(h.SparseLR, 'g', -1, 64))
+		add("Hetero.Push", h.Push)
 	}
 	return out, nil
 }
 
-// LoadResumeFlags reads the checkpoint in dir on rank 0 and returns its
-// ResumeFlags on every rank, or nil when dir holds no checkpoint (a fresh
-// run of --resume auto; a plain --resume reports the missing file later).
-// Only these flags travel, not the checkpoint. It is collective.
-func LoadResumeFlags(c *collectives.Comm, dir string) ([][2]string, error) {
+// LoadCheckpointSettings reads the checkpoint in dir on rank 0 and
+// returns its CheckpointSettings on every rank, or nil when dir holds no
+// checkpoint (a fresh run of ResumeAuto; a plain Resume reports the
+// missing file later). Only these settings travel, not the checkpoint. It
+// is collective.
+func LoadCheckpointSettings(c *collectives.Comm, dir string) ([][2]string, error) {
 	var data []byte
 	var err error
 	if c.Rank() == 0 {
@@ -329,7 +333,7 @@ func LoadResumeFlags(c *collectives.Comm, dir string) ([][2]string, error) {
 		case errors.Is(err, train.ErrNoCheckpoint):
 			err = nil
 		case err == nil:
-			flags, err = ResumeFlags(ck, c.Size())
+			flags, err = CheckpointSettings(ck, c.Size())
 		}
 		if err == nil {
 			data, err = json.Marshal(flags)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpignn/config"
 	"mpignn/train"
 )
 
@@ -51,7 +52,7 @@ func TestResumeNamesEverySetting(t *testing.T) {
 	names := settingNames()
 	for key := range flat {
 		n, ok := names[key]
-		require.True(t, ok, "setting %s has no flag name in settingNames", key)
+		require.True(t, ok, "setting %s has no field name in settingNames", key)
 		t.Run(key, func(t *testing.T) {
 			// Change the one key in the canonical form and diff.
 			now, err := resumeSettings(model, adam, seed, info)
@@ -59,11 +60,11 @@ func TestResumeNamesEverySetting(t *testing.T) {
 			setKey(now, key, "changed")
 			d := diffSettings(saved, now)
 			require.Len(t, d, 1, "%v", d)
-			assert.True(t, strings.HasPrefix(d[0], n.flag+" was "), d[0])
+			assert.True(t, strings.HasPrefix(d[0], config.Mark(n.field)+" was "), d[0])
 			assert.True(t, strings.HasSuffix(d[0], ", now changed"), d[0])
 		})
 	}
-	// Keys that exist on one side only read as the flag's absent value.
+	// Keys that exist on one side only read as the field's absent value.
 	temporalOff := map[string]any{}
 	require.NoError(t, json.Unmarshal(info, &temporalOff))
 	delete(temporalOff, "temporal")
@@ -71,8 +72,8 @@ func TestResumeNamesEverySetting(t *testing.T) {
 	require.NoError(t, err)
 	err = checkResume(ck, model, adam, seed, off)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--temporal was uniform, now none")
-	assert.Contains(t, err.Error(), "--seed-time was 7, now unset")
+	assert.Contains(t, err.Error(), "Loader.Temporal was uniform, now none")
+	assert.Contains(t, err.Error(), "Loader.SeedTime was 7, now unset")
 }
 
 // TestResumeDiffExamples checks the wording users see.
@@ -83,7 +84,7 @@ func TestResumeDiffExamples(t *testing.T) {
 	m2.Hidden = 256
 	err := checkResume(ck, m2, train.DefaultAdam(0.001, 5e-4), 3, info)
 	require.Error(t, err)
-	for _, want := range []string{"--hidden was 16, now 256", "--lr was 0.01, now 0.001", "--seed was 9, now 3"} {
+	for _, want := range []string{"Model.Hidden was 16, now 256", "Trainer.Adam.LR was 0.01, now 0.001", "Trainer.Seed was 9, now 3"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.NotContains(t, err.Error(), "{", "no JSON blobs or Go structs")
@@ -111,32 +112,34 @@ func setKey(m map[string]any, key string, v any) {
 	m[parts[len(parts)-1]] = v
 }
 
-// TestResumeFlags: the flags a resume takes from a checkpoint reproduce its
-// settings (spot checks of each kind; the full comparison is checkResume's).
-func TestResumeFlags(t *testing.T) {
+// TestCheckpointSettings: the settings a resume takes from a checkpoint
+// reproduce its run (spot checks of each kind; the full comparison is
+// checkResume's), named by their fields.
+func TestCheckpointSettings(t *testing.T) {
 	model, adam, seed, info := fullSettings(t)
 	ck := &train.Checkpoint{Model: model, Adam: adam, Seed: seed, RunInfo: info}
-	got, err := ResumeFlags(ck, 2)
+	got, err := CheckpointSettings(ck, 2)
 	require.NoError(t, err)
-	flags := map[string]string{}
+	settings := map[string]string{}
 	for _, kv := range got {
-		flags[kv[0]] = kv[1]
+		settings[kv[0]] = kv[1]
 	}
-	for name, want := range map[string]string{
-		"seed": "9", "lr": "0.01", "weight-decay": "0.0005", "model": "gat", "hidden": "16", "dropout": "0.5",
-		"input-dropout": "0.25", "heads": "2", "attn-dropout": "0.1", "bases": "2", "batch": "32",
-		"eval": "layer-wise", "task": "link", "decoder": "mlp", "neg-ratio": "2", "neg-strict": "true",
-		"temporal": "uniform", "temporal-strict": "true", "seed-time": "7", "embed-types": "a",
-		"embed-dim": "8", "sparse-opt": "adam", "sparse-lr": "0.01", "embed-push": "alltoallv",
-		"max-steps": "3", "replace": "true", "norm-feat": "true",
+	for field, want := range map[string]string{
+		"Trainer.Seed": "9", "Trainer.Adam.LR": "0.01", "Trainer.Adam.WeightDecay": "0.0005", "Model.Arch": "gat",
+		"Model.Hidden": "16", "Model.Dropout": "0.5", "Model.InputDropout": "0.25", "Model.Heads": "2",
+		"Model.AttnDropout": "0.1", "Hetero.Bases": "2", "Loader.Batch": "32", "Eval": "layer-wise", "Task": "link",
+		"Model.Decoder": "mlp", "Link.NegRatio": "2", "Link.NegStrict": "true", "Loader.Temporal": "uniform",
+		"Loader.Temporal.Strict": "true", "Loader.SeedTime": "7", "Hetero.EmbedTypes": "a", "Hetero.EmbedDim": "8",
+		"Hetero.SparseOpt": "adam", "Hetero.SparseLR": "0.01", "Hetero.Push": "alltoallv", "Trainer.MaxSteps": "3",
+		"Loader.Replace": "true", "RowNorm": "true",
 	} {
-		assert.Equal(t, want, flags[name], "--%s", name)
+		assert.Equal(t, want, settings[field], field)
 	}
-	assert.NotContains(t, flags, "split", "a link run takes its split from --link-split")
-	assert.NotContains(t, flags, "fanout", "per-relation fanouts are not rebuilt")
-	got, err = ResumeFlags(ck, 3)
+	assert.NotContains(t, settings, "Loader.Split", "a link run takes its split from LinkSplit")
+	assert.NotContains(t, settings, "Loader.Fanouts", "per-relation fanouts are not rebuilt")
+	got, err = CheckpointSettings(ck, 3)
 	require.NoError(t, err)
 	for _, kv := range got {
-		assert.NotEqual(t, "batch", kv[0], "64 seeds do not split over 3 ranks")
+		assert.NotEqual(t, "Loader.Batch", kv[0], "64 seeds do not split over 3 ranks")
 	}
 }

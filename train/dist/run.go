@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -171,51 +172,72 @@ func newRunInfo(dataset string, ranks int, lo dsample.LoaderOptions, rowNorm boo
 	return ri
 }
 
-func (c *TrainConfig) validate() error {
+// Validate reports a configuration Train cannot run, naming the field at
+// fault (config.FieldError): the options of the run itself, and those of
+// each nested options type through its own Validate (Loader, Trainer, the
+// settings of Model). What only the partition decides (its schema, link
+// split, times) is checked by Train. Train calls it; a caller that builds
+// the configuration long before (a command line) calls it to fail early.
+func (c *TrainConfig) Validate() error {
 	lo, m := &c.Loader, &c.Model
 	switch {
 	case c.PartDir == "":
-		return errors.New("no partition directory")
-	case len(lo.Fanouts) == 0:
-		return errors.New("no fanouts")
-	case lo.Batch < 1:
-		return fmt.Errorf("batch %d must be positive", lo.Batch)
+		return config.Errorf("{PartDir}: no partition directory")
 	case c.Run.Epochs < 0:
-		return fmt.Errorf("epochs %d must not be negative", c.Run.Epochs)
-	case c.Trainer.Prefetch < 0:
-		return fmt.Errorf("prefetch %d must not be negative", c.Trainer.Prefetch)
+		return config.Errorf("{Run.Epochs} %d must not be negative", c.Run.Epochs)
 	case c.Resume && c.Run.CheckpointDir == "":
-		return errors.New("resume needs a checkpoint directory")
+		return config.Errorf("{Resume} needs a checkpoint directory ({Run.CheckpointDir})")
 	case c.OverwriteCheckpoint && c.Run.CheckpointDir == "":
-		return errors.New("--overwrite-checkpoint needs a checkpoint directory (--checkpoint)")
+		return config.Errorf("{OverwriteCheckpoint} needs a checkpoint directory ({Run.CheckpointDir})")
 	case (c.Resume || c.ResumeAuto) && c.OverwriteCheckpoint:
-		return errors.New("--resume and --overwrite-checkpoint exclude each other: continue the checkpoint or start over")
+		return config.Errorf("{Resume} and {OverwriteCheckpoint} exclude each other: continue the checkpoint or start over")
 	case (c.Resume || c.ResumeAuto) && c.InitFrom != "":
-		return errors.New("--resume and --init-from exclude each other: a resumed run continues the checkpoint's weights")
+		return config.Errorf("{Resume} and {InitFrom} exclude each other: a resumed run continues the checkpoint's weights")
 	case c.ResumeAuto && c.Run.CheckpointDir == "":
-		return errors.New("--resume auto needs a checkpoint directory (--checkpoint)")
+		return config.Errorf("{ResumeAuto} needs a checkpoint directory ({Run.CheckpointDir})")
 	// The derived fields are refused rather than overwritten, so that a
 	// caller who sets one learns that it has no effect.
 	case lo.Seed != 0:
-		return errors.New("Loader.Seed is Trainer.Seed: leave it zero")
+		return config.Errorf("{Loader.Seed} is {Trainer.Seed}: leave it zero")
 	case m.InDim != 0 || m.Classes != 0 || m.Layers != 0:
-		return errors.New("Model.InDim, Classes and Layers come from the partition and the fanouts: leave them zero")
+		return config.Errorf("{Model.InDim}, Classes and Layers come from the partition and the fanouts: leave them zero")
 	case c.Run.Metrics != nil || c.Run.RunInfo != nil:
-		return errors.New("Run.Metrics and Run.RunInfo are set by Train: leave them nil")
+		return config.Errorf("{Run.Metrics} and {Run.RunInfo} are set by Train: leave them nil")
 	case c.Task != "" && c.Task != TaskNode && c.Task != TaskLink:
-		return fmt.Errorf("task %q: want node or link", c.Task)
+		return config.Errorf("{Task} %q: want %s or %s", c.Task, TaskNode, TaskLink)
 	case c.Task != TaskLink && m.Decoder != "":
-		return errors.New("a decoder applies to the link task only")
+		return config.Errorf("{Model.Decoder} applies to the link task only")
 	case c.Task != TaskLink && (c.Link != LinkOptions{} || c.LinkSplit != ""):
-		return errors.New("link options apply to the link task only")
+		return config.Errorf("{Link} and {LinkSplit} apply to the link task only")
+	case c.Link.NegRatio < 0:
+		return config.Errorf("{Link.NegRatio} %d must be positive", c.Link.NegRatio)
+	case lo.FixedSeedTime && c.Task == TaskLink:
+		return config.Errorf("{Loader.SeedTime}: link seeds are expanded at their own edge's time; it is for node tasks")
 	}
-	for _, f := range lo.Fanouts {
-		if f == 0 || f < -1 {
-			return fmt.Errorf("fanout %d: want a positive count or -1 (all neighbors)", f)
+	if err := config.In("Loader", lo.Validate()); err != nil {
+		return err
+	}
+	if err := config.In("Trainer", c.Trainer.Validate()); err != nil {
+		return err
+	}
+	settings := *m
+	settings.Layers = len(lo.Fanouts)
+	if err := config.In("Model", settings.ValidateSettings()); err != nil {
+		return err
+	}
+	if c.Hetero != (HeteroOptions{}) {
+		if _, err := c.Hetero.resolved(m.Hidden); err != nil {
+			return err
 		}
 	}
-	if lo.EvalFanouts != nil && len(lo.EvalFanouts) != len(lo.Fanouts) {
-		return fmt.Errorf("%d eval fanouts for %d layers", len(lo.EvalFanouts), len(lo.Fanouts))
+	if _, err := resolveEval(c.Eval, c.EvalFull, lo.Temporal.On()); err != nil {
+		return err
+	}
+	if c.LinkSplit != "" {
+		link := partition.LinkOptions{Split: c.LinkSplit, Relation: c.LinkRelation}
+		if err := link.Check(); err != nil {
+			return fmt.Errorf("%w: %w", config.Errorf("{LinkSplit}/{LinkRelation}"), err)
+		}
 	}
 	return nil
 }
@@ -271,7 +293,7 @@ func transportLine(requested collectives.Transport, st *dsample.Store) string {
 // metrics and checkpoints on rank 0, and print the transport and final
 // lines on rank 0. It is collective.
 func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	out := cfg.Out
@@ -290,7 +312,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		}
 		cfg.Resume = found
 		if !found {
-			fmt.Fprintf(out, "no checkpoint in %s: starting a fresh run (--resume auto)\n", cfg.Run.CheckpointDir)
+			config.Fprintf(out, "no checkpoint in %s: starting a fresh run ({ResumeAuto})\n", cfg.Run.CheckpointDir)
 		}
 	}
 	if err := made.prepareCheckpointDir(c, cfg); err != nil {
@@ -488,10 +510,10 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if errors.Is(err, train.ErrStopped) {
 		res.Stopped = true
 		if ro.Checkpointing {
-			fmt.Fprintf(out, "stopped on request after step %d (%d epochs complete): checkpoint written to %s; continue with --resume (or --resume auto)\n",
+			config.Fprintf(out, "stopped on request after step %d (%d epochs complete): checkpoint written to %s; continue with {Resume} (or {ResumeAuto})\n",
 				tr.Step(), tr.Epoch(), cfg.Run.CheckpointDir)
 		} else {
-			fmt.Fprintf(out, "stopped on request after step %d (%d epochs complete), without a checkpoint (no --checkpoint)\n", tr.Step(), tr.Epoch())
+			config.Fprintf(out, "stopped on request after step %d (%d epochs complete), without a checkpoint (no {Run.CheckpointDir})\n", tr.Step(), tr.Epoch())
 		}
 		return res, nil
 	}

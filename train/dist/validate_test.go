@@ -23,15 +23,15 @@ func TestValidateCheckpointFlags(t *testing.T) {
 		{"fresh", "ck", false, false, ""},
 		{"resume", "ck", true, false, ""},
 		{"overwrite", "ck", false, true, ""},
-		{"resume and overwrite", "ck", true, true, "--resume and --overwrite-checkpoint"},
-		{"overwrite without dir", "", false, true, "--overwrite-checkpoint needs a checkpoint directory"},
-		{"resume without dir", "", true, false, "resume needs a checkpoint directory"},
+		{"resume and overwrite", "ck", true, true, "Resume and OverwriteCheckpoint"},
+		{"overwrite without dir", "", false, true, "OverwriteCheckpoint needs a checkpoint directory"},
+		{"resume without dir", "", true, false, "Resume needs a checkpoint directory"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := TrainConfig{PartDir: "p", Loader: dsample.LoaderOptions{Fanouts: []int{5}, Batch: 1},
 				Run: train.RunOptions{Epochs: 1, CheckpointDir: tc.dir}, Resume: tc.resume, OverwriteCheckpoint: tc.overwrite}
-			err := cfg.validate()
+			err := cfg.Validate()
 			if tc.err == "" {
 				require.NoError(t, err)
 				return
@@ -55,15 +55,15 @@ func TestValidateDerivedFields(t *testing.T) {
 		{"classes", func(c *TrainConfig) { c.Model.Classes = 3 }, "Model.InDim, Classes and Layers"},
 		{"layers", func(c *TrainConfig) { c.Model.Layers = 1 }, "Model.InDim, Classes and Layers"},
 		{"run info", func(c *TrainConfig) { c.Run.RunInfo = []byte("{}") }, "Run.Metrics and Run.RunInfo"},
-		{"eval fanouts", func(c *TrainConfig) { c.Loader.EvalFanouts = []int{5, 5} }, "2 eval fanouts for 1 layers"},
-		{"fanout 0", func(c *TrainConfig) { c.Loader.Fanouts = []int{0} }, "fanout 0: want a positive count"},
+		{"eval fanouts", func(c *TrainConfig) { c.Loader.EvalFanouts = []int{5, 5} }, "Loader.EvalFanouts: 2 fanouts for 1 layers"},
+		{"fanout 0", func(c *TrainConfig) { c.Loader.Fanouts = []int{0} }, "Loader.Fanouts: fanout 0, want > 0 or -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := TrainConfig{PartDir: "p", Loader: dsample.LoaderOptions{Fanouts: []int{5}, Batch: 1}, Run: train.RunOptions{Epochs: 1}}
-			require.NoError(t, cfg.validate())
+			require.NoError(t, cfg.Validate())
 			tc.set(&cfg)
-			require.ErrorContains(t, cfg.validate(), tc.err)
+			require.ErrorContains(t, cfg.Validate(), tc.err)
 		})
 	}
 }
@@ -95,5 +95,5 @@ func TestRunInfoJSON(t *testing.T) {
 	cora := []byte(tests[0].want)
 	other, err := json.Marshal(newRunInfo("cora", 4, tests[0].lo, true))
 	require.NoError(t, err)
-	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, other), "--batch × ranks was 64, now 128", "another global batch")
+	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, other), "Loader.Batch × ranks was 64, now 128", "another global batch")
 }

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"unicode"
+
+	"mpignn/config"
+	"mpignn/spmd"
+)
+
+// fieldFlag returns the flag that fills an option field the library's
+// errors and lines name (config.FieldError: a path in dist.TrainConfig,
+// dist.PredictConfig, dist.EmbedConfig or partition.Options), so that
+// every message names what the user typed: the flag is the last element
+// of the path in kebab case ("Run.EvalEvery" is --eval-every, "CacheMB"
+// --cache-mb), except for the fields flagExceptions lists.
+// TestFieldFlags pins the flag of every field.
+func fieldFlag(path string) string {
+	if f, ok := flagExceptions()[path]; ok {
+		return f
+	}
+	return "--" + kebab(path[strings.LastIndexByte(path, '.')+1:])
+}
+
+// flagExceptions are the fields whose flag is not their name in kebab
+// case. (A function, not a variable: no package-level state.)
+func flagExceptions() map[string]string {
+	return map[string]string{
+		"PartDir": "--parts", "CheckpointDir": "--checkpoint", "Run.CheckpointDir": "--checkpoint",
+		"Fanouts": "--fanout", "Loader.Fanouts": "--fanout", "Loader.EvalFanouts": "--eval-fanout",
+		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "ResumeAuto": "--resume auto",
+		"Model.Arch": "--model", "Hetero.Push": "--embed-push", "Loader.Temporal.Strict": "--temporal-strict",
+		// partition.Options: Link is the link split.
+		"Link": "--link-split", "Link.Graph": "--link-graph",
+	}
+}
+
+// kebab spells a Go name in kebab case, an acronym as one word:
+// UseValidEdges is use-valid-edges, GCNNorm gcn-norm, SparseLR sparse-lr.
+func kebab(name string) string {
+	var b strings.Builder
+	r := []rune(name)
+	for i, c := range r {
+		upper := unicode.IsUpper(c)
+		if i > 0 && upper && (unicode.IsLower(r[i-1]) || i+1 < len(r) && unicode.IsLower(r[i+1])) {
+			b.WriteByte('-')
+		}
+		b.WriteRune(unicode.ToLower(c))
+	}
+	return b.String()
+}
+
+// trainFieldFlags are the train command's own spellings, where they
+// differ from fieldFlag: its partition comes from --data or --parts,
+// and --data partitions with --part-seed.
+func trainFieldFlags() map[string]string {
+	return map[string]string{"PartDir": "--data/--parts", "Seed": "--part-seed"}
+}
+
+// fieldsAsFlags is an error of the library whose fields are spelled as flags.
+type fieldsAsFlags struct {
+	text string
+	err  error
+}
+
+func (e *fieldsAsFlags) Error() string { return e.text }
+func (e *fieldsAsFlags) Unwrap() error { return e.err }
+
+// flagNames returns err with the fields its FieldErrors name spelled as
+// their flags (fieldFlag, with overrides first); err itself stays in the
+// chain (errors.Is/As see through).
+func flagNames(err error, overrides ...map[string]string) error {
+	var fe *config.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return &fieldsAsFlags{text: config.Render(err, flagSpeller(overrides)), err: err}
+}
+
+// flagSpeller returns the flag of a field path: overrides first, then
+// fieldFlag.
+func flagSpeller(overrides []map[string]string) func(path string) string {
+	return func(path string) string {
+		for _, o := range overrides {
+			if f, ok := o[path]; ok {
+				return f
+			}
+		}
+		return fieldFlag(path)
+	}
+}
+
+// flagWriter is a writer for the library's output lines (config.Fprintf)
+// that spells the fields they name as flags.
+type flagWriter struct {
+	io.Writer
+	overrides []map[string]string
+}
+
+// FieldName implements config.Namer.
+func (w flagWriter) FieldName(path string) string { return flagSpeller(w.overrides)(path) }
+
+// runWorld is spmd.Run with the body's error spelled in flags.
+func runWorld(body func(w *spmd.World) error, overrides ...map[string]string) {
+	spmd.Run(func(w *spmd.World) error { return flagNames(body(w), overrides...) })
+}
