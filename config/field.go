@@ -8,7 +8,7 @@ import (
 
 // FieldError is a configuration mistake: Field is the option at fault,
 // as a dotted path from the options type given to the library
-// ("Loader.Batch" of dist.TrainConfig, "Method" of partition.Options),
+// ("Loader.Batch" of dtrain.TrainConfig, "Method" of partition.Options),
 // and the message may name other fields the same way. Error spells each
 // field by its path; Render by a caller's name for it (a flag).
 type FieldError struct {
@@ -114,7 +114,7 @@ func (e *FieldError) Render(name func(path string) string) string {
 
 // In returns err with the field paths of a FieldError under prefix, so
 // that Validate of an options type nested in another (train.Config as
-// dist.TrainConfig's Model) names the outer path. Any other error (nil
+// dtrain.TrainConfig's Model) names the outer path. Any other error (nil
 // included) is returned as it is.
 func In(prefix string, err error) error {
 	fe, ok := err.(*FieldError)

@@ -43,7 +43,7 @@ type pkgDeps struct {
 //	train                models and the training loop, no MPI
 //	partition/dpartition distributed partitioning (MPI)
 //	sample/dsample       distributed stores and sampler (MPI)
-//	train/dist           distributed training (MPI)
+//	train/dtrain           distributed training (MPI)
 //	cmd/mpignn           the binary
 //
 // It is a function, not a variable: the package keeps no mutable state.
@@ -83,10 +83,10 @@ func allowedDeps() map[string]pkgDeps {
 		"sample/dsample": {
 			imports: []string{"collectives", "config", "graph", "partition", "sample"},
 			// No train: the layer-wise inference and the learnable
-			// embeddings, whose tests built models, live in train/dist.
+			// embeddings, whose tests built models, live in train/dtrain.
 			test: []string{"sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
-		"train/dist": {
+		"train/dtrain": {
 			imports: []string{"collectives", "config", "graph", "internal/testhold", "partition", "sample", "sample/dsample", "train"},
 			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
@@ -94,7 +94,7 @@ func allowedDeps() map[string]pkgDeps {
 		"cmd/mpignn": {
 			imports: []string{
 				"collectives", "config", "graph", "graph/chunkgen", "internal/tempout", "internal/testhold", "internal/watchdog",
-				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "train", "train/dist",
+				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "train", "train/dtrain",
 			},
 			test: []string{"config"},
 		},
@@ -331,7 +331,7 @@ func TestDeps(t *testing.T) {
 				assert.NotContains(t, reach, owner, "%s (or its tests) reaches %s: the pure core must build without MPI", rel, owner)
 			}
 		}
-		assert.Contains(t, closure(table, table["train/dist"].imports), "spmd", "train/dist should reach spmd: is closure right?")
+		assert.Contains(t, closure(table, table["train/dtrain"].imports), "spmd", "train/dtrain should reach spmd: is closure right?")
 	})
 
 	t.Run("stdlib-only leaves", func(t *testing.T) {

@@ -23,7 +23,7 @@ func TestPureCoreLinksNoMPI(t *testing.T) {
 	}{
 		{[]string{"./train", "./sample", "./sample/sampletest", "./graph", "./partition"}, false},
 		{[]string{"./sample/dsample"}, true},
-		{[]string{"./train/dist"}, true},
+		{[]string{"./train/dtrain"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.pkgs, " "), func(t *testing.T) {

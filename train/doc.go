@@ -12,7 +12,7 @@
 // (batch.go), the task by its Head: softmax cross-entropy, or a link
 // decoder scoring pairs of seed rows (link.go). Layer-wise inference is the
 // Layerwise view of the same model (infer.go), driven over the distributed
-// graph by package train/dist.
+// graph by package train/dtrain.
 //
 // Everything here is pure (no MPI). The distributed parts meet the rest of
 // the program at two small interfaces:
@@ -72,7 +72,7 @@
 // to float summation order. Heterogeneous models keep dense typed inputs.
 //
 // RefSource is the single-process reference BatchSource over an
-// unpartitioned dataset; package train/dist wires the core to MPI and to the
+// unpartitioned dataset; package train/dtrain wires the core to MPI and to the
 // distributed sampler (dsample.Loader) for `mpignn train` and `mpignn
 // predict`.
 package train

@@ -16,7 +16,7 @@ import (
 // with fanout -1 at every layer, up to float summation order.
 //
 // Layerwise runs one layer of the model at a time over one
-// full-neighbourhood block; package train/dist drives it over the
+// full-neighbourhood block; package train/dtrain drives it over the
 // distributed graph. It is a view of the model (same weights, same work
 // buffers): not safe for concurrent use, nor between a Train's forward
 // and backward.

@@ -13,7 +13,7 @@ import (
 )
 
 // layerwise runs the model layer by layer over the whole graph g, as
-// dist.Infer does on one rank: block l is every node with all its
+// dtrain.Infer does on one rank: block l is every node with all its
 // in-neighbours, its input rows are the previous layer's rows of its nodes.
 // It returns the last layer's rows of every node, in node order.
 func layerwise(t *testing.T, m *Model, g sample.Graph, x []float32, chunk int) []float32 {

@@ -22,7 +22,7 @@ import (
 // can be saved in an order that does not depend on the partition layout.
 
 // SparseOptimizer is what SparseAdam and SparseAdagrad have in common: the
-// result type of NewSparseOptimizer, and what train/dist's embedding
+// result type of NewSparseOptimizer, and what train/dtrain's embedding
 // tables update their rows with.
 type SparseOptimizer interface {
 	Name() string

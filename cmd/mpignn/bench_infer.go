@@ -13,7 +13,7 @@ import (
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
 	"mpignn/train"
-	"mpignn/train/dist"
+	"mpignn/train/dtrain"
 )
 
 // benchInferConfig holds the flags of `bench infer`.
@@ -43,7 +43,7 @@ func parseBenchInfer(args []string) (benchInferConfig, error) {
 	fs.IntVar(&cfg.hidden, "hidden", 256, "hidden width")
 	fs.IntVar(&cfg.layers, "layers", 3, "number of layers")
 	fs.IntVar(&cfg.heads, "heads", 8, "GAT: attention heads")
-	fs.IntVar(&cfg.chunk, "chunk", dist.DefaultInferChunk, "destination nodes per rank per step")
+	fs.IntVar(&cfg.chunk, "chunk", dtrain.DefaultInferChunk, "destination nodes per rank per step")
 	fs.IntVar(&cfg.reps, "reps", 2, "timed inferences (the first also warms the caches)")
 	addSeedFlag(fs, &cfg.seed, 1, "initial weights")
 	addCacheFlag(fs, &cfg.cacheMB)
@@ -118,9 +118,9 @@ func benchInfer(w *spmd.World, cfg benchInferConfig, out io.Writer) error {
 				return err
 			}
 		}
-		var st dist.InferStats
+		var st dtrain.InferStats
 		start := time.Now()
-		emb, err := dist.Infer(store, model, dist.InferOptions{Chunk: cfg.chunk, Stats: &st})
+		emb, err := dtrain.Infer(store, model, dtrain.InferOptions{Chunk: cfg.chunk, Stats: &st})
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 	"mpignn/partition"
 	"mpignn/partition/dpartition"
 	"mpignn/spmd"
-	"mpignn/train/dist"
+	"mpignn/train/dtrain"
 )
 
 // chunkedMethod picks the distributed method for a chunked dataset: an
@@ -119,7 +119,7 @@ func prepareChunkedParts(c *collectives.Comm, o partition.CacheOptions, out io.W
 			pick = "+" + dir
 		}
 	}
-	b, err := dist.BcastBytes(c, 0, []byte(pick), err)
+	b, err := dtrain.BcastBytes(c, 0, []byte(pick), err)
 	if err != nil {
 		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}

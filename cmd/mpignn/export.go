@@ -9,7 +9,7 @@ import (
 
 	"mpignn/internal/tempout"
 	"mpignn/train"
-	"mpignn/train/dist"
+	"mpignn/train/dtrain"
 )
 
 // pygSidecar is the JSON written beside an exported state dict: what a
@@ -73,7 +73,7 @@ func runExport(args []string) error {
 	if *final || params == nil || ck.Model.Hetero != nil {
 		params, weights = ck.Params, "final"
 	}
-	embeds, err := dist.CheckpointEmbeddings(ck)
+	embeds, err := dtrain.CheckpointEmbeddings(ck)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", *ckDir, err)
 	}

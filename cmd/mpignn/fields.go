@@ -11,8 +11,8 @@ import (
 )
 
 // fieldFlag returns the flag that fills an option field the library's
-// errors and lines name (config.FieldError: a path in dist.TrainConfig,
-// dist.PredictConfig, dist.EmbedConfig or partition.Options), so that
+// errors and lines name (config.FieldError: a path in dtrain.TrainConfig,
+// dtrain.PredictConfig, dtrain.EmbedConfig or partition.Options), so that
 // every message names what the user typed: the flag is the last element
 // of the path in kebab case ("Run.EvalEvery" is --eval-every, "CacheMB"
 // --cache-mb), except for the fields flagExceptions lists.

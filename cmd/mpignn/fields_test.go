@@ -11,7 +11,7 @@ import (
 
 	"mpignn/config"
 	"mpignn/partition"
-	"mpignn/train/dist"
+	"mpignn/train/dtrain"
 )
 
 // hasPath reports whether the dotted field path exists in type t
@@ -34,12 +34,12 @@ func hasPath(t reflect.Type, path string) bool {
 }
 
 // TestFieldFlags pins the flag of every field a user can reach (by its
-// path in dist.TrainConfig, dist.PredictConfig, dist.EmbedConfig or
+// path in dtrain.TrainConfig, dtrain.PredictConfig, dtrain.EmbedConfig or
 // partition.Options, which must exist): a renamed field or flag fails here
 // rather than printing a flag that does not exist.
 func TestFieldFlags(t *testing.T) {
-	types := []reflect.Type{reflect.TypeFor[dist.TrainConfig](), reflect.TypeFor[dist.PredictConfig](),
-		reflect.TypeFor[dist.EmbedConfig](), reflect.TypeFor[partition.Options]()}
+	types := []reflect.Type{reflect.TypeFor[dtrain.TrainConfig](), reflect.TypeFor[dtrain.PredictConfig](),
+		reflect.TypeFor[dtrain.EmbedConfig](), reflect.TypeFor[partition.Options]()}
 	for path, flag := range map[string]string{
 		"PartDir": "--parts", "Task": "--task", "Eval": "--eval", "EvalFull": "--eval-full", "LinkSplit": "--link-split",
 		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "Metrics": "--metrics", "Quiet": "--quiet",

@@ -14,7 +14,7 @@ import (
 	"mpignn/internal/testhold"
 	"mpignn/spmd"
 	"mpignn/train"
-	"mpignn/train/dist"
+	"mpignn/train/dtrain"
 )
 
 // Output layouts of `mpignn gen --format`.
@@ -72,7 +72,7 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 			mkErr = makeGenTemp(out, tmp, g.Dirs())
 			name = []byte(tmp)
 		}
-		name, err = dist.BcastBytes(c, 0, name, mkErr)
+		name, err = dtrain.BcastBytes(c, 0, name, mkErr)
 		if err != nil {
 			return err
 		}

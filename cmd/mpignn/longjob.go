@@ -14,7 +14,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/train"
-	"mpignn/train/dist"
+	"mpignn/train/dtrain"
 )
 
 // Long jobs: preemption signals, --resume auto and --checkpoint-every in
@@ -209,13 +209,13 @@ func (s *stopSignals) Requested() bool { return s.got.Load() }
 func (s *stopSignals) Close() { s.stop() }
 
 // adoptResumeFlags sets every flag of resume (the checkpoint's settings,
-// dist.CheckpointSettings as flags) that was not given explicitly, and returns those it
+// dtrain.CheckpointSettings as flags) that was not given explicitly, and returns those it
 // set. A flag that applies only to a task or a model (--neg-ratio,
 // --heads) is taken only when the task and model in effect (given, or
 // else the checkpoint's) are that task or model, so that an explicit
 // --task or --model is refused by the settings comparison, naming it, and
 // not by a flag check about a flag the user never typed. An explicit flag
-// that contradicts the checkpoint is kept: dist.Train refuses it by name.
+// that contradicts the checkpoint is kept: dtrain.Train refuses it by name.
 // The flags returned are those whose value is not their default (what a
 // user would want to see).
 func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error) {
@@ -270,7 +270,7 @@ func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error)
 // checkpoint (--resume auto's fresh start) f is returned as it is. It is
 // collective.
 func resumeTrainFlags(c *collectives.Comm, f *trainFlags, args []string) (*trainFlags, error) {
-	settings, err := dist.LoadCheckpointSettings(c, f.cfg.Run.CheckpointDir)
+	settings, err := dtrain.LoadCheckpointSettings(c, f.cfg.Run.CheckpointDir)
 	if err != nil || len(settings) == 0 {
 		return f, err
 	}

@@ -10,13 +10,13 @@ import (
 	"mpignn/collectives"
 	"mpignn/internal/tempout"
 	"mpignn/spmd"
-	"mpignn/train/dist"
+	"mpignn/train/dtrain"
 )
 
 // inferFlags are the flags predict and embed share.
 type inferFlags struct {
 	fs        *flag.FlagSet
-	cfg       dist.EmbedConfig
+	cfg       dtrain.EmbedConfig
 	fanout    *fanoutFlag
 	transport *transportFlag
 	threads   int
@@ -97,16 +97,16 @@ func runPredict(args []string) error {
 		"Classifies every node with a checkpoint of mpignn train (best-validation weights unless --final); with\n"+
 			"--task link it scores the src,dst pairs of --pairs instead (original ids).",
 		"output CSV: original_node_id,predicted_class, or with --task link src,dst,score,prob (required)")
-	task := f.fs.String("task", dist.TaskNode, "node (classify every node) or link (score the pairs of --pairs)")
+	task := f.fs.String("task", dtrain.TaskNode, "node (classify every node) or link (score the pairs of --pairs)")
 	f.fs.StringVar(&f.cfg.Pairs, "pairs", "", "--task link: file of src,dst lines (original node ids) to score")
 	logits := f.fs.Bool("logits", false, "write every node's raw class logits (float32 .npy, nodes x classes, row = original id; the labelled type's nodes in a heterogeneous graph) to --out instead of classes (layer-wise inference)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if *logits && *task != dist.TaskNode {
+	if *logits && *task != dtrain.TaskNode {
 		return errors.New("--logits applies to --task node only")
 	}
-	pc := dist.PredictConfig{
+	pc := dtrain.PredictConfig{
 		PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
 		Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
 		GCNNorm: f.cfg.GCNNorm, Note: f.cfg.Note,
@@ -115,16 +115,16 @@ func runPredict(args []string) error {
 		return err
 	}
 	switch {
-	case *task != dist.TaskNode && *task != dist.TaskLink:
+	case *task != dtrain.TaskNode && *task != dtrain.TaskLink:
 		return fmt.Errorf("--task %q: want node or link", *task)
-	case *task == dist.TaskLink && f.cfg.Pairs == "":
+	case *task == dtrain.TaskLink && f.cfg.Pairs == "":
 		return errors.New("--task link needs --pairs FILE (src,dst lines in original ids)")
-	case *task == dist.TaskNode && f.cfg.Pairs != "":
+	case *task == dtrain.TaskNode && f.cfg.Pairs != "":
 		return errors.New("--pairs applies to --task link only")
 	}
 	f.runInfer("predict", func(c *collectives.Comm, w *spmd.World) error {
-		if *task == dist.TaskLink {
-			n, err := dist.PredictLink(c, f.cfg)
+		if *task == dtrain.TaskLink {
+			n, err := dtrain.PredictLink(c, f.cfg)
 			if err != nil {
 				return err
 			}
@@ -133,7 +133,7 @@ func runPredict(args []string) error {
 			}
 			return nil
 		}
-		n, err := dist.Predict(c, pc)
+		n, err := dtrain.Predict(c, pc)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func runEmbed(args []string) error {
 		return err
 	}
 	f.runInfer("embed", func(c *collectives.Comm, w *spmd.World) error {
-		n, err := dist.Embed(c, f.cfg)
+		n, err := dtrain.Embed(c, f.cfg)
 		if err != nil {
 			return err
 		}

@@ -16,12 +16,12 @@ import (
 	"mpignn/partition"
 	"mpignn/spmd"
 	"mpignn/train"
-	"mpignn/train/dist"
+	"mpignn/train/dtrain"
 )
 
 // trainFlags are the flags of `mpignn train`.
 type trainFlags struct {
-	cfg      dist.TrainConfig
+	cfg      dtrain.TrainConfig
 	data     string
 	split    string
 	method   string
@@ -51,7 +51,7 @@ type trainFlags struct {
 func parseTrain(args []string) (*trainFlags, error) { return parseTrainResumed(args, nil) }
 
 // parseTrainResumed parses the flags of `mpignn train`; a resume passes the
-// checkpoint's settings (dist.CheckpointSettings, as flags), which are
+// checkpoint's settings (dtrain.CheckpointSettings, as flags), which are
 // taken for every flag not given explicitly before the flags are checked
 // and derived.
 func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
@@ -107,7 +107,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	addTimeoutFlag(fs, &f.timeout)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
-	fs.StringVar(&c.Task, "task", dist.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
+	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
 	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default mlp)")
 	fs.StringVar(&c.LinkRelation, "relation", "", "link task on a heterogeneous graph: the relation (src___rel___dst) whose edges are predicted; --link-split may then also name a split directory of the dataset (time, u1)")
 	fs.StringVar(&f.linkSplit, "link-split", "", "link task: held-out edges, random:TRAIN,VALID,TEST (with --data the default is random:0.85,0.05,0.10) or time (the dataset's split/time edge files); with --parts it must match the partition's")
@@ -138,12 +138,12 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if err := f.resolveTask(fs); err != nil {
 		return nil, err
 	}
-	if f.data == "" && c.Task != dist.TaskLink {
+	if f.data == "" && c.Task != dtrain.TaskLink {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
 	if fanout.isRelSpec() {
 		// Per-relation fanouts: resolved against the partition's schema in
-		// dist.Train; the per-hop maxima size the run meanwhile.
+		// dtrain.Train; the per-hop maxima size the run meanwhile.
 		c.Hetero.Fanout = fanout.value
 		c.Loader.Fanouts, err = fanout.relHops()
 	} else {
@@ -197,7 +197,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 }
 
 // validate checks the configuration as the library would: the run's
-// (dist.TrainConfig.Validate, which nests the loader's, trainer's and
+// (dtrain.TrainConfig.Validate, which nests the loader's, trainer's and
 // model's) and that of --data's partitioning (partition.Options).
 func (f *trainFlags) validate() error {
 	v := f.cfg
@@ -216,7 +216,7 @@ func (f *trainFlags) validate() error {
 func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 	c := &f.cfg
 	switch c.Task {
-	case dist.TaskNode:
+	case dtrain.TaskNode:
 		var err error
 		fs.Visit(func(fl *flag.Flag) {
 			switch fl.Name {
@@ -225,9 +225,9 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 			}
 		})
 		c.Task = ""
-		c.Link = dist.LinkOptions{}
+		c.Link = dtrain.LinkOptions{}
 		return err
-	case dist.TaskLink:
+	case dtrain.TaskLink:
 		for _, d := range linkDefaults() {
 			if !flagSet(fs, d.name) {
 				if err := fs.Set(d.name, d.value); err != nil {
@@ -244,7 +244,7 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 			c.RowNorm = false
 		}
 	default:
-		return nil // refused by dist.TrainConfig.Validate
+		return nil // refused by dtrain.TrainConfig.Validate
 	}
 	// 0 is the library's "1"; given as a flag it is a mistake.
 	if c.Link.NegRatio < 1 {
@@ -284,7 +284,7 @@ func (f *trainFlags) settingsLine() string {
 	c := &f.cfg
 	task := c.Task
 	if task == "" {
-		task = dist.TaskNode
+		task = dtrain.TaskNode
 	}
 	model := c.Model.Arch
 	if model == "" {
@@ -362,7 +362,7 @@ func runTrain(args []string) error {
 		if w.IsRoot() {
 			fmt.Println(f.settingsLine())
 		}
-		res, err := dist.Train(c, f.cfg)
+		res, err := dtrain.Train(c, f.cfg)
 		stopped = err == nil && res.Stopped
 		return err
 	}, trainFieldFlags())
@@ -383,7 +383,7 @@ func setThreads(n, worldSize int) error {
 		return err
 	}
 	if n < 1 {
-		n = max(1, runtime.NumCPU()/dist.LocalRanks(worldSize))
+		n = max(1, runtime.NumCPU()/dtrain.LocalRanks(worldSize))
 	}
 	runtime.GOMAXPROCS(n)
 	train.SetBLASThreads(n)
@@ -394,7 +394,7 @@ func setThreads(n, worldSize int) error {
 // (the split is resolved when the dataset is read).
 func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 	o := partition.CacheOptions{Data: f.data, Dir: f.cacheDir, Parts: parts, Options: f.partOptions()}
-	if f.cfg.Task == dist.TaskLink {
+	if f.cfg.Task == dtrain.TaskLink {
 		o.Link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
 	}
 	return o
@@ -429,7 +429,7 @@ func prepareParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) 
 		// fields as flags here.
 		err = flagNames(err, trainFieldFlags())
 	}
-	b, err := dist.BcastBytes(c, 0, []byte(dir), err)
+	b, err := dtrain.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
 		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}

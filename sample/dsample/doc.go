@@ -20,7 +20,7 @@
 //     and the node Loader fills Batch.XS with them.
 //     A heterogeneous partition has one table per node type with features,
 //     over TypeRows (typed.go): a type's rows sharded by owner, type-local
-//     new ids; train/dist keeps its learnable embeddings over them too.
+//     new ids; train/dtrain keeps its learnable embeddings over them too.
 //   - Sampler (NewSampler; Sample, collective): the layer-wise sampler over
 //     a GraphStore, with one door, Sample(Request): the request carries the
 //     seeds, the fanouts or a per-relation plan (sample.RelFanouts), seed
@@ -52,7 +52,7 @@
 //     original-id blocks (stored by the partitioner of a link split).
 //   - Store.Embed: runs an Embedder over every node in global batches and
 //     keeps the rows in a distributed array (Embeddings; NewEmbeddings
-//     gives rows to fill, as layer-wise inference in train/dist does).
+//     gives rows to fill, as layer-wise inference in train/dtrain does).
 //   - GatherText: the canonical text of all ranks' blocks (`mpignn sample`).
 //
 // Every exported function or method that reads remote data is collective:

@@ -11,7 +11,7 @@ import (
 
 // TypedEmbedder is the Embedder of a heterogeneous model: its inputs are
 // per node type, xs[t] the rows of Blocks[0]'s nodes of type t in their
-// order there (Batch.XT). Package train/dist adapts its model to it.
+// order there (Batch.XT). Package train/dtrain adapts its model to it.
 type TypedEmbedder interface {
 	EmbedHetero(blocks []sample.Block, xs [][]float32) ([]float32, error)
 }

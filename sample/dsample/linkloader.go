@@ -504,7 +504,7 @@ func (e *Embeddings) Stats() collectives.FetchStats { return e.a.Stats() }
 
 // NewEmbeddings allocates rows of width w for the nodes this rank owns,
 // to be written through Local and then sealed (layer-wise inference in
-// package train/dist fills them one layer at a time). It is collective.
+// package train/dtrain fills them one layer at a time). It is collective.
 func (s *Store) NewEmbeddings(w int) (*Embeddings, error) {
 	a, err := collectives.NewDistArray(s.c, s.part.NumOwned(), 4*w, s.t)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 
 // TypeRows maps the new global ids of one node type of a heterogeneous
 // partition to type-local new ids: the rows of a table of that type
-// sharded by owner (a typed feature table, or train/dist's learnable
+// sharded by owner (a typed feature table, or train/dtrain's learnable
 // embeddings), this rank holding rows [FirstRow, FirstRow+Owned).
 type TypeRows struct {
 	t       int

@@ -17,7 +17,7 @@ const EmbedFeatDim = 4
 func EmbedFeat(i int64, k int) float32 { return float32(i)*10 + float32(k) }
 
 // EmbedDataset builds the graph of the typed-table tests (typed feature
-// gathers in sample/dsample, learnable embeddings in train/dist): counts[t]
+// gathers in sample/dsample, learnable embeddings in train/dtrain): counts[t]
 // nodes of type EmbedTypes[t] (author and paper at least, the missing ones
 // empty) and no edges; author featureless, paper with EmbedFeat, venue
 // featureless. It returns the dataset and its owner per node for P parts:

@@ -1,4 +1,4 @@
-// Package dist runs the pure training core of package train as an MPI SPMD
+// Package dtrain runs the pure training core of package train as an MPI SPMD
 // program: a Reducer over collectives.Allreduce, an adapter from the
 // sampler's distributed Loader to train.BatchSource, agreement on rank-local
 // errors, checkpoints read by rank 0 and broadcast, and the complete
@@ -25,4 +25,4 @@
 // train.Config's settings). Errors and printed lines name fields by their
 // path in the configuration ("Loader.Batch", config.FieldError), never a
 // command-line flag: cmd/mpignn spells each field as its flag.
-package dist
+package dtrain
