@@ -408,7 +408,7 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, repla
 	tl += time.Since(t2)
 	// Phase 2: the chosen neighbors of remote rows.
 	t3 := time.Now()
-	if err := p.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
+	if err := p.edges.Fetch(sc.edgeReq, collectives.Bytes(sc.edgeRows)); err != nil {
 		return err
 	}
 	tr += time.Since(t3)
@@ -481,7 +481,7 @@ func (s *Sampler) readRows(dstG []int64, rows int, st *sample.SampleStats) (tl, 
 	b0 := p.nodes.Stats().Bytes
 	if p.allNodes == nil {
 		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
-		if err := p.nodes.Fetch(sc.remote, byteView(sc.nodeRows)); err != nil {
+		if err := p.nodes.Fetch(sc.remote, collectives.Bytes(sc.nodeRows)); err != nil {
 			return 0, 0, err
 		}
 	}

@@ -67,7 +67,7 @@ func (f *FeatureStore) openSparseTable(tb *featTable, p *partition.Part, t colle
 	if tb.arr, err = collectives.NewDistArray(f.c, p.NumOwned(), 4*sp.rowWords(), t); err != nil {
 		return fmt.Errorf("%s array: %w", NodeFeat(), err)
 	}
-	words := int32View(tb.arr.Local())
+	words := collectives.View[int32](tb.arr.Local())
 	rw := sp.rowWords()
 	for i := range sp.local.Rows() {
 		cols, vals := sp.local.Row(i)
@@ -91,7 +91,7 @@ func (tb *featTable) setHotSparse(ids []int64) error {
 	sp := tb.sp
 	rw := sp.rowWords()
 	buf := make([]int32, len(ids)*rw)
-	if err := tb.arr.Fetch(ids, byteView(buf)); err != nil {
+	if err := tb.arr.Fetch(ids, collectives.Bytes(buf)); err != nil {
 		return err
 	}
 	hot := &partition.CSRRows{Indptr: make([]int64, 1, len(ids)+1)}
@@ -156,7 +156,7 @@ func (f *FeatureStore) gatherSparse(tb *featTable, nodes []int64, st *GatherStat
 	rw := sp.rowWords()
 	sp.buf = slices.Grow(sp.buf[:0], len(sc.req)*rw)[:len(sc.req)*rw]
 	b0 := tb.arr.Stats().Bytes
-	if err := tb.arr.Fetch(sc.req, byteView(sp.buf)); err != nil {
+	if err := tb.arr.Fetch(sc.req, collectives.Bytes(sp.buf)); err != nil {
 		return fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
 	}
 	g.Bytes = tb.arr.Stats().Bytes - b0

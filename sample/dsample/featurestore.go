@@ -143,7 +143,7 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 		if tb.arr, err = collectives.NewDistArray(c, p.NumOwned(), 4*tb.dim, t); err != nil {
 			return nil, fmt.Errorf("open feature store: %s array: %w", NodeFeat(), err)
 		}
-		tb.local = float32View(tb.arr.Local())
+		tb.local = collectives.View[float32](tb.arr.Local())
 		copy(tb.local, p.Feat)
 		if err := tb.arr.Seal(); err != nil {
 			return nil, fmt.Errorf("open feature store: %w", err)
@@ -317,7 +317,7 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 	if tb.arr != nil {
 		sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
 		b0 := tb.arr.Stats().Bytes
-		if err := tb.arr.Fetch(sc.req, byteView(sc.buf)); err != nil {
+		if err := tb.arr.Fetch(sc.req, collectives.Bytes(sc.buf)); err != nil {
 			return dst, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
 		}
 		g.Bytes = tb.arr.Stats().Bytes - b0
@@ -397,7 +397,7 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 		return tb.setHotSparse(ids)
 	}
 	feat := make([]float32, len(ids)*tb.dim)
-	if err := tb.arr.Fetch(ids, byteView(feat)); err != nil {
+	if err := tb.arr.Fetch(ids, collectives.Bytes(feat)); err != nil {
 		return err
 	}
 	tb.hotIDs, tb.hotFeat = ids, feat

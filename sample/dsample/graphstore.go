@@ -137,7 +137,7 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 	if g.edges, err = collectives.NewDistArray(c, int64(len(p.Indices)), 16, t); err != nil {
 		return nil, fmt.Errorf("open graph store: edge array: %w", err)
 	}
-	ev := int64View(g.edges.Local())
+	ev := collectives.View[int64](g.edges.Local())
 	for i, s := range p.Indices {
 		ev[2*i] = s
 		ev[2*i+1] = p.IndicesOrig[i]
@@ -146,14 +146,14 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 		if g.times, err = collectives.NewDistArray(c, int64(len(p.Indices)), 8, t); err != nil {
 			return nil, fmt.Errorf("open graph store: time array: %w", err)
 		}
-		g.localTimes = int64View(g.times.Local())
+		g.localTimes = collectives.View[int64](g.times.Local())
 		copy(g.localTimes, p.Times)
 	}
 	if g.nodes, err = collectives.NewDistArray(c, rows, 16, t); err != nil {
 		return nil, fmt.Errorf("open graph store: node array: %w", err)
 	}
 	base := g.edges.Offsets()[c.Rank()]
-	nv := int64View(g.nodes.Local())
+	nv := collectives.View[int64](g.nodes.Local())
 	for i := range rows {
 		nv[2*i] = base + p.Indptr[i]
 		nv[2*i+1] = p.Indptr[i+1] - p.Indptr[i]
@@ -254,7 +254,7 @@ func (g *GraphStore) Neighbors(nodes []int64) (off, global, orig []int64, err er
 		}
 	}
 	rows := make([]int64, 2*len(rowReq))
-	if err := g.nodes.Fetch(rowReq, byteView(rows)); err != nil {
+	if err := g.nodes.Fetch(rowReq, collectives.Bytes(rows)); err != nil {
 		return nil, nil, nil, fmt.Errorf("neighbors on rank %d: %w", g.c.Rank(), err)
 	}
 	off = make([]int64, 1, len(req)+1)
@@ -269,7 +269,7 @@ func (g *GraphStore) Neighbors(nodes []int64) (off, global, orig []int64, err er
 		off = append(off, int64(len(edgeReq)))
 	}
 	pairs := make([]int64, 2*len(edgeReq))
-	if err := g.edges.Fetch(edgeReq, byteView(pairs)); err != nil {
+	if err := g.edges.Fetch(edgeReq, collectives.Bytes(pairs)); err != nil {
 		return nil, nil, nil, fmt.Errorf("neighbors on rank %d: %w", g.c.Rank(), err)
 	}
 	if badErr != nil {

@@ -97,7 +97,7 @@ func (l *LinkLoader) embedHetero(m Embedder, width, epoch int, g *GraphStore) (*
 			emb.Free()
 		}
 	}()
-	rows := float32View(emb.Local())
+	rows := collectives.View[float32](emb.Local())
 	// Window memory is not zeroed (it may be reused), and the rows of the
 	// other node types are never written below.
 	clear(rows)

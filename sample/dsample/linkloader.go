@@ -274,7 +274,7 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 		}
 	}
 	l.negNew = growInt64(l.negNew, len(l.negOrig))
-	if err := l.o2n.a.Fetch(l.negOrig, byteView(l.negNew)); err != nil {
+	if err := l.o2n.a.Fetch(l.negOrig, collectives.Bytes(l.negNew)); err != nil {
 		return fmt.Errorf("link loader: step %d: negative ids: %w", step, err)
 	}
 	// The step's positives over all ranks, excluded from sampling.
@@ -401,7 +401,7 @@ func OpenIDMap(s *Store) (*IDMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("id map: %w", err)
 	}
-	copy(int64View(a.Local()), p.Link.Orig2New)
+	copy(collectives.View[int64](a.Local()), p.Link.Orig2New)
 	if err := a.Seal(); err != nil {
 		a.Free()
 		return nil, fmt.Errorf("id map: %w", err)
@@ -430,7 +430,7 @@ func (m *IDMap) Map(orig []int64) ([]int64, error) {
 		}
 	}
 	out := make([]int64, len(req))
-	if err := m.a.Fetch(req, byteView(out)); err != nil {
+	if err := m.a.Fetch(req, collectives.Bytes(out)); err != nil {
 		return nil, fmt.Errorf("id map: %w", err)
 	}
 	if bad != nil {
@@ -477,11 +477,11 @@ func (e *Embeddings) Width() int { return e.width }
 func (e *Embeddings) Row(g int64) []float32 {
 	w := int64(e.width)
 	r := g - e.lo
-	return float32View(e.a.Local())[r*w : (r+1)*w]
+	return collectives.View[float32](e.a.Local())[r*w : (r+1)*w]
 }
 
 // Local returns this rank's rows (owned nodes in new-id order), aliased.
-func (e *Embeddings) Local() []float32 { return float32View(e.a.Local()) }
+func (e *Embeddings) Local() []float32 { return collectives.View[float32](e.a.Local()) }
 
 // Fetch copies the rows of the given nodes (new ids, any owner, repeats
 // allowed) into dst (len(nodes)·Width). It is collective.
@@ -489,7 +489,7 @@ func (e *Embeddings) Fetch(nodes []int64, dst []float32) error {
 	if len(dst) < len(nodes)*e.width {
 		return fmt.Errorf("embeddings: %d values for %d rows of %d", len(dst), len(nodes), e.width)
 	}
-	return e.a.Fetch(nodes, byteView(dst))
+	return e.a.Fetch(nodes, collectives.Bytes(dst))
 }
 
 // Free releases the rows. It is collective.
@@ -550,7 +550,7 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 			emb.Free()
 		}
 	}()
-	rows := float32View(emb.Local())
+	rows := collectives.View[float32](emb.Local())
 	steps, err := sample.RankSteps(o.Seed, o.Epoch, p.Meta.NumNodes, s.c.Size()*o.Batch, p.Orig)
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)

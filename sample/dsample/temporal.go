@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"mpignn/collectives"
 	"mpignn/sample"
 )
 
@@ -109,7 +110,7 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 	tl += time.Since(t1)
 	t2 := time.Now()
 	sc.timeVal = growInt64(sc.timeVal, len(sc.timeReq))
-	if err := p.times.Fetch(sc.timeReq, byteView(sc.timeVal)); err != nil {
+	if err := p.times.Fetch(sc.timeReq, collectives.Bytes(sc.timeVal)); err != nil {
 		return err
 	}
 	tr += time.Since(t2)
@@ -154,7 +155,7 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 	tl += time.Since(t3)
 	t4 := time.Now()
 	sc.timeVal = growInt64(sc.timeVal, len(sc.timeReq))
-	if err := p.times.Fetch(sc.timeReq, byteView(sc.timeVal)); err != nil {
+	if err := p.times.Fetch(sc.timeReq, collectives.Bytes(sc.timeVal)); err != nil {
 		return err
 	}
 	tr += time.Since(t4)
@@ -186,11 +187,11 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 	// The chosen remote edges and their times.
 	t6 := time.Now()
 	sc.edgeRows = growInt64(sc.edgeRows, 2*len(sc.edgeReq))
-	if err := p.edges.Fetch(sc.edgeReq, byteView(sc.edgeRows)); err != nil {
+	if err := p.edges.Fetch(sc.edgeReq, collectives.Bytes(sc.edgeRows)); err != nil {
 		return err
 	}
 	sc.edgeTime = growInt64(sc.edgeTime, len(sc.edgeReq))
-	if err := p.times.Fetch(sc.edgeReq, byteView(sc.edgeTime)); err != nil {
+	if err := p.times.Fetch(sc.edgeReq, collectives.Bytes(sc.edgeTime)); err != nil {
 		return err
 	}
 	tr += time.Since(t6)

@@ -185,7 +185,7 @@ func openTypedFeatureStore(c *collectives.Comm, p *partition.Part, t collectives
 		if tb.arr, err = collectives.NewDistArray(c, m.owned(), 4*tb.dim, t); err != nil {
 			return nil, fmt.Errorf("open feature store: %s array: %w", key, err)
 		}
-		tb.local = float32View(tb.arr.Local())
+		tb.local = collectives.View[float32](tb.arr.Local())
 		copy(tb.local, p.TypeFeat[m.name])
 		if err := tb.arr.Seal(); err != nil {
 			return nil, fmt.Errorf("open feature store: %s: %w", key, err)
@@ -246,7 +246,7 @@ func (sc *gatherScratch) gatherRows(m *TypeRows, arr *collectives.DistArray, loc
 		sc.at = append(sc.at, int32(i))
 	}
 	sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
-	if err := arr.Fetch(sc.req, byteView(sc.buf)); err != nil {
+	if err := arr.Fetch(sc.req, collectives.Bytes(sc.buf)); err != nil {
 		return dst, own, bad, err
 	}
 	for j, i := range sc.at {

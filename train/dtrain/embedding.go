@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"unsafe"
 
 	"mpignn/collectives"
 	"mpignn/partition"
@@ -133,7 +132,7 @@ func openEmbeddingTable(c *collectives.Comm, p *partition.Part, o embeddingOptio
 	if e.arr, err = collectives.NewDistArray(c, m.Owned(), 4*o.Dim, t); err != nil {
 		return nil, fmt.Errorf("open embedding %s: %w", o.NodeType, err)
 	}
-	e.params = float32View(e.arr.Local())
+	e.params = collectives.View[float32](e.arr.Local())
 	for i, id := range orig {
 		row := e.params[int64(i)*int64(o.Dim) : int64(i+1)*int64(o.Dim)]
 		for k := range row {
@@ -252,12 +251,12 @@ func (e *embeddingTable) Push(gids []int64, grads []float32) error {
 
 // stepAlltoallv sends the rows to their owners and applies the sums.
 func (e *embeddingTable) stepAlltoallv(uniq []int64, vals []float32) error {
-	got, gotVals, err := e.arr.PushRows(uniq, byteView(vals))
+	got, gotVals, err := e.arr.PushRows(uniq, collectives.Bytes(vals))
 	if err != nil {
 		return err
 	}
 	d := e.dim
-	g := float32View(gotVals)
+	g := collectives.View[float32](gotVals)
 	e.touched, e.sums = e.touched[:0], e.sums[:0]
 	// got is in source-rank order: each row's sum starts from zero and
 	// adds the ranks' contributions in rank order.
@@ -301,7 +300,7 @@ func (e *embeddingTable) stepAlltoallv(uniq []int64, vals []float32) error {
 // stepAccumulate adds the rows into the owners' gradient windows and
 // applies the sums of the rows whose counter is set.
 func (e *embeddingTable) stepAccumulate(uniq []int64, vals []float32) error {
-	if err := e.grad.Accumulate(uniq, byteView(vals)); err != nil {
+	if err := e.grad.Accumulate(uniq, collectives.Bytes(vals)); err != nil {
 		return err
 	}
 	// Settle is a barrier: after it, every rank is also past its reads of
@@ -311,7 +310,7 @@ func (e *embeddingTable) stepAccumulate(uniq []int64, vals []float32) error {
 	}
 	d := e.dim
 	w := d + 1
-	acc := float32View(e.grad.Local())
+	acc := collectives.View[float32](e.grad.Local())
 	var rows []int64
 	var grads []float32
 	for r := range e.m.Owned() {
@@ -330,23 +329,4 @@ func (e *embeddingTable) stepAccumulate(uniq []int64, vals []float32) error {
 		return err
 	}
 	return serr
-}
-
-// float32View reads a DistArray's local bytes as float32 rows in place
-// (the table's memory is the array's, so the optimizer updates what other
-// ranks read).
-func float32View(b []byte) []float32 {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-}
-
-// byteView is the inverse view, to pass gradients to PushRows and
-// Accumulate without a copy.
-func byteView(xs []float32) []byte {
-	if len(xs) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 4*len(xs))
 }

@@ -3,7 +3,6 @@ package dtrain
 import (
 	"fmt"
 	"time"
-	"unsafe"
 
 	"mpignn/collectives"
 	"mpignn/partition"
@@ -264,7 +263,7 @@ func (r *inferRun) degrees() error {
 	if r.deg, err = collectives.NewDistArray(r.c, r.part.NumOwned(), 4, r.s.Transport()); err != nil {
 		return fmt.Errorf("infer degrees: %w", err)
 	}
-	degLocal := int32View(r.deg.Local())
+	degLocal := collectives.View[int32](r.deg.Local())
 	var localErr error
 	for k := 0; k < r.steps; k++ {
 		r.chunk(k)
@@ -311,7 +310,7 @@ func (r *inferRun) layer(l int) error {
 			next.Free()
 			return fmt.Errorf("infer layer %d: degrees: %w", l, err)
 		}
-		degLocal = int32View(r.deg.Local())
+		degLocal = collectives.View[int32](r.deg.Local())
 	}
 	var localErr error
 	fail := func(k int, err error) {
@@ -413,7 +412,7 @@ func (r *inferRun) readInputs(nodes []int64, withDeg bool) error {
 	}
 	if withDeg {
 		r.srcDeg = growInt32(r.srcDeg, len(nodes))
-		derr := r.deg.Fetch(nodes, int32Bytes(r.srcDeg))
+		derr := r.deg.Fetch(nodes, collectives.Bytes(r.srcDeg))
 		if err == nil {
 			err = derr
 		}
@@ -435,22 +434,4 @@ func growInt32(s []int32, n int) []int32 {
 		return s[:n]
 	}
 	return make([]int32, n, n+n/4)
-}
-
-// int32View reinterprets a DistArray's 4-byte rows (MPI windows and Go heap
-// allocations are aligned) as int32s in native byte order; all ranks of a
-// job run on the same architecture, so native order is the wire order.
-func int32View(b []byte) []int32 {
-	if len(b) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
-}
-
-// int32Bytes is the inverse view, to pass an int32 buffer to Fetch.
-func int32Bytes(xs []int32) []byte {
-	if len(xs) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 4*len(xs))
 }
