@@ -208,15 +208,14 @@ func (pt *Part) check(dir string) error {
 			return fmt.Errorf("load %s: entry %d: id %d outside [0,%d)", file(fileOrig), i, o, n)
 		}
 	}
-	// -1 marks a node without a label, which only heterogeneous partitions
-	// have (other node types, unlabelled nodes of the label type).
-	minLabel := int32(0)
-	if m.Hetero != nil {
-		minLabel = -1
-	}
+	// -1 marks a node without a label: other node types of a
+	// heterogeneous partition, unlabelled nodes of the label type, and
+	// the unlabelled nodes of a homogeneous chunked dataset (OGB's NaN
+	// labels), which may not be in a split (checked below; the
+	// heterogeneous writer does not check its splits against labels).
 	for i, l := range pt.Labels {
-		if l < minLabel || int(l) >= m.NumClasses {
-			return fmt.Errorf("load %s: entry %d: label %d outside [%d,%d)", file(fileLabels), i, l, minLabel, m.NumClasses)
+		if l < -1 || int(l) >= m.NumClasses {
+			return fmt.Errorf("load %s: entry %d: label %d outside [-1,%d)", file(fileLabels), i, l, m.NumClasses)
 		}
 	}
 	if m.Hetero != nil {
@@ -238,6 +237,9 @@ func (pt *Part) check(dir string) error {
 			for i, g := range set.ids {
 				if g < pt.Lo || g >= pt.Hi || (i > 0 && g <= set.ids[i-1]) {
 					return fmt.Errorf("load %s: entry %d: id %d not owned or not ascending", file(splitFile(name, set.name)), i, g)
+				}
+				if m.Hetero == nil && pt.Labels != nil && pt.Labels[g-pt.Lo] < 0 {
+					return fmt.Errorf("load %s: entry %d: node %d has no label", file(splitFile(name, set.name)), i, g)
 				}
 			}
 		}

@@ -81,6 +81,10 @@ func partitionChunked(w io.Writer, c partitionConfig) error {
 		if err != nil {
 			return err
 		}
+		var phases []string
+		opt.Phase = func(name string, d time.Duration) {
+			phases = append(phases, fmt.Sprintf("%s %.1fs", name, d.Seconds()))
+		}
 		t0 := time.Now()
 		m, err := dpartition.Run(comm, opt)
 		if err != nil {
@@ -88,6 +92,7 @@ func partitionChunked(w io.Writer, c partitionConfig) error {
 		}
 		if comm.Rank() == 0 {
 			fmt.Fprintf(w, "partitioned %s on %d ranks (%s) and wrote %s in %.1fs\n", c.data, comm.Size(), method, c.out, time.Since(t0).Seconds())
+			fmt.Fprintf(w, "rank 0 steps: %s\n", strings.Join(phases, ", "))
 			return m.Stats().WriteText(w)
 		}
 		return nil

@@ -15,6 +15,17 @@
 // assignment the directory is byte-identical to partition.Write /
 // partition.WriteHetero of the same dataset read with the same options.
 //
+// Nodes of a homogeneous dataset whose label is -1 (OGB's NaN in
+// node-label.npz: ogbn-papers100M labels 1.5 M of its 111 M nodes) keep
+// their edges and features and are written with label -1, the format's
+// "no label" (as the other types of a heterogeneous partition); a split
+// set that names one is refused, and partition.Load checks the same.
+//
+// PT-Scotch's cost on small-world graphs is its sequential
+// Fiduccia-Mattheyses refinement of the band graph around each
+// bipartition, which such graphs make nearly as large as the graph
+// (BENCHMARKS.md, "Distributed partitioning").
+//
 // Times, link splits and halo features are refused (they need the whole
 // graph's times or a second feature exchange); the number of parts is the
 // number of ranks.

@@ -2,13 +2,18 @@ package dpartition
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"codeberg.org/sbinet/npyio/npz"
 	"github.com/stretchr/testify/require"
 
 	"mpignn/collectives"
@@ -350,4 +355,141 @@ func TestParMetis(t *testing.T) {
 		require.Less(t, float64(a.CutEdges), 0.6*float64(r.CutEdges), "parmetis cut %d vs random %d", a.CutEdges, r.CutEdges)
 		require.Less(t, a.Balance(), 1.2)
 	}
+}
+
+// writeNpzDataset writes a homogeneous dataset in OGB's npz layout
+// (ogbn-papers100M's: raw/data.npz, raw/node-label.npz with NaN for the
+// nodes with no label, split/time/*.csv.gz): n nodes on a ring with
+// chords, labels v%4 except NaN where unlabelled(v), and a split whose
+// sets take every labelled node (and the nodes of extra as training
+// nodes).
+func writeNpzDataset(dir string, n int64, unlabelled func(v int64) bool, extra []int64) error {
+	if err := os.MkdirAll(filepath.Join(dir, "raw"), 0o755); err != nil {
+		return err
+	}
+	ei := [][]int64{{}, {}}
+	for v := range n {
+		ei[0], ei[1] = append(ei[0], v, v), append(ei[1], (v+1)%n, (v*7+3)%n)
+	}
+	feat := make([][]float32, n)
+	label := make([][]float64, n)
+	var sets [3][]int64
+	for v := range n {
+		feat[v] = []float32{float32(v % 3), float32(v % 5)}
+		label[v] = []float64{float64(v % 4)}
+		if unlabelled(v) {
+			label[v][0] = math.NaN()
+			continue
+		}
+		sets[v%3] = append(sets[v%3], v)
+	}
+	sets[0] = append(sets[0], extra...)
+	slices.Sort(sets[0])
+	for _, f := range []struct {
+		name string
+		arrs map[string]any
+	}{
+		{"data.npz", map[string]any{"edge_index.npy": ei, "node_feat.npy": feat, "num_nodes_list.npy": []int64{n}}},
+		{"node-label.npz", map[string]any{"node_label.npy": label}},
+	} {
+		w, err := npz.Create(filepath.Join(dir, "raw", f.name))
+		if err != nil {
+			return err
+		}
+		for _, k := range slices.Sorted(maps.Keys(f.arrs)) {
+			if err := w.Write(k, f.arrs[k]); err != nil {
+				return err
+			}
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+	}
+	sd := filepath.Join(dir, "split", "time")
+	if err := os.MkdirAll(sd, 0o755); err != nil {
+		return err
+	}
+	for i, name := range []string{"train", "valid", "test"} {
+		var b bytes.Buffer
+		z := gzip.NewWriter(&b)
+		for _, v := range sets[i] {
+			fmt.Fprintf(z, "%d\n", v)
+		}
+		if err := z.Close(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(sd, name+".csv.gz"), b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestUnlabelledNodes: a homogeneous dataset whose label file marks some
+// nodes as unlabelled (OGB's NaN, as ogbn-papers100M labels 1.5 M of its
+// 111 M nodes) partitions on every rank count: the unlabelled nodes keep
+// their edges and features, carry label -1 and are in no split set; a
+// split that names an unlabelled node is refused, naming the node and
+// the mask.
+func TestUnlabelledNodes(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	const n = 400
+	unlabelled := func(v int64) bool { return v%3 == 1 || v >= 300 }
+	var err error
+	if c.Rank() == 0 {
+		err = func() error {
+			for _, tc := range []struct {
+				name  string
+				extra []int64
+			}{{"good", nil}, {"bad", []int64{1, 52, 103, 151, 202, 250, 301, 351}}} {
+				src := filepath.Join(dir, tc.name)
+				if err := writeNpzDataset(src, n, unlabelled, tc.extra); err != nil {
+					return err
+				}
+				// 50-node chunks: every rank holds chunks, and every
+				// chunk of "bad" holds an unlabelled training node.
+				if err := graph.ConvertToChunked(src, src+"-ck", graph.ConvertOptions{ChunkNodes: 50, ChunkEdges: 300}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+	}
+	agree(t, c, err)
+	out := filepath.Join(dir, "out")
+	m, err := Run(c, Options{Data: filepath.Join(dir, "good-ck"), Out: out, Parts: P, Method: partition.MethodRandom, Seed: 2, Undirected: true, Workers: 1})
+	agree(t, c, err)
+	if c.Rank() == 0 {
+		require.Equal(t, 4, m.NumClasses)
+		labelled, inSplit := 0, 0
+		for p := range P {
+			pt, err := partition.Load(out, p)
+			require.NoError(t, err)
+			for i, o := range pt.Orig {
+				want := int32(o % 4)
+				if unlabelled(o) {
+					want = -1
+				} else {
+					labelled++
+				}
+				require.Equal(t, want, pt.Labels[i], "node %d", o)
+			}
+			s := pt.Splits["time"]
+			for _, g := range slices.Concat(s.Train, s.Valid, s.Test) {
+				require.False(t, unlabelled(pt.Orig[g-pt.Lo]), "unlabelled node %d in a split", pt.Orig[g-pt.Lo])
+				inSplit++
+			}
+		}
+		require.Equal(t, labelled, inSplit, "every labelled node is in one set")
+		require.Equal(t, 200, labelled)
+	}
+	// Every 50-node chunk of "bad" has an unlabelled training node, so
+	// every rank returns the error in its first node round.
+	_, err = Run(c, Options{Data: filepath.Join(dir, "bad-ck"), Out: filepath.Join(dir, "bad-out"), Parts: P, Method: partition.MethodRandom, Seed: 2, Undirected: true, Workers: 1})
+	require.ErrorContains(t, err, "has no label (-1 in")
+	require.ErrorContains(t, err, "but is in train_mask:time")
+	_, statErr := os.Stat(filepath.Join(dir, "bad-out"))
+	require.ErrorIs(t, statErr, os.ErrNotExist)
 }

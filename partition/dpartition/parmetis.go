@@ -3,6 +3,7 @@ package dpartition
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"mpignn/collectives"
 )
@@ -55,6 +56,7 @@ func (x *run) parmetisAssign() error {
 			return fmt.Errorf("%s: rank %d holds no node chunk, which PT-Scotch needs; convert with smaller --chunk-nodes (at least %d chunks per node type)", x.opt.Data, r, P)
 		}
 	}
+	t0 := time.Now()
 	lo := l.vtxdist[x.rank]
 	n := l.vtxdist[x.rank+1] - lo
 	// Received (local row, neighbour) pairs, one array per round, and
@@ -149,10 +151,12 @@ func (x *run) parmetisAssign() error {
 			vwgt[r] += ((xadj[r+1]-xadj[r])*l.vtxdist[P] + edges/2) / edges
 		}
 	}
+	t0 = x.phase("graph", t0)
 	part, err := collectives.ParMetisKway(x.c, l.vtxdist, xadj, adj[:w], vwgt, 1, P, int(x.opt.Seed%(1<<31)))
 	if err != nil {
 		return fmt.Errorf("%s: %w", x.opt.Data, err)
 	}
+	x.phase("PT-Scotch", t0)
 	x.assign = make([][]int32, x.s.NumTypes())
 	for t := range x.s.NumTypes() {
 		a, b := x.block(t)
