@@ -33,7 +33,8 @@ func flagExceptions() map[string]string {
 		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "ResumeAuto": "--resume auto",
 		"Model.Arch": "--model", "Hetero.Push": "--embed-push", "Loader.Temporal.Strict": "--temporal-strict",
 		// partition.Options: Link is the link split.
-		"Link": "--link-split", "Link.Graph": "--link-graph",
+		"Link": "--link-split", "Link.Split": "--link-split", "Link.Graph": "--link-graph",
+		"Link.NegsPerPos": "--link-negs", "Link.Pool": "--link-pool", "Link.NoValidAdj": "--link-valid-adj",
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -422,4 +423,18 @@ func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64,
 		return tp, false, 0, errors.New("--temporal-strict and --seed-time need --temporal uniform or last")
 	}
 	return tp, fixed, seedTime, nil
+}
+
+// explicitZero refuses 0 given on the command line for any of the named
+// integer flags: their library fields read 0 as "the default", which the
+// flags spell out (--link-negs 100), so a typed 0 is a mistake rather
+// than a request for the default. A rule about the command line alone.
+func explicitZero(fs *flag.FlagSet, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && f.Value.String() == "0" && slices.Contains(names, f.Name) {
+			err = fmt.Errorf("--%s 0: must be at least 1", f.Name)
+		}
+	})
+	return err
 }

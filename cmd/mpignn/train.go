@@ -450,7 +450,7 @@ func partitionOnRoot(o partition.CacheOptions, out io.Writer) (string, error) {
 	}
 	ro := graph.UndirectedOptions()
 	if link {
-		if err := o.Link.Check(); err != nil {
+		if err := o.Link.Validate(); err != nil {
 			return "", err
 		}
 		ro = o.Link.ReadOptions(ro)
@@ -490,7 +490,7 @@ func partitionHeteroOnRoot(o partition.CacheOptions, out io.Writer) (string, err
 		if o.Link.Relation == "" {
 			return "", errors.New("--task link on a heterogeneous dataset needs --relation src___rel___dst")
 		}
-		if err := o.Link.Check(); err != nil {
+		if err := o.Link.Validate(); err != nil {
 			return "", err
 		}
 		lo := *o.Link

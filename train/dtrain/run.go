@@ -235,8 +235,8 @@ func (c *TrainConfig) Validate() error {
 	}
 	if c.LinkSplit != "" {
 		link := partition.LinkOptions{Split: c.LinkSplit, Relation: c.LinkRelation}
-		if err := link.Check(); err != nil {
-			return fmt.Errorf("%w: %w", config.Errorf("{LinkSplit}/{LinkRelation}"), err)
+		if err := link.Validate(); err != nil {
+			return config.Renamed(err, map[string]string{"Split": "LinkSplit", "Relation": "LinkRelation"})
 		}
 	}
 	return nil
