@@ -246,10 +246,6 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 	default:
 		return nil // refused by dtrain.TrainConfig.Validate
 	}
-	// 0 is the library's "1"; given as a flag it is a mistake.
-	if c.Link.NegRatio < 1 {
-		return fmt.Errorf("--neg-ratio %d must be at least 1", c.Link.NegRatio)
-	}
 	switch {
 	case f.split == partition.LinkSplitTime && f.linkSplit == "":
 		f.linkSplit = partition.LinkSplitTime

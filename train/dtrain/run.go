@@ -209,8 +209,8 @@ func (c *TrainConfig) Validate() error {
 		return config.Errorf("{Model.Decoder} applies to the link task only")
 	case c.Task != TaskLink && (c.Link != LinkOptions{} || c.LinkSplit != ""):
 		return config.Errorf("{Link} and {LinkSplit} apply to the link task only")
-	case c.Link.NegRatio < 0:
-		return config.Errorf("{Link.NegRatio} %d must be positive", c.Link.NegRatio)
+	case c.Task == TaskLink && c.Link.NegRatio < 1:
+		return config.Errorf("{Link.NegRatio} %d must be at least 1", c.Link.NegRatio)
 	case lo.FixedSeedTime && c.Task == TaskLink:
 		return config.Errorf("{Loader.SeedTime}: link seeds are expanded at their own edge's time; it is for node tasks")
 	}
