@@ -14,6 +14,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/sample"
+	"mpignn/sample/dsample"
 )
 
 // newFlagSet returns the flag set of command name (as typed after mpignn:
@@ -407,7 +408,8 @@ func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
 }
 
 // parse returns the temporal configuration and the fixed seed time, if
-// --seed-time was given.
+// --seed-time was given, checked by dsample.ValidateTemporal (the rule of
+// LoaderOptions.Validate; the sample commands have no loader options).
 func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64, err error) {
 	if tp.Strategy, err = sample.ParseTemporalStrategy(t.strategy); err != nil {
 		return tp, false, 0, fmt.Errorf("--temporal: %w", err)
@@ -419,10 +421,7 @@ func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64,
 		}
 		fixed = true
 	}
-	if !tp.On() && (t.strict || fixed) {
-		return tp, false, 0, errors.New("--temporal-strict and --seed-time need --temporal uniform or last")
-	}
-	return tp, fixed, seedTime, nil
+	return tp, fixed, seedTime, dsample.ValidateTemporal(tp, fixed)
 }
 
 // explicitZero refuses 0 given on the command line for any of the named

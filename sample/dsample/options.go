@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"mpignn/config"
+	"mpignn/sample"
 )
 
 // Validate reports loader options no loader can run with, naming the
@@ -23,6 +24,18 @@ func (o LoaderOptions) Validate() error {
 		if f < -1 || f == 0 {
 			return config.Errorf("{Fanouts}: fanout %d, want > 0 or -1 (all)", f)
 		}
+	}
+	return ValidateTemporal(o.Temporal, o.FixedSeedTime)
+}
+
+// ValidateTemporal reports temporal settings of LoaderOptions that do
+// nothing: Temporal.Strict or a fixed SeedTime without a temporal
+// Strategy. It names LoaderOptions' fields; a caller that samples with
+// seed times without a loader (Sampler.Sample) checks its settings with
+// it too.
+func ValidateTemporal(tp sample.Temporal, fixedSeedTime bool) error {
+	if !tp.On() && (tp.Strict || fixedSeedTime) {
+		return config.Errorf("{Temporal.Strict} and {SeedTime} need {Temporal} uniform or last")
 	}
 	return nil
 }

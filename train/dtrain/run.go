@@ -267,7 +267,7 @@ func openLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreOptio
 		return nil, nil, fmt.Errorf("open feature store: %w", err)
 	}
 	l, err := dsample.NewLoader(st, lo)
-	if err = collectives.Agree(c, err); err != nil {
+	if err = collectives.Agree(c, config.In("Loader", err)); err != nil {
 		st.Close()
 		return nil, nil, fmt.Errorf("loader: %w", err)
 	}
