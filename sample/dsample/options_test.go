@@ -23,7 +23,9 @@ func TestLoaderOptionsValidate(t *testing.T) {
 	}{
 		{"batch", func(o *LoaderOptions) { o.Batch = 0 }, "Batch", "Batch 0 must be positive"},
 		{"no layers", func(o *LoaderOptions) { o.Fanouts = nil }, "Fanouts", "needs at least one layer"},
-		{"zero fanout", func(o *LoaderOptions) { o.Fanouts = []int{5, 0} }, "Fanouts", "fanout 0"},
+		{"zero fanout", func(o *LoaderOptions) { o.Fanouts = []int{5, 0} }, "Fanouts", "Fanouts: layer 1 has fanout 0"},
+		{"too large", func(o *LoaderOptions) { o.Fanouts = []int{MaxFanout + 1, 1} }, "Fanouts", "layer 0 has fanout 1073741825"},
+		{"eval fanout", func(o *LoaderOptions) { o.EvalFanouts = []int{-1, -2} }, "EvalFanouts", "EvalFanouts: layer 1 has fanout -2"},
 		{"eval layers", func(o *LoaderOptions) { o.EvalFanouts = []int{1} }, "EvalFanouts", "1 fanouts for 2 layers"},
 		{"strict without strategy", func(o *LoaderOptions) { o.Temporal.Strict = true }, "Temporal.Strict", "need Temporal uniform or last"},
 		{"seed time without strategy", func(o *LoaderOptions) { o.FixedSeedTime = true }, "Temporal.Strict", "need Temporal uniform or last"},

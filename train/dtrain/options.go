@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"mpignn/config"
+	"mpignn/sample/dsample"
 )
 
 // Validate reports an EmbedConfig that Embed and PredictLink cannot run,
@@ -15,6 +16,9 @@ func (cfg EmbedConfig) Validate() error {
 		return config.Errorf("{PartDir}, {CheckpointDir} and {Out} are required")
 	case cfg.Batch < 1:
 		return config.Errorf("{Batch} %d must be positive", cfg.Batch)
+	}
+	if err := dsample.ValidateFanouts(cfg.Fanouts); err != nil {
+		return err
 	}
 	_, err := inferenceMode(cfg.Eval, cfg.Fanouts, cfg.Full)
 	return err
