@@ -234,6 +234,12 @@ func (lo LinkOptions) Matches(m *LinkMeta, seed uint64) bool {
 	return r.StructFeats == 0 || m.StructFeats == r.StructFeats
 }
 
+// errGraphNeedsTime refuses LinkGraphAll without Options.Time (the rule
+// of Options.Validate, and of checkGraph for a caller that skipped it).
+func errGraphNeedsTime() error {
+	return config.Errorf("{Link.Graph} %s needs {Time} (the adjacency then holds held-out events, which only a temporal sampler may read)", LinkGraphAll)
+}
+
 // checkGraph refuses LinkGraphAll unless the partition is timed and the
 // split's events have times, and returns the meta value of lo.Graph ("" for
 // the default, so that META of an untimed link partition is unchanged).
@@ -241,8 +247,11 @@ func (lo LinkOptions) checkGraph(timed, hasTime bool) (string, error) {
 	if lo.Graph != LinkGraphAll {
 		return "", nil
 	}
-	if !timed || !hasTime {
-		return "", config.Errorf("{Link.Graph} %q needs times ({Time}) and a split whose rows have times (such as split/time); the random split has none", LinkGraphAll)
+	if !timed {
+		return "", errGraphNeedsTime()
+	}
+	if !hasTime {
+		return "", config.Errorf("{Link.Graph} %q needs a split whose rows have times (such as split/time); the random split has none", LinkGraphAll)
 	}
 	return LinkGraphAll, nil
 }

@@ -25,7 +25,7 @@ func (o Options) Validate() error {
 			// split/ may hold link splits such as split/time).
 			return config.Errorf("{Split} %q names a node split, which a link partition ({Link}) does not use", o.Split)
 		case o.Link.Graph == LinkGraphAll && !o.Time:
-			return config.Errorf("{Link.Graph} %s needs {Time} (the adjacency then holds held-out events, which only a temporal sampler may read)", LinkGraphAll)
+			return errGraphNeedsTime()
 		}
 	}
 	return nil
