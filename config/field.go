@@ -128,6 +128,27 @@ func In(prefix string, err error) error {
 	return &FieldError{Field: prefix + "." + fe.Field, msg: strings.Join(parts, mark)}
 }
 
+// Renamed returns err with the field paths of a FieldError renamed as
+// paths maps them (a path not in it is kept), for options of one type
+// that a caller fills from fields of its own under other names
+// (dtrain.TrainConfig's LinkSplit is the Split of partition.LinkOptions).
+// Any other error (nil included) is returned as it is.
+func Renamed(err error, paths map[string]string) error {
+	fe, ok := err.(*FieldError)
+	if !ok {
+		return err
+	}
+	parts := strings.Split(fe.msg, mark)
+	for i := 1; i < len(parts); i += 2 {
+		if p, ok := paths[parts[i]]; ok {
+			parts[i] = p
+		}
+	}
+	e := &FieldError{msg: strings.Join(parts, mark)}
+	e.Field = e.Fields()[0]
+	return e
+}
+
 // Render spells err with name(path) for the fields of every FieldError in
 // its chain (wrapped with %w or joined with errors.Join); the text around
 // them is kept as err's Error has it.

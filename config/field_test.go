@@ -29,6 +29,8 @@ func TestFieldError(t *testing.T) {
 			"Eval {not a field} {x}", "--eval {not a field} {x}"},
 		{"nested", In("Model", Errorf("{Dropout} %v must be in [0,1)", 1.0)), "Model.Dropout",
 			"Model.Dropout 1 must be in [0,1)", "--dropout 1 must be in [0,1)"},
+		{"renamed", Renamed(Errorf("{Split} %q with {Other}", "x"), map[string]string{"Split": "Eval"}), "Eval",
+			`Eval "x" with Other`, `--eval "x" with Other`},
 		{"unknown field keeps its path", Errorf("{Other} bad"), "Other", "Other bad", "Other bad"},
 		{"joined", errors.Join(errors.New("plain"), Errorf("{Eval} bad")), "Eval",
 			"plain\nEval bad", "plain\n--eval bad"},
@@ -46,6 +48,7 @@ func TestFieldError(t *testing.T) {
 	assert.Equal(t, []string{"Eval", "Loader.Batch"}, Errorf("{Eval} and {Loader.Batch}").Fields())
 	assert.Panics(t, func() { Errorf("no field") })
 	assert.NoError(t, In("Model", nil))
+	assert.NoError(t, Renamed(nil, map[string]string{"A": "B"}))
 }
 
 func TestFieldErrorName(t *testing.T) {

@@ -61,5 +61,5 @@ func TestValidateOptions(t *testing.T) {
 	require.NoError(t, Options{Method: MethodRandom, SparseFeatures: SparseOn}.Validate())
 	require.EqualError(t, Options{Method: "spectral"}.Validate(), `Method "spectral": want metis or random`)
 	require.EqualError(t, Options{SparseFeatures: "yes"}.Validate(), `SparseFeatures "yes": want auto, on or off`)
-	require.ErrorContains(t, Options{Link: &LinkOptions{Split: "random:2,0,0"}}.Validate(), "Link: ")
+	require.ErrorContains(t, Options{Link: &LinkOptions{Split: "random:2,0,0"}}.Validate(), "Link.Split: ")
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"mpignn/config"
 	"mpignn/graph"
 )
 
@@ -75,10 +76,10 @@ func LinkRelations(s *graph.Schema, relation string) (r, rev int, err error) {
 func buildHeteroLink(d *graph.HeteroDataset, opt Options) (*linkData, *graph.HeteroDataset, error) {
 	lo, err := opt.Link.resolved()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, config.In("Link", err)
 	}
 	if lo.Relation == "" {
-		return nil, nil, fmt.Errorf("link split of heterogeneous dataset %s: name the relation (LinkOptions.Relation, --relation src___rel___dst)", heteroName(d))
+		return nil, nil, config.Errorf("link split of heterogeneous dataset %s: name the relation ({Link.Relation}, src___rel___dst)", heteroName(d))
 	}
 	kind, frac, _ := lo.linkKind()
 	s := d.Schema

@@ -267,10 +267,10 @@ func TestHeteroLinkBadInput(t *testing.T) {
 	}{
 		{"no relation", LinkOptions{Split: "random:0.8,0.1,0.1"}, "name the relation"},
 		{"unknown relation", LinkOptions{Split: "random:0.8,0.1,0.1", Relation: "a___b___c"}, "is not in the dataset"},
-		{"bad relation", LinkOptions{Split: "random:0.8,0.1,0.1", Relation: "writes"}, "link relation"},
+		{"bad relation", LinkOptions{Split: "random:0.8,0.1,0.1", Relation: "writes"}, "Link.Relation"},
 		{"no rows", LinkOptions{Split: "time", Relation: "author___writes___paper"}, "no rows given"},
 		{"bad split name", LinkOptions{Split: "../x", Relation: "author___writes___paper"}, "split directory"},
-		{"struct feats", LinkOptions{Split: "random:0.8,0.1,0.1", Relation: "author___writes___paper", StructFeats: 8}, "structural features"},
+		{"struct feats", LinkOptions{Split: "random:0.8,0.1,0.1", Relation: "author___writes___paper", StructFeats: 8}, "Link.StructFeats 8"},
 		{"wrong types", LinkOptions{Split: "time", Relation: "author___writes___paper", Rows: wrongType}, "is not author -> paper"},
 	}
 	for _, c := range cases {
@@ -285,14 +285,14 @@ func TestHeteroLinkBadInput(t *testing.T) {
 
 func TestHeteroLinkOptions(t *testing.T) {
 	lo := LinkOptions{Split: "u1", Relation: "user___rates___movie"}
-	require.NoError(t, lo.Check())
+	require.NoError(t, lo.Validate())
 	assert.Contains(t, lo.Key(), "-rel-user___rates___movie")
 	m := &LinkMeta{Split: "u1", Seed: 3, NegsPerPos: DefaultNegsPerPos, Pool: DefaultPool, ValidAdj: true, Relation: "user___rates___movie"}
 	assert.True(t, lo.Matches(m, 3))
 	m.Relation = "user___rated___movie"
 	assert.False(t, lo.Matches(m, 3))
 	// A homogeneous split still only knows random and time.
-	assert.Error(t, LinkOptions{Split: "u1"}.Check())
+	assert.Error(t, LinkOptions{Split: "u1"}.Validate())
 	rows, err := LinkOptions{Split: "random:0.8,0.1,0.1", Relation: "a___b___c"}.ReadHeteroSplit("/nonexistent", nil)
 	require.NoError(t, err)
 	assert.Nil(t, rows)

@@ -472,9 +472,9 @@ func TestLinkBadOptions(t *testing.T) {
 		{"not a number", LinkOptions{Split: "random:a,0.1,0.1"}, "not a number"},
 		{"nan", LinkOptions{Split: "random:NaN,0.1,0.1"}, "not a number"},
 		{"kind", LinkOptions{Split: "temporal"}, "want random"},
-		{"negs", LinkOptions{Split: "time", NegsPerPos: -1}, "negatives per positive"},
-		{"pool", LinkOptions{Split: "time", Pool: -5}, "pool"},
-		{"struct", LinkOptions{Split: "time", StructFeats: 1}, "structural features"},
+		{"negs", LinkOptions{Split: "time", NegsPerPos: -1}, "Link.NegsPerPos -1"},
+		{"pool", LinkOptions{Split: "time", Pool: -5}, "Link.Pool -5"},
+		{"struct", LinkOptions{Split: "time", StructFeats: 1}, "Link.StructFeats 1"},
 		{"no time split", LinkOptions{Split: "time"}, "no link split \"time\""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"mpignn/config"
 	"mpignn/graph"
 	"mpignn/internal/hashkey"
 )
@@ -63,7 +64,7 @@ type linkData struct {
 func buildLink(d *graph.Dataset, opt Options) (*linkData, error) {
 	lo, err := opt.Link.resolved()
 	if err != nil {
-		return nil, err
+		return nil, config.In("Link", err)
 	}
 	kind, frac, _ := ParseLinkSplit(lo.Split)
 	if d == nil || d.In == nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"mpignn/config"
 	"mpignn/graph"
 )
 
@@ -121,48 +122,54 @@ func (lo LinkOptions) linkKind() (kind string, frac [3]float64, err error) {
 	return LinkSplitNamed, frac, nil
 }
 
-// resolved checks lo and fills its defaults.
+// resolved checks lo (Validate) and fills its defaults.
 func (lo LinkOptions) resolved() (LinkOptions, error) {
-	if _, _, err := lo.linkKind(); err != nil {
+	if err := lo.Validate(); err != nil {
 		return lo, err
 	}
-	switch lo.Graph {
-	case "":
+	if lo.Graph == "" {
 		lo.Graph = LinkGraphTrain
-	case LinkGraphTrain, LinkGraphAll:
-	default:
-		return lo, fmt.Errorf("link graph %q: want %s or %s", lo.Graph, LinkGraphTrain, LinkGraphAll)
 	}
-	if lo.Relation != "" {
-		if _, err := graph.ParseRelation(lo.Relation); err != nil {
-			return lo, fmt.Errorf("link relation: %w", err)
-		}
-		if lo.StructFeats != 0 {
-			return lo, fmt.Errorf("structural features %d: a heterogeneous link split takes none (featureless node types get learnable embeddings)", lo.StructFeats)
-		}
-	}
-	switch {
-	case lo.NegsPerPos == 0:
+	if lo.NegsPerPos == 0 {
 		lo.NegsPerPos = DefaultNegsPerPos
-	case lo.NegsPerPos < 0 || lo.NegsPerPos > maxNegsPerPos:
-		return lo, fmt.Errorf("link negatives per positive %d: want 1..%d (0 = %d)", lo.NegsPerPos, maxNegsPerPos, DefaultNegsPerPos)
 	}
-	switch {
-	case lo.Pool == 0:
+	if lo.Pool == 0 {
 		lo.Pool = DefaultPool
-	case lo.Pool < 0 || lo.Pool > maxPool:
-		return lo, fmt.Errorf("link negative pool %d: want 1..%d (0 = %d)", lo.Pool, int64(maxPool), DefaultPool)
-	}
-	if lo.StructFeats < 0 || lo.StructFeats == 1 || lo.StructFeats > maxStruct {
-		return lo, fmt.Errorf("structural features %d: want 0 (automatic) or 2..%d", lo.StructFeats, maxStruct)
 	}
 	return lo, nil
 }
 
-// Check validates the options without a dataset (for command-line flags).
-func (lo LinkOptions) Check() error {
-	_, err := lo.resolved()
-	return err
+// Validate reports link options no partitioning can use, without a
+// dataset, naming the field at fault (config.FieldError, a path in
+// LinkOptions; Options.Validate puts it under Link). Whether Graph "all"
+// has the times it needs is Options.Validate's (it holds Time) and the
+// split's rows' (checked when they are read).
+func (lo LinkOptions) Validate() error {
+	if _, _, err := lo.linkKind(); err != nil {
+		return config.Errorf("{Split}: %v", err)
+	}
+	switch lo.Graph {
+	case "", LinkGraphTrain, LinkGraphAll:
+	default:
+		return config.Errorf("{Graph} %q: want %s or %s", lo.Graph, LinkGraphTrain, LinkGraphAll)
+	}
+	if lo.Relation != "" {
+		if _, err := graph.ParseRelation(lo.Relation); err != nil {
+			return config.Errorf("{Relation}: %v", err)
+		}
+		if lo.StructFeats != 0 {
+			return config.Errorf("{StructFeats} %d: a heterogeneous link split ({Relation}) takes none (featureless node types get learnable embeddings)", lo.StructFeats)
+		}
+	}
+	switch {
+	case lo.NegsPerPos < 0 || lo.NegsPerPos > maxNegsPerPos:
+		return config.Errorf("{NegsPerPos} %d: want 1..%d (0 = %d)", lo.NegsPerPos, maxNegsPerPos, DefaultNegsPerPos)
+	case lo.Pool < 0 || lo.Pool > maxPool:
+		return config.Errorf("{Pool} %d: want 1..%d (0 = %d)", lo.Pool, int64(maxPool), DefaultPool)
+	case lo.StructFeats < 0 || lo.StructFeats == 1 || lo.StructFeats > maxStruct:
+		return config.Errorf("{StructFeats} %d: want 0 (automatic) or 2..%d", lo.StructFeats, maxStruct)
+	}
+	return nil
 }
 
 // ReadOptions returns base adjusted to read a dataset for this link split:
@@ -227,6 +234,12 @@ func (lo LinkOptions) Matches(m *LinkMeta, seed uint64) bool {
 	return r.StructFeats == 0 || m.StructFeats == r.StructFeats
 }
 
+// errGraphNeedsTime refuses LinkGraphAll without Options.Time (the rule
+// of Options.Validate, and of checkGraph for a caller that skipped it).
+func errGraphNeedsTime() error {
+	return config.Errorf("{Link.Graph} %s needs {Time} (the adjacency then holds held-out events, which only a temporal sampler may read)", LinkGraphAll)
+}
+
 // checkGraph refuses LinkGraphAll unless the partition is timed and the
 // split's events have times, and returns the meta value of lo.Graph ("" for
 // the default, so that META of an untimed link partition is unchanged).
@@ -234,8 +247,11 @@ func (lo LinkOptions) checkGraph(timed, hasTime bool) (string, error) {
 	if lo.Graph != LinkGraphAll {
 		return "", nil
 	}
-	if !timed || !hasTime {
-		return "", fmt.Errorf("link graph %q needs times (Options.Time, --time) and a split whose rows have times (such as split/time); the random split has none", LinkGraphAll)
+	if !timed {
+		return "", errGraphNeedsTime()
+	}
+	if !hasTime {
+		return "", config.Errorf("{Link.Graph} %q needs a split whose rows have times (such as split/time); the random split has none", LinkGraphAll)
 	}
 	return LinkGraphAll, nil
 }

@@ -1,16 +1,13 @@
 package partition
 
-import (
-	"fmt"
-
-	"mpignn/config"
-)
+import "mpignn/config"
 
 // Validate reports options no partitioning can use, naming the field at
-// fault (config.FieldError): an unknown Method or SparseFeatures mode, or
-// link options that do not check (LinkOptions.Check). What depends on the
-// dataset (the split, features to store sparse) is checked when it is
-// read.
+// fault (config.FieldError): an unknown Method or SparseFeatures mode,
+// link options that do not validate (LinkOptions.Validate, under Link), a
+// node Split given with a link split, or Link.Graph "all" without Time.
+// What depends on the dataset (the split, features to store sparse) is
+// checked when it is read.
 func (o Options) Validate() error {
 	if err := o.checkMethod(); err != nil {
 		return err
@@ -19,8 +16,16 @@ func (o Options) Validate() error {
 		return err
 	}
 	if o.Link != nil {
-		if err := o.Link.Check(); err != nil {
-			return fmt.Errorf("%w: %w", config.Errorf("{Link}"), err)
+		if err := config.In("Link", o.Link.Validate()); err != nil {
+			return err
+		}
+		switch {
+		case o.Split != "":
+			// Node splits are not read for a link partition (a dataset's
+			// split/ may hold link splits such as split/time).
+			return config.Errorf("{Split} %q names a node split, which a link partition ({Link}) does not use", o.Split)
+		case o.Link.Graph == LinkGraphAll && !o.Time:
+			return errGraphNeedsTime()
 		}
 	}
 	return nil

@@ -310,11 +310,11 @@ func TestTimedLinkGraph(t *testing.T) {
 	}
 	// "all" needs times.
 	_, err := WriteDataset(filepath.Join(t.TempDir(), "x"), d, 2, Options{Link: &LinkOptions{Split: "time", Graph: LinkGraphAll}})
-	require.ErrorContains(t, err, `link graph "all" needs times`)
+	require.ErrorContains(t, err, `Link.Graph all needs Time`)
 	_, err = WriteDataset(filepath.Join(t.TempDir(), "y"), timedCommunity(60, 1), 2, Options{Time: true, Link: &LinkOptions{Split: "random:0.8,0.1,0.1", Graph: LinkGraphAll}})
-	require.ErrorContains(t, err, `link graph "all" needs times`)
+	require.ErrorContains(t, err, `Link.Graph "all" needs a split whose rows have times`)
 	_, err = WriteDataset(filepath.Join(t.TempDir(), "z"), d, 2, Options{Link: &LinkOptions{Split: "time", Graph: "future"}})
-	require.ErrorContains(t, err, `link graph "future"`)
+	require.ErrorContains(t, err, `Link.Graph "future"`)
 }
 
 func TestTimedLinkRandom(t *testing.T) {

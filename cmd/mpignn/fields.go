@@ -32,8 +32,10 @@ func flagExceptions() map[string]string {
 		"Fanouts": "--fanout", "Loader.Fanouts": "--fanout", "Loader.EvalFanouts": "--eval-fanout",
 		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "ResumeAuto": "--resume auto",
 		"Model.Arch": "--model", "Hetero.Push": "--embed-push", "Loader.Temporal.Strict": "--temporal-strict",
+		"Temporal.Strict": "--temporal-strict", // dsample.ValidateTemporal's, of the sample command
 		// partition.Options: Link is the link split.
-		"Link": "--link-split", "Link.Graph": "--link-graph",
+		"Link": "--link-split", "Link.Split": "--link-split", "Link.Graph": "--link-graph",
+		"Link.NegsPerPos": "--link-negs", "Link.Pool": "--link-pool", "Link.NoValidAdj": "--link-valid-adj",
 	}
 }
 

@@ -8,11 +8,14 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/sample"
+	"mpignn/sample/dsample"
 )
 
 // newFlagSet returns the flag set of command name (as typed after mpignn:
@@ -292,10 +295,6 @@ func (f *transportFlag) parse() (collectives.Transport, error) {
 	return t, nil
 }
 
-// maxFanout bounds one layer's fanout: more would overflow the sampler's
-// int32 block offsets long before it meant anything.
-const maxFanout = 1 << 30
-
 // fanoutFlag is a flag holding one fanout per layer, "15,10,5", hop from
 // the seeds first, -1 = all neighbors.
 type fanoutFlag struct {
@@ -312,21 +311,23 @@ func addFanoutFlag(fs *flag.FlagSet, name, def, help string) *fanoutFlag {
 }
 
 // parse returns the fanouts, or nil for an empty value (which commands
-// with an optional fanout read as their default).
+// with an optional fanout read as their default). dsample.ValidateFanouts
+// checks them (for every command, including those without loader options),
+// its message naming this flag and its value.
 func (f *fanoutFlag) parse() ([]int, error) {
 	if strings.TrimSpace(f.value) == "" {
 		return nil, nil
 	}
 	var out []int
-	for i, s := range strings.Split(f.value, ",") {
+	for _, s := range strings.Split(f.value, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
 			return nil, fmt.Errorf("--%s %q: %q is not an integer", f.name, f.value, s)
 		}
-		if v == 0 || v < -1 || v > maxFanout {
-			return nil, fmt.Errorf("--%s %q: layer %d has fanout %d, want > 0 or -1 (all)", f.name, f.value, i, v)
-		}
 		out = append(out, v)
+	}
+	if err := dsample.ValidateFanouts(out); err != nil {
+		return nil, errors.New(config.Render(err, func(string) string { return fmt.Sprintf("--%s %q", f.name, f.value) }))
 	}
 	return out, nil
 }
@@ -363,7 +364,7 @@ func (f *fanoutFlag) relHops() ([]int, error) {
 		}
 		for h, v := range vals {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < -1 || n > maxFanout {
+			if err != nil || n < -1 || n > dsample.MaxFanout {
 				return nil, fmt.Errorf("--%s %q: entry %q: %q is not a fanout (-1, 0 or a positive count)", f.name, f.value, part, v)
 			}
 			switch {
@@ -406,7 +407,8 @@ func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
 }
 
 // parse returns the temporal configuration and the fixed seed time, if
-// --seed-time was given.
+// --seed-time was given, checked by dsample.ValidateTemporal (the rule of
+// LoaderOptions.Validate; the sample commands have no loader options).
 func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64, err error) {
 	if tp.Strategy, err = sample.ParseTemporalStrategy(t.strategy); err != nil {
 		return tp, false, 0, fmt.Errorf("--temporal: %w", err)
@@ -418,8 +420,19 @@ func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64,
 		}
 		fixed = true
 	}
-	if !tp.On() && (t.strict || fixed) {
-		return tp, false, 0, errors.New("--temporal-strict and --seed-time need --temporal uniform or last")
-	}
-	return tp, fixed, seedTime, nil
+	return tp, fixed, seedTime, dsample.ValidateTemporal(tp, fixed)
+}
+
+// explicitZero refuses 0 given on the command line for any of the named
+// integer flags: their library fields read 0 as "the default", which the
+// flags spell out (--link-negs 100), so a typed 0 is a mistake rather
+// than a request for the default. A rule about the command line alone.
+func explicitZero(fs *flag.FlagSet, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && f.Value.String() == "0" && slices.Contains(names, f.Name) {
+			err = fmt.Errorf("--%s 0: must be at least 1", f.Name)
+		}
+	})
+	return err
 }

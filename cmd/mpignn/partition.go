@@ -90,7 +90,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	if c.assignment != "" && !isChunked(c.data) {
 		return c, fmt.Errorf("--assignment applies to a chunked dataset (a directory with %s); %s is not one", graph.ChunkedMetaFile, c.data)
 	}
-	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse}
+	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse, Split: c.split, Link: c.link, Time: c.time}
 	if isChunked(c.data) {
 		opt.Method = "" // chunkedMethod checks it: parmetis is one there
 	}
@@ -105,8 +105,11 @@ func parsePartition(args []string) (partitionConfig, error) {
 	return c, nil
 }
 
-// parseLink checks the link flags and sets c.link; each bad value gives an
-// error naming its flag.
+// parseLink sets c.link from the link flags, which partition.Options
+// validates. Its own rules are about the command line only: a link flag
+// given without --link-split, and an explicit 0 for --link-negs or
+// --link-pool (0 is the library's "default"; the flags spell their
+// default out, so a 0 typed there is a mistake, refused as before).
 func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, negs int, pool int64, validAdj bool, structFeats int, linkGraph string) error {
 	if split == "" {
 		var err error
@@ -120,37 +123,12 @@ func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, ne
 		})
 		return err
 	}
-	if relation == "" {
-		if _, _, err := partition.ParseLinkSplit(split); err != nil {
-			return fmt.Errorf("--link-split: %w", err)
-		}
+	if err := explicitZero(fs, "link-negs", "link-pool"); err != nil {
+		return err
 	}
-	if c.split != "" {
-		// Node splits are not read for a link partition (a dataset's
-		// split/ may hold link splits such as split/time).
-		return fmt.Errorf("--split %q names a node split, which a link partition (--link-split) does not use", c.split)
-	}
-	if negs < 1 {
-		return fmt.Errorf("--link-negs %d: must be at least 1", negs)
-	}
-	if pool < 1 {
-		return fmt.Errorf("--link-pool %d: must be at least 1", pool)
-	}
-	if structFeats < 0 || structFeats == 1 {
-		return fmt.Errorf("--struct-feats %d: want 0 (automatic) or at least 2", structFeats)
-	}
-	if linkGraph != partition.LinkGraphTrain && linkGraph != partition.LinkGraphAll {
-		return fmt.Errorf("--link-graph %q: want %s or %s", linkGraph, partition.LinkGraphTrain, partition.LinkGraphAll)
-	}
-	if linkGraph == partition.LinkGraphAll && !c.time {
-		return fmt.Errorf("--link-graph %s needs --time (the adjacency then holds held-out events, which only a temporal sampler may read)", linkGraph)
-	}
-	lo := &partition.LinkOptions{Split: split, NegsPerPos: negs, Pool: pool, NoValidAdj: !validAdj, StructFeats: structFeats, Relation: relation}
-	if linkGraph == partition.LinkGraphAll {
-		lo.Graph = linkGraph // the default stays "" so that Key and META are as before
-	}
-	if err := lo.Check(); err != nil {
-		return fmt.Errorf("--link-split/--relation/--link-negs/--link-pool/--struct-feats/--link-graph: %w", err)
+	lo := &partition.LinkOptions{Split: split, NegsPerPos: negs, Pool: pool, NoValidAdj: !validAdj, StructFeats: structFeats, Relation: relation, Graph: linkGraph}
+	if linkGraph == partition.LinkGraphTrain {
+		lo.Graph = "" // the default stays "" so that Key and META are as before
 	}
 	c.link = lo
 	return nil

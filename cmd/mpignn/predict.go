@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -103,41 +102,22 @@ func runPredict(args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if *logits && *task != dtrain.TaskNode {
-		return errors.New("--logits applies to --task node only")
-	}
 	pc := dtrain.PredictConfig{
-		PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Fanouts: f.cfg.Fanouts,
-		Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final, Store: f.cfg.Store, Logits: *logits,
-		GCNNorm: f.cfg.GCNNorm, Note: f.cfg.Note,
+		PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Task: *task, Pairs: f.cfg.Pairs,
+		Fanouts: f.cfg.Fanouts, Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final,
+		Store: f.cfg.Store, Logits: *logits, GCNNorm: f.cfg.GCNNorm, Note: f.cfg.Note,
 	}
 	if err := pc.Validate(); err != nil {
 		return err
 	}
-	switch {
-	case *task != dtrain.TaskNode && *task != dtrain.TaskLink:
-		return fmt.Errorf("--task %q: want node or link", *task)
-	case *task == dtrain.TaskLink && f.cfg.Pairs == "":
-		return errors.New("--task link needs --pairs FILE (src,dst lines in original ids)")
-	case *task == dtrain.TaskNode && f.cfg.Pairs != "":
-		return errors.New("--pairs applies to --task link only")
-	}
 	f.runInfer("predict", func(c *collectives.Comm, w *spmd.World) error {
-		if *task == dtrain.TaskLink {
-			n, err := dtrain.PredictLink(c, f.cfg)
-			if err != nil {
-				return err
-			}
-			if w.IsRoot() {
-				fmt.Printf("predict: wrote %d pair scores to %s\n", n, f.cfg.Out)
-			}
-			return nil
-		}
 		n, err := dtrain.Predict(c, pc)
 		if err != nil {
 			return err
 		}
-		if w.IsRoot() && *logits {
+		if w.IsRoot() && pc.Task == dtrain.TaskLink {
+			fmt.Printf("predict: wrote %d pair scores to %s\n", n, f.cfg.Out)
+		} else if w.IsRoot() && *logits {
 			fmt.Printf("predict: wrote the logits of %d nodes to %s\n", n, f.cfg.Out)
 		} else if w.IsRoot() {
 			fmt.Printf("predict: wrote %d predictions to %s\n", n, f.cfg.Out)

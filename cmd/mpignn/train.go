@@ -129,6 +129,11 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if err := parseCheckpointEvery(*ckEvery, &c.Run); err != nil {
 		return nil, err
 	}
+	// The rules checked here are about the command line itself, not about
+	// configuration values (those are dtrain.TrainConfig.Validate's): which
+	// flags were given (--parts or --data, --stop-file with --checkpoint,
+	// --layers against the --fanout list, link flags on a node task) and
+	// how --split is spelled for the link task (resolveTask).
 	if (c.PartDir == "") == (f.data == "") {
 		return nil, errors.New("give exactly one of --parts PARTDIR or --data RAWDIR")
 	}
@@ -211,8 +216,10 @@ func (f *trainFlags) validate() error {
 }
 
 // resolveTask checks the link-task flags: given to a node run they would
-// have no effect, so they are refused. For the link task --split time is
-// another spelling of --link-split time.
+// have no effect, so they are refused (by presence: their defaults, such as
+// --neg-ratio 1, are not zero values the library could tell apart). For
+// the link task --split time is another spelling of --link-split time, and
+// any other --split is refused: the flag means the node split there.
 func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 	c := &f.cfg
 	switch c.Task {
@@ -245,10 +252,6 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 		}
 	default:
 		return nil // refused by dtrain.TrainConfig.Validate
-	}
-	// 0 is the library's "1"; given as a flag it is a mistake.
-	if c.Link.NegRatio < 1 {
-		return fmt.Errorf("--neg-ratio %d must be at least 1", c.Link.NegRatio)
 	}
 	switch {
 	case f.split == partition.LinkSplitTime && f.linkSplit == "":
@@ -450,7 +453,7 @@ func partitionOnRoot(o partition.CacheOptions, out io.Writer) (string, error) {
 	}
 	ro := graph.UndirectedOptions()
 	if link {
-		if err := o.Link.Check(); err != nil {
+		if err := o.Link.Validate(); err != nil {
 			return "", err
 		}
 		ro = o.Link.ReadOptions(ro)
@@ -490,7 +493,7 @@ func partitionHeteroOnRoot(o partition.CacheOptions, out io.Writer) (string, err
 		if o.Link.Relation == "" {
 			return "", errors.New("--task link on a heterogeneous dataset needs --relation src___rel___dst")
 		}
-		if err := o.Link.Check(); err != nil {
+		if err := o.Link.Validate(); err != nil {
 			return "", err
 		}
 		lo := *o.Link

@@ -162,10 +162,8 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 	case p.Meta.Link == nil || p.Link == nil:
 		why = "the partition has no link split (partition it with --link-split)"
 	}
-	for _, f := range slices.Concat(o.Fanouts, o.EvalFanouts) {
-		if why == "" && (f < -1 || f == 0) {
-			why = fmt.Sprintf("fanout %d, want > 0 or -1 (all)", f)
-		}
+	if err := ValidateFanouts(slices.Concat(o.Fanouts, o.EvalFanouts)); why == "" && err != nil {
+		why = err.Error()
 	}
 	if o.EvalFanouts == nil {
 		o.EvalFanouts = o.Fanouts

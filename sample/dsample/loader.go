@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/graph"
 	"mpignn/sample"
 )
@@ -116,7 +117,7 @@ func NewLoader(s *Store, o LoaderOptions) (*Loader, error) {
 			have = append(have, s)
 		}
 		slices.Sort(have)
-		return nil, fmt.Errorf("partition has no split %q (it has %s): give one of them with --split", name, strings.Join(have, ", "))
+		return nil, config.Errorf("partition has no split %q (it has %s): give one of them with {Split}", name, strings.Join(have, ", "))
 	}
 	l := &Loader{s: s, o: o}
 	if err := s.sampler.SetTemporal(o.Temporal); err != nil {

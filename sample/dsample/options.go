@@ -1,9 +1,8 @@
 package dsample
 
 import (
-	"slices"
-
 	"mpignn/config"
+	"mpignn/sample"
 )
 
 // Validate reports loader options no loader can run with, naming the
@@ -19,10 +18,43 @@ func (o LoaderOptions) Validate() error {
 	case o.EvalFanouts != nil && len(o.EvalFanouts) != len(o.Fanouts):
 		return config.Errorf("{EvalFanouts}: %d fanouts for %d layers", len(o.EvalFanouts), len(o.Fanouts))
 	}
-	for _, f := range slices.Concat(o.Fanouts, o.EvalFanouts) {
-		if f < -1 || f == 0 {
-			return config.Errorf("{Fanouts}: fanout %d, want > 0 or -1 (all)", f)
+	if err := checkFanouts("Fanouts", o.Fanouts); err != nil {
+		return err
+	}
+	if err := checkFanouts("EvalFanouts", o.EvalFanouts); err != nil {
+		return err
+	}
+	return ValidateTemporal(o.Temporal, o.FixedSeedTime)
+}
+
+// MaxFanout bounds one layer's fanout: more would overflow the sampler's
+// int32 block offsets long before it meant anything.
+const MaxFanout = 1 << 30
+
+// ValidateFanouts refuses a fanout that is neither -1 (all neighbours)
+// nor 1..MaxFanout, naming the field Fanouts and the layer (hop from the
+// seeds first). LoaderOptions.Validate checks its fanouts with it; a
+// caller holding fanouts of its own (inference, one-off sampling) too.
+func ValidateFanouts(fanouts []int) error { return checkFanouts("Fanouts", fanouts) }
+
+// checkFanouts is ValidateFanouts naming field.
+func checkFanouts(field string, fanouts []int) error {
+	for i, f := range fanouts {
+		if f == 0 || f < -1 || f > MaxFanout {
+			return config.Errorf("%s: layer %d has fanout %d, want > 0 or -1 (all)", config.Name(field), i, f)
 		}
+	}
+	return nil
+}
+
+// ValidateTemporal reports temporal settings of LoaderOptions that do
+// nothing: Temporal.Strict or a fixed SeedTime without a temporal
+// Strategy. It names LoaderOptions' fields; a caller that samples with
+// seed times without a loader (Sampler.Sample) checks its settings with
+// it too.
+func ValidateTemporal(tp sample.Temporal, fixedSeedTime bool) error {
+	if !tp.On() && (tp.Strict || fixedSeedTime) {
+		return config.Errorf("{Temporal.Strict} and {SeedTime} need {Temporal} uniform or last")
 	}
 	return nil
 }

@@ -247,7 +247,7 @@ func TestLinkEmbedAndPredict(t *testing.T) {
 	dir := writeLinkParts(t, c, d, c.Size())
 	tmp := sharedDir(t, c)
 	cfg := testTrainConfig(c, dir, 0)
-	cfg.Task = TaskLink
+	cfg.Task, cfg.Link.NegRatio = TaskLink, 1
 	cfg.Run.Epochs = 1
 	cfg.Run.CheckpointDir = filepath.Join(tmp, "ck")
 	_, err := Train(c, cfg)

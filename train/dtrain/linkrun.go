@@ -20,7 +20,8 @@ const (
 // LinkOptions configure a link-prediction run. They are stored in the
 // checkpoint's run info (a resume must not change them).
 type LinkOptions struct {
-	// NegRatio negatives per positive edge (0 = 1).
+	// NegRatio negatives per positive edge, at least 1 (the link task
+	// refuses 0, as dsample.LinkLoaderOptions does).
 	NegRatio int `json:"neg_ratio"`
 	// NegStrict redraws negatives that are edges of the training graph.
 	NegStrict bool `json:"neg_strict,omitempty"`
@@ -35,7 +36,7 @@ type LinkOptions struct {
 // checkLinkTrainable is checkTrainable for the link task. It is collective.
 func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, o LinkOptions, want, relation string, model train.Config) error {
 	var err error
-	k := max(o.NegRatio, 1)
+	k := o.NegRatio
 	switch lm := meta.Link; {
 	case lm == nil:
 		err = config.Errorf("train {Task} link: partition %s has no link split: partition the dataset with {LinkSplit} (for example random:0.85,0.05,0.10, or time)", partDir)
@@ -92,7 +93,7 @@ func openLinkLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreO
 	ll, err := dsample.NewLinkLoader(st, dsample.LinkLoaderOptions{
 		Fanouts: lo.Fanouts, EvalFanouts: lo.EvalFanouts, RelFanouts: lo.RelFanouts, EvalRelFanouts: lo.EvalRelFanouts,
 		Batch: lo.Batch, Replace: lo.Replace, Seed: lo.Seed,
-		NegRatio: max(o.NegRatio, 1), NegStrict: o.NegStrict, KeepSeedEdges: o.KeepSeedEdges,
+		NegRatio: o.NegRatio, NegStrict: o.NegStrict, KeepSeedEdges: o.KeepSeedEdges,
 		Temporal: lo.Temporal,
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"mpignn/config"
+	"mpignn/sample/dsample"
 )
 
 // Validate reports an EmbedConfig that Embed and PredictLink cannot run,
@@ -16,19 +17,43 @@ func (cfg EmbedConfig) Validate() error {
 	case cfg.Batch < 1:
 		return config.Errorf("{Batch} %d must be positive", cfg.Batch)
 	}
+	if err := dsample.ValidateFanouts(cfg.Fanouts); err != nil {
+		return err
+	}
 	_, err := inferenceMode(cfg.Eval, cfg.Fanouts, cfg.Full)
 	return err
 }
 
 // Validate reports a PredictConfig that Predict cannot run, naming the
-// field at fault, as EmbedConfig.Validate does; logits go to a .npy file.
+// field at fault, as EmbedConfig.Validate does; logits (of the node task)
+// go to a .npy file, and the link task scores the pairs of a file.
 func (cfg PredictConfig) Validate() error {
-	err := EmbedConfig{
-		PartDir: cfg.PartDir, CheckpointDir: cfg.CheckpointDir, Out: cfg.Out, Fanouts: cfg.Fanouts, Full: cfg.Full,
-		Eval: cfg.Eval, Batch: cfg.Batch,
-	}.Validate()
-	if err == nil && cfg.Logits && !strings.HasSuffix(cfg.Out, ".npy") {
-		err = config.Errorf("{Logits}: {Out} %s must end in .npy", cfg.Out)
+	link := cfg.Task == TaskLink
+	if cfg.Logits && cfg.Task != "" && cfg.Task != TaskNode {
+		return config.Errorf("{Logits} applies to {Task} node only")
 	}
-	return err
+	if err := cfg.embed().Validate(); err != nil {
+		return err
+	}
+	switch {
+	case cfg.Logits && !strings.HasSuffix(cfg.Out, ".npy"):
+		return config.Errorf("{Logits}: {Out} %s must end in .npy", cfg.Out)
+	case cfg.Task != "" && cfg.Task != TaskNode && !link:
+		return config.Errorf("{Task} %q: want %s or %s", cfg.Task, TaskNode, TaskLink)
+	case link && cfg.Pairs == "":
+		return config.Errorf("{Task} link needs {Pairs} FILE (src,dst lines in original ids)")
+	case !link && cfg.Pairs != "":
+		return config.Errorf("{Pairs} applies to {Task} link only")
+	}
+	return nil
+}
+
+// embed returns the settings cfg shares with EmbedConfig (those of
+// PredictLink).
+func (cfg PredictConfig) embed() EmbedConfig {
+	return EmbedConfig{
+		PartDir: cfg.PartDir, CheckpointDir: cfg.CheckpointDir, Out: cfg.Out, Pairs: cfg.Pairs, Fanouts: cfg.Fanouts,
+		Full: cfg.Full, Eval: cfg.Eval, Batch: cfg.Batch, Final: cfg.Final, GCNNorm: cfg.GCNNorm, Store: cfg.Store,
+		Note: cfg.Note,
+	}
 }

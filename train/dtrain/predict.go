@@ -26,6 +26,11 @@ type PredictConfig struct {
 	PartDir       string
 	CheckpointDir string
 	Out           string // CSV written by rank 0: original_node_id,predicted_class
+	// Task is TaskNode ("" too: classify every node) or TaskLink: score
+	// the node pairs of Pairs with a link checkpoint (PredictLink).
+	Task string
+	// Pairs (TaskLink) is a file of "src,dst" lines in original ids.
+	Pairs string
 	// Fanouts for inference; nil = the checkpoint's evaluation fanouts.
 	// Full overrides them with the whole neighborhood.
 	Fanouts []int
@@ -53,10 +58,14 @@ type PredictConfig struct {
 // checkpoint's weights and writes original_node_id,predicted_class lines,
 // sorted by node id, to cfg.Out (rank 0, atomically). Every rank scores the
 // nodes it owns; the results are gathered with Allgatherv. It returns the
-// number of nodes written. It is collective.
+// number of nodes written. With Task TaskLink it is PredictLink of the
+// same settings and returns the number of pairs. It is collective.
 func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if err := cfg.Validate(); err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
+	}
+	if cfg.Task == TaskLink {
+		return PredictLink(c, cfg.embed())
 	}
 	// Every owned node (of a heterogeneous graph: of the labelled type) is
 	// scored: the loader sees them as the "test" share of the run's split

@@ -209,8 +209,8 @@ func (c *TrainConfig) Validate() error {
 		return config.Errorf("{Model.Decoder} applies to the link task only")
 	case c.Task != TaskLink && (c.Link != LinkOptions{} || c.LinkSplit != ""):
 		return config.Errorf("{Link} and {LinkSplit} apply to the link task only")
-	case c.Link.NegRatio < 0:
-		return config.Errorf("{Link.NegRatio} %d must be positive", c.Link.NegRatio)
+	case c.Task == TaskLink && c.Link.NegRatio < 1:
+		return config.Errorf("{Link.NegRatio} %d must be at least 1", c.Link.NegRatio)
 	case lo.FixedSeedTime && c.Task == TaskLink:
 		return config.Errorf("{Loader.SeedTime}: link seeds are expanded at their own edge's time; it is for node tasks")
 	}
@@ -235,8 +235,8 @@ func (c *TrainConfig) Validate() error {
 	}
 	if c.LinkSplit != "" {
 		link := partition.LinkOptions{Split: c.LinkSplit, Relation: c.LinkRelation}
-		if err := link.Check(); err != nil {
-			return fmt.Errorf("%w: %w", config.Errorf("{LinkSplit}/{LinkRelation}"), err)
+		if err := link.Validate(); err != nil {
+			return config.Renamed(err, map[string]string{"Split": "LinkSplit", "Relation": "LinkRelation"})
 		}
 	}
 	return nil
@@ -267,7 +267,7 @@ func openLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreOptio
 		return nil, nil, fmt.Errorf("open feature store: %w", err)
 	}
 	l, err := dsample.NewLoader(st, lo)
-	if err = collectives.Agree(c, err); err != nil {
+	if err = collectives.Agree(c, config.In("Loader", err)); err != nil {
 		st.Close()
 		return nil, nil, fmt.Errorf("loader: %w", err)
 	}

@@ -56,7 +56,11 @@ func TestValidateDerivedFields(t *testing.T) {
 		{"layers", func(c *TrainConfig) { c.Model.Layers = 1 }, "Model.InDim, Classes and Layers"},
 		{"run info", func(c *TrainConfig) { c.Run.RunInfo = []byte("{}") }, "Run.Metrics and Run.RunInfo"},
 		{"eval fanouts", func(c *TrainConfig) { c.Loader.EvalFanouts = []int{5, 5} }, "Loader.EvalFanouts: 2 fanouts for 1 layers"},
-		{"fanout 0", func(c *TrainConfig) { c.Loader.Fanouts = []int{0} }, "Loader.Fanouts: fanout 0, want > 0 or -1"},
+		{"fanout 0", func(c *TrainConfig) { c.Loader.Fanouts = []int{0} }, "Loader.Fanouts: layer 0 has fanout 0, want > 0 or -1"},
+		{"link task without negatives", func(c *TrainConfig) { c.Task = TaskLink }, "Link.NegRatio 0 must be at least 1"},
+		{"strict without strategy", func(c *TrainConfig) { c.Loader.Temporal.Strict = true }, "Loader.Temporal.Strict and Loader.SeedTime need Loader.Temporal uniform or last"},
+		{"bad link split", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit = TaskLink, 1, "random:2,0,0" }, "LinkSplit: link split"},
+		{"bad link relation", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit, c.LinkRelation = TaskLink, 1, "time", "x" }, "LinkRelation: relation"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,4 +100,32 @@ func TestRunInfoJSON(t *testing.T) {
 	other, err := json.Marshal(newRunInfo("cora", 4, tests[0].lo, true))
 	require.NoError(t, err)
 	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, other), "Loader.Batch × ranks was 64, now 128", "another global batch")
+}
+
+// TestValidatePredict: predict's task, pairs and logits rules name their
+// fields.
+func TestValidatePredict(t *testing.T) {
+	ok := PredictConfig{PartDir: "p", CheckpointDir: "c", Out: "o.csv", Batch: 8}
+	require.NoError(t, ok.Validate())
+	for _, tc := range []struct {
+		name string
+		set  func(*PredictConfig)
+		err  string
+	}{
+		{"task", func(c *PredictConfig) { c.Task = "edge" }, `Task "edge": want node or link`},
+		{"link without pairs", func(c *PredictConfig) { c.Task = TaskLink }, "Task link needs Pairs FILE"},
+		{"pairs on node", func(c *PredictConfig) { c.Pairs = "p.csv" }, "Pairs applies to Task link only"},
+		{"logits on link", func(c *PredictConfig) { c.Task, c.Pairs, c.Logits = TaskLink, "p.csv", true }, "Logits applies to Task node only"},
+		{"logits file", func(c *PredictConfig) { c.Logits = true }, "Logits: Out o.csv must end in .npy"},
+		{"fanout", func(c *PredictConfig) { c.Fanouts = []int{3, 0} }, "Fanouts: layer 1 has fanout 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ok
+			tc.set(&cfg)
+			require.ErrorContains(t, cfg.Validate(), tc.err)
+		})
+	}
+	link := ok
+	link.Task, link.Pairs = TaskLink, "p.csv"
+	require.NoError(t, link.Validate())
 }
