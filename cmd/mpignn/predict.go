@@ -102,11 +102,7 @@ func runPredict(args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	pc := dtrain.PredictConfig{
-		PartDir: f.cfg.PartDir, CheckpointDir: f.cfg.CheckpointDir, Out: f.cfg.Out, Task: *task, Pairs: f.cfg.Pairs,
-		Fanouts: f.cfg.Fanouts, Full: f.cfg.Full, Eval: f.cfg.Eval, Batch: f.cfg.Batch, Final: f.cfg.Final,
-		Store: f.cfg.Store, Logits: *logits, GCNNorm: f.cfg.GCNNorm, Note: f.cfg.Note,
-	}
+	pc := dtrain.PredictConfig{EmbedConfig: f.cfg, Task: *task, Logits: *logits}
 	if err := pc.Validate(); err != nil {
 		return err
 	}

@@ -60,11 +60,7 @@ func openEmbedding(c *collectives.Comm, cfg EmbedConfig, what string) (*inferenc
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	inf, err := openInference(c, inferSpec{
-		what: what, partDir: cfg.PartDir, checkpointDir: cfg.CheckpointDir,
-		fanouts: cfg.Fanouts, full: cfg.Full, eval: cfg.Eval, batch: cfg.Batch, final: cfg.Final,
-		gcnNorm: cfg.GCNNorm, store: cfg.Store, note: cfg.Note,
-	})
+	inf, err := openInference(c, inferSpec{what: what, cfg: cfg})
 	if err != nil {
 		return nil, err
 	}

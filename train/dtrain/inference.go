@@ -3,7 +3,6 @@ package dtrain
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 
 	"mpignn/collectives"
@@ -14,20 +13,13 @@ import (
 )
 
 // inferSpec is what predict, embed and link predict share of their
-// configuration (the fields of PredictConfig and EmbedConfig of the same
-// names), plus what sets node classification apart.
+// configuration (an EmbedConfig, which PredictConfig embeds), plus what
+// sets node classification apart.
 type inferSpec struct {
-	what          string // the command, which prefixes messages
-	partDir       string
-	checkpointDir string
-	fanouts       []int
-	full          bool
-	eval          string
-	batch         int
-	final         bool
-	gcnNorm       string
-	store         dsample.StoreOptions
-	note          io.Writer
+	what string // the command, which prefixes messages
+	// cfg is the checkpoint, the partition and how to infer (its Out and
+	// Pairs are the caller's).
+	cfg EmbedConfig
 	// classify is predict's node classification: a link checkpoint is
 	// refused, the partition's classes must be the model's, and a
 	// heterogeneous model may also be inferred on sampled neighbourhoods
@@ -81,11 +73,11 @@ func (inf *inference) close() {
 // a heterogeneous model's learnable embeddings). It is collective.
 func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	what := s.what
-	ck, err := LoadCheckpoint(c, s.checkpointDir)
+	ck, err := LoadCheckpoint(c, s.cfg.CheckpointDir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if err := overrideGCNNorm(ck, s.gcnNorm, s.eval, s.fanouts, s.full); err != nil {
+	if err := overrideGCNNorm(ck, s.cfg.GCNNorm, s.cfg.Eval, s.cfg.Fanouts, s.cfg.Full); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	inf := &inference{ck: ck}
@@ -96,23 +88,23 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	}
 	info := inf.info
 	if s.classify && info.Task == TaskLink {
-		return nil, config.Errorf("%s: checkpoint %s holds a link-prediction model (train {Task} link), which does not classify nodes: score node pairs with predict {Task} link {Pairs} FILE, or write node embeddings with embed", what, s.checkpointDir)
+		return nil, config.Errorf("%s: checkpoint %s holds a link-prediction model (train {Task} link), which does not classify nodes: score node pairs with predict {Task} link {Pairs} FILE, or write node embeddings with embed", what, s.cfg.CheckpointDir)
 	}
-	inf.fan = inferenceFanouts(s.fanouts, s.full, info.EvalFanouts, ck.Model.Layers)
+	inf.fan = inferenceFanouts(s.cfg.Fanouts, s.cfg.Full, info.EvalFanouts, ck.Model.Layers)
 	if len(inf.fan) != ck.Model.Layers {
 		return nil, fmt.Errorf("%s: %d fanouts for a %d-layer model", what, len(inf.fan), ck.Model.Layers)
 	}
-	if inf.mode, err = inferenceMode(s.eval, s.fanouts, s.full); err != nil {
+	if inf.mode, err = inferenceMode(s.cfg.Eval, s.cfg.Fanouts, s.cfg.Full); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	mode := inf.mode
 	if s.logits && mode != EvalLayerwise {
 		return nil, config.Errorf("%s: {Logits} needs layer-wise inference (the exact full-neighbourhood logits): drop {Fanouts}, {Full} and {Eval} sampled", what)
 	}
-	if s.batch > math.MaxInt32/c.Size() {
-		return nil, config.Errorf("%s: {Batch} %d x %d ranks is more than %d nodes per step", what, s.batch, c.Size(), math.MaxInt32)
+	if s.cfg.Batch > math.MaxInt32/c.Size() {
+		return nil, config.Errorf("%s: {Batch} %d x %d ranks is more than %d nodes per step", what, s.cfg.Batch, c.Size(), math.MaxInt32)
 	}
-	part, err := openPart(c, s.partDir)
+	part, err := openPart(c, s.cfg.PartDir)
 	if err != nil {
 		return nil, err
 	}
@@ -120,10 +112,10 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	m := part.Meta
 	switch {
 	case (m.Hetero == nil) != (ck.Model.Hetero == nil):
-		return nil, fmt.Errorf("%s: the checkpoint holds a %s model but partition %s is %s", what, graphKind(ck.Model.Hetero != nil), s.partDir, graphKind(m.Hetero != nil))
+		return nil, fmt.Errorf("%s: the checkpoint holds a %s model but partition %s is %s", what, graphKind(ck.Model.Hetero != nil), s.cfg.PartDir, graphKind(m.Hetero != nil))
 	case s.classify && (m.FeatDim != ck.Model.InDim || m.NumClasses != ck.Model.Classes):
 		return nil, fmt.Errorf("%s: partition %s has %d features and %d classes, the checkpoint's model %d and %d",
-			what, s.partDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
+			what, s.cfg.PartDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
 	case m.Hetero != nil && mode != EvalLayerwise && !s.classify:
 		return nil, config.Errorf("%s: a heterogeneous model is inferred layer-wise here: drop {Fanouts}, {Full} and {Eval} sampled", what)
 	case m.Hetero != nil:
@@ -131,10 +123,10 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	case m.FeatDim != ck.Model.InDim:
-		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, s.partDir, m.FeatDim, ck.Model.InDim)
+		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, s.cfg.PartDir, m.FeatDim, ck.Model.InDim)
 	}
 	if mode == EvalSampled {
-		if err := checkFits(c, ck.Model.EstimateInference(inf.fan, s.batch, m.NumNodes), "lower {Batch} or {Fanouts}"); err != nil {
+		if err := checkFits(c, ck.Model.EstimateInference(inf.fan, s.cfg.Batch, m.NumNodes), "lower {Batch} or {Fanouts}"); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
@@ -156,7 +148,7 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 			return nil, err
 		}
 	} else {
-		so := s.store
+		so := s.cfg.Store
 		so.ReleasePart = true
 		if inf.store, err = dsample.OpenStore(c, part, so); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
@@ -174,8 +166,8 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 			// The checkpoint keeps the learnable embeddings of its last
 			// epoch only: the weights that go with them are the final ones.
 			params = nil
-			if !s.final && s.note != nil && c.Rank() == 0 {
-				config.Fprintf(s.note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as {Final})\n", what)
+			if !s.cfg.Final && s.cfg.Note != nil && c.Rank() == 0 {
+				config.Fprintf(s.cfg.Note, "%s: the checkpoint keeps the learnable embeddings of its last epoch only, so the final weights are used with them (as {Final})\n", what)
 			}
 		}
 		inf.typed = het.typedInputs(inf.store, inf.sparse.embOf())
@@ -183,7 +175,7 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	if inf.model, err = train.NewModel(ck.Model, ck.Seed); err != nil {
 		return nil, err
 	}
-	if s.final || params == nil {
+	if s.cfg.Final || params == nil {
 		params = ck.Params
 	}
 	if err := inf.model.SetParams(params); err != nil {
@@ -204,7 +196,7 @@ func (inf *inference) readValidEdges(c *collectives.Comm, s inferSpec) error {
 	var adj [3][]int64
 	var verr error
 	if inf.mode != EvalLayerwise {
-		verr = config.Errorf("%s: checkpoint %s was trained with {Link.UseValidEdges}, whose test embeddings are inferred layer-wise over train+valid edges: drop {Fanouts}/{Full}/{Eval} sampled", s.what, s.checkpointDir)
+		verr = config.Errorf("%s: checkpoint %s was trained with {Link.UseValidEdges}, whose test embeddings are inferred layer-wise over train+valid edges: drop {Fanouts}/{Full}/{Eval} sampled", s.what, s.cfg.CheckpointDir)
 	} else if adj[0], adj[1], adj[2], verr = inf.part.MergedValidAdjacency(); verr != nil {
 		verr = fmt.Errorf("%s: rank %d: %w", s.what, c.Rank(), verr)
 	}
@@ -212,8 +204,8 @@ func (inf *inference) readValidEdges(c *collectives.Comm, s inferSpec) error {
 		return err
 	}
 	inf.validAdj = &adj
-	if s.note != nil && c.Rank() == 0 {
-		config.Fprintf(s.note, "%s: message passing over the training and valid edges, as the checkpoint's run ({Link.UseValidEdges})\n", s.what)
+	if s.cfg.Note != nil && c.Rank() == 0 {
+		config.Fprintf(s.cfg.Note, "%s: message passing over the training and valid edges, as the checkpoint's run ({Link.UseValidEdges})\n", s.what)
 	}
 	return nil
 }

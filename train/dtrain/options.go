@@ -32,7 +32,7 @@ func (cfg PredictConfig) Validate() error {
 	if cfg.Logits && cfg.Task != "" && cfg.Task != TaskNode {
 		return config.Errorf("{Logits} applies to {Task} node only")
 	}
-	if err := cfg.embed().Validate(); err != nil {
+	if err := cfg.EmbedConfig.Validate(); err != nil {
 		return err
 	}
 	switch {
@@ -46,14 +46,4 @@ func (cfg PredictConfig) Validate() error {
 		return config.Errorf("{Pairs} applies to {Task} link only")
 	}
 	return nil
-}
-
-// embed returns the settings cfg shares with EmbedConfig (those of
-// PredictLink).
-func (cfg PredictConfig) embed() EmbedConfig {
-	return EmbedConfig{
-		PartDir: cfg.PartDir, CheckpointDir: cfg.CheckpointDir, Out: cfg.Out, Pairs: cfg.Pairs, Fanouts: cfg.Fanouts,
-		Full: cfg.Full, Eval: cfg.Eval, Batch: cfg.Batch, Final: cfg.Final, GCNNorm: cfg.GCNNorm, Store: cfg.Store,
-		Note: cfg.Note,
-	}
 }

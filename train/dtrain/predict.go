@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 
@@ -22,36 +21,20 @@ import (
 )
 
 // PredictConfig configures Predict. Every rank passes the same values.
+// It is an EmbedConfig (the checkpoint, the partition and how to infer,
+// which predict, embed and link predict share) plus what only predict has:
+// Out is a CSV of original_node_id,predicted_class lines (or the .npy of
+// Logits), Pairs is for TaskLink, and the Store's ReleasePart is set by
+// Predict.
 type PredictConfig struct {
-	PartDir       string
-	CheckpointDir string
-	Out           string // CSV written by rank 0: original_node_id,predicted_class
+	EmbedConfig
 	// Task is TaskNode ("" too: classify every node) or TaskLink: score
 	// the node pairs of Pairs with a link checkpoint (PredictLink).
 	Task string
-	// Pairs (TaskLink) is a file of "src,dst" lines in original ids.
-	Pairs string
-	// Fanouts for inference; nil = the checkpoint's evaluation fanouts.
-	// Full overrides them with the whole neighborhood.
-	Fanouts []int
-	Full    bool
-	// Eval is the inference mode: EvalLayerwise (exact), EvalSampled (the
-	// fanouts above), or "" for layer-wise unless Fanouts or Full are set.
-	Eval  string
-	Batch int // per-rank nodes per step
-	// Final uses the final weights instead of the best-validation ones.
-	Final bool
-	// Store: Transport and CacheMB. ReleasePart is set by Predict.
-	Store dsample.StoreOptions
 	// Logits writes every scored node's raw class logits to Out as a .npy
 	// (float32, nodes x classes, row i = original id i, of the labelled
 	// type in a heterogeneous graph) instead of classes; layer-wise only.
 	Logits bool
-	// GCNNorm overrides a GCN checkpoint's first-layer normalisation
-	// (train.Config.GCNNorm; "sym" evaluates GCNConv's, layer-wise only).
-	GCNNorm string
-	// Note, if set, gets rank 0's notes on which weights are used.
-	Note io.Writer
 }
 
 // Predict classifies every node of the partitioned graph with a
@@ -65,7 +48,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
 	if cfg.Task == TaskLink {
-		return PredictLink(c, cfg.embed())
+		return PredictLink(c, cfg.EmbedConfig)
 	}
 	// Every owned node (of a heterogeneous graph: of the labelled type) is
 	// scored: the loader sees them as the "test" share of the run's split
@@ -107,9 +90,7 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return store, err
 	}
 	inf, err := openInference(c, inferSpec{
-		what: "predict", partDir: cfg.PartDir, checkpointDir: cfg.CheckpointDir,
-		fanouts: cfg.Fanouts, full: cfg.Full, eval: cfg.Eval, batch: cfg.Batch, final: cfg.Final,
-		gcnNorm: cfg.GCNNorm, store: cfg.Store, note: cfg.Note,
+		what: "predict", cfg: cfg.EmbedConfig,
 		classify: true, logits: cfg.Logits, open: open,
 	})
 	if err != nil {

@@ -233,7 +233,7 @@ func TestPredict(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(tmp, "pred.csv")
-	n, err := Predict(c, PredictConfig{PartDir: dir, CheckpointDir: cfg.Run.CheckpointDir, Out: out, Full: true, Batch: 7})
+	n, err := Predict(c, PredictConfig{EmbedConfig: EmbedConfig{PartDir: dir, CheckpointDir: cfg.Run.CheckpointDir, Out: out, Full: true, Batch: 7}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestPredict(t *testing.T) {
 			t.Errorf("test accuracy from predictions %.4f, training reported %.4f", acc, res.Summary.TestAcc)
 		}
 	}
-	_, err = Predict(c, PredictConfig{PartDir: dir, CheckpointDir: filepath.Join(tmp, "nothing"), Out: out, Batch: 8})
+	_, err = Predict(c, PredictConfig{EmbedConfig: EmbedConfig{PartDir: dir, CheckpointDir: filepath.Join(tmp, "nothing"), Out: out, Batch: 8}})
 	if err == nil || !strings.Contains(err.Error(), "missing file") {
 		t.Errorf("missing checkpoint: got %v", err)
 	}

@@ -105,7 +105,7 @@ func TestRunInfoJSON(t *testing.T) {
 // TestValidatePredict: predict's task, pairs and logits rules name their
 // fields.
 func TestValidatePredict(t *testing.T) {
-	ok := PredictConfig{PartDir: "p", CheckpointDir: "c", Out: "o.csv", Batch: 8}
+	ok := PredictConfig{EmbedConfig: EmbedConfig{PartDir: "p", CheckpointDir: "c", Out: "o.csv", Batch: 8}}
 	require.NoError(t, ok.Validate())
 	for _, tc := range []struct {
 		name string
