@@ -7,8 +7,9 @@ import (
 	"mpignn/sample"
 )
 
-// EmbedTypes are the node types of EmbedDataset, in type order.
-var EmbedTypes = []string{"author", "paper", "venue"}
+// embedTypes are the node types of EmbedDataset, in type order (an array:
+// the package keeps no mutable state).
+var embedTypes = [...]string{"author", "paper", "venue"}
 
 // EmbedFeatDim is the feature width of EmbedDataset's papers.
 const EmbedFeatDim = 4
@@ -18,8 +19,8 @@ func EmbedFeat(i int64, k int) float32 { return float32(i)*10 + float32(k) }
 
 // EmbedDataset builds the graph of the typed-table tests (typed feature
 // gathers in sample/dsample, learnable embeddings in train/dtrain): counts[t]
-// nodes of type EmbedTypes[t] (author and paper at least, the missing ones
-// empty) and no edges; author featureless, paper with EmbedFeat, venue
+// nodes of type t of author, paper, venue (author and paper at least, the
+// missing ones empty) and no edges; author featureless, paper with EmbedFeat, venue
 // featureless. It returns the dataset and its owner per node for P parts:
 // pseudo-random per node, and, when P > 2, no venue on part 1 (a type with
 // no rows on a part).
@@ -27,7 +28,7 @@ func EmbedDataset(counts []int64, P int) (*graph.HeteroDataset, []int32, error) 
 	counts = append(slices.Clone(counts), make([]int64, max(0, 2-len(counts)))...)
 	types := map[string]int64{}
 	for u, n := range counts {
-		types[EmbedTypes[u]] = n
+		types[embedTypes[u]] = n
 	}
 	s, err := graph.NewSchema(types, []graph.Relation{{Src: "author", Name: "writes", Dst: "paper"}})
 	if err != nil {
