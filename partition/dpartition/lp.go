@@ -19,7 +19,7 @@ const MethodLP = "lp"
 const (
 	// lpRounds bounds the rounds; a round moves at most half the nodes
 	// (a hashed half, so that neighbours do not swap back and forth).
-	lpRounds = 20
+	lpRounds = 30
 	// lpEpsMille: a part weighs at most (1 + lpEpsMille/1000) x the
 	// average vertex weight (plus one vertex, so that it is feasible).
 	lpEpsMille = 30
@@ -121,10 +121,10 @@ func newGhostExchange(c *collectives.Comm, g *lpGraph) (*ghostExchange, int, err
 	return &ghostExchange{c: c, req: req, counts: rc}, len(ghosts), nil
 }
 
-// exchange copies the current labels of the remote neighbours into
+// exchangeLabels copies the current labels of e's remote neighbours into
 // lab[n:].
-func (e *ghostExchange) exchange(lab []int32, n int64) error {
-	send := make([]int32, len(e.req))
+func exchangeLabels[T collectives.Elem](e *ghostExchange, lab []T, n int64) error {
+	send := make([]T, len(e.req))
 	for j, i := range e.req {
 		send[j] = lab[i]
 	}
@@ -154,10 +154,14 @@ func labelPropagation(c *collectives.Comm, g *lpGraph, K int, seed uint64) ([]in
 	if err != nil {
 		return nil, err
 	}
+	cl, err := lpClusters(gx, g, n, ghosts, seed)
+	if err != nil {
+		return nil, err
+	}
 	lab := make([]int32, n+int64(ghosts))
 	W := make([]int64, K+2) // part weights, node count, heaviest vertex
 	for i := range n {
-		lab[i] = int32(hashkey.Hash64(seed, lpTag, key0, g.key[i]) % uint64(K))
+		lab[i] = int32(hashkey.Hash64(seed, lpTag, key0, cl[i]) % uint64(K))
 		W[lab[i]] += g.vwgt[i]
 	}
 	W[K] = n
@@ -171,7 +175,7 @@ func labelPropagation(c *collectives.Comm, g *lpGraph, K int, seed uint64) ([]in
 	if W[K+1], err = collectives.AllreduceScalar(c, maxw, collectives.Max); err != nil {
 		return nil, err
 	}
-	if err := gx.exchange(lab, n); err != nil {
+	if err := exchangeLabels(gx, lab, n); err != nil {
 		return nil, err
 	}
 	N, total := W[K], int64(0)
@@ -241,9 +245,16 @@ func labelPropagation(c *collectives.Comm, g *lpGraph, K int, seed uint64) ([]in
 			if best < 0 || gain <= 0 && !forced {
 				continue
 			}
-			b := uint8(h >> 57 & (lpBuckets - 1))
-			if gain <= 0 {
-				b += lpBuckets
+			// Larger gains first (gain 1 in the second half), then forced
+			// moves by their loss; a hash orders the nodes inside a class.
+			var b uint8
+			switch {
+			case gain > 1:
+				b = uint8(h >> 58 & (lpBuckets/2 - 1))
+			case gain == 1:
+				b = lpBuckets/2 + uint8(h>>58&(lpBuckets/2-1))
+			default:
+				b = lpBuckets + uint8(min(-gain, lpBuckets/4-1))*4 + uint8(h>>61&3)
 			}
 			hist[(int(a)*K+int(best))*B+int(b)] += g.vwgt[i]
 			candI, candTo, candB = append(candI, i), append(candTo, best), append(candB, b)
@@ -252,25 +263,50 @@ func labelPropagation(c *collectives.Comm, g *lpGraph, K int, seed uint64) ([]in
 			return nil, err
 		}
 		lpThresholds(hist, W, U, K, thr)
-		clear(delta)
+		var acc []int // accepted candidates
 		for j, i := range candI {
-			a, b := lab[i], candTo[j]
-			if int(candB[j]) < thr[int(a)*K+int(b)] {
-				lab[i] = b
+			if int(candB[j]) < thr[int(lab[i])*K+int(candTo[j])] {
+				acc = append(acc, j)
+			}
+		}
+		// Whole buckets bound each pair's flow only up to a bucket, so a
+		// part can still end over the bound: then every move into it is
+		// undone, until no part is over max(U, its weight before the
+		// round). A part is found over at most once (its inflow undone,
+		// it weighs at most what it did), so this ends within K steps.
+		bad := make([]bool, K)
+		for {
+			clear(delta)
+			for _, j := range acc {
+				i, b := candI[j], candTo[j]
+				a := lab[i]
 				delta[a] -= g.vwgt[i]
 				delta[b] += g.vwgt[i]
 				delta[K]++
 			}
+			if err := collectives.Allreduce(c, delta, collectives.Sum); err != nil {
+				return nil, err
+			}
+			any := false
+			for p := range K {
+				if W[p]+delta[p] > max(U, W[p]) {
+					bad[p], any = true, true
+				}
+			}
+			if !any {
+				break
+			}
+			acc = slices.DeleteFunc(acc, func(j int) bool { return bad[candTo[j]] })
 		}
-		if err := collectives.Allreduce(c, delta, collectives.Sum); err != nil {
-			return nil, err
+		for _, j := range acc {
+			lab[candI[j]] = candTo[j]
 		}
 		over := false
 		for p := range K {
 			W[p] += delta[p]
 			over = over || W[p] > U
 		}
-		if err := gx.exchange(lab, n); err != nil {
+		if err := exchangeLabels(gx, lab, n); err != nil {
 			return nil, err
 		}
 		if !over && delta[K]*1000 <= N*lpStopMille {
@@ -278,6 +314,68 @@ func labelPropagation(c *collectives.Comm, g *lpGraph, K int, seed uint64) ([]in
 		}
 	}
 	return lab[:n], nil
+}
+
+// lpClusterRounds is the number of rounds of the clustering that gives
+// the start: few, so that clusters stay small against a part.
+const lpClusterRounds = 3
+
+// lpClusters clusters the graph by plain label propagation, labels being
+// node keys (each node starts as its own cluster, then takes the label
+// most of its neighbours have, ties by hash), for lpClusterRounds rounds
+// of a hashed half of the nodes. Parts then start as random unions of
+// clusters (a hash of the cluster's label), which puts most of a
+// community in one part: from a start of single nodes, label propagation
+// with as few labels as parts freezes with communities split.
+func lpClusters(gx *ghostExchange, g *lpGraph, n int64, ghosts int, seed uint64) ([]uint64, error) {
+	cl := make([]uint64, n+int64(ghosts))
+	copy(cl, g.key)
+	if err := exchangeLabels(gx, cl, n); err != nil {
+		return nil, err
+	}
+	var nb []uint64
+	for round := uint64(0); round < lpClusterRounds; round++ {
+		next := slices.Clone(cl[:n])
+		for i := range n {
+			h := hashkey.Hash64(seed, lpTag, 1<<32+round, g.key[i])
+			if h>>63 != 0 {
+				continue
+			}
+			nb = nb[:0]
+			for _, s := range g.adj[g.xadj[i]:g.xadj[i+1]] {
+				nb = append(nb, cl[s])
+			}
+			if len(nb) == 0 {
+				continue
+			}
+			slices.Sort(nb)
+			own := int64(0)
+			best, bestC, bestH := uint64(0), int64(0), uint64(0)
+			for j := 0; j < len(nb); {
+				k := j
+				for k < len(nb) && nb[k] == nb[j] {
+					k++
+				}
+				c := int64(k - j)
+				if nb[j] == cl[i] {
+					own = c
+				}
+				switch hl := hashkey.Hash64(seed, lpTag, 1<<32+round, g.key[i], nb[j]); {
+				case c > bestC || c == bestC && hl > bestH:
+					best, bestC, bestH = nb[j], c, hl
+				}
+				j = k
+			}
+			if bestC > own {
+				next[i] = best
+			}
+		}
+		copy(cl, next)
+		if err := exchangeLabels(gx, cl, n); err != nil {
+			return nil, err
+		}
+	}
+	return cl[:n], nil
 }
 
 // key0 is the round number of the initial assignment's hash (rounds hash
