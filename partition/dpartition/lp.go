@@ -138,7 +138,8 @@ func exchangeLabels[T collectives.Elem](e *ghostExchange, lab []T, n int64) erro
 
 // labelPropagation partitions g into K parts and returns the part of each
 // of this rank's vertices. The result depends on g and seed only, not on
-// the number of ranks: the start is a hash of (seed, key), every choice a
+// the number of ranks: the start is a hash of (seed, cluster label; the
+// clusters by lpClusters), every choice a
 // hash of (seed, round, key[, part]), and all sums are of integers.
 //
 // A round: each node of a hashed half picks the part most of its
@@ -287,13 +288,13 @@ func labelPropagation(c *collectives.Comm, g *lpGraph, K int, seed uint64) ([]in
 			if err := collectives.Allreduce(c, delta, collectives.Sum); err != nil {
 				return nil, err
 			}
-			any := false
+			found := false
 			for p := range K {
 				if W[p]+delta[p] > max(U, W[p]) {
-					bad[p], any = true, true
+					bad[p], found = true, true
 				}
 			}
-			if !any {
+			if !found {
 				break
 			}
 			acc = slices.DeleteFunc(acc, func(j int) bool { return bad[candTo[j]] })
