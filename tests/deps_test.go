@@ -77,7 +77,7 @@ func allowedDeps() map[string]pkgDeps {
 		},
 
 		"partition/dpartition": {
-			imports: []string{"collectives", "graph", "partition"},
+			imports: []string{"collectives", "graph", "internal/hashkey", "partition"},
 			test:    []string{"spmd", "spmd/spmdtest"},
 		},
 		"sample/dsample": {

@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpignn/partition"
+	"mpignn/partition/dpartition"
 )
 
 func coraDir(t *testing.T) string {
@@ -83,4 +86,27 @@ func TestPartitionCLIBadInput(t *testing.T) {
 		})
 	}
 	assert.ErrorContains(t, inspect(io.Discard, []string{t.TempDir()}), "META.json is missing", "inspect of a non-partition dir")
+}
+
+// TestChunkedMethod: the methods of a chunked dataset, and one error naming
+// the flag and the choices for any other.
+func TestChunkedMethod(t *testing.T) {
+	for _, tc := range []struct {
+		method, assignment string
+		set                bool
+		want, err          string
+	}{
+		{method: "lp", set: true, want: dpartition.MethodLP},
+		{method: "random", set: true, want: partition.MethodRandom},
+		{method: "lpx", set: true, err: `--method "lpx": want parmetis, lp, random or --assignment DIR for a chunked dataset`},
+		{method: "lp", set: true, assignment: "a", err: "--assignment DIR gives the assignment; leave out --method"},
+	} {
+		got, err := chunkedMethod(tc.method, tc.set, tc.assignment)
+		if tc.err != "" {
+			require.EqualError(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got)
+	}
 }

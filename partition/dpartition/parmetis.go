@@ -43,20 +43,58 @@ func (x *run) pmID(l *pmLayout, v int64) (int64, int) {
 	return l.vtxdist[r] + l.typeOff[r][t] + local - x.bstart[t][r], r
 }
 
-// parmetisAssign builds the symmetric graph of all relations (no self
-// loops, no repeats) distributed by block, a chunk per round as the edge
-// move does, calls PT-Scotch and fills x.assign. PT-Scotch balances one
-// vertex weight, which combines nodes and degree (the statistics report
-// the balance of nodes, training nodes and edges, and of node types).
+// symGraph is this rank's share of the symmetric graph of all relations
+// (no self loops, no repeats), distributed by block in pmLayout's
+// numbering: rows of the rank's vertices, neighbours as global ids, and
+// one vertex weight combining nodes and degree. PT-Scotch and label
+// propagation both partition it.
+type symGraph struct {
+	l         *pmLayout
+	xadj, adj []int64
+	vwgt      []int64
+}
+
+// parmetisAssign partitions the symmetric graph with PT-Scotch and fills
+// x.assign. PT-Scotch balances one vertex weight, which combines nodes and
+// degree (the statistics report the balance of nodes, training nodes and
+// edges, and of node types).
 func (x *run) parmetisAssign() error {
 	l := x.pmLayout()
-	P := x.P
-	for r := range P {
+	for r := range x.P {
 		if l.vtxdist[r+1] == l.vtxdist[r] {
-			return fmt.Errorf("%s: rank %d holds no node chunk, which PT-Scotch needs; convert with smaller --chunk-nodes (at least %d chunks per node type)", x.opt.Data, r, P)
+			return fmt.Errorf("%s: rank %d holds no node chunk, which PT-Scotch needs; convert with smaller --chunk-nodes (at least %d chunks per node type)", x.opt.Data, r, x.P)
 		}
 	}
 	t0 := time.Now()
+	g, err := x.symGraph(l)
+	if err != nil {
+		return err
+	}
+	t0 = x.phase("graph", t0)
+	part, err := collectives.ParMetisKway(x.c, l.vtxdist, g.xadj, g.adj, g.vwgt, 1, x.P, int(x.opt.Seed%(1<<31)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", x.opt.Data, err)
+	}
+	x.phase("PT-Scotch", t0)
+	x.setAssign(l, part)
+	return nil
+}
+
+// setAssign cuts the parts of this rank's range (pmLayout's numbering)
+// into x.assign, one slice per type.
+func (x *run) setAssign(l *pmLayout, part []int32) {
+	x.assign = make([][]int32, x.s.NumTypes())
+	for t := range x.s.NumTypes() {
+		a, b := x.block(t)
+		off := l.typeOff[x.rank][t]
+		x.assign[t] = part[off : off+b-a]
+	}
+}
+
+// symGraph builds the symmetric graph, a chunk per round as the edge move
+// does.
+func (x *run) symGraph(l *pmLayout) (*symGraph, error) {
+	P := x.P
 	lo := l.vtxdist[x.rank]
 	n := l.vtxdist[x.rank+1] - lo
 	// Received (local row, neighbour) pairs, one array per round, and
@@ -82,7 +120,7 @@ func (x *run) parmetisAssign() error {
 				if bt.chunk != chunk {
 					var err error
 					if u, v, err = x.ch.ReadEdgeChunk(e, bt.chunk); err != nil {
-						return err
+						return nil, err
 					}
 					chunk = bt.chunk
 				}
@@ -119,7 +157,7 @@ func (x *run) parmetisAssign() error {
 			}
 			recv, _, err := collectives.Alltoallv(x.c, send, counts)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for i := 0; i < len(recv); i += 2 {
 				recv[i] -= lo
@@ -142,7 +180,7 @@ func (x *run) parmetisAssign() error {
 	// add up to the same total.
 	edges, err := collectives.AllreduceScalar(x.c, w, collectives.Sum)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	vwgt := make([]int64, n)
 	for r := range n {
@@ -151,17 +189,5 @@ func (x *run) parmetisAssign() error {
 			vwgt[r] += ((xadj[r+1]-xadj[r])*l.vtxdist[P] + edges/2) / edges
 		}
 	}
-	t0 = x.phase("graph", t0)
-	part, err := collectives.ParMetisKway(x.c, l.vtxdist, xadj, adj[:w], vwgt, 1, P, int(x.opt.Seed%(1<<31)))
-	if err != nil {
-		return fmt.Errorf("%s: %w", x.opt.Data, err)
-	}
-	x.phase("PT-Scotch", t0)
-	x.assign = make([][]int32, x.s.NumTypes())
-	for t := range x.s.NumTypes() {
-		a, b := x.block(t)
-		off := l.typeOff[x.rank][t]
-		x.assign[t] = part[off : off+b-a]
-	}
-	return nil
+	return &symGraph{l: l, xadj: xadj, adj: adj[:w], vwgt: vwgt}, nil
 }
