@@ -230,24 +230,14 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 			got = append(got, pairs)
 		}
 	}
-	// Counting sort by row, then each row sorted and deduplicated.
-	rows := int64(len(nd.orig)) * R
-	ptr, idx := rowsFromPairs(got, rows)
-	w := int64(0)
-	for r := range rows {
-		row := idx[ptr[r]:ptr[r+1]]
-		slices.Sort(row)
-		row = slices.Compact(row)
-		ptr[r] = w
-		w += int64(copy(idx[w:], row))
-	}
-	ptr[rows] = w
-	return ptr, slices.Clip(idx[:w]), nil
+	ptr, idx := rowsFromPairs(got, int64(len(nd.orig))*R)
+	return ptr, idx, nil
 }
 
 // rowsFromPairs places rounds of (row, value) pairs into CSR rows (ptr of
-// rows+1 offsets, idx of values) by counting sort, in arrival order within
-// a row, and frees each round as soon as its pairs are placed.
+// rows+1 offsets, idx of values) by counting sort, freeing each round as
+// soon as its pairs are placed, then sorts each row and drops repeats in
+// place (the edge move and the symmetric graph both want sets).
 func rowsFromPairs(got [][]int64, rows int64) (ptr, idx []int64) {
 	ptr = make([]int64, rows+1)
 	total := int64(0)
@@ -270,5 +260,14 @@ func rowsFromPairs(got [][]int64, rows int64) (ptr, idx []int64) {
 		}
 		got[k] = nil
 	}
-	return ptr, idx
+	w := int64(0)
+	for r := range rows {
+		row := idx[ptr[r]:ptr[r+1]]
+		slices.Sort(row)
+		row = slices.Compact(row)
+		ptr[r] = w
+		w += int64(copy(idx[w:], row))
+	}
+	ptr[rows] = w
+	return ptr, slices.Clip(idx[:w])
 }

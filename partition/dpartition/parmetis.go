@@ -2,7 +2,6 @@ package dpartition
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"mpignn/collectives"
@@ -166,15 +165,7 @@ func (x *run) symGraph(l *pmLayout) (*symGraph, error) {
 		}
 	}
 	xadj, adj := rowsFromPairs(got, n)
-	w := int64(0)
-	for r := range n {
-		row := adj[xadj[r]:xadj[r+1]]
-		slices.Sort(row)
-		row = slices.Compact(row)
-		xadj[r] = w
-		w += int64(copy(adj[w:], row))
-	}
-	xadj[n] = w
+	w := xadj[n]
 	// One weight for two constraints, nodes and degree (edges, the work
 	// of sampling and gathering): 1 + degree x nodes/edges, so that both
 	// add up to the same total.
@@ -189,5 +180,5 @@ func (x *run) symGraph(l *pmLayout) (*symGraph, error) {
 			vwgt[r] += ((xadj[r+1]-xadj[r])*l.vtxdist[P] + edges/2) / edges
 		}
 	}
-	return &symGraph{l: l, xadj: xadj, adj: adj[:w], vwgt: vwgt}, nil
+	return &symGraph{l: l, xadj: xadj, adj: adj, vwgt: vwgt}, nil
 }
