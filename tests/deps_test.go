@@ -32,7 +32,7 @@ type pkgDeps struct {
 // between mpignn packages is a design decision; make it here, in review,
 // not by accident in a file. The layers, bottom up:
 //
-//	internal/*           leaves: no mpignn imports (hashkey: none at all)
+//	internal/*           leaves: no mpignn imports (hashkey, par: none at all)
 //	config               leaf: errors of options types naming fields
 //	spmd                 the MPI runtime (cgo, mpi.h)
 //	collectives          MPI operations over spmd (gompi, cgo)
@@ -50,6 +50,7 @@ type pkgDeps struct {
 func allowedDeps() map[string]pkgDeps {
 	return map[string]pkgDeps{
 		"internal/hashkey":  {},
+		"internal/par":      {},
 		"internal/tempout":  {},
 		"internal/testhold": {},
 		"internal/watchdog": {},
@@ -73,7 +74,7 @@ func allowedDeps() map[string]pkgDeps {
 		},
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
 		"train": {
-			imports: []string{"config", "graph", "internal/tempout", "internal/testhold", "sample"},
+			imports: []string{"config", "graph", "internal/par", "internal/tempout", "internal/testhold", "sample"},
 		},
 
 		"partition/dpartition": {
@@ -119,8 +120,8 @@ func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
 		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train",
-			"internal/hashkey", "internal/tempout", "internal/testhold", "internal/watchdog"},
-		stdlibOnly: []string{"config", "internal/hashkey"},
+			"internal/hashkey", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog"},
+		stdlibOnly: []string{"config", "internal/hashkey", "internal/par"},
 	}
 }
 

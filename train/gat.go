@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -141,7 +142,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		gemm(false, false, ns, hf, in, 1, h[:ns*in], in, g.w, hf, 0, g.z, hf)
 	}
 	g.el, g.er = grow(g.el, ns*H), grow(g.er, nd*H)
-	parallelRows(ns, ns*hf, func(lo, hi int) {
+	par.Range(ns, ns*hf, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			for hd := range H {
 				zj := g.z[j*hf+hd*F : j*hf+(hd+1)*F]
@@ -163,7 +164,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	o := grow(g.o, nd*width)
 	g.o = o
 	scale := T(1 / (1 - float64(g.attnDrop)))
-	parallelRows(nd, ne*hf, func(lo, hi int) {
+	par.Range(nd, ne*hf, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
 			var rk uint64
@@ -222,7 +223,7 @@ func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 	}
 	// Per destination (independent rows): gradient of the scores s.
 	g.ds = grow(g.ds, ne*H)
-	parallelRows(nd, ne*hf, func(lo, hi int) {
+	par.Range(nd, ne*hf, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
 			for hd := range H {

@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -116,7 +117,7 @@ func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		return g.forwardSparse(p.Sparse, b, h)
 	}
 	g.agg = grow(g.agg, nd*in)
-	parallelRows(nd, (len(b.Indices)+nd)*in, func(lo, hi int) {
+	par.Range(nd, (len(b.Indices)+nd)*in, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dst := g.agg[i*in : (i+1)*in]
 			clear(dst)
@@ -179,7 +180,7 @@ func (g *gcnLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals 
 	spmm(x, vals, ns, g.w, out, g.pw, false)
 	o := grow(g.o, nd*out)
 	g.o = o
-	parallelRows(nd, (len(b.Indices)+nd)*out, func(lo, hi int) {
+	par.Range(nd, (len(b.Indices)+nd)*out, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dst := o[i*out : (i+1)*out]
 			copy(dst, g.bias)

@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -52,7 +53,7 @@ func (a *relMean[T]) forward(b *sample.Block, h []T, w int) {
 	}
 	// Each destination writes only its own rows, one per relation, so the
 	// split over goroutines does not change any sum.
-	parallelRows(b.NumDst, len(b.Indices)*w, func(lo, hi int) {
+	par.Range(b.NumDst, len(b.Indices)*w, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			p := int(a.pos[i])
 			for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {

@@ -123,6 +123,8 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"mpignn/internal/par"
 )
 
 // bf16Key identifies one cached matmul primitive.
@@ -171,7 +173,7 @@ func toBF16(x []float32, dst []uint16) []uint16 {
 		dst = make([]uint16, len(x))
 	}
 	dst = dst[:len(x)]
-	parallelRows(len(x), len(x), func(lo, hi int) {
+	par.Range(len(x), len(x), func(lo, hi int) {
 		if hi > lo {
 			C.kern_tobf16((*C.float)(unsafe.Pointer(&x[lo])), (*C.uint16_t)(unsafe.Pointer(&dst[lo])), C.int64_t(hi-lo))
 		}

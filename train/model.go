@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"mpignn/config"
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -578,7 +579,7 @@ func (n *net[T]) backward(blocks []sample.Block, train bool) {
 		// exactly when the unit was kept and its pre-activation was positive,
 		// and then its derivative is the dropout scale (branch-free: the
 		// sign pattern is random).
-		parallelRows(b.NumSrc(), len(hin), func(lo, hi int) {
+		par.Range(b.NumSrc(), len(hin), func(lo, hi int) {
 			for k := lo * in; k < hi*in; k++ {
 				pos := 0
 				if hin[k] > 0 {
@@ -639,7 +640,7 @@ func argmax[T floatT](z []T) int {
 // decisions are random, so branches would mispredict half the time).
 func reluDropout[T floatT](o []T, w int, orig []int64, layer int, train bool, p float32, key MaskKey) {
 	if !train || p == 0 {
-		parallelRows(len(orig), len(o), func(lo, hi int) {
+		par.Range(len(orig), len(o), func(lo, hi int) {
 			for k, v := range o[lo*w : hi*w] {
 				o[lo*w+k] = max(v, 0)
 			}
@@ -659,7 +660,7 @@ func dropout[T floatT](o []T, w int, orig []int64, layer int, p float32, key Mas
 // layer, node), preceded by ReLU when relu is set (a loop-invariant branch).
 func dropoutRows[T floatT](o []T, w int, orig []int64, layer int, p float32, key MaskKey, relu bool) {
 	scale := T(1 / (1 - float64(p)))
-	parallelRows(len(orig), len(o), func(lo, hi int) {
+	par.Range(len(orig), len(o), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
 			row := o[i*w : (i+1)*w]

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/blas/gonum"
 
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -121,32 +122,6 @@ func blasSgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b 
 		blas32.General{Rows: m, Cols: n, Stride: ldc, Data: c})
 }
 
-// parallelWork is the amount of scalar work (edges x width) below which the
-// sparse kernels stay on one goroutine: spawning costs more than it saves.
-const parallelWork = 1 << 16
-
-// parallelRows splits [0,n) into contiguous chunks, one per processor, and
-// runs f on each. Each row is written by exactly one goroutine in a fixed
-// order, so results do not depend on scheduling.
-func parallelRows(n, work int, f func(lo, hi int)) {
-	p := runtime.GOMAXPROCS(0)
-	if work < parallelWork || p == 1 || n < 2*p {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n + p - 1) / p
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
-}
-
 // native is gonum's pure-Go BLAS, used directly for the short row
 // operations of the sparse kernels: its SIMD assembly beats a Go loop by 2x
 // there, and unlike the cgo BLAS it costs nothing per call.
@@ -168,7 +143,7 @@ func axpy[T floatT](alpha T, x, y []T) {
 // written by one goroutine, summing its sources in edge order, so the
 // result does not depend on scheduling.
 func meanAggregate[T floatT](b *sample.Block, h []T, w int, agg []T) {
-	parallelRows(b.NumDst, len(b.Indices)*w, func(lo, hi int) {
+	par.Range(b.NumDst, len(b.Indices)*w, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dst := agg[i*w : (i+1)*w]
 			clear(dst)

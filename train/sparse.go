@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -21,7 +22,7 @@ import (
 // column order, so the result does not depend on the thread count.
 func spmm[T floatT](s *sample.SparseRows, vals []T, n int, w []T, out int, dst []T, acc bool) {
 	nnz := int(s.Indptr[n])
-	parallelRows(n, nnz*out+n, func(lo, hi int) {
+	par.Range(n, nnz*out+n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := dst[i*out : (i+1)*out]
 			if !acc {
@@ -41,7 +42,7 @@ func spmm[T floatT](s *sample.SparseRows, vals []T, n int, w []T, out int, dst [
 // row order whatever the thread count.
 func spmmT[T floatT](s *sample.SparseRows, vals []T, n int, d []T, out int, gw []T) {
 	nnz := int(s.Indptr[n])
-	parallelRows(out, nnz*out, func(lo, hi int) {
+	par.Range(out, nnz*out, func(lo, hi int) {
 		for i := 0; i < n; i++ {
 			di := d[i*out+lo : i*out+hi]
 			for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
@@ -81,7 +82,7 @@ func (n *net[T]) sparseValues(xs *sample.SparseRows, orig []int64, train bool, k
 		return v
 	}
 	scale := T(1 / (1 - float64(p)))
-	parallelRows(xs.Rows(), len(xs.Values), func(lo, hi int) {
+	par.Range(xs.Rows(), len(xs.Values), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			rk := sample.MaskKey(key.Seed, int(key.Step), InputLayer, orig[i])
 			for e := xs.Indptr[i]; e < xs.Indptr[i+1]; e++ {
