@@ -15,7 +15,8 @@ import (
 // The seeds of a link step are EDGES: the training positives of the
 // partition's link split, batched globally exactly like node seeds (see
 // sample.RankSteps) over their canonical edge ids, so a P-rank run with
-// batch B takes the same global batches as a 1-rank run with batch P·B.
+// batch B takes the same global batches as a 1-rank run with batch P·B (and
+// with GlobalBatch, the same batches on any number of ranks).
 // Each rank takes the positives whose source it owns (that is where the
 // partitioner stored them).
 //
