@@ -10,10 +10,12 @@ import (
 // Global batching.
 //
 // An epoch visits the N training nodes in a pseudo-random order that depends
-// only on (seed, epoch, N) and cuts it into steps of exactly G = P*B nodes
-// (the last step holds the rest), like a shuffling DataLoader with
-// drop_last=false. So a P-rank run with per-rank batch B takes exactly the
-// same global batches, in the same steps, as a 1-rank run with batch P*B.
+// only on (seed, epoch, N) and cuts it into steps of exactly G nodes (the
+// last step holds the rest), like a shuffling DataLoader with
+// drop_last=false. G is P*B for a per-rank batch B, so a P-rank run takes
+// exactly the same global batches, in the same steps, as a 1-rank run with
+// batch P*B; or G is given as it is (train --global-batch), the same on
+// any number of ranks, which then need not divide it.
 //
 // The order is a keyed bijection (a Feistel network with cycle walking, see
 // Permutation) applied to each node's CANONICAL INDEX: its rank among all
@@ -143,10 +145,11 @@ func CanonicalIndex(sortedTrain, mine []int64) ([]int64, error) {
 
 // RankSteps is the per-rank form of EpochBatches. index holds the canonical
 // indices of the rank's own training nodes (see CanonicalIndex), numTrain is
-// the GLOBAL number of training nodes and globalBatch is G = P*B. The result
-// has NumSteps(numTrain, globalBatch) entries on every rank; entry s lists
-// positions into index (and so into the rank's parallel arrays of global and
-// original ids) of the rank's seeds in step s, in permutation order. Merging
+// the GLOBAL number of training nodes and globalBatch is G (P*B, or a
+// global batch given as such). The result has NumSteps(numTrain,
+// globalBatch) entries on every rank; entry s lists positions into index
+// (and so into the rank's parallel arrays of global and original ids) of
+// the rank's seeds in step s, in permutation order. Merging
 // all ranks' step s by permutation order gives exactly EpochBatches' step s.
 func RankSteps(seed uint64, epoch int, numTrain int64, globalBatch int, index []int64) ([][]int, error) {
 	if globalBatch <= 0 {

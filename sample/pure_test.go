@@ -331,7 +331,8 @@ func TestNumSteps(t *testing.T) {
 // TestRankStepsMergeToEpochBatches splits a training set over P simulated
 // ranks, unevenly and with one empty rank, and checks that every rank gets
 // the same number of steps and that merging step k over ranks gives step k
-// of the one-rank epoch with batch P·B.
+// of the one-rank epoch with the global batch: P·B, or a global batch given
+// as such (37, which no P above 1 divides: train --global-batch).
 func TestRankStepsMergeToEpochBatches(t *testing.T) {
 	var train []int64
 	for v := int64(0); v < 500; v++ {
@@ -341,9 +342,9 @@ func TestRankStepsMergeToEpochBatches(t *testing.T) {
 	}
 	sorted := slices.Clone(train)
 	slices.Sort(sorted)
-	for _, P := range []int{1, 2, 3, 4} {
-		const B = 16
-		want, err := EpochBatches(11, 2, train, P*B)
+	for _, PG := range [][2]int{{1, 16}, {2, 32}, {3, 48}, {4, 64}, {1, 37}, {2, 37}, {3, 37}, {4, 37}} {
+		P, G := PG[0], PG[1]
+		want, err := EpochBatches(11, 2, train, G)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,12 +364,12 @@ func TestRankStepsMergeToEpochBatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			steps, err := RankSteps(11, 2, int64(len(train)), P*B, idx)
+			steps, err := RankSteps(11, 2, int64(len(train)), G, idx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(steps) != len(want) {
-				t.Fatalf("P=%d rank %d: %d steps, want %d", P, r, len(steps), len(want))
+				t.Fatalf("P=%d G=%d rank %d: %d steps, want %d", P, G, r, len(steps), len(want))
 			}
 			for k, locals := range steps {
 				for _, j := range locals {
@@ -377,7 +378,7 @@ func TestRankStepsMergeToEpochBatches(t *testing.T) {
 			}
 		}
 		if P > 2 {
-			empty, err := RankSteps(11, 2, int64(len(train)), P*B, nil)
+			empty, err := RankSteps(11, 2, int64(len(train)), G, nil)
 			if err != nil || len(empty) != len(want) {
 				t.Fatalf("P=%d empty rank: %d steps (%v), want %d", P, len(empty), err, len(want))
 			}
@@ -390,7 +391,7 @@ func TestRankStepsMergeToEpochBatches(t *testing.T) {
 				}
 			}
 			idx, _ := CanonicalIndex(sorted, rest)
-			steps, _ := RankSteps(11, 2, int64(len(train)), P*B, idx)
+			steps, _ := RankSteps(11, 2, int64(len(train)), G, idx)
 			for k, locals := range steps {
 				for _, j := range locals {
 					merged[k] = append(merged[k], rest[j])
@@ -401,7 +402,7 @@ func TestRankStepsMergeToEpochBatches(t *testing.T) {
 			a := slices.Sorted(slices.Values(merged[k]))
 			b := slices.Sorted(slices.Values(want[k]))
 			if !slices.Equal(a, b) {
-				t.Fatalf("P=%d step %d: merged %v, want %v", P, k, a, b)
+				t.Fatalf("P=%d G=%d step %d: merged %v, want %v", P, G, k, a, b)
 			}
 		}
 	}

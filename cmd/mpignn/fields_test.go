@@ -44,7 +44,7 @@ func TestFieldFlags(t *testing.T) {
 		"PartDir": "--parts", "Task": "--task", "Eval": "--eval", "EvalFull": "--eval-full", "LinkSplit": "--link-split",
 		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "Metrics": "--metrics", "Quiet": "--quiet",
 		"Resume": "--resume", "ResumeAuto": "--resume auto", "InitFrom": "--init-from",
-		"OverwriteCheckpoint": "--overwrite-checkpoint", "Loader.Batch": "--batch", "Loader.Fanouts": "--fanout",
+		"OverwriteCheckpoint": "--overwrite-checkpoint", "Loader.Batch": "--batch", "Loader.GlobalBatch": "--global-batch", "Loader.Fanouts": "--fanout",
 		"Loader.EvalFanouts": "--eval-fanout", "Loader.Replace": "--replace", "Loader.Split": "--split",
 		"Loader.Temporal": "--temporal", "Loader.Temporal.Strict": "--temporal-strict", "Loader.SeedTime": "--seed-time",
 		"Model.Arch": "--model", "Model.Hidden": "--hidden", "Model.Dropout": "--dropout",

@@ -242,6 +242,11 @@ func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error)
 		switch {
 		case given[name] || fs.Lookup(name) == nil:
 			continue
+		case name == "batch" && given["global-batch"] || name == "global-batch" && given["batch"]:
+			// Two spellings of the one global batch: the one given
+			// stands, and the comparison checks it against the
+			// checkpoint's.
+			continue
 		case task != "link" && (name == "decoder" || name == "neg-ratio" || name == "neg-strict" || name == "use-valid-edges" || name == "keep-seed-edges"):
 			continue
 		case task == "link" && name == "split":

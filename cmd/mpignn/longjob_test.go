@@ -116,6 +116,29 @@ func TestAdoptResumeFlags(t *testing.T) {
 	assert.Equal(t, "link", f.cfg.Task)
 	assert.Equal(t, 3, f.cfg.Link.NegRatio)
 	assert.Equal(t, "mlp", f.cfg.Model.Decoder)
+
+	// The checkpoint's global batch, taken as --batch (a rank count that
+	// divides it) or --global-batch; either given explicitly stands, and
+	// the other spelling is not taken beside it.
+	for _, tc := range []struct {
+		name          string
+		args          []string
+		ck            [2]string
+		batch, global int
+	}{
+		{"per rank", []string{"--parts", "p"}, [2]string{"batch", "32"}, 32, 0},
+		{"global", []string{"--parts", "p"}, [2]string{"global-batch", "64"}, 0, 64},
+		{"global link", []string{"--parts", "p", "--task", "link"}, [2]string{"global-batch", "600"}, 0, 600},
+		{"explicit batch", []string{"--parts", "p", "--batch", "16"}, [2]string{"global-batch", "64"}, 16, 0},
+		{"explicit global", []string{"--parts", "p", "--global-batch", "48"}, [2]string{"batch", "32"}, 0, 48},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := parseTrainResumed(tc.args, [][2]string{tc.ck})
+			require.NoError(t, err)
+			assert.Equal(t, tc.batch, f.cfg.Loader.Batch)
+			assert.Equal(t, tc.global, f.cfg.Loader.GlobalBatch)
+		})
+	}
 }
 
 // TestStopFile: rank 0 stops once --stop-file exists (a request made before

@@ -195,6 +195,8 @@ func TestCLIMistakesAreOneLine(t *testing.T) {
 		{"missing value", []string{"predict", "--parts"}, "mpignn predict: --parts needs a value"},
 		{"bench typo", []string{"bench", "sample", "--fanouts", "1"}, "unknown flag --fanouts: did you mean --fanout? (mpignn bench sample --help"},
 		{"inspect typo", []string{"inspect", "dir", "--jsn"}, "unknown flag --jsn: did you mean --json?"},
+		{"batch and global batch", []string{"train", "--parts", "x", "--batch", "8", "--global-batch", "32"},
+			"mpignn train: --batch 8 and --global-batch 32 exclude each other: --batch counts per rank, --global-batch over all ranks (give one)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, code := runCLI(t, tc.args...)

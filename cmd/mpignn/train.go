@@ -73,6 +73,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.StringVar(&c.Eval, "eval", "", "evaluation: layer-wise (exact full-neighborhood inference, each layer once for every node) or sampled (--eval-fanout neighborhoods per seed) (default layer-wise; sampled with --temporal or --eval-full)")
 	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
 	addBatchFlag(fs, &c.Loader.Batch, 64, "seeds (edges for --task link: default 512 there, 64 for nodes)")
+	fs.IntVar(&c.Loader.GlobalBatch, "global-batch", 0, "seeds (edges for --task link) per step over ALL ranks, whatever their count, each rank taking the seeds it owns: the same flags train the same model on any number of ranks, up to float summation order (instead of --batch)")
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
 	temporal := addTemporalFlags(fs)
 	fs.StringVar(&c.Model.Arch, "model", "", "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT) for homogeneous graphs, "+strings.Join(train.HeteroArchs(), ", ")+" (HeteroSAGE, R-GCN) for heterogeneous ones (default: sage, or hsage on a heterogeneous partition)")
@@ -127,6 +128,9 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	}
 	f.shared = startupFields("train", fs)
 	if err := parseCheckpointEvery(*ckEvery, &c.Run); err != nil {
+		return nil, err
+	}
+	if err := globalBatchFlags(fs, c); err != nil {
 		return nil, err
 	}
 	// The rules checked here are about the command line itself, not about
@@ -215,6 +219,24 @@ func (f *trainFlags) validate() error {
 	return f.partOptions().Validate()
 }
 
+// globalBatchFlags refuses --batch with --global-batch (two sizes of the
+// same batch: a mistake on the command line, exit code 2, one line) and a
+// typed --global-batch 0, and with --global-batch leaves the per-rank
+// batch unset, as the loader options want.
+func globalBatchFlags(fs *flag.FlagSet, c *dtrain.TrainConfig) error {
+	if !flagSet(fs, "global-batch") {
+		return nil
+	}
+	if flagSet(fs, "batch") {
+		return &usageError{fmt.Sprintf("--batch %d and --global-batch %d exclude each other: --batch counts per rank, --global-batch over all ranks (give one)", c.Loader.Batch, c.Loader.GlobalBatch)}
+	}
+	if err := explicitZero(fs, "global-batch"); err != nil {
+		return err
+	}
+	c.Loader.Batch = 0
+	return nil
+}
+
 // resolveTask checks the link-task flags: given to a node run they would
 // have no effect, so they are refused (by presence: their defaults, such as
 // --neg-ratio 1, are not zero values the library could tell apart). For
@@ -236,6 +258,9 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 		return err
 	case dtrain.TaskLink:
 		for _, d := range linkDefaults() {
+			if d.name == "batch" && c.Loader.GlobalBatch > 0 {
+				continue // the batch is given, over all ranks
+			}
 			if !flagSet(fs, d.name) {
 				if err := fs.Set(d.name, d.value); err != nil {
 					return err
@@ -301,8 +326,12 @@ func (f *trainFlags) settingsLine() string {
 	if c.Model.Decoder != "" {
 		s += " --decoder " + c.Model.Decoder
 	}
-	s += fmt.Sprintf(" --hidden %d --fanout %s --batch %d --dropout %g --input-dropout %g --lr %g --weight-decay %g --norm-feat=%v --epochs %d --seed %d",
-		c.Model.Hidden, strings.Join(fan, ","), c.Loader.Batch, c.Model.Dropout, c.Model.InputDropout, c.Trainer.Adam.LR, c.Trainer.Adam.WeightDecay, c.RowNorm, c.Run.Epochs, c.Trainer.Seed)
+	batch := fmt.Sprintf("--batch %d", c.Loader.Batch)
+	if c.Loader.GlobalBatch > 0 {
+		batch = fmt.Sprintf("--global-batch %d", c.Loader.GlobalBatch)
+	}
+	s += fmt.Sprintf(" --hidden %d --fanout %s %s --dropout %g --input-dropout %g --lr %g --weight-decay %g --norm-feat=%v --epochs %d --seed %d",
+		c.Model.Hidden, strings.Join(fan, ","), batch, c.Model.Dropout, c.Model.InputDropout, c.Trainer.Adam.LR, c.Trainer.Adam.WeightDecay, c.RowNorm, c.Run.Epochs, c.Trainer.Seed)
 	if len(f.taskDefaults) > 0 {
 		s += fmt.Sprintf(" (%s: --task %s defaults)", strings.Join(f.taskDefaults, " "), task)
 	}

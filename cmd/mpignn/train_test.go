@@ -32,6 +32,10 @@ func TestParseTrain(t *testing.T) {
 		{[]string{"--parts", "p", "--model", "gat", "--heads", "0"}, "--heads 0 must be positive"},
 		{[]string{"--parts", "p", "--model", "gat", "--attn-dropout", "1"}, "--attn-dropout 1 must be in [0,1)"},
 		{[]string{"--parts", "p", "--model", "gat", "--hidden", "20", "--heads", "8"}, "--hidden 20 must be a multiple of --heads 8"},
+		{[]string{"--parts", "p", "--global-batch", "100"}, ""},
+		{[]string{"--parts", "p", "--global-batch", "100", "--batch", "64"}, "--batch 64 and --global-batch 100 exclude each other"},
+		{[]string{"--parts", "p", "--global-batch", "0"}, "--global-batch 0: must be at least 1"},
+		{[]string{"--parts", "p", "--global-batch", "-3"}, "--global-batch -3 must be positive"},
 	}
 	for _, tc := range tests {
 		_, err := parseTrain(tc.args)
@@ -98,6 +102,8 @@ func TestLinkTaskDefaults(t *testing.T) {
 			want{"dot", 0.3, 1e-4, 64, false, 0}},
 		{"link dot normalised", []string{"--parts", "p", "--task", "link", "--decoder", "dot", "--norm-feat"}, want{"dot", 0, 0, 512, true, 3}},
 		{"link no norm", []string{"--parts", "p", "--task", "link", "--norm-feat=false"}, want{"mlp", 0, 0, 512, false, 4}},
+		// --global-batch sets the batch: no per-rank default beside it.
+		{"link global", []string{"--parts", "p", "--task", "link", "--global-batch", "1000"}, want{"mlp", 0, 0, 0, true, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := parseTrain(tc.args)
@@ -105,7 +111,12 @@ func TestLinkTaskDefaults(t *testing.T) {
 			c := f.cfg
 			assert.Equal(t, tc.want, want{c.Model.Decoder, c.Model.Dropout, c.Trainer.Adam.WeightDecay, c.Loader.Batch, c.RowNorm, len(f.taskDefaults)})
 			assert.Equal(t, c.Model.Dropout, c.Model.InputDropout, "input dropout follows --dropout")
-			assert.Contains(t, f.settingsLine(), "--batch "+strconv.Itoa(tc.want.batch))
+			if c.Loader.GlobalBatch > 0 {
+				assert.Contains(t, f.settingsLine(), "--global-batch "+strconv.Itoa(c.Loader.GlobalBatch))
+				assert.NotContains(t, f.settingsLine(), "--batch")
+			} else {
+				assert.Contains(t, f.settingsLine(), "--batch "+strconv.Itoa(tc.want.batch))
+			}
 		})
 	}
 }

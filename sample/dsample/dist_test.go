@@ -225,7 +225,9 @@ func TestGatherFeatures(t *testing.T) {
 // TestLoaderGlobalBatches: uneven training counts with one rank holding no
 // training node still give the same step count everywhere, every step
 // completes, and the union of the ranks' seeds of step k is step k of the
-// one-process epoch with batch P·B. Blocks, features and labels are
+// one-process epoch with batch P·B, or with the options' GlobalBatch
+// (17: divisible by no rank count above 1, so ranks' shares differ by
+// more than the order of the seeds). Blocks, features and labels are
 // checked against the unpartitioned graph.
 func TestLoaderGlobalBatches(t *testing.T) {
 	f := newFixture(t, false, true)
@@ -234,91 +236,99 @@ func TestLoaderGlobalBatches(t *testing.T) {
 	sp := f.d.Splits["public"]
 	for _, tr := range transports() {
 		s := f.openStore(t, tr, 0.001)
-		o := LoaderOptions{Fanouts: []int{3, 2}, EvalFanouts: []int{-1, 2}, Batch: B, Seed: 5}
-		ld, err := NewLoader(s, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, sc := range []struct {
-			split string
-			ids   []int64
-			fan   []int
-		}{{SplitTrain, sp.Train, o.Fanouts}, {SplitValid, sp.Valid, o.EvalFanouts}} {
-			for epoch := range 2 {
-				t.Run(fmt.Sprintf("%s/%s/epoch%d", tr, sc.split, epoch), func(t *testing.T) {
-					steps, err := ld.Steps(sc.split, epoch)
-					if err != nil {
-						t.Fatal(err)
-					}
-					all, err := collectives.Allgather(f.c, []int64{int64(steps)})
-					if err != nil {
-						t.Fatal(err)
-					}
-					want, err := sample.EpochBatches(o.Seed, epoch, sc.ids, P*B)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for r, n := range all {
-						if int(n) != len(want) {
-							t.Fatalf("rank %d has %d steps, want %d", r, n, len(want))
-						}
-					}
-					var out sample.Batch
-					// Report, never stop: the remaining steps are collective.
-					failed := false
-					fail := func(format string, args ...any) {
-						if !failed {
-							t.Errorf(format, args...)
-						}
-						failed = true
-					}
-					for k := range steps {
-						if err := ld.Batch(sc.split, epoch, k, &out); err != nil {
-							t.Fatal(err)
-						}
-						got, _, err := collectives.Allgatherv(f.c, out.SeedsOrig)
+		for _, o := range []LoaderOptions{
+			{Fanouts: []int{3, 2}, EvalFanouts: []int{-1, 2}, Batch: B, Seed: 5},
+			{Fanouts: []int{3, 2}, EvalFanouts: []int{-1, 2}, GlobalBatch: 17, Seed: 5},
+		} {
+			G := o.GlobalSize(P)
+			ld, err := NewLoader(s, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ld.GlobalBatch() != G {
+				t.Fatalf("global batch %d, want %d", ld.GlobalBatch(), G)
+			}
+			for _, sc := range []struct {
+				split string
+				ids   []int64
+				fan   []int
+			}{{SplitTrain, sp.Train, o.Fanouts}, {SplitValid, sp.Valid, o.EvalFanouts}} {
+				for epoch := range 2 {
+					t.Run(fmt.Sprintf("%s/G=%d/%s/epoch%d", tr, G, sc.split, epoch), func(t *testing.T) {
+						steps, err := ld.Steps(sc.split, epoch)
 						if err != nil {
 							t.Fatal(err)
 						}
-						slices.Sort(got)
-						w := slices.Sorted(slices.Values(want[k]))
-						if !slices.Equal(got, w) || out.GlobalSeeds != len(w) {
-							fail("step %d: seeds %v (global %d), want %v", k, got, out.GlobalSeeds, w)
-						}
-						ref, err := sample.ReferenceBlocks(f.d, out.SeedsOrig, sc.fan, sample.Key{Seed: o.Seed, Epoch: epoch, Batch: k}, false)
+						all, err := collectives.Allgather(f.c, []int64{int64(steps)})
 						if err != nil {
-							fail("reference: %v", err)
-							continue
+							t.Fatal(err)
 						}
-						if !failed && !checkSameBlocks(t, f, out.Blocks, ref) {
+						want, err := sample.EpochBatches(o.Seed, epoch, sc.ids, G)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for r, n := range all {
+							if int(n) != len(want) {
+								t.Fatalf("rank %d has %d steps, want %d", r, n, len(want))
+							}
+						}
+						var out sample.Batch
+						// Report, never stop: the remaining steps are collective.
+						failed := false
+						fail := func(format string, args ...any) {
+							if !failed {
+								t.Errorf(format, args...)
+							}
 							failed = true
 						}
-						b0 := &out.Blocks[0]
-						if len(out.X) != len(b0.Nodes)*testDim {
-							fail("step %d: %d features for %d nodes", k, len(out.X), len(b0.Nodes))
-							continue
-						}
-						if len(out.Labels) != len(out.SeedsOrig) {
-							fail("step %d: %d labels for %d seeds", k, len(out.Labels), len(out.SeedsOrig))
-							continue
-						}
-						for i, v := range b0.Orig {
-							if !slices.Equal(out.X[i*testDim:(i+1)*testDim], f.d.Feat.Row(v)) {
-								fail("step %d: features of node %d wrong", k, v)
+						for k := range steps {
+							if err := ld.Batch(sc.split, epoch, k, &out); err != nil {
+								t.Fatal(err)
+							}
+							got, _, err := collectives.Allgatherv(f.c, out.SeedsOrig)
+							if err != nil {
+								t.Fatal(err)
+							}
+							slices.Sort(got)
+							w := slices.Sorted(slices.Values(want[k]))
+							if !slices.Equal(got, w) || out.GlobalSeeds != len(w) {
+								fail("step %d: seeds %v (global %d), want %v", k, got, out.GlobalSeeds, w)
+							}
+							ref, err := sample.ReferenceBlocks(f.d, out.SeedsOrig, sc.fan, sample.Key{Seed: o.Seed, Epoch: epoch, Batch: k}, false)
+							if err != nil {
+								fail("reference: %v", err)
+								continue
+							}
+							if !failed && !checkSameBlocks(t, f, out.Blocks, ref) {
+								failed = true
+							}
+							b0 := &out.Blocks[0]
+							if len(out.X) != len(b0.Nodes)*testDim {
+								fail("step %d: %d features for %d nodes", k, len(out.X), len(b0.Nodes))
+								continue
+							}
+							if len(out.Labels) != len(out.SeedsOrig) {
+								fail("step %d: %d labels for %d seeds", k, len(out.Labels), len(out.SeedsOrig))
+								continue
+							}
+							for i, v := range b0.Orig {
+								if !slices.Equal(out.X[i*testDim:(i+1)*testDim], f.d.Feat.Row(v)) {
+									fail("step %d: features of node %d wrong", k, v)
+								}
+							}
+							for i, v := range out.SeedsOrig {
+								if out.Labels[i] != f.d.Labels[v] {
+									fail("step %d: label of node %d is %d, want %d", k, v, out.Labels[i], f.d.Labels[v])
+								}
 							}
 						}
-						for i, v := range out.SeedsOrig {
-							if out.Labels[i] != f.d.Labels[v] {
-								fail("step %d: label of node %d is %d, want %d", k, v, out.Labels[i], f.d.Labels[v])
-							}
-						}
-					}
-				})
+					})
+				}
 			}
-		}
-		if P > 1 && f.c.Rank() == P-1 {
-			if n, _, _ := ld.StepSeeds(SplitTrain, 0, 0); len(n) != 0 {
-				t.Fatalf("last rank has training seeds %v, fixture wants none", n)
+			if P > 1 && f.c.Rank() == P-1 {
+				if n, _, _ := ld.StepSeeds(SplitTrain, 0, 0); len(n) != 0 {
+					t.Fatalf("last rank has training seeds %v, fixture wants none", n)
+				}
 			}
 		}
 	}

@@ -101,7 +101,7 @@ func (l *LinkLoader) embedHetero(m Embedder, width, epoch int, g *GraphStore) (*
 	// Window memory is not zeroed (it may be reused), and the rows of the
 	// other node types are never written below.
 	clear(rows)
-	steps, err := sample.RankSteps(l.o.Seed, epoch, total, c.Size()*l.o.EvalBatch, index)
+	steps, err := sample.RankSteps(l.o.Seed, epoch, total, l.evalGlobal, index)
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}

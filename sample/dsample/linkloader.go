@@ -15,7 +15,8 @@ import (
 // The seeds of a link step are EDGES: the training positives of the
 // partition's link split, batched globally exactly like node seeds (see
 // sample.RankSteps) over their canonical edge ids, so a P-rank run with
-// batch B takes the same global batches as a 1-rank run with batch P·B.
+// batch B takes the same global batches as a 1-rank run with batch P·B (and
+// with GlobalBatch, the same batches on any number of ranks).
 // Each rank takes the positives whose source it owns (that is where the
 // partitioner stored them).
 //
@@ -78,8 +79,13 @@ type LinkLoaderOptions struct {
 	// Batch is the number of positive seed edges per rank per step; the
 	// global batch is P·Batch edges.
 	Batch int
+	// GlobalBatch, when positive, is the number of positive edges of a
+	// step over ALL ranks, whatever their count (as
+	// LoaderOptions.GlobalBatch); Batch must then be 0.
+	GlobalBatch int
 	// EvalBatch is the number of nodes per rank per step when embedding
-	// every node for evaluation (0 = 4·Batch).
+	// every node for evaluation (0 = 4 times the global batch over all
+	// ranks, whatever their count).
 	EvalBatch int
 	Replace   bool
 	Seed      uint64
@@ -133,6 +139,9 @@ type LinkLoader struct {
 
 	epoch int
 	steps [][]int
+	// evalGlobal is the number of nodes per evaluation embedding step
+	// over all ranks.
+	evalGlobal int
 
 	// scratch, reused between steps
 	negOrig []int64
@@ -151,8 +160,10 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 	p := s.part
 	var why string
 	switch {
-	case o.Batch <= 0:
+	case o.GlobalBatch == 0 && o.Batch <= 0:
 		why = fmt.Sprintf("batch size %d, want > 0", o.Batch)
+	case o.GlobalBatch < 0 || o.GlobalBatch > 0 && o.Batch != 0:
+		why = fmt.Sprintf("global batch %d with batch %d: give one of them (> 0)", o.GlobalBatch, o.Batch)
 	case len(o.Fanouts) == 0:
 		why = "no fanouts (one per layer)"
 	case o.NegRatio < 1:
@@ -168,11 +179,17 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 	if o.EvalFanouts == nil {
 		o.EvalFanouts = o.Fanouts
 	}
+	P := s.c.Size()
+	evalGlobal := P * o.EvalBatch
 	if o.EvalBatch <= 0 {
-		o.EvalBatch = 4 * o.Batch
+		// 4·P·Batch as before for a per-rank batch; for a global batch
+		// the same count on any number of ranks, so that evaluation
+		// samples every node with the same key whatever P is.
+		evalGlobal = 4 * globalSize(o.Batch, o.GlobalBatch, P)
+		o.EvalBatch = rankShare(0, evalGlobal, P)
 	}
 	l := &LinkLoader{s: s, o: o, part: p, meta: p.Meta.Link, n: p.Meta.NumNodes, epoch: -1, index: map[int64]int32{},
-		negN: p.Meta.NumNodes, typed: &Loader{s: s}}
+		negN: p.Meta.NumNodes, typed: &Loader{s: s}, evalGlobal: evalGlobal}
 	if why == "" && s.graph.Schema() != nil {
 		why = l.openHetero()
 	}
@@ -203,20 +220,23 @@ func (l *LinkLoader) Close() error {
 	return l.o2n.Close()
 }
 
-// GlobalBatch returns P·B (positive edges per step over all ranks).
-func (l *LinkLoader) GlobalBatch() int { return l.s.c.Size() * l.o.Batch }
+// GlobalBatch returns the positive edges per step over all ranks: the
+// options' GlobalBatch, or P·B.
+func (l *LinkLoader) GlobalBatch() int { return globalSize(l.o.Batch, l.o.GlobalBatch, l.s.c.Size()) }
 
 // Meta returns the partition's link split description.
 func (l *LinkLoader) Meta() *partition.LinkMeta { return l.meta }
 
-// Options returns the options as resolved (EvalFanouts, EvalBatch filled).
+// Options returns the options as resolved (EvalFanouts, EvalBatch filled:
+// for a global batch, the evaluation global batch's share per rank,
+// rounded up).
 func (l *LinkLoader) Options() LinkLoaderOptions { return l.o }
 
 // Store returns the store the loader samples from.
 func (l *LinkLoader) Store() *Store { return l.s }
 
 // Steps returns the number of training steps of an epoch,
-// ceil(positives / (P·B)). Evaluation does not go through batches (see
+// ceil(positives / G) for the global batch G. Evaluation does not go through batches (see
 // Embed), so only the train split has steps.
 func (l *LinkLoader) Steps(split string, epoch int) (int, error) {
 	if split != SplitTrain {
@@ -452,8 +472,12 @@ type EmbedOptions struct {
 	Epoch   int
 	Fanouts []int
 	Replace bool
-	// Batch is the number of nodes per rank per step (> 0).
-	Batch int
+	// Batch is the number of nodes per rank per step; GlobalBatch, when
+	// positive, the number over all ranks whatever their count (Batch
+	// must then be 0). Nodes are sampled with their step's key, so only
+	// a global batch embeds the same on any number of ranks.
+	Batch       int
+	GlobalBatch int
 	// Graph samples over another adjacency (for example training plus
 	// valid edges); nil = the store's.
 	Graph *GraphStore
@@ -522,7 +546,7 @@ func (l *LinkLoader) Embed(m Embedder, width, epoch int, g *GraphStore) (*Embedd
 	}
 	return l.s.Embed(m, EmbedOptions{
 		Width: width, Seed: l.o.Seed, Epoch: epoch, Fanouts: l.o.EvalFanouts, Replace: l.o.Replace,
-		Batch: l.o.EvalBatch, Graph: g,
+		GlobalBatch: l.evalGlobal, Graph: g,
 	})
 }
 
@@ -532,8 +556,8 @@ func (l *LinkLoader) Embed(m Embedder, width, epoch int, g *GraphStore) (*Embedd
 // collective.
 func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 	defer s.c.Phase("infer")()
-	if o.Width <= 0 || o.Batch <= 0 || len(o.Fanouts) == 0 {
-		return nil, fmt.Errorf("embed: width %d, batch %d, %d fanouts", o.Width, o.Batch, len(o.Fanouts))
+	if o.Width <= 0 || len(o.Fanouts) == 0 || validateBatch(o.Batch, o.GlobalBatch) != nil {
+		return nil, fmt.Errorf("embed: width %d, batch %d, global batch %d, %d fanouts", o.Width, o.Batch, o.GlobalBatch, len(o.Fanouts))
 	}
 	fan := o.Fanouts
 	p := s.part
@@ -549,7 +573,7 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 		}
 	}()
 	rows := collectives.View[float32](emb.Local())
-	steps, err := sample.RankSteps(o.Seed, o.Epoch, p.Meta.NumNodes, s.c.Size()*o.Batch, p.Orig)
+	steps, err := sample.RankSteps(o.Seed, o.Epoch, p.Meta.NumNodes, globalSize(o.Batch, o.GlobalBatch, s.c.Size()), p.Orig)
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}

@@ -86,6 +86,51 @@ func TestLinkLoaderBatches(t *testing.T) {
 	}
 }
 
+// TestLinkLoaderGlobalBatch: with GlobalBatch the union of the ranks'
+// positives of step k is step k of the one-process epoch over the
+// canonical edge ids with that batch, whatever the rank count (13 divides
+// none of 2..4), the pairs add up to the global count, and the evaluation
+// batch defaults to 4 global batches, split over the ranks.
+func TestLinkLoaderGlobalBatch(t *testing.T) {
+	f := newLinkFixture(t)
+	const G = 13
+	var ids []int64
+	for _, p := range f.parts {
+		ids = append(ids, p.Link.Train.ID...)
+	}
+	s := f.openStore(t, transports()[0], 0)
+	l, err := NewLinkLoader(s, LinkLoaderOptions{Fanouts: []int{2}, GlobalBatch: G, Seed: 3, NegRatio: 2})
+	require.NoError(t, err)
+	defer l.Close()
+	P := f.c.Size()
+	assert.Equal(t, G, l.GlobalBatch())
+	assert.Equal(t, (4*G+P-1)/P, l.Options().EvalBatch)
+	for epoch := range 2 {
+		want, err := sample.EpochBatches(3, epoch, ids, G)
+		require.NoError(t, err)
+		steps, err := l.Steps(SplitTrain, epoch)
+		require.NoError(t, err)
+		require.Len(t, want, steps)
+		var b sample.Batch
+		for step := range steps {
+			require.NoError(t, l.Batch(SplitTrain, epoch, step, &b))
+			requireGlobalPairs(t, f.c, &b, step)
+			assert.Equal(t, len(want[step])*3, b.GlobalSeeds, "epoch %d step %d: pairs", epoch, step)
+			locals, err := l.stepEdges(epoch, step)
+			require.NoError(t, err)
+			mine := make([]int64, len(locals))
+			for i, j := range locals {
+				mine[i] = f.part.Link.Train.ID[j]
+			}
+			got, _, err := collectives.Allgatherv(f.c, mine)
+			require.NoError(t, err)
+			assert.ElementsMatch(t, want[step], got, "epoch %d step %d: positives", epoch, step)
+		}
+	}
+	_, err = NewLinkLoader(s, LinkLoaderOptions{Fanouts: []int{2}, Batch: 4, GlobalBatch: G, Seed: 3, NegRatio: 2})
+	assert.ErrorContains(t, err, "global batch 13 with batch 4")
+}
+
 // sampleGraph is the training graph (the partition's adjacency) in original
 // ids, for the reference sampler.
 func sampleGraph(f *fixture) sample.Graph {
@@ -191,6 +236,13 @@ func TestEmbedAndIDMap(t *testing.T) {
 			defer emb.Free()
 			for g := f.part.Lo; g < f.part.Hi; g++ {
 				require.Equal(t, []float32{float32(f.origOf(g)), 1, 0}, emb.Row(g))
+			}
+			// A global batch (not divisible by 2..4) embeds every node too.
+			embG, err := s.Embed(origRows{w: 3}, EmbedOptions{Width: 3, Seed: 1, Fanouts: []int{2, 2}, GlobalBatch: 25})
+			require.NoError(t, err)
+			defer embG.Free()
+			for g := f.part.Lo; g < f.part.Hi; g++ {
+				require.Equal(t, []float32{float32(f.origOf(g)), 1, 0}, embG.Row(g))
 			}
 			all := make([]int64, n)
 			for g := range all {

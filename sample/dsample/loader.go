@@ -29,9 +29,16 @@ type LoaderOptions struct {
 	// as Fanouts (one per model layer).
 	EvalFanouts []int
 	// Batch is the PER-RANK batch size B; the global batch is P·B.
-	Batch   int
-	Replace bool
-	Seed    uint64
+	Batch int
+	// GlobalBatch, when positive, is the number of seeds of a step over
+	// ALL ranks, whatever their count: each rank takes the seeds of each
+	// global step that it owns (their number differs between ranks and
+	// steps anyway), so the same options train the same model on any
+	// number of ranks up to float summation order. It replaces Batch,
+	// which must then be 0; 0 means P·Batch.
+	GlobalBatch int
+	Replace     bool
+	Seed        uint64
 	// Split names the dataset split ("" = the partition's default,
 	// Meta.Split).
 	Split string
@@ -159,8 +166,9 @@ func (l *Loader) split(name string) (*splitSeeds, []int, error) {
 	return nil, nil, fmt.Errorf("loader: unknown split %q (want train, valid or test)", name)
 }
 
-// GlobalBatch returns P·B.
-func (l *Loader) GlobalBatch() int { return l.s.c.Size() * l.o.Batch }
+// GlobalBatch returns the seeds per step over all ranks: the options'
+// GlobalBatch, or P·B.
+func (l *Loader) GlobalBatch() int { return l.o.GlobalSize(l.s.c.Size()) }
 
 // NumNodes returns the number of nodes of a split over all ranks.
 func (l *Loader) NumNodes(split string) (int64, error) {
@@ -171,7 +179,8 @@ func (l *Loader) NumNodes(split string) (int64, error) {
 	return ss.total, nil
 }
 
-// Steps returns the number of steps of an epoch of split, ceil(N/(P·B)),
+// Steps returns the number of steps of an epoch of split, ceil(N/G) for
+// the global batch G (GlobalBatch),
 // which is the same on every rank. It is local.
 func (l *Loader) Steps(split string, epoch int) (int, error) {
 	ss, _, err := l.split(split)

@@ -10,9 +10,10 @@ import (
 // holds the options long before the loader exists (a command line, a
 // training config) calls it to fail early.
 func (o LoaderOptions) Validate() error {
+	if err := validateBatch(o.Batch, o.GlobalBatch); err != nil {
+		return err
+	}
 	switch {
-	case o.Batch < 1:
-		return config.Errorf("{Batch} %d must be positive", o.Batch)
 	case len(o.Fanouts) == 0:
 		return config.Errorf("{Fanouts} needs at least one layer")
 	case o.EvalFanouts != nil && len(o.EvalFanouts) != len(o.Fanouts):
@@ -25,6 +26,43 @@ func (o LoaderOptions) Validate() error {
 		return err
 	}
 	return ValidateTemporal(o.Temporal, o.FixedSeedTime)
+}
+
+// validateBatch checks a per-rank batch and a global batch, of which
+// exactly one is set (a global batch of 0 means "per rank").
+func validateBatch(batch, global int) error {
+	switch {
+	case global < 0:
+		return config.Errorf("{GlobalBatch} %d must be positive", global)
+	case global > 0 && batch != 0:
+		return config.Errorf("{Batch} %d and {GlobalBatch} %d exclude each other: give the seeds per step per rank or over all ranks", batch, global)
+	case global == 0 && batch < 1:
+		return config.Errorf("{Batch} %d must be positive", batch)
+	}
+	return nil
+}
+
+// GlobalSize returns the seeds per step over all ranks of a run on
+// `ranks` ranks: GlobalBatch, or ranks·Batch.
+func (o LoaderOptions) GlobalSize(ranks int) int { return globalSize(o.Batch, o.GlobalBatch, ranks) }
+
+// RankShare returns the seeds a rank takes per step on average on `ranks`
+// ranks (rounded up): Batch, or GlobalBatch/ranks. Memory estimates size
+// a rank's step with it.
+func (o LoaderOptions) RankShare(ranks int) int { return rankShare(o.Batch, o.GlobalBatch, ranks) }
+
+func globalSize(batch, global, ranks int) int {
+	if global > 0 {
+		return global
+	}
+	return ranks * batch
+}
+
+func rankShare(batch, global, ranks int) int {
+	if global > 0 {
+		return (global + ranks - 1) / max(ranks, 1)
+	}
+	return batch
 }
 
 // MaxFanout bounds one layer's fanout: more would overflow the sampler's

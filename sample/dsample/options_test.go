@@ -22,6 +22,8 @@ func TestLoaderOptionsValidate(t *testing.T) {
 		want  string
 	}{
 		{"batch", func(o *LoaderOptions) { o.Batch = 0 }, "Batch", "Batch 0 must be positive"},
+		{"batch and global batch", func(o *LoaderOptions) { o.GlobalBatch = 16 }, "Batch", "Batch 4 and GlobalBatch 16 exclude each other"},
+		{"negative global batch", func(o *LoaderOptions) { o.Batch, o.GlobalBatch = 0, -1 }, "GlobalBatch", "GlobalBatch -1 must be positive"},
 		{"no layers", func(o *LoaderOptions) { o.Fanouts = nil }, "Fanouts", "needs at least one layer"},
 		{"zero fanout", func(o *LoaderOptions) { o.Fanouts = []int{5, 0} }, "Fanouts", "Fanouts: layer 1 has fanout 0"},
 		{"too large", func(o *LoaderOptions) { o.Fanouts = []int{MaxFanout + 1, 1} }, "Fanouts", "layer 0 has fanout 1073741825"},
@@ -40,6 +42,13 @@ func TestLoaderOptionsValidate(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+	global := ok
+	global.Batch, global.GlobalBatch = 0, 10
+	require.NoError(t, global.Validate(), "a global batch without a per-rank one")
+	assert.Equal(t, 10, global.GlobalSize(3))
+	assert.Equal(t, 4, global.RankShare(3), "10 seeds over 3 ranks: 4 at most on average, rounded up")
+	assert.Equal(t, 12, ok.GlobalSize(3))
+	assert.Equal(t, 4, ok.RankShare(3))
 	on := ok
 	on.Temporal, on.FixedSeedTime = sample.Temporal{Strategy: sample.TemporalLast, Strict: true}, true
 	assert.NoError(t, on.Validate(), "strict and a seed time with a strategy")

@@ -41,6 +41,15 @@ func checkFits(c *collectives.Comm, e train.MemoryEstimate, hint string) error {
 	return collectives.Agree(c, err)
 }
 
+// batchField names the field that sets the run's batch size, for a hint:
+// {Loader.GlobalBatch} when it is set, else {Loader.Batch}.
+func batchField(lo dsample.LoaderOptions) string {
+	if lo.GlobalBatch > 0 {
+		return "{Loader.GlobalBatch}"
+	}
+	return "{Loader.Batch}"
+}
+
 // checkTrainable refuses a run that cannot train before anything large is
 // allocated: a global batch that overflows, a split without training nodes
 // (in the whole graph: META counts every part), and a model that does not
@@ -49,18 +58,20 @@ func checkFits(c *collectives.Comm, e train.MemoryEstimate, hint string) error {
 // fanouts filled in).
 func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, model train.Config) error {
 	var err error
-	if lo.Batch > math.MaxInt32/c.Size() {
+	if lo.GlobalBatch == 0 && lo.Batch > math.MaxInt32/c.Size() {
 		// Global batches index seeds with ints and every rank's share is
 		// at most the batch: anything this large is a typo.
 		err = config.Errorf("train: {Loader.Batch} %d x %d ranks is more than %d seeds per step", lo.Batch, c.Size(), math.MaxInt32)
+	} else if lo.GlobalBatch > math.MaxInt32 {
+		err = config.Errorf("train: {Loader.GlobalBatch} %d is more than %d seeds per step", lo.GlobalBatch, math.MaxInt32)
 	} else if sc, ok := meta.Splits[lo.Split]; ok && sc.Train == 0 {
 		err = fmt.Errorf("train: split %s of %s has no training nodes (valid %d, test %d)", lo.Split, partDir, sc.Valid, sc.Test)
 	}
 	if err := collectives.Agree(c, err); err != nil {
 		return err
 	}
-	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch, meta.NumNodes),
-		"lower {Model.Hidden}, {Loader.Batch} or {Loader.Fanouts}"); err != nil {
+	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.RankShare(c.Size()), meta.NumNodes),
+		"lower {Model.Hidden}, "+batchField(lo)+" or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil

@@ -44,8 +44,10 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 		err = config.Errorf("train: {LinkSplit} %s but partition %s holds link split %s (repartition, or drop the flag)", want, partDir, lm.Split)
 	case relation != "" && relation != lm.Relation:
 		err = config.Errorf("train: {LinkRelation} %s but partition %s holds a link split of %q (repartition with {LinkRelation}, or drop the flag)", relation, partDir, lm.Relation)
-	case lo.Batch > math.MaxInt32/c.Size()/(1+k):
+	case lo.GlobalBatch == 0 && lo.Batch > math.MaxInt32/c.Size()/(1+k):
 		err = config.Errorf("train: {Loader.Batch} %d x %d ranks x %d pairs per edge is more than %d pairs per step", lo.Batch, c.Size(), 1+k, math.MaxInt32)
+	case lo.GlobalBatch > math.MaxInt32/(1+k):
+		err = config.Errorf("train: {Loader.GlobalBatch} %d x %d pairs per edge is more than %d pairs per step", lo.GlobalBatch, 1+k, math.MaxInt32)
 	case lm.Train == 0:
 		err = fmt.Errorf("train: link split %s of %s has no training edges (valid %d, test %d)", lm.Split, partDir, lm.Valid, lm.Test)
 	case o.UseValidEdges && !lm.ValidAdj:
@@ -60,8 +62,8 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 	if err := collectives.Agree(c, err); err != nil {
 		return err
 	}
-	if err := checkFits(c, model.EstimateLinkTraining(lo.Fanouts, lo.EvalFanouts, lo.Batch*(1+k), meta.NumNodes),
-		"lower {Model.Hidden}, {Loader.Batch}, {Link.NegRatio} or {Loader.Fanouts}"); err != nil {
+	if err := checkFits(c, model.EstimateLinkTraining(lo.Fanouts, lo.EvalFanouts, lo.RankShare(c.Size())*(1+k), meta.NumNodes),
+		"lower {Model.Hidden}, "+batchField(lo)+", {Link.NegRatio} or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil
@@ -92,7 +94,7 @@ func openLinkLoader(c *collectives.Comm, part *partition.Part, so dsample.StoreO
 	}
 	ll, err := dsample.NewLinkLoader(st, dsample.LinkLoaderOptions{
 		Fanouts: lo.Fanouts, EvalFanouts: lo.EvalFanouts, RelFanouts: lo.RelFanouts, EvalRelFanouts: lo.EvalRelFanouts,
-		Batch: lo.Batch, Replace: lo.Replace, Seed: lo.Seed,
+		Batch: lo.Batch, GlobalBatch: lo.GlobalBatch, Replace: lo.Replace, Seed: lo.Seed,
 		NegRatio: o.NegRatio, NegStrict: o.NegStrict, KeepSeedEdges: o.KeepSeedEdges,
 		Temporal: lo.Temporal,
 	})

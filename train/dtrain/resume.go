@@ -35,7 +35,7 @@ func settingNames() map[string]setting {
 	return map[string]setting{
 		"run.dataset":                 {"the dataset ({PartDir})", ""},
 		"run.split":                   {"{Loader.Split}", ""},
-		"run.global_batch":            {"{Loader.Batch} × ranks", ""},
+		"run.global_batch":            {"{Loader.GlobalBatch} ({Loader.Batch} × ranks)", ""},
 		"run.fanouts":                 {"{Loader.Fanouts}", ""},
 		"run.eval_fanouts":            {"{Loader.EvalFanouts}", ""},
 		"run.replace":                 {"{Loader.Replace}", ""},
@@ -255,8 +255,15 @@ func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	if m.Hetero != nil && m.Hetero.Bases > 0 {
 		add("Hetero.Bases", strconv.Itoa(m.Hetero.Bases))
 	}
-	if ri.GlobalBatch > 0 && ranks > 0 && ri.GlobalBatch%ranks == 0 {
+	// The global batch is what the run took, however it was given: as a
+	// per-rank batch where this rank count divides it (the spelling of a
+	// resume on the same ranks), else as the global batch itself, so that
+	// a run resumes on any number of ranks with the same batches.
+	switch {
+	case ri.GlobalBatch > 0 && ranks > 0 && ri.GlobalBatch%ranks == 0:
 		add("Loader.Batch", strconv.Itoa(ri.GlobalBatch/ranks))
+	case ri.GlobalBatch > 0:
+		add("Loader.GlobalBatch", strconv.Itoa(ri.GlobalBatch))
 	}
 	if ri.Hetero == nil || len(ri.Hetero.RelFanouts) == 0 {
 		if len(ri.Fanouts) > 0 {

@@ -40,8 +40,10 @@ type TrainConfig struct {
 	// another value).
 	Trainer train.Options
 	// Loader: Fanouts, EvalFanouts, Batch (PER RANK; the global batch is
-	// Size·Batch), Replace and Split ("" = the partition's default). Seed
-	// is Trainer.Seed.
+	// Size·Batch) or GlobalBatch (over all ranks, whatever their count: the
+	// same configuration trains the same model on any number of ranks, up
+	// to float summation order), Replace and Split ("" = the partition's
+	// default). Seed is Trainer.Seed.
 	Loader dsample.LoaderOptions
 	// EvalFull evaluates valid/test on the full neighborhood, overriding
 	// Loader.EvalFanouts.
@@ -159,7 +161,7 @@ type temporalRunInfo struct {
 // records exactly what the loader was given.
 func newRunInfo(dataset string, ranks int, lo dsample.LoaderOptions, rowNorm bool) runInfo {
 	ri := runInfo{
-		Dataset: dataset, Split: lo.Split, GlobalBatch: lo.Batch * ranks, Fanouts: lo.Fanouts,
+		Dataset: dataset, Split: lo.Split, GlobalBatch: lo.GlobalSize(ranks), Fanouts: lo.Fanouts,
 		EvalFanouts: lo.EvalFanouts, Replace: lo.Replace, RowNorm: rowNorm,
 	}
 	if lo.Temporal.On() {
