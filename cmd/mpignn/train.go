@@ -38,6 +38,9 @@ type trainFlags struct {
 	threads   int
 	timeout   time.Duration // --timeout
 	stopFile  string        // --stop-file
+	// cpuProfile is --cpuprofile: the file (one per rank when there are
+	// several, cpuProfilePath) of the CPU profile of the run.
+	cpuProfile string
 	// shared are the flags every rank must agree on (agreeStartup).
 	shared []collectives.Field
 	// taskDefaults are the flags that took --task link's defaults
@@ -105,6 +108,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	addThreadsFlag(fs, &f.threads)
 	addTimeoutFlag(fs, &f.timeout)
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", cpuProfileHelp)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
 	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
@@ -365,8 +369,20 @@ func runTrain(args []string) error {
 		if w.IsRoot() {
 			fmt.Println(f.settingsLine())
 		}
+		// Profiled from here: what the start-up above did (agreeing,
+		// partitioning --data) is not the training the profile is for.
+		// The deferred stop covers the error returns; a stop on request
+		// returns normally, and the process exits after this function.
+		stopProfile, err := startCPUProfile(c, f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 		res, err := dtrain.Train(c, f.cfg)
 		stopped = err == nil && res.Stopped
+		if perr := stopProfile(); err == nil {
+			err = perr
+		}
 		return err
 	}, trainFieldFlags())
 	if stopped {
