@@ -66,7 +66,8 @@ test-cluster: build
 	tests/cluster/run.sh
 
 # BENCHMARKS.md: transports, then the sampler on the 200k-node peer graph
-# (generated and partitioned once under demo/), then the Go benchmarks.
+# (generated and partitioned once under demo/), then one rank's thread
+# scaling on it (bench threads), then the Go benchmarks.
 PEER := $(DEMO)/peer-200k
 bench: build $(PEER)/parts-1/META.json $(PEER)/parts-2/META.json $(PEER)/parts-4/META.json
 	./mpirun.sh -n 2 $(BIN) bench comm --rows 50000 --dim 128
@@ -74,6 +75,8 @@ bench: build $(PEER)/parts-1/META.json $(PEER)/parts-2/META.json $(PEER)/parts-4
 	for p in 1 2 4; do for t in rma alltoallv; do \
 		./mpirun.sh -n $$p $(BIN) bench sample --parts $(PEER)/parts-$$p --steps 40 --transport $$t; done; done
 	./mpirun.sh -n 2 $(BIN) bench sample --parts $(PEER)/parts-2 --steps 40 --cache-mb 20
+	./mpirun.sh -n 1 $(BIN) bench threads --parts $(PEER)/parts-1 --fanout 15,10,5 --batch 1024 --hidden 256 \
+		--infer --out $(DEMO)/threads.jsonl
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/... ./train/
 
 $(PEER)/raw:

@@ -19,6 +19,7 @@
 #   gen (homogeneous) --nodes 20000 --train 10000 --valid 2000 --test 8000
 #   gen --hetero      --scale 0.01
 #   bench comm        --iters 3 --warmup 1;  bench sample --steps 3 --warmup 1;  bench infer --reps 1
+#   bench threads     --steps 3 --warmup 1 --threads 1,2
 # Skipped, each with a line saying why: `make ...` (the binary is built first), `download`
 # (needs the internet: README_DOWNLOAD=1 runs it), commands that need a cluster (sbatch, srun,
 # --hostfile, /shared/...), commands reading ../shared/data/NAME when that data set is missing, and
@@ -98,6 +99,7 @@ while IFS= read -r cmd; do
 	*" bench comm"*) run="$cmd --iters 3 --warmup 1" ;;
 	*" bench sample "*) run="$cmd --steps 3 --warmup 1" ;;
 	*" bench infer "*) run="$cmd --reps 1" ;;
+	*" bench threads "*) run="$cmd --steps 3 --warmup 1 --threads 1,2" ;;
 	esac
 	t0=$SECONDS
 	code=0

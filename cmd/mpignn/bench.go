@@ -18,15 +18,16 @@ import (
 // benchCommands are the subcommands of `mpignn bench`.
 func benchCommands() map[string]func(args []string) error {
 	return map[string]func(args []string) error{
-		"comm":   runBenchComm,
-		"sample": runBenchSample,
-		"infer":  runBenchInfer,
+		"comm":    runBenchComm,
+		"sample":  runBenchSample,
+		"infer":   runBenchInfer,
+		"threads": runBenchThreads,
 	}
 }
 
 func runBench(args []string) error {
 	subs := benchCommands()
-	const usage = "usage: mpignn bench comm|sample|infer [flags]  (mpignn bench NAME -h lists NAME's flags)"
+	const usage = "usage: mpignn bench comm|sample|infer|threads [flags]  (mpignn bench NAME -h lists NAME's flags)"
 	if len(args) == 0 {
 		return errors.New("missing benchmark name; " + usage)
 	}

@@ -20,7 +20,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"bench":     {"benchmarks: bench comm (transports), bench sample (the loader), bench infer (layer-wise inference)", runBench},
+		"bench":     {"benchmarks: bench comm (transports), bench sample (the loader), bench infer (layer-wise inference), bench threads (thread scaling)", runBench},
 		"gen":       {"generate a synthetic graph in the OGB raw layout, or (--format chunked, every rank its share) the chunked format", runGen},
 		"download":  {"download an OGB node dataset into the raw layout", runDownload},
 		"convert":   {"convert a dataset in the OGB raw layout into the chunked format (distributed partitioning input)", runConvert},

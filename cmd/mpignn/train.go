@@ -38,6 +38,9 @@ type trainFlags struct {
 	threads   int
 	timeout   time.Duration // --timeout
 	stopFile  string        // --stop-file
+	// cpuProfile is --cpuprofile: the file (one per rank when there are
+	// several, cpuProfilePath) of the CPU profile of the run.
+	cpuProfile string
 	// shared are the flags every rank must agree on (agreeStartup).
 	shared []collectives.Field
 	// taskDefaults are the flags that took --task link's defaults
@@ -71,25 +74,18 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	evalFanout := addFanoutFlag(fs, "eval-fanout", "", "fanouts for valid/test (default: --fanout)")
 	fs.BoolVar(&c.EvalFull, "eval-full", false, "evaluate valid/test on the full neighborhood, sampled (implies --eval sampled)")
 	fs.StringVar(&c.Eval, "eval", "", "evaluation: layer-wise (exact full-neighborhood inference, each layer once for every node) or sampled (--eval-fanout neighborhoods per seed) (default layer-wise; sampled with --temporal or --eval-full)")
-	layers := fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
+	layers := addLayersFlag(fs)
 	addBatchFlag(fs, &c.Loader.Batch, 64, "seeds (edges for --task link: default 512 there, 64 for nodes)")
 	fs.IntVar(&c.Loader.GlobalBatch, "global-batch", 0, "seeds (edges for --task link) per step over ALL ranks, whatever their count, each rank taking the seeds it owns: the same flags train the same model on any number of ranks, up to float summation order (instead of --batch)")
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
 	temporal := addTemporalFlags(fs)
-	fs.StringVar(&c.Model.Arch, "model", "", "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT) for homogeneous graphs, "+strings.Join(train.HeteroArchs(), ", ")+" (HeteroSAGE, R-GCN) for heterogeneous ones (default: sage, or hsage on a heterogeneous partition)")
+	model := addModelFlags(fs, &c.Model)
 	fs.IntVar(&c.Hetero.EmbedDim, "embed-dim", 0, "heterogeneous: width of the learnable embeddings of node types without features (default: --hidden)")
 	fs.StringVar(&c.Hetero.EmbedTypes, "embed-types", "", "heterogeneous: node types with learnable embeddings: the featureless ones (default), all, or a comma-separated list; a type with features reads them beside its embedding")
 	fs.StringVar(&c.Hetero.SparseOpt, "sparse-opt", "", "heterogeneous: optimizer of the learnable embeddings, adam or adagrad (default adam)")
 	fs.Float64Var(&c.Hetero.SparseLR, "sparse-lr", 0, "heterogeneous: learning rate of the learnable embeddings (default 0.01)")
 	fs.StringVar(&c.Hetero.Push, "embed-push", "", "heterogeneous: how embedding gradients reach their owners, alltoallv (deterministic; default) or accumulate (one-sided MPI_Accumulate, rma transport)")
 	fs.IntVar(&c.Hetero.Bases, "bases", 0, "rgcn: number of basis matrices shared by the relations (0 = one full weight per relation)")
-	heads := fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)")
-	attnDropout := fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients")
-	fs.IntVar(&c.Model.Hidden, "hidden", 128, "hidden width")
-	dropout := fs.Float64("dropout", 0.5, "dropout probability between layers (default 0.5; 0 for --task link)")
-	inDropout := fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)")
-	lr := fs.Float64("lr", 0.01, "Adam learning rate")
-	weightDecay := fs.Float64("weight-decay", 5e-4, "L2 weight decay (added to the gradient) (default 5e-4; 0 for --task link)")
 	fs.IntVar(&c.Run.Epochs, "epochs", 50, "total epochs (a resumed run continues up to this count)")
 	addSeedFlag(fs, &c.Trainer.Seed, 1, "weights, batch order, sampling and dropout")
 	fs.BoolVar(&c.RowNorm, "norm-feat", true, "scale every feature row to unit L1 norm (default true; false for --task link --decoder dot, whose logits start near 0 on unit-L1 rows)")
@@ -106,6 +102,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	addThreadsFlag(fs, &f.threads)
 	addTimeoutFlag(fs, &f.timeout)
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", cpuProfileHelp)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
 	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
@@ -173,25 +170,10 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if c.Loader.Temporal, c.Loader.FixedSeedTime, c.Loader.SeedTime, err = temporal.parse(); err != nil {
 		return nil, err
 	}
-	if *layers != 0 && *layers != len(c.Loader.Fanouts) {
-		return nil, fmt.Errorf("--layers %d but --fanout %s gives %d layers", *layers, fanout.value, len(c.Loader.Fanouts))
+	if err := checkLayers(*layers, fanout, len(c.Loader.Fanouts)); err != nil {
+		return nil, err
 	}
-	// Converted here, once: the model and the trainer compute in float32.
-	c.Model.Dropout = float32(*dropout)
-	c.Model.InputDropout = float32(*dropout)
-	if *inDropout >= 0 {
-		c.Model.InputDropout = float32(*inDropout)
-	}
-	c.Trainer.Adam = train.DefaultAdam(float32(*lr), float32(*weightDecay))
-	// GAT's flags default to its settings for GAT only; given to another
-	// model they reach the config, which refuses them (they would have no
-	// effect).
-	if c.Model.Arch == train.ArchGAT || flagSet(fs, "heads") {
-		c.Model.Heads = *heads
-	}
-	if c.Model.Arch == train.ArchGAT || flagSet(fs, "attn-dropout") {
-		c.Model.AttnDropout = float32(*attnDropout)
-	}
+	model.apply(fs, &c.Model, &c.Trainer.Adam)
 	if c.Store.Transport, err = transport.parse(); err != nil {
 		return nil, err
 	}
@@ -203,6 +185,67 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 		return nil, flagNames(err, trainFieldFlags())
 	}
 	return f, nil
+}
+
+// addLayersFlag declares --layers, which only checks the layer count that
+// --fanout gives (checkLayers).
+func addLayersFlag(fs *flag.FlagSet) *int {
+	return fs.Int("layers", 0, "number of layers (default: number of fanouts; must match them)")
+}
+
+// checkLayers refuses a --layers n (0 = not given) other than the fanouts'
+// count of layers.
+func checkLayers(n int, fanout *fanoutFlag, layers int) error {
+	if n != 0 && n != layers {
+		return fmt.Errorf("--layers %d but --%s %s gives %d layers", n, fanout.name, fanout.value, layers)
+	}
+	return nil
+}
+
+// modelFlags are the model and optimizer flags of train that bench threads
+// declares too, so that both spell, default and convert them the same
+// way. The task's own defaults (linkDefaults) are set by name on the flag
+// set, before apply.
+type modelFlags struct {
+	heads                                            *int
+	attnDropout, dropout, inDropout, lr, weightDecay *float64
+}
+
+// addModelFlags declares --model and --hidden (into m) and the flags that
+// apply converts: --heads, --attn-dropout, --dropout, --input-dropout,
+// --lr and --weight-decay.
+func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
+	fs.StringVar(&m.Arch, "model", "", "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT) for homogeneous graphs, "+strings.Join(train.HeteroArchs(), ", ")+" (HeteroSAGE, R-GCN) for heterogeneous ones (default: sage, or hsage on a heterogeneous partition)")
+	fs.IntVar(&m.Hidden, "hidden", 128, "hidden width")
+	return &modelFlags{
+		heads:       fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)"),
+		attnDropout: fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients"),
+		dropout:     fs.Float64("dropout", 0.5, "dropout probability between layers (default 0.5; 0 for --task link)"),
+		inDropout:   fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)"),
+		lr:          fs.Float64("lr", 0.01, "Adam learning rate"),
+		weightDecay: fs.Float64("weight-decay", 5e-4, "L2 weight decay (added to the gradient) (default 5e-4; 0 for --task link)"),
+	}
+}
+
+// apply sets the model's dropouts and GAT settings and Adam's rate and
+// decay from the parsed flags.
+func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *train.AdamConfig) {
+	// Converted here, once: the model and the trainer compute in float32.
+	m.Dropout = float32(*f.dropout)
+	m.InputDropout = float32(*f.dropout)
+	if *f.inDropout >= 0 {
+		m.InputDropout = float32(*f.inDropout)
+	}
+	*adam = train.DefaultAdam(float32(*f.lr), float32(*f.weightDecay))
+	// GAT's flags default to its settings for GAT only; given to another
+	// model they reach the config, which refuses them (they would have no
+	// effect).
+	if m.Arch == train.ArchGAT || flagSet(fs, "heads") {
+		m.Heads = *f.heads
+	}
+	if m.Arch == train.ArchGAT || flagSet(fs, "attn-dropout") {
+		m.AttnDropout = float32(*f.attnDropout)
+	}
 }
 
 // validate checks the configuration as the library would: the run's
@@ -394,8 +437,20 @@ func runTrain(args []string) error {
 		if w.IsRoot() {
 			fmt.Println(f.settingsLine())
 		}
+		// Profiled from here: what the start-up above did (agreeing,
+		// partitioning --data) is not the training the profile is for.
+		// The deferred stop covers the error returns; a stop on request
+		// returns normally, and the process exits after this function.
+		stopProfile, err := startCPUProfile(c, f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 		res, err := dtrain.Train(c, f.cfg)
 		stopped = err == nil && res.Stopped
+		if perr := stopProfile(); err == nil {
+			err = perr
+		}
 		return err
 	}, trainFieldFlags())
 	if stopped {
