@@ -250,10 +250,11 @@ func (g *GatherStats) Add(o GatherStats) {
 func (g *GatherStats) Rows() int64 { return g.LocalRows + g.CachedRows + g.RemoteRows }
 
 type gatherScratch struct {
-	req []int64 // remote node ids
-	at  []int32 // output row of each request
-	buf []float32
-	src []rowSource // where each node's row comes from
+	req  []int64 // remote node ids
+	at   []int32 // output row of each request
+	buf  []float32
+	src  []rowSource // where each node's row comes from
+	rows []int64     // typed gather: each node's row in the array (or a mark)
 }
 
 // rowSource is where a gathered row comes from.
@@ -289,12 +290,17 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 	d := tb.dim
 	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
 	if tb.sp != nil {
-		clear(dst)
-		return dst, f.gatherSparse(tb, nodes, st, t0, func(i int, cols []int32, vals []float32) {
-			row := dst[i*d : (i+1)*d]
-			for e, c := range cols {
-				row[c] = vals[e]
-			}
+		par.Range(len(dst), len(dst)/8, func(lo, hi int) { clear(dst[lo:hi]) })
+		return dst, f.gatherSparse(tb, nodes, st, t0, func(row func(i int) ([]int32, []float32)) {
+			par.Range(len(nodes), len(nodes)*16, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					cols, vals := row(i)
+					out := dst[i*d : (i+1)*d]
+					for e, c := range cols {
+						out[c] = vals[e]
+					}
+				}
+			})
 		})
 	}
 	sc := &f.gat
