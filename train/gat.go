@@ -93,20 +93,40 @@ func (g *gatLayer[T]) Bind(p, gr [][]T) {
 	g.gw, g.gaSrc, g.gaDst, g.gb = gr[0], gr[1], gr[2], gr[3]
 }
 
-// edges builds the per-destination edge lists, self edge first.
+// edges builds the per-destination edge lists, self edge first: list
+// lengths in parallel, offsets in order, then each destination fills its
+// own range.
 func (g *gatLayer[T]) edges(b *sample.Block) {
 	nd := b.NumDst
-	g.eoff = append(g.eoff[:0], 0)
-	g.esrc = g.esrc[:0]
-	for i := range nd {
-		g.esrc = append(g.esrc, int32(i))
-		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-			if int(j) != i {
-				g.esrc = append(g.esrc, j)
+	g.eoff = growIdx(g.eoff, nd+1)
+	g.eoff[0] = 0
+	par.Range(nd, len(b.Indices)+nd, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			n := int32(1)
+			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+				if int(j) != i {
+					n++
+				}
+			}
+			g.eoff[i+1] = n
+		}
+	})
+	for i := 0; i < nd; i++ {
+		g.eoff[i+1] += g.eoff[i]
+	}
+	g.esrc = growIdx(g.esrc, int(g.eoff[nd]))
+	par.Range(nd, len(b.Indices)+nd, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k := g.eoff[i]
+			g.esrc[k] = int32(i)
+			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+				if int(j) != i {
+					k++
+					g.esrc[k] = j
+				}
 			}
 		}
-		g.eoff = append(g.eoff, int32(len(g.esrc)))
-	}
+	})
 }
 
 // coef returns the factor that multiplies z_j in the output: the (dropped)

@@ -324,7 +324,7 @@ func (h *hetInput[T]) forward(b0 *sample.Block, xs [][]T, train bool, key MaskKe
 		if h.drop {
 			// A copy: xs belongs to the caller, which may reuse it.
 			h.xd[t] = grow(h.xd[t], len(x))
-			copy(h.xd[t], x)
+			copyPar(h.xd[t], x)
 			dropout(h.xd[t], d, h.origT[t], InputLayer, h.inputDrop, key)
 			x = h.xd[t]
 		}

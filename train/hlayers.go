@@ -53,7 +53,7 @@ func (a *relMean[T]) index(types []int32, nd int) {
 func (a *relMean[T]) forward(b *sample.Block, h []T, w int) {
 	for r, t := range a.relDst {
 		a.agg[r] = grow(a.agg[r], len(a.idx[t])*w)
-		clear(a.agg[r])
+		clearPar(a.agg[r])
 	}
 	// Each destination writes only its own rows, one per relation, so the
 	// split over goroutines does not change any sum.
@@ -188,7 +188,7 @@ func (s *hsageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	s.rm.index(p.Types, nd)
 	s.rm.forward(b, h, in)
 	s.o = grow(s.o, nd*out)
-	clear(s.o)
+	clearPar(s.o)
 	for t, rels := range s.rm.inRels {
 		idx := s.rm.idx[t]
 		n := len(idx)
@@ -220,7 +220,7 @@ func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput 
 	in, out := s.in, s.out
 	if wantInput {
 		s.dh = grow(s.dh, b.NumSrc()*in)
-		clear(s.dh)
+		clearPar(s.dh)
 	}
 	for t, rels := range s.rm.inRels {
 		idx := s.rm.idx[t]
@@ -355,7 +355,7 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		}
 		og := grow(g.og[t], n*out)
 		g.og[t] = og
-		clear(og)
+		clearPar(og)
 		for _, r := range rels {
 			gemm(false, false, n, out, in, 1, g.rm.agg[r], in, g.weight(r), out, 1, og, out)
 		}
@@ -376,7 +376,7 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 	if wantInput {
 		g.dh = grow(g.dh, b.NumSrc()*in)
 		gemm(false, true, nd, in, out, 1, dz, out, g.wSelf, out, 0, g.dh[:nd*in], in)
-		clear(g.dh[nd*in:])
+		clearPar(g.dh[nd*in:])
 	}
 	for t, rels := range g.rm.inRels {
 		idx := g.rm.idx[t]

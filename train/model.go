@@ -511,7 +511,7 @@ func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key Mask
 	if train && n.cfg.InputDropout > 0 {
 		// A copy: x belongs to the batch source, which may reuse it.
 		n.xd = grow(n.xd, len(x))
-		copy(n.xd, x)
+		copyPar(n.xd, x)
 		dropout(n.xd, n.cfg.InDim, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key)
 		x = n.xd
 	}

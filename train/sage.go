@@ -77,7 +77,7 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 	dh := grow(s.dh, ns*in)
 	s.dh = dh
 	gemm(false, true, nd, in, out, 1, dz, out, s.wSelf, out, 0, dh[:nd*in], in)
-	clear(dh[nd*in:])
+	clearPar(dh[nd*in:])
 	s.dagg = grow(s.dagg, nd*in)
 	gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
 	meanScatter(&s.bt, b, s.dagg, in, dh)
@@ -114,7 +114,7 @@ func (s *sageLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, val
 	out, nd, ns := s.out, b.NumDst, b.NumSrc()
 	spmmT(x, vals, nd, dz, out, s.gSelf)
 	s.dpn = grow(s.dpn, ns*out)
-	clear(s.dpn)
+	clearPar(s.dpn)
 	meanScatter(&s.bt, b, dz, out, s.dpn)
 	spmmT(x, vals, ns, s.dpn, out, s.gNeigh)
 }

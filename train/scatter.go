@@ -214,6 +214,11 @@ func clearPar[T floatT](x []T) {
 	par.Range(len(x), len(x)/8, func(lo, hi int) { clear(x[lo:hi]) })
 }
 
+// copyPar copies src into dst (same length), split over goroutines.
+func copyPar[T floatT](dst, src []T) {
+	par.Range(len(src), len(src)/8, func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+}
+
 // firstNonFinite returns the index of the first NaN or infinite element of
 // x, or -1. Chunks are scanned in parallel and the smallest index found
 // wins, which is the serial scan's answer.
