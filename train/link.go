@@ -217,7 +217,7 @@ func (h *linkHead[T]) Loss(z []T, b *sample.Batch, scale T, _ []T) (float64, int
 	h.z, h.dz = grow(h.z, p), grow(h.dz, p)
 	h.dec.forward(h.u, h.v, p, h.z)
 	h.rowLoss = growF64(h.rowLoss, p)
-	loss, correct := bceRows(h.z, labels, scale, h.dz, h.rowLoss)
+	loss, correct := bceWithLogits(h.z, labels, scale, h.dz, h.rowLoss)
 	h.pairs, h.active = pairs, scale != 0
 	return loss, correct
 }
@@ -226,14 +226,10 @@ func (h *linkHead[T]) Loss(z []T, b *sample.Batch, scale T, _ []T) (float64, int
 // summed binary cross-entropy (float64) and the number of correct signs.
 // The loss max(z,0) - z·y + log(1+exp(-|z|)) never overflows, and its
 // derivative sigmoid(z) - y is evaluated without exp of a large argument.
-func bceWithLogits[T Float](z []T, labels []float32, scale T, dz []T) (float64, int) {
-	return bceRows(z, labels, scale, dz, make([]float64, len(labels)))
-}
-
-// bceRows is bceWithLogits with a buffer for the per-pair losses (one per
-// label): pairs are scored in parallel, and their losses summed in pair
-// order afterwards, so the sum is the serial loop's bit for bit.
-func bceRows[T Float](z []T, labels []float32, scale T, dz []T, rowLoss []float64) (float64, int) {
+// rowLoss (one per label) receives the per-pair losses: pairs are scored
+// in parallel, and their losses summed in pair order afterwards, so the
+// sum is the serial loop's bit for bit.
+func bceWithLogits[T Float](z []T, labels []float32, scale T, dz []T, rowLoss []float64) (float64, int) {
 	var correct atomic.Int64
 	par.Range(len(labels), 32*len(labels), func(lo, hi int) {
 		n := 0

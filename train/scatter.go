@@ -52,7 +52,7 @@ func (s *bySource) build(src []int32, ns int) {
 	nb := min(4*p, ns) // source buckets
 	bw := (ns + nb - 1) / nb
 	nb = (ns + bw - 1) / bw
-	chunk := (ne + p - 1) / max(p, 1)
+	chunk := (ne + p - 1) / p // edges per counting chunk
 	nc := par.NumBlocks(ne, chunk)
 	if nc == 0 {
 		nc = 1

@@ -258,7 +258,7 @@ func kernelCases() []kernelCase {
 				z := randVec(r, n)
 				_, y := randPairs(r, n, 10)
 				dz := make([]float32, n)
-				loss, correct := bceWithLogits(z, y, 0.5, dz)
+				loss, correct := bceWithLogits(z, y, 0.5, dz, make([]float64, n))
 				return append(bitsOf(dz), math.Float64bits(loss), uint64(correct))
 			},
 		},
