@@ -334,12 +334,16 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	if g.bases > 0 {
 		sz, nb := in*out, g.bases
 		g.wr = grow(g.wr, len(g.rels)*sz)
-		clear(g.wr)
-		for r := range g.rels {
-			for k := 0; k < nb; k++ {
-				axpy(g.coef[r*nb+k], g.v[k], g.wr[r*sz:(r+1)*sz])
+		// Each W_r is written by one goroutine per element range.
+		par.Range(sz, len(g.rels)*nb*sz, func(lo, hi int) {
+			for r := range g.rels {
+				w := g.wr[r*sz+lo : r*sz+hi]
+				clear(w)
+				for k := 0; k < nb; k++ {
+					axpy(g.coef[r*nb+k], g.v[k][lo:hi], w)
+				}
 			}
-		}
+		})
 	}
 	g.rm.index(p.Types, nd)
 	g.rm.forward(b, h, in)
@@ -402,18 +406,29 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 	}
 	if g.bases > 0 {
 		// W_r = sum_k a_rk V_k: dV_k += sum_r a_rk dW_r, da_rk += <dW_r, V_k>.
-		nb := g.bases
-		for r := range g.rels {
-			gw := g.gwr[r*sz : (r+1)*sz]
-			for k := 0; k < nb; k++ {
-				axpy(g.coef[r*nb+k], gw, g.gv[k])
+		// Goroutines split the elements of the V_k (each summing its
+		// relations in order) and, separately, the (r, k) dot products
+		// (each a serial sum of its own).
+		nb, nr := g.bases, len(g.rels)
+		par.Range(sz, nr*nb*sz, func(lo, hi int) {
+			for r := range nr {
+				gw := g.gwr[r*sz+lo : r*sz+hi]
+				for k := 0; k < nb; k++ {
+					axpy(g.coef[r*nb+k], gw, g.gv[k][lo:hi])
+				}
+			}
+		})
+		par.Range(nr*nb, nr*nb*sz, func(lo, hi int) {
+			for rk := lo; rk < hi; rk++ {
+				r, k := rk/nb, rk%nb
+				gw := g.gwr[r*sz : (r+1)*sz]
 				dot := T(0)
 				for e, v := range g.v[k] {
 					dot += v * gw[e]
 				}
-				g.gcoef[r*nb+k] += dot
+				g.gcoef[rk] += dot
 			}
-		}
+		})
 	}
 	if !wantInput {
 		return nil

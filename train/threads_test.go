@@ -385,6 +385,8 @@ func threadModelCases() []threadModelCase {
 	base := Config{InDim: 24, Hidden: 32, Classes: 6, Layers: 2, Dropout: 0.2, InputDropout: 0.1}
 	with := func(f func(*Config)) Config { c := base; f(&c); return c }
 	h := dblpLike()
+	hb := dblpLike()
+	hb.Bases = 2
 	return []threadModelCase{
 		{name: "sage", cfg: with(func(c *Config) { c.Arch = ArchSAGE })},
 		{name: "sage-sparse", cfg: with(func(c *Config) { c.Arch = ArchSAGE }), sparse: true},
@@ -394,6 +396,7 @@ func threadModelCases() []threadModelCase {
 		{name: "sage-link-dot", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchSAGE, DecoderDot }), link: true},
 		{name: "gcn-link-mlp", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchGCN, DecoderMLP }), link: true},
 		{name: "rgcn", cfg: Config{Arch: ArchRGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},
+		{name: "rgcn-bases", cfg: Config{Arch: ArchRGCN, Hidden: 96, Classes: 5, Layers: 2, Dropout: 0.2, Hetero: hb}},
 		{name: "hsage", cfg: Config{Arch: ArchHSAGE, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Hetero: h}},
 	}
 }
