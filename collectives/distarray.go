@@ -8,6 +8,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"mpignn/internal/par"
 )
 
 // Transport selects how DistArray reads rows owned by other ranks.
@@ -267,12 +269,16 @@ func (a *DistArray) Fetch(rows []int64, dst []byte) error {
 		next[p]++
 	}
 	me := a.c.rank
-	// Own rows are copied directly.
+	// Own rows are copied directly, in parallel (each request has its own
+	// slot of dst).
 	lo := a.offsets[me]
-	for _, i := range a.order[starts[me] : starts[me]+a.counts[me]] {
-		src := (rows[i] - lo) * rb
-		copy(dst[int64(i)*rb:int64(i+1)*rb], a.local[src:src+rb])
-	}
+	own := a.order[starts[me] : starts[me]+a.counts[me]]
+	par.Range(len(own), len(own)*a.rowBytes/4, func(k0, k1 int) {
+		for _, i := range own[k0:k1] {
+			src := (rows[i] - lo) * rb
+			copy(dst[int64(i)*rb:int64(i+1)*rb], a.local[src:src+rb])
+		}
+	})
 	remote := int64(len(rows)) - a.counts[me]
 	a.stats.Calls++
 	a.stats.LocalRows += a.counts[me]
@@ -353,15 +359,19 @@ func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) err
 	// after the response exchange, which every rank must still make.
 	resp := make([]byte, int64(len(got))*rb)
 	nLocal := int64(len(a.local)) / rb
+	par.Range(len(got), len(got)*a.rowBytes/4, func(j0, j1 int) {
+		for j := j0; j < j1; j++ {
+			if r := got[j]; r >= 0 && r < nLocal {
+				copy(resp[int64(j)*rb:], a.local[r*rb:(r+1)*rb])
+			}
+		}
+	})
 	var badReq error
 	for j, r := range got {
 		if r < 0 || r >= nLocal {
-			if badReq == nil {
-				badReq = fmt.Errorf("fetch on rank %d: rank %d asked for local row %d of %d", me, requester(gotCounts, int64(j)), r, nLocal)
-			}
-			continue
+			badReq = fmt.Errorf("fetch on rank %d: rank %d asked for local row %d of %d", me, requester(gotCounts, int64(j)), r, nLocal)
+			break
 		}
-		copy(resp[int64(j)*rb:], a.local[r*rb:(r+1)*rb])
 	}
 	respCounts := scale(gotCounts, rb)
 	backCounts := scale(sendCounts, rb)
@@ -372,17 +382,20 @@ func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) err
 	if badReq != nil {
 		return badReq
 	}
-	// Scatter the answers to the requests' positions.
-	k := int64(0)
-	for p := 0; p < size; p++ {
-		if p == me {
-			continue
+	// Scatter the answers to the requests' positions, in parallel: answer
+	// k is the k-th request of a.order once this rank's own are skipped.
+	ownLo, ownN := starts[me], a.counts[me]
+	nBack := len(a.order) - int(ownN)
+	par.Range(nBack, nBack*a.rowBytes/4, func(k0, k1 int) {
+		for k := int64(k0); k < int64(k1); k++ {
+			o := k
+			if o >= ownLo {
+				o += ownN
+			}
+			i := int64(a.order[o])
+			copy(dst[i*rb:(i+1)*rb], back[k*rb:(k+1)*rb])
 		}
-		for _, i := range a.order[starts[p] : starts[p]+a.counts[p]] {
-			copy(dst[int64(i)*rb:int64(i+1)*rb], back[k*rb:(k+1)*rb])
-			k++
-		}
-	}
+	})
 	return nil
 }
 

@@ -59,7 +59,7 @@ func allowedDeps() map[string]pkgDeps {
 		"spmd":          {test: []string{"spmd/spmdtest"}},
 		"spmd/spmdtest": {imports: []string{"spmd"}},
 		"collectives": {
-			imports: []string{"internal/watchdog", "spmd"},
+			imports: []string{"internal/par", "internal/watchdog", "spmd"},
 			test:    []string{"spmd/spmdtest"},
 		},
 
@@ -82,7 +82,7 @@ func allowedDeps() map[string]pkgDeps {
 			test:    []string{"spmd", "spmd/spmdtest"},
 		},
 		"sample/dsample": {
-			imports: []string{"collectives", "config", "graph", "partition", "sample"},
+			imports: []string{"collectives", "config", "graph", "internal/par", "partition", "sample"},
 			// No train: the layer-wise inference and the learnable
 			// embeddings, whose tests built models, live in train/dtrain.
 			test: []string{"sample/sampletest", "spmd", "spmd/spmdtest"},

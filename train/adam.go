@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"math"
+
+	"mpignn/internal/par"
 )
 
 // AdamConfig holds the hyper-parameters of Adam.
@@ -76,16 +78,20 @@ func (a *Adam) Step(params, grads []float32) error {
 	stepSize := float32(float64(c.LR) / bc1)
 	invSqrtBC2 := float32(1 / math.Sqrt(bc2))
 	b1, b2 := c.Beta1, c.Beta2
-	for i, g := range grads {
-		p := params[i]
-		if c.WeightDecay != 0 {
-			g += c.WeightDecay * p
+	// Elementwise: every element is updated by one goroutine with the
+	// same operations as a serial loop.
+	par.Range(len(grads), 8*len(grads), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g, p := grads[i], params[i]
+			if c.WeightDecay != 0 {
+				g += c.WeightDecay * p
+			}
+			m := b1*a.M[i] + (1-b1)*g
+			v := b2*a.V[i] + (1-b2)*g*g
+			a.M[i], a.V[i] = m, v
+			denom := float32(math.Sqrt(float64(v)))*invSqrtBC2 + c.Eps
+			params[i] = p - stepSize*m/denom
 		}
-		m := b1*a.M[i] + (1-b1)*g
-		v := b2*a.V[i] + (1-b2)*g*g
-		a.M[i], a.V[i] = m, v
-		denom := float32(math.Sqrt(float64(v)))*invSqrtBC2 + c.Eps
-		params[i] = p - stepSize*m/denom
-	}
+	})
 	return nil
 }

@@ -37,17 +37,18 @@ type gatLayer[T Float] struct {
 	// Edge lists with the self edge first: destination i's edges are
 	// [eoff[i], eoff[i+1]) with sources esrc.
 	eoff, esrc []int32
-	z          []T // NumSrc x H·F
-	el, er     []T // a_src·z_j per source and head, a_dst·z_i per destination and head
-	s          []T // pre-activation score per edge and head
-	alpha      []T // attention per edge and head, before dropout
-	keep       []T // dropout multiplier per edge and head (0 or 1/(1-p)); nil without dropout
-	keepBuf    []T // storage of keep
-	o          []T // output rows
-	ds         []T // gradient w.r.t. s per edge and head
-	dz         []T // gradient w.r.t. z
-	del, der   []T // gradients w.r.t. el and er
-	dh         []T // gradient w.r.t. the input rows
+	z          []T    // NumSrc x H·F
+	el, er     []T    // a_src·z_j per source and head, a_dst·z_i per destination and head
+	s          []T    // pre-activation score per edge and head
+	alpha      []T    // attention per edge and head, before dropout
+	keep       []T    // dropout multiplier per edge and head (0 or 1/(1-p)); nil without dropout
+	keepBuf    []T    // storage of keep
+	o          []T    // output rows
+	ds         []T    // gradient w.r.t. s per edge and head
+	dz         []T    // gradient w.r.t. z
+	del, der   []T    // gradients w.r.t. el and er
+	dh         []T    // gradient w.r.t. the input rows
+	bt         blockT // the edge lists by source, for the backward scatter
 }
 
 // AttnLayer is the layer index under which GAT's attention-dropout masks of
@@ -92,20 +93,40 @@ func (g *gatLayer[T]) Bind(p, gr [][]T) {
 	g.gw, g.gaSrc, g.gaDst, g.gb = gr[0], gr[1], gr[2], gr[3]
 }
 
-// edges builds the per-destination edge lists, self edge first.
+// edges builds the per-destination edge lists, self edge first: list
+// lengths in parallel, offsets in order, then each destination fills its
+// own range.
 func (g *gatLayer[T]) edges(b *sample.Block) {
 	nd := b.NumDst
-	g.eoff = append(g.eoff[:0], 0)
-	g.esrc = g.esrc[:0]
-	for i := range nd {
-		g.esrc = append(g.esrc, int32(i))
-		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-			if int(j) != i {
-				g.esrc = append(g.esrc, j)
+	g.eoff = growIdx(g.eoff, nd+1)
+	g.eoff[0] = 0
+	par.Range(nd, len(b.Indices)+nd, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			n := int32(1)
+			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+				if int(j) != i {
+					n++
+				}
+			}
+			g.eoff[i+1] = n
+		}
+	})
+	for i := 0; i < nd; i++ {
+		g.eoff[i+1] += g.eoff[i]
+	}
+	g.esrc = growIdx(g.esrc, int(g.eoff[nd]))
+	par.Range(nd, len(b.Indices)+nd, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k := g.eoff[i]
+			g.esrc[k] = int32(i)
+			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+				if int(j) != i {
+					k++
+					g.esrc[k] = j
+				}
 			}
 		}
-		g.eoff = append(g.eoff, int32(len(g.esrc)))
-	}
+	})
 }
 
 // coef returns the factor that multiplies z_j in the output: the (dropped)
@@ -216,13 +237,11 @@ func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 	nd, ns := b.NumDst, b.NumSrc()
 	ne := len(g.esrc)
 	width := g.width()
-	for i := 0; i < nd; i++ {
-		for k, v := range dout[i*width : (i+1)*width] {
-			g.gb[k] += v
-		}
-	}
-	// Per destination (independent rows): gradient of the scores s.
+	colSum(dout, nd, width, g.gb)
+	// Per destination (independent rows): gradient of the scores s, and
+	// er's gradient, the sum of its edges' ds in edge order.
 	g.ds = grow(g.ds, ne*H)
+	g.der = grow(g.der, nd*H)
 	par.Range(nd, ne*hf, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
@@ -244,48 +263,63 @@ func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 					g.ds[e*H+hd] = da
 					sum += g.alpha[e*H+hd] * da
 				}
+				var der T
 				for e := e0; e < e1; e++ {
 					de := g.alpha[e*H+hd] * (g.ds[e*H+hd] - sum)
 					if g.s[e*H+hd] < 0 {
 						de *= leakySlope
 					}
 					g.ds[e*H+hd] = de
+					der += de
+				}
+				g.der[i*H+hd] = der
+			}
+		}
+	})
+	// Per source (sources are shared between destinations, so the loop
+	// runs over sources, one writer per row): z's gradient from the
+	// messages and el's from the scores, each summed in the serial
+	// (destination, edge) order, then the terms through el = z·a_src and
+	// er = z·a_dst.
+	g.bt.buildLists(g.eoff, g.esrc, nd, ns)
+	g.dz = grow(g.dz, ns*hf)
+	g.del = grow(g.del, ns*H)
+	par.Range(ns, ne*hf+ns*hf, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			dzj := g.dz[j*hf : (j+1)*hf]
+			clear(dzj)
+			del := g.del[j*H : (j+1)*H]
+			clear(del)
+			for _, e := range g.bt.edges(j) {
+				ei, i := int(e), int(g.bt.dst[e])
+				for hd := range H {
+					c0 := g.col(hd)
+					axpy(g.coef(ei, hd), dout[i*width+c0:i*width+c0+F], dzj[hd*F:(hd+1)*F])
+					del[hd] += g.ds[ei*H+hd]
+				}
+			}
+			for hd := range H {
+				axpy(del[hd], g.aSrc[hd*F:(hd+1)*F], dzj[hd*F:(hd+1)*F])
+				if j < nd {
+					axpy(g.der[j*H+hd], g.aDst[hd*F:(hd+1)*F], dzj[hd*F:(hd+1)*F])
 				}
 			}
 		}
 	})
-	// Serial scatter to the sources (shared between destinations).
-	g.dz = grow(g.dz, ns*hf)
-	clear(g.dz)
-	g.del, g.der = grow(g.del, ns*H), grow(g.der, nd*H)
-	clear(g.del)
-	clear(g.der)
-	for i := 0; i < nd; i++ {
-		e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
-		for hd := range H {
-			c0 := g.col(hd)
-			do := dout[i*width+c0 : i*width+c0+F]
-			for e := e0; e < e1; e++ {
-				j := int(g.esrc[e])
-				axpy(g.coef(e, hd), do, g.dz[j*hf+hd*F:j*hf+(hd+1)*F])
-				g.del[j*H+hd] += g.ds[e*H+hd]
-				g.der[i*H+hd] += g.ds[e*H+hd]
+	// The attention vectors' gradients sum over all sources in order:
+	// goroutines split their columns, never the sources.
+	par.Range(hf, ns*hf, func(lo, hi int) {
+		for j := 0; j < ns; j++ {
+			for hd := lo / F; hd*F < hi; hd++ {
+				c0, c1 := max(lo, hd*F), min(hi, (hd+1)*F)
+				zj := g.z[j*hf+c0 : j*hf+c1]
+				axpy(g.del[j*H+hd], zj, g.gaSrc[c0:c1])
+				if j < nd {
+					axpy(g.der[j*H+hd], zj, g.gaDst[c0:c1])
+				}
 			}
 		}
-	}
-	// Through el = z·a_src and er = z·a_dst.
-	for j := 0; j < ns; j++ {
-		for hd := range H {
-			zj := g.z[j*hf+hd*F : j*hf+(hd+1)*F]
-			dzj := g.dz[j*hf+hd*F : j*hf+(hd+1)*F]
-			axpy(g.del[j*H+hd], zj, g.gaSrc[hd*F:(hd+1)*F])
-			axpy(g.del[j*H+hd], g.aSrc[hd*F:(hd+1)*F], dzj)
-			if j < nd {
-				axpy(g.der[j*H+hd], zj, g.gaDst[hd*F:(hd+1)*F])
-				axpy(g.der[j*H+hd], g.aDst[hd*F:(hd+1)*F], dzj)
-			}
-		}
-	}
+	})
 	if p.Sparse != nil {
 		spmmT(p.Sparse, h, ns, g.dz, hf, g.gw) // h holds the entry values
 		return nil

@@ -53,6 +53,8 @@ type gcnLayer[T Float] struct {
 	// Sparse layer 0 (Pass.Sparse): pw = X·W for every source and dpw its
 	// gradient.
 	pw, dpw []T
+
+	bt blockT // the block's edges by source, for the backward scatter
 }
 
 func newGCN[T Float](c Config, l int) *gcnLayer[T] {
@@ -88,26 +90,29 @@ func inDegree(b *sample.Block, i int) int {
 func (g *gcnLayer[T]) norms(p *Pass, b *sample.Block) {
 	nd := b.NumDst
 	g.ew, g.sw = grow(g.ew, len(b.Indices)), grow(g.sw, nd)
-	for i := range nd {
-		di := float64(1 + inDegree(b, i))
-		deg := func(j int) float64 {
-			switch {
-			case p.SrcDeg != nil:
-				return float64(1 + p.SrcDeg[j])
-			case p.Prev == nil:
-				return di
+	// Each destination writes only its own coefficients.
+	par.Range(nd, 4*(len(b.Indices)+nd), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			di := float64(1 + inDegree(b, i))
+			deg := func(j int) float64 {
+				switch {
+				case p.SrcDeg != nil:
+					return float64(1 + p.SrcDeg[j])
+				case p.Prev == nil:
+					return di
+				}
+				return float64(1 + inDegree(p.Prev, j)) // block l's sources are block l-1's destinations
 			}
-			return float64(1 + inDegree(p.Prev, j)) // block l's sources are block l-1's destinations
-		}
-		g.sw[i] = T(1 / math.Sqrt(di*deg(i)))
-		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
-			j := int(b.Indices[e])
-			g.ew[e] = 0
-			if j != i {
-				g.ew[e] = T(1 / math.Sqrt(di*deg(j)))
+			g.sw[i] = T(1 / math.Sqrt(di*deg(i)))
+			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+				j := int(b.Indices[e])
+				g.ew[e] = 0
+				if j != i {
+					g.ew[e] = T(1 / math.Sqrt(di*deg(j)))
+				}
 			}
 		}
-	}
+	})
 }
 
 func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
@@ -131,20 +136,14 @@ func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	})
 	o := grow(g.o, nd*out)
 	g.o = o
-	for i := 0; i < nd; i++ {
-		copy(o[i*out:(i+1)*out], g.bias)
-	}
+	fillRows(o, nd, g.bias)
 	gemm(false, false, nd, out, in, 1, g.agg, in, g.w, out, 1, o, out)
 	return o
 }
 
 func (g *gcnLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
 	in, out, nd := g.in, g.out, b.NumDst
-	for i := 0; i < nd; i++ {
-		for k, v := range dz[i*out : (i+1)*out] {
-			g.gb[k] += v
-		}
-	}
+	colSum(dz, nd, out, g.gb)
 	if p.Sparse != nil {
 		g.backwardSparse(p.Sparse, b, h, dz)
 		return nil
@@ -158,17 +157,7 @@ func (g *gcnLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bo
 	gemm(false, true, nd, in, out, 1, dz, out, g.w, out, 0, g.dagg, in)
 	dh := grow(g.dh, ns*in)
 	g.dh = dh
-	clear(dh)
-	// Serial scatter: sources are shared between destinations.
-	for i := 0; i < nd; i++ {
-		gi := g.dagg[i*in : (i+1)*in]
-		axpy(g.sw[i], gi, dh[i*in:(i+1)*in])
-		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
-			if j := int(b.Indices[e]); j != i {
-				axpy(g.ew[e], gi, dh[j*in:(j+1)*in])
-			}
-		}
-	}
+	g.scatter(b, g.dagg, in, dh)
 	return dh
 }
 
@@ -198,18 +187,40 @@ func (g *gcnLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals 
 // backwardSparse adds W's gradient of a sparse layer 0: Xᵀ·dpw with dpw
 // the normalised sum's adjoint applied to dz.
 func (g *gcnLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, vals, dz []T) {
-	out, nd, ns := g.out, b.NumDst, b.NumSrc()
+	out, ns := g.out, b.NumSrc()
 	g.dpw = grow(g.dpw, ns*out)
-	clear(g.dpw)
-	// Serial scatter: sources are shared between destinations.
-	for i := 0; i < nd; i++ {
-		gi := dz[i*out : (i+1)*out]
-		axpy(g.sw[i], gi, g.dpw[i*out:(i+1)*out])
-		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
-			if j := int(b.Indices[e]); j != i {
-				axpy(g.ew[e], gi, g.dpw[j*out:(j+1)*out])
+	g.scatter(b, dz, out, g.dpw)
+	spmmT(x, vals, ns, g.dpw, out, g.gw)
+}
+
+// scatter writes into d (NumSrc x w) the adjoint of the normalised sum
+// applied to gd (NumDst x w): sw[i]·gd[i] to row i and ew[e]·gd[i] to row
+// j for every edge e: j -> i with j != i. Sources are shared between
+// destinations, so it runs over sources (one writer per row of d), adding
+// each row's terms in the order of the serial loop over destinations: the
+// edges from destinations i < j, the self term, then those from i > j.
+func (g *gcnLayer[T]) scatter(b *sample.Block, gd []T, w int, d []T) {
+	g.bt.build(b)
+	nd := b.NumDst
+	par.Range(b.NumSrc(), (len(b.Indices)+nd)*w, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			row := d[j*w : (j+1)*w]
+			clear(row)
+			self := j < nd // the self term is still to add
+			for _, e := range g.bt.edges(j) {
+				i := int(g.bt.dst[e])
+				if i == j {
+					continue
+				}
+				if self && i > j {
+					axpy(g.sw[j], gd[j*w:(j+1)*w], row)
+					self = false
+				}
+				axpy(g.ew[e], gd[i*w:(i+1)*w], row)
+			}
+			if self {
+				axpy(g.sw[j], gd[j*w:(j+1)*w], row)
 			}
 		}
-	}
-	spmmT(x, vals, ns, g.dpw, out, g.gw)
+	})
 }

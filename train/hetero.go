@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"mpignn/graph"
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -323,7 +324,7 @@ func (h *hetInput[T]) forward(b0 *sample.Block, xs [][]T, train bool, key MaskKe
 		if h.drop {
 			// A copy: xs belongs to the caller, which may reuse it.
 			h.xd[t] = grow(h.xd[t], len(x))
-			copy(h.xd[t], x)
+			copyPar(h.xd[t], x)
 			dropout(h.xd[t], d, h.origT[t], InputLayer, h.inputDrop, key)
 			x = h.xd[t]
 		}
@@ -333,16 +334,9 @@ func (h *hetInput[T]) forward(b0 *sample.Block, xs [][]T, train bool, key MaskKe
 			continue
 		}
 		h.proj = grow(h.proj, n*hd)
-		for k := 0; k < n; k++ {
-			copy(h.proj[k*hd:(k+1)*hd], h.b[t])
-		}
+		fillRows(h.proj, n, h.b[t])
 		gemm(false, false, n, hd, d, 1, x, d, h.w[t], hd, 1, h.proj, hd)
-		for i, ti := range h.types[0] {
-			if int(ti) == t {
-				k := int(h.pos[i])
-				copy(h.x0[i*hd:(i+1)*hd], h.proj[k*hd:(k+1)*hd])
-			}
-		}
+		h.moveRows(t, n, h.x0, true)
 	}
 	return h.x0
 }
@@ -363,18 +357,8 @@ func (h *hetInput[T]) backward(dx0 []T, train bool, key MaskKey) {
 			continue
 		}
 		h.proj = grow(h.proj, n*hd)
-		for i, ti := range h.types[0] {
-			if int(ti) == t {
-				k := int(h.pos[i])
-				copy(h.proj[k*hd:(k+1)*hd], dx0[i*hd:(i+1)*hd])
-			}
-		}
-		gb := h.gb[t]
-		for k := 0; k < n; k++ {
-			for u, v := range h.proj[k*hd : (k+1)*hd] {
-				gb[u] += v
-			}
-		}
+		h.moveRows(t, n, dx0, false)
+		colSum(h.proj, n, hd, h.gb[t])
 		gemm(true, false, d, hd, n, 1, h.xs[t], d, h.proj, hd, 1, h.gw[t], hd)
 		if !learn {
 			continue
@@ -384,19 +368,42 @@ func (h *hetInput[T]) backward(dx0 []T, train bool, key MaskKey) {
 		if h.drop {
 			// d(dropped x)/dx is the mask times the inverted-dropout scale.
 			scale := T(1 / (1 - float64(h.inputDrop)))
-			for k, o := range h.origT[t] {
-				rk := sample.MaskKey(key.Seed, int(key.Step), InputLayer, o)
-				row := dx[k*d : (k+1)*d]
-				for u := range row {
-					if sample.MaskUniform(rk, u) < h.inputDrop {
-						row[u] = 0
-					} else {
-						row[u] *= scale
+			orig := h.origT[t]
+			par.Range(n, n*d, func(lo, hi int) {
+				for k := lo; k < hi; k++ {
+					rk := sample.MaskKey(key.Seed, int(key.Step), InputLayer, orig[k])
+					row := dx[k*d : (k+1)*d]
+					for u := range row {
+						if sample.MaskUniform(rk, u) < h.inputDrop {
+							row[u] = 0
+						} else {
+							row[u] *= scale
+						}
 					}
 				}
-			}
+			})
 		}
 	}
+}
+
+// moveRows copies between the n type-local rows of node type t in h.proj
+// and the rows of blocks[0]'s nodes of that type in x (Hidden wide): into
+// x when toX, else out of it. Every row has one writer.
+func (h *hetInput[T]) moveRows(t, n int, x []T, toX bool) {
+	hd, ty := h.hidden, h.types[0]
+	par.Range(len(ty), len(ty)+n*hd, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if int(ty[i]) != t {
+				continue
+			}
+			k := int(h.pos[i])
+			if toX {
+				copy(x[i*hd:(i+1)*hd], h.proj[k*hd:(k+1)*hd])
+			} else {
+				copy(h.proj[k*hd:(k+1)*hd], x[i*hd:(i+1)*hd])
+			}
+		}
+	})
 }
 
 // checkHetero validates typed inputs against blocks (checked) and

@@ -21,6 +21,10 @@ type relMean[T Float] struct {
 	pos    []int32
 	agg    [][]T // per relation
 	dagg   [][]T // per relation, gradient w.r.t. agg (backward)
+
+	bt   blockT  // the block's edges by source, for scatter
+	ecof []T     // per edge: 1/|N_r(i)| of its destination i and relation r
+	erow []int32 // per edge: its destination's row in agg[r]
 }
 
 func newRelMean[T Float](c Config) relMean[T] {
@@ -49,7 +53,7 @@ func (a *relMean[T]) index(types []int32, nd int) {
 func (a *relMean[T]) forward(b *sample.Block, h []T, w int) {
 	for r, t := range a.relDst {
 		a.agg[r] = grow(a.agg[r], len(a.idx[t])*w)
-		clear(a.agg[r])
+		clearPar(a.agg[r])
 	}
 	// Each destination writes only its own rows, one per relation, so the
 	// split over goroutines does not change any sum.
@@ -73,27 +77,59 @@ func (a *relMean[T]) forward(b *sample.Block, h []T, w int) {
 }
 
 // scatter is the adjoint of forward: it adds dagg[r][row of i]/|N_r(i)| to
-// dh[j] for every sampled edge j -r-> i. Serial: sources are shared.
+// dh[j] for every sampled edge j -r-> i. Sources are shared between
+// destinations, so it runs over sources (one writer per row of dh), each
+// row taking its terms in the serial (destination, edge) order.
 func (a *relMean[T]) scatter(b *sample.Block, w int, dh []T) {
-	for i := 0; i < b.NumDst; i++ {
-		p := int(a.pos[i])
-		for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {
-			r, f := relRun(b.Etype, e, end)
-			inv := T(1 / float64(f-e))
-			g := a.dagg[r][p*w : (p+1)*w]
-			for _, j := range b.Indices[e:f] {
-				axpy(inv, g, dh[int(j)*w:(int(j)+1)*w])
+	ne := len(b.Indices)
+	a.ecof = grow(a.ecof, ne)
+	a.erow = growIdx(a.erow, ne)
+	par.Range(b.NumDst, 4*ne, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {
+				_, f := relRun(b.Etype, e, end)
+				inv := T(1 / float64(f-e))
+				for ; e < f; e++ {
+					a.ecof[e], a.erow[e] = inv, a.pos[i]
+				}
 			}
-			e = f
 		}
-	}
+	})
+	a.bt.build(b)
+	par.Range(b.NumSrc(), ne*w, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			row := dh[j*w : (j+1)*w]
+			for _, e := range a.bt.edges(j) {
+				p := int(a.erow[e])
+				axpy(a.ecof[e], a.dagg[b.Etype[e]][p*w:(p+1)*w], row)
+			}
+		}
+	})
 }
 
 // gatherRows copies rows idx of src (w wide) into dst, in idx order.
 func gatherRows[T Float](src []T, w int, idx []int32, dst []T) {
-	for k, i := range idx {
-		copy(dst[k*w:(k+1)*w], src[int(i)*w:(int(i)+1)*w])
-	}
+	par.Range(len(idx), len(idx)*w, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := int(idx[k])
+			copy(dst[k*w:(k+1)*w], src[i*w:(i+1)*w])
+		}
+	})
+}
+
+// scatterRows copies (add: adds) row k of src (w wide) into row idx[k]
+// of dst; idx's rows are distinct, so each has one writer.
+func scatterRows[T Float](src []T, w int, idx []int32, dst []T, add bool) {
+	par.Range(len(idx), len(idx)*w, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := int(idx[k])
+			if add {
+				axpy(1, src[k*w:(k+1)*w], dst[i*w:(i+1)*w])
+			} else {
+				copy(dst[i*w:(i+1)*w], src[k*w:(k+1)*w])
+			}
+		}
+	})
 }
 
 // hsageLayer is PyG's to_hetero(GraphSAGE, aggr="sum"): one SAGEConv per
@@ -152,7 +188,7 @@ func (s *hsageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	s.rm.index(p.Types, nd)
 	s.rm.forward(b, h, in)
 	s.o = grow(s.o, nd*out)
-	clear(s.o)
+	clearPar(s.o)
 	for t, rels := range s.rm.inRels {
 		idx := s.rm.idx[t]
 		n := len(idx)
@@ -170,16 +206,12 @@ func (s *hsageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		hg, og := grow(s.hg[t], n*in), grow(s.og[t], n*out)
 		s.hg[t], s.og[t] = hg, og
 		gatherRows(h, in, idx, hg)
-		for k := 0; k < n; k++ {
-			copy(og[k*out:(k+1)*out], bs)
-		}
+		fillRows(og, n, bs)
 		gemm(false, false, n, out, in, 1, hg, in, ws, out, 1, og, out)
 		for _, r := range rels {
 			gemm(false, false, n, out, in, 1, s.rm.agg[r], in, s.wNeigh[r], out, 1, og, out)
 		}
-		for k, i := range idx {
-			copy(s.o[int(i)*out:(int(i)+1)*out], og[k*out:(k+1)*out])
-		}
+		scatterRows(og, out, idx, s.o, false)
 	}
 	return s.o
 }
@@ -188,7 +220,7 @@ func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput 
 	in, out := s.in, s.out
 	if wantInput {
 		s.dh = grow(s.dh, b.NumSrc()*in)
-		clear(s.dh)
+		clearPar(s.dh)
 	}
 	for t, rels := range s.rm.inRels {
 		idx := s.rm.idx[t]
@@ -202,11 +234,7 @@ func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput 
 		s.gtmp = grow(s.gtmp, in*out+out)
 		gw, gb := s.gtmp[:in*out], s.gtmp[in*out:]
 		clear(gb)
-		for k := 0; k < n; k++ {
-			for u, v := range dg[k*out : (k+1)*out] {
-				gb[u] += v
-			}
-		}
+		colSum(dg, n, out, gb)
 		gemm(true, false, in, out, n, 1, s.hg[t], in, dg, out, 0, gw, out)
 		for _, r := range rels {
 			axpy(1, gb, s.gBias[r])
@@ -218,9 +246,7 @@ func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput 
 		}
 		s.dhg = grow(s.dhg, n*in)
 		gemm(false, true, n, in, out, 1, dg, out, s.wsum[t], out, 0, s.dhg, in)
-		for k, i := range idx {
-			axpy(1, s.dhg[k*in:(k+1)*in], s.dh[int(i)*in:(int(i)+1)*in])
-		}
+		scatterRows(s.dhg, in, idx, s.dh, true)
 		for _, r := range rels {
 			s.rm.dagg[r] = grow(s.rm.dagg[r], n*in)
 			gemm(false, true, n, in, out, 1, dg, out, s.wNeigh[r], out, 0, s.rm.dagg[r], in)
@@ -308,20 +334,22 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	if g.bases > 0 {
 		sz, nb := in*out, g.bases
 		g.wr = grow(g.wr, len(g.rels)*sz)
-		clear(g.wr)
-		for r := range g.rels {
-			for k := 0; k < nb; k++ {
-				axpy(g.coef[r*nb+k], g.v[k], g.wr[r*sz:(r+1)*sz])
+		// Each W_r is written by one goroutine per element range.
+		par.Range(sz, len(g.rels)*nb*sz, func(lo, hi int) {
+			for r := range g.rels {
+				w := g.wr[r*sz+lo : r*sz+hi]
+				clear(w)
+				for k := 0; k < nb; k++ {
+					axpy(g.coef[r*nb+k], g.v[k][lo:hi], w)
+				}
 			}
-		}
+		})
 	}
 	g.rm.index(p.Types, nd)
 	g.rm.forward(b, h, in)
 	o := grow(g.o, nd*out)
 	g.o = o
-	for i := 0; i < nd; i++ {
-		copy(o[i*out:(i+1)*out], g.bias)
-	}
+	fillRows(o, nd, g.bias)
 	gemm(false, false, nd, out, in, 1, h[:nd*in], in, g.wSelf, out, 1, o, out)
 	for t, rels := range g.rm.inRels {
 		idx := g.rm.idx[t]
@@ -331,13 +359,11 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		}
 		og := grow(g.og[t], n*out)
 		g.og[t] = og
-		clear(og)
+		clearPar(og)
 		for _, r := range rels {
 			gemm(false, false, n, out, in, 1, g.rm.agg[r], in, g.weight(r), out, 1, og, out)
 		}
-		for k, i := range idx {
-			axpy(1, og[k*out:(k+1)*out], o[int(i)*out:(int(i)+1)*out])
-		}
+		scatterRows(og, out, idx, o, true)
 	}
 	return o
 }
@@ -345,11 +371,7 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
 	in, out, nd := g.in, g.out, b.NumDst
 	sz := in * out
-	for i := 0; i < nd; i++ {
-		for k, v := range dz[i*out : (i+1)*out] {
-			g.gBias[k] += v
-		}
-	}
+	colSum(dz, nd, out, g.gBias)
 	gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, g.gSelf, out)
 	if g.bases > 0 {
 		g.gwr = grow(g.gwr, len(g.rels)*sz)
@@ -358,7 +380,7 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 	if wantInput {
 		g.dh = grow(g.dh, b.NumSrc()*in)
 		gemm(false, true, nd, in, out, 1, dz, out, g.wSelf, out, 0, g.dh[:nd*in], in)
-		clear(g.dh[nd*in:])
+		clearPar(g.dh[nd*in:])
 	}
 	for t, rels := range g.rm.inRels {
 		idx := g.rm.idx[t]
@@ -384,18 +406,29 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 	}
 	if g.bases > 0 {
 		// W_r = sum_k a_rk V_k: dV_k += sum_r a_rk dW_r, da_rk += <dW_r, V_k>.
-		nb := g.bases
-		for r := range g.rels {
-			gw := g.gwr[r*sz : (r+1)*sz]
-			for k := 0; k < nb; k++ {
-				axpy(g.coef[r*nb+k], gw, g.gv[k])
+		// Goroutines split the elements of the V_k (each summing its
+		// relations in order) and, separately, the (r, k) dot products
+		// (each a serial sum of its own).
+		nb, nr := g.bases, len(g.rels)
+		par.Range(sz, nr*nb*sz, func(lo, hi int) {
+			for r := range nr {
+				gw := g.gwr[r*sz+lo : r*sz+hi]
+				for k := 0; k < nb; k++ {
+					axpy(g.coef[r*nb+k], gw, g.gv[k][lo:hi])
+				}
+			}
+		})
+		par.Range(nr*nb, nr*nb*sz, func(lo, hi int) {
+			for rk := lo; rk < hi; rk++ {
+				r, k := rk/nb, rk%nb
+				gw := g.gwr[r*sz : (r+1)*sz]
 				dot := T(0)
 				for e, v := range g.v[k] {
 					dot += v * gw[e]
 				}
-				g.gcoef[r*nb+k] += dot
+				g.gcoef[rk] += dot
 			}
-		}
+		})
 	}
 	if !wantInput {
 		return nil

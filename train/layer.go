@@ -106,13 +106,16 @@ type Head[T Float] interface {
 }
 
 // classifyHead is softmax cross-entropy over Classes logits per seed.
-type classifyHead[T Float] struct{ classes int }
+type classifyHead[T Float] struct {
+	classes int
+	rowLoss []float64 // per seed loss of the last Loss, summed in seed order
+}
 
-func (h classifyHead[T]) Specs() []ParamSpec { return nil }
-func (h classifyHead[T]) Bind(_, _ [][]T)    {}
-func (h classifyHead[T]) Backward([]T)       {}
+func (h *classifyHead[T]) Specs() []ParamSpec { return nil }
+func (h *classifyHead[T]) Bind(_, _ [][]T)    {}
+func (h *classifyHead[T]) Backward([]T)       {}
 
-func (h classifyHead[T]) Check(b *sample.Batch, seeds int) error {
+func (h *classifyHead[T]) Check(b *sample.Batch, seeds int) error {
 	switch {
 	case isLinkBatch(b):
 		return errors.New("model: a link batch needs a link predictor (config without a decoder)")
@@ -134,8 +137,9 @@ func (h classifyHead[T]) checkLabels(labels []int32) error {
 	return nil
 }
 
-func (h classifyHead[T]) Loss(z []T, b *sample.Batch, scale T, dz []T) (float64, int) {
-	return softmaxCE(z, b.Labels, h.classes, scale, dz)
+func (h *classifyHead[T]) Loss(z []T, b *sample.Batch, scale T, dz []T) (float64, int) {
+	h.rowLoss = growF64(h.rowLoss, len(b.Labels))
+	return softmaxCE(z, b.Labels, h.classes, scale, dz, h.rowLoss)
 }
 
 // newHead builds the head of cfg: the link decoder if it names one, else
@@ -144,7 +148,7 @@ func newHead[T Float](cfg Config) Head[T] {
 	if cfg.IsLink() {
 		return newLinkHead[T](cfg)
 	}
-	return classifyHead[T]{classes: cfg.Classes}
+	return &classifyHead[T]{classes: cfg.Classes}
 }
 
 // isLinkBatch reports whether b is a link batch (scored pairs, no node

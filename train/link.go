@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -61,27 +63,31 @@ func (d *decoder[T]) bind(p, g [][]T) {
 func (d *decoder[T]) forward(u, v []T, p int, z []T) {
 	c := d.c
 	if !d.mlp {
-		for i := 0; i < p; i++ {
-			s := T(0)
-			for k, a := range u[i*c : (i+1)*c] {
-				s += a * v[i*c+k]
+		par.Range(p, p*c, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				s := T(0)
+				for k, a := range u[i*c : (i+1)*c] {
+					s += a * v[i*c+k]
+				}
+				z[i] = s
 			}
-			z[i] = s
-		}
+		})
 		return
 	}
 	d.x = grow(d.x, p*c)
-	for k := range d.x {
-		d.x[k] = u[k] * v[k]
-	}
+	par.Range(p*c, p*c, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			d.x[k] = u[k] * v[k]
+		}
+	})
 	d.r = grow(d.r, p*c)
-	for i := 0; i < p; i++ {
-		copy(d.r[i*c:(i+1)*c], d.b1)
-	}
+	fillRows(d.r, p, d.b1)
 	gemm(false, false, p, c, c, 1, d.x, c, d.w1, c, 1, d.r, c)
-	for k, a := range d.r {
-		d.r[k] = max(a, 0)
-	}
+	par.Range(p*c, p*c, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			d.r[k] = max(d.r[k], 0)
+		}
+	})
 	for i := range z[:p] {
 		z[i] = d.b2[0]
 	}
@@ -94,13 +100,15 @@ func (d *decoder[T]) forward(u, v []T, p int, z []T) {
 func (d *decoder[T]) backward(u, v []T, p int, dz, du, dv []T) {
 	c := d.c
 	if !d.mlp {
-		for i := 0; i < p; i++ {
-			g := dz[i]
-			for k := i * c; k < (i+1)*c; k++ {
-				du[k] = g * v[k]
-				dv[k] = g * u[k]
+		par.Range(p, p*c, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				g := dz[i]
+				for k := i * c; k < (i+1)*c; k++ {
+					du[k] = g * v[k]
+					dv[k] = g * u[k]
+				}
 			}
-		}
+		})
 		return
 	}
 	for _, g := range dz[:p] {
@@ -110,28 +118,28 @@ func (d *decoder[T]) backward(u, v []T, p int, dz, du, dv []T) {
 	// Through the second linear layer and the ReLU: a hidden unit passed
 	// gradient exactly when its output is positive.
 	d.dr = grow(d.dr, p*c)
-	for i := 0; i < p; i++ {
-		g := dz[i]
-		for k := 0; k < c; k++ {
-			pos := T(0)
-			if d.r[i*c+k] > 0 {
-				pos = 1
+	par.Range(p, p*c, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := dz[i]
+			for k := 0; k < c; k++ {
+				pos := T(0)
+				if d.r[i*c+k] > 0 {
+					pos = 1
+				}
+				d.dr[i*c+k] = g * d.w2[k] * pos
 			}
-			d.dr[i*c+k] = g * d.w2[k] * pos
 		}
-	}
-	for i := 0; i < p; i++ {
-		for k, g := range d.dr[i*c : (i+1)*c] {
-			d.gb1[k] += g
-		}
-	}
+	})
+	colSum(d.dr, p, c, d.gb1)
 	gemm(true, false, c, c, p, 1, d.x, c, d.dr, c, 1, d.gw1, c)
 	d.dx = grow(d.dx, p*c)
 	gemm(false, true, p, c, c, 1, d.dr, c, d.w1, c, 0, d.dx, c)
-	for k, g := range d.dx {
-		du[k] = g * v[k]
-		dv[k] = g * u[k]
-	}
+	par.Range(p*c, p*c, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			du[k] = d.dx[k] * v[k]
+			dv[k] = d.dx[k] * u[k]
+		}
+	})
 }
 
 // linkHead is the Head of link prediction: the decoder scores pairs of
@@ -150,6 +158,9 @@ type linkHead[T Float] struct {
 	du, dv []T     // their gradients
 	z      []T     // pair logits
 	dz     []T     // scale·d(summed loss)/d(logit)
+
+	rowLoss []float64 // per pair loss, summed in pair order
+	bySeed  bySource  // the pairs' endpoints grouped by seed (Backward)
 }
 
 func newLinkHead[T Float](c Config) *linkHead[T] {
@@ -196,14 +207,17 @@ func (h *linkHead[T]) Loss(z []T, b *sample.Batch, scale T, _ []T) (float64, int
 	pairs, labels := b.Pairs, b.PairLabels
 	c, p := h.cfg.Classes, len(labels)
 	h.u, h.v = grow(h.u, p*c), grow(h.v, p*c)
-	for i := 0; i < p; i++ {
-		a, b := int(pairs[2*i]), int(pairs[2*i+1])
-		copy(h.u[i*c:(i+1)*c], z[a*c:(a+1)*c])
-		copy(h.v[i*c:(i+1)*c], z[b*c:(b+1)*c])
-	}
+	par.Range(p, 2*p*c, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			a, b := int(pairs[2*i]), int(pairs[2*i+1])
+			copy(h.u[i*c:(i+1)*c], z[a*c:(a+1)*c])
+			copy(h.v[i*c:(i+1)*c], z[b*c:(b+1)*c])
+		}
+	})
 	h.z, h.dz = grow(h.z, p), grow(h.dz, p)
 	h.dec.forward(h.u, h.v, p, h.z)
-	loss, correct := bceWithLogits(h.z, labels, scale, h.dz)
+	h.rowLoss = growF64(h.rowLoss, p)
+	loss, correct := bceWithLogits(h.z, labels, scale, h.dz, h.rowLoss)
 	h.pairs, h.active = pairs, scale != 0
 	return loss, correct
 }
@@ -212,18 +226,28 @@ func (h *linkHead[T]) Loss(z []T, b *sample.Batch, scale T, _ []T) (float64, int
 // summed binary cross-entropy (float64) and the number of correct signs.
 // The loss max(z,0) - z·y + log(1+exp(-|z|)) never overflows, and its
 // derivative sigmoid(z) - y is evaluated without exp of a large argument.
-func bceWithLogits[T Float](z []T, labels []float32, scale T, dz []T) (float64, int) {
-	loss := 0.0
-	correct := 0
-	for i, y32 := range labels {
-		zi, y := float64(z[i]), float64(y32)
-		loss += math.Max(zi, 0) - zi*y + math.Log1p(math.Exp(-math.Abs(zi)))
-		if (zi > 0) == (y == 1) {
-			correct++
+// rowLoss (one per label) receives the per-pair losses: pairs are scored
+// in parallel, and their losses summed in pair order afterwards, so the
+// sum is the serial loop's bit for bit.
+func bceWithLogits[T Float](z []T, labels []float32, scale T, dz []T, rowLoss []float64) (float64, int) {
+	var correct atomic.Int64
+	par.Range(len(labels), 32*len(labels), func(lo, hi int) {
+		n := 0
+		for i := lo; i < hi; i++ {
+			zi, y := float64(z[i]), float64(labels[i])
+			rowLoss[i] = math.Max(zi, 0) - zi*y + math.Log1p(math.Exp(-math.Abs(zi)))
+			if (zi > 0) == (y == 1) {
+				n++
+			}
+			dz[i] = scale * T(sigmoid(zi)-y)
 		}
-		dz[i] = scale * T(sigmoid(zi)-y)
+		correct.Add(int64(n))
+	})
+	loss := 0.0
+	for _, l := range rowLoss[:len(labels)] {
+		loss += l
 	}
-	return loss, correct
+	return loss, int(correct.Load())
 }
 
 // sigmoid is 1/(1+exp(-z)) in the form that cannot overflow.
@@ -245,12 +269,24 @@ func (h *linkHead[T]) Backward(dz []T) {
 	c, p := h.cfg.Classes, len(h.z)
 	h.du, h.dv = grow(h.du, p*c), grow(h.dv, p*c)
 	h.dec.backward(h.u, h.v, p, h.dz, h.du, h.dv)
-	clear(dz)
-	for i := 0; i < p; i++ {
-		a, b := int(h.pairs[2*i]), int(h.pairs[2*i+1])
-		axpy(1, h.du[i*c:(i+1)*c], dz[a*c:(a+1)*c])
-		axpy(1, h.dv[i*c:(i+1)*c], dz[b*c:(b+1)*c])
-	}
+	// Seeds are shared between pairs, so the sum runs over seeds (one
+	// writer per row of dz), each taking its pairs' terms in pair order,
+	// endpoint u before v, as a serial loop over pairs adds them.
+	h.bySeed.build(h.pairs[:2*p], len(dz)/c)
+	par.Range(len(dz)/c, 2*p*c, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			row := dz[s*c : (s+1)*c]
+			clear(row)
+			for _, q := range h.bySeed.edges(s) {
+				i := int(q) / 2
+				g := h.du
+				if q%2 == 1 {
+					g = h.dv
+				}
+				axpy(1, g[i*c:(i+1)*c], row)
+			}
+		}
+	})
 	h.active, h.pairs = false, nil
 }
 

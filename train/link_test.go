@@ -205,7 +205,7 @@ func TestBCEWithLogitsStable(t *testing.T) {
 		}
 		dz := make([]float64, len(z))
 		for i, zi := range z {
-			loss, correct := bceWithLogits([]float64{zi}, labels[i:i+1], 1, dz[i:i+1])
+			loss, correct := bceWithLogits([]float64{zi}, labels[i:i+1], 1, dz[i:i+1], make([]float64, 1))
 			// Reference: softplus(z) - z·y, with softplus computed safely.
 			want := math.Max(zi, 0) + math.Log1p(math.Exp(-math.Abs(zi))) - zi*float64(y)
 			assert.False(t, math.IsInf(loss, 0) || math.IsNaN(loss), "z=%v", zi)
@@ -214,7 +214,10 @@ func TestBCEWithLogitsStable(t *testing.T) {
 			assert.Equal(t, (zi > 0) == (y == 1), correct == 1, "z=%v y=%v", zi, y)
 		}
 	}
-	assert.InDelta(t, math.Ln2, func() float64 { l, _ := bceWithLogits([]float64{0}, []float32{1}, 1, make([]float64, 1)); return l }(), 1e-15)
+	assert.InDelta(t, math.Ln2, func() float64 {
+		l, _ := bceWithLogits([]float64{0}, []float32{1}, 1, make([]float64, 1), make([]float64, 1))
+		return l
+	}(), 1e-15)
 }
 
 func TestLinkBadInput(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 
 	"mpignn/config"
 	"mpignn/internal/par"
@@ -510,7 +511,7 @@ func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key Mask
 	if train && n.cfg.InputDropout > 0 {
 		// A copy: x belongs to the batch source, which may reuse it.
 		n.xd = grow(n.xd, len(x))
-		copy(n.xd, x)
+		copyPar(n.xd, x)
 		dropout(n.xd, n.cfg.InDim, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key)
 		x = n.xd
 	}
@@ -594,32 +595,43 @@ func (n *net[T]) backward(blocks []sample.Block, train bool) {
 
 // softmaxCE writes scale·d(sum of losses)/d(logits) into dz and returns the
 // summed cross-entropy (computed in float64) and the count of correct
-// arg-maxes (ties go to the lowest class, as torch.argmax does).
-func softmaxCE[T floatT](logits []T, labels []int32, classes int, scale T, dz []T) (float64, int) {
+// arg-maxes (ties go to the lowest class, as torch.argmax does). Rows run
+// in parallel, each writing its loss into rowLoss (one per label), and the
+// losses are summed in row order afterwards: the serial loop's sum, bit for
+// bit.
+func softmaxCE[T floatT](logits []T, labels []int32, classes int, scale T, dz []T, rowLoss []float64) (float64, int) {
+	var correct atomic.Int64
+	par.Range(len(labels), 8*len(logits), func(lo, hi int) {
+		n := 0
+		for i := lo; i < hi; i++ {
+			y := labels[i]
+			z := logits[i*classes : (i+1)*classes]
+			g := dz[i*classes : (i+1)*classes]
+			arg := argmax(z)
+			if arg == int(y) {
+				n++
+			}
+			zmax := float64(z[arg])
+			sum := 0.0
+			for k, v := range z {
+				e := math.Exp(float64(v) - zmax)
+				g[k] = T(e)
+				sum += e
+			}
+			rowLoss[i] = math.Log(sum) + zmax - float64(z[y])
+			inv := float64(scale) / sum
+			for k := range g {
+				g[k] = T(float64(g[k]) * inv)
+			}
+			g[y] -= scale
+		}
+		correct.Add(int64(n))
+	})
 	loss := 0.0
-	correct := 0
-	for i, y := range labels {
-		z := logits[i*classes : (i+1)*classes]
-		g := dz[i*classes : (i+1)*classes]
-		arg := argmax(z)
-		if arg == int(y) {
-			correct++
-		}
-		zmax := float64(z[arg])
-		sum := 0.0
-		for k, v := range z {
-			e := math.Exp(float64(v) - zmax)
-			g[k] = T(e)
-			sum += e
-		}
-		loss += math.Log(sum) + zmax - float64(z[y])
-		inv := float64(scale) / sum
-		for k := range g {
-			g[k] = T(float64(g[k]) * inv)
-		}
-		g[y] -= scale
+	for _, l := range rowLoss[:len(labels)] {
+		loss += l
 	}
-	return loss, correct
+	return loss, int(correct.Load())
 }
 
 // argmax returns the index of the first largest element of z (len >= 1). A

@@ -163,20 +163,22 @@ func meanAggregate[T floatT](b *sample.Block, h []T, w int, agg []T) {
 }
 
 // meanScatter is the adjoint of meanAggregate: it adds dagg[i]/deg(i) to
-// dh[j] for every sampled edge j -> i. It runs serially: sources are shared
-// between destinations, and the largest block (layer 0) never needs it.
-func meanScatter[T floatT](b *sample.Block, dagg []T, w int, dh []T) {
-	for i := 0; i < b.NumDst; i++ {
-		e0, e1 := b.Indptr[i], b.Indptr[i+1]
-		if e0 == e1 {
-			continue
+// dh[j] for every sampled edge j -> i. Sources are shared between
+// destinations, so it runs over sources (t groups b's edges by source):
+// each row of dh has one writer and receives its terms in the serial
+// (destination, edge) order.
+func meanScatter[T floatT](t *blockT, b *sample.Block, dagg []T, w int, dh []T) {
+	t.build(b)
+	par.Range(b.NumSrc(), len(b.Indices)*w, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			row := dh[j*w : (j+1)*w]
+			for _, e := range t.edges(j) {
+				i := int(t.dst[e])
+				inv := T(1 / float64(b.Indptr[i+1]-b.Indptr[i]))
+				axpy(inv, dagg[i*w:(i+1)*w], row)
+			}
 		}
-		inv := T(1 / float64(e1-e0))
-		g := dagg[i*w : (i+1)*w]
-		for _, j := range b.Indices[e0:e1] {
-			axpy(inv, g, dh[int(j)*w:(int(j)+1)*w])
-		}
-	}
+	})
 }
 
 // span is the number of elements a row-major r x c operand with leading

@@ -1,6 +1,9 @@
 package train
 
-import "mpignn/sample"
+import (
+	"mpignn/internal/par"
+	"mpignn/sample"
+)
 
 // sageLayer is a GraphSAGE layer with the mean aggregator:
 // out_i = h_i·W_self + mean_{j in N(i)} h_j·W_neigh + b, where N(i) are the
@@ -19,6 +22,8 @@ type sageLayer[T Float] struct {
 	// Sparse layer 0 (Pass.Sparse): pn = X·W_neigh for every source and
 	// dpn its gradient; agg then holds mean(pn) (NumDst x out).
 	pn, dpn []T
+
+	bt blockT // the block's edges by source, for the backward scatter
 }
 
 func newSAGE[T Float](c Config, l int) *sageLayer[T] {
@@ -48,9 +53,7 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	meanAggregate(b, h, in, s.agg)
 	o := grow(s.o, nd*out)
 	s.o = o
-	for i := 0; i < nd; i++ {
-		copy(o[i*out:(i+1)*out], s.bias)
-	}
+	fillRows(o, nd, s.bias)
 	// Destinations are the first NumDst sources, so h[:nd*in] are their
 	// own rows.
 	gemm(false, false, nd, out, in, 1, h[:nd*in], in, s.wSelf, out, 1, o, out)
@@ -60,13 +63,7 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 
 func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
 	in, out, nd := s.in, s.out, b.NumDst
-	gb := s.gBias
-	for i := 0; i < nd; i++ {
-		row := dz[i*out : (i+1)*out]
-		for k, v := range row {
-			gb[k] += v
-		}
-	}
+	colSum(dz, nd, out, s.gBias)
 	if p.Sparse != nil {
 		s.backwardSparse(p.Sparse, b, h, dz)
 		return nil
@@ -80,10 +77,10 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 	dh := grow(s.dh, ns*in)
 	s.dh = dh
 	gemm(false, true, nd, in, out, 1, dz, out, s.wSelf, out, 0, dh[:nd*in], in)
-	clear(dh[nd*in:])
+	clearPar(dh[nd*in:])
 	s.dagg = grow(s.dagg, nd*in)
 	gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
-	meanScatter(b, s.dagg, in, dh)
+	meanScatter(&s.bt, b, s.dagg, in, dh)
 	return dh
 }
 
@@ -98,12 +95,14 @@ func (s *sageLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals
 	meanAggregate(b, s.pn, out, s.agg)
 	o := grow(s.o, nd*out)
 	s.o = o
-	for i := 0; i < nd; i++ {
-		row := o[i*out : (i+1)*out]
-		for k := range row {
-			row[k] = s.bias[k] + s.agg[i*out+k]
+	par.Range(nd, nd*out, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := o[i*out : (i+1)*out]
+			for k := range row {
+				row[k] = s.bias[k] + s.agg[i*out+k]
+			}
 		}
-	}
+	})
 	spmm(x, vals, nd, s.wSelf, out, o, true)
 	return o
 }
@@ -115,7 +114,7 @@ func (s *sageLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, val
 	out, nd, ns := s.out, b.NumDst, b.NumSrc()
 	spmmT(x, vals, nd, dz, out, s.gSelf)
 	s.dpn = grow(s.dpn, ns*out)
-	clear(s.dpn)
-	meanScatter(b, dz, out, s.dpn)
+	clearPar(s.dpn)
+	meanScatter(&s.bt, b, dz, out, s.dpn)
 	spmmT(x, vals, ns, s.dpn, out, s.gNeigh)
 }

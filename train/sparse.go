@@ -76,9 +76,11 @@ func (n *net[T]) sparseValues(xs *sample.SparseRows, orig []int64, train bool, k
 	n.xd = v
 	p := n.cfg.InputDropout
 	if !train || p == 0 {
-		for e, x := range xs.Values {
-			v[e] = T(x)
-		}
+		par.Range(len(v), len(v)/2, func(lo, hi int) {
+			for e := lo; e < hi; e++ {
+				v[e] = T(xs.Values[e])
+			}
+		})
 		return v
 	}
 	scale := T(1 / (1 - float64(p)))

@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"math"
+
+	"mpignn/internal/par"
 )
 
 // Sparse optimizers for learnable node embeddings (DGL's SparseAdam and
@@ -87,30 +89,36 @@ func (o *SparseAdam) Step(rows []int64, grads []float32) error {
 	if err := checkSparseStep(rows, grads, o.dim, int64(len(o.steps))); err != nil {
 		return fmt.Errorf("sparse adam: %w", err)
 	}
+	for i, r := range rows {
+		if o.steps[r] == math.MaxInt32 {
+			return fmt.Errorf("sparse adam: row %d (entry %d) has taken %d steps", r, i, o.steps[r])
+		}
+	}
 	c := o.Cfg
 	b1, b2 := c.Beta1, c.Beta2
 	d := int64(o.dim)
-	for i, r := range rows {
-		if o.steps[r] == math.MaxInt32 {
-			return fmt.Errorf("sparse adam: row %d has taken %d steps", r, o.steps[r])
+	// Rows are distinct: each is updated by one goroutine.
+	par.Range(len(rows), 8*len(grads), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := rows[i]
+			o.steps[r]++
+			t := float64(o.steps[r])
+			bc1 := 1 - math.Pow(float64(b1), t)
+			bc2 := 1 - math.Pow(float64(b2), t)
+			stepSize := float32(float64(c.LR) / bc1)
+			invSqrtBC2 := float32(1 / math.Sqrt(bc2))
+			g := grads[int64(i)*d : int64(i+1)*d]
+			p := o.params[r*d : (r+1)*d]
+			m, v := o.m[r*d:(r+1)*d], o.v[r*d:(r+1)*d]
+			for k, gk := range g {
+				mk := b1*m[k] + (1-b1)*gk
+				vk := b2*v[k] + (1-b2)*gk*gk
+				m[k], v[k] = mk, vk
+				denom := float32(math.Sqrt(float64(vk)))*invSqrtBC2 + c.Eps
+				p[k] -= stepSize * mk / denom
+			}
 		}
-		o.steps[r]++
-		t := float64(o.steps[r])
-		bc1 := 1 - math.Pow(float64(b1), t)
-		bc2 := 1 - math.Pow(float64(b2), t)
-		stepSize := float32(float64(c.LR) / bc1)
-		invSqrtBC2 := float32(1 / math.Sqrt(bc2))
-		g := grads[int64(i)*d : int64(i+1)*d]
-		p := o.params[r*d : (r+1)*d]
-		m, v := o.m[r*d:(r+1)*d], o.v[r*d:(r+1)*d]
-		for k, gk := range g {
-			mk := b1*m[k] + (1-b1)*gk
-			vk := b2*v[k] + (1-b2)*gk*gk
-			m[k], v[k] = mk, vk
-			denom := float32(math.Sqrt(float64(vk)))*invSqrtBC2 + c.Eps
-			p[k] -= stepSize * mk / denom
-		}
-	}
+	})
 	return nil
 }
 
@@ -191,14 +199,18 @@ func (o *SparseAdagrad) Step(rows []int64, grads []float32) error {
 	}
 	d := int64(o.dim)
 	lr, eps := o.Cfg.LR, o.Cfg.Eps
-	for i, r := range rows {
-		g := grads[int64(i)*d : int64(i+1)*d]
-		p, s := o.params[r*d:(r+1)*d], o.sum[r*d:(r+1)*d]
-		for k, gk := range g {
-			s[k] += gk * gk
-			p[k] -= lr * gk / (float32(math.Sqrt(float64(s[k]))) + eps)
+	// Rows are distinct: each is updated by one goroutine.
+	par.Range(len(rows), 4*len(grads), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := rows[i]
+			g := grads[int64(i)*d : int64(i+1)*d]
+			p, s := o.params[r*d:(r+1)*d], o.sum[r*d:(r+1)*d]
+			for k, gk := range g {
+				s[k] += gk * gk
+				p[k] -= lr * gk / (float32(math.Sqrt(float64(s[k]))) + eps)
+			}
 		}
-	}
+	})
 	return nil
 }
 

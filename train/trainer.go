@@ -494,7 +494,7 @@ func (t *Trainer) compute(epoch, s, steps int, b *sample.Batch, fetchErr error) 
 	where := func() string { return fmt.Sprintf("epoch %d step %d/%d", epoch+1, s+1, steps) }
 	var c computed
 	n := len(t.buf) - tailLen
-	clear(t.buf)
+	clearPar(t.buf)
 	// A link batch scores pairs: its targets (and GlobalSeeds) count pairs.
 	link := isLinkBatch(b)
 	if fetchErr != nil {
@@ -587,10 +587,8 @@ func (t *Trainer) finish(epoch, s, steps int, b *sample.Batch, c *computed, time
 		return loss, fmt.Errorf("%s: loss is %v (diverged; try a lower learning rate)", where(), loss)
 	}
 	grads := t.buf[:n]
-	for i, g := range grads {
-		if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
-			return loss, fmt.Errorf("%s: gradient of parameter %d is %v (diverged; try a lower learning rate)", where(), i, g)
-		}
+	if i := firstNonFinite(grads); i >= 0 {
+		return loss, fmt.Errorf("%s: gradient of parameter %d is %v (diverged; try a lower learning rate)", where(), i, grads[i])
 	}
 	if err := t.opt.Step(t.model.Params(), grads); err != nil {
 		return loss, fmt.Errorf("%s: %w", where(), err)

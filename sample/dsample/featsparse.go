@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"mpignn/collectives"
+	"mpignn/internal/par"
 	"mpignn/partition"
 	"mpignn/sample"
 )
@@ -122,35 +123,61 @@ func (tb *featTable) cachedSparseRow(v int64) (cols []int32, vals []float32, hal
 }
 
 // gatherSparse reads the rows of table tb of the given nodes and hands
-// them to emit in node order. Own rows come from the partition's CSR, halo
+// fill a function that returns node i's row (nil for a bad node), safe to
+// call from any goroutine. Own rows come from the partition's CSR, halo
 // and hot rows from the caches, the rest from their owners in one batched
-// Fetch. It is collective.
-func (f *FeatureStore) gatherSparse(tb *featTable, nodes []int64, st *GatherStats, t0 time.Time, emit func(i int, cols []int32, vals []float32)) error {
+// Fetch (on the calling goroutine). It is collective.
+func (f *FeatureStore) gatherSparse(tb *featTable, nodes []int64, st *GatherStats, t0 time.Time, fill func(row func(i int) ([]int32, []float32))) error {
 	sp := tb.sp
 	sc := &f.gat
 	sc.req = sc.req[:0]
 	var g GatherStats
 	var badErr error
-	for i, v := range nodes {
-		switch {
-		case v >= f.lo && v < f.hi:
+	// Classify the nodes in parallel, then count them and list the remote
+	// requests in node order (slot: the request index of a remote node).
+	sc.src = slices.Grow(sc.src[:0], len(nodes))[:len(nodes)]
+	sc.rows = slices.Grow(sc.rows[:0], len(nodes))[:len(nodes)]
+	par.Range(len(nodes), 16*len(nodes), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := nodes[i]
+			switch {
+			case v >= f.lo && v < f.hi:
+				sc.src[i] = srcLocal
+			case v < 0 || v >= f.n:
+				sc.src[i] = srcBad
+			default:
+				sc.src[i] = srcRemote
+				if _, halo, ok := tb.cacheIndex(v); ok {
+					sc.src[i] = srcHot
+					if halo {
+						sc.src[i] = srcHalo
+					}
+				}
+			}
+		}
+	})
+	for i, k := range sc.src {
+		switch k {
+		case srcLocal:
 			g.LocalRows++
 			continue
-		case v < 0 || v >= f.n:
+		case srcBad:
 			if badErr == nil {
-				badErr = fmt.Errorf("gather on rank %d: node %d (entry %d) outside [0,%d)", f.c.Rank(), v, i, f.n)
+				badErr = fmt.Errorf("gather on rank %d: node %d (entry %d) outside [0,%d)", f.c.Rank(), nodes[i], i, f.n)
 			}
 			continue
 		}
 		g.CacheLookups++
-		if _, halo, ok := tb.cacheIndex(v); ok {
+		switch k {
+		case srcHalo:
 			g.CachedRows++
-			if halo {
-				g.HaloHits++
-			}
-			continue
+			g.HaloHits++
+		case srcHot:
+			g.CachedRows++
+		default:
+			sc.rows[i] = int64(len(sc.req))
+			sc.req = append(sc.req, nodes[i])
 		}
-		sc.req = append(sc.req, v)
 	}
 	g.RemoteRows = int64(len(sc.req))
 	rw := sp.rowWords()
@@ -160,31 +187,53 @@ func (f *FeatureStore) gatherSparse(tb *featTable, nodes []int64, st *GatherStat
 		return fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
 	}
 	g.Bytes = tb.arr.Stats().Bytes - b0
-	// Second pass in node order; remote rows arrive in request order.
-	k := 0
-	for i, v := range nodes {
-		switch {
-		case v >= f.lo && v < f.hi:
-			cols, vals := sp.local.Row(int(v - f.lo))
-			emit(i, cols, vals)
-			continue
-		case v < 0 || v >= f.n:
-			emit(i, nil, nil)
-			continue
+	fill(func(i int) ([]int32, []float32) {
+		v := nodes[i]
+		switch sc.src[i] {
+		case srcLocal:
+			return sp.local.Row(int(v - f.lo))
+		case srcBad:
+			return nil, nil
+		case srcHalo, srcHot:
+			cols, vals, _, _ := tb.cachedSparseRow(v)
+			return cols, vals
 		}
-		if cols, vals, _, ok := tb.cachedSparseRow(v); ok {
-			emit(i, cols, vals)
-			continue
-		}
-		cols, vals := sp.wireRow(sp.buf[k*rw : (k+1)*rw])
-		k++
-		emit(i, cols, vals)
-	}
+		k := int(sc.rows[i])
+		return sp.wireRow(sp.buf[k*rw : (k+1)*rw])
+	})
 	g.Time = time.Since(t0)
 	if st != nil {
 		st.Add(g)
 	}
 	return badErr
+}
+
+// fillSparse sets dst (reset) to the n rows row(0..n-1): row lengths are
+// taken in parallel, offsets summed in order, and rows copied in parallel
+// into their own ranges.
+func fillSparse(dst *sample.SparseRows, n int, row func(i int) ([]int32, []float32)) {
+	dst.Indptr = slices.Grow(dst.Indptr[:0], n+1)[:n+1]
+	dst.Indptr[0] = 0
+	par.Range(n, 16*n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			cols, _ := row(i)
+			dst.Indptr[i+1] = int32(len(cols))
+		}
+	})
+	for i := 0; i < n; i++ {
+		dst.Indptr[i+1] += dst.Indptr[i]
+	}
+	nnz := int(dst.Indptr[n])
+	dst.Indices = slices.Grow(dst.Indices[:0], nnz)[:nnz]
+	dst.Values = slices.Grow(dst.Values[:0], nnz)[:nnz]
+	par.Range(n, nnz+16*n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			cols, vals := row(i)
+			e := dst.Indptr[i]
+			copy(dst.Indices[e:], cols)
+			copy(dst.Values[e:], vals)
+		}
+	})
 }
 
 // Sparse reports whether table k holds its rows sparsely (the partition
@@ -212,8 +261,8 @@ func (f *FeatureStore) GatherSparse(k FeatureKey, nodes []int64, dst *sample.Spa
 		}
 		return err
 	}
-	return f.gatherSparse(tb, nodes, st, t0, func(_ int, cols []int32, vals []float32) {
-		dst.AppendRow(cols, vals)
+	return f.gatherSparse(tb, nodes, st, t0, func(row func(i int) ([]int32, []float32)) {
+		fillSparse(dst, len(nodes), row)
 	})
 }
 

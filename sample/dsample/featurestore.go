@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/internal/par"
 	"mpignn/partition"
 )
 
@@ -249,10 +250,23 @@ func (g *GatherStats) Add(o GatherStats) {
 func (g *GatherStats) Rows() int64 { return g.LocalRows + g.CachedRows + g.RemoteRows }
 
 type gatherScratch struct {
-	req []int64 // remote node ids
-	at  []int32 // output row of each request
-	buf []float32
+	req  []int64 // remote node ids
+	at   []int32 // output row of each request
+	buf  []float32
+	src  []rowSource // where each node's row comes from
+	rows []int64     // typed gather: each node's row in the array (or a mark)
 }
+
+// rowSource is where a gathered row comes from.
+type rowSource uint8
+
+const (
+	srcLocal  rowSource = iota // owned: the partition
+	srcHalo                    // the halo cache
+	srcHot                     // the hot cache
+	srcRemote                  // its owner, by Fetch
+	srcBad                     // out of range: no row
+)
 
 // Gather writes the rows of table k of the given global nodes into dst (row
 // i at dst[i*dim:]), growing it as needed, and returns it. Own rows are
@@ -276,42 +290,74 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 	d := tb.dim
 	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
 	if tb.sp != nil {
-		clear(dst)
-		return dst, f.gatherSparse(tb, nodes, st, t0, func(i int, cols []int32, vals []float32) {
-			row := dst[i*d : (i+1)*d]
-			for e, c := range cols {
-				row[c] = vals[e]
-			}
+		par.Range(len(dst), len(dst)/8, func(lo, hi int) { clear(dst[lo:hi]) })
+		return dst, f.gatherSparse(tb, nodes, st, t0, func(row func(i int) ([]int32, []float32)) {
+			par.Range(len(nodes), len(nodes)*16, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					cols, vals := row(i)
+					out := dst[i*d : (i+1)*d]
+					for e, c := range cols {
+						out[c] = vals[e]
+					}
+				}
+			})
 		})
 	}
 	sc := &f.gat
 	sc.req, sc.at = sc.req[:0], sc.at[:0]
 	var g GatherStats
 	var badErr error
-	for i, v := range nodes {
-		row := dst[i*d : (i+1)*d]
-		switch {
-		case v >= f.lo && v < f.hi:
-			copy(row, tb.local[(v-f.lo)*int64(d):(v-f.lo+1)*int64(d)])
+	// Own and cached rows are copied in parallel (each output row has one
+	// writer); each node's source is noted, and a serial pass in node order
+	// then counts them and lists the remote requests, so the request list
+	// and the first bad entry are those of a serial loop.
+	sc.src = slices.Grow(sc.src[:0], len(nodes))[:len(nodes)]
+	par.Range(len(nodes), len(nodes)*(d+8), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := nodes[i]
+			row := dst[i*d : (i+1)*d]
+			switch {
+			case v >= f.lo && v < f.hi:
+				copy(row, tb.local[(v-f.lo)*int64(d):(v-f.lo+1)*int64(d)])
+				sc.src[i] = srcLocal
+				continue
+			case v < 0 || v >= f.n:
+				sc.src[i] = srcBad
+				continue
+			}
+			if c, halo := tb.cachedRow(v); c != nil {
+				copy(row, c)
+				sc.src[i] = srcHot
+				if halo {
+					sc.src[i] = srcHalo
+				}
+				continue
+			}
+			sc.src[i] = srcRemote
+		}
+	})
+	for i, k := range sc.src {
+		switch k {
+		case srcLocal:
 			g.LocalRows++
 			continue
-		case v < 0 || v >= f.n:
+		case srcBad:
 			if badErr == nil {
-				badErr = fmt.Errorf("gather on rank %d: node %d (entry %d) outside [0,%d)", f.c.Rank(), v, i, f.n)
+				badErr = fmt.Errorf("gather on rank %d: node %d (entry %d) outside [0,%d)", f.c.Rank(), nodes[i], i, f.n)
 			}
 			continue
 		}
 		g.CacheLookups++
-		if c, halo := tb.cachedRow(v); c != nil {
-			copy(row, c)
+		switch k {
+		case srcHalo:
 			g.CachedRows++
-			if halo {
-				g.HaloHits++
-			}
-			continue
+			g.HaloHits++
+		case srcHot:
+			g.CachedRows++
+		default:
+			sc.req = append(sc.req, nodes[i])
+			sc.at = append(sc.at, int32(i))
 		}
-		sc.req = append(sc.req, v)
-		sc.at = append(sc.at, int32(i))
 	}
 	g.RemoteRows = int64(len(sc.req))
 	if tb.arr != nil {
@@ -321,9 +367,12 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 			return dst, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
 		}
 		g.Bytes = tb.arr.Stats().Bytes - b0
-		for k, i := range sc.at {
-			copy(dst[int(i)*d:(int(i)+1)*d], sc.buf[k*d:(k+1)*d])
-		}
+		par.Range(len(sc.at), len(sc.at)*d, func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				i := int(sc.at[k])
+				copy(dst[i*d:(i+1)*d], sc.buf[k*d:(k+1)*d])
+			}
+		})
 	}
 	g.Time = time.Since(t0)
 	if st != nil {

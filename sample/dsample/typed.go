@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/internal/par"
 	"mpignn/partition"
 )
 
@@ -227,30 +228,51 @@ func (f *FeatureStore) gatherTyped(k FeatureKey, tb *featTable, nodes []int64, d
 func (sc *gatherScratch) gatherRows(m *TypeRows, arr *collectives.DistArray, local []float32, d int, nodes []int64, dst []float32) (out []float32, own int64, bad, err error) {
 	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
 	sc.req, sc.at = sc.req[:0], sc.at[:0]
-	for i, v := range nodes {
-		if v >= m.lo && v < m.hi {
-			r := v - m.lo
-			copy(dst[i*d:(i+1)*d], local[r*int64(d):(r+1)*int64(d)])
-			own++
-			continue
+	// Own rows are copied and the others located in parallel; a serial
+	// pass in node order then lists the requests and finds the first bad
+	// entry, as a serial loop would.
+	const ownRow, badRow = -1, -2
+	sc.rows = slices.Grow(sc.rows[:0], len(nodes))[:len(nodes)]
+	par.Range(len(nodes), len(nodes)*(d+16), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := nodes[i]
+			if v >= m.lo && v < m.hi {
+				r := v - m.lo
+				copy(dst[i*d:(i+1)*d], local[r*int64(d):(r+1)*int64(d)])
+				sc.rows[i] = ownRow
+				continue
+			}
+			r, err := m.row(v)
+			if err != nil {
+				r = badRow
+			}
+			sc.rows[i] = r
 		}
-		r, err := m.row(v)
-		if err != nil {
+	})
+	for i, r := range sc.rows {
+		switch r {
+		case ownRow:
+			own++
+		case badRow:
 			// Still fetch the other rows: the fetch is collective.
 			if bad == nil {
+				_, err := m.row(nodes[i])
 				bad = fmt.Errorf("entry %d: %w", i, err)
 			}
-			continue
+		default:
+			sc.req = append(sc.req, r)
+			sc.at = append(sc.at, int32(i))
 		}
-		sc.req = append(sc.req, r)
-		sc.at = append(sc.at, int32(i))
 	}
 	sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
 	if err := arr.Fetch(sc.req, collectives.Bytes(sc.buf)); err != nil {
 		return dst, own, bad, err
 	}
-	for j, i := range sc.at {
-		copy(dst[int(i)*d:(int(i)+1)*d], sc.buf[j*d:(j+1)*d])
-	}
+	par.Range(len(sc.at), len(sc.at)*d, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			i := int(sc.at[j])
+			copy(dst[i*d:(i+1)*d], sc.buf[j*d:(j+1)*d])
+		}
+	})
 	return dst, own, bad, nil
 }

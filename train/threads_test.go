@@ -1,0 +1,479 @@
+package train
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpignn/internal/par"
+	"mpignn/sample"
+)
+
+// The kernels split their loops over GOMAXPROCS goroutines; these tests
+// run each of them on one thread and on several, on inputs large enough
+// to cross par.MinWork, and require the same bits. The scatters are also
+// checked against the serial loops they replaced.
+
+// atThreads runs f with GOMAXPROCS p.
+func atThreads[R any](p int, f func() R) R {
+	prev := runtime.GOMAXPROCS(p)
+	defer runtime.GOMAXPROCS(prev)
+	return f()
+}
+
+// bitsOf returns the bit patterns of float slices, so that comparisons
+// tell -0 from 0 and see NaNs.
+func bitsOf[T floatT](xs ...[]T) []uint64 {
+	var out []uint64
+	for _, x := range xs {
+		for _, v := range x {
+			switch f := any(v).(type) {
+			case float32:
+				out = append(out, uint64(math.Float32bits(f)))
+			case float64:
+				out = append(out, math.Float64bits(f))
+			}
+		}
+	}
+	return out
+}
+
+// bigBlock is one block of ns sources and nd destinations with fanout
+// random sources each (repeats and self-loops included), every 7th
+// destination without edges.
+func bigBlock(r *rand.Rand, ns, nd, fanout int) *sample.Block {
+	bs := synthBlocks(r, []int{ns, nd}, []int{fanout}, 7)
+	b := &bs[0]
+	// A few sampled self-loops, which GCN and GAT skip.
+	for i := 0; i < nd; i += 11 {
+		if b.Indptr[i+1] > b.Indptr[i] {
+			b.Indices[b.Indptr[i]] = int32(i)
+		}
+	}
+	return b
+}
+
+func randVec(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// refMeanScatter is the serial meanScatter this package had.
+func refMeanScatter(b *sample.Block, dagg []float32, w int, dh []float32) {
+	for i := 0; i < b.NumDst; i++ {
+		e0, e1 := b.Indptr[i], b.Indptr[i+1]
+		if e0 == e1 {
+			continue
+		}
+		inv := float32(1 / float64(e1-e0))
+		for _, j := range b.Indices[e0:e1] {
+			axpy(inv, dagg[i*w:(i+1)*w], dh[int(j)*w:(int(j)+1)*w])
+		}
+	}
+}
+
+// refGCNScatter is the serial GCN scatter this package had.
+func refGCNScatter(b *sample.Block, sw, ew, gd []float32, w int, d []float32) {
+	clear(d)
+	for i := 0; i < b.NumDst; i++ {
+		gi := gd[i*w : (i+1)*w]
+		axpy(sw[i], gi, d[i*w:(i+1)*w])
+		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+			if j := int(b.Indices[e]); j != i {
+				axpy(ew[e], gi, d[j*w:(j+1)*w])
+			}
+		}
+	}
+}
+
+// refRelScatter is the serial relMean.scatter this package had.
+func refRelScatter(a *relMean[float32], b *sample.Block, w int, dh []float32) {
+	for i := 0; i < b.NumDst; i++ {
+		p := int(a.pos[i])
+		for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {
+			r, f := relRun(b.Etype, e, end)
+			inv := float32(1 / float64(f-e))
+			for _, j := range b.Indices[e:f] {
+				axpy(inv, a.dagg[r][p*w:(p+1)*w], dh[int(j)*w:(int(j)+1)*w])
+			}
+			e = f
+		}
+	}
+}
+
+// dblpLike is a small heterogeneous schema for the typed kernels.
+func dblpLike() *HeteroConfig {
+	rels := []string{"author___writes___paper", "paper___has___term", "paper___rev_writes___author", "term___rev_has___paper"}
+	slices.Sort(rels)
+	return &HeteroConfig{
+		NodeTypes: []string{"author", "paper", "term"},
+		NodeOrig:  []int64{0, 4000, 4000 + 9000, 4000 + 9000 + 5000},
+		Relations: rels,
+		InDims:    []int{24, 40, 16},
+	}
+}
+
+// kernelCase runs one kernel on fixed inputs and returns its outputs'
+// bits; ref, if set, returns what the serial code it replaced computes.
+type kernelCase struct {
+	name string
+	run  func() []uint64
+	ref  func() []uint64
+}
+
+func kernelCases() []kernelCase {
+	const w = 24
+	newR := func() *rand.Rand { return rand.New(rand.NewPCG(7, 31)) }
+	return []kernelCase{
+		{
+			name: "bySource",
+			run: func() []uint64 {
+				b := bigBlock(newR(), 30000, 8000, 12)
+				var s bySource
+				s.build(b.Indices, b.NumSrc())
+				var out []uint64
+				for _, v := range s.off {
+					out = append(out, uint64(v))
+				}
+				for _, v := range s.edge {
+					out = append(out, uint64(v))
+				}
+				return out
+			},
+			ref: func() []uint64 {
+				b := bigBlock(newR(), 30000, 8000, 12)
+				per := make([][]uint64, b.NumSrc())
+				for e, j := range b.Indices {
+					per[j] = append(per[j], uint64(e))
+				}
+				out := []uint64{0}
+				n := uint64(0)
+				for _, es := range per {
+					n += uint64(len(es))
+					out = append(out, n)
+				}
+				for _, es := range per {
+					out = append(out, es...)
+				}
+				return out
+			},
+		},
+		{
+			name: "meanScatter",
+			run: func() []uint64 {
+				r := newR()
+				b := bigBlock(r, 20000, 6000, 10)
+				dagg, dh := randVec(r, b.NumDst*w), randVec(r, b.NumSrc()*w)
+				var t blockT
+				meanScatter(&t, b, dagg, w, dh)
+				meanScatter(&t, b, dagg, w, dh) // buffers reused
+				return bitsOf(dh)
+			},
+			ref: func() []uint64 {
+				r := newR()
+				b := bigBlock(r, 20000, 6000, 10)
+				dagg, dh := randVec(r, b.NumDst*w), randVec(r, b.NumSrc()*w)
+				refMeanScatter(b, dagg, w, dh)
+				refMeanScatter(b, dagg, w, dh)
+				return bitsOf(dh)
+			},
+		},
+		{
+			name: "gcnScatter",
+			run: func() []uint64 {
+				r := newR()
+				b := bigBlock(r, 20000, 6000, 10)
+				sw, ew, gd := randVec(r, b.NumDst), randVec(r, len(b.Indices)), randVec(r, b.NumDst*w)
+				g := &gcnLayer[float32]{sw: sw, ew: ew}
+				d := randVec(r, b.NumSrc()*w) // overwritten
+				g.scatter(b, gd, w, d)
+				return bitsOf(d)
+			},
+			ref: func() []uint64 {
+				r := newR()
+				b := bigBlock(r, 20000, 6000, 10)
+				sw, ew, gd := randVec(r, b.NumDst), randVec(r, len(b.Indices)), randVec(r, b.NumDst*w)
+				d := make([]float32, b.NumSrc()*w)
+				refGCNScatter(b, sw, ew, gd, w, d)
+				return bitsOf(d)
+			},
+		},
+		{
+			name: "relMeanScatter",
+			run: func() []uint64 {
+				a, b, dh := relCase(w)
+				a.scatter(b, w, dh)
+				return bitsOf(dh)
+			},
+			ref: func() []uint64 {
+				a, b, dh := relCase(w)
+				refRelScatter(a, b, w, dh)
+				return bitsOf(dh)
+			},
+		},
+		{
+			name: "colSum",
+			run: func() []uint64 {
+				r := newR()
+				x, acc := randVec(r, 9000*40), randVec(r, 40)
+				colSum(x, 9000, 40, acc)
+				return bitsOf(acc)
+			},
+			ref: func() []uint64 {
+				r := newR()
+				x, acc := randVec(r, 9000*40), randVec(r, 40)
+				for i := 0; i < 9000; i++ {
+					for k, v := range x[i*40 : (i+1)*40] {
+						acc[k] += v
+					}
+				}
+				return bitsOf(acc)
+			},
+		},
+		{
+			name: "softmaxCE",
+			run: func() []uint64 {
+				r := newR()
+				const n, c = 20000, 10
+				z := randVec(r, n*c)
+				y := randLabels(r, n, c)
+				dz := make([]float32, n*c)
+				loss, correct := softmaxCE(z, y, c, 0.01, dz, make([]float64, n))
+				return append(bitsOf(dz), math.Float64bits(loss), uint64(correct))
+			},
+		},
+		{
+			name: "bceWithLogits",
+			run: func() []uint64 {
+				r := newR()
+				const n = 100000
+				z := randVec(r, n)
+				_, y := randPairs(r, n, 10)
+				dz := make([]float32, n)
+				loss, correct := bceWithLogits(z, y, 0.5, dz, make([]float64, n))
+				return append(bitsOf(dz), math.Float64bits(loss), uint64(correct))
+			},
+		},
+		{
+			name: "adam",
+			run: func() []uint64 {
+				r := newR()
+				p, g := randVec(r, 200000), randVec(r, 200000)
+				o, err := NewAdam(len(p), DefaultAdam(0.01, 1e-4))
+				if err != nil {
+					panic(err)
+				}
+				for range 3 {
+					if err := o.Step(p, g); err != nil {
+						panic(err)
+					}
+				}
+				return bitsOf(p, o.M, o.V)
+			},
+		},
+		{
+			name: "sparseAdam",
+			run: func() []uint64 {
+				r := newR()
+				p := randVec(r, 20000*16)
+				o, err := NewSparseAdam(p, 16, DefaultSparseAdam(0.01))
+				if err != nil {
+					panic(err)
+				}
+				return runSparseSteps(r, o, p, 20000, 16)
+			},
+		},
+		{
+			name: "sparseAdagrad",
+			run: func() []uint64 {
+				r := newR()
+				p := randVec(r, 20000*16)
+				o, err := NewSparseAdagrad(p, 16, DefaultSparseAdagrad(0.01))
+				if err != nil {
+					panic(err)
+				}
+				return runSparseSteps(r, o, p, 20000, 16)
+			},
+		},
+		{
+			name: "firstNonFinite",
+			run: func() []uint64 {
+				x := make([]float32, 300000)
+				x[250000], x[170001] = float32(math.Inf(1)), float32(math.NaN())
+				y := make([]float32, 300000)
+				return []uint64{uint64(firstNonFinite(x)), uint64(firstNonFinite(y))}
+			},
+			ref: func() []uint64 { return []uint64{170001, math.MaxUint64} },
+		},
+	}
+}
+
+// relCase is a typed block with relation-mean gradients to scatter.
+func relCase(w int) (*relMean[float32], *sample.Block, []float32) {
+	r := rand.New(rand.NewPCG(3, 5))
+	h := dblpLike()
+	cfg := Config{Arch: ArchRGCN, Hidden: w, Classes: 3, Layers: 1, Hetero: h}
+	b := &benchHeteroBlocks(r, h, 3000, 6, 1)[0]
+	types := make([]int32, b.NumSrc())
+	for i, o := range b.Orig {
+		types[i] = int32(typeIndexOf(h, o))
+	}
+	a := newRelMean[float32](cfg)
+	a.index(types, b.NumDst)
+	for rel, t := range a.relDst {
+		a.dagg[rel] = randVec(r, len(a.idx[t])*w)
+	}
+	return &a, b, randVec(r, b.NumSrc()*w)
+}
+
+// runSparseSteps runs three steps of o over random ascending row subsets.
+func runSparseSteps(r *rand.Rand, o SparseOptimizer, p []float32, rows, dim int) []uint64 {
+	for range 3 {
+		var idx []int64
+		for i := 0; i < rows; i++ {
+			if r.IntN(3) > 0 {
+				idx = append(idx, int64(i))
+			}
+		}
+		if err := o.Step(idx, randVec(r, len(idx)*dim)); err != nil {
+			panic(err)
+		}
+	}
+	st := make([]float32, rows*o.StateWidth())
+	all := make([]int64, rows)
+	for i := range all {
+		all[i] = int64(i)
+	}
+	o.ExportState(all, st)
+	return bitsOf(p, st)
+}
+
+// TestKernelsThreadIndependent runs every parallel kernel on 1 and 4
+// threads and requires identical bits (and, where given, the serial
+// code's bits).
+func TestKernelsThreadIndependent(t *testing.T) {
+	for _, tc := range kernelCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			one := atThreads(1, tc.run)
+			four := atThreads(4, tc.run)
+			require.NotEmpty(t, one)
+			assert.True(t, slices.Equal(one, four), "1 and 4 threads differ")
+			if tc.ref != nil {
+				assert.True(t, slices.Equal(one, atThreads(1, tc.ref)), "differs from the serial code")
+			}
+		})
+	}
+}
+
+// threadModelCase is a model trained a few steps in TestTrainThreadIndependent.
+type threadModelCase struct {
+	name   string
+	cfg    Config
+	sparse bool // layer 0 reads CSR rows
+	link   bool // pairs instead of labels
+}
+
+func threadModelCases() []threadModelCase {
+	base := Config{InDim: 24, Hidden: 32, Classes: 6, Layers: 2, Dropout: 0.2, InputDropout: 0.1}
+	with := func(f func(*Config)) Config { c := base; f(&c); return c }
+	h := dblpLike()
+	hb := dblpLike()
+	hb.Bases = 2
+	return []threadModelCase{
+		{name: "sage", cfg: with(func(c *Config) { c.Arch = ArchSAGE })},
+		{name: "sage-sparse", cfg: with(func(c *Config) { c.Arch = ArchSAGE }), sparse: true},
+		{name: "gcn", cfg: with(func(c *Config) { c.Arch = ArchGCN })},
+		{name: "gcn-sparse", cfg: with(func(c *Config) { c.Arch = ArchGCN }), sparse: true},
+		{name: "gat", cfg: with(func(c *Config) { c.Arch, c.Heads, c.AttnDropout = ArchGAT, 2, 0.2 })},
+		{name: "sage-link-dot", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchSAGE, DecoderDot }), link: true},
+		{name: "gcn-link-mlp", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchGCN, DecoderMLP }), link: true},
+		{name: "rgcn", cfg: Config{Arch: ArchRGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},
+		{name: "rgcn-bases", cfg: Config{Arch: ArchRGCN, Hidden: 96, Classes: 5, Layers: 2, Dropout: 0.2, Hetero: hb}},
+		{name: "hsage", cfg: Config{Arch: ArchHSAGE, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Hetero: h}},
+	}
+}
+
+// trainFew trains tc's model three steps with Adam on one large batch and
+// returns the final parameters' bits.
+func trainFew(t *testing.T, tc threadModelCase) []uint64 {
+	r := rand.New(rand.NewPCG(11, 13))
+	var b sample.Batch
+	if h := tc.cfg.Hetero; h != nil {
+		b.Blocks = benchHeteroBlocks(r, h, 2000, 6, tc.cfg.Layers)
+		b.XT = heteroInputs(r, h, &b.Blocks[0])
+	} else {
+		b.Blocks = synthBlocks(r, []int{40000, 12000, 3000}, []int{8, 6}, 9)
+		x := randFeatures(r, b.Blocks[0].NumSrc()*tc.cfg.InDim)
+		if tc.sparse {
+			for k := range x {
+				if k%3 != 0 {
+					x[k] = 0
+				}
+			}
+			xs := &sample.SparseRows{}
+			xs.Reset(tc.cfg.InDim)
+			for i := range b.Blocks[0].NumSrc() {
+				xs.AppendDense(x[i*tc.cfg.InDim : (i+1)*tc.cfg.InDim])
+			}
+			b.XS = xs
+		} else {
+			b.X = x
+		}
+	}
+	seeds := b.Blocks[len(b.Blocks)-1].NumDst
+	if tc.link {
+		b.Pairs, b.PairLabels = randPairs(r, 3*seeds, seeds)
+	} else {
+		b.Labels = randLabels(r, seeds, tc.cfg.Classes)
+	}
+	m, err := NewModel(tc.cfg, 5)
+	require.NoError(t, err)
+	opt, err := NewAdam(len(m.Params()), DefaultAdam(0.01, 1e-4))
+	require.NoError(t, err)
+	var out []uint64
+	for s := range 3 {
+		clearPar(m.Grads())
+		loss, _, err := m.Train(&b, 1/float32(seeds), MaskKey{Seed: 9, Step: int64(s)})
+		require.NoError(t, err)
+		out = append(out, math.Float64bits(loss))
+		require.NoError(t, opt.Step(m.Params(), m.Grads()))
+	}
+	return append(out, bitsOf(m.Params())...)
+}
+
+// TestTrainThreadIndependent trains every architecture (dense and sparse
+// inputs, node and link heads, heterogeneous) a few steps on 1 and 3
+// threads: the losses and the final weights must be the same bits.
+func TestTrainThreadIndependent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on large blocks")
+	}
+	for _, tc := range threadModelCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			one := atThreads(1, func() []uint64 { return trainFew(t, tc) })
+			three := atThreads(3, func() []uint64 { return trainFew(t, tc) })
+			if !slices.Equal(one, three) {
+				i := 0
+				for i < len(one) && one[i] == three[i] {
+					i++
+				}
+				t.Fatalf("1 and 3 threads differ first at value %d of %d", i, len(one))
+			}
+		})
+	}
+}
+
+// TestKernelInputsCrossMinWork guards the tests above against shrinking
+// below the size where the kernels start goroutines.
+func TestKernelInputsCrossMinWork(t *testing.T) {
+	b := bigBlock(rand.New(rand.NewPCG(1, 1)), 20000, 6000, 10)
+	assert.Greater(t, len(b.Indices)*24, par.MinWork)
+}
