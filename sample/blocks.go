@@ -452,8 +452,10 @@ func (bb *BlockBuilder) ensureTable(n int) {
 	if size <= len(bb.slots) {
 		return
 	}
+	// Fresh slots hold generation 0, never a live one; the generation
+	// itself is kept, since the dense index (used between temporal
+	// periods) may hold entries of every generation up to the current one.
 	bb.slots = make([]slot, size)
-	bb.gen = 1
 	bb.shift = uint(64 - log2(size))
 	// Re-insert what the block holds so far.
 	for i, g := range bb.nodes {
