@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"mpignn/internal/hashkey"
+	"mpignn/internal/par"
 )
 
 // BlockBuilder deduplicates sampled edges into a Block. It is reused across
@@ -54,6 +56,13 @@ type BlockBuilder struct {
 	// better than a hash table of 16-byte slots at load 1/2, and it needs
 	// no probing; it is used when ids are known to lie in [0,len(dense)).
 	dense []uint64
+
+	// Scratch of the parallel AddRows (addRowsDense): per edge, the
+	// dense entry it found; per block of edges or rows, a count or the
+	// first bad index.
+	code []uint32
+	blk  []int
+	bad  []int
 }
 
 // SetTyped makes the following blocks typed (heterogeneous): every edge
@@ -273,6 +282,9 @@ func (bb *BlockBuilder) AddRows(offsets []int64, srcGlobal, srcOrig []int64) err
 	if offsets[0] != 0 || offsets[bb.numDst] != int64(len(srcGlobal)) {
 		return fmt.Errorf("block builder: row offsets span [%d,%d) but there are %d neighbors", offsets[0], offsets[bb.numDst], len(srcGlobal))
 	}
+	if bb.useDense() && !bb.typed && len(srcGlobal) >= par.MinWork && par.Threads() > 1 {
+		return bb.addRowsDense(offsets, srcGlobal, srcOrig)
+	}
 	for i := range bb.numDst {
 		lo, hi := offsets[i], offsets[i+1]
 		if hi < lo {
@@ -283,6 +295,146 @@ func (bb *BlockBuilder) AddRows(offsets []int64, srcGlobal, srcOrig []int64) err
 		}
 	}
 	return nil
+}
+
+// Blocks of the parallel AddRows: rows per block of the offsets check, and
+// edges per block of the edge passes. The cut decides only which goroutine
+// does what; the block built does not depend on it.
+const (
+	rowBlock  = 2048
+	edgeBlock = 8192
+)
+
+// addRowsDense is AddRows in dense mode (untyped, untimed) on all threads,
+// building exactly the block the serial path builds. A node's local index
+// is its order of first appearance: destinations first, then the edges in
+// order. Every edge e first takes, atomically, the minimum of numDst+e over
+// the edges with its id in the id's dense entry (a destination's entry
+// holds its index, below every edge's code, so it always wins). Then edge e
+// is its id's first appearance exactly when the entry holds numDst+e; the
+// first appearances, counted per block and prefix-summed, get the next
+// local indices in edge order, and every other edge copies the index of
+// its id's first appearance.
+//
+// The dense entries of the new sources are left holding edge codes, not
+// local indices: the builder is closed (no more edges until the next
+// Reset, which starts a new generation), as AddRows promises.
+func (bb *BlockBuilder) addRowsDense(offsets []int64, srcGlobal, srcOrig []int64) error {
+	nd, E := bb.numDst, len(srcGlobal)
+	if E > maxLocal {
+		return fmt.Errorf("block builder: more than %d edges in one block", maxLocal)
+	}
+	// Rows: offsets must not decrease; they become indptr.
+	bb.indptr = grow(bb.indptr, nd+1)
+	nbr := par.NumBlocks(nd, rowBlock)
+	bb.bad = grow(bb.bad, max(nbr, par.NumBlocks(E, edgeBlock)))
+	par.Blocks(nd, rowBlock, nd*4, func(lo, hi int) {
+		bad := -1
+		for i := lo; i < hi; i++ {
+			if offsets[i+1] < offsets[i] && bad < 0 {
+				bad = i
+			}
+			bb.indptr[i+1] = int32(offsets[i+1])
+		}
+		bb.bad[lo/rowBlock] = bad
+	})
+	bb.indptr[0] = 0
+	for _, i := range bb.bad[:nbr] {
+		if i >= 0 {
+			return fmt.Errorf("block builder: row offsets decrease at destination %d", i)
+		}
+	}
+	// Pass 1: the minimum code per id.
+	nb := par.NumBlocks(E, edgeBlock)
+	gen := uint64(bb.gen) << 32
+	n := int64(len(bb.dense))
+	par.Blocks(E, edgeBlock, E*8, func(lo, hi int) {
+		bad := -1
+		for e := lo; e < hi; e++ {
+			g := srcGlobal[e]
+			if g < 0 || g >= n {
+				if bad < 0 {
+					bad = e
+				}
+				continue
+			}
+			want := gen | uint64(uint32(nd+e))
+			p := &bb.dense[g]
+			for {
+				old := atomic.LoadUint64(p)
+				if old&^0xffffffff == gen && old <= want {
+					break
+				}
+				if atomic.CompareAndSwapUint64(p, old, want) {
+					break
+				}
+			}
+		}
+		bb.bad[lo/edgeBlock] = bad
+	})
+	for _, e := range bb.bad[:nb] {
+		if e >= 0 {
+			return fmt.Errorf("block builder: source id %d outside [0,%d)", srcGlobal[e], n)
+		}
+	}
+	// Pass 2: each edge's winning code, and the first appearances per
+	// block.
+	bb.code = grow(bb.code, E)
+	bb.blk = grow(bb.blk, nb)
+	par.Blocks(E, edgeBlock, E*4, func(lo, hi int) {
+		c := 0
+		for e := lo; e < hi; e++ {
+			v := uint32(bb.dense[srcGlobal[e]])
+			bb.code[e] = v
+			if v == uint32(nd+e) {
+				c++
+			}
+		}
+		bb.blk[lo/edgeBlock] = c
+	})
+	fresh := par.Offsets(bb.blk)
+	if int64(nd)+int64(fresh) > maxLocal {
+		return fmt.Errorf("block builder: more than %d nodes in one block", maxLocal)
+	}
+	// The destinations stay in front.
+	bb.nodes = slices.Grow(bb.nodes[:nd], fresh)[:nd+fresh]
+	bb.orig = slices.Grow(bb.orig[:nd], fresh)[:nd+fresh]
+	bb.indices = grow(bb.indices, E)
+	// Pass 3: the first appearances take the next local indices in order.
+	par.Blocks(E, edgeBlock, E*2, func(lo, hi int) {
+		k := nd + bb.blk[lo/edgeBlock]
+		for e := lo; e < hi; e++ {
+			if bb.code[e] == uint32(nd+e) {
+				bb.nodes[k], bb.orig[k] = srcGlobal[e], srcOrig[e]
+				bb.indices[e] = int32(k)
+				k++
+			}
+		}
+	})
+	// Pass 4: every other edge takes its destination's index or that of
+	// its id's first appearance (set by pass 3, never written here).
+	par.Blocks(E, edgeBlock, E*2, func(lo, hi int) {
+		for e := lo; e < hi; e++ {
+			v := bb.code[e]
+			switch {
+			case v < uint32(nd):
+				bb.indices[e] = int32(v)
+			case v != uint32(nd+e):
+				bb.indices[e] = bb.indices[v-uint32(nd)]
+			}
+		}
+	})
+	bb.row = nd
+	return nil
+}
+
+// grow returns s with length n, keeping its contents up to n when its
+// array is large enough and reallocating (contents lost) otherwise.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
 }
 
 // seek closes rows up to dstIndex so that edges now go to dstIndex.
@@ -394,10 +546,10 @@ func (bb *BlockBuilder) Block() Block {
 func (bb *BlockBuilder) BlockInto(b *Block) {
 	bb.finish()
 	b.NumDst = bb.numDst
-	b.Nodes = append(b.Nodes[:0], bb.nodes...)
-	b.Orig = append(b.Orig[:0], bb.orig...)
-	b.Indptr = append(b.Indptr[:0], bb.indptr...)
-	b.Indices = append(b.Indices[:0], bb.indices...)
+	b.Nodes = copyOut(b.Nodes, bb.nodes)
+	b.Orig = copyOut(b.Orig, bb.orig)
+	b.Indptr = copyOut(b.Indptr, bb.indptr)
+	b.Indices = copyOut(b.Indices, bb.indices)
 	if bb.typed {
 		// Never nil for a typed block, even without edges, so that a typed
 		// block is recognisable as such.
@@ -420,6 +572,17 @@ func (bb *BlockBuilder) BlockInto(b *Block) {
 	} else {
 		b.Time, b.EdgeTime = nil, nil
 	}
+}
+
+// copyOut is append(dst[:0], src...), copying a large array on all
+// threads: a block's arrays are handed out on every layer.
+func copyOut[T any](dst, src []T) []T {
+	if len(src) < par.MinWork {
+		return append(dst[:0], src...)
+	}
+	dst = grow(dst, len(src))
+	par.Range(len(src), len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+	return dst
 }
 
 // nextGen invalidates every slot of the table.

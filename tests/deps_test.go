@@ -69,7 +69,7 @@ func allowedDeps() map[string]pkgDeps {
 			imports: []string{"config", "graph", "internal/hashkey", "internal/tempout", "internal/testhold"},
 		},
 		"sample": {
-			imports: []string{"graph", "internal/hashkey"},
+			imports: []string{"graph", "internal/hashkey", "internal/par"},
 			test:    []string{"sample/sampletest"},
 		},
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
