@@ -82,10 +82,10 @@ func allowedDeps() map[string]pkgDeps {
 			test:    []string{"spmd", "spmd/spmdtest"},
 		},
 		"sample/dsample": {
-			imports: []string{"collectives", "config", "graph", "partition", "sample"},
+			imports: []string{"collectives", "config", "graph", "internal/par", "partition", "sample"},
 			// No train: the layer-wise inference and the learnable
 			// embeddings, whose tests built models, live in train/dtrain.
-			test: []string{"sample/sampletest", "spmd", "spmd/spmdtest"},
+			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
 			imports: []string{"collectives", "config", "graph", "internal/testhold", "partition", "sample", "sample/dsample", "train"},
