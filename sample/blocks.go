@@ -165,6 +165,8 @@ func (bb *BlockBuilder) reset(dstGlobal, dstOrig, dstTime []int64) error {
 	bb.nextGen()
 	if !bb.useDense() {
 		bb.ensureTable(4 * n)
+	} else if n >= par.MinWork && par.Threads() >= parDedupThreads {
+		return bb.resetDense()
 	}
 	for i, g := range bb.nodes {
 		if bb.useDense() && (g < 0 || g >= int64(len(bb.dense))) {
@@ -184,6 +186,76 @@ func (bb *BlockBuilder) reset(dstGlobal, dstOrig, dstTime []int64) error {
 		}
 	}
 	return nil
+}
+
+// resetDense enters the destinations into the dense index on all threads,
+// with the serial loop's errors: each entry takes the smallest index of
+// its id (CAS, as addRowsDense's first pass), then a destination whose
+// entry holds another index repeats that one. The first bad destination in
+// index order is reported, out of range or repeated, as the loop would.
+func (bb *BlockBuilder) resetDense() error {
+	nd := len(bb.nodes)
+	gen := uint64(bb.gen) << 32
+	n := int64(len(bb.dense))
+	nb := par.NumBlocks(nd, edgeBlock)
+	bb.bad = grow(bb.bad, nb)
+	par.Blocks(nd, edgeBlock, nd*8, func(lo, hi int) {
+		bad := -1
+		for i := lo; i < hi; i++ {
+			g := bb.nodes[i]
+			if g < 0 || g >= n {
+				if bad < 0 {
+					bad = i
+				}
+				continue
+			}
+			casMin(&bb.dense[g], gen, gen|uint64(i))
+		}
+		bb.bad[lo/edgeBlock] = bad
+	})
+	first := -1
+	for _, i := range bb.bad[:nb] {
+		if i >= 0 {
+			first = i
+			break
+		}
+	}
+	par.Blocks(nd, edgeBlock, nd*4, func(lo, hi int) {
+		bad := -1
+		for i := lo; i < hi; i++ {
+			g := bb.nodes[i]
+			if g >= 0 && g < n && uint32(bb.dense[g]) != uint32(i) {
+				bad = i
+				break
+			}
+		}
+		bb.bad[lo/edgeBlock] = bad
+	})
+	for _, i := range bb.bad[:nb] {
+		if i >= 0 && (first < 0 || i < first) {
+			g := bb.nodes[i]
+			return fmt.Errorf("block builder: destination %d (global id %d) repeats destination %d", i, g, uint32(bb.dense[g]))
+		}
+	}
+	if first >= 0 {
+		return fmt.Errorf("block builder: destination %d has id %d outside [0,%d)", first, bb.nodes[first], n)
+	}
+	return nil
+}
+
+// casMin lowers *p to v (whose high word is the generation gen) unless it
+// already holds a value of generation gen at most v; a value of another
+// generation counts as empty.
+func casMin(p *uint64, gen, v uint64) {
+	for {
+		old := atomic.LoadUint64(p)
+		if old&^0xffffffff == gen && old <= v {
+			return
+		}
+		if atomic.CompareAndSwapUint64(p, old, v) {
+			return
+		}
+	}
 }
 
 // NumDst returns the number of destinations of the block being built.
@@ -282,8 +354,11 @@ func (bb *BlockBuilder) AddRows(offsets []int64, srcGlobal, srcOrig []int64) err
 	if offsets[0] != 0 || offsets[bb.numDst] != int64(len(srcGlobal)) {
 		return fmt.Errorf("block builder: row offsets span [%d,%d) but there are %d neighbors", offsets[0], offsets[bb.numDst], len(srcGlobal))
 	}
-	if bb.useDense() && !bb.typed && len(srcGlobal) >= par.MinWork && par.Threads() > 1 {
-		return bb.addRowsDense(offsets, srcGlobal, srcOrig)
+	if bb.useDense() && !bb.typed {
+		if len(srcGlobal) >= par.MinWork && par.Threads() >= parDedupThreads {
+			return bb.addRowsDense(offsets, srcGlobal, srcOrig)
+		}
+		return bb.addRowsDenseSerial(offsets, srcGlobal, srcOrig)
 	}
 	for i := range bb.numDst {
 		lo, hi := offsets[i], offsets[i+1]
@@ -304,6 +379,57 @@ const (
 	rowBlock  = 2048
 	edgeBlock = 8192
 )
+
+// parDedupThreads is the fewest threads on which the parallel
+// de-duplication (addRowsDense) beats the serial one: its four passes and
+// atomic first pass cost about 1.5 times the serial pass in CPU, so on two
+// threads it only breaks even. Both build the same block; this only picks
+// the faster.
+const parDedupThreads = 4
+
+// addRowsDenseSerial is AddRows in dense mode (untyped, untimed) in one
+// tight pass: the serial reference of addRowsDense, and the faster one on
+// few threads.
+func (bb *BlockBuilder) addRowsDenseSerial(offsets []int64, srcGlobal, srcOrig []int64) error {
+	nd, E := bb.numDst, len(srcGlobal)
+	if E > maxLocal {
+		return fmt.Errorf("block builder: more than %d edges in one block", maxLocal)
+	}
+	bb.indptr = grow(bb.indptr, nd+1)
+	bb.indptr[0] = 0
+	for i := range nd {
+		if offsets[i+1] < offsets[i] {
+			return fmt.Errorf("block builder: row offsets decrease at destination %d", i)
+		}
+		bb.indptr[i+1] = int32(offsets[i+1])
+	}
+	bb.indices = grow(bb.indices, E)
+	gen := uint64(bb.gen) << 32
+	dense := bb.dense
+	n := int64(len(dense))
+	nodes, orig := bb.nodes, bb.orig
+	for e, g := range srcGlobal {
+		if g < 0 || g >= n {
+			return fmt.Errorf("block builder: source id %d outside [0,%d)", g, n)
+		}
+		x := dense[g]
+		if x&^0xffffffff == gen {
+			bb.indices[e] = int32(uint32(x))
+			continue
+		}
+		k := len(nodes)
+		if k == maxLocal {
+			return fmt.Errorf("block builder: more than %d nodes in one block", maxLocal)
+		}
+		dense[g] = gen | uint64(k)
+		nodes = append(nodes, g)
+		orig = append(orig, srcOrig[e])
+		bb.indices[e] = int32(k)
+	}
+	bb.nodes, bb.orig = nodes, orig
+	bb.row = nd
+	return nil
+}
 
 // addRowsDense is AddRows in dense mode (untyped, untimed) on all threads,
 // building exactly the block the serial path builds. A node's local index
@@ -358,17 +484,7 @@ func (bb *BlockBuilder) addRowsDense(offsets []int64, srcGlobal, srcOrig []int64
 				}
 				continue
 			}
-			want := gen | uint64(uint32(nd+e))
-			p := &bb.dense[g]
-			for {
-				old := atomic.LoadUint64(p)
-				if old&^0xffffffff == gen && old <= want {
-					break
-				}
-				if atomic.CompareAndSwapUint64(p, old, want) {
-					break
-				}
-			}
+			casMin(&bb.dense[g], gen, gen|uint64(uint32(nd+e)))
 		}
 		bb.bad[lo/edgeBlock] = bad
 	})
