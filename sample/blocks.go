@@ -696,7 +696,10 @@ func copyOut[T any](dst, src []T) []T {
 	if len(src) < par.MinWork {
 		return append(dst[:0], src...)
 	}
-	dst = grow(dst, len(src))
+	if cap(dst) < len(src) {
+		dst = make([]T, len(src)) // exact: blocks handed out keep no slack
+	}
+	dst = dst[:len(src)]
 	par.Range(len(src), len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
 	return dst
 }
