@@ -1,6 +1,9 @@
 package sample
 
-import "mpignn/internal/hashkey"
+import (
+	"mpignn/internal/hashkey"
+	"mpignn/internal/par"
+)
 
 // Excluding edges from message passing (link prediction).
 //
@@ -154,13 +157,19 @@ func (x *EdgeSet) lookup(lo, hi int64) bool {
 // after the last one kept. With w == lo and nothing excluded it writes
 // nothing.
 func (x *EdgeSet) compactRow(v int64, srcGlobal, srcOrig, srcTime []int64, lo, hi, w int64) int64 {
+	return x.copyRow(v, srcGlobal, srcOrig, srcTime, lo, hi, srcGlobal, srcOrig, srcTime, w, true)
+}
+
+// copyRow is compactRow writing to dstGlobal/dstOrig/dstTime from w: the
+// source arrays themselves when inPlace (w <= lo), or other ones.
+func (x *EdgeSet) copyRow(v int64, srcGlobal, srcOrig, srcTime []int64, lo, hi int64, dstGlobal, dstOrig, dstTime []int64, w int64, inPlace bool) int64 {
 	if !x.maybeNode(v) {
 		// No pair has v as an endpoint: keep the whole row.
-		if w != lo {
-			copy(srcGlobal[w:], srcGlobal[lo:hi])
-			copy(srcOrig[w:], srcOrig[lo:hi])
+		if !inPlace || w != lo {
+			copy(dstGlobal[w:], srcGlobal[lo:hi])
+			copy(dstOrig[w:], srcOrig[lo:hi])
 			if srcTime != nil {
-				copy(srcTime[w:], srcTime[lo:hi])
+				copy(dstTime[w:], srcTime[lo:hi])
 			}
 		}
 		return w + hi - lo
@@ -173,13 +182,32 @@ func (x *EdgeSet) compactRow(v int64, srcGlobal, srcOrig, srcTime []int64, lo, h
 				continue
 			}
 		}
-		srcGlobal[w], srcOrig[w] = srcGlobal[j], u
+		dstGlobal[w], dstOrig[w] = srcGlobal[j], u
 		if srcTime != nil {
-			srcTime[w] = srcTime[j]
+			dstTime[w] = srcTime[j]
 		}
 		w++
 	}
 	return w
+}
+
+// keptInRow counts the neighbors srcOrig[lo:hi] of destination v that are
+// not excluded, writing nothing.
+func (x *EdgeSet) keptInRow(v int64, srcOrig []int64, lo, hi int64) int64 {
+	if !x.maybeNode(v) {
+		return hi - lo
+	}
+	n := int64(0)
+	for _, u := range srcOrig[lo:hi] {
+		if x.maybeNode(u) {
+			a, b := canonPair(u, v)
+			if x.lookup(a, b) {
+				continue
+			}
+		}
+		n++
+	}
+	return n
 }
 
 // ExcludeRows drops, in place, every sampled edge u -> v whose pair {u,v}
@@ -217,4 +245,86 @@ func ExcludeRowsTimed(x *EdgeSet, dstOrig, offsets, srcGlobal, srcOrig, srcTime 
 		srcTime = srcTime[:w]
 	}
 	return srcGlobal[:w], srcOrig[:w], srcTime, lo - w
+}
+
+// excludeBlock is the number of rows per block of the parallel exclusion:
+// its cut, not the thread count, decides which goroutine writes where, and
+// the results do not depend on it at all.
+const excludeBlock = 512
+
+// Excluder is ExcludeRowsTimed on all of a rank's threads, for the
+// distributed samplers' layers: it keeps its buffers between calls. The
+// zero value is ready to use; an Excluder is used by one goroutine at a
+// time.
+type Excluder struct {
+	g, o, t []int64 // the output buffers (the inputs' after a swap)
+	kept    []int64 // per row: kept count, then new start
+	blk     []int64 // per block of rows: kept count, then new start
+}
+
+// Exclude returns what ExcludeRowsTimed(x, dstOrig, offsets, srcGlobal,
+// srcOrig, srcTime) returns, and rewrites offsets alike, but may compact
+// into its own buffers instead of in place: then it returns those, and
+// keeps the input slices as its buffers for the next call, so the caller
+// must drop its references to the inputs and use the results. Layers too
+// small to pay for threads are compacted in place.
+func (xs *Excluder) Exclude(x *EdgeSet, dstOrig, offsets, srcGlobal, srcOrig, srcTime []int64) (keptGlobal, keptOrig, keptTime []int64, dropped int64) {
+	rows := len(dstOrig)
+	if x == nil || len(offsets) == 0 || rows == 0 {
+		return srcGlobal, srcOrig, srcTime, 0
+	}
+	n := offsets[rows] - offsets[0]
+	work := int(n) + rows
+	if work < par.MinWork || par.Threads() == 1 || offsets[0] != 0 {
+		return ExcludeRowsTimed(x, dstOrig, offsets, srcGlobal, srcOrig, srcTime)
+	}
+	nb := par.NumBlocks(rows, excludeBlock)
+	xs.kept = grow(xs.kept, rows)
+	xs.blk = grow(xs.blk, nb)
+	// Count what each row keeps (reading only), then lay the kept edges
+	// out at the prefix sums of the counts.
+	par.Blocks(rows, excludeBlock, work, func(lo, hi int) {
+		t := int64(0)
+		for i := lo; i < hi; i++ {
+			k := x.keptInRow(dstOrig[i], srcOrig, offsets[i], offsets[i+1])
+			xs.kept[i] = k
+			t += k
+		}
+		xs.blk[lo/excludeBlock] = t
+	})
+	total := int64(0)
+	for b, c := range xs.blk {
+		xs.blk[b] = total
+		total += c
+	}
+	if total == n {
+		return srcGlobal, srcOrig, srcTime, 0
+	}
+	xs.g, xs.o = grow(xs.g, int(total)), grow(xs.o, int(total))
+	if srcTime != nil {
+		xs.t = grow(xs.t, int(total))
+	}
+	par.Blocks(rows, excludeBlock, work, func(lo, hi int) {
+		w := xs.blk[lo/excludeBlock]
+		for i := lo; i < hi; i++ {
+			k := xs.kept[i]
+			xs.kept[i] = w
+			if k > 0 {
+				x.copyRow(dstOrig[i], srcGlobal, srcOrig, srcTime, offsets[i], offsets[i+1], xs.g, xs.o, xs.t, w, false)
+			}
+			w += k
+		}
+	})
+	// The old offsets were read by the pass above: rewrite them after it.
+	par.Range(rows, rows, func(lo, hi int) { copy(offsets[lo:hi], xs.kept[lo:hi]) })
+	offsets[rows] = total
+	keptGlobal, keptOrig = xs.g[:total], xs.o[:total]
+	if srcTime != nil {
+		keptTime = xs.t[:total]
+	}
+	xs.g, xs.o = srcGlobal[:0], srcOrig[:0]
+	if srcTime != nil {
+		xs.t = srcTime[:0]
+	}
+	return keptGlobal, keptOrig, keptTime, n - total
 }

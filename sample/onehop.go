@@ -155,3 +155,47 @@ func sortSmall(a []int64) {
 		a[j] = v
 	}
 }
+
+// NumChoices returns how many positions ChoosePositions appends for a row
+// of degree deg: it depends on (deg, fanout, replace) only, never on the
+// key, so a layer's rows can be counted, laid out at prefix-sum offsets and
+// then chosen in parallel, each straight into its own range.
+func NumChoices(deg int64, fanout int, replace bool) int64 {
+	if deg <= 0 || fanout == 0 {
+		return 0
+	}
+	f := int64(fanout)
+	if fanout < 0 || (!replace && f >= deg) {
+		return deg
+	}
+	return f
+}
+
+// ChooseRoom returns the room ChoosePositions needs past the end of dst to
+// choose without allocating: NumChoices, except when most of a long row is
+// kept, where the excluded positions are drawn past the output first. A
+// caller writing rows side by side passes dst with exactly this capacity
+// left, or a spare buffer when it exceeds the row's own range.
+func ChooseRoom(deg int64, fanout int, replace bool) int64 {
+	n := NumChoices(deg, fanout, replace)
+	if f := int64(fanout); !replace && f > floydMax && f < deg && 2*f > deg {
+		return deg // f kept + (deg-f) excluded
+	}
+	return n
+}
+
+// ChooseInto chooses the positions of one row straight into dst, whose
+// length must be NumChoices(deg, fanout, replace): the rows of a layer are
+// laid out side by side and chosen in parallel, and no row may spill into
+// the next. When ChooseRoom exceeds len(dst) the choice is made in spare
+// (grown if needed, and returned for reuse) and copied. The positions are
+// those ChoosePositions appends.
+func ChooseInto(k Key, deg int64, fanout int, replace bool, dst, spare []int64) []int64 {
+	if ChooseRoom(deg, fanout, replace) > int64(len(dst)) {
+		spare = ChoosePositions(k, deg, fanout, replace, spare[:0])
+		copy(dst, spare)
+		return spare
+	}
+	ChoosePositions(k, deg, fanout, replace, dst[:0:len(dst)])
+	return spare
+}

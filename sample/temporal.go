@@ -165,6 +165,29 @@ func (tp Temporal) Choose(k Key, t, eligible int64, fanout int, replace bool, ds
 	return chooseSubset(&r, eligible, f, dst)
 }
 
+// NumChoices returns how many positions Choose appends for a row with
+// eligible leading edges (see sample.NumChoices): Last never repeats, so
+// replace changes nothing for it.
+func (tp Temporal) NumChoices(eligible int64, fanout int, replace bool) int64 {
+	if tp.Strategy == TemporalLast {
+		replace = false
+	}
+	return NumChoices(eligible, fanout, replace)
+}
+
+// ChooseInto is ChooseInto for Choose: the row's positions go straight
+// into dst, of length tp.NumChoices(eligible, fanout, replace), through
+// spare (returned for reuse) when Choose needs more room than that.
+func (tp Temporal) ChooseInto(k Key, t, eligible int64, fanout int, replace bool, dst, spare []int64) []int64 {
+	if tp.Strategy != TemporalLast && ChooseRoom(eligible, fanout, replace) > int64(len(dst)) {
+		spare = tp.Choose(k, t, eligible, fanout, replace, spare[:0])
+		copy(dst, spare)
+		return spare
+	}
+	tp.Choose(k, t, eligible, fanout, replace, dst[:0:len(dst)])
+	return spare
+}
+
 // StreamAt is the random stream of the key at seed time t: Stream's hash
 // with t as a seventh word, so temporal and plain choices never share bits.
 func (k Key) StreamAt(t int64) Stream {

@@ -69,7 +69,7 @@ func allowedDeps() map[string]pkgDeps {
 			imports: []string{"config", "graph", "internal/hashkey", "internal/tempout", "internal/testhold"},
 		},
 		"sample": {
-			imports: []string{"graph", "internal/hashkey"},
+			imports: []string{"graph", "internal/hashkey", "internal/par"},
 			test:    []string{"sample/sampletest"},
 		},
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
@@ -85,7 +85,7 @@ func allowedDeps() map[string]pkgDeps {
 			imports: []string{"collectives", "config", "graph", "internal/par", "partition", "sample"},
 			// No train: the layer-wise inference and the learnable
 			// embeddings, whose tests built models, live in train/dtrain.
-			test: []string{"sample/sampletest", "spmd", "spmd/spmdtest"},
+			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
 			imports: []string{"collectives", "config", "graph", "internal/testhold", "partition", "sample", "sample/dsample", "train"},

@@ -1,7 +1,9 @@
 package dsample
 
 import (
+	"fmt"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -58,8 +60,10 @@ func newBenchEnv(b *testing.B) *benchEnv {
 
 // seeds returns batch i of 1024 training nodes (new id == orig id order is
 // irrelevant here: one part, so the original ids are looked up).
-func (e *benchEnv) seeds(i int) (g, o []int64) {
-	const B = 1024
+func (e *benchEnv) seeds(i int) (g, o []int64) { return e.seedsOf(i, 1024) }
+
+// seedsOf returns batch i of B training nodes.
+func (e *benchEnv) seedsOf(i, B int) (g, o []int64) {
 	n := len(e.train) / B
 	lo := (i % n) * B
 	g = e.train[lo : lo+B]
@@ -87,15 +91,50 @@ func BenchmarkSampleLocal(b *testing.B) {
 	benchSample(b, e, nil)
 }
 
+// BenchmarkSampleThreads measures how sampling scales with a rank's
+// threads (GOMAXPROCS 1, 2 and every core): batches of 1024 seeds with
+// fanouts 15,10,5, and the layer-wise inference shape, 8192 seeds
+// (dtrain.DefaultInferChunk) with fanout -1. Compare edges/s across
+// thread counts on a quiet machine; edges/cpu-s shows the parallel
+// overhead.
+//
+//	go test -run '^$' -bench SampleThreads -benchtime 20x ./sample/dsample/
+func BenchmarkSampleThreads(b *testing.B) {
+	e := newBenchEnv(b)
+	threads := []int{1, 2}
+	if n := runtime.NumCPU(); n > 2 {
+		threads = append(threads, n)
+	}
+	for _, c := range []struct {
+		name  string
+		fan   []int
+		batch int
+	}{{"fanout=15,10,5", []int{15, 10, 5}, 1024}, {"fanout=-1", []int{-1}, 8192}} {
+		for _, th := range threads {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, th), func(b *testing.B) {
+				prev := runtime.GOMAXPROCS(th)
+				defer runtime.GOMAXPROCS(prev)
+				benchSampleWith(b, e, c.fan, c.batch, nil)
+			})
+		}
+	}
+}
+
 // benchSample samples batch after batch with fanouts 15,10,5. excl, if not
 // nil, gives the exclusion set of batch i.
 func benchSample(b *testing.B, e *benchEnv, excl func(i int) *sample.EdgeSet) {
-	fan := []int{15, 10, 5}
+	benchSampleWith(b, e, []int{15, 10, 5}, 1024, excl)
+}
+
+// benchSampleWith samples batch after batch of the given size with the
+// given fanouts.
+func benchSampleWith(b *testing.B, e *benchEnv, fan []int, batch int, excl func(i int) *sample.EdgeSet) {
+	b.ReportAllocs()
 	var edges, excluded int64
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for i := 0; b.Loop(); i++ {
-		g, o := e.seeds(i)
+		g, o := e.seedsOf(i, batch)
 		if excl != nil {
 			e.s.SetExclude(excl(i))
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -44,6 +45,14 @@ type samplerScratch struct {
 	edgeRows []int64 // fetched {new id, orig id} per requested edge
 	srcG     []int64
 	srcO     []int64
+
+	// Per block of rows (rows.go): counts, then offsets, of the chosen
+	// positions, of the remote edge requests and of the remote rows.
+	blkPos []int64
+	blkReq []int64
+	blkRem []int64
+	nrem   int             // the layer's remote rows (readRows)
+	ex     sample.Excluder // the exclusion pass's buffers
 
 	// Rows of a layer: per row, the destination index, the relation and
 	// the destination's original id (see layerRows).
@@ -302,28 +311,16 @@ func (s *Sampler) addRows() error {
 func (s *Sampler) finishRows(dstG []int64, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
 	var dropped int64
+	var srcT []int64
 	if sc.dstT != nil {
-		sc.srcG, sc.srcO, sc.srcT, dropped = sample.ExcludeRowsTimed(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO, sc.srcT)
-	} else {
-		sc.srcG, sc.srcO, dropped = sample.ExcludeRows(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO)
+		srcT = sc.srcT
+	}
+	sc.srcG, sc.srcO, srcT, dropped = sc.ex.Exclude(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO, srcT)
+	if sc.dstT != nil {
+		sc.srcT = srcT
 	}
 	st.Excluded += dropped
-	for _, g := range dstG {
-		if s.g.Owns(g) {
-			st.LocalNodes++
-		} else {
-			st.RemoteNodes++
-		}
-	}
-	for j := range len(sc.posOff) - 1 {
-		i, _ := sc.row(j)
-		n := sc.posOff[j+1] - sc.posOff[j]
-		if s.g.Owns(dstG[i]) {
-			st.LocalEdges += n
-		} else {
-			st.RemoteEdges += n
-		}
-	}
+	s.countRows(dstG, st)
 	if err := s.addRows(); err != nil {
 		return err
 	}
@@ -370,7 +367,6 @@ func (s *Sampler) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, replace bool, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
 	p := s.g
-	R := p.R
 	t0 := time.Now()
 	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
 	rows := s.layerRows(dstO, fan)
@@ -381,29 +377,14 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, repla
 	}
 	tl += tl0
 	b0 := p.edges.Stats().Bytes
-	// Choose positions for every row; remote choices become edge row
-	// requests. Own rows are read from the interleaved {new id, orig id}
-	// edge array of the window (one cache line per neighbor instead of two
-	// arrays), and each own row's first local edge is remembered (by
-	// readRows) so the third pass does not revisit the offsets.
+	// Choose positions for every row (rows.go: counted, laid out, then
+	// chosen in parallel); remote choices become edge row requests. Own
+	// rows are read from the interleaved {new id, orig id} edge array of
+	// the window (one cache line per neighbor instead of two arrays), and
+	// each own row's first local edge is remembered (by readRows) so the
+	// collection does not revisit the offsets.
 	t2 := time.Now()
-	le := p.localEdges
-	sc.pos = sc.pos[:0]
-	sc.posOff = append(sc.posOff[:0], 0)
-	sc.edgeReq = sc.edgeReq[:0]
-	for j, o := range sc.rowOrig {
-		_, r := sc.row(j)
-		k.Node = o*R + r // o itself for node rows
-		before := len(sc.pos)
-		sc.pos = sample.ChoosePositions(k, sc.deg[j], fan[r], replace, sc.pos)
-		if start := sc.rowStart[j]; start < 0 {
-			start = -1 - start // global edge row of a remote row
-			for _, q := range sc.pos[before:] {
-				sc.edgeReq = append(sc.edgeReq, start+q)
-			}
-		}
-		sc.posOff = append(sc.posOff, int64(len(sc.pos)))
-	}
+	s.chooseRows(rows, k, fan, replace)
 	sc.edgeRows = growInt64(sc.edgeRows, 2*len(sc.edgeReq))
 	tl += time.Since(t2)
 	// Phase 2: the chosen neighbors of remote rows.
@@ -416,23 +397,7 @@ func (s *Sampler) sampleLayer(dstG, dstO []int64, k sample.Key, fan []int, repla
 	// Collect all chosen neighbors (again independent loads), then feed the
 	// builder in row order, as the references do.
 	t4 := time.Now()
-	sc.srcG = growInt64(sc.srcG, len(sc.pos))
-	sc.srcO = growInt64(sc.srcO, len(sc.pos))
-	e := 0
-	for j := range rows {
-		lo, hi := sc.posOff[j], sc.posOff[j+1]
-		if start := sc.rowStart[j]; start >= 0 {
-			for x := lo; x < hi; x++ {
-				r := 2 * (start + sc.pos[x])
-				sc.srcG[x], sc.srcO[x] = le[r], le[r+1]
-			}
-		} else {
-			for x := lo; x < hi; x++ {
-				sc.srcG[x], sc.srcO[x] = sc.edgeRows[2*e], sc.edgeRows[2*e+1]
-				e++
-			}
-		}
-	}
+	s.collectRows(rows)
 	return s.endLayer(dstG, out, st, tl, tr, t4, resetErr)
 }
 
@@ -463,24 +428,56 @@ func (s *Sampler) readRows(dstG []int64, rows int, st *sample.SampleStats) (tl, 
 	p := s.g
 	R := p.R
 	t0 := time.Now()
-	sc.remote = sc.remote[:0]
-	sc.nodeRows = sc.nodeRows[:0]
-	for j := range rows {
-		i, r := sc.row(j)
-		if g := dstG[i]; !p.Owns(g) {
-			row := g*R + r
-			if p.allNodes != nil {
-				sc.nodeRows = append(sc.nodeRows, p.allNodes[2*row], p.allNodes[2*row+1])
+	ln := p.localNodes
+	// Read every own row's {start, degree} in a loop of independent loads
+	// first (the CPU then overlaps the cache misses, which dominate local
+	// sampling on graphs larger than the cache), counting the remote rows
+	// per block.
+	sc.rowStart = growInt64(sc.rowStart, rows)
+	sc.deg = growInt64(sc.deg, rows)
+	sc.blkRem = blockCounts(sc.blkRem, rows)
+	par.Blocks(rows, rowBlock, rowWork(rows), func(lo, hi int) {
+		n := int64(0)
+		for j := lo; j < hi; j++ {
+			i, r := sc.row(j)
+			if g := dstG[i]; p.Owns(g) {
+				lr := (g-p.lo)*R + r
+				sc.rowStart[j], sc.deg[j] = ln[2*lr]-p.edgeBase, ln[2*lr+1]
 			} else {
-				sc.remote = append(sc.remote, row)
+				n++
 			}
 		}
+		sc.blkRem[lo/rowBlock] = n
+	})
+	nrem := int(offsets64(sc.blkRem))
+	sc.nrem = nrem
+	// The remote rows, in row order: from the replicated table, or as the
+	// requests of one batched read.
+	sc.nodeRows = growInt64(sc.nodeRows, 2*nrem)
+	if p.allNodes == nil {
+		sc.remote = growInt64(sc.remote, nrem)
+	}
+	if nrem > 0 {
+		par.Blocks(rows, rowBlock, rowWork(rows), func(lo, hi int) {
+			x := sc.blkRem[lo/rowBlock]
+			for j := lo; j < hi; j++ {
+				i, r := sc.row(j)
+				if g := dstG[i]; !p.Owns(g) {
+					row := g*R + r
+					if p.allNodes != nil {
+						sc.nodeRows[2*x], sc.nodeRows[2*x+1] = p.allNodes[2*row], p.allNodes[2*row+1]
+					} else {
+						sc.remote[x] = row
+					}
+					x++
+				}
+			}
+		})
 	}
 	tl = time.Since(t0)
 	t1 := time.Now()
 	b0 := p.nodes.Stats().Bytes
 	if p.allNodes == nil {
-		sc.nodeRows = growInt64(sc.nodeRows, 2*len(sc.remote))
 		if err := p.nodes.Fetch(sc.remote, collectives.Bytes(sc.nodeRows)); err != nil {
 			return 0, 0, err
 		}
@@ -488,22 +485,16 @@ func (s *Sampler) readRows(dstG []int64, rows int, st *sample.SampleStats) (tl, 
 	st.Bytes += p.nodes.Stats().Bytes - b0
 	tr = time.Since(t1)
 	t2 := time.Now()
-	ln := p.localNodes
-	// Read every own row's {start, degree} in a loop of independent loads
-	// first: the CPU then overlaps the cache misses, which dominate local
-	// sampling on graphs larger than the cache.
-	sc.rowStart = growInt64(sc.rowStart, rows)
-	sc.deg = growInt64(sc.deg, rows)
-	ri := 0
-	for j := range rows {
-		i, r := sc.row(j)
-		if g := dstG[i]; p.Owns(g) {
-			lr := (g-p.lo)*R + r
-			sc.rowStart[j], sc.deg[j] = ln[2*lr]-p.edgeBase, ln[2*lr+1]
-		} else {
-			sc.rowStart[j], sc.deg[j] = -1-sc.nodeRows[2*ri], sc.nodeRows[2*ri+1]
-			ri++
-		}
+	if nrem > 0 {
+		par.Blocks(rows, rowBlock, rowWork(rows), func(lo, hi int) {
+			x := sc.blkRem[lo/rowBlock]
+			for j := lo; j < hi; j++ {
+				if i, _ := sc.row(j); !p.Owns(dstG[i]) {
+					sc.rowStart[j], sc.deg[j] = -1-sc.nodeRows[2*x], sc.nodeRows[2*x+1]
+					x++
+				}
+			}
+		})
 	}
 	tl += time.Since(t2)
 	return tl, tr, nil

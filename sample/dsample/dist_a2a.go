@@ -2,9 +2,11 @@ package dsample
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -46,6 +48,11 @@ type a2aScratch struct {
 	rcounts []int64
 	cursor  []int64 // per owner: read position in the responses
 	ownerOf []int32 // per destination: owner rank, or -1 if own
+	// Serving a chunk: per request row its first local edge and degree
+	// (or eligible prefix); per block of rows the answers' length, then
+	// offset, and the first bad row (-1: none).
+	first, elig []int64
+	blk, bad    []int64
 }
 
 // The typed exchange (a relation plan with transport alltoallv) has the same
@@ -63,7 +70,6 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 	sc := &s.sm
 	ac := &s.a2a
 	p := s.g
-	R := p.R
 	P, me := p.c.Size(), p.c.Rank()
 	t0 := time.Now()
 	// On a bad destination list, still make both Alltoallv calls (with no
@@ -198,57 +204,14 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 		}
 	}
 	// Own rows choose locally; remote ones read their answers in row order
-	// (answers come back in request order per owner).
+	// (answers come back in request order per owner). Laid out as the
+	// one-sided path lays its rows out (rows.go): counts per row, prefix
+	// sums per block of rows, then every block fills its own ranges.
 	t4 := time.Now()
-	ac.cursor = growInt64(ac.cursor, P)
-	off = 0
-	for q := range P {
-		ac.cursor[q] = off
-		off += backCounts[q]
+	if err := s.layoutA2A(rows, dstG, back, backCounts, ew, fan, replace); err != nil {
+		return err
 	}
-	ln, le, lt := p.localNodes, p.localEdges, p.localTimes
-	sc.posOff = append(sc.posOff[:0], 0)
-	sc.srcG, sc.srcO, sc.srcT = sc.srcG[:0], sc.srcO[:0], sc.srcT[:0]
-	for j, q := range ac.ownerOf {
-		if q < 0 {
-			i, r := sc.row(j)
-			lr := (dstG[i]-p.lo)*R + r
-			first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
-			k.Node = sc.rowOrig[j]*R + r // the original id for node rows
-			if timed {
-				T := sc.rowT[j]
-				sc.pos = s.tp.Choose(k, T, s.tp.Eligible(lt[first:first+deg], T), fan[r], replace, sc.pos[:0])
-			} else {
-				sc.pos = sample.ChoosePositions(k, deg, fan[r], replace, sc.pos[:0])
-			}
-			for _, x := range sc.pos {
-				e := 2 * (first + x)
-				sc.srcG = append(sc.srcG, le[e])
-				sc.srcO = append(sc.srcO, le[e+1])
-				if timed {
-					sc.srcT = append(sc.srcT, lt[first+x])
-				}
-			}
-		} else {
-			c := ac.cursor[q]
-			if c >= int64(len(back)) {
-				return fmt.Errorf("rank %d answered fewer rows than asked", q)
-			}
-			n := back[c]
-			if n < 0 || c+1+ew*n > int64(len(back)) {
-				return fmt.Errorf("rank %d sent a malformed answer", q)
-			}
-			for x := c + 1; x < c+1+ew*n; x += ew {
-				sc.srcG = append(sc.srcG, back[x])
-				sc.srcO = append(sc.srcO, back[x+1])
-				if timed {
-					sc.srcT = append(sc.srcT, back[x+2])
-				}
-			}
-			ac.cursor[q] = c + 1 + ew*n
-		}
-		sc.posOff = append(sc.posOff, int64(len(sc.srcG)))
-	}
+	s.fillA2A(rows, back, ew, k, fan, replace)
 	// Owners answer with the full choice (they need not know the set); the
 	// requester drops the excluded edges, exactly as the one-sided path and
 	// the references do, and counts what enters the block.
@@ -295,35 +258,241 @@ func (s *Sampler) serveA2A(q int, chunk []int64) error {
 		return fmt.Errorf("rank %d sent a request with replace flag %d", q, chunk[5])
 	}
 	rq := chunk[5] != 0
-	ln, le, lt := p.localNodes, p.localEdges, p.localTimes
-	for j := int64(a2aHeader); j < n; j += words {
-		g, o, r, fq := chunk[j], chunk[j+1], int64(0), chunk[4]
-		if sc.rel {
-			r, fq = chunk[j+2], chunk[j+3]
-		}
-		if g < p.lo || g >= p.hi {
-			return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, p.c.Rank(), g)
-		}
-		if r < 0 || r >= p.R || fq == 0 || fq < -1 || fq > maxFanout {
-			return fmt.Errorf("rank %d sent a request for relation %d with fanout %d", q, r, fq)
-		}
-		lr := (g-p.lo)*p.R + r
-		first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
-		kq.Node = o*p.R + r
-		if timed {
-			T := chunk[j+words-1]
-			sc.pos = tq.Choose(kq, T, tq.Eligible(lt[first:first+deg], T), int(fq), rq, sc.pos[:0])
-		} else {
-			sc.pos = sample.ChoosePositions(kq, deg, int(fq), rq, sc.pos[:0])
-		}
-		ac.resp = append(ac.resp, int64(len(sc.pos)))
-		for _, x := range sc.pos {
-			e := 2 * (first + x)
-			ac.resp = append(ac.resp, le[e], le[e+1])
-			if timed {
-				ac.resp = append(ac.resp, lt[first+x])
+	ew := int64(2) // words per answered edge
+	if timed {
+		ew = 3
+	}
+	// Rows are checked and counted first (in parallel), then answered at
+	// the prefix sums of their answers' lengths, so the response is the
+	// same bit for bit on any number of threads.
+	rows := int((n - a2aHeader) / words)
+	body := chunk[a2aHeader:]
+	ln, lt := p.localNodes, p.localTimes
+	ac.first = growInt64(ac.first, rows)
+	ac.elig = growInt64(ac.elig, rows)
+	ac.blk = blockCounts(ac.blk, rows)
+	ac.bad = growInt64(ac.bad, len(ac.blk))
+	par.Blocks(rows, rowBlock, 4*rowWork(rows), func(lo, hi int) {
+		b := lo / rowBlock
+		ac.bad[b] = -1
+		size := int64(0)
+		for j := lo; j < hi; j++ {
+			g, r, fq := s.requestRow(body, j, words, chunk[4])
+			if s.checkRequestRow(q, g, r, fq) != nil {
+				ac.bad[b] = int64(j)
+				return
 			}
+			lr := (g-p.lo)*p.R + r
+			first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
+			var c int64
+			if timed {
+				deg = tq.Eligible(lt[first:first+deg], body[int64(j)*words+words-1])
+				c = tq.NumChoices(deg, int(fq), rq)
+			} else {
+				c = sample.NumChoices(deg, int(fq), rq)
+			}
+			ac.first[j], ac.elig[j] = first, deg
+			size += 1 + ew*c
+		}
+		ac.blk[b] = size
+	})
+	for _, j := range ac.bad {
+		if j >= 0 {
+			g, r, fq := s.requestRow(body, int(j), words, chunk[4])
+			return s.checkRequestRow(q, g, r, fq)
+		}
+	}
+	base := int64(len(ac.resp))
+	total := offsets64(ac.blk)
+	ac.resp = slices.Grow(ac.resp, int(total))[:base+total]
+	le := p.localEdges
+	par.Blocks(rows, rowBlock, rowWork(rows)+int(total), func(lo, hi int) {
+		var spare []int64
+		x := base + ac.blk[lo/rowBlock]
+		for j := lo; j < hi; j++ {
+			_, r, fq := s.requestRow(body, j, words, chunk[4])
+			w := body[int64(j)*words:]
+			kq := kq
+			kq.Node = w[1]*p.R + r
+			first, deg := ac.first[j], ac.elig[j]
+			var c int64
+			if timed {
+				c = tq.NumChoices(deg, int(fq), rq)
+			} else {
+				c = sample.NumChoices(deg, int(fq), rq)
+			}
+			// Choose into the front of the row's answer, then spread the
+			// positions into edges from the back (edge i goes to words
+			// ew*i.., at or past position i, so nothing unread is
+			// overwritten).
+			ans := ac.resp[x+1 : x+1+ew*c]
+			if timed {
+				spare = tq.ChooseInto(kq, w[words-1], deg, int(fq), rq, ans[:c], spare)
+			} else {
+				spare = sample.ChooseInto(kq, deg, int(fq), rq, ans[:c], spare)
+			}
+			ac.resp[x] = c
+			for i := c - 1; i >= 0; i-- {
+				q := first + ans[i]
+				ans[ew*i], ans[ew*i+1] = le[2*q], le[2*q+1]
+				if timed {
+					ans[ew*i+2] = lt[q]
+				}
+			}
+			x += 1 + ew*c
+		}
+	})
+	return nil
+}
+
+// requestRow reads request row j of a chunk's body (rows of words words):
+// its node, relation and fanout (the header's, hfan, for node rows).
+func (s *Sampler) requestRow(body []int64, j int, words, hfan int64) (g, r, fq int64) {
+	w := body[int64(j)*words:]
+	g, fq = w[0], hfan
+	if s.sm.rel {
+		r, fq = w[2], w[3]
+	}
+	return g, r, fq
+}
+
+// checkRequestRow checks a request row of rank q before it indexes
+// anything.
+func (s *Sampler) checkRequestRow(q int, g, r, fq int64) error {
+	p := s.g
+	if g < p.lo || g >= p.hi {
+		return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, p.c.Rank(), g)
+	}
+	if r < 0 || r >= p.R || fq == 0 || fq < -1 || fq > maxFanout {
+		return fmt.Errorf("rank %d sent a request for relation %d with fanout %d", q, r, fq)
+	}
+	return nil
+}
+
+// layoutA2A counts every row's chosen neighbors after the exchange: own
+// rows from their degree (or eligible prefix, found here), remote rows from
+// their answers, which it checks, in row order per owner, as it reads them
+// (a light serial pass over the remote rows). It sets sc.rowStart (own
+// rows: first local edge; remote rows: -1-(the answer's position in
+// back)), sc.deg / sc.elig, the counts in sc.posOff[1:] and the block
+// offsets sc.blkPos.
+func (s *Sampler) layoutA2A(rows int, dstG, back, backCounts []int64, ew int64, fan []int, replace bool) error {
+	sc, ac, p := &s.sm, &s.a2a, s.g
+	R := p.R
+	tp := s.tp
+	timed := sc.dstT != nil
+	ln, lt := p.localNodes, p.localTimes
+	sc.rowStart = growInt64(sc.rowStart, rows)
+	sc.deg = growInt64(sc.deg, rows)
+	if timed {
+		sc.elig = growInt64(sc.elig, rows)
+	}
+	sc.posOff = growInt64(sc.posOff, rows+1)
+	sc.posOff[0] = 0
+	sc.blkPos = blockCounts(sc.blkPos, rows)
+	par.Blocks(rows, rowBlock, 4*rowWork(rows), func(lo, hi int) {
+		n := int64(0)
+		for j := lo; j < hi; j++ {
+			if ac.ownerOf[j] >= 0 {
+				sc.posOff[j+1] = 0
+				continue
+			}
+			i, r := sc.row(j)
+			lr := (dstG[i]-p.lo)*R + r
+			first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
+			sc.rowStart[j], sc.deg[j] = first, deg
+			var c int64
+			if timed {
+				e := tp.Eligible(lt[first:first+deg], sc.rowT[j])
+				sc.elig[j] = e
+				c = tp.NumChoices(e, fan[r], replace)
+			} else {
+				c = sample.NumChoices(deg, fan[r], replace)
+			}
+			sc.posOff[j+1] = c
+			n += c
+		}
+		sc.blkPos[lo/rowBlock] = n
+	})
+	if P := p.c.Size(); P > 1 {
+		ac.cursor = growInt64(ac.cursor, P)
+		off := int64(0)
+		for q := range P {
+			ac.cursor[q] = off
+			off += backCounts[q]
+		}
+		for j, q := range ac.ownerOf {
+			if q < 0 {
+				continue
+			}
+			c := ac.cursor[q]
+			if c >= int64(len(back)) {
+				return fmt.Errorf("rank %d answered fewer rows than asked", q)
+			}
+			n := back[c]
+			if n < 0 || c+1+ew*n > int64(len(back)) {
+				return fmt.Errorf("rank %d sent a malformed answer", q)
+			}
+			sc.rowStart[j] = -1 - c
+			sc.posOff[j+1] = n
+			sc.blkPos[j/rowBlock] += n
+			ac.cursor[q] = c + 1 + ew*n
 		}
 	}
 	return nil
+}
+
+// fillA2A chooses the own rows' neighbors and copies the remote rows'
+// answers into sc.srcG/srcO (sc.srcT) at the offsets layoutA2A counted,
+// every block of rows in parallel, and turns sc.posOff into offsets.
+func (s *Sampler) fillA2A(rows int, back []int64, ew int64, k sample.Key, fan []int, replace bool) {
+	sc, p := &s.sm, s.g
+	R := p.R
+	tp := s.tp
+	timed := sc.dstT != nil
+	le, lt := p.localEdges, p.localTimes
+	total := offsets64(sc.blkPos)
+	sc.pos = growInt64(sc.pos, int(total))
+	sc.srcG, sc.srcO = growInt64(sc.srcG, int(total)), growInt64(sc.srcO, int(total))
+	if timed {
+		sc.srcT = growInt64(sc.srcT, int(total))
+	}
+	par.Blocks(rows, rowBlock, rowWork(rows)+8*int(total), func(lo, hi int) {
+		var spare []int64
+		kk := k
+		off := sc.blkPos[lo/rowBlock]
+		for j := lo; j < hi; j++ {
+			n := sc.posOff[j+1]
+			sc.posOff[j+1] = off + n
+			if start := sc.rowStart[j]; start < 0 {
+				c := -1 - start
+				for x := range n {
+					a := c + 1 + ew*x
+					sc.srcG[off+x], sc.srcO[off+x] = back[a], back[a+1]
+					if timed {
+						sc.srcT[off+x] = back[a+2]
+					}
+				}
+				off += n
+				continue
+			}
+			_, r := sc.row(j)
+			first := sc.rowStart[j]
+			kk.Node = sc.rowOrig[j]*R + r // the original id for node rows
+			dst := sc.pos[off : off+n]
+			if timed {
+				spare = tp.ChooseInto(kk, sc.rowT[j], sc.elig[j], fan[r], replace, dst, spare)
+			} else {
+				spare = sample.ChooseInto(kk, sc.deg[j], fan[r], replace, dst, spare)
+			}
+			for x, q := range dst {
+				e := first + q
+				sc.srcG[off+int64(x)], sc.srcO[off+int64(x)] = le[2*e], le[2*e+1]
+				if timed {
+					sc.srcT[off+int64(x)] = lt[e]
+				}
+			}
+			off += n
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/internal/par"
 	"mpignn/sample"
 )
 
@@ -73,7 +74,6 @@ func (s *Sampler) addRowsAt() error {
 func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, replace bool, out *sample.Block, st *sample.SampleStats) error {
 	sc := &s.sm
 	p := s.g
-	R := p.R
 	tp := s.tp
 	t0 := time.Now()
 	dstG, dstO, resetErr := s.startBlock(dstG, dstO)
@@ -90,10 +90,22 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 	t1 := time.Now()
 	sc.elig = growInt64(sc.elig, rows)
 	sc.timeReq = sc.timeReq[:0]
+	nrem := sc.nrem
+	par.Blocks(rows, rowBlock, 4*rowWork(rows), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			if start, deg := sc.rowStart[j], sc.deg[j]; start >= 0 {
+				sc.elig[j] = tp.Eligible(lt[start:start+deg], sc.rowT[j])
+			}
+		}
+	})
+	// The remote rows' reads (serial: their requests are in row order, and
+	// a row's count depends on its degree; they are light loops).
 	for j := range rows {
+		if nrem == 0 {
+			break
+		}
 		start, deg := sc.rowStart[j], sc.deg[j]
 		if start >= 0 {
-			sc.elig[j] = tp.Eligible(lt[start:start+deg], sc.rowT[j])
 			continue
 		}
 		g0 := -1 - start
@@ -167,22 +179,7 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 		sc.elig[j] = lo + tp.Eligible(sc.timeVal[off:off+hi-lo], sc.rowT[j])
 		off += hi - lo
 	}
-	sc.pos = sc.pos[:0]
-	sc.posOff = append(sc.posOff[:0], 0)
-	sc.edgeReq = sc.edgeReq[:0]
-	for j, o := range sc.rowOrig {
-		_, r := sc.row(j)
-		k.Node = o*R + r
-		before := len(sc.pos)
-		sc.pos = tp.Choose(k, sc.rowT[j], sc.elig[j], fan[r], replace, sc.pos)
-		if start := sc.rowStart[j]; start < 0 {
-			start = -1 - start
-			for _, q := range sc.pos[before:] {
-				sc.edgeReq = append(sc.edgeReq, start+q)
-			}
-		}
-		sc.posOff = append(sc.posOff, int64(len(sc.pos)))
-	}
+	s.chooseRows(rows, k, fan, replace)
 	tl += time.Since(t5)
 	// The chosen remote edges and their times.
 	t6 := time.Now()
@@ -197,24 +194,7 @@ func (s *Sampler) sampleLayerAt(dstG, dstO []int64, k sample.Key, fan []int, rep
 	tr += time.Since(t6)
 	st.Bytes += p.edges.Stats().Bytes + p.times.Stats().Bytes - b0
 	t7 := time.Now()
-	le := p.localEdges
-	n := len(sc.pos)
-	sc.srcG, sc.srcO, sc.srcT = growInt64(sc.srcG, n), growInt64(sc.srcO, n), growInt64(sc.srcT, n)
-	e := 0
-	for j := range rows {
-		lo, hi := sc.posOff[j], sc.posOff[j+1]
-		if start := sc.rowStart[j]; start >= 0 {
-			for x := lo; x < hi; x++ {
-				q := start + sc.pos[x]
-				sc.srcG[x], sc.srcO[x], sc.srcT[x] = le[2*q], le[2*q+1], lt[q]
-			}
-		} else {
-			for x := lo; x < hi; x++ {
-				sc.srcG[x], sc.srcO[x], sc.srcT[x] = sc.edgeRows[2*e], sc.edgeRows[2*e+1], sc.edgeTime[e]
-				e++
-			}
-		}
-	}
+	s.collectRows(rows)
 	return s.endLayer(dstG, out, st, tl, tr, t7, resetErr)
 }
 
