@@ -47,6 +47,7 @@ func usage(cmds map[string]command) {
 		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintf(os.Stderr, "\nRun under MPI as: ./mpirun.sh -n P ./bin/mpignn <command> ...\n")
+	fmt.Fprintf(os.Stderr, "Every rank works in %s;\nthe other commands run in one process (under mpirun rank 0 alone runs them).\n", mpiCommands)
 }
 
 func main() {

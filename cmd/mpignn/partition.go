@@ -94,7 +94,15 @@ func parsePartition(args []string) (partitionConfig, error) {
 	}
 	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse, Split: c.split, Link: c.link, Time: c.time}
 	if isChunked(c.data) {
-		opt.Method = "" // chunkedMethod checks it: parmetis and lp are methods there
+		// The distributed partitioner's methods and flags, checked here
+		// so that a mistake is one line from one rank (exit code 2).
+		if _, err := chunkedMethod(c.method, c.methodSet, c.assignment); err != nil {
+			return c, err
+		}
+		if err := c.refuseForChunked(); err != nil {
+			return c, err
+		}
+		opt.Method = "" // checked above: parmetis and lp are methods there
 	}
 	if err := opt.Validate(); err != nil {
 		var fe *config.FieldError
@@ -142,7 +150,10 @@ func runPartition(args []string) error { return partitionCmd(os.Stdout, args) }
 func partitionCmd(w io.Writer, args []string) error {
 	c, err := parsePartition(args)
 	if err != nil {
-		return err
+		return flagMistake(err)
+	}
+	if !isChunked(c.data) && !onRankZero("partition", "a dataset in the OGB raw layout is partitioned by one process") {
+		return nil
 	}
 	// Refuse an existing output before spending minutes on reading.
 	if _, err := os.Stat(c.out); err == nil && !c.force {

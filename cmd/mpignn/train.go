@@ -224,7 +224,7 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 	fs.IntVar(&m.Hidden, "hidden", 128, "hidden width")
 	return &modelFlags{
 		heads:       fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)"),
-		attnDropout: fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients"),
+		attnDropout: fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients (default 0)"),
 		dropout:     fs.Float64("dropout", 0.5, "dropout probability between layers (default 0.5; 0 for --task link)"),
 		inDropout:   fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)"),
 		lr:          fs.Float64("lr", 0.01, "Adam learning rate"),
@@ -403,7 +403,7 @@ const defaultLinkSplit = "random:0.85,0.05,0.10"
 func runTrain(args []string) error {
 	f, err := parseTrain(args)
 	if err != nil {
-		return err // main names the command
+		return flagMistake(err) // main names the command
 	}
 	// Listening starts before MPI: a preemption signal during start-up
 	// must not kill the rank (SIGUSR1's default action).
