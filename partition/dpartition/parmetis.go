@@ -63,7 +63,10 @@ func (x *run) parmetisAssign() error {
 	l := x.pmLayout()
 	for r := range x.P {
 		if l.vtxdist[r+1] == l.vtxdist[r] {
-			return fmt.Errorf("%s: rank %d holds no node chunk, which PT-Scotch needs: %d ranks read runs of whole chunks, and the dataset has %s; convert it again with a smaller --chunk-nodes (its default gives at least %d chunks), or use --method lp or random", x.opt.Data, r, x.P, x.chunkCounts(), graph.AutoNodeChunks/2)
+			// Every rank computes the same layout and stops here: a job
+			// failure the command reports once.
+			err := fmt.Errorf("%s: rank %d holds no node chunk, which PT-Scotch needs: %d ranks read runs of whole chunks, and the dataset has %s; convert it again with a smaller --chunk-nodes (its default gives at least %d chunks), or use --method lp or random", x.opt.Data, r, x.P, x.chunkCounts(), graph.AutoNodeChunks/2)
+			return collectives.Failed(err, 0, err.Error())
 		}
 	}
 	t0 := time.Now()
