@@ -35,13 +35,91 @@ func Agree(c *Comm, localErr error) error {
 		}
 		return fmt.Errorf("agree on errors: %w", err)
 	}
-	switch {
-	case localErr != nil:
-		return localErr
-	case failed != 0:
-		return &OthersFailedError{Failed: failed}
+	if failed == 0 {
+		return nil
 	}
-	return nil
+	own := localErr
+	if own == nil {
+		own = &OthersFailedError{Failed: failed}
+	}
+	first, msg, xerr := firstFailure(c, localErr)
+	if xerr != nil {
+		// Without the first failure's message every rank keeps its own
+		// error, as before (and ends the job through spmd's abort).
+		return own
+	}
+	return &JobFailure{err: own, First: first, Msg: msg}
+}
+
+// JobFailure is Agree's error on every rank when some rank failed: this
+// rank's own error (its local error, or *OthersFailedError), which Error
+// and Unwrap return unchanged, plus the lowest failing rank and the text of
+// its local error, which every rank learnt in the same exchange. All ranks
+// returned from the same Agree, so the command can end the job with one
+// line from one rank and a clean exit on every rank instead of an abort
+// (mpignn's runWorld), as long as the error reaches it wrapped (%w).
+type JobFailure struct {
+	err   error
+	First int    // the lowest rank that failed
+	Msg   string // its local error's text
+}
+
+func (e *JobFailure) Error() string { return e.err.Error() }
+func (e *JobFailure) Unwrap() error { return e.err }
+
+// Failed returns the JobFailure of an error every rank holds after one
+// exchange: err is this rank's, first the rank it came from and msg its
+// text there (a root's error broadcast to every rank, say).
+func Failed(err error, first int, msg string) *JobFailure {
+	return &JobFailure{err: err, First: first, Msg: msg}
+}
+
+// Replace returns the job failure with err as this rank's error (a caller
+// that rewords it keeps the job's first failure).
+func (e *JobFailure) Replace(err error) error {
+	return &JobFailure{err: err, First: e.First, Msg: e.Msg}
+}
+
+// maxFailureBytes bounds the first failure's message, which is checked
+// before a buffer is sized from it.
+const maxFailureBytes = 1 << 16
+
+// firstFailure returns, on every rank, the lowest rank whose localErr is
+// not nil and that error's text (cut to maxFailureBytes). It is
+// collective, and only called once the ranks know that one failed.
+func firstFailure(c *Comm, localErr error) (int, string, error) {
+	mine := int64(c.Size())
+	if localErr != nil {
+		mine = int64(c.Rank())
+	}
+	first, err := AllreduceScalar(c, mine, Min)
+	if err != nil {
+		return 0, "", err
+	}
+	if first < 0 || first >= int64(c.Size()) {
+		return 0, "", fmt.Errorf("agree on errors: first failing rank %d of %d", first, c.Size())
+	}
+	var msg []byte
+	if int64(c.Rank()) == first {
+		msg = []byte(localErr.Error())
+		msg = msg[:min(len(msg), maxFailureBytes)]
+	}
+	n := []int64{int64(len(msg))}
+	if err := Bcast(c, n, int(first)); err != nil {
+		return 0, "", err
+	}
+	if n[0] < 0 || n[0] > maxFailureBytes {
+		return 0, "", fmt.Errorf("agree on errors: a message of %d bytes", n[0])
+	}
+	if int64(c.Rank()) != first {
+		msg = make([]byte, n[0])
+	}
+	if n[0] > 0 {
+		if err := Bcast(c, msg, int(first)); err != nil {
+			return 0, "", err
+		}
+	}
+	return int(first), string(msg), nil
 }
 
 // OthersFailedError is Agree's error on a rank that did not fail itself:
@@ -71,11 +149,16 @@ func AgreeOpen(c *Comm, what, why string) error {
 // is prefixed with what.
 func AgreeStore(c *Comm, what string, local error) error {
 	err := Agree(c, local)
+	var jf *JobFailure
 	switch {
-	case err == nil || err == local:
+	case err == nil || errors.Is(err, local):
 		return err
 	case errors.As(err, new(*OthersFailedError)):
-		return fmt.Errorf("%s on rank %d: another rank could not open its partition", what, c.Rank())
+		other := fmt.Errorf("%s on rank %d: another rank could not open its partition", what, c.Rank())
+		if errors.As(err, &jf) {
+			return jf.Replace(other)
+		}
+		return other
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

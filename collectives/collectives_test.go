@@ -363,7 +363,9 @@ func TestParseTransport(t *testing.T) {
 
 // TestAgree: an error on the last rank only makes every rank fail: that
 // rank with its own error, the others with an *OthersFailedError counting
-// it. Without errors every rank gets nil.
+// it, and every rank learns which rank failed first and why (a
+// *JobFailure, so that the command prints one line). Without errors every
+// rank gets nil.
 func TestAgree(t *testing.T) {
 	for _, nc := range comms(t) {
 		t.Run(nc.name, func(t *testing.T) {
@@ -375,8 +377,13 @@ func TestAgree(t *testing.T) {
 			}
 			err := Agree(c, local)
 			require.Error(t, err)
+			var jf *JobFailure
+			require.ErrorAs(t, err, &jf)
+			assert.Equal(t, c.Size()-1, jf.First)
+			assert.Equal(t, fmt.Sprintf("injected on rank %d", c.Size()-1), jf.Msg)
 			if local != nil {
-				assert.Same(t, local, err, "the failing rank gets its own error")
+				assert.ErrorIs(t, err, local, "the failing rank gets its own error")
+				assert.EqualError(t, err, local.Error())
 				return
 			}
 			var others *OthersFailedError

@@ -163,6 +163,25 @@ func TestConvertHeteroRoundTrip(t *testing.T) {
 	}
 }
 
+// TestAutoChunkNodes: convert's default node chunks give a type at least
+// AutoNodeChunks/2 chunks (one per node when it is smaller), so that every
+// rank of a job of up to 64 ranks reads one, within the memory cap
+// (issue 34: 1 M-node chunks made any smaller graph a single chunk).
+func TestAutoChunkNodes(t *testing.T) {
+	for _, tc := range []struct {
+		n, per int64
+	}{
+		{0, 1}, {1, 1}, {2, 1}, {64, 1}, {128, 1}, {129, 2}, {2708, 22},
+		{200000, 1563}, {AutoNodeChunks * MaxAutoChunkNodes, MaxAutoChunkNodes}, {1 << 40, MaxAutoChunkNodes},
+	} {
+		per := AutoChunkNodes(tc.n)
+		require.Equal(t, tc.per, per, "n=%d", tc.n)
+		if tc.n > 0 && per < MaxAutoChunkNodes {
+			require.GreaterOrEqual(t, int64(len(ChunkSizes(tc.n, per))), min(tc.n, AutoNodeChunks/2), "n=%d", tc.n)
+		}
+	}
+}
+
 func TestChunkedRejects(t *testing.T) {
 	dir := t.TempDir()
 	write := func(s string) string {

@@ -13,22 +13,47 @@ import (
 // ConvertOptions control ConvertToChunked.
 type ConvertOptions struct {
 	// ChunkNodes and ChunkEdges bound the nodes and edges of one chunk
-	// (and so the memory of the conversion); 0 picks 1 M nodes and 8 M
-	// edges.
+	// (and so the memory of the conversion); 0 picks AutoChunkNodes for
+	// nodes and 8 M edges.
 	ChunkNodes, ChunkEdges int64
 	// Workers is the parse parallelism of the split files; 0 GOMAXPROCS.
 	Workers int
 }
 
-func (o ConvertOptions) sizes() (int64, int64) {
-	n, m := o.ChunkNodes, o.ChunkEdges
-	if n <= 0 {
-		n = 1 << 20
+// AutoNodeChunks and MaxAutoChunkNodes size the default node chunks: the
+// distributed partitioner gives every rank a run of whole chunks, and
+// PT-Scotch needs a node on every rank, so a type of n nodes is cut into
+// about AutoNodeChunks chunks (at least half as many; one per node when n
+// is smaller) for the largest jobs likely to partition it, each of at most
+// MaxAutoChunkNodes nodes (memory).
+const (
+	AutoNodeChunks    = 128
+	MaxAutoChunkNodes = 1 << 20
+)
+
+// AutoChunkNodes returns the default nodes per chunk of a node type of n
+// nodes: ceil(n / AutoNodeChunks), within [1, MaxAutoChunkNodes]. That
+// gives at least AutoNodeChunks/2 chunks (64: every rank of a job of up to
+// 64 ranks holds one) or one chunk per node, unless the cap makes them
+// more.
+func AutoChunkNodes(n int64) int64 {
+	return min(MaxAutoChunkNodes, max(1, (n+AutoNodeChunks-1)/AutoNodeChunks))
+}
+
+// nodesPer returns the nodes per chunk of a node type of n nodes.
+func (o ConvertOptions) nodesPer(n int64) int64 {
+	if o.ChunkNodes > 0 {
+		return o.ChunkNodes
 	}
-	if m <= 0 {
-		m = 8 << 20
+	return AutoChunkNodes(n)
+}
+
+// edgesPer returns the edges per edge chunk.
+func (o ConvertOptions) edgesPer() int64 {
+	if o.ChunkEdges > 0 {
+		return o.ChunkEdges
 	}
-	return n, m
+	return 8 << 20
 }
 
 // ConvertToChunked turns a dataset in the OGB raw layout (homogeneous or
@@ -224,7 +249,7 @@ func (s *lineScanner) err() error {
 
 // convertEdges streams the m lines of an edge file into numpy chunks.
 func convertEdges(cm *ChunkedMeta, tmp, path string, r Relation, et string, m int64, counts map[string]int64, opt ConvertOptions) error {
-	_, per := opt.sizes()
+	per := opt.edgesPer()
 	if m < 0 {
 		return fmt.Errorf("%s: edge count %d is negative", path, m)
 	}
@@ -279,8 +304,7 @@ func convertEdges(cm *ChunkedMeta, tmp, path string, r Relation, et string, m in
 // convertNodeData writes node type typ's chunks: features and labels
 // streamed from their files ("" when absent), split masks from splits.
 func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelPath string, allowMissing bool, splits map[string]*Split, opt ConvertOptions) error {
-	per, _ := opt.sizes()
-	sizes := chunkSizes(n, per)
+	sizes := chunkSizes(n, opt.nodesPer(n))
 	cm.NumNodesPerChunk = append(cm.NumNodesPerChunk, sizes)
 	nd := cm.NodeData[typ]
 	dir := filepath.Join(tmp, "node_data", typ)

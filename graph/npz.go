@@ -187,7 +187,7 @@ func convertNpz(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 		NodeType: []string{HomoNodeType}, EdgeType: []string{HomoEdgeType},
 		Edges: map[string]ChunkFiles{}, NodeData: map[string]map[string]ChunkFiles{HomoNodeType: {}},
 	}
-	nodesPer, edgesPer := opt.sizes()
+	nodesPer, edgesPer := opt.nodesPer(n), opt.edgesPer()
 	// Edges: a second reader of edge_index, skipped to the destinations.
 	dst, err := openNpzArray(z, dataPath, "edge_index")
 	if err != nil {

@@ -8,8 +8,8 @@
 # `\` continuations joined and `# comments` dropped. Mark a new block the same way to have it run;
 # a marked block must run as written from the checkout on one machine.
 #
-# Where: a scratch directory (removed at the end) that holds the checkout's bin/mpignn and
-# mpirun.sh and, beside it, shared/data/<name> links to the data sets of ../shared/data, so a run
+# Where: a scratch directory (removed at the end) that holds the checkout's bin/mpignn,
+# mpirun.sh, scripts/ and hostfiles/ and, beside it, shared/data/<name> links to the data sets of ../shared/data, so a run
 # writes nothing into the checkout, the data sets or the user's cache (XDG_CACHE_HOME is scratch).
 #
 # Shortened so that the whole run takes a few minutes (flags appended to a command override
@@ -20,6 +20,7 @@
 #   gen --hetero      --scale 0.01
 #   bench comm        --iters 3 --warmup 1;  bench sample --steps 3 --warmup 1;  bench infer --reps 1
 #   bench threads     --steps 3 --warmup 1 --threads 1,2
+#   (a train with --epochs 0 only imports a model and runs as written)
 # Skipped, each with a line saying why: `make ...` (the binary is built first), `download`
 # (needs the internet: README_DOWNLOAD=1 runs it), commands that need a cluster (sbatch, srun,
 # --hostfile, /shared/...), commands reading ../shared/data/NAME when that data set is missing, and
@@ -54,6 +55,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/repo/bin" "$work/shared/data" "$work/cache"
 cp "$root/bin/mpignn" "$work/repo/bin/"
 cp "$root/mpirun.sh" "$work/repo/"
+cp -r "$root/scripts" "$root/hostfiles" "$work/repo/"
 if [[ -d "$data" ]]; then
 	for d in "$data"/*/; do ln -s "$(cd "$d" && pwd)" "$work/shared/data/$(basename "$d")"; done
 fi
@@ -66,7 +68,7 @@ while IFS= read -r cmd; do
 	why=""
 	case "$cmd" in
 	make\ *) why="make: the binary is built already" ;;
-	*sbatch* | *srun\ * | *--hostfile* | *" /shared/"*) why="needs a cluster" ;;
+	sbatch\ * | *" sbatch "* | *srun\ * | *--hostfile* | *" /shared/"*) why="needs a cluster" ;;
 	*" download "*) [[ "${README_DOWNLOAD:-0}" == 1 ]] || why="download needs the internet (README_DOWNLOAD=1 runs it)" ;;
 	esac
 	if [[ -z "$why" ]]; then
@@ -93,6 +95,7 @@ while IFS= read -r cmd; do
 	fi
 	run="$cmd"
 	case "$cmd" in
+	*" train "*"--epochs 0"*) ;;
 	*" train "*) run="$cmd --epochs $epochs --max-steps $steps" ;;
 	*" gen "*--hetero*) run="$cmd --scale 0.01" ;;
 	*" gen "*) run="$cmd --nodes 20000 --train 10000 --valid 2000 --test 8000" ;;

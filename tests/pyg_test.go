@@ -235,6 +235,10 @@ func checkRoundTrip(t *testing.T, bin string, train []string, m *pygModel, dir s
 	ck2, st2 := filepath.Join(dir, "ck2"), filepath.Join(dir, "again.safetensors")
 	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: append(train, "--checkpoint", ck2, "--init-from", m.state, "--epochs", "0")})
 	require.NoError(t, res.Err, "train --init-from:\n%s", tail(res.Output, 20))
+	// Nothing was trained or evaluated: the final line says what was
+	// done rather than accuracies of 0 (issue 34).
+	assert.Regexp(t, `final: epochs=0 weights=[0-9a-f]+( embeddings=[0-9a-f]+)?: imported `+regexp.QuoteMeta(m.state)+`, not trained or evaluated; predict and embed --checkpoint `+regexp.QuoteMeta(ck2)+` evaluate it`, res.Output)
+	assert.NotContains(t, res.Output, "best_val_acc")
 	out, err := exec.Command(bin, "export", "--checkpoint", ck2, "--out", st2).CombinedOutput()
 	require.NoError(t, err, "export:\n%s", out)
 	a, err := os.ReadFile(m.state)

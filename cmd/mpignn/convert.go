@@ -15,27 +15,26 @@ import (
 // (homogeneous or heterogeneous) into DistDGL's chunked format, which the
 // distributed partitioner reads a share per rank.
 func runConvert(args []string) error {
-	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs := newFlagSet("convert", "mpignn convert --data RAWDIR --out CHUNKED [--chunk-nodes N --chunk-edges M]",
+		"Converts a dataset in the OGB raw layout (homogeneous or heterogeneous CSV, or OGB's npz) into DistDGL's\n"+
+			"chunked format, a chunk at a time, in one process (under mpirun rank 0 alone runs it). The result is\n"+
+			"the input of the distributed partitioner: ./mpirun.sh -n P ./bin/mpignn partition --data CHUNKED ...\n"+
+			"(or train --data CHUNKED), where every rank reads a run of whole node chunks and PT-Scotch needs a node\n"+
+			"on every rank: the default chunks suit jobs of up to 64 ranks.")
 	data := fs.String("data", "", "dataset directory in the OGB raw layout (required)")
 	out := fs.String("out", "", "output chunked dataset directory (required; must not exist or be empty)")
 	var o graph.ConvertOptions
-	fs.Int64Var(&o.ChunkNodes, "chunk-nodes", 1<<20, "nodes per node-data chunk (bounds memory; ranks read whole chunks)")
+	fs.Int64Var(&o.ChunkNodes, "chunk-nodes", 0, fmt.Sprintf("nodes per node-data chunk (bounds memory; ranks read whole chunks, so a later job of P ranks needs at least P chunks) (default: per node type of n nodes, ceil(n/%d) up to %d: at least %d chunks, or one per node)", graph.AutoNodeChunks, graph.MaxAutoChunkNodes, graph.AutoNodeChunks/2))
 	fs.Int64Var(&o.ChunkEdges, "chunk-edges", 8<<20, "edges per edge chunk (bounds memory)")
 	fs.IntVar(&o.Workers, "workers", 0, "parallelism of the split readers (0 = GOMAXPROCS)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	if err := checkConvert(fs, *data, *out, o); err != nil {
+		return flagMistake(err)
 	}
-	if *data == "" || *out == "" {
-		return errors.New("--data and --out are required")
-	}
-	if o.ChunkNodes < 1 || o.ChunkEdges < 1 {
-		return fmt.Errorf("--chunk-nodes %d and --chunk-edges %d must be positive", o.ChunkNodes, o.ChunkEdges)
-	}
-	if graph.IsChunkedLayout(*data) {
-		return fmt.Errorf("--data %s is already a chunked dataset (%s)", *data, graph.ChunkedMetaFile)
+	if !onRankZero("convert", "a dataset is converted by one process") {
+		return nil
 	}
 	cleanup := tempout.NewCleanup("mpignn convert")
 	defer cleanup.Listen()()
@@ -49,5 +48,25 @@ func runConvert(args []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stdout, "converted %s to %s: %d node types, %d edge types in %.1fs\n", *data, *out, len(c.Meta.NodeType), len(c.Meta.EdgeType), time.Since(t0).Seconds())
+	return nil
+}
+
+// checkConvert checks convert's command line.
+func checkConvert(fs *flag.FlagSet, data, out string, o graph.ConvertOptions) error {
+	if fs.NArg() != 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if data == "" || out == "" {
+		return errors.New("--data and --out are required")
+	}
+	if err := explicitZero(fs, "chunk-nodes"); err != nil {
+		return err
+	}
+	if o.ChunkNodes < 0 || o.ChunkEdges < 1 {
+		return fmt.Errorf("--chunk-nodes %d and --chunk-edges %d must be positive", o.ChunkNodes, o.ChunkEdges)
+	}
+	if graph.IsChunkedLayout(data) {
+		return fmt.Errorf("--data %s is already a chunked dataset (%s)", data, graph.ChunkedMetaFile)
+	}
 	return nil
 }

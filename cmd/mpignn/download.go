@@ -47,6 +47,9 @@ func runDownload(args []string) error {
 		fs.Usage()
 		return errors.New("missing dataset NAME")
 	}
+	if !onRankZero("download", "a dataset is downloaded by one process") {
+		return nil
+	}
 	opt := graph.DownloadOptions{URL: *url, KeepZip: *keep}
 	if !*quiet {
 		opt.Progress = os.Stdout

@@ -16,10 +16,12 @@ import (
 )
 
 // chunkedMethod picks the distributed method for a chunked dataset: an
-// assignment directory, random, label propagation (lp), or PT-Scotch (--method parmetis, and what
-// metis, the default, means for a chunked dataset, whose graph no single
-// process holds). Without PT-Scotch in the build (MPICH) a requested
-// parmetis or metis is refused; the default falls back to random.
+// assignment directory, random, label propagation (lp), or PT-Scotch
+// (parmetis). Without --method (methodSet false) it is PT-Scotch, or random
+// where the build has no PT-Scotch (MPICH). A method the user named is
+// honoured or refused, never swapped: METIS needs the whole graph in one
+// process, which a chunked dataset is made to avoid, so --method metis is
+// refused with the methods that do apply, as is parmetis without PT-Scotch.
 func chunkedMethod(method string, methodSet bool, assignment string) (string, error) {
 	switch {
 	case assignment != "":
@@ -27,14 +29,18 @@ func chunkedMethod(method string, methodSet bool, assignment string) (string, er
 			return "", errors.New("--assignment DIR gives the assignment; leave out --method")
 		}
 		return dpartition.MethodAssignment, nil
+	case !methodSet && dpartition.ParMetisAvailable:
+		return dpartition.MethodParMetis, nil
+	case !methodSet:
+		return partition.MethodRandom, nil
 	case method == partition.MethodRandom || method == dpartition.MethodLP:
 		return method, nil
-	case (method == partition.MethodMetis || method == dpartition.MethodParMetis) && dpartition.ParMetisAvailable:
+	case method == dpartition.MethodParMetis && dpartition.ParMetisAvailable:
 		return dpartition.MethodParMetis, nil
-	case method == partition.MethodMetis && !methodSet:
-		return partition.MethodRandom, nil
-	case method == partition.MethodMetis || method == dpartition.MethodParMetis:
-		return "", fmt.Errorf("--method %s: a chunked dataset is partitioned by all ranks with PT-Scotch, which is not available in this build (MPICH; Debian builds PT-Scotch against OpenMPI only); use --method random or --assignment DIR", method)
+	case method == dpartition.MethodParMetis:
+		return "", fmt.Errorf("--method %s: PT-Scotch is not available in this build (MPICH; Debian builds PT-Scotch against OpenMPI only); use --method lp or random, or --assignment DIR", method)
+	case method == partition.MethodMetis:
+		return "", fmt.Errorf("--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method parmetis (PT-Scotch, the default here), lp or random, or partition the OGB layout")
 	}
 	return "", fmt.Errorf("--method %q: want parmetis, lp, random or --assignment DIR for a chunked dataset", method)
 }
@@ -101,8 +107,9 @@ func partitionChunked(w io.Writer, c partitionConfig) error {
 }
 
 // prepareChunkedParts is prepareParts for a chunked dataset: every rank
-// partitions (one part per rank; --method metis means PT-Scotch here) into
-// the cache, unless rank 0 finds a complete cached partition there.
+// partitions (one part per rank, with o.Method as chunkedMethod resolved
+// it, trainFlags.cacheOptions) into the cache, unless rank 0 finds a
+// complete cached partition there.
 func prepareChunkedParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) (string, error) {
 	switch {
 	case o.Link != nil:

@@ -50,13 +50,16 @@ func runExport(args []string) error {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return flagMistake(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	case *ckDir == "" || *out == "":
-		return errors.New("--checkpoint and --out are required")
+		return flagMistake(errors.New("--checkpoint and --out are required"))
 	case *format != "pyg":
-		return fmt.Errorf("--format %q: the only layout is pyg", *format)
+		return flagMistake(fmt.Errorf("--format %q: the only layout is pyg", *format))
 	case !strings.HasSuffix(*out, ".safetensors"):
-		return fmt.Errorf("--out %s: the name must end in .safetensors (the sidecar is FILE.json)", *out)
+		return flagMistake(fmt.Errorf("--out %s: the name must end in .safetensors (the sidecar is FILE.json)", *out))
+	}
+	if !onRankZero("export", "a checkpoint is exported by one process") {
+		return nil
 	}
 	// SIGINT/SIGTERM remove a half-written output and exit 130/143.
 	cleanup := tempout.NewCleanup("mpignn export")

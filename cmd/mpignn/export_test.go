@@ -58,19 +58,21 @@ func TestExportCLI(t *testing.T) {
 		})
 	}
 
+	// Flag mistakes exit 2, a missing checkpoint 1.
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
+		code int
 	}{
-		{"no out", []string{"--checkpoint", ck}, "--checkpoint and --out are required"},
-		{"suffix", []string{"--checkpoint", ck, "--out", filepath.Join(dir, "m.pt")}, "must end in .safetensors"},
-		{"format", []string{"--checkpoint", ck, "--out", filepath.Join(dir, "m.safetensors"), "--format", "dgl"}, `--format "dgl"`},
-		{"no checkpoint", []string{"--checkpoint", filepath.Join(dir, "nope"), "--out", filepath.Join(dir, "m.safetensors")}, filepath.Join(dir, "nope")},
+		{"no out", []string{"--checkpoint", ck}, "--checkpoint and --out are required", 2},
+		{"suffix", []string{"--checkpoint", ck, "--out", filepath.Join(dir, "m.pt")}, "must end in .safetensors", 2},
+		{"format", []string{"--checkpoint", ck, "--out", filepath.Join(dir, "m.safetensors"), "--format", "dgl"}, `--format "dgl"`, 2},
+		{"no checkpoint", []string{"--checkpoint", filepath.Join(dir, "nope"), "--out", filepath.Join(dir, "m.safetensors")}, filepath.Join(dir, "nope"), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, code := runCLI(t, append([]string{"export"}, tc.args...)...)
-			assert.Equal(t, 1, code, msg)
+			assert.Equal(t, tc.code, code, msg)
 			assert.Contains(t, msg, tc.want)
 			assert.NotContains(t, msg, "goroutine", "no panic trace")
 			_, err := os.Stat(filepath.Join(dir, "m.safetensors"))
@@ -80,7 +82,7 @@ func TestExportCLI(t *testing.T) {
 }
 
 // TestPredictLogitsFlags: --logits is for node tasks and .npy outputs; both
-// mistakes are refused before MPI starts.
+// mistakes are refused before MPI starts, as flag mistakes (exit code 2).
 func TestPredictLogitsFlags(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -91,7 +93,7 @@ func TestPredictLogitsFlags(t *testing.T) {
 		{[]string{"--out", filepath.Join(dir, "l.npy"), "--task", "link", "--pairs", "p.csv"}, "--logits applies to --task node only"},
 	} {
 		msg, code := runCLI(t, append([]string{"predict", "--parts", dir, "--checkpoint", dir, "--logits"}, tc.args...)...)
-		assert.Equal(t, 1, code, msg)
+		assert.Equal(t, 2, code, msg)
 		assert.Contains(t, msg, tc.want)
 	}
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"unicode"
 
+	"mpignn/collectives"
 	"mpignn/config"
 	"mpignn/spmd"
 )
@@ -104,7 +106,29 @@ type flagWriter struct {
 // FieldName implements config.Namer.
 func (w flagWriter) FieldName(path string) string { return flagSpeller(w.overrides)(path) }
 
-// runWorld is spmd.Run with the body's error spelled in flags.
+// runWorld is spmd.Run with the body's error spelled in flags. An error
+// that every rank reached in the same exchange (a *collectives.JobFailure:
+// collectives.Agree, a root's error broadcast to all) ends the job with one
+// line, from rank 0, naming the first rank that failed, and a clean exit 1
+// on every rank; any other error aborts the job as before (spmd.Run).
 func runWorld(body func(w *spmd.World) error, overrides ...map[string]string) {
-	spmd.Run(func(w *spmd.World) error { return flagNames(body(w), overrides...) })
+	spmd.Run(func(w *spmd.World) error {
+		err := flagNames(body(w), overrides...)
+		var jf *collectives.JobFailure
+		if !errors.As(err, &jf) {
+			return err
+		}
+		if jf.First == w.Rank() {
+			return failedTogether{err.Error()} // its own error, with its context
+		}
+		return failedTogether{fmt.Sprintf("rank %d: %s", jf.First, flagNames(errors.New(jf.Msg), overrides...))}
+	})
 }
+
+// failedTogether is the job's error once every rank knows it (runWorld):
+// spmd.Run prints it from rank 0 only and every rank exits 1 after
+// finalizing MPI, without the abort's banner or the signals it sends.
+type failedTogether struct{ msg string }
+
+func (e failedTogether) Error() string { return e.msg }
+func (failedTogether) Agreed() bool    { return true }

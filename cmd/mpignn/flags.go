@@ -86,6 +86,19 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
+// flagMistake marks an error of a command's flag checks (a value the flag
+// does not take, such as --method foo or --checkpoint-every 2step, or flags
+// that exclude each other) as a usageError: exit code 2, as for a flag that
+// does not parse, printed once by the first rank. Commands apply it to the
+// errors of their checks before any work starts; nil and --help pass.
+func flagMistake(err error) error {
+	var ue *usageError
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &ue) {
+		return err
+	}
+	return &usageError{flagNames(err).Error()}
+}
+
 // launchedRank returns the rank the MPI launcher gave this process, read
 // from its environment (before MPI_Init, which a command-line mistake
 // never reaches), or 0 when not started by a launcher.

@@ -28,7 +28,7 @@ func runGen(args []string) (err error) {
 	fs.Float64Var(&o.AvgDegree, "avg-degree", 25, "mean undirected degree (directed edges / nodes); the edge file gets nodes*avg-degree lines")
 	fs.IntVar(&o.Classes, "classes", 47, "number of classes (planted communities)")
 	fs.IntVar(&o.FeatDim, "feat-dim", 100, "feature dimension")
-	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (same seed, same graph)")
+	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (same seed, same graph) (default 0)")
 	out := fs.String("out", "", "output dataset directory (must not exist or be empty)")
 	fs.Float64Var(&o.TrainFrac, "train-frac", 0, "fraction of nodes in train (default 0.6 when no split flag is given)")
 	fs.Float64Var(&o.ValidFrac, "valid-frac", 0, "fraction of nodes in valid (default 0.2); test gets the rest")
@@ -69,6 +69,14 @@ func runGen(args []string) (err error) {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	// Until the checks below pass, an error is a mistake on the command
+	// line (exit code 2); checking ends where the work starts.
+	checking := true
+	defer func() {
+		if checking {
+			err = flagMistake(err)
+		}
+	}()
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *format != genFormatOGB || set["chunk-nodes"] || set["chunk-edges"] {
@@ -145,6 +153,10 @@ func runGen(args []string) (err error) {
 		if set["train-frac"] || set["valid-frac"] {
 			h.TrainFrac, h.ValidFrac = o.TrainFrac, o.ValidFrac
 		}
+		checking = false
+		if *format != genFormatChunked && !onRankZero("gen", "--format ogb is written by one process") {
+			return nil
+		}
 		if *format == genFormatChunked {
 			if err := checkGenOut(*out); err != nil {
 				return err
@@ -164,6 +176,10 @@ func runGen(args []string) (err error) {
 	}
 	if (o.Train > 0 || o.Valid > 0 || o.Test > 0) && (o.TrainFrac > 0 || o.ValidFrac > 0) {
 		return errors.New("give split sizes either as counts (--train/--valid/--test) or as fractions (--train-frac/--valid-frac), not both")
+	}
+	checking = false
+	if *format != genFormatChunked && !onRankZero("gen", "--format ogb is written by one process") {
+		return nil
 	}
 	if err := checkGenOut(*out); err != nil {
 		return err

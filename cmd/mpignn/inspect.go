@@ -14,7 +14,12 @@ import (
 	"mpignn/train"
 )
 
-func runInspect(args []string) error { return inspect(os.Stdout, args) }
+func runInspect(args []string) error {
+	if !onRankZero("inspect", "a partition is inspected by one process") {
+		return nil
+	}
+	return inspect(os.Stdout, args)
+}
 
 // inspect prints the statistics of a partition directory to w; for a
 // heterogeneous partition they include the nodes of every type per part and

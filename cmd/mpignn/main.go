@@ -24,7 +24,7 @@ func commands() map[string]command {
 		"gen":       {"generate a synthetic graph in the OGB raw layout, or (--format chunked, every rank its share) the chunked format", runGen},
 		"download":  {"download an OGB node dataset into the raw layout", runDownload},
 		"convert":   {"convert a dataset in the OGB raw layout into the chunked format (distributed partitioning input)", runConvert},
-		"partition": {"split a dataset into P partitions (METIS or random)", runPartition},
+		"partition": {"split a dataset into P partitions: the OGB layout in one process (METIS or random), a chunked one with all ranks (PT-Scotch, lp or random)", runPartition},
 		"inspect":   {"print statistics of a partition directory", runInspect},
 		"sample":    {"sample neighborhoods of seed nodes on a partitioned graph (canonical text)", runSample},
 		"train":     {"train a GNN for node classification or link prediction under MPI (one rank per partition)", runTrain},
@@ -47,6 +47,7 @@ func usage(cmds map[string]command) {
 		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintf(os.Stderr, "\nRun under MPI as: ./mpirun.sh -n P ./bin/mpignn <command> ...\n")
+	fmt.Fprintf(os.Stderr, "Every rank works in %s;\nthe other commands run in one process (under mpirun rank 0 alone runs them).\n", mpiCommands)
 }
 
 func main() {

@@ -41,14 +41,16 @@ type partitionConfig struct {
 func parsePartition(args []string) (partitionConfig, error) {
 	fs := newFlagSet("partition", "mpignn partition --data RAWDIR --parts P --out PARTDIR [flags]",
 		"Splits a dataset in the OGB raw layout into P parts, one per rank of a later train/predict/sample run\n"+
-			"(METIS by default); with --link-split it also holds out edges for link prediction.")
+			"(METIS by default, in one process: under mpirun rank 0 alone runs it); with --link-split it also holds\n"+
+			"out edges for link prediction. A chunked dataset (mpignn convert) is partitioned by all ranks instead:\n"+
+			"./mpirun.sh -n P ./bin/mpignn partition --data CHUNKED --parts P --out PARTDIR (PT-Scotch by default).")
 	var c partitionConfig
 	fs.StringVar(&c.data, "data", "", "dataset directory in the OGB raw layout (required)")
 	fs.StringVar(&c.out, "out", "", "output partition directory (required; must not exist unless --force)")
 	fs.StringVar(&c.split, "split", "", `split steering METIS balance and recorded as default ("" = public if present, else the first split)`)
 	fs.IntVar(&c.parts, "parts", 0, "number of partitions P (required, 1 <= P <= nodes)")
-	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random (a chunked dataset: parmetis, lp or random)")
-	fs.Uint64Var(&c.seed, "seed", 1, "seed of METIS, random partitioning and the link split (the same default as train --part-seed)")
+	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random; for a chunked dataset parmetis (PT-Scotch, its default), lp or random")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of METIS, PT-Scotch, lp, random partitioning and the link split (default 1, as train --part-seed)")
 	fs.BoolVar(&c.haloFeats, "halo-feats", false, "also store the features of each part's 1-hop halo")
 	fs.StringVar(&c.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("store node features as CSR rows: auto (when under %g %% nonzero; homogeneous node partitions only), on or off", 100*partition.SparseAutoDensity))
 	fs.BoolVar(&c.undirected, "undirected", true, "add reverse edges, drop self loops and duplicates (the datasets here list each undirected edge once)")
@@ -92,7 +94,15 @@ func parsePartition(args []string) (partitionConfig, error) {
 	}
 	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse, Split: c.split, Link: c.link, Time: c.time}
 	if isChunked(c.data) {
-		opt.Method = "" // chunkedMethod checks it: parmetis and lp are methods there
+		// The distributed partitioner's methods and flags, checked here
+		// so that a mistake is one line from one rank (exit code 2).
+		if _, err := chunkedMethod(c.method, c.methodSet, c.assignment); err != nil {
+			return c, err
+		}
+		if err := c.refuseForChunked(); err != nil {
+			return c, err
+		}
+		opt.Method = "" // checked above: parmetis and lp are methods there
 	}
 	if err := opt.Validate(); err != nil {
 		var fe *config.FieldError
@@ -140,7 +150,10 @@ func runPartition(args []string) error { return partitionCmd(os.Stdout, args) }
 func partitionCmd(w io.Writer, args []string) error {
 	c, err := parsePartition(args)
 	if err != nil {
-		return err
+		return flagMistake(err)
+	}
+	if !isChunked(c.data) && !onRankZero("partition", "a dataset in the OGB raw layout is partitioned by one process") {
+		return nil
 	}
 	// Refuse an existing output before spending minutes on reading.
 	if _, err := os.Stat(c.out); err == nil && !c.force {

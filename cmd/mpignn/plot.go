@@ -37,7 +37,10 @@ func runPlot(args []string) error {
 	}
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(*out)), ".")
 	if format != "png" && format != "svg" {
-		return fmt.Errorf("--out %s: unsupported image type %q (want .png or .svg)", *out, filepath.Ext(*out))
+		return flagMistake(fmt.Errorf("--out %s: unsupported image type %q (want .png or .svg)", *out, filepath.Ext(*out)))
+	}
+	if !onRankZero("plot", "a plot is drawn by one process") {
+		return nil
 	}
 	epochs, sum, err := train.ReadMetrics(*metrics)
 	if err != nil {

@@ -100,11 +100,11 @@ func runPredict(args []string) error {
 	f.fs.StringVar(&f.cfg.Pairs, "pairs", "", "--task link: file of src,dst lines (original node ids) to score")
 	logits := f.fs.Bool("logits", false, "write every node's raw class logits (float32 .npy, nodes x classes, row = original id; the labelled type's nodes in a heterogeneous graph) to --out instead of classes (layer-wise inference)")
 	if err := f.parse(args); err != nil {
-		return err
+		return flagMistake(err)
 	}
 	pc := dtrain.PredictConfig{EmbedConfig: f.cfg, Task: *task, Logits: *logits}
 	if err := pc.Validate(); err != nil {
-		return err
+		return flagMistake(err)
 	}
 	f.runInfer("predict", func(c *collectives.Comm, w *spmd.World) error {
 		n, err := dtrain.Predict(c, pc)
@@ -131,7 +131,7 @@ func runEmbed(args []string) error {
 		"Writes every node's model output row (its embedding), by original id, with a checkpoint of mpignn train.",
 		"output file: FILE.npy (NumPy float32, nodes x width) or any other name for the mpignn binary layout (required)")
 	if err := f.parse(args); err != nil {
-		return err
+		return flagMistake(err)
 	}
 	f.runInfer("embed", func(c *collectives.Comm, w *spmd.World) error {
 		n, err := dtrain.Embed(c, f.cfg)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -197,6 +198,17 @@ func TestCLIMistakesAreOneLine(t *testing.T) {
 		{"inspect typo", []string{"inspect", "dir", "--jsn"}, "unknown flag --jsn: did you mean --json?"},
 		{"batch and global batch", []string{"train", "--parts", "x", "--batch", "8", "--global-batch", "32"},
 			"mpignn train: --batch 8 and --global-batch 32 exclude each other: --batch counts per rank, --global-batch over all ranks (give one)"},
+		// Values the flag parses but does not take are flag mistakes too
+		// (issue 34): exit code 2, as the README promises.
+		{"train bad method", []string{"train", "--parts", "x", "--method", "foo"}, `mpignn train: --method "foo": want metis or random`},
+		{"train bad checkpoint-every", []string{"train", "--parts", "x", "--checkpoint-every", "2step"}, `--checkpoint-every "2step": want epochs (5), steps (500steps) or a duration`},
+		{"train bad dropout", []string{"train", "--parts", "x", "--dropout", "1"}, "--dropout 1 must be in [0,1)"},
+		{"partition bad method", []string{"partition", "--data", "d", "--parts", "2", "--out", "o", "--method", "foo"}, `--method "foo"`},
+		{"convert zero chunk", []string{"convert", "--data", "d", "--out", "o", "--chunk-nodes", "0"}, "--chunk-nodes 0: must be at least 1"},
+		{"sample no seeds", []string{"sample", "--parts", "x"}, "--seeds needs at least one node id"},
+		{"predict bad eval", []string{"predict", "--parts", "x", "--checkpoint", "c", "--out", "o.csv", "--eval", "foo"}, "--eval"},
+		{"gen bad format", []string{"gen", "--out", "o", "--format", "foo"}, `--format "foo": want ogb or chunked`},
+		{"gen scale without hetero", []string{"gen", "--out", "o", "--scale", "2"}, "--scale needs --hetero"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, code := runCLI(t, tc.args...)
@@ -239,4 +251,51 @@ func TestCLIMistakesAreOneLine(t *testing.T) {
 	out, code := runCLI(t, "--help")
 	assert.Zero(t, code)
 	assert.Contains(t, out, "bench sample")
+}
+
+// TestSingleProcessCommandsUnderMpirun: a command that works in one process
+// (partition of the OGB layout, convert, gen) started by mpirun runs on
+// rank 0 only, which says so in one line, and the other ranks exit 0 at
+// once without touching the output (issue 34: two ranks used to race for
+// it). The launcher is simulated by its environment; tests/cli_test.go
+// runs the real mpirun.
+func TestSingleProcessCommandsUnderMpirun(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "g")
+	out, code := runCLI(t, "gen", "--nodes", "300", "--classes", "3", "--feat-dim", "4", "--seed", "1", "--out", data)
+	require.Zero(t, code, out)
+	for _, tc := range []struct {
+		name string
+		args []string // --out is appended
+	}{
+		{"partition", []string{"partition", "--data", data, "--parts", "2", "--method", "random"}},
+		{"convert", []string{"convert", "--data", data}},
+		{"gen", []string{"gen", "--nodes", "100", "--avg-degree", "4", "--classes", "2", "--feat-dim", "2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(rank int, dest string) (string, int) {
+				cmd := exec.Command(os.Args[0], append(tc.args, "--out", dest)...)
+				cmd.Env = append(os.Environ(), runMainEnv+"=1", "OMPI_COMM_WORLD_RANK="+strconv.Itoa(rank), "OMPI_COMM_WORLD_SIZE=3")
+				b, err := cmd.CombinedOutput()
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					return string(b), ee.ExitCode()
+				}
+				require.NoError(t, err)
+				return string(b), 0
+			}
+			other := filepath.Join(dir, tc.name+"-rank1")
+			out, code := run(1, other)
+			assert.Zero(t, code, out)
+			assert.Empty(t, out)
+			assert.NoFileExists(t, other)
+			assert.NoDirExists(t, other)
+			root := filepath.Join(dir, tc.name+"-rank0")
+			out, code = run(0, root)
+			require.Zero(t, code, out)
+			assert.Contains(t, out, "mpignn "+tc.name+": ")
+			assert.Contains(t, out, ": rank 0 of 3 runs it, the others exit (under mpirun every rank runs only train, predict")
+			assert.DirExists(t, root)
+		})
+	}
 }

@@ -48,7 +48,7 @@ func parseSample(args []string) (sampleConfig, error) {
 	addPartsFlag(fs, &cfg.parts)
 	seeds := fs.String("seeds", "", "comma-separated ORIGINAL node ids to sample from (heterogeneous graphs: type:id, e.g. author:3, or homogenized ids)")
 	fan := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
-	addSeedFlag(fs, &cfg.key.Seed, 0, "the sampling (train's --seed)")
+	addSeedFlag(fs, &cfg.key.Seed, 0, "the sampling (train's --seed, whose default is 1) (default 0)")
 	fs.IntVar(&cfg.key.Epoch, "epoch", 0, "epoch of the random key")
 	fs.IntVar(&cfg.key.Batch, "step", 0, "step (batch index) of the random key")
 	fs.BoolVar(&cfg.replace, "replace", false, "sample with replacement")
@@ -119,7 +119,7 @@ func sampleInt64List(flagName, s string) ([]int64, error) {
 func runSample(args []string) error {
 	cfg, err := parseSample(args)
 	if err != nil {
-		return err
+		return flagMistake(err)
 	}
 	runWorld(func(w *spmd.World) error { return sampleMain(w, cfg, os.Stdout) })
 	return nil

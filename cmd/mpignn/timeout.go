@@ -31,7 +31,7 @@ func (t *timeoutValue) Set(s string) error {
 // command that runs under MPI (see newComm).
 func addTimeoutFlag(fs *flag.FlagSet, p *time.Duration) {
 	*p = watchdog.DefaultTimeout
-	fs.Var((*timeoutValue)(p), "timeout", "end the job when a rank waits longer than this for the others in one MPI operation (a stalled rank), naming the operation, the phase and the ranks not heard from; 0 = wait forever")
+	fs.Var((*timeoutValue)(p), "timeout", "end the job when a rank waits longer than this `duration` for the others in one MPI operation (a stalled rank), naming the operation, the phase and the ranks not heard from; 0 = wait forever")
 }
 
 // newComm returns the world communicator, watched with timeout (see

@@ -21,11 +21,14 @@ import (
 
 // trainFlags are the flags of `mpignn train`.
 type trainFlags struct {
-	cfg      dtrain.TrainConfig
-	data     string
-	split    string
-	method   string
-	partSeed uint64
+	cfg    dtrain.TrainConfig
+	data   string
+	split  string
+	method string
+	// methodSet: --method was given (a chunked dataset's default is
+	// PT-Scotch, not the metis the flag shows; chunkedMethod).
+	methodSet bool
+	partSeed  uint64
 	// cacheDir is --cache-dir: where --data's partitions go ("" = beside
 	// the dataset, else the user cache; partition.CacheOptions.Dirs).
 	cacheDir string
@@ -60,15 +63,16 @@ func parseTrain(args []string) (*trainFlags, error) { return parseTrainResumed(a
 func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs := newFlagSet("train", "./mpirun.sh -n P ./bin/mpignn train (--parts PARTDIR | --data RAWDIR) [flags]",
 		"Trains on P ranks, one per partition: --parts takes a directory from mpignn partition with P parts;\n"+
-			"--data partitions a raw dataset into P parts on rank 0 first and caches them (see --cache-dir).")
+			"--data partitions a dataset into P parts first and caches them (see --cache-dir): one in the OGB raw\n"+
+			"layout on rank 0 (METIS), a chunked one (mpignn convert, gen --format chunked) with all P ranks.")
 	f := &trainFlags{}
 	c := &f.cfg
 	addPartsFlag(fs, &c.PartDir)
-	fs.StringVar(&f.data, "data", "", "dataset in the OGB raw layout: partitioned into one part per rank on rank 0 and cached (see --cache-dir)")
+	fs.StringVar(&f.data, "data", "", "dataset to partition into one part per rank and cache (see --cache-dir): in the OGB raw layout, partitioned on rank 0; or chunked (mpignn convert), partitioned by all ranks")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where --data keeps its partitions (default: beside the dataset, in its parent directory; where that is read-only, $XDG_CACHE_HOME/mpignn or ~/.cache/mpignn)")
 	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
-	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random")
-	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data (METIS and the link split; the same default as partition --seed)")
+	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random; for a chunked dataset parmetis (PT-Scotch, its default), lp or random (as partition --method)")
+	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data (METIS, PT-Scotch, lp, random and the link split) (default 1, as partition --seed)")
 	fs.StringVar(&f.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("feature storage of --data's partitions: auto (CSR rows when under %g %% nonzero), on or off", 100*partition.SparseAutoDensity))
 	fanout := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
 	evalFanout := addFanoutFlag(fs, "eval-fanout", "", "fanouts for valid/test (default: --fanout)")
@@ -123,6 +127,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if f.adopted, err = adoptResumeFlags(fs, resume); err != nil {
 		return nil, err
 	}
+	f.methodSet = flagSet(fs, "method")
 	f.shared = startupFields("train", fs)
 	if err := parseCheckpointEvery(*ckEvery, &c.Run); err != nil {
 		return nil, err
@@ -219,7 +224,7 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 	fs.IntVar(&m.Hidden, "hidden", 128, "hidden width")
 	return &modelFlags{
 		heads:       fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)"),
-		attnDropout: fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients"),
+		attnDropout: fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients (default 0)"),
 		dropout:     fs.Float64("dropout", 0.5, "dropout probability between layers (default 0.5; 0 for --task link)"),
 		inDropout:   fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)"),
 		lr:          fs.Float64("lr", 0.01, "Adam learning rate"),
@@ -259,7 +264,15 @@ func (f *trainFlags) validate() error {
 	if err := v.Validate(); err != nil {
 		return err
 	}
-	return f.partOptions().Validate()
+	po := f.partOptions()
+	if f.data != "" && isChunked(f.data) {
+		// The chunked dataset's methods are dpartition's.
+		if _, err := chunkedMethod(f.method, f.methodSet, ""); err != nil {
+			return err
+		}
+		po.Method = ""
+	}
+	return po.Validate()
 }
 
 // globalBatchFlags refuses --batch with --global-batch (two sizes of the
@@ -390,7 +403,7 @@ const defaultLinkSplit = "random:0.85,0.05,0.10"
 func runTrain(args []string) error {
 	f, err := parseTrain(args)
 	if err != nil {
-		return err // main names the command
+		return flagMistake(err) // main names the command
 	}
 	// Listening starts before MPI: a preemption signal during start-up
 	// must not kill the rank (SIGUSR1's default action).
@@ -481,6 +494,10 @@ func setThreads(n, worldSize int) error {
 // (the split is resolved when the dataset is read).
 func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 	o := partition.CacheOptions{Data: f.data, Dir: f.cacheDir, Parts: parts, Options: f.partOptions()}
+	if isChunked(f.data) {
+		// Checked by validate; the cache is named after the method used.
+		o.Method, _ = chunkedMethod(f.method, f.methodSet, "")
+	}
 	if f.cfg.Task == dtrain.TaskLink {
 		o.Link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
 	}

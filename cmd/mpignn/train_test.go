@@ -1,11 +1,17 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpignn/graph"
+	"mpignn/partition"
+	"mpignn/partition/dpartition"
 )
 
 func TestParseTrain(t *testing.T) {
@@ -50,6 +56,43 @@ func TestParseTrain(t *testing.T) {
 	assert.Equal(t, float32(0.3), f.cfg.Model.InputDropout, "input dropout defaults to --dropout")
 	assert.Len(t, f.cfg.Loader.Fanouts, 3)
 	assert.Equal(t, "full", f.cfg.Loader.Split)
+}
+
+// TestParseTrainChunkedMethod: train --data on a chunked dataset takes the
+// distributed methods, as partition does, and names the one it will use in
+// the cache options; a method that does not apply is refused by name.
+func TestParseTrainChunkedMethod(t *testing.T) {
+	ck := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ck, graph.ChunkedMetaFile), []byte("{}"), 0o644))
+	def := partition.MethodRandom
+	if dpartition.ParMetisAvailable {
+		def = dpartition.MethodParMetis
+	}
+	for _, tc := range []struct {
+		args      []string
+		method    string // the method the cache options name
+		err       string
+		needsPTSc bool
+	}{
+		{args: []string{"--data", ck}, method: def},
+		{args: []string{"--data", ck, "--method", "lp"}, method: dpartition.MethodLP},
+		{args: []string{"--data", ck, "--method", "random"}, method: partition.MethodRandom},
+		{args: []string{"--data", ck, "--method", "parmetis"}, method: dpartition.MethodParMetis, needsPTSc: true},
+		{args: []string{"--data", ck, "--method", "metis"}, err: "--method metis: METIS needs the whole graph in one process"},
+		{args: []string{"--data", ck, "--method", "spectral"}, err: `--method "spectral": want parmetis, lp, random`},
+		{args: []string{"--data", t.TempDir(), "--method", "lp"}, err: `--method "lp": want metis or random`},
+	} {
+		if tc.needsPTSc && !dpartition.ParMetisAvailable {
+			continue
+		}
+		f, err := parseTrain(tc.args)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, "%v", tc.args)
+			continue
+		}
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.method, f.cacheOptions(2).Method, "%v", tc.args)
+	}
 }
 
 // TestParseTrainArch: GAT settings reach the config only for GAT; other

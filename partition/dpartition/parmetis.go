@@ -2,9 +2,11 @@ package dpartition
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/graph"
 )
 
 // MethodParMetis partitions with PT-Scotch's ParMETIS interface.
@@ -61,7 +63,10 @@ func (x *run) parmetisAssign() error {
 	l := x.pmLayout()
 	for r := range x.P {
 		if l.vtxdist[r+1] == l.vtxdist[r] {
-			return fmt.Errorf("%s: rank %d holds no node chunk, which PT-Scotch needs; convert with smaller --chunk-nodes (at least %d chunks per node type)", x.opt.Data, r, x.P)
+			// Every rank computes the same layout and stops here: a job
+			// failure the command reports once.
+			err := fmt.Errorf("%s: rank %d holds no node chunk, which PT-Scotch needs: %d ranks read runs of whole chunks, and the dataset has %s; convert it again with a smaller --chunk-nodes (its default gives at least %d chunks), or use --method lp or random", x.opt.Data, r, x.P, x.chunkCounts(), graph.AutoNodeChunks/2)
+			return collectives.Failed(err, 0, err.Error())
 		}
 	}
 	t0 := time.Now()
@@ -181,4 +186,21 @@ func (x *run) symGraph(l *pmLayout) (*symGraph, error) {
 		}
 	}
 	return &symGraph{l: l, xadj: xadj, adj: adj, vwgt: vwgt}, nil
+}
+
+// chunkCounts names the dataset's node chunks for a message: "1 node
+// chunk", or per type "node chunks paper 3, author 1".
+func (x *run) chunkCounts() string {
+	if x.homo {
+		k := x.ch.NumNodeChunks(x.ctype[0])
+		if k == 1 {
+			return "1 node chunk"
+		}
+		return fmt.Sprintf("%d node chunks", k)
+	}
+	parts := make([]string, len(x.s.NodeTypes))
+	for t, typ := range x.s.NodeTypes {
+		parts[t] = fmt.Sprintf("%s %d", typ, x.ch.NumNodeChunks(x.ctype[t]))
+	}
+	return "node chunks " + strings.Join(parts, ", ")
 }

@@ -70,10 +70,12 @@ func BcastBytes(c *collectives.Comm, root int, data []byte, rootErr error) ([]by
 		return nil, fmt.Errorf("broadcast from rank %d: %w", root, err)
 	}
 	if head[0] != 0 {
+		// Every rank holds the root's error now: a job failure the
+		// command can report once (collectives.JobFailure).
 		if c.Rank() == root {
-			return nil, rootErr
+			return nil, collectives.Failed(rootErr, root, string(data))
 		}
-		return nil, fmt.Errorf("rank %d: %s", root, data)
+		return nil, collectives.Failed(fmt.Errorf("rank %d: %s", root, data), root, string(data))
 	}
 	return data, nil
 }

@@ -539,9 +539,23 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		emb = " embeddings=" + res.Embeddings
 		fmt.Fprintf(out, "embedding push: %.3fs in total (%s)\n", sparse.pushTime.Seconds(), het.opts.Push)
 	}
-	if link {
+	switch {
+	case sum.Epochs == 0:
+		// --epochs 0: nothing was trained or evaluated, so there are no
+		// accuracies to print (they would read 0.0000); say what the run
+		// did instead.
+		what := "the initial weights"
+		if cfg.InitFrom != "" {
+			what = "imported " + cfg.InitFrom
+		}
+		next := "no checkpoint written (no {Run.CheckpointDir})"
+		if cfg.Run.CheckpointDir != "" {
+			next = "predict and embed --checkpoint " + cfg.Run.CheckpointDir + " evaluate it"
+		}
+		config.Fprintf(out, "final: epochs=0 weights=%s%s: %s, not trained or evaluated; %s\n", res.Weights, emb, what, next)
+	case link:
 		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d %s weights=%s\n", sum.Epochs, sum.BestEpoch, linkFinal(sum), res.Weights)
-	} else {
+	default:
 		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s%s\n",
 			sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights, emb)
 	}
