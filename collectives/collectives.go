@@ -21,7 +21,8 @@ func Allreduce[T Number](c *Comm, buf []T, op Op) error {
 	n := int64(len(buf))
 	for off := int64(0); off < n; off += c.maxCount {
 		k := min(c.maxCount, n-off)
-		err := c.call("MPI_Allreduce("+op.String()+")", true, func() C.int {
+		// Pieces after the first follow it at once: chained (watch.go).
+		err := c.call("MPI_Allreduce("+op.String()+")", off == 0, func() C.int {
 			return C.shim_allreduce(ptr(buf[off:]), C.int(k), dtype[T](), op.c())
 		})
 		if err != nil {
@@ -47,7 +48,7 @@ func Bcast[T Elem](c *Comm, buf []T, root int) error {
 	n := int64(len(buf))
 	for off := int64(0); off < n; off += c.maxCount {
 		k := min(c.maxCount, n-off)
-		err := c.call("MPI_Bcast", true, func() C.int { return C.shim_bcast(ptr(buf[off:]), C.int(k), dtype[T](), C.int(root)) })
+		err := c.call("MPI_Bcast", off == 0, func() C.int { return C.shim_bcast(ptr(buf[off:]), C.int(k), dtype[T](), C.int(root)) })
 		if err != nil {
 			return err
 		}
@@ -61,7 +62,7 @@ func Allgather[T Elem](c *Comm, send []T) ([]T, error) {
 	n := int64(len(send))
 	recv := make([]T, n*int64(c.size))
 	if n*int64(c.size) > c.maxCount {
-		return allgatherLarge(c, send, recv, repeat(n, c.size))
+		return allgatherLarge(c, send, recv, repeat(n, c.size), gated)
 	}
 	err := c.call("MPI_Allgather", true, func() C.int { return C.shim_allgather(ptr(send), C.int(n), ptr(recv), dtype[T]()) })
 	return recv, err
@@ -80,24 +81,26 @@ func Allgatherv[T Elem](c *Comm, send []T) ([]T, []int64, error) {
 		return nil, nil, err
 	}
 	recv := make([]T, total)
+	// The data follows the counts at once: chained (watch.go).
 	if total > c.maxCount {
-		recv, err = allgatherLarge(c, send, recv, counts)
+		recv, err = allgatherLarge(c, send, recv, counts, chained)
 		return recv, counts, err
 	}
 	cc, cd := toCInts(counts)
-	err = c.call("MPI_Allgatherv", true, func() C.int {
+	err = c.call("MPI_Allgatherv", chained, func() C.int {
 		return C.shim_allgatherv(ptr(send), C.int(len(send)), ptr(recv), &cc[0], &cd[0], dtype[T]())
 	})
 	return recv, counts, err
 }
 
 // allgatherLarge sends this rank's contribution to every rank through the
-// piecewise all-to-all, for totals that exceed an MPI count.
-func allgatherLarge[T Elem](c *Comm, send, recv []T, counts []int64) ([]T, error) {
+// piecewise all-to-all, for totals that exceed an MPI count. gate is
+// gated or chained (see watch.go).
+func allgatherLarge[T Elem](c *Comm, send, recv []T, counts []int64, gate bool) ([]T, error) {
 	scounts := repeat(int64(len(send)), c.size)
 	sdispls := make([]int64, c.size) // every peer reads the same buffer
 	rdispls := prefix(counts)
-	if err := alltoallvP2P(c, send, scounts, sdispls, recv, counts, rdispls); err != nil {
+	if err := alltoallvP2P(c, send, scounts, sdispls, recv, counts, rdispls, gate); err != nil {
 		return nil, fmt.Errorf("allgatherv: %w", err)
 	}
 	return recv, nil
@@ -113,12 +116,12 @@ func Alltoall[T Elem](c *Comm, send []T) ([]T, error) {
 	recv := make([]T, len(send))
 	if int64(k) > c.maxCount {
 		rc := repeat(int64(k), c.size)
-		if err := alltoallvP2P(c, send, rc, prefix(rc), recv, rc, prefix(rc)); err != nil {
+		if err := alltoallvP2P(c, send, rc, prefix(rc), recv, rc, prefix(rc), gated); err != nil {
 			return nil, fmt.Errorf("alltoall: %w", err)
 		}
 		return recv, nil
 	}
-	err := c.call("MPI_Alltoall", true, func() C.int { return C.shim_alltoall(ptr(send), C.int(k), ptr(recv), dtype[T]()) })
+	err := c.call("MPI_Alltoall", gated, func() C.int { return C.shim_alltoall(ptr(send), C.int(k), ptr(recv), dtype[T]()) })
 	return recv, err
 }
 
@@ -149,26 +152,29 @@ func Alltoallv[T Elem](c *Comm, send []T, sendCounts []int64) ([]T, []int64, err
 }
 
 // alltoallvInto is Alltoallv with both sides' counts already known and the
-// receive buffer supplied; consecutive segments on both sides.
+// receive buffer supplied; consecutive segments on both sides. Every caller
+// calls it right after an exchange of counts (Alltoallv's own, or a
+// request's), so it is chained (see watch.go).
 func alltoallvInto[T Elem](c *Comm, send []T, sendCounts []int64, recv []T, recvCounts []int64) error {
 	sd, rd := prefix(sendCounts), prefix(recvCounts)
 	if int64(len(send)) > c.maxCount || int64(len(recv)) > c.maxCount {
-		if err := alltoallvP2P(c, send, sendCounts, sd, recv, recvCounts, rd); err != nil {
+		if err := alltoallvP2P(c, send, sendCounts, sd, recv, recvCounts, rd, chained); err != nil {
 			return fmt.Errorf("alltoallv: %w", err)
 		}
 		return nil
 	}
 	sc, sdc := toCInts(sendCounts)
 	rc, rdc := toCInts(recvCounts)
-	return c.call("MPI_Alltoallv", true, func() C.int {
+	return c.call("MPI_Alltoallv", chained, func() C.int {
 		return C.shim_alltoallv(ptr(send), &sc[0], &sdc[0], ptr(recv), &rc[0], &rdc[0], dtype[T]())
 	})
 }
 
 // alltoallvP2P moves the data with nonblocking point-to-point messages of at
-// most maxCount elements each, so no count is truncated.
-func alltoallvP2P[T Elem](c *Comm, send []T, scounts, sdispls []int64, recv []T, rcounts, rdispls []int64) error {
-	return c.call("MPI_Isend/Irecv exchange", true, func() C.int {
+// most maxCount elements each, so no count is truncated. gate is gated or
+// chained (see watch.go).
+func alltoallvP2P[T Elem](c *Comm, send []T, scounts, sdispls []int64, recv []T, rcounts, rdispls []int64, gate bool) error {
+	return c.call("MPI_Isend/Irecv exchange", gate, func() C.int {
 		return C.shim_alltoallv_p2p(ptr(send), (*C.int64_t)(unsafe.Pointer(&scounts[0])), (*C.int64_t)(unsafe.Pointer(&sdispls[0])),
 			ptr(recv), (*C.int64_t)(unsafe.Pointer(&rcounts[0])), (*C.int64_t)(unsafe.Pointer(&rdispls[0])),
 			dtype[T](), C.int64_t(c.maxCount), C.int(c.rank), C.int(c.size))

@@ -188,6 +188,15 @@ int shim_win_settle(MPI_Win win) {
 
 int shim_comm_dup(MPI_Comm *out) { return MPI_Comm_dup(MPI_COMM_WORLD, out); }
 
+int shim_local_size(int *n) {
+    MPI_Comm node;
+    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Comm_size(node, n);
+    MPI_Comm_free(&node);
+    return rc;
+}
+
 int shim_ibarrier(MPI_Comm comm, MPI_Request *req) { return MPI_Ibarrier(comm, req); }
 
 // send_note sends one gate number without waiting for the send to complete.

@@ -51,6 +51,9 @@ int shim_win_settle(MPI_Win win);
 // the world communicator, so it can never match the program's messages.
 enum { SHIM_TAG_PROBE = 1, SHIM_TAG_ANSWER = 2 };
 int shim_comm_dup(MPI_Comm *out);
+// *n is the number of ranks of the world on this rank's node (those that
+// can share memory: MPI_COMM_TYPE_SHARED). Collective.
+int shim_local_size(int *n);
 int shim_ibarrier(MPI_Comm comm, MPI_Request *req);
 // *done says whether the n requests are complete (MPI_Testall).
 int shim_testall(int n, MPI_Request *reqs, int *done);

@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"errors"
+	"runtime"
 	"time"
 
 	"mpignn/internal/watchdog"
@@ -13,12 +14,13 @@ import (
 
 // A stalled rank (stopped, swapped out, dead without its launcher
 // noticing) would hang every other rank in its next collective forever.
-// With Watch, every collective of a Comm first waits at a gate: an
-// MPI_Ibarrier on a duplicate communicator, completed by polling MPI_Test
-// on the MPI goroutine, yielding and then sleeping between polls
-// (watchdog.Pause). The data then moves with
-// the same blocking call as without a watch, so every result stays
-// bit-identical; the gate only adds one barrier's latency.
+// With Watch, every collective of a Comm first waits at a gate (but see
+// chained): an MPI_Ibarrier on a duplicate communicator, completed by
+// polling MPI_Test on the MPI goroutine, yielding and then sleeping between
+// polls (watchdog.Pause; where ranks and their threads outnumber the cores,
+// it sleeps after a few microseconds instead of spinning and yielding). The
+// data then moves with the same blocking call as without a watch, so every
+// result stays bit-identical; the gate only adds one barrier's latency.
 //
 // A gate that is not complete after the timeout means some rank has not
 // arrived. The rank that timed out is still free to call MPI (it was
@@ -54,6 +56,9 @@ type watch struct {
 	probedBy []bool
 	stalled  error // set once a gate timed out; every later call returns it
 	stop     func()
+	// localRanks is the number of ranks on this rank's node, which share
+	// its cores (see watchdog.Spare).
+	localRanks int
 }
 
 // Watch makes every collective of c give up after waiting timeout for the
@@ -73,6 +78,11 @@ func (c *Comm) Watch(w *spmd.World, timeout time.Duration) error {
 	if err := mpiErr("MPI_Comm_dup", C.shim_comm_dup(&wt.hb)); err != nil {
 		return err
 	}
+	var local C.int
+	if err := mpiErr("MPI_Comm_split_type", C.shim_local_size(&local)); err != nil {
+		return err
+	}
+	wt.localRanks = int(local)
 	c.watch = wt
 	wt.stop = wt.wd.Monitor(c.rank, func(s *watchdog.Stall) { w.Fatal(s) })
 	w.AtFinalize(func() error {
@@ -105,10 +115,27 @@ func (c *Comm) Untimed(name string) (restore func()) {
 	return c.watch.wd.Untimed(name)
 }
 
-// enter is called before an MPI call of c named op: for a collective it
-// waits at the gate first. It returns the stall error once the job is
-// stalling. Every enter that returns nil is followed by leave.
-func (c *Comm) enter(op string, collective bool) error {
+// Whether an MPI call waits at the gate first (the gate argument of call and
+// enter). The first collective of an operation is gated. A collective that
+// every rank enters right after another collective of the same operation,
+// with only local work between them (the data of an Alltoallv after its
+// counts, the next piece of a message split at MPI's count limit), is
+// chained: the previous gate found every rank there a moment ago, so a
+// second gate would only add a synchronisation round (and, where ranks
+// share cores, a wake-up of every sleeping waiter). Every rank runs the
+// same code, so all of them skip the same gates. A rank that stops exactly
+// between the two leaves the others blocked inside MPI, where the monitor
+// still ends the job (without naming the rank). One-sided calls are not
+// gated either: they wait for no other rank.
+const (
+	gated   = true
+	chained = false
+)
+
+// enter is called before an MPI call of c named op: with gate it waits at
+// the gate first. It returns the stall error once the job is stalling.
+// Every enter that returns nil is followed by leave.
+func (c *Comm) enter(op string, gate bool) error {
 	wt := c.watch
 	if wt == nil {
 		return nil
@@ -116,7 +143,7 @@ func (c *Comm) enter(op string, collective bool) error {
 	if wt.stalled != nil {
 		return wt.stalled
 	}
-	if collective {
+	if gate {
 		if err := c.gate(op); err != nil {
 			return err
 		}
@@ -133,10 +160,11 @@ func (c *Comm) leave() {
 }
 
 // call runs f, one MPI call named op, between enter and leave, and turns
-// its return code into an error naming op. collective says whether every
-// rank takes part (and so whether it waits at the gate first).
-func (c *Comm) call(op string, collective bool, f func() C.int) error {
-	if err := c.enter(op, collective); err != nil {
+// its return code into an error naming op. gate says whether it waits at
+// the gate first (gated or chained for a collective, false for a call of
+// this rank alone).
+func (c *Comm) call(op string, gate bool, f func() C.int) error {
+	if err := c.enter(op, gate); err != nil {
 		return err
 	}
 	rc := f()
@@ -163,6 +191,9 @@ func (c *Comm) gate(op string) error {
 func (c *Comm) poll(op string, atGate bool, test func(done *C.int) C.int) error {
 	wt := c.watch
 	start := time.Now()
+	// Read per wait: the thread count may change between waits (bench
+	// threads sets it per run).
+	spare := watchdog.Spare(wt.localRanks, runtime.GOMAXPROCS(0), runtime.NumCPU())
 	wt.wd.Begin(op, true, start)
 	defer wt.wd.End()
 	for {
@@ -183,7 +214,7 @@ func (c *Comm) poll(op string, atGate bool, test func(done *C.int) C.int) error 
 		if lim := wt.wd.Limit(); lim > 0 && waited > lim {
 			return c.stall(op, atGate, waited)
 		}
-		switch sleep, yield := watchdog.Pause(waited); {
+		switch sleep, yield := watchdog.Pause(waited, spare); {
 		case yield:
 			C.shim_yield()
 		case sleep > 0:

@@ -219,9 +219,13 @@ func benchThreads(w *spmd.World, cfg benchThreadsConfig, out io.Writer) error {
 	if c.Rank() != 0 {
 		return nil
 	}
+	infer := ""
+	if cfg.infer {
+		infer = ", layer-wise inference"
+	}
 	fmt.Fprintf(out, "bench threads: %s (%s, %d nodes), %d ranks, transport %s, model %s hidden %d x %d layers, fanout %s, batch %d/rank, %d timed steps (+%d warm-up) per thread count%s\n",
 		cfg.parts, meta.Dataset, meta.NumNodes, c.Size(), runs[0].transport, cfg.model.Arch, cfg.model.Hidden, cfg.model.Layers,
-		benchFanoutString(cfg.loader.Fanouts), cfg.loader.Batch, cfg.steps, cfg.warmup, map[bool]string{true: ", layer-wise inference", false: ""}[cfg.infer])
+		benchFanoutString(cfg.loader.Fanouts), cfg.loader.Batch, cfg.steps, cfg.warmup, infer)
 	writeThreadsTable(out, runs, cfg.infer, cfg.trainer.Prefetch > 0)
 	same := threadsSame(runs)
 	fmt.Fprintln(out, threadsSameLine(runs, same))
@@ -282,27 +286,28 @@ func benchThreadsOnce(c *collectives.Comm, part *partition.Part, cfg benchThread
 	if err != nil {
 		return r, "", err
 	}
-	secs := make([]float64, len(threadsPhases))
-	for i, p := range []train.Phase{train.PhaseSample, train.PhaseGather, train.PhaseForward, train.PhaseBackward,
-		train.PhaseAllreduce, train.PhaseOptimizer, train.PhaseWait} {
-		secs[i] = res.Times.Seconds(p)
-	}
-	secs[7] = res.Wall.Seconds()
 	r.weights = dtrain.WeightsHash(tr.Model().Params())
+	var st dtrain.InferStats
+	var inferWall time.Duration
 	inferLocal := ""
 	if cfg.infer {
-		var st dtrain.InferStats
 		start := time.Now()
 		emb, err := dtrain.Infer(store, tr.Model(), dtrain.InferOptions{Chunk: cfg.chunk, Stats: &st})
 		if err != nil {
 			return r, "", fmt.Errorf("layer-wise inference: %w", err)
 		}
-		secs[11] = time.Since(start).Seconds()
-		secs[8], secs[9], secs[10] = st.Sample.Seconds(), st.Gather.Seconds(), st.Compute.Seconds()
+		inferWall = time.Since(start)
 		inferLocal = dtrain.WeightsHash(emb.Local())
 		if err := emb.Free(); err != nil {
 			return r, "", err
 		}
+	}
+	t := &res.Times
+	secs := []float64{ // threadsPhases order
+		t.Seconds(train.PhaseSample), t.Seconds(train.PhaseGather), t.Seconds(train.PhaseForward), t.Seconds(train.PhaseBackward),
+		t.Seconds(train.PhaseAllreduce), t.Seconds(train.PhaseOptimizer), t.Seconds(train.PhaseWait),
+		res.Wall.Seconds(),
+		st.Sample.Seconds(), st.Gather.Seconds(), st.Compute.Seconds(), inferWall.Seconds(),
 	}
 	if err := collectives.Allreduce(c, secs, collectives.Max); err != nil {
 		return r, "", err
@@ -377,11 +382,15 @@ func threadsSameLine(runs []threadsRun, same bool) string {
 	parts := make([]string, len(runs))
 	for i, r := range runs {
 		parts[i] = fmt.Sprintf("%d: %s", r.threads, r.weights)
-		if r.infer != "" {
-			parts[i] += fmt.Sprintf(" inference %s", map[bool]string{true: "same", false: "differs"}[r.inferSame])
+		switch {
+		case r.infer == "":
+		case r.inferSame:
+			parts[i] += " inference same"
+		default:
+			parts[i] += " inference differs"
 		}
 	}
-	return "weights: DIFFER across thread counts (" + strings.Join(parts, ", ") + ")"
+	return "weights or inference rows DIFFER across thread counts (" + strings.Join(parts, ", ") + ")"
 }
 
 // writeThreadsJSON writes the table as JSON lines: per thread count the

@@ -59,3 +59,34 @@ func TestParseThreadList(t *testing.T) {
 		})
 	}
 }
+
+// TestThreadsSameLine: the determinism check says "identical" only when
+// every count has the first count's weights and inference rows, and names
+// each count's digest otherwise.
+func TestThreadsSameLine(t *testing.T) {
+	run := func(threads int, weights, infer string, inferSame bool) threadsRun {
+		return threadsRun{threads: threads, weights: weights, infer: infer, inferSame: inferSame}
+	}
+	tests := []struct {
+		name string
+		runs []threadsRun
+		same bool
+		line string
+	}{
+		{"identical", []threadsRun{run(1, "aa", "", true), run(2, "aa", "", true)}, true,
+			"weights: identical for every thread count (aa)"},
+		{"identical with inference", []threadsRun{run(1, "aa", "ii", true), run(2, "aa", "ii", true)}, true,
+			"weights: identical for every thread count (aa); inference rows identical (rank 0: ii)"},
+		{"weights differ", []threadsRun{run(1, "aa", "", true), run(2, "bb", "", true)}, false,
+			"weights or inference rows DIFFER across thread counts (1: aa, 2: bb)"},
+		{"inference differs on some rank", []threadsRun{run(1, "aa", "ii", true), run(4, "aa", "ii", false)}, false,
+			"weights or inference rows DIFFER across thread counts (1: aa inference same, 4: aa inference differs)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			same := threadsSame(tc.runs)
+			assert.Equal(t, tc.same, same)
+			assert.Equal(t, tc.line, threadsSameLine(tc.runs, same))
+		})
+	}
+}

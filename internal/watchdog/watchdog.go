@@ -210,17 +210,35 @@ func (w *Watchdog) Monitor(rank int, expire func(*Stall)) (stop func()) {
 	return func() { once.Do(func() { close(quit) }) }
 }
 
-// Pause is the schedule of a polling wait that has waited so far: poll
-// again at once for the first SpinFor (as a blocking MPI wait does: a
-// peer that is about to arrive costs no wake-up); then yield the core before each
-// poll until YieldFor (on an oversubscribed machine the rank waited for may
-// be the one that gets it, as OpenMPI's own waits do); then sleep an eighth
-// of the time waited, between MinSleep and MaxSleep. Sleeping rather than
-// spinning matters when ranks outnumber cores: a waiting rank that spins
-// takes the core from the rank it waits for (MPICH's blocking calls do
-// exactly that when oversubscribed). A sleep of at most an eighth of the
-// wait adds at most an eighth to it.
-func Pause(waited time.Duration) (sleep time.Duration, yield bool) {
+// Pause is the schedule of a polling wait that has waited so far. spare
+// says whether the waiting rank's polling thread has a core to itself while
+// the ranks it waits for compute (see Spare).
+//
+// With a spare core: poll again at once for the first SpinFor (as a
+// blocking MPI wait does: a peer that is about to arrive costs no wake-up);
+// then yield the core before each poll until YieldFor; then sleep an eighth
+// of the time waited, between MinSleep and MaxSleep.
+//
+// Without one (ranks and their threads outnumber the cores): poll at once
+// only for SpinShared, which catches peers that arrive together (a gate of
+// ranks in step completes in a few microseconds); then sleep at once, an
+// eighth of the time waited, between MinSleepShared and MaxSleep. Past
+// SpinShared the wait is for a rank that is computing or descheduled, which
+// takes at least a scheduler time slice (milliseconds), and spinning or
+// yielding in a loop (a system call that returns at once when nothing else
+// is runnable on this core) would take the core from that rank, or from its
+// threads: MPICH's blocking calls, which spin, made such jobs 4-5x slower
+// than OpenMPI's, and the gate's 1 ms spin and 4 ms of yields made MPICH
+// ~20 % slower still (BENCHMARKS.md, "Stall watchdog").
+//
+// A sleep of at most an eighth of the wait adds at most an eighth to it.
+func Pause(waited time.Duration, spare bool) (sleep time.Duration, yield bool) {
+	if !spare {
+		if waited < SpinShared {
+			return 0, false
+		}
+		return min(max(waited/8, MinSleepShared), MaxSleep), false
+	}
 	switch {
 	case waited < SpinFor:
 		return 0, false
@@ -236,7 +254,22 @@ const (
 	YieldFor = 5 * time.Millisecond
 	MinSleep = 250 * time.Microsecond
 	MaxSleep = time.Millisecond
+	// SpinShared is several times the latency of a gate whose ranks
+	// arrive together (2-3 µs for 2 ranks, BENCHMARKS.md).
+	SpinShared = 20 * time.Microsecond
+	// MinSleepShared is Linux's default timer slack: a shorter sleep
+	// lasts about as long anyway.
+	MinSleepShared = 50 * time.Microsecond
 )
+
+// Spare reports whether a rank waiting in MPI has a core for its polling
+// thread while the other ranks of its node compute on all their threads:
+// they need (localRanks-1)·threads cores, and the waiting rank's own
+// compute threads are idle. Every rank of a node computes the same answer
+// when they run the same number of threads (train's --threads).
+func Spare(localRanks, threads, cores int) bool {
+	return (localRanks-1)*threads+1 <= cores
+}
 
 // Answer is what a rank learned about one peer after its wait timed out.
 type Answer int

@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -125,22 +126,57 @@ func TestMonitorQuietBetweenOperations(t *testing.T) {
 func TestPause(t *testing.T) {
 	tests := []struct {
 		waited time.Duration
+		spare  bool
 		sleep  time.Duration
 		yield  bool
 	}{
-		{0, 0, false},
-		{SpinFor - 1, 0, false},
-		{SpinFor, 0, true},
-		{YieldFor - 1, 0, true},
-		{YieldFor, YieldFor / 8, false},
-		{6 * time.Millisecond, 750 * time.Microsecond, false},
-		{time.Hour, MaxSleep, false},
+		{0, true, 0, false},
+		{SpinFor - 1, true, 0, false},
+		{SpinFor, true, 0, true},
+		{YieldFor - 1, true, 0, true},
+		{YieldFor, true, YieldFor / 8, false},
+		{6 * time.Millisecond, true, 750 * time.Microsecond, false},
+		{time.Hour, true, MaxSleep, false},
+		// Cores shared: a short spin, then sleeps at once, never yields.
+		{0, false, 0, false},
+		{SpinShared - 1, false, 0, false},
+		{SpinShared, false, MinSleepShared, false},
+		{SpinFor, false, MinSleepShared * 5 / 2, false},
+		{YieldFor - 1, false, (YieldFor - 1) / 8, false},
+		{time.Hour, false, MaxSleep, false},
 	}
 	for _, tt := range tests {
-		sleep, yield := Pause(tt.waited)
-		assert.Equal(t, tt.sleep, sleep, "after %v", tt.waited)
-		assert.Equal(t, tt.yield, yield, "after %v", tt.waited)
-		assert.LessOrEqual(t, sleep, max(tt.waited/8, MinSleep), "a pause adds at most an eighth of the wait")
+		t.Run(fmt.Sprintf("%v/spare=%v", tt.waited, tt.spare), func(t *testing.T) {
+			sleep, yield := Pause(tt.waited, tt.spare)
+			assert.Equal(t, tt.sleep, sleep)
+			assert.Equal(t, tt.yield, yield)
+			floor := MinSleep
+			if !tt.spare {
+				floor = MinSleepShared
+			}
+			assert.LessOrEqual(t, sleep, max(tt.waited/8, floor), "a pause adds at most an eighth of the wait")
+		})
+	}
+}
+
+func TestSpare(t *testing.T) {
+	tests := []struct {
+		name                       string
+		localRanks, threads, cores int
+		want                       bool
+	}{
+		{"one rank", 1, 16, 16, true},
+		{"2 ranks x 1 thread on 2 cores", 2, 1, 2, true},
+		{"2 ranks x 8 threads on 16 cores", 2, 8, 16, true},
+		{"16 ranks x 1 thread on 16 cores", 16, 1, 16, true},
+		{"2 ranks x 2 threads on 2 cores", 2, 2, 2, false},
+		{"4 ranks on 2 cores", 4, 1, 2, false},
+		{"2 ranks x 16 threads on 16 cores", 2, 16, 16, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Spare(tt.localRanks, tt.threads, tt.cores))
+		})
 	}
 }
 
