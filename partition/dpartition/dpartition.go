@@ -27,7 +27,7 @@ type Options struct {
 	Data, Out string
 	// Parts must equal the number of ranks (rank p writes part p).
 	Parts int
-	// Method is MethodParMetis, MethodLP, partition.MethodRandom or MethodAssignment (then
+	// Method is MethodParMetis, MethodLP, MethodML, partition.MethodRandom or MethodAssignment (then
 	// AssignmentDir holds "<node type>.txt" files of part ids, one line per
 	// node in type-local order; "_N.txt" for a homogeneous graph).
 	Method        string
@@ -92,9 +92,9 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		return nil, fmt.Errorf("--parts %d: the distributed partitioner writes one part per rank; run it with %d ranks (mpirun -n %d)", opt.Parts, opt.Parts, opt.Parts)
 	}
 	switch opt.Method {
-	case partition.MethodRandom, MethodAssignment, MethodParMetis, MethodLP:
+	case partition.MethodRandom, MethodAssignment, MethodParMetis, MethodLP, MethodML:
 	default:
-		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s, %s, %s and --assignment", opt.Method, MethodParMetis, MethodLP, partition.MethodRandom)
+		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s, %s, %s, %s and --assignment", opt.Method, MethodParMetis, MethodLP, MethodML, partition.MethodRandom)
 	}
 	if x.rank == 0 {
 		if err := partition.CheckOutDir(opt.Out, opt.Overwrite); err != nil {
@@ -243,6 +243,8 @@ func (x *run) readAssignment() error {
 		return x.parmetisAssign()
 	case MethodLP:
 		return x.lpAssign()
+	case MethodML:
+		return x.mlAssign()
 	}
 	T := x.s.NumTypes()
 	x.assign = make([][]int32, T)

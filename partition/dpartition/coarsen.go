@@ -1,0 +1,384 @@
+package dpartition
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+
+	"mpignn/collectives"
+	"mpignn/internal/hashkey"
+)
+
+// mlGraph is one rank's share of one level of the multilevel hierarchy: a
+// symmetric graph with edge weights and ncon vertex weights (constraints)
+// per vertex, distributed by vtxdist as lpGraph. Before newGhostExchange
+// adj holds global ids, after it slots (local vertices, then ghosts).
+type mlGraph struct {
+	vtxdist   []int64
+	xadj, adj []int64
+	ewgt      []int64 // per adjacency entry
+	ncon      int
+	cw        []int64 // constraint weights, vertex-major (n x ncon)
+	vwgt      []int64 // combined weight that bounds clusters
+	key       []uint64
+}
+
+func (g *mlGraph) n() int64 { return int64(len(g.key)) }
+
+// mlLevel is a level of the hierarchy with its ghost exchange and, for
+// every level but the coarsest, the map to the next coarser one.
+type mlLevel struct {
+	g      *mlGraph
+	gx     *ghostExchange
+	ghosts int
+	N      int64          // vertices on all ranks
+	cid    []int64        // coarse id of each local vertex
+	up     *ghostExchange // fetches values of the distinct cids, sorted
+}
+
+const (
+	// mlContraction (KaMinPar's C): coarsen until at most C x parts
+	// vertices remain, and bound clusters by eps x total / min(parts,
+	// n / C), so that a level cannot shrink below that.
+	mlContraction = 2000
+	// mlClusterEpsMille is that eps, in thousandths.
+	mlClusterEpsMille = 50
+	// mlClusterRounds of clustering per level, each moving a hashed half.
+	mlClusterRounds = 5
+	// mlMaxLevels bounds the hierarchy.
+	mlMaxLevels = 24
+	// mlTag separates the multilevel scheme's hashes from lp's.
+	mlTag = 0x6d756c74696c // "multil"
+)
+
+// mlCluster clusters level L by size-constrained label propagation: a
+// cluster is named by the global id of its first vertex (its
+// representative, whose owner keeps the cluster's weight), every vertex
+// starts alone, and a hashed half of the vertices per round joins the
+// neighbouring cluster it is most strongly connected to (edge weights),
+// if that beats its own and the cluster stays within maxCW; ties go by a
+// hash of the cluster's key. The representatives' owners accept the
+// round's joins in hash order while the cluster's weight stays within
+// maxCW, so no cluster grows past it. It returns the cluster of each
+// local vertex.
+func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int64) ([]int64, error) {
+	g := L.g
+	n := g.n()
+	P, me := c.Size(), c.Rank()
+	lo := g.vtxdist[me]
+	owner := func(v int64) int { return sort.Search(P, func(r int) bool { return g.vtxdist[r+1] > v }) }
+	lab := make([]int64, n+int64(L.ghosts))
+	labKey := make([]uint64, n+int64(L.ghosts))
+	for i := range n {
+		lab[i] = lo + i
+		labKey[i] = g.key[i]
+	}
+	if err := exchangeLabels(L.gx, lab, n); err != nil {
+		return nil, err
+	}
+	if err := exchangeLabels(L.gx, labKey, n); err != nil {
+		return nil, err
+	}
+	cwt := slices.Clone(g.vwgt) // weight of the cluster each local vertex represents
+	type nb struct {
+		lab int64
+		key uint64
+		w   int64
+	}
+	var nbs []nb
+	var need []int64
+	moveTo := make([]int64, n)
+	moveKey := make([]uint64, n)
+	for round := range uint64(mlClusterRounds) {
+		hashOf := func(k uint64) uint64 { return hashkey.Hash64(seed, mlTag, uint64(lev), round, k) }
+		// The weights of the clusters next to the round's vertices.
+		need = need[:0]
+		for i := range n {
+			if hashOf(g.key[i])>>63 != 0 {
+				continue
+			}
+			for _, s := range g.adj[g.xadj[i]:g.xadj[i+1]] {
+				need = append(need, lab[s])
+			}
+		}
+		slices.Sort(need)
+		need = slices.Compact(need)
+		fx, err := newFetch(c, g.vtxdist, need)
+		if err != nil {
+			return nil, err
+		}
+		needW, err := fetch(fx, cwt)
+		if err != nil {
+			return nil, err
+		}
+		// Each vertex of the round picks a cluster; proposals go to the
+		// cluster's owner as (cluster, key, weight).
+		send := make([][]int64, P)
+		for i := range n {
+			moveTo[i] = -1
+			if hashOf(g.key[i])>>63 != 0 {
+				continue
+			}
+			nbs = nbs[:0]
+			for e := g.xadj[i]; e < g.xadj[i+1]; e++ {
+				s := g.adj[e]
+				nbs = append(nbs, nb{lab[s], labKey[s], g.ewgt[e]})
+			}
+			slices.SortFunc(nbs, func(a, b nb) int { return cmp.Compare(a.lab, b.lab) })
+			own := int64(0)
+			best, bestKey, bestC, bestH := int64(-1), uint64(0), int64(0), uint64(0)
+			for j := 0; j < len(nbs); {
+				k, conn := j, int64(0)
+				for k < len(nbs) && nbs[k].lab == nbs[j].lab {
+					conn += nbs[k].w
+					k++
+				}
+				l := nbs[j].lab
+				if l == lab[i] {
+					own = conn
+				} else if w, _ := slices.BinarySearch(need, l); needW[w]+g.vwgt[i] <= maxCW {
+					hl := hashkey.Hash64(seed, mlTag, uint64(lev), round, g.key[i], nbs[j].key)
+					if best < 0 || conn > bestC || conn == bestC && hl > bestH {
+						best, bestKey, bestC, bestH = l, nbs[j].key, conn, hl
+					}
+				}
+				j = k
+			}
+			if best < 0 || bestC <= own {
+				continue
+			}
+			moveTo[i], moveKey[i] = best, bestKey
+			r := owner(best)
+			send[r] = append(send[r], best, int64(g.key[i]), g.vwgt[i])
+		}
+		got, err := alltoallv(c, send)
+		if err != nil {
+			return nil, err
+		}
+		// Owners accept, per cluster, in hash order of the joining keys.
+		type prop struct {
+			lab  int64
+			h    uint64
+			key  uint64
+			w    int64
+			r, j int // source rank and index of the proposal there
+		}
+		var props []prop
+		for r, rec := range got {
+			for j := 0; j < len(rec); j += 3 {
+				k := uint64(rec[j+1])
+				props = append(props, prop{rec[j], hashOf(k ^ 0x5a5a), k, rec[j+2], r, j / 3})
+			}
+		}
+		slices.SortFunc(props, func(a, b prop) int {
+			return cmp.Or(cmp.Compare(a.lab, b.lab), cmp.Compare(a.h, b.h), cmp.Compare(a.key, b.key))
+		})
+		reply := make([][]byte, P)
+		for r, rec := range got {
+			reply[r] = make([]byte, len(rec)/3)
+		}
+		for _, p := range props {
+			if cwt[p.lab-lo]+p.w <= maxCW {
+				cwt[p.lab-lo] += p.w
+				reply[p.r][p.j] = 1
+			}
+		}
+		ans, err := alltoallv(c, reply)
+		if err != nil {
+			return nil, err
+		}
+		// Apply the accepted joins (answers come in the order sent) and
+		// tell the left clusters' owners.
+		next := make([]int, P)
+		leave := make([][]int64, P)
+		for i := range n {
+			if moveTo[i] < 0 {
+				continue
+			}
+			r := owner(moveTo[i])
+			ok := ans[r][next[r]] == 1
+			next[r]++
+			if !ok {
+				continue
+			}
+			old := lab[i]
+			ro := owner(old)
+			leave[ro] = append(leave[ro], old, g.vwgt[i])
+			lab[i], labKey[i] = moveTo[i], moveKey[i]
+		}
+		left, err := alltoallv(c, leave)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range left {
+			for j := 0; j < len(rec); j += 2 {
+				cwt[rec[j]-lo] -= rec[j+1]
+			}
+		}
+		if err := exchangeLabels(L.gx, lab, n); err != nil {
+			return nil, err
+		}
+		if err := exchangeLabels(L.gx, labKey, n); err != nil {
+			return nil, err
+		}
+	}
+	return lab[:n], nil
+}
+
+// mlContract contracts level L by the clustering lab (a cluster id per
+// local vertex: the global id of its representative): the owner of a
+// representative owns the cluster's coarse vertex, numbered on that rank
+// by the representative's key (so the coarse graph, read by keys, does
+// not depend on the number of ranks), with the summed vertex weights and
+// the summed weights of the edges between clusters. It sets L.cid and
+// L.up and returns the coarse graph (adj in global ids).
+func mlContract(c *collectives.Comm, L *mlLevel, lab []int64) (*mlGraph, error) {
+	g := L.g
+	n, ncon := g.n(), g.ncon
+	P, me := c.Size(), c.Rank()
+	lo, hi := g.vtxdist[me], g.vtxdist[me+1]
+	owner := func(vtxdist []int64, v int64) int {
+		return sort.Search(P, func(r int) bool { return vtxdist[r+1] > v })
+	}
+	// Vertex weights per cluster, summed here and then at the owner.
+	stride := 2 + ncon
+	ord := make([]int64, n)
+	for i := range n {
+		ord[i] = i
+	}
+	slices.SortFunc(ord, func(a, b int64) int { return cmp.Compare(lab[a], lab[b]) })
+	send := make([][]int64, P)
+	var distinct []int64
+	for j := 0; j < len(ord); {
+		l := lab[ord[j]]
+		rec := make([]int64, stride)
+		rec[0] = l
+		for ; j < len(ord) && lab[ord[j]] == l; j++ {
+			i := ord[j]
+			rec[1] += g.vwgt[i]
+			for k := range ncon {
+				rec[2+k] += g.cw[i*int64(ncon)+int64(k)]
+			}
+		}
+		r := owner(g.vtxdist, l)
+		send[r] = append(send[r], rec...)
+		distinct = append(distinct, l)
+	}
+	got, err := alltoallv(c, send)
+	if err != nil {
+		return nil, err
+	}
+	// sum[i]: the cluster represented by local vertex i.
+	sum := make([]int64, (hi-lo)*int64(stride))
+	used := make([]bool, hi-lo)
+	for _, rec := range got {
+		for j := 0; j < len(rec); j += stride {
+			i := rec[j] - lo
+			used[i] = true
+			for k := 1; k < stride; k++ {
+				sum[i*int64(stride)+int64(k)] += rec[j+k]
+			}
+		}
+	}
+	var reps []int64
+	for i := range hi - lo {
+		if used[i] {
+			reps = append(reps, i)
+		}
+	}
+	slices.SortFunc(reps, func(a, b int64) int { return cmp.Compare(g.key[a], g.key[b]) })
+	nc := int64(len(reps))
+	counts, err := collectives.Allgather(c, []int64{nc})
+	if err != nil {
+		return nil, err
+	}
+	cg := &mlGraph{vtxdist: make([]int64, P+1), ncon: ncon, xadj: []int64{0}}
+	for r := range P {
+		cg.vtxdist[r+1] = cg.vtxdist[r] + counts[r]
+	}
+	clo := cg.vtxdist[me]
+	cidOfRep := make([]int64, hi-lo)
+	cg.key = make([]uint64, nc)
+	cg.vwgt = make([]int64, nc)
+	cg.cw = make([]int64, nc*int64(ncon))
+	for j, i := range reps {
+		cidOfRep[i] = clo + int64(j)
+		cg.key[j] = g.key[i]
+		cg.vwgt[j] = sum[i*int64(stride)+1]
+		copy(cg.cw[int64(j)*int64(ncon):], sum[i*int64(stride)+2:(i+1)*int64(stride)])
+	}
+	// Coarse ids of this rank's clusters, then of the ghosts' clusters.
+	fx, err := newFetch(c, g.vtxdist, distinct)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := fetch(fx, cidOfRep)
+	if err != nil {
+		return nil, err
+	}
+	cid := make([]int64, n+int64(L.ghosts))
+	for i := range n {
+		k, _ := slices.BinarySearch(distinct, lab[i])
+		cid[i] = dc[k]
+	}
+	if err := exchangeLabels(L.gx, cid, n); err != nil {
+		return nil, err
+	}
+	// Coarse edges (cu, cv, w), summed here and then at cu's owner.
+	type edge struct{ u, v, w int64 }
+	var es []edge
+	for i := range n {
+		for e := g.xadj[i]; e < g.xadj[i+1]; e++ {
+			if cv := cid[g.adj[e]]; cv != cid[i] {
+				es = append(es, edge{cid[i], cv, g.ewgt[e]})
+			}
+		}
+	}
+	byUV := func(a, b edge) int { return cmp.Or(cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v)) }
+	merge := func(es []edge) []edge {
+		slices.SortFunc(es, byUV)
+		out := es[:0]
+		for _, e := range es {
+			if k := len(out) - 1; k >= 0 && out[k].u == e.u && out[k].v == e.v {
+				out[k].w += e.w
+			} else {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	es = merge(es)
+	esend := make([][]int64, P)
+	for _, e := range es {
+		r := owner(cg.vtxdist, e.u)
+		esend[r] = append(esend[r], e.u, e.v, e.w)
+	}
+	es = nil
+	egot, err := alltoallv(c, esend)
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range egot {
+		for j := 0; j < len(rec); j += 3 {
+			es = append(es, edge{rec[j], rec[j+1], rec[j+2]})
+		}
+	}
+	es = merge(es)
+	j := 0
+	for u := clo; u < clo+nc; u++ {
+		for ; j < len(es) && es[j].u == u; j++ {
+			cg.adj = append(cg.adj, es[j].v)
+			cg.ewgt = append(cg.ewgt, es[j].w)
+		}
+		cg.xadj = append(cg.xadj, int64(len(cg.adj)))
+	}
+	// The map down, for projecting parts.
+	L.cid = cid[:n]
+	ups := slices.Clone(L.cid)
+	slices.Sort(ups)
+	ups = slices.Compact(ups)
+	if L.up, err = newFetch(c, cg.vtxdist, ups); err != nil {
+		return nil, err
+	}
+	return cg, nil
+}

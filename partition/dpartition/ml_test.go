@@ -1,0 +1,153 @@
+package dpartition
+
+import (
+	"hash/fnv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"mpignn/collectives"
+	"mpignn/graph"
+)
+
+// mlTestGraph generates a planted-community graph (every rank the whole
+// of it) and returns this rank's block of it as the multilevel scheme
+// takes it: unit edge weights, constraints nodes, training nodes (those
+// train says) and degree, the combined weight lp's; and lp's graph of the
+// same block, and the whole graph.
+func mlTestGraph(t *testing.T, c *collectives.Comm, opt graph.GenOptions, train func(v int64, label int32) bool) (*mlGraph, *lpGraph, *graph.CSR) {
+	t.Helper()
+	syn, err := graph.Generate(opt)
+	require.NoError(t, err)
+	csr := syn.BuildIn()
+	nodes := opt.Nodes
+	P, me := c.Size(), c.Rank()
+	vtxdist := make([]int64, P+1)
+	for r := range P + 1 {
+		vtxdist[r] = nodes * int64(r) / int64(P)
+	}
+	E := csr.Indptr[nodes]
+	g := &mlGraph{vtxdist: vtxdist, xadj: []int64{0}, ncon: 3}
+	lg := &lpGraph{vtxdist: vtxdist, xadj: []int64{0}}
+	for v := vtxdist[me]; v < vtxdist[me+1]; v++ {
+		row := csr.Indices[csr.Indptr[v]:csr.Indptr[v+1]]
+		g.adj = append(g.adj, row...)
+		lg.adj = append(lg.adj, row...)
+		g.xadj = append(g.xadj, int64(len(g.adj)))
+		lg.xadj = append(lg.xadj, int64(len(lg.adj)))
+		for range row {
+			g.ewgt = append(g.ewgt, 1)
+		}
+		tr := int64(0)
+		if train(v, syn.Data.Labels[v]) {
+			tr = 1
+		}
+		g.cw = append(g.cw, 1, tr, int64(len(row)))
+		w := 1 + (int64(len(row))*nodes+E/2)/E
+		g.vwgt = append(g.vwgt, w)
+		lg.vwgt = append(lg.vwgt, w)
+		g.key = append(g.key, uint64(v))
+		lg.key = append(lg.key, uint64(v))
+	}
+	return g, lg, csr
+}
+
+// mlGather returns the whole assignment, its digest, its cut and the
+// balance (max over parts / average) of each of g's constraints.
+func mlGather(t *testing.T, c *collectives.Comm, part []int32, g *mlGraph, csr *graph.CSR, K int) (digest uint64, cut int64, balance []float64) {
+	t.Helper()
+	all, _, err := collectives.Allgatherv(c, part)
+	require.NoError(t, err)
+	cw, _, err := collectives.Allgatherv(c, g.cw)
+	require.NoError(t, err)
+	require.Len(t, all, int(csr.NumRows()))
+	h := fnv.New64a()
+	for _, p := range all {
+		require.True(t, p >= 0 && int(p) < K)
+		h.Write([]byte{byte(p)})
+	}
+	W := make([]int64, K*g.ncon)
+	total := make([]int64, g.ncon)
+	for v, p := range all {
+		for k := range g.ncon {
+			W[int(p)*g.ncon+k] += cw[v*g.ncon+k]
+			total[k] += cw[v*g.ncon+k]
+		}
+		for _, u := range csr.Indices[csr.Indptr[v]:csr.Indptr[v+1]] {
+			if all[u] != p {
+				cut++
+			}
+		}
+	}
+	balance = make([]float64, g.ncon)
+	for k := range g.ncon {
+		for p := range K {
+			balance[k] = max(balance[k], float64(W[p*g.ncon+k])*float64(K)/float64(total[k]))
+		}
+	}
+	return h.Sum64(), cut / 2, balance
+}
+
+// TestMultilevelSameOnAnyRankCount: on a 20,000-node planted-community
+// graph the multilevel assignment into 4 parts and into 3 (not the
+// number of ranks) is the same on 1, 2, 3 and 4 ranks (digests pinned;
+// the test binary runs with each), with every constraint (nodes,
+// training nodes, degree) within 1.05.
+func TestMultilevelSameOnAnyRankCount(t *testing.T) {
+	c := comm(t)
+	tests := []struct {
+		K    int
+		want uint64
+	}{
+		{4, 0x3753fbdc4a34c807},
+		{3, 0xc7e7ad51aeaf31fa},
+	}
+	opt := graph.GenOptions{Nodes: 20000, AvgDegree: 10, Classes: 8, FeatDim: 1, Homophily: 0.9, Seed: 11, Workers: 1}
+	for _, tt := range tests {
+		g, _, csr := mlTestGraph(t, c, opt, func(v int64, _ int32) bool { return v%5 == 0 })
+		part, err := multilevel(c, g, tt.K, 7, t.Logf)
+		agree(t, c, err)
+		d, cut, bal := mlGather(t, c, part, g, csr, tt.K)
+		t.Logf("K=%d: digest %#x, cut %d of %d, balance %.4f", tt.K, d, cut, csr.NumEdges()/2, bal)
+		require.Equal(t, tt.want, d, "K=%d: assignment differs from the 1-rank one", tt.K)
+		for k, b := range bal {
+			require.LessOrEqual(t, b, 1.05, "K=%d constraint %d", tt.K, k)
+		}
+	}
+}
+
+// TestMultilevelSkewed: a power-law graph (exponent 2.1) whose training
+// nodes are all in one of 4 planted communities, into 8 parts: the
+// parts that the cut would like (communities) hold the training nodes
+// unevenly, and every constraint must still end within 1.05.
+func TestMultilevelSkewed(t *testing.T) {
+	c := comm(t)
+	const K = 8
+	opt := graph.GenOptions{Nodes: 20000, AvgDegree: 12, Classes: 4, FeatDim: 1, Homophily: 0.95, PowerLaw: 2.1, Seed: 3, Workers: 1}
+	g, _, csr := mlTestGraph(t, c, opt, func(_ int64, label int32) bool { return label == 0 })
+	part, err := multilevel(c, g, K, 5, t.Logf)
+	agree(t, c, err)
+	_, cut, bal := mlGather(t, c, part, g, csr, K)
+	t.Logf("cut %d of %d, balance %.4f", cut, csr.NumEdges()/2, bal)
+	for k, b := range bal {
+		require.LessOrEqual(t, b, 1.05, "constraint %d", k)
+	}
+}
+
+// TestMultilevelBeatsLP: on planted communities the multilevel cut is
+// below label propagation's, at 4 and 8 parts.
+func TestMultilevelBeatsLP(t *testing.T) {
+	c := comm(t)
+	opt := graph.GenOptions{Nodes: 30000, AvgDegree: 10, Classes: 16, FeatDim: 1, Homophily: 0.85, Seed: 9, Workers: 1}
+	for _, K := range []int{4, 8} {
+		g, lg, csr := mlTestGraph(t, c, opt, func(v int64, _ int32) bool { return v%3 == 0 })
+		lpPart, err := labelPropagation(c, lg, K, 2)
+		agree(t, c, err)
+		_, lpCut, _ := mlGather(t, c, lpPart, g, csr, K)
+		part, err := multilevel(c, g, K, 2, nil)
+		agree(t, c, err)
+		_, cut, bal := mlGather(t, c, part, g, csr, K)
+		t.Logf("K=%d: ml cut %d (balance %.4f), lp cut %d, of %d", K, cut, bal, lpCut, csr.NumEdges()/2)
+		require.Less(t, cut, lpCut, "K=%d", K)
+	}
+}
