@@ -28,6 +28,10 @@ const mlInitialUB = 1.03
 // METIS in key order.
 func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(format string, args ...any)) ([]int32, error) {
 	var levels []*mlLevel
+	maxw, err := mlMaxWeights(c, g)
+	if err != nil {
+		return nil, err
+	}
 	limit := int64(mlContraction) * int64(K)
 	for lev := 0; ; lev++ {
 		N := g.vtxdist[len(g.vtxdist)-1]
@@ -72,7 +76,7 @@ func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(f
 		return nil, err
 	}
 	for l := len(levels) - 1; ; l-- {
-		if part, err = mlRefine(c, levels[l], part, K, seed, l); err != nil {
+		if part, err = mlRefine(c, levels[l], part, K, seed, l, maxw); err != nil {
 			return nil, err
 		}
 		if l == 0 {
@@ -235,16 +239,17 @@ func (x *run) mlAssign() error {
 }
 
 // trainWeights sets constraint column col of cw to 1 for this rank's
-// training nodes of the split (Options.Split, else the default one) of
-// the label type.
+// training nodes of the split the writer records (Options.Split, else
+// partition.ResolveSplit's choice) of the label type.
 func (x *run) trainWeights(l *pmLayout, cw []int64, ncon, col int) error {
 	t := max(x.lt, 0)
-	name := x.opt.Split
-	if name == "" {
-		name = graph.DefaultSplitName
+	names := map[string]*graph.Split{}
+	for _, n := range x.splits {
+		names[n] = &graph.Split{}
 	}
-	if !slices.Contains(x.splits, name) {
-		return nil // no training nodes to balance (the writer reports a missing --split)
+	name, err := partition.ResolveSplit(&graph.Dataset{Splits: names}, x.opt.Split)
+	if err != nil || name == "" {
+		return nil // nothing to balance (the writer reports a missing --split)
 	}
 	ct := x.ctype[t]
 	lo, _ := x.block(t)

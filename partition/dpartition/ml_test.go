@@ -2,12 +2,14 @@ package dpartition
 
 import (
 	"hash/fnv"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/partition"
 )
 
 // mlTestGraph generates a planted-community graph (every rank the whole
@@ -99,7 +101,7 @@ func TestMultilevelSameOnAnyRankCount(t *testing.T) {
 		K    int
 		want uint64
 	}{
-		{4, 0x3753fbdc4a34c807},
+		{4, 0x5e5d4c37ca6a132b},
 		{3, 0xc7e7ad51aeaf31fa},
 	}
 	opt := graph.GenOptions{Nodes: 20000, AvgDegree: 10, Classes: 8, FeatDim: 1, Homophily: 0.9, Seed: 11, Workers: 1}
@@ -150,4 +152,54 @@ func TestMultilevelBeatsLP(t *testing.T) {
 		t.Logf("K=%d: ml cut %d (balance %.4f), lp cut %d, of %d", K, cut, bal, lpCut, csr.NumEdges()/2)
 		require.Less(t, cut, lpCut, "K=%d", K)
 	}
+}
+
+// TestMLHetero partitions a small heterogeneous dataset (four node types,
+// one of 15 nodes) by ml with every rank: each node type is balanced
+// within 1.05, or within one node of the mean where its count is too
+// small for that, and the same seed gives the same partition.
+func TestMLHetero(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	src, chunked := filepath.Join(dir, "mag"), filepath.Join(dir, "chunked")
+	var err error
+	if c.Rank() == 0 {
+		err = func() error {
+			d, err := graph.GenerateHetero(graph.HeteroGenOptions{
+				Papers: 3000, Authors: 4200, Institutions: 15, Fields: 30,
+				Cites: 20000, Writes: 25000, Affiliations: 4000, Topics: 20000,
+				Classes: 4, FeatDim: 5, FeatSep: 1, Seed: 6,
+			})
+			if err != nil {
+				return err
+			}
+			if err := graph.WriteHetero(src, d); err != nil {
+				return err
+			}
+			return graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 700, ChunkEdges: 5555})
+		}()
+	}
+	agree(t, c, err)
+	var metas []*partition.Meta
+	for _, name := range []string{"a", "b"} {
+		m, err := Run(c, Options{Data: chunked, Out: filepath.Join(dir, name), Parts: P, Method: MethodML, Seed: 5, Undirected: true, Reverse: true, Workers: 1})
+		agree(t, c, err)
+		metas = append(metas, m)
+	}
+	if c.Rank() != 0 {
+		return
+	}
+	require.NoError(t, sameTree(filepath.Join(dir, "a"), filepath.Join(dir, "b")))
+	s := metas[0].Stats()
+	t.Logf("P=%d: cut %.4f, balance %.4f nodes %.4f train %.4f edges, types %v %.4f", P, s.EdgeCut, s.Balance, s.TrainBalance, s.EdgeBalance, s.Hetero.NodeTypes, s.Hetero.TypeBalance)
+	for ti, b := range s.Hetero.TypeBalance {
+		off, n := metas[0].Hetero.TypeOffsets[ti], int64(0)
+		for p := range P {
+			n += off[p+1] - off[p]
+		}
+		bound := max(1.05, float64((n+int64(P)-1)/int64(P)+1)*float64(P)/float64(n))
+		require.LessOrEqual(t, b, bound, "type %s", s.Hetero.NodeTypes[ti])
+	}
+	require.LessOrEqual(t, s.TrainBalance, 1.05)
 }

@@ -16,28 +16,37 @@ const (
 	// mlRefineRounds bounds the refinement rounds per level.
 	mlRefineRounds = 12
 	// mlBuckets: per (from, to) pair, 16 gain classes (by the gain's bit
-	// length, larger first) and 16 classes of forced moves (by loss) of 4
-	// hashed buckets each.
+	// length, larger first) of 4 hashed buckets each, then 8 classes of
+	// forced moves (by the loss's bit length) of 8 hashed buckets each:
+	// small buckets, since a bucket moves only if it fits every
+	// constraint's room.
 	mlBuckets = 128
 )
 
-// mlBounds returns the per-constraint bound of a part and the current
-// weights of the parts (K x ncon).
-func mlBounds(c *collectives.Comm, g *mlGraph, lab []int32, K int) (U, W []int64, err error) {
+// mlMaxWeights returns the heaviest vertex weight of each constraint.
+func mlMaxWeights(c *collectives.Comm, g *mlGraph) ([]int64, error) {
+	maxw := make([]int64, g.ncon)
+	for i, w := range g.cw {
+		maxw[i%g.ncon] = max(maxw[i%g.ncon], w)
+	}
+	err := collectives.Allreduce(c, maxw, collectives.Max)
+	return maxw, err
+}
+
+// mlBounds returns the per-constraint bound of a part, from the finest
+// level's heaviest vertices maxw on every level (coarse levels' heavier
+// vertices would loosen it, and what they leave over the finest bound
+// the finest level cannot always move back), and the current weights of
+// the parts (K x ncon).
+func mlBounds(c *collectives.Comm, g *mlGraph, lab []int32, K int, maxw []int64) (U, W []int64, err error) {
 	ncon := g.ncon
 	W = make([]int64, K*ncon)
-	maxw := make([]int64, ncon)
 	for i := range g.n() {
 		for k := range ncon {
-			w := g.cw[i*int64(ncon)+int64(k)]
-			W[int(lab[i])*ncon+k] += w
-			maxw[k] = max(maxw[k], w)
+			W[int(lab[i])*ncon+k] += g.cw[i*int64(ncon)+int64(k)]
 		}
 	}
 	if err := collectives.Allreduce(c, W, collectives.Sum); err != nil {
-		return nil, nil, err
-	}
-	if err := collectives.Allreduce(c, maxw, collectives.Max); err != nil {
 		return nil, nil, err
 	}
 	U = make([]int64, ncon)
@@ -59,7 +68,7 @@ func mlBounds(c *collectives.Comm, g *mlGraph, lab []int32, K int) (U, W []int64
 // weights are summed per (from, to) pair, priority bucket and constraint
 // over all ranks, and each pair moves whole buckets while every
 // constraint's flow stays within the swap and the target's room.
-func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64, lev int) ([]int32, error) {
+func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64, lev int, maxw []int64) ([]int32, error) {
 	g := L.g
 	n, ncon := g.n(), g.ncon
 	lab := make([]int32, n+int64(L.ghosts))
@@ -67,7 +76,7 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 	if err := exchangeLabels(L.gx, lab, n); err != nil {
 		return nil, err
 	}
-	U, W, err := mlBounds(c, g, lab, K)
+	U, W, err := mlBounds(c, g, lab, K, maxw)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +87,7 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 	var candTo []int32
 	var candB []uint8
 	hist := make([]int64, K*K*B*ncon)
-	thr := make([]int, K*K)
-	delta := make([]int64, K*ncon+1)
-	bad := make([]bool, K)
+	take := make([]bool, K*K*B)
 	cwOf := func(i int64) []int64 { return g.cw[i*int64(ncon) : (i+1)*int64(ncon)] }
 	fits := func(p int32, i int64) bool {
 		for k, w := range cwOf(i) {
@@ -159,7 +166,7 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 			if gain > 0 {
 				b = (15-min(bits.Len64(uint64(gain))-1, 15))*4 + int(h>>61&3)
 			} else {
-				b = 64 + min(bits.Len64(uint64(-gain)), 15)*4 + int(h>>61&3)
+				b = 64 + min(bits.Len64(uint64(-gain)), 7)*8 + int(h>>60&7)
 			}
 			at := ((int(a)*K+int(best))*B + b) * ncon
 			for k, w := range cwOf(i) {
@@ -170,67 +177,42 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 		if err := collectives.Allreduce(c, hist, collectives.Sum); err != nil {
 			return nil, err
 		}
-		mlThresholds(hist, W, U, K, ncon, thr)
-		acc := make([]int, 0, len(candI))
+		mlTake(hist, W, U, K, ncon, take)
+		mlFeasible(hist, W, U, K, ncon, take)
+		moved := int64(0)
 		for j, i := range candI {
-			if int(candB[j]) < thr[int(lab[i])*K+int(candTo[j])] {
-				acc = append(acc, j)
+			if take[(int(lab[i])*K+int(candTo[j]))*B+int(candB[j])] {
+				lab[i] = candTo[j]
+				moved++
 			}
 		}
-		// As lp: undo every move into a part that ends over a bound it
-		// was within (whole buckets bound the flow only up to a bucket).
-		clear(bad)
-		for {
-			clear(delta)
-			for _, j := range acc {
-				i, b := candI[j], candTo[j]
-				a := lab[i]
-				for k, w := range cwOf(i) {
-					delta[int(a)*ncon+k] -= w
-					delta[int(b)*ncon+k] += w
-				}
-				delta[K*ncon]++
-			}
-			if err := collectives.Allreduce(c, delta, collectives.Sum); err != nil {
-				return nil, err
-			}
-			found := false
-			for p := range K {
-				for k := range ncon {
-					if w := W[p*ncon+k]; w+delta[p*ncon+k] > max(U[k], w) && !bad[p] {
-						bad[p], found = true, true
-					}
-				}
-			}
-			if !found {
-				break
-			}
-			acc = slices.DeleteFunc(acc, func(j int) bool { return bad[candTo[j]] })
+		if moved, err = collectives.AllreduceScalar(c, moved, collectives.Sum); err != nil {
+			return nil, err
 		}
-		for _, j := range acc {
-			lab[candI[j]] = candTo[j]
-		}
+		mlApply(hist, W, K, ncon, take)
 		over := false
 		for p := range K {
 			for k := range ncon {
-				W[p*ncon+k] += delta[p*ncon+k]
 				over = over || W[p*ncon+k] > U[k]
 			}
 		}
 		if err := exchangeLabels(L.gx, lab, n); err != nil {
 			return nil, err
 		}
-		if !over && delta[K*ncon]*1000 <= L.N*lpStopMille {
+		if !over && moved*1000 <= L.N*lpStopMille {
 			break
 		}
 	}
 	return lab[:n], nil
 }
 
-// mlThresholds sets thr[a*K+b] to the number of priority buckets of pair
-// (a, b) that move: lpThresholds per constraint, a bucket moving only if
-// it fits every constraint's allowance.
-func mlThresholds(hist, W, U []int64, K, ncon int, thr []int) {
+// mlTake sets take[(a*K+b)*B+t] for the priority buckets t of pair (a, b)
+// that move: lpThresholds' allowance per constraint (the pair's smaller
+// direction, plus b's room shared by excess), taking buckets in priority
+// order and passing over those that do not fit every constraint's
+// allowance (a bucket of nodes of a full node type must not stop the
+// rest).
+func mlTake(hist, W, U []int64, K, ncon int, take []bool) {
 	const B = mlBuckets
 	D := make([]int64, K*K*ncon)
 	for pr := range K * K {
@@ -263,21 +245,84 @@ func mlThresholds(hist, W, U []int64, K, ncon int, thr []int) {
 				}
 			}
 			clear(sum)
-			t := 0
-			for ; t < B; t++ {
+			for t := range B {
 				at := ((a*K+b)*B + t) * ncon
 				ok := true
 				for k := range ncon {
 					ok = ok && sum[k]+hist[at+k] <= allow[k]
 				}
-				if !ok {
-					break
-				}
-				for k := range ncon {
-					sum[k] += hist[at+k]
+				take[(a*K+b)*B+t] = ok
+				if ok {
+					for k := range ncon {
+						sum[k] += hist[at+k]
+					}
 				}
 			}
-			thr[a*K+b] = t
+		}
+	}
+}
+
+// mlApply adds the taken buckets' flows to the part weights W.
+func mlApply(hist, W []int64, K, ncon int, take []bool) {
+	const B = mlBuckets
+	for a := range K {
+		for b := range K {
+			for t := range B {
+				if !take[(a*K+b)*B+t] {
+					continue
+				}
+				at := ((a*K+b)*B + t) * ncon
+				for k := range ncon {
+					W[a*ncon+k] -= hist[at+k]
+					W[b*ncon+k] += hist[at+k]
+				}
+			}
+		}
+	}
+}
+
+// mlFeasible drops taken buckets until no part ends over a bound it was
+// within: the histogram is the exact weight of every bucket on all ranks,
+// so every rank finds the same weights after the round without another
+// Allreduce. While a part p ends over the bound of constraint k (and
+// over what it weighed), the taken bucket into p of lowest priority that
+// weighs in k is dropped (which can put its source over, so the check
+// repeats; every step drops a bucket, so it ends).
+func mlFeasible(hist, W, U []int64, K, ncon int, take []bool) {
+	const B = mlBuckets
+	Wn := slices.Clone(W)
+	mlApply(hist, Wn, K, ncon, take)
+	for {
+		p, k := -1, -1
+		for q := 0; q < K && p < 0; q++ {
+			for kk := range ncon {
+				if w := Wn[q*ncon+kk]; w > max(U[kk], W[q*ncon+kk]) {
+					p, k = q, kk
+					break
+				}
+			}
+		}
+		if p < 0 {
+			return
+		}
+		dropped := false
+		for t := B - 1; t >= 0 && !dropped; t-- {
+			for a := range K {
+				at := ((a*K+p)*B + t) * ncon
+				if a == p || !take[(a*K+p)*B+t] || hist[at+k] == 0 {
+					continue
+				}
+				take[(a*K+p)*B+t] = false
+				for kk := range ncon {
+					Wn[a*ncon+kk] += hist[at+kk]
+					Wn[p*ncon+kk] -= hist[at+kk]
+				}
+				dropped = true
+				break
+			}
+		}
+		if !dropped {
+			return // cannot happen: p gained weight in k, so some bucket into it weighs in k
 		}
 	}
 }
