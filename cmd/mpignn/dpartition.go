@@ -16,7 +16,7 @@ import (
 )
 
 // chunkedMethod picks the distributed method for a chunked dataset: an
-// assignment directory, random, label propagation (lp), or PT-Scotch (--method parmetis, and what
+// assignment directory, random, label propagation (lp), multilevel (ml), or PT-Scotch (--method parmetis, and what
 // metis, the default, means for a chunked dataset, whose graph no single
 // process holds). Without PT-Scotch in the build (MPICH) a requested
 // parmetis or metis is refused; the default falls back to random.
@@ -27,7 +27,7 @@ func chunkedMethod(method string, methodSet bool, assignment string) (string, er
 			return "", errors.New("--assignment DIR gives the assignment; leave out --method")
 		}
 		return dpartition.MethodAssignment, nil
-	case method == partition.MethodRandom || method == dpartition.MethodLP:
+	case method == partition.MethodRandom || method == dpartition.MethodLP || method == dpartition.MethodML:
 		return method, nil
 	case (method == partition.MethodMetis || method == dpartition.MethodParMetis) && dpartition.ParMetisAvailable:
 		return dpartition.MethodParMetis, nil
@@ -36,7 +36,7 @@ func chunkedMethod(method string, methodSet bool, assignment string) (string, er
 	case method == partition.MethodMetis || method == dpartition.MethodParMetis:
 		return "", fmt.Errorf("--method %s: a chunked dataset is partitioned by all ranks with PT-Scotch, which is not available in this build (MPICH; Debian builds PT-Scotch against OpenMPI only); use --method random or --assignment DIR", method)
 	}
-	return "", fmt.Errorf("--method %q: want parmetis, lp, random or --assignment DIR for a chunked dataset", method)
+	return "", fmt.Errorf("--method %q: want parmetis, lp, ml, random or --assignment DIR for a chunked dataset", method)
 }
 
 // refuseForChunked names the first flag the distributed partitioner does

@@ -47,7 +47,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.StringVar(&c.out, "out", "", "output partition directory (required; must not exist unless --force)")
 	fs.StringVar(&c.split, "split", "", `split steering METIS balance and recorded as default ("" = public if present, else the first split)`)
 	fs.IntVar(&c.parts, "parts", 0, "number of partitions P (required, 1 <= P <= nodes)")
-	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random (a chunked dataset: parmetis, lp or random)")
+	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random (a chunked dataset: parmetis, lp, ml or random)")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of METIS, random partitioning and the link split (the same default as train --part-seed)")
 	fs.BoolVar(&c.haloFeats, "halo-feats", false, "also store the features of each part's 1-hop halo")
 	fs.StringVar(&c.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("store node features as CSR rows: auto (when under %g %% nonzero; homogeneous node partitions only), on or off", 100*partition.SparseAutoDensity))
@@ -92,13 +92,13 @@ func parsePartition(args []string) (partitionConfig, error) {
 	}
 	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse, Split: c.split, Link: c.link, Time: c.time}
 	if isChunked(c.data) {
-		opt.Method = "" // chunkedMethod checks it: parmetis and lp are methods there
+		opt.Method = "" // chunkedMethod checks it: parmetis, lp and ml are methods there
 	}
 	if err := opt.Validate(); err != nil {
 		var fe *config.FieldError
 		if errors.As(err, &fe) && fe.Field == "Method" {
 			// This command also partitions chunked datasets (dpartition).
-			return c, fmt.Errorf("%w (parmetis or lp for a chunked dataset)", flagNames(err))
+			return c, fmt.Errorf("%w (parmetis, lp or ml for a chunked dataset)", flagNames(err))
 		}
 		return c, flagNames(err)
 	}

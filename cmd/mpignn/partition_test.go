@@ -97,8 +97,9 @@ func TestChunkedMethod(t *testing.T) {
 		want, err          string
 	}{
 		{method: "lp", set: true, want: dpartition.MethodLP},
+		{method: "ml", set: true, want: dpartition.MethodML},
 		{method: "random", set: true, want: partition.MethodRandom},
-		{method: "lpx", set: true, err: `--method "lpx": want parmetis, lp, random or --assignment DIR for a chunked dataset`},
+		{method: "lpx", set: true, err: `--method "lpx": want parmetis, lp, ml, random or --assignment DIR for a chunked dataset`},
 		{method: "lp", set: true, assignment: "a", err: "--assignment DIR gives the assignment; leave out --method"},
 	} {
 		got, err := chunkedMethod(tc.method, tc.set, tc.assignment)
