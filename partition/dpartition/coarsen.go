@@ -68,27 +68,22 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 	lo := g.vtxdist[me]
 	owner := func(v int64) int { return sort.Search(P, func(r int) bool { return g.vtxdist[r+1] > v }) }
 	lab := make([]int64, n+int64(L.ghosts))
-	labKey := make([]uint64, n+int64(L.ghosts))
 	for i := range n {
 		lab[i] = lo + i
-		labKey[i] = g.key[i]
 	}
 	if err := exchangeLabels(L.gx, lab, n); err != nil {
 		return nil, err
 	}
-	if err := exchangeLabels(L.gx, labKey, n); err != nil {
-		return nil, err
+	// wk: per local vertex, the weight of the cluster it represents and
+	// its key (the cluster's), fetched together.
+	wk := make([]int64, 2*n)
+	for i := range n {
+		wk[2*i], wk[2*i+1] = g.vwgt[i], int64(g.key[i])
 	}
-	cwt := slices.Clone(g.vwgt) // weight of the cluster each local vertex represents
-	type nb struct {
-		lab int64
-		key uint64
-		w   int64
-	}
+	type nb struct{ lab, w int64 }
 	var nbs []nb
 	var need []int64
 	moveTo := make([]int64, n)
-	moveKey := make([]uint64, n)
 	for round := range uint64(mlClusterRounds) {
 		hashOf := func(k uint64) uint64 { return hashkey.Hash64(seed, mlTag, uint64(lev), round, k) }
 		// The weights of the clusters next to the round's vertices.
@@ -107,7 +102,7 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 		if err != nil {
 			return nil, err
 		}
-		needW, err := fetch(fx, cwt)
+		needWK, err := fetchPairs(fx, wk)
 		if err != nil {
 			return nil, err
 		}
@@ -122,11 +117,11 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 			nbs = nbs[:0]
 			for e := g.xadj[i]; e < g.xadj[i+1]; e++ {
 				s := g.adj[e]
-				nbs = append(nbs, nb{lab[s], labKey[s], g.ewgt[e]})
+				nbs = append(nbs, nb{lab[s], g.ewgt[e]})
 			}
 			slices.SortFunc(nbs, func(a, b nb) int { return cmp.Compare(a.lab, b.lab) })
 			own := int64(0)
-			best, bestKey, bestC, bestH := int64(-1), uint64(0), int64(0), uint64(0)
+			best, bestC, bestH := int64(-1), int64(0), uint64(0)
 			for j := 0; j < len(nbs); {
 				k, conn := j, int64(0)
 				for k < len(nbs) && nbs[k].lab == nbs[j].lab {
@@ -136,10 +131,11 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 				l := nbs[j].lab
 				if l == lab[i] {
 					own = conn
-				} else if w, _ := slices.BinarySearch(need, l); needW[w]+g.vwgt[i] <= maxCW {
-					hl := hashkey.Hash64(seed, mlTag, uint64(lev), round, g.key[i], nbs[j].key)
+				} else if w, _ := slices.BinarySearch(need, l); needWK[2*w]+g.vwgt[i] <= maxCW {
+					lk := uint64(needWK[2*w+1])
+					hl := hashkey.Hash64(seed, mlTag, uint64(lev), round, g.key[i], lk)
 					if best < 0 || conn > bestC || conn == bestC && hl > bestH {
-						best, bestKey, bestC, bestH = l, nbs[j].key, conn, hl
+						best, bestC, bestH = l, conn, hl
 					}
 				}
 				j = k
@@ -147,7 +143,7 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 			if best < 0 || bestC <= own {
 				continue
 			}
-			moveTo[i], moveKey[i] = best, bestKey
+			moveTo[i] = best
 			r := owner(best)
 			send[r] = append(send[r], best, int64(g.key[i]), g.vwgt[i])
 		}
@@ -178,8 +174,8 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 			reply[r] = make([]byte, len(rec)/3)
 		}
 		for _, p := range props {
-			if cwt[p.lab-lo]+p.w <= maxCW {
-				cwt[p.lab-lo] += p.w
+			if wk[2*(p.lab-lo)]+p.w <= maxCW {
+				wk[2*(p.lab-lo)] += p.w
 				reply[p.r][p.j] = 1
 			}
 		}
@@ -204,7 +200,7 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 			old := lab[i]
 			ro := owner(old)
 			leave[ro] = append(leave[ro], old, g.vwgt[i])
-			lab[i], labKey[i] = moveTo[i], moveKey[i]
+			lab[i] = moveTo[i]
 		}
 		left, err := alltoallv(c, leave)
 		if err != nil {
@@ -212,13 +208,10 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 		}
 		for _, rec := range left {
 			for j := 0; j < len(rec); j += 2 {
-				cwt[rec[j]-lo] -= rec[j+1]
+				wk[2*(rec[j]-lo)] -= rec[j+1]
 			}
 		}
 		if err := exchangeLabels(L.gx, lab, n); err != nil {
-			return nil, err
-		}
-		if err := exchangeLabels(L.gx, labKey, n); err != nil {
 			return nil, err
 		}
 	}

@@ -54,7 +54,8 @@ type Options struct {
 	// tests lower them to exercise the rounds.
 	RoundIDs, RoundEdges int
 	// Phase, if set, is called on every rank with the wall time of each
-	// step as it ends ("assignment", "graph" and "PT-Scotch" inside it,
+	// step as it ends ("assignment", "graph" and "PT-Scotch", "label
+	// propagation" or "coarsening", "METIS" and "refinement" inside it,
 	// "nodes", "edges", "write"), for the command's report.
 	Phase func(name string, d time.Duration)
 }

@@ -145,6 +145,20 @@ func fetch[T collectives.Elem](e *ghostExchange, src []T) ([]T, error) {
 	return got, err
 }
 
+// fetchPairs is fetch of two values per vertex (src[2i], src[2i+1]).
+func fetchPairs[T collectives.Elem](e *ghostExchange, src []T) ([]T, error) {
+	send := make([]T, 2*len(e.req))
+	for j, i := range e.req {
+		send[2*j], send[2*j+1] = src[2*i], src[2*i+1]
+	}
+	counts := make([]int64, len(e.counts))
+	for r, n := range e.counts {
+		counts[r] = 2 * n
+	}
+	got, _, err := collectives.Alltoallv(e.c, send, counts)
+	return got, err
+}
+
 // exchangeLabels copies the current labels of e's remote neighbours into
 // lab[n:].
 func exchangeLabels[T collectives.Elem](e *ghostExchange, lab []T, n int64) error {

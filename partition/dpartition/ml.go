@@ -26,7 +26,13 @@ const mlInitialUB = 1.03
 // choice is a hash of seed and vertex keys, every sum an integer one,
 // owners order what they receive by key, and the coarsest graph reaches
 // METIS in key order.
-func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(format string, args ...any)) ([]int32, error) {
+//
+// step, if set, is called as each stage ends ("coarsening", "METIS",
+// "refinement"), logf with a line per level.
+func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(format string, args ...any), step func(name string)) ([]int32, error) {
+	if step == nil {
+		step = func(string) {}
+	}
 	var levels []*mlLevel
 	maxw, err := mlMaxWeights(c, g)
 	if err != nil {
@@ -71,15 +77,18 @@ func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(f
 			logf("level %d: %d vertices, clusters up to %d of %d, %d coarse vertices", lev, N, maxCW, total, g.vtxdist[len(g.vtxdist)-1])
 		}
 	}
+	step("coarsening")
 	part, err := mlInitial(c, levels[len(levels)-1], K, seed)
 	if err != nil {
 		return nil, err
 	}
+	step("METIS")
 	for l := len(levels) - 1; ; l-- {
 		if part, err = mlRefine(c, levels[l], part, K, seed, l, maxw); err != nil {
 			return nil, err
 		}
 		if l == 0 {
+			step("refinement")
 			return part, nil
 		}
 		// Project: each vertex of level l-1 takes its cluster's part.
@@ -229,11 +238,10 @@ func (x *run) mlAssign() error {
 		return err
 	}
 	t0 = x.phase("graph", t0)
-	part, err := multilevel(x.c, g, x.P, x.opt.Seed, nil)
+	part, err := multilevel(x.c, g, x.P, x.opt.Seed, nil, func(name string) { t0 = x.phase(name, t0) })
 	if err != nil {
 		return err
 	}
-	x.phase("multilevel", t0)
 	x.setAssign(l, part)
 	return nil
 }

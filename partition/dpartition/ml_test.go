@@ -107,7 +107,7 @@ func TestMultilevelSameOnAnyRankCount(t *testing.T) {
 	opt := graph.GenOptions{Nodes: 20000, AvgDegree: 10, Classes: 8, FeatDim: 1, Homophily: 0.9, Seed: 11, Workers: 1}
 	for _, tt := range tests {
 		g, _, csr := mlTestGraph(t, c, opt, func(v int64, _ int32) bool { return v%5 == 0 })
-		part, err := multilevel(c, g, tt.K, 7, t.Logf)
+		part, err := multilevel(c, g, tt.K, 7, t.Logf, nil)
 		agree(t, c, err)
 		d, cut, bal := mlGather(t, c, part, g, csr, tt.K)
 		t.Logf("K=%d: digest %#x, cut %d of %d, balance %.4f", tt.K, d, cut, csr.NumEdges()/2, bal)
@@ -127,7 +127,7 @@ func TestMultilevelSkewed(t *testing.T) {
 	const K = 8
 	opt := graph.GenOptions{Nodes: 20000, AvgDegree: 12, Classes: 4, FeatDim: 1, Homophily: 0.95, PowerLaw: 2.1, Seed: 3, Workers: 1}
 	g, _, csr := mlTestGraph(t, c, opt, func(_ int64, label int32) bool { return label == 0 })
-	part, err := multilevel(c, g, K, 5, t.Logf)
+	part, err := multilevel(c, g, K, 5, t.Logf, nil)
 	agree(t, c, err)
 	_, cut, bal := mlGather(t, c, part, g, csr, K)
 	t.Logf("cut %d of %d, balance %.4f", cut, csr.NumEdges()/2, bal)
@@ -146,7 +146,7 @@ func TestMultilevelBeatsLP(t *testing.T) {
 		lpPart, err := labelPropagation(c, lg, K, 2)
 		agree(t, c, err)
 		_, lpCut, _ := mlGather(t, c, lpPart, g, csr, K)
-		part, err := multilevel(c, g, K, 2, nil)
+		part, err := multilevel(c, g, K, 2, nil, nil)
 		agree(t, c, err)
 		_, cut, bal := mlGather(t, c, part, g, csr, K)
 		t.Logf("K=%d: ml cut %d (balance %.4f), lp cut %d, of %d", K, cut, bal, lpCut, csr.NumEdges()/2)
