@@ -225,13 +225,41 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 // not depend on the number of ranks), with the summed vertex weights and
 // the summed weights of the edges between clusters. It sets L.cid and
 // L.up and returns the coarse graph (adj in global ids).
-func mlContract(c *collectives.Comm, L *mlLevel, lab []int64) (*mlGraph, error) {
+//
+// Vertices without edges, which no clustering joins, would keep the
+// coarse graph from shrinking (and every rank gathers the coarsest): they
+// go into 8 x isoW/maxCW buckets (small, so that they balance) by a hash
+// of their key instead, buckets that
+// rank 0 owns as coarse vertices of key 1<<63 | bucket, after its others.
+func mlContract(c *collectives.Comm, L *mlLevel, lab []int64, seed uint64, lev int, maxCW int64) (*mlGraph, error) {
 	g := L.g
 	n, ncon := g.n(), g.ncon
 	P, me := c.Size(), c.Rank()
 	lo, hi := g.vtxdist[me], g.vtxdist[me+1]
 	owner := func(vtxdist []int64, v int64) int {
+		if v < 0 {
+			return 0 // a bucket of vertices without edges
+		}
 		return sort.Search(P, func(r int) bool { return vtxdist[r+1] > v })
+	}
+	isoW := int64(0)
+	for i := range n {
+		if g.xadj[i] == g.xadj[i+1] {
+			isoW += g.vwgt[i]
+		}
+	}
+	isoW, err := collectives.AllreduceScalar(c, isoW, collectives.Sum)
+	if err != nil {
+		return nil, err
+	}
+	nb := int64(0)
+	if isoW > 0 {
+		nb = max(1, 8*isoW/max(maxCW, 1))
+		for i := range n {
+			if g.xadj[i] == g.xadj[i+1] {
+				lab[i] = -1 - int64(hashkey.Hash64(seed, mlTag, uint64(lev), 2<<32, g.key[i])%uint64(nb))
+			}
+		}
 	}
 	// Vertex weights per cluster, summed here and then at the owner.
 	stride := 2 + ncon
@@ -261,15 +289,22 @@ func mlContract(c *collectives.Comm, L *mlLevel, lab []int64) (*mlGraph, error) 
 	if err != nil {
 		return nil, err
 	}
-	// sum[i]: the cluster represented by local vertex i.
+	// sum[i]: the cluster represented by local vertex i; vsum[b]: bucket b.
 	sum := make([]int64, (hi-lo)*int64(stride))
 	used := make([]bool, hi-lo)
+	vsum := make([]int64, nb*int64(stride))
+	vused := make([]bool, nb)
 	for _, rec := range got {
 		for j := 0; j < len(rec); j += stride {
-			i := rec[j] - lo
-			used[i] = true
+			at, i := sum, rec[j]-lo
+			if rec[j] < 0 {
+				at, i = vsum, -1-rec[j]
+				vused[i] = true
+			} else {
+				used[i] = true
+			}
 			for k := 1; k < stride; k++ {
-				sum[i*int64(stride)+int64(k)] += rec[j+k]
+				at[i*int64(stride)+int64(k)] += rec[j+k]
 			}
 		}
 	}
@@ -280,7 +315,13 @@ func mlContract(c *collectives.Comm, L *mlLevel, lab []int64) (*mlGraph, error) 
 		}
 	}
 	slices.SortFunc(reps, func(a, b int64) int { return cmp.Compare(g.key[a], g.key[b]) })
-	nc := int64(len(reps))
+	var buckets []int64
+	for b, u := range vused {
+		if u {
+			buckets = append(buckets, int64(b))
+		}
+	}
+	nc := int64(len(reps) + len(buckets))
 	counts, err := collectives.Allgather(c, []int64{nc})
 	if err != nil {
 		return nil, err
@@ -300,8 +341,22 @@ func mlContract(c *collectives.Comm, L *mlLevel, lab []int64) (*mlGraph, error) 
 		cg.vwgt[j] = sum[i*int64(stride)+1]
 		copy(cg.cw[int64(j)*int64(ncon):], sum[i*int64(stride)+2:(i+1)*int64(stride)])
 	}
+	vcid := make([]int64, nb)
+	for j, b := range buckets {
+		j += len(reps)
+		vcid[b] = clo + int64(j)
+		cg.key[j] = 1<<63 | uint64(b)
+		cg.vwgt[j] = vsum[b*int64(stride)+1]
+		copy(cg.cw[int64(j)*int64(ncon):], vsum[b*int64(stride)+2:(b+1)*int64(stride)])
+	}
+	if nb > 0 {
+		if err := collectives.Bcast(c, vcid, 0); err != nil {
+			return nil, err
+		}
+	}
 	// Coarse ids of this rank's clusters, then of the ghosts' clusters.
-	fx, err := newFetch(c, g.vtxdist, distinct)
+	nv, _ := slices.BinarySearch(distinct, 0) // buckets (negative) first
+	fx, err := newFetch(c, g.vtxdist, distinct[nv:])
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +366,11 @@ func mlContract(c *collectives.Comm, L *mlLevel, lab []int64) (*mlGraph, error) 
 	}
 	cid := make([]int64, n+int64(L.ghosts))
 	for i := range n {
-		k, _ := slices.BinarySearch(distinct, lab[i])
+		if lab[i] < 0 {
+			cid[i] = vcid[-1-lab[i]]
+			continue
+		}
+		k, _ := slices.BinarySearch(distinct[nv:], lab[i])
 		cid[i] = dc[k]
 	}
 	if err := exchangeLabels(L.gx, cid, n); err != nil {

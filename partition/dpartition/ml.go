@@ -70,7 +70,7 @@ func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(f
 		if err != nil {
 			return nil, err
 		}
-		if g, err = mlContract(c, L, lab); err != nil {
+		if g, err = mlContract(c, L, lab, seed, lev, maxCW); err != nil {
 			return nil, err
 		}
 		if logf != nil {

@@ -18,6 +18,12 @@ import (
 // train says) and degree, the combined weight lp's; and lp's graph of the
 // same block, and the whole graph.
 func mlTestGraph(t *testing.T, c *collectives.Comm, opt graph.GenOptions, train func(v int64, label int32) bool) (*mlGraph, *lpGraph, *graph.CSR) {
+	return mlTestGraphIso(t, c, opt, train, func(int64) bool { return false })
+}
+
+// mlTestGraphIso is mlTestGraph with the edges of the nodes iso says
+// removed (both directions), leaving them without any.
+func mlTestGraphIso(t *testing.T, c *collectives.Comm, opt graph.GenOptions, train func(v int64, label int32) bool, iso func(v int64) bool) (*mlGraph, *lpGraph, *graph.CSR) {
 	t.Helper()
 	syn, err := graph.Generate(opt)
 	require.NoError(t, err)
@@ -32,7 +38,12 @@ func mlTestGraph(t *testing.T, c *collectives.Comm, opt graph.GenOptions, train 
 	g := &mlGraph{vtxdist: vtxdist, xadj: []int64{0}, ncon: 3}
 	lg := &lpGraph{vtxdist: vtxdist, xadj: []int64{0}}
 	for v := vtxdist[me]; v < vtxdist[me+1]; v++ {
-		row := csr.Indices[csr.Indptr[v]:csr.Indptr[v+1]]
+		var row []int64
+		for _, u := range csr.Indices[csr.Indptr[v]:csr.Indptr[v+1]] {
+			if !iso(u) && !iso(v) {
+				row = append(row, u)
+			}
+		}
 		g.adj = append(g.adj, row...)
 		lg.adj = append(lg.adj, row...)
 		g.xadj = append(g.xadj, int64(len(g.adj)))
@@ -93,20 +104,24 @@ func mlGather(t *testing.T, c *collectives.Comm, part []int32, g *mlGraph, csr *
 // TestMultilevelSameOnAnyRankCount: on a 20,000-node planted-community
 // graph the multilevel assignment into 4 parts and into 3 (not the
 // number of ranks) is the same on 1, 2, 3 and 4 ranks (digests pinned;
-// the test binary runs with each), with every constraint (nodes,
-// training nodes, degree) within 1.05.
+// the test binary runs with each), also when a seventh of the nodes have
+// no edges, with every constraint (nodes, training nodes, degree) within
+// 1.05.
 func TestMultilevelSameOnAnyRankCount(t *testing.T) {
 	c := comm(t)
 	tests := []struct {
 		K    int
+		iso  int64 // every iso-th node has no edges (0: none)
 		want uint64
 	}{
-		{4, 0x5e5d4c37ca6a132b},
-		{3, 0xc7e7ad51aeaf31fa},
+		{4, 0, 0x51eabc44778a15df},
+		{3, 0, 0x1258d324c06dbca5},
+		{4, 7, 0x6785276c21ac72d5},
 	}
 	opt := graph.GenOptions{Nodes: 20000, AvgDegree: 10, Classes: 8, FeatDim: 1, Homophily: 0.9, Seed: 11, Workers: 1}
 	for _, tt := range tests {
-		g, _, csr := mlTestGraph(t, c, opt, func(v int64, _ int32) bool { return v%5 == 0 })
+		iso := func(v int64) bool { return tt.iso > 0 && v%tt.iso == 3 }
+		g, _, csr := mlTestGraphIso(t, c, opt, func(v int64, _ int32) bool { return v%5 == 0 }, iso)
 		part, err := multilevel(c, g, tt.K, 7, t.Logf, nil)
 		agree(t, c, err)
 		d, cut, bal := mlGather(t, c, part, g, csr, tt.K)
