@@ -80,8 +80,9 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 	for i := range n {
 		wk[2*i], wk[2*i+1] = g.vwgt[i], int64(g.key[i])
 	}
-	type nb struct{ lab, w int64 }
-	var nbs []nb
+	pos := make([]int32, len(lab))
+	var conn []int64
+	var touched []int32
 	var need []int64
 	moveTo := make([]int64, n)
 	for round := range uint64(mlClusterRounds) {
@@ -106,6 +107,19 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 		if err != nil {
 			return nil, err
 		}
+		// Each slot's cluster as an index into need, so that a vertex sums
+		// its connections in a dense array (no sort per vertex).
+		for s := range lab {
+			k, ok := slices.BinarySearch(need, lab[s])
+			pos[s] = int32(k)
+			if !ok {
+				pos[s] = -1
+			}
+		}
+		if cap(conn) < len(need) {
+			conn = make([]int64, len(need))
+		}
+		conn = conn[:len(need)]
 		// Each vertex of the round picks a cluster; proposals go to the
 		// cluster's owner as (cluster, key, weight).
 		send := make([][]int64, P)
@@ -114,31 +128,28 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 			if hashOf(g.key[i])>>63 != 0 {
 				continue
 			}
-			nbs = nbs[:0]
+			touched = touched[:0]
 			for e := g.xadj[i]; e < g.xadj[i+1]; e++ {
-				s := g.adj[e]
-				nbs = append(nbs, nb{lab[s], g.ewgt[e]})
+				k := pos[g.adj[e]]
+				if conn[k] == 0 {
+					touched = append(touched, k)
+				}
+				conn[k] += g.ewgt[e]
 			}
-			slices.SortFunc(nbs, func(a, b nb) int { return cmp.Compare(a.lab, b.lab) })
 			own := int64(0)
 			best, bestC, bestH := int64(-1), int64(0), uint64(0)
-			for j := 0; j < len(nbs); {
-				k, conn := j, int64(0)
-				for k < len(nbs) && nbs[k].lab == nbs[j].lab {
-					conn += nbs[k].w
-					k++
-				}
-				l := nbs[j].lab
+			for _, k := range touched {
+				l, cn := need[k], conn[k]
+				conn[k] = 0
 				if l == lab[i] {
-					own = conn
-				} else if w, _ := slices.BinarySearch(need, l); needWK[2*w]+g.vwgt[i] <= maxCW {
-					lk := uint64(needWK[2*w+1])
+					own = cn
+				} else if needWK[2*k]+g.vwgt[i] <= maxCW {
+					lk := uint64(needWK[2*k+1])
 					hl := hashkey.Hash64(seed, mlTag, uint64(lev), round, g.key[i], lk)
-					if best < 0 || conn > bestC || conn == bestC && hl > bestH {
-						best, bestC, bestH = l, conn, hl
+					if best < 0 || cn > bestC || cn == bestC && hl > bestH {
+						best, bestC, bestH = l, cn, hl
 					}
 				}
-				j = k
 			}
 			if best < 0 || bestC <= own {
 				continue
