@@ -81,6 +81,7 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 		wk[2*i], wk[2*i+1] = g.vwgt[i], int64(g.key[i])
 	}
 	pos := make([]int32, len(lab))
+	mark := make([]bool, len(lab)) // slots next to the round's vertices
 	var conn []int64
 	var touched []int32
 	var need []int64
@@ -88,12 +89,18 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 	for round := range uint64(mlClusterRounds) {
 		hashOf := func(k uint64) uint64 { return hashkey.Hash64(seed, mlTag, uint64(lev), round, k) }
 		// The weights of the clusters next to the round's vertices.
-		need = need[:0]
+		clear(mark)
 		for i := range n {
 			if hashOf(g.key[i])>>63 != 0 {
 				continue
 			}
 			for _, s := range g.adj[g.xadj[i]:g.xadj[i+1]] {
+				mark[s] = true
+			}
+		}
+		need = need[:0]
+		for s, m := range mark {
+			if m {
 				need = append(need, lab[s])
 			}
 		}
