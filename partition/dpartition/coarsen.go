@@ -395,53 +395,76 @@ func mlContract(c *collectives.Comm, L *mlLevel, lab []int64, seed uint64, lev i
 		return nil, err
 	}
 	// Coarse edges (cu, cv, w), summed here and then at cu's owner.
-	type edge struct{ u, v, w int64 }
-	var es []edge
-	for i := range n {
-		for e := g.xadj[i]; e < g.xadj[i+1]; e++ {
-			if cv := cid[g.adj[e]]; cv != cid[i] {
-				es = append(es, edge{cid[i], cv, g.ewgt[e]})
-			}
-		}
-	}
-	byUV := func(a, b edge) int { return cmp.Or(cmp.Compare(a.u, b.u), cmp.Compare(a.v, b.v)) }
-	merge := func(es []edge) []edge {
-		slices.SortFunc(es, byUV)
-		out := es[:0]
-		for _, e := range es {
-			if k := len(out) - 1; k >= 0 && out[k].u == e.u && out[k].v == e.v {
-				out[k].w += e.w
+	// Rows are merged a coarse vertex at a time: here the rows of the
+	// fine vertices of each cluster, at the owner the runs every rank
+	// sent for each coarse vertex, each sorted by neighbour (small sorts,
+	// no sort of all edges).
+	type nbw struct{ v, w int64 }
+	mergeRow := func(row []nbw) []nbw {
+		slices.SortFunc(row, func(a, b nbw) int { return cmp.Compare(a.v, b.v) })
+		out := row[:0]
+		for _, x := range row {
+			if k := len(out) - 1; k >= 0 && out[k].v == x.v {
+				out[k].w += x.w
 			} else {
-				out = append(out, e)
+				out = append(out, x)
 			}
 		}
 		return out
 	}
-	es = merge(es)
-	esend := make([][]int64, P)
-	for _, e := range es {
-		r := owner(cg.vtxdist, e.u)
-		esend[r] = append(esend[r], e.u, e.v, e.w)
+	byCid := make([]int64, n)
+	for i := range n {
+		byCid[i] = i
 	}
-	es = nil
+	slices.SortFunc(byCid, func(a, b int64) int { return cmp.Compare(cid[a], cid[b]) })
+	esend := make([][]int64, P)
+	var row []nbw
+	for j := 0; j < len(byCid); {
+		cu := cid[byCid[j]]
+		row = row[:0]
+		for ; j < len(byCid) && cid[byCid[j]] == cu; j++ {
+			i := byCid[j]
+			for e := g.xadj[i]; e < g.xadj[i+1]; e++ {
+				if cv := cid[g.adj[e]]; cv != cu {
+					row = append(row, nbw{cv, g.ewgt[e]})
+				}
+			}
+		}
+		r := owner(cg.vtxdist, cu)
+		for _, x := range mergeRow(row) {
+			esend[r] = append(esend[r], cu, x.v, x.w)
+		}
+	}
 	egot, err := alltoallv(c, esend)
 	if err != nil {
 		return nil, err
 	}
+	start := make([]int64, nc+1)
 	for _, rec := range egot {
 		for j := 0; j < len(rec); j += 3 {
-			es = append(es, edge{rec[j], rec[j+1], rec[j+2]})
+			start[rec[j]-clo+1]++
 		}
 	}
-	es = merge(es)
-	j := 0
-	for u := clo; u < clo+nc; u++ {
-		for ; j < len(es) && es[j].u == u; j++ {
-			cg.adj = append(cg.adj, es[j].v)
-			cg.ewgt = append(cg.ewgt, es[j].w)
+	for u := range nc {
+		start[u+1] += start[u]
+	}
+	flat := make([]nbw, start[nc])
+	at := slices.Clone(start[:nc])
+	for _, rec := range egot {
+		for j := 0; j < len(rec); j += 3 {
+			u := rec[j] - clo
+			flat[at[u]] = nbw{rec[j+1], rec[j+2]}
+			at[u]++
+		}
+	}
+	for u := range nc {
+		for _, x := range mergeRow(flat[start[u]:start[u+1]]) {
+			cg.adj = append(cg.adj, x.v)
+			cg.ewgt = append(cg.ewgt, x.w)
 		}
 		cg.xadj = append(cg.xadj, int64(len(cg.adj)))
 	}
+
 	// The map down, for projecting parts.
 	L.cid = cid[:n]
 	ups := slices.Clone(L.cid)
