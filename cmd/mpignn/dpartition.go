@@ -16,7 +16,8 @@ import (
 )
 
 // chunkedMethod picks the distributed method for a chunked dataset: an
-// assignment directory, random, label propagation (lp), or PT-Scotch
+// assignment directory, random, label propagation (lp), multilevel (ml),
+// or PT-Scotch
 // (parmetis). Without --method (methodSet false) it is PT-Scotch, or random
 // where the build has no PT-Scotch (MPICH). A method the user named is
 // honoured or refused, never swapped: METIS needs the whole graph in one
@@ -33,16 +34,16 @@ func chunkedMethod(method string, methodSet bool, assignment string) (string, er
 		return dpartition.MethodParMetis, nil
 	case !methodSet:
 		return partition.MethodRandom, nil
-	case method == partition.MethodRandom || method == dpartition.MethodLP:
+	case method == partition.MethodRandom || method == dpartition.MethodLP || method == dpartition.MethodML:
 		return method, nil
 	case method == dpartition.MethodParMetis && dpartition.ParMetisAvailable:
 		return dpartition.MethodParMetis, nil
 	case method == dpartition.MethodParMetis:
-		return "", fmt.Errorf("--method %s: PT-Scotch is not available in this build (MPICH; Debian builds PT-Scotch against OpenMPI only); use --method lp or random, or --assignment DIR", method)
+		return "", fmt.Errorf("--method %s: PT-Scotch is not available in this build (MPICH; Debian builds PT-Scotch against OpenMPI only); use --method lp, ml or random, or --assignment DIR", method)
 	case method == partition.MethodMetis:
-		return "", fmt.Errorf("--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method parmetis (PT-Scotch, the default here), lp or random, or partition the OGB layout")
+		return "", fmt.Errorf("--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method parmetis (PT-Scotch, the default here), lp, ml or random, or partition the OGB layout")
 	}
-	return "", fmt.Errorf("--method %q: want parmetis, lp, random or --assignment DIR for a chunked dataset", method)
+	return "", fmt.Errorf("--method %q: want parmetis, lp, ml, random or --assignment DIR for a chunked dataset", method)
 }
 
 // refuseForChunked names the first flag the distributed partitioner does

@@ -49,8 +49,8 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.StringVar(&c.out, "out", "", "output partition directory (required; must not exist unless --force)")
 	fs.StringVar(&c.split, "split", "", `split steering METIS balance and recorded as default ("" = public if present, else the first split)`)
 	fs.IntVar(&c.parts, "parts", 0, "number of partitions P (required, 1 <= P <= nodes)")
-	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random; for a chunked dataset parmetis (PT-Scotch, its default), lp or random")
-	fs.Uint64Var(&c.seed, "seed", 1, "seed of METIS, PT-Scotch, lp, random partitioning and the link split (default 1, as train --part-seed)")
+	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random; for a chunked dataset parmetis (PT-Scotch, its default), lp, ml or random")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of METIS, PT-Scotch, lp, ml, random partitioning and the link split (default 1, as train --part-seed)")
 	fs.BoolVar(&c.haloFeats, "halo-feats", false, "also store the features of each part's 1-hop halo")
 	fs.StringVar(&c.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("store node features as CSR rows: auto (when under %g %% nonzero; homogeneous node partitions only), on or off", 100*partition.SparseAutoDensity))
 	fs.BoolVar(&c.undirected, "undirected", true, "add reverse edges, drop self loops and duplicates (the datasets here list each undirected edge once)")
@@ -102,13 +102,13 @@ func parsePartition(args []string) (partitionConfig, error) {
 		if err := c.refuseForChunked(); err != nil {
 			return c, err
 		}
-		opt.Method = "" // checked above: parmetis and lp are methods there
+		opt.Method = "" // checked above: parmetis, lp and ml are methods there
 	}
 	if err := opt.Validate(); err != nil {
 		var fe *config.FieldError
 		if errors.As(err, &fe) && fe.Field == "Method" {
 			// This command also partitions chunked datasets (dpartition).
-			return c, fmt.Errorf("%w (parmetis or lp for a chunked dataset)", flagNames(err))
+			return c, fmt.Errorf("%w (parmetis, lp or ml for a chunked dataset)", flagNames(err))
 		}
 		return c, flagNames(err)
 	}

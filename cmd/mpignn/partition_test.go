@@ -97,12 +97,13 @@ func TestChunkedMethod(t *testing.T) {
 		want, err          string
 	}{
 		{method: "lp", set: true, want: dpartition.MethodLP},
+		{method: "ml", set: true, want: dpartition.MethodML},
 		{method: "random", set: true, want: partition.MethodRandom},
-		{method: "lpx", set: true, err: `--method "lpx": want parmetis, lp, random or --assignment DIR for a chunked dataset`},
+		{method: "lpx", set: true, err: `--method "lpx": want parmetis, lp, ml, random or --assignment DIR for a chunked dataset`},
 		{method: "lp", set: true, assignment: "a", err: "--assignment DIR gives the assignment; leave out --method"},
 		// A method the user names is honoured or refused, never swapped
 		// (issue 34): metis, typed, is refused rather than run as PT-Scotch.
-		{method: "metis", set: true, err: "--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method parmetis (PT-Scotch, the default here), lp or random, or partition the OGB layout"},
+		{method: "metis", set: true, err: "--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method parmetis (PT-Scotch, the default here), lp, ml or random, or partition the OGB layout"},
 		{method: "metis", set: false, want: map[bool]string{true: dpartition.MethodParMetis, false: partition.MethodRandom}[dpartition.ParMetisAvailable]},
 		{method: "parmetis", set: true, want: dpartition.MethodParMetis, err: map[bool]string{true: "", false: "--method parmetis: PT-Scotch is not available in this build"}[dpartition.ParMetisAvailable]},
 	} {

@@ -79,7 +79,7 @@ func TestParseTrainChunkedMethod(t *testing.T) {
 		{args: []string{"--data", ck, "--method", "random"}, method: partition.MethodRandom},
 		{args: []string{"--data", ck, "--method", "parmetis"}, method: dpartition.MethodParMetis, needsPTSc: true},
 		{args: []string{"--data", ck, "--method", "metis"}, err: "--method metis: METIS needs the whole graph in one process"},
-		{args: []string{"--data", ck, "--method", "spectral"}, err: `--method "spectral": want parmetis, lp, random`},
+		{args: []string{"--data", ck, "--method", "spectral"}, err: `--method "spectral": want parmetis, lp, ml, random`},
 		{args: []string{"--data", t.TempDir(), "--method", "lp"}, err: `--method "lp": want metis or random`},
 	} {
 		if tc.needsPTSc && !dpartition.ParMetisAvailable {

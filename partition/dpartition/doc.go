@@ -40,6 +40,41 @@
 // parts^2 x 128 words; no whole-graph array (the hash start replaces
 // partition.Random's shuffle, which the random method computes).
 //
+// MethodML is multilevel (ParHIP's and dKaMinPar's scheme) on the same
+// symmetric graph, with unit edge weights and one vertex weight per
+// constraint: nodes of each node type, training nodes of the split the
+// writer records, and degree (edges). Coarsening, with all ranks:
+// size-constrained label-propagation clustering (5 rounds of a hashed
+// half; a cluster is named by its representative vertex, whose owner keeps
+// its weight and accepts the round's joins in hash order while the cluster
+// stays within KaMinPar's bound eps x total / min(k, n/2000) of the
+// combined weight), then contraction into a distributed coarse graph (the
+// representative's owner holds the coarse vertex, numbered by key; vertex
+// weights and edge weights summed), until at most 2000 x k vertices remain
+// or a level shrinks by less than 5 % (vertices without edges, which no
+// clustering joins, go into hashed buckets instead). Every rank gathers
+// the coarsest graph in key order and partitions it with libmetis
+// (partition.MetisCSR, every constraint within 1.03), so that all ranks
+// agree without a broadcast. Uncoarsening projects the parts down a level
+// at a time and refines each level by lp's rounds with edge weights and a
+// bound per constraint: max(1.05 x average, average + the finest level's
+// heaviest vertex), METIS' ufactor 50. A vertex of a part over a bound in
+// a constraint it weighs in is forced out, to the best connected (else the
+// lightest) part it fits; a pair's priority buckets move while they fit
+// every constraint's allowance (passing over one that does not), and the
+// global histogram alone (every rank computes the same) drops the
+// lowest-priority bucket into any part that would end over a bound. As for
+// lp every choice hashes (seed, key) and every sum is an integer one, so
+// the assignment is the same on any number of ranks; the number of parts k
+// is a parameter of the scheme (the writer still writes one part per
+// rank). Memory per rank, of n vertices and m adjacency entries on it: the
+// levels' graphs (8 x (2m + (ncon+3) n) bytes for the finest with its edge
+// weights, the coarser ones typically under half of that together), while
+// contracting 24 bytes per coarse edge sent (rows are merged a coarse
+// vertex at a time) and 16 per one received, the coarsest graph on every
+// rank (about 2000 k vertices, more where a level stopped shrinking, with
+// their edges and METIS' copy), and k^2 x 128 x ncon words of histogram.
+//
 // PT-Scotch's cost on small-world graphs is its sequential
 // Fiduccia-Mattheyses refinement of the band graph around each
 // bipartition, which such graphs make nearly as large as the graph

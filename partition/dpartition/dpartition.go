@@ -27,7 +27,7 @@ type Options struct {
 	Data, Out string
 	// Parts must equal the number of ranks (rank p writes part p).
 	Parts int
-	// Method is MethodParMetis, MethodLP, partition.MethodRandom or MethodAssignment (then
+	// Method is MethodParMetis, MethodLP, MethodML, partition.MethodRandom or MethodAssignment (then
 	// AssignmentDir holds "<node type>.txt" files of part ids, one line per
 	// node in type-local order; "_N.txt" for a homogeneous graph).
 	Method        string
@@ -54,7 +54,8 @@ type Options struct {
 	// tests lower them to exercise the rounds.
 	RoundIDs, RoundEdges int
 	// Phase, if set, is called on every rank with the wall time of each
-	// step as it ends ("assignment", "graph" and "PT-Scotch" inside it,
+	// step as it ends ("assignment", "graph" and "PT-Scotch", "label
+	// propagation" or "coarsening", "METIS" and "refinement" inside it,
 	// "nodes", "edges", "write"), for the command's report.
 	Phase func(name string, d time.Duration)
 }
@@ -92,9 +93,9 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		return nil, fmt.Errorf("--parts %d: the distributed partitioner writes one part per rank; run it with %d ranks (mpirun -n %d)", opt.Parts, opt.Parts, opt.Parts)
 	}
 	switch opt.Method {
-	case partition.MethodRandom, MethodAssignment, MethodParMetis, MethodLP:
+	case partition.MethodRandom, MethodAssignment, MethodParMetis, MethodLP, MethodML:
 	default:
-		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s, %s, %s and --assignment", opt.Method, MethodParMetis, MethodLP, partition.MethodRandom)
+		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s, %s, %s, %s and --assignment", opt.Method, MethodParMetis, MethodLP, MethodML, partition.MethodRandom)
 	}
 	if x.rank == 0 {
 		if err := partition.CheckOutDir(opt.Out, opt.Overwrite); err != nil {
@@ -243,6 +244,8 @@ func (x *run) readAssignment() error {
 		return x.parmetisAssign()
 	case MethodLP:
 		return x.lpAssign()
+	case MethodML:
+		return x.mlAssign()
 	}
 	T := x.s.NumTypes()
 	x.assign = make([][]int32, T)

@@ -298,7 +298,7 @@ func TestRejects(t *testing.T) {
 	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P + 1, Method: partition.MethodRandom})
 	require.ErrorContains(t, err, "one part per rank")
 	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P, Method: partition.MethodMetis})
-	require.ErrorContains(t, err, "supports parmetis, lp, random")
+	require.ErrorContains(t, err, "supports parmetis, lp, ml, random")
 	// A bad part id is reported by the rank that reads its line (the
 	// command then aborts the job with it): here read as that rank would.
 	_, err = readAssignFile(filepath.Join(dir, "_N.txt"), 150, 200, 200, P)

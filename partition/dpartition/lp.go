@@ -73,62 +73,96 @@ func (x *run) lpAssign() error {
 	return nil
 }
 
-// ghostExchange refreshes the labels of a rank's remote neighbours: the
-// owner of each sends the labels the others asked for once.
+// ghostExchange refreshes the labels of a rank's remote neighbours (or
+// fetches any list of vertices' values): the owner of each sends the
+// values the others asked for once.
 type ghostExchange struct {
 	c      *collectives.Comm
+	ids    []int64 // the global ids fetched, sorted
 	req    []int64 // local indices the other ranks asked for, by asking rank
 	counts []int64 // how many each rank asked for
 }
 
-// newGhostExchange lists g's distinct remote neighbours, asks their owners
-// for them once, and rewrites g.adj into slots of a label array: local
-// vertex i is slot i, the j-th remote neighbour (by global id) slot n+j.
-// It returns the exchange and the number of remote neighbours.
-func newGhostExchange(c *collectives.Comm, g *lpGraph) (*ghostExchange, int, error) {
+// newFetch asks the owners (by vtxdist) of ids, sorted and distinct, for
+// them once; fetch then returns their values in that order.
+func newFetch(c *collectives.Comm, vtxdist, ids []int64) (*ghostExchange, error) {
 	P, me := c.Size(), c.Rank()
-	lo, hi := g.vtxdist[me], g.vtxdist[me+1]
+	counts := make([]int64, P)
+	for _, v := range ids {
+		counts[sort.Search(P, func(r int) bool { return vtxdist[r+1] > v })]++
+	}
+	req, rc, err := collectives.Alltoallv(c, ids, counts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range req {
+		req[i] -= vtxdist[me]
+	}
+	// The owner answers in the order asked, which is ids' order (sorted,
+	// so grouped by owner in rank order).
+	return &ghostExchange{c: c, ids: ids, req: req, counts: rc}, nil
+}
+
+// newGhostExchange lists the distinct remote neighbours in adj (global
+// ids of a graph distributed by vtxdist), asks their owners for them once,
+// and rewrites adj into slots of a label array: local vertex i is slot i,
+// the j-th remote neighbour (by global id) slot n+j. It returns the
+// exchange and the number of remote neighbours.
+func newGhostExchange(c *collectives.Comm, vtxdist, adj []int64) (*ghostExchange, int, error) {
+	me := c.Rank()
+	lo, hi := vtxdist[me], vtxdist[me+1]
 	var ghosts []int64
-	for _, v := range g.adj {
+	for _, v := range adj {
 		if v < lo || v >= hi {
 			ghosts = append(ghosts, v)
 		}
 	}
 	slices.Sort(ghosts)
 	ghosts = slices.Compact(ghosts)
-	counts := make([]int64, P)
-	for _, v := range ghosts {
-		counts[sort.Search(P, func(r int) bool { return g.vtxdist[r+1] > v })]++
-	}
-	req, rc, err := collectives.Alltoallv(c, ghosts, counts)
+	e, err := newFetch(c, vtxdist, ghosts)
 	if err != nil {
 		return nil, 0, err
 	}
-	for i := range req {
-		req[i] -= lo
-	}
 	n := hi - lo
-	for j, v := range g.adj {
+	for j, v := range adj {
 		if v >= lo && v < hi {
-			g.adj[j] = v - lo
+			adj[j] = v - lo
 		} else {
 			k, _ := slices.BinarySearch(ghosts, v)
-			g.adj[j] = n + int64(k)
+			adj[j] = n + int64(k)
 		}
 	}
-	// The owner answers in the order asked, which is the ghosts' order
-	// (ghosts are sorted, so grouped by owner in rank order).
-	return &ghostExchange{c: c, req: req, counts: rc}, len(ghosts), nil
+	return e, len(ghosts), nil
+}
+
+// fetch returns the values in src (indexed by local vertex) of e's ids.
+func fetch[T collectives.Elem](e *ghostExchange, src []T) ([]T, error) {
+	send := make([]T, len(e.req))
+	for j, i := range e.req {
+		send[j] = src[i]
+	}
+	got, _, err := collectives.Alltoallv(e.c, send, e.counts)
+	return got, err
+}
+
+// fetchPairs is fetch of two values per vertex (src[2i], src[2i+1]).
+func fetchPairs[T collectives.Elem](e *ghostExchange, src []T) ([]T, error) {
+	send := make([]T, 2*len(e.req))
+	for j, i := range e.req {
+		send[2*j], send[2*j+1] = src[2*i], src[2*i+1]
+	}
+	counts := make([]int64, len(e.counts))
+	for r, n := range e.counts {
+		counts[r] = 2 * n
+	}
+	got, _, err := collectives.Alltoallv(e.c, send, counts)
+	return got, err
 }
 
 // exchangeLabels copies the current labels of e's remote neighbours into
 // lab[n:].
 func exchangeLabels[T collectives.Elem](e *ghostExchange, lab []T, n int64) error {
-	send := make([]T, len(e.req))
-	for j, i := range e.req {
-		send[j] = lab[i]
-	}
-	got, _, err := collectives.Alltoallv(e.c, send, e.counts)
+	got, err := fetch(e, lab)
 	if err != nil {
 		return err
 	}
@@ -151,7 +185,7 @@ func exchangeLabels[T collectives.Elem](e *ghostExchange, lab []T, n int64) erro
 // buckets in priority order, so that no part grows past U.
 func labelPropagation(c *collectives.Comm, g *lpGraph, K int, seed uint64) ([]int32, error) {
 	n := int64(len(g.vwgt))
-	gx, ghosts, err := newGhostExchange(c, g)
+	gx, ghosts, err := newGhostExchange(c, g.vtxdist, g.adj)
 	if err != nil {
 		return nil, err
 	}

@@ -94,10 +94,11 @@ func hashStart(seed uint64, v int64, K int) int32 {
 	return int32(hashkey.Hash64(seed, lpTag, key0, uint64(v)) % uint64(K))
 }
 
-// TestLP partitions a 20,000-node planted-community graph with every rank:
-// the result loads, is the same for the same seed, cuts less than half
-// of random's edges and at most 3.5 x METIS' single-process cut, with
-// nodes balanced within 1.1.
+// TestLP partitions a 20,000-node planted-community graph with every rank
+// by lp and by ml: the results load, are the same for the same seed and
+// cut less than half of random's edges; lp at most 3.5 x METIS'
+// single-process cut with nodes balanced within 1.1, ml at most 1.25 x
+// with nodes, training nodes and edges within 1.05.
 func TestLP(t *testing.T) {
 	c := comm(t)
 	P := c.Size()
@@ -139,9 +140,18 @@ func TestLP(t *testing.T) {
 	}
 	agree(t, c, err)
 	a := checkMethod(t, c, dir, chunked, P, MethodLP, 0.5)
+	m := checkMethod(t, c, dir, chunked, P, MethodML, 0.5)
 	if c.Rank() == 0 && P > 1 {
-		t.Logf("P=%d: lp cut %d, METIS %d", P, a.CutEdges, metisCut)
+		t.Logf("P=%d: lp cut %d, ml %d, METIS %d", P, a.CutEdges, m.CutEdges, metisCut)
 		require.Less(t, float64(a.CutEdges), 3.5*float64(metisCut), "lp cut %d vs METIS %d", a.CutEdges, metisCut)
 		require.Less(t, a.Balance(), 1.1)
+		// The multilevel scheme: within 1.25 x METIS' cut and 1.05 on
+		// nodes, training nodes and edges.
+		require.Less(t, float64(m.CutEdges), 1.25*float64(metisCut), "ml cut %d vs METIS %d", m.CutEdges, metisCut)
+		s := m.Stats()
+		t.Logf("ml balance %.4f nodes, %.4f train, %.4f edges", s.Balance, s.TrainBalance, s.EdgeBalance)
+		for _, b := range []float64{s.Balance, s.TrainBalance, s.EdgeBalance} {
+			require.LessOrEqual(t, b, 1.05)
+		}
 	}
 }
