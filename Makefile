@@ -60,7 +60,7 @@ test-mpi: build
 # says: Hydra differs from OpenMPI's mpirun exactly there (README, "MPICH").
 # A few minutes, not the whole suite. The harness builds its own MPICH
 # binaries in a temporary directory, so bin/mpignn is left alone.
-MPICH_TESTS := TestPreemptCheckpointResume|TestSignalWithoutCheckpoint|TestGenChunkedFailure|TestInterruptedCommands|TestRankFailureEndsJob|TestStalledRankEndsJob|TestSlowRankNotKilled
+MPICH_TESTS := TestPreemptCheckpointResume|TestSignalWithoutCheckpoint|TestGenChunkedFailure|TestInterruptedCommands|TestPartitionChunkedInterrupted|TestRankFailureEndsJob|TestStalledRankEndsJob|TestSlowRankNotKilled
 test-mpich:
 ifeq ($(MPI),mpich)
 	@echo "test-mpich: test-mpi runs every test under MPICH already"
