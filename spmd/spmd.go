@@ -165,9 +165,9 @@ func Run(body func(w *World) error) {
 
 // ExitFileEnv names the file in which a rank notes the exit code it ends
 // with (Exit). mpirun.sh sets it when it launches with MPICH's Hydra, whose
-// mpiexec reports 0 for every rank once it has forwarded a signal to them
-// (its proxies then take any exit as their own cleanup), so that a job
-// stopped by SIGUSR1 (75) or failing after one would exit 0. mpirun.sh
+// mpiexec may report 0 for a rank once it has forwarded a signal to them
+// (its proxies then count any exit as part of their own cleanup), so that
+// a job stopped by SIGUSR1 (75) or failing after one exited 0. mpirun.sh
 // exits with the largest code noted when mpiexec says 0. It creates the
 // file; a rank that cannot open it (on another host without a shared
 // working directory) notes nothing.
