@@ -101,4 +101,82 @@ cmd+=("${args[@]}")
 if [[ $verbose -eq 1 ]]; then
 	echo "mpirun.sh: ${cmd[*]}" >&2
 fi
-exec "${cmd[@]}"
+if [[ $mpi != mpich || ${cmd[0]} == srun ]]; then
+	exec "${cmd[@]}"
+fi
+
+# MPICH's Hydra: once mpiexec has forwarded a signal to the ranks, its
+# proxies may report exit code 0 for a rank whatever it exited with (they
+# count the exit as part of a cleanup they forced), and the first rank to
+# exit without MPI_Finalize makes them SIGKILL the others, noting 0 for
+# them. So a job that stopped on SIGUSR1 with its checkpoint (75), or was
+# interrupted, exited 0 in most runs (MPICH 4.0.2).
+# Hydra itself is not fixable from here; instead mpiexec runs as a child,
+# each rank notes the non-zero code it exits with in a file (spmd.Exit,
+# MPIGNN_EXIT_FILE), and when mpiexec says 0 this script exits with the
+# largest code noted, or 128+N after it relayed a terminating signal N
+# that no rank answered with a code of its own. srun (above) reports the
+# ranks' codes itself. With --hostfile the file is made in the working
+# directory, which Hydra gives the remote ranks too (a shared file system
+# lets them note there; a rank that cannot open the file notes nothing).
+note=""
+if [[ -n "$hostfile" ]]; then
+	note=$(mktemp "$PWD/.mpignn-exit.XXXXXX" 2>/dev/null) || note=""
+fi
+[[ -n "$note" ]] || note=$(mktemp "${TMPDIR:-/tmp}/mpignn-exit.XXXXXX")
+export MPIGNN_EXIT_FILE="$note"
+relayed=0
+child=""
+pending=""
+# A signal to this script goes to mpiexec, which forwards it to the ranks
+# (one that arrives before mpiexec is started goes once it is). SIGINT
+# goes as SIGTERM (as OpenMPI's mpirun forwards it): at a terminal, Ctrl-C
+# reaches mpiexec directly too, and Hydra takes a second SIGINT as "abort
+# now" and SIGKILLs the ranks before they can remove their temporary
+# output.
+relay() {
+	case "$1" in
+	TERM) relayed=15 ;;
+	HUP) relayed=1 ;;
+	esac
+	if [[ -z "$child" ]]; then
+		pending="$1"
+	else
+		kill -s "$1" "$child" 2>/dev/null || true
+	fi
+}
+trap 'relay TERM' INT TERM
+trap 'relay HUP' HUP
+trap 'relay USR1' USR1
+trap 'relay USR2' USR2
+# <&0: a background command's stdin would otherwise be /dev/null, and
+# Hydra passes this script's stdin on to rank 0.
+"${cmd[@]}" <&0 &
+child=$!
+if [[ -n "$pending" ]]; then
+	kill -s "$pending" "$child" 2>/dev/null || true
+fi
+while :; do
+	rc=0
+	wait "$child" || rc=$?
+	# A trapped signal cuts wait short (status >128) while mpiexec runs on;
+	# bash keeps the status of a child it has reaped, so waiting again
+	# after it ended gives its own.
+	kill -0 "$child" 2>/dev/null && continue
+	rc=0
+	wait "$child" || rc=$?
+	break
+done
+noted=0
+while read -r c; do
+	if [[ "$c" =~ ^[0-9]+$ ]] && ((c > noted)); then
+		noted=$c
+	fi
+done <"$note"
+rm -f "$note"
+if ((rc == 0 && noted > 0)); then
+	rc=$noted
+elif ((rc == 0 && relayed > 0)); then
+	rc=$((128 + relayed))
+fi
+exit "$rc"

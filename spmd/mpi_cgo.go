@@ -1,7 +1,26 @@
 package spmd
 
 // #include <mpi.h>
+// #include <signal.h>
 // #include <stdlib.h>
+//
+// // spmd_signals_onstack adds SA_ONSTACK to every signal handler that lacks
+// // it. MPICH's MPI_Init installs a SIGUSR1 handler of its own (a counter
+// // for its fault tolerance, chaining to the handler it replaced: Go's)
+// // without SA_ONSTACK, so a SIGUSR1 that lands on a Go thread runs Go's
+// // handler on the goroutine's stack and the runtime aborts ("non-Go code
+// // set up signal handler without SA_ONSTACK flag"): a preemption signal
+// // killed a rank at random. Go asks exactly this of C code that installs
+// // handlers; threads without an alternate stack are unaffected.
+// static void spmd_signals_onstack(void) {
+//     for (int sig = 1; sig < NSIG; sig++) {
+//         struct sigaction sa;
+//         if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0) continue;
+//         if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN || (sa.sa_flags & SA_ONSTACK)) continue;
+//         sa.sa_flags |= SA_ONSTACK;
+//         sigaction(sig, &sa, NULL);
+//     }
+// }
 //
 // // Init MPI at the requested thread level and make MPI return errors on the
 // // world communicator instead of aborting, so failures reach Go as errors.
@@ -12,6 +31,7 @@ package spmd
 //     int rc = MPI_SUCCESS;
 //     if (!flag) {
 //         rc = MPI_Init_thread(NULL, NULL, required, provided);
+//         spmd_signals_onstack();
 //         if (rc != MPI_SUCCESS) return rc;
 //     } else {
 //         MPI_Query_thread(provided);

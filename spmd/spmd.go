@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -116,6 +117,7 @@ func (w *World) Fatal(err error) {
 		err = errors.New("fatal error")
 	}
 	w.Logf("fatal: %v", err)
+	noteExit(1)
 	if f, ok := w.out.(*os.File); ok {
 		f.Sync()
 	}
@@ -153,10 +155,44 @@ func Run(body func(w *World) error) {
 			w.Logf("fatal: %v", err)
 		}
 		w.Finalize()
-		os.Exit(1)
+		Exit(1)
 	}
 	if err := w.Finalize(); err != nil {
 		fmt.Fprintf(os.Stderr, "%s finalize: %v\n", w.Tag(), err)
-		os.Exit(1)
+		Exit(1)
 	}
+}
+
+// ExitFileEnv names the file in which a rank notes the exit code it ends
+// with (Exit). mpirun.sh sets it when it launches with MPICH's Hydra, whose
+// mpiexec may report 0 for a rank once it has forwarded a signal to them
+// (its proxies then count any exit as part of their own cleanup), so that
+// a job stopped by SIGUSR1 (75) or failing after one exited 0. mpirun.sh
+// exits with the largest code noted when mpiexec says 0. It creates the
+// file; a rank that cannot open it (on another host without a shared
+// working directory) notes nothing.
+const ExitFileEnv = "MPIGNN_EXIT_FILE"
+
+// Exit ends the process with code, first noting a non-zero code for the
+// launcher (see ExitFileEnv). Every exit of a rank after MPI started goes
+// through it (or through Fatal, which notes 1).
+func Exit(code int) {
+	noteExit(code)
+	os.Exit(code)
+}
+
+// noteExit appends code as one line to the file named by ExitFileEnv, if
+// it is set and exists. One short O_APPEND write per rank: the ranks'
+// lines never mix.
+func noteExit(code int) {
+	path := os.Getenv(ExitFileEnv)
+	if code == 0 || path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return // not ours to create: see ExitFileEnv
+	}
+	f.WriteString(strconv.Itoa(code) + "\n")
+	f.Close()
 }

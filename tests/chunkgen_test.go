@@ -207,3 +207,35 @@ func TestGenChunkedFailure(t *testing.T) {
 	assert.Empty(t, temps(t, out))
 	assert.FileExists(t, filepath.Join(out, graph.ChunkedMetaFile))
 }
+
+// TestPartitionChunkedInterrupted: SIGTERM to the launcher of a
+// distributed partition while rank 0 holds with its temporary output
+// created (the other ranks write their parts into it meanwhile) ends the
+// job non-zero with nothing left beside --out, under either MPI; a rerun
+// completes.
+func TestPartitionChunkedInterrupted(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "g")
+	r := h.MPI(Job{Ranks: 2, Args: append([]string{bin}, genChunkedArgs(data)...), Timeout: 2 * time.Minute})
+	require.NoError(t, r.Err, "%s", tail(r.Output, 20))
+	out := filepath.Join(dir, "parts")
+	args := []string{bin, "partition", "--data", data, "--parts", "2", "--method", "random", "--seed", "4", "--out", out}
+
+	p := startHeldMPI(t, "temp:parts", 0, 2, args...)
+	pid := p.await(t)
+	require.DirExists(t, tempout.Name(out, pid))
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	code := p.wait(t, 30*time.Second)
+	msg := p.output()
+	assert.NotEqual(t, 0, code, "%s", tail(msg, 10))
+	assert.Contains(t, msg, "mpignn partition: interrupted by SIGTERM")
+	assert.Empty(t, temps(t, out), "%s", tail(msg, 10))
+	assert.NoDirExists(t, out)
+
+	r = h.MPI(Job{Ranks: 2, Args: args, Timeout: 2 * time.Minute})
+	require.NoError(t, r.Err, "%s", tail(r.Output, 20))
+	assert.Empty(t, temps(t, out))
+	assert.FileExists(t, filepath.Join(out, "META.json"))
+}

@@ -78,7 +78,7 @@ func allowedDeps() map[string]pkgDeps {
 		},
 
 		"partition/dpartition": {
-			imports: []string{"collectives", "graph", "internal/hashkey", "partition"},
+			imports: []string{"collectives", "graph", "internal/hashkey", "internal/testhold", "partition"},
 			test:    []string{"spmd", "spmd/spmdtest"},
 		},
 		"sample/dsample": {

@@ -9,6 +9,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/tempout"
 	"mpignn/partition"
 	"mpignn/partition/dpartition"
 	"mpignn/spmd"
@@ -63,8 +64,10 @@ func (c partitionConfig) refuseForChunked() error {
 }
 
 // partitionChunked runs `mpignn partition --data CHUNKED` on every rank of
-// the job: one part per rank (--parts must equal the rank count).
-func partitionChunked(w io.Writer, c partitionConfig) error {
+// the job: one part per rank (--parts must equal the rank count). cleanup
+// (listening since before MPI started) removes rank 0's temporary output
+// on SIGINT/SIGTERM.
+func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) error {
 	if err := c.refuseForChunked(); err != nil {
 		return err
 	}
@@ -84,6 +87,9 @@ func partitionChunked(w io.Writer, c partitionConfig) error {
 		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, Overwrite: c.force, Workers: c.workers,
 	}
 	runWorld(func(world *spmd.World) error {
+		if world.Rank() != 0 {
+			cleanup.Linger(interruptLinger) // rank 0 writes the output
+		}
 		comm, err := collectives.NewComm()
 		if err != nil {
 			return err

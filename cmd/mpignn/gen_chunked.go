@@ -23,6 +23,14 @@ const (
 	genFormatChunked = "chunked"
 )
 
+// interruptLinger bounds how long a rank other than 0 waits, after it
+// removed its temporaries on SIGINT/SIGTERM, for the launcher to end it
+// (tempout.Cleanup.Linger): rank 0, which writes the output, exits once
+// its own removal is complete, and that ends the job. Were a rank without
+// output to exit first, MPICH's Hydra would SIGKILL rank 0 in the middle
+// of its removal.
+const interruptLinger = 10 * time.Second
+
 // genHoldChunks is the test hold every rank passes before it writes its
 // chunks (after the temporary directory exists).
 const genHoldChunks = "gen-chunks"
@@ -62,6 +70,9 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 		// SIGINT/SIGTERM (mpirun forwards them to every rank) remove the
 		// temporary directory; out appears only complete.
 		cleanup := tempout.NewCleanup("mpignn gen")
+		if rank != 0 {
+			cleanup.Linger(interruptLinger)
+		}
 		defer cleanup.Listen()()
 		t0 := time.Now()
 		var name []byte

@@ -165,7 +165,7 @@ func partitionCmd(w io.Writer, args []string) error {
 	defer cleanup.Listen()()
 	cleanup.Add(tempout.Own(c.out))
 	if isChunked(c.data) {
-		return partitionChunked(w, c)
+		return partitionChunked(w, c, cleanup)
 	}
 	if graph.IsHeteroLayout(c.data) {
 		return partitionHetero(w, c)

@@ -64,13 +64,17 @@ func (f *inferFlags) parse(args []string) error {
 // runInfer runs body under MPI after the start-up agreement. Under mpirun,
 // OpenMPI forwards SIGINT/SIGTERM to every rank: rank 0 removes its
 // unfinished --out temporary (the name is known before it exists) and every
-// rank exits 130/143, so the job ends. Listening starts after MPI_Init so
+// rank exits 130/143, so the job ends (the others after rank 0: see
+// interruptLinger). Listening starts after MPI_Init so
 // that no handler the MPI library installs replaces ours.
 func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spmd.World) error) {
 	shared := startupFields(name, f.fs)
 	cleanup := tempout.NewCleanup("mpignn " + name)
 	cleanup.Add(tempout.Own(f.cfg.Out))
 	runWorld(func(w *spmd.World) error {
+		if w.Rank() != 0 {
+			cleanup.Linger(interruptLinger)
+		}
 		defer cleanup.Listen()()
 		c, err := newComm(w, f.timeout)
 		if err != nil {

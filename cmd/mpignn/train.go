@@ -468,7 +468,7 @@ func runTrain(args []string) error {
 	}, trainFieldFlags())
 	if stopped {
 		sigs.Close()
-		os.Exit(exitStopped) // after MPI_Finalize: every rank exits so
+		spmd.Exit(exitStopped) // after MPI_Finalize, on every rank (noted for mpirun.sh: spmd.ExitFileEnv)
 	}
 	return nil
 }

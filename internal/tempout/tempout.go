@@ -1,6 +1,7 @@
 package tempout
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 const marker = ".tmp-"
@@ -52,7 +54,8 @@ func ownerPID(name, base string) (int, bool) {
 	return int(pid), true
 }
 
-// Alive reports whether a process with this PID exists on this host. A
+// Alive reports whether a process with this PID runs on this host (an
+// exited one that is not yet reaped, a zombie, does not). A
 // process of another user (EPERM) counts as alive; so does anything that is
 // not clearly gone, because removing a live writer's file is worse than
 // keeping a stale one.
@@ -63,8 +66,31 @@ func Alive(pid int) bool {
 	if pid > math.MaxInt32 {
 		return false // beyond pid_t: no process can have it
 	}
-	err := syscall.Kill(pid, 0)
-	return !errors.Is(err, syscall.ESRCH)
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	return !zombie(pid)
+}
+
+// zombie reports whether pid has exited but is not yet reaped (state Z, or
+// X while it is being reaped, in /proc/PID/stat): it can write nothing
+// more, yet kill(pid, 0) still finds it. MPICH's Hydra returns once it has
+// killed the ranks of a failed job, and a killed rank whose launcher proxy
+// exited first waits as a zombie until init reaps it, which some
+// containers' init does late or never; its temporary is stale all along.
+// Without /proc (not Linux) nothing counts as a zombie.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// "PID (COMM) STATE ...": COMM may hold spaces and parentheses, so
+	// the state follows the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'Z' || b[i+2] == 'X'
 }
 
 // RemoveStale removes the temporaries of out (files or directories beside
@@ -101,9 +127,11 @@ func RemoveStale(out string) ([]string, error) {
 // Create one per command with NewCleanup and call Listen; it holds no
 // global state besides the signal subscription Listen makes.
 type Cleanup struct {
-	name string    // prefix of the one line printed on a signal
-	errw io.Writer // where that line goes
-	exit func(code int)
+	name   string    // prefix of the one line printed on a signal
+	errw   io.Writer // where that line goes
+	exit   func(code int)
+	sleep  func(time.Duration)
+	linger time.Duration // see Linger
 
 	mu    sync.Mutex
 	paths []string
@@ -115,7 +143,21 @@ type Cleanup struct {
 // NewCleanup returns an empty registry; name (e.g. "mpignn gen") starts the
 // message printed on a signal.
 func NewCleanup(name string) *Cleanup {
-	return &Cleanup{name: name, errw: os.Stderr, exit: os.Exit, done: make(chan struct{})}
+	return &Cleanup{name: name, errw: os.Stderr, exit: os.Exit, sleep: time.Sleep, done: make(chan struct{})}
+}
+
+// Linger makes the process wait up to d after it has removed its paths on
+// a signal, before it exits. An MPI rank that does not write the output
+// (every rank but 0 in mpignn's commands) lingers so that its exit cannot
+// cut short the removal on the rank that does: MPICH's Hydra SIGKILLs
+// every other rank as soon as one exits without MPI_Finalize, and
+// OpenMPI's mpirun ends the job too. Rank 0's exit normally ends the
+// lingering ranks long before d; d only bounds the wait under a launcher
+// that does not (srun without --kill-on-bad-exit).
+func (c *Cleanup) Linger(d time.Duration) {
+	c.mu.Lock()
+	c.linger = d
+	c.mu.Unlock()
 }
 
 // Add registers path for removal on a signal. Register a temporary before
@@ -130,10 +172,11 @@ func (c *Cleanup) Add(path string) {
 		c.mu.Unlock()
 		return
 	}
-	code := c.code
+	code, linger := c.code, c.linger
 	c.mu.Unlock()
 	os.RemoveAll(path)
 	<-c.done
+	c.sleep(linger)
 	c.exit(code)
 }
 
@@ -173,7 +216,7 @@ func (c *Cleanup) fire(sig syscall.Signal) {
 	c.fired = true
 	c.code = 128 + int(sig)
 	paths := c.paths
-	code := c.code
+	code, linger := c.code, c.linger
 	c.mu.Unlock()
 	var failed []string
 	for _, p := range paths {
@@ -187,6 +230,7 @@ func (c *Cleanup) fire(sig syscall.Signal) {
 	} else {
 		fmt.Fprintf(c.errw, "%s: interrupted by %s; no temporary output left\n", c.name, sigName(sig))
 	}
+	c.sleep(linger)
 	c.exit(code)
 }
 

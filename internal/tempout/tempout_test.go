@@ -65,6 +65,31 @@ func TestAlive(t *testing.T) {
 	assert.False(t, Alive(1<<40))
 }
 
+// TestAliveZombie: a child that has exited but is not reaped yet (we hold
+// off Wait until /proc shows it as a zombie, so the moment is certain) is
+// not alive, and its temporary is stale.
+func TestAliveZombie(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc: zombies are not told apart")
+	}
+	cmd := exec.Command("true")
+	require.NoError(t, cmd.Start())
+	pid := cmd.Process.Pid
+	defer cmd.Wait()
+	deadline := time.Now().Add(time.Minute)
+	for !zombie(pid) {
+		require.True(t, time.Now().Before(deadline), "PID %d never became a zombie", pid)
+		time.Sleep(time.Millisecond)
+	}
+	assert.False(t, Alive(pid))
+
+	out := filepath.Join(t.TempDir(), "data")
+	require.NoError(t, os.Mkdir(Name(out, pid), 0o755))
+	removed, err := RemoveStale(out)
+	require.NoError(t, err)
+	assert.Equal(t, []string{Name(out, pid)}, removed)
+}
+
 func TestRemoveStale(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "data")
@@ -103,7 +128,33 @@ func newTestCleanup() (*Cleanup, *bytes.Buffer, chan int) {
 	codes := make(chan int, 2)
 	c.errw = &msg
 	c.exit = func(code int) { codes <- code }
+	c.sleep = func(time.Duration) {}
 	return c, &msg, codes
+}
+
+// TestCleanupLinger: a lingering process removes its paths and says so
+// before it waits, and waits before it exits, on the signal and on a late
+// registration alike.
+func TestCleanupLinger(t *testing.T) {
+	dir := t.TempDir()
+	c, msg, codes := newTestCleanup()
+	f := filepath.Join(dir, ".f.tmp-1")
+	require.NoError(t, os.WriteFile(f, nil, 0o644))
+	c.Add(f)
+	c.Linger(7 * time.Second)
+	var waited []time.Duration
+	c.sleep = func(d time.Duration) {
+		assert.NoFileExists(t, f, "removed before the wait")
+		assert.Contains(t, msg.String(), "no temporary output left", "reported before the wait")
+		assert.Empty(t, codes, "exited before the wait")
+		waited = append(waited, d)
+	}
+	c.fire(syscall.SIGTERM)
+	assert.Equal(t, 143, <-codes)
+	late := filepath.Join(dir, ".late.tmp-1")
+	c.Add(late)
+	assert.Equal(t, 143, <-codes)
+	assert.Equal(t, []time.Duration{7 * time.Second, 7 * time.Second}, waited)
 }
 
 func TestCleanupFire(t *testing.T) {

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"path/filepath"
 	"slices"
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/testhold"
 	"mpignn/partition"
 )
 
@@ -206,6 +208,9 @@ func (x *run) write(nd *nodeData, ptr, srcs []int64) (*partition.Meta, error) {
 		return nil, err
 	}
 	tmp := string(tmpName)
+	if me == 0 {
+		testhold.At("temp:" + filepath.Base(filepath.Clean(x.opt.Out)))
+	}
 	info, err := pf.Write(tmp, m, x.opt.Workers, x.splits)
 	if err != nil {
 		return nil, fmt.Errorf("rank %d: %w", me, err)
