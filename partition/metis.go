@@ -153,11 +153,30 @@ func metisGraph(in *graph.CSR, nparts int, opt MetisOptions, balance []string, w
 	if !(imb >= 1.001) || math.IsInf(imb, 0) { // NaN fails too
 		return nil, fmt.Errorf("metis: imbalance %g must be >= 1.001", imb)
 	}
+	out, err := kway(xadj, adjncy, vwgt, nil, ncon, nparts, imb, opt.Seed, fmt.Sprintf("%d nodes, %d parts, constraints %v", n, nparts, balance))
+	if err != nil {
+		return nil, err
+	}
+	// A part of a partition directory must hold nodes (MetisCSR's coarse
+	// graphs may leave one empty: refinement fills it).
+	if err := checkNoEmptyPart(out, nparts); err != nil {
+		return nil, fmt.Errorf("metis: %w", err)
+	}
+	return out, nil
+}
+
+// kway runs METIS_PartGraphKway (minimum edge cut) on a graph already in
+// idx_t: offsets xadj, neighbours adj, vertex weights vwgt (ncon per
+// vertex; nil: one unit weight) and edge weights ewgt (nil: 1), every
+// constraint within ub, the 64-bit seed folded into idx_t. It checks the
+// parts METIS returns; what names the input in its errors. Metis,
+// MetisHetero and MetisCSR share it, so the three set METIS up alike.
+func kway(xadj, adj, vwgt, ewgt []C.idx_t, ncon, nparts int, ub float64, seed uint64, what string) ([]int32, error) {
+	n := len(xadj) - 1
 	ubvec := make([]C.real_t, ncon)
 	for i := range ubvec {
-		ubvec[i] = C.real_t(imb)
+		ubvec[i] = C.real_t(ub)
 	}
-
 	var options [C.METIS_NOPTIONS]C.idx_t
 	C.METIS_SetDefaultOptions(&options[0])
 	options[C.METIS_OPTION_OBJTYPE] = C.METIS_OBJTYPE_CUT
@@ -165,33 +184,29 @@ func metisGraph(in *graph.CSR, nparts int, opt MetisOptions, balance []string, w
 	options[C.METIS_OPTION_NUMBERING] = 0
 	// METIS seeds are idx_t; fold the 64-bit seed so that distinct small
 	// seeds stay distinct.
-	options[C.METIS_OPTION_SEED] = C.idx_t((opt.Seed ^ opt.Seed>>32) & 0x7fffffff)
-
-	nv := C.idx_t(n)
-	nc := C.idx_t(ncon)
-	np := C.idx_t(nparts)
+	options[C.METIS_OPTION_SEED] = C.idx_t((seed ^ seed>>32) & 0x7fffffff)
+	nv, nc, np := C.idx_t(n), C.idx_t(ncon), C.idx_t(nparts)
 	var objval C.idx_t
 	part := make([]C.idx_t, n)
-	var vw *C.idx_t
-	if len(vwgt) > 0 {
-		vw = &vwgt[0]
+	ptr := func(a []C.idx_t) *C.idx_t {
+		if len(a) == 0 {
+			return nil
+		}
+		return &a[0]
 	}
-	adjp := (*C.idx_t)(nil)
-	if len(adjncy) > 0 {
-		adjp = &adjncy[0]
-	}
-	ret := C.METIS_PartGraphKway(&nv, &nc, &xadj[0], adjp, vw, nil, nil, &np, nil, &ubvec[0], &options[0], &objval, &part[0])
+	ret := C.METIS_PartGraphKway(&nv, &nc, &xadj[0], ptr(adj), ptr(vwgt), nil, ptr(ewgt), &np, nil, &ubvec[0], &options[0], &objval, &part[0])
 	runtime.KeepAlive(xadj)
-	runtime.KeepAlive(adjncy)
+	runtime.KeepAlive(adj)
 	runtime.KeepAlive(vwgt)
+	runtime.KeepAlive(ewgt)
 	switch ret {
 	case C.METIS_OK:
 	case C.METIS_ERROR_INPUT:
-		return nil, fmt.Errorf("metis: METIS_PartGraphKway rejected the input (METIS_ERROR_INPUT; %d nodes, %d parts, constraints %v)", n, nparts, balance)
+		return nil, fmt.Errorf("metis: METIS_PartGraphKway rejected the input (METIS_ERROR_INPUT; %s)", what)
 	case C.METIS_ERROR_MEMORY:
-		return nil, fmt.Errorf("metis: METIS_PartGraphKway ran out of memory")
+		return nil, fmt.Errorf("metis: METIS_PartGraphKway ran out of memory (%s)", what)
 	default:
-		return nil, fmt.Errorf("metis: METIS_PartGraphKway failed (code %d)", int(ret))
+		return nil, fmt.Errorf("metis: METIS_PartGraphKway failed (code %d; %s)", int(ret), what)
 	}
 	out := make([]int32, n)
 	for i, p := range part {
@@ -199,9 +214,6 @@ func metisGraph(in *graph.CSR, nparts int, opt MetisOptions, balance []string, w
 			return nil, fmt.Errorf("metis: node %d assigned to part %d outside [0,%d)", i, int(p), nparts)
 		}
 		out[i] = int32(p)
-	}
-	if err := checkNoEmptyPart(out, nparts); err != nil {
-		return nil, fmt.Errorf("metis: %w", err)
 	}
 	return out, nil
 }

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"fmt"
-	"runtime"
 )
 
 // MetisCSR partitions a graph given as a symmetric CSR (xadj, adj: each
@@ -65,38 +64,5 @@ func MetisCSR(xadj, adj, ewgt, vwgt []int64, ncon, nparts int, ub float64, seed 
 			return nil, fmt.Errorf("metis: constraint %d weighs %d in all, more than METIS idx_t (%d-bit) holds", c, s, IdxWidth())
 		}
 	}
-	ubvec := make([]C.real_t, ncon)
-	for i := range ubvec {
-		ubvec[i] = C.real_t(ub)
-	}
-	var options [C.METIS_NOPTIONS]C.idx_t
-	C.METIS_SetDefaultOptions(&options[0])
-	options[C.METIS_OPTION_OBJTYPE] = C.METIS_OBJTYPE_CUT
-	options[C.METIS_OPTION_NUMBERING] = 0
-	options[C.METIS_OPTION_SEED] = C.idx_t((seed ^ seed>>32) & 0x7fffffff)
-	nv, nc, np := C.idx_t(n), C.idx_t(ncon), C.idx_t(nparts)
-	var objval C.idx_t
-	part := make([]C.idx_t, n)
-	ptr := func(a []C.idx_t) *C.idx_t {
-		if len(a) == 0 {
-			return nil
-		}
-		return &a[0]
-	}
-	ret := C.METIS_PartGraphKway(&nv, &nc, &cx[0], ptr(ca), ptr(cv), nil, ptr(ce), &np, nil, &ubvec[0], &options[0], &objval, &part[0])
-	runtime.KeepAlive(cx)
-	runtime.KeepAlive(ca)
-	runtime.KeepAlive(ce)
-	runtime.KeepAlive(cv)
-	if ret != C.METIS_OK {
-		return nil, fmt.Errorf("metis: METIS_PartGraphKway failed (code %d; %d vertices, %d parts, %d constraints)", int(ret), n, nparts, ncon)
-	}
-	out := make([]int32, n)
-	for i, p := range part {
-		if p < 0 || int(p) >= nparts {
-			return nil, fmt.Errorf("metis: vertex %d assigned to part %d outside [0,%d)", i, int(p), nparts)
-		}
-		out[i] = int32(p)
-	}
-	return out, nil
+	return kway(cx, ca, cv, ce, ncon, nparts, ub, seed, fmt.Sprintf("%d vertices, %d parts, %d constraints", n, nparts, ncon))
 }

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// figures reads a metrics file without its timings (the only fields that
-// may differ between an interrupted and an uninterrupted run).
-func figures(t *testing.T, path string) []map[string]any {
+// jsonLines reads a file of JSON objects, one a line (metrics files, bench
+// --out files).
+func jsonLines(t *testing.T, path string) []map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -28,12 +28,22 @@ func figures(t *testing.T, path string) []map[string]any {
 	for sc.Scan() {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
+		out = append(out, m)
+	}
+	return out
+}
+
+// figures reads a metrics file without its timings (the only fields that
+// may differ between an interrupted and an uninterrupted run).
+func figures(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	out := jsonLines(t, path)
+	for _, m := range out {
 		for k := range m {
 			if strings.HasSuffix(k, "_s") {
 				delete(m, k)
 			}
 		}
-		out = append(out, m)
 	}
 	return out
 }

@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -53,15 +49,7 @@ func TestBenchThreads(t *testing.T) {
 			assert.Regexp(t, `(?m)^steps total +\d+\.\d{3} +1\.00x`, r.Stdout, "the first count is the base")
 			assert.Regexp(t, tc.same, r.Stdout)
 
-			data, err := os.ReadFile(out)
-			require.NoError(t, err)
-			var lines []map[string]any
-			sc := bufio.NewScanner(bytes.NewReader(data))
-			for sc.Scan() {
-				var m map[string]any
-				require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
-				lines = append(lines, m)
-			}
+			lines := jsonLines(t, out)
 			require.Len(t, lines, 3, "a line per thread count, then the summary")
 			for i, threads := range []float64{1, 2} {
 				assert.Equal(t, "threads", lines[i]["type"])
