@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/spmd"
 	"mpignn/train"
 	"mpignn/train/dtrain"
 )
@@ -207,6 +208,23 @@ func (s *stopSignals) Requested() bool { return s.got.Load() }
 
 // Close stops listening.
 func (s *stopSignals) Close() { s.stop() }
+
+// quietOnError wraps the body of a run that listens with s: once the body
+// has failed there is nothing left to checkpoint, so s stops listening and
+// the stop signals are ignored from then on. The launcher may still send
+// SIGTERM while this rank finalizes (OpenMPI does, after another rank
+// exited 1 first), and a failed job must not answer it with "stopping
+// after the current step to write a checkpoint".
+func (s *stopSignals) quietOnError(body func(w *spmd.World) error) func(w *spmd.World) error {
+	return func(w *spmd.World) error {
+		err := body(w)
+		if err != nil {
+			s.Close()
+			signal.Ignore(syscall.SIGUSR1, syscall.SIGTERM)
+		}
+		return err
+	}
+}
 
 // adoptResumeFlags sets every flag of resume (the checkpoint's settings,
 // dtrain.CheckpointSettings as flags) that was not given explicitly, and returns those it

@@ -411,7 +411,7 @@ func runTrain(args []string) error {
 	defer sigs.Close()
 	f.cfg.Stop = sigs.Requested
 	stopped := false
-	runWorld(func(w *spmd.World) error {
+	runWorld(sigs.quietOnError(func(w *spmd.World) error {
 		c, err := newComm(w, f.timeout)
 		if err != nil {
 			return err
@@ -465,7 +465,7 @@ func runTrain(args []string) error {
 			err = perr
 		}
 		return err
-	}, trainFieldFlags())
+	}), trainFieldFlags())
 	if stopped {
 		sigs.Close()
 		spmd.Exit(exitStopped) // after MPI_Finalize, on every rank (noted for mpirun.sh: spmd.ExitFileEnv)
