@@ -13,7 +13,8 @@ import (
 
 // TestChunkedPartitionCLI: `mpignn convert` then `mpirun -n P mpignn
 // partition --data CHUNKED` gives, on every rank count, the same bytes as
-// the single-process `partition --method random` of the OGB layout; a bad
+// the single-process `partition --method random` of the OGB layout, with
+// and without --halo-feats; a bad
 // line in the assignment file that only the last rank reads ends the job
 // within seconds with that rank's message and leaves no --out; train
 // --data CHUNKED partitions with all ranks and trains.
@@ -32,21 +33,25 @@ func TestChunkedPartitionCLI(t *testing.T) {
 	run("gen", "--nodes", "2500", "--avg-degree", "6", "--classes", "4", "--feat-dim", "8", "--seed", "2", "--out", data)
 	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "300", "--chunk-edges", "2000")
 	for _, n := range h.Ranks {
-		single, dist := filepath.Join(dir, "single-"+strconv.Itoa(n)), filepath.Join(dir, "dist-"+strconv.Itoa(n))
-		run("partition", "--data", data, "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--out", single)
-		r := h.MPI(Job{Ranks: n, Args: []string{bin, "partition", "--data", ck, "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--out", dist}, Timeout: 2 * time.Minute})
-		if r.Err != nil {
-			t.Fatalf("np=%d: %v\n%s", n, r.Err, tail(r.Output, 30))
-		}
-		for _, f := range treeFiles(t, single) {
-			a, _ := os.ReadFile(filepath.Join(single, f))
-			b, err := os.ReadFile(filepath.Join(dist, f))
-			if err != nil || !bytes.Equal(a, b) {
-				t.Fatalf("np=%d: %s differs from the single-process partition (%v)", n, f, err)
+		for _, extra := range [][]string{nil, {"--halo-feats"}} {
+			name := strconv.Itoa(n) + strings.Join(extra, "")
+			single, dist := filepath.Join(dir, "single-"+name), filepath.Join(dir, "dist-"+name)
+			args := append([]string{"partition", "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4"}, extra...)
+			run(append(args, "--data", data, "--out", single)...)
+			r := h.MPI(Job{Ranks: n, Args: append([]string{bin}, append(args, "--data", ck, "--out", dist)...), Timeout: 2 * time.Minute})
+			if r.Err != nil {
+				t.Fatalf("np=%d %v: %v\n%s", n, extra, r.Err, tail(r.Output, 30))
 			}
-		}
-		if len(treeFiles(t, single)) != len(treeFiles(t, dist)) {
-			t.Fatalf("np=%d: the distributed partition has other files", n)
+			for _, f := range treeFiles(t, single) {
+				a, _ := os.ReadFile(filepath.Join(single, f))
+				b, err := os.ReadFile(filepath.Join(dist, f))
+				if err != nil || !bytes.Equal(a, b) {
+					t.Fatalf("np=%d %v: %s differs from the single-process partition (%v)", n, extra, f, err)
+				}
+			}
+			if len(treeFiles(t, single)) != len(treeFiles(t, dist)) {
+				t.Fatalf("np=%d %v: the distributed partition has other files", n, extra)
+			}
 		}
 	}
 

@@ -55,8 +55,6 @@ func (c partitionConfig) refuseForChunked() error {
 		return errors.New("--link-split: link splits of a chunked dataset are not supported yet (partition the OGB layout instead)")
 	case c.time:
 		return errors.New("--time: times of a chunked dataset are not supported yet (partition the OGB layout instead)")
-	case c.haloFeats:
-		return errors.New("--halo-feats: not supported for a chunked dataset yet")
 	case c.balance != "" || c.imbalance != 0:
 		return errors.New("--balance/--imbalance steer METIS, which a chunked dataset does not use")
 	}
@@ -84,7 +82,7 @@ func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) 
 	opt := dpartition.Options{
 		Data: c.data, Out: c.out, Parts: c.parts, Method: method, AssignmentDir: c.assignment, Seed: c.seed,
 		Split: c.split, LabelType: c.labelType, Undirected: c.undirected, Reverse: c.undirected && c.noReverse != "all",
-		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, Overwrite: c.force, Workers: c.workers,
+		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, HaloFeats: c.haloFeats, Overwrite: c.force, Workers: c.workers,
 	}
 	runWorld(func(world *spmd.World) error {
 		if world.Rank() != 0 {

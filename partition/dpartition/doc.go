@@ -80,7 +80,12 @@
 // bipartition, which such graphs make nearly as large as the graph
 // (BENCHMARKS.md, "Distributed partitioning").
 //
-// Times, link splits and halo features are refused (they need the whole
-// graph's times or a second feature exchange); the number of parts is the
-// number of ranks.
+// Halo features (Options.HaloFeats, homogeneous datasets as in the
+// single-process writer) take a second feature exchange after the edges
+// moved: every part asks the parts owning its halo nodes for their rows by
+// new id, in rounds (Options.RoundIDs rows, else 64 MB), and appends them
+// to its own rows, so each rank holds its part's features and its halo's.
+//
+// Times and link splits are refused (they need the whole graph's times or
+// its held-out edges); the number of parts is the number of ranks.
 package dpartition

@@ -47,8 +47,11 @@ type Options struct {
 	NormalizeFeatures bool
 	// SparseFeatures is partition.Options.SparseFeatures.
 	SparseFeatures string
-	Overwrite      bool
-	Workers        int
+	// HaloFeats also stores the features of every part's 1-hop halo
+	// (partition.Options.HaloFeats; homogeneous datasets only, as there).
+	HaloFeats bool
+	Overwrite bool
+	Workers   int
 	// RoundIDs bounds the ids one rank sends in one lookup round (0:
 	// 4 M), RoundEdges the edges one rank moves in one round (0: 1 M);
 	// tests lower them to exercise the rounds.
@@ -108,6 +111,10 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	}
 	if err := x.plan(); err != nil {
 		return nil, err
+	}
+	if opt.HaloFeats && !x.homo {
+		// The single-process writer's refusal (heteroSourceOf), word for word.
+		return nil, errors.New("partition: halo features are not supported for heterogeneous graphs (features are per node type)")
 	}
 	if err := partition.CheckParts(x.s.NumNodes(), x.P); err != nil {
 		return nil, err

@@ -146,10 +146,13 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 		method     string
 		undirected bool
 		sparse     string
+		halo       bool
 	}{
-		{"random", partition.MethodRandom, true, partition.SparseAuto},
-		{"assignment", MethodAssignment, true, partition.SparseOff},
-		{"directed", partition.MethodRandom, false, partition.SparseOn},
+		{"random", partition.MethodRandom, true, partition.SparseAuto, false},
+		{"assignment", MethodAssignment, true, partition.SparseOff, false},
+		{"directed", partition.MethodRandom, false, partition.SparseOn, false},
+		{"halo", MethodAssignment, true, partition.SparseOff, true},
+		{"halo-sparse", partition.MethodRandom, false, partition.SparseOn, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			single, dist := filepath.Join(dir, "single-"+tc.name), filepath.Join(dir, "dist-"+tc.name)
@@ -188,6 +191,7 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 					}
 					_, err = partition.Write(single, d, assign, P, partition.Options{
 						Method: tc.method, Seed: 9, Undirected: tc.undirected, Workers: 1, SparseFeatures: tc.sparse,
+						HaloFeats: tc.halo,
 					})
 					return err
 				}()
@@ -195,7 +199,7 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 			agree(t, c, err)
 			m, err := Run(c, Options{
 				Data: chunked, Out: dist, Parts: P, Method: tc.method, AssignmentDir: assignDir, Seed: 9,
-				Undirected: tc.undirected, SparseFeatures: tc.sparse, Workers: 1, RoundIDs: 37, RoundEdges: 100,
+				Undirected: tc.undirected, SparseFeatures: tc.sparse, HaloFeats: tc.halo, Workers: 1, RoundIDs: 37, RoundEdges: 100,
 			})
 			agree(t, c, err)
 			if c.Rank() == 0 {
