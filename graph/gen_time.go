@@ -34,6 +34,18 @@ func genTime(seed, tag, a, b uint64) int64 {
 	return int64(x % GenTimeRange)
 }
 
+// GenEdgeTime is the time gen writes for both lines 2k and 2k+1 of
+// undirected pair k (raw/edge_time.csv.gz): the chunked generator keys its
+// edge times the same, so that both layouts of a seed carry the same times.
+func GenEdgeTime(seed uint64, pair int64) int64 {
+	return genTime(seed, tagGenEdgeTime, 0, uint64(pair))
+}
+
+// GenNodeTime is the time gen writes for node v (raw/node_time.csv.gz).
+func GenNodeTime(seed uint64, v int64) int64 {
+	return genTime(seed, tagGenNodeTime, 0, uint64(v))
+}
+
 // writeIntLines writes one integer per line, value(i) for i in [0,m).
 func writeIntLines(path string, m int64, workers int, value func(i int64) int64) error {
 	const per = 1 << 20
@@ -53,7 +65,7 @@ func writeSyntheticTimes(raw string, s *Synthetic, workers int) error {
 	seed := s.Opt.Seed
 	if s.Opt.EdgeTime {
 		err := writeIntLines(filepath.Join(raw, "edge_time.csv.gz"), 2*int64(len(s.Pairs)), workers, func(i int64) int64 {
-			return genTime(seed, tagGenEdgeTime, 0, uint64(i/2))
+			return GenEdgeTime(seed, i/2)
 		})
 		if err != nil {
 			return err
@@ -61,7 +73,7 @@ func writeSyntheticTimes(raw string, s *Synthetic, workers int) error {
 	}
 	if s.Opt.NodeTime {
 		return writeIntLines(filepath.Join(raw, "node_time.csv.gz"), s.Opt.Nodes, workers, func(v int64) int64 {
-			return genTime(seed, tagGenNodeTime, 0, uint64(v))
+			return GenNodeTime(seed, v)
 		})
 	}
 	return nil

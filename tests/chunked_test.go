@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +90,65 @@ func TestChunkedPartitionCLI(t *testing.T) {
 	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "train", "--data", ck, "--method", "random", "--epochs", "1", "--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})
 	if r.Err != nil || !strings.Contains(r.Output, "partition: wrote 2 parts (random, all ranks)") || !strings.Contains(r.Output, "final:") {
 		t.Fatalf("train --data CHUNKED: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+}
+
+// TestChunkedTimeCLI: partition --time of a chunked dataset with times
+// (convert of gen --edge-time --node-time) gives, on every rank count, the
+// bytes of the single-process partition --time of the OGB layout; gen
+// --format chunked --edge-time --node-time writes times that partition
+// --time stores.
+func TestChunkedTimeCLI(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("mpignn %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	data, ck := filepath.Join(dir, "g"), filepath.Join(dir, "ck")
+	run("gen", "--nodes", "1500", "--avg-degree", "6", "--classes", "4", "--feat-dim", "4", "--seed", "3", "--edge-time", "--node-time", "--out", data)
+	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "200", "--chunk-edges", "1500")
+	for _, n := range h.Ranks {
+		single, dist := filepath.Join(dir, "single-"+strconv.Itoa(n)), filepath.Join(dir, "dist-"+strconv.Itoa(n))
+		args := []string{"partition", "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--time"}
+		run(append(args, "--data", data, "--out", single)...)
+		r := h.MPI(Job{Ranks: n, Args: append([]string{bin}, append(args, "--data", ck, "--out", dist)...), Timeout: 2 * time.Minute})
+		if r.Err != nil {
+			t.Fatalf("np=%d: %v\n%s", n, r.Err, tail(r.Output, 30))
+		}
+		files := treeFiles(t, single)
+		if !slices.Contains(files, filepath.Join("part-0", "times.bin")) || !slices.Contains(files, filepath.Join("part-0", "node_time.bin")) {
+			t.Fatalf("np=%d: no times in the single-process partition: %v", n, files)
+		}
+		for _, f := range files {
+			a, _ := os.ReadFile(filepath.Join(single, f))
+			b, err := os.ReadFile(filepath.Join(dist, f))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Fatalf("np=%d: %s differs from the single-process partition (%v)", n, f, err)
+			}
+		}
+		if len(files) != len(treeFiles(t, dist)) {
+			t.Fatalf("np=%d: the distributed partition has other files", n)
+		}
+	}
+
+	gck := filepath.Join(dir, "gen-ck")
+	r := h.MPI(Job{Ranks: 2, Args: []string{bin, "gen", "--format", "chunked", "--nodes", "1500", "--classes", "4", "--feat-dim", "4", "--seed", "3",
+		"--edge-time", "--node-time", "--chunk-nodes", "300", "--chunk-edges", "2000", "--out", gck}, Timeout: 2 * time.Minute})
+	if r.Err != nil {
+		t.Fatalf("gen --format chunked --edge-time --node-time: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+	out := filepath.Join(dir, "gen-parts")
+	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "partition", "--data", gck, "--parts", "2", "--method", "random", "--time", "--out", out}, Timeout: 2 * time.Minute})
+	if r.Err != nil {
+		t.Fatalf("partition --time of gen --format chunked: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+	if _, err := os.Stat(filepath.Join(out, "part-1", "node_time.bin")); err != nil {
+		t.Fatalf("no node times stored: %v", err)
 	}
 }
 

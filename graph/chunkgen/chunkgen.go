@@ -41,8 +41,10 @@ const (
 const maxTries = 16
 
 // Options describe the graph: the fields of graph.GenOptions keep their
-// meaning (EdgeTime and NodeTime are refused: the chunked format has no
-// times yet), plus the chunk sizes, which fix the files and so must not
+// meaning (EdgeTime and NodeTime write edge_data and node_data "time"
+// chunks keyed as gen keys raw/edge_time.csv.gz and raw/node_time.csv.gz:
+// graph.GenEdgeTime of the pair, graph.GenNodeTime of the node), plus the
+// chunk sizes, which fix the files and so must not
 // depend on the number of processes.
 type Options struct {
 	graph.GenOptions
@@ -122,9 +124,6 @@ func New(opt Options) (*Gen, error) {
 	if err := opt.fillChunks(); err != nil {
 		return nil, err
 	}
-	if opt.EdgeTime || opt.NodeTime {
-		return nil, errTimes
-	}
 	if err := opt.Fill(); err != nil {
 		return nil, err
 	}
@@ -137,7 +136,7 @@ func New(opt Options) (*Gen, error) {
 	return g, nil
 }
 
-var errTimes = errors.New("gen: times are not written in the chunked format yet (the chunked readers have no times); leave out --edge-time/--node-time")
+var errTimes = errors.New("gen: times of a heterogeneous graph are not written in the chunked format yet; leave out --edge-time/--node-time")
 
 func (o *Options) fillChunks() error {
 	if o.ChunkNodes == 0 {
@@ -153,7 +152,7 @@ func (o *Options) fillChunks() error {
 }
 
 // HeteroOptions describe an ogbn-mag-shaped graph (graph.HeteroGenOptions;
-// EdgeTime and NodeTime are refused) and its chunk sizes.
+// EdgeTime and NodeTime are refused, for now) and its chunk sizes.
 type HeteroOptions struct {
 	graph.HeteroGenOptions
 	ChunkNodes, ChunkEdges int64
@@ -470,11 +469,22 @@ func (g *Gen) Meta() *graph.ChunkedMeta {
 			ef.Data = append(ef.Data, graph.EdgeChunkFile(r.et, k))
 		}
 		m.Edges[r.et] = ef
+		if g.opt.EdgeTime && !g.hetero {
+			tf := graph.ChunkFiles{Format: numpy}
+			for k := range r.sizes {
+				tf.Data = append(tf.Data, graph.EdgeDataChunkFile(r.et, graph.ChunkTime, k))
+			}
+			m.EdgeData = map[string]map[string]graph.ChunkFiles{r.et: {graph.ChunkTime: tf}}
+		}
 	}
 	lt := g.types[g.labeled]
 	nd := map[string]graph.ChunkFiles{}
 	mk := maskKeys()
-	for _, key := range append([]string{graph.ChunkFeat, graph.ChunkLabel}, mk[:]...) {
+	keys := append([]string{graph.ChunkFeat, graph.ChunkLabel}, mk[:]...)
+	if g.opt.NodeTime && !g.hetero {
+		keys = append(keys, graph.ChunkTime)
+	}
+	for _, key := range keys {
 		f := graph.ChunkFiles{Format: numpy}
 		for k := range lt.sizes {
 			f.Data = append(f.Data, graph.NodeChunkFile(lt.name, key, k))
@@ -488,7 +498,11 @@ func (g *Gen) Meta() *graph.ChunkedMeta {
 // Dirs returns the directories, relative to the dataset, that the chunk
 // files go into; they must exist before chunks are written.
 func (g *Gen) Dirs() []string {
-	return []string{filepath.Dir(graph.EdgeChunkFile(g.rels[0].et, 0)), filepath.Dir(graph.NodeChunkFile(g.types[g.labeled].name, graph.ChunkFeat, 0))}
+	dirs := []string{filepath.Dir(graph.EdgeChunkFile(g.rels[0].et, 0)), filepath.Dir(graph.NodeChunkFile(g.types[g.labeled].name, graph.ChunkFeat, 0))}
+	if g.opt.EdgeTime && !g.hetero {
+		dirs = append(dirs, filepath.Dir(graph.EdgeDataChunkFile(g.rels[0].et, graph.ChunkTime, 0)))
+	}
+	return dirs
 }
 
 // ChunkMemory estimates the bytes that writing one node chunk and one edge
@@ -496,8 +510,8 @@ func (g *Gen) Dirs() []string {
 // the chunk arrays and the numpy writer's copy of them.
 func (g *Gen) ChunkMemory() float64 {
 	o := g.opt
-	node := float64(o.ChunkNodes) * (float64(g.featDim)*4 + 8 + 3 + 24)
-	edge := float64(o.ChunkEdges) * 16
+	node := float64(o.ChunkNodes) * (float64(g.featDim)*4 + 8 + 3 + 24 + 8)
+	edge := float64(o.ChunkEdges) * (16 + 8)
 	return 2*math.Max(node, edge) + float64(o.Classes*g.featDim)*8
 }
 
@@ -553,6 +567,16 @@ func (g *Gen) WriteNodeChunk(dir string, t, k int) (int64, error) {
 		key string
 		xs  any
 	}{{graph.ChunkFeat, rows}, {graph.ChunkLabel, labels}, {mk[0], masks[0]}, {mk[1], masks[1]}, {mk[2], masks[2]}}
+	if g.opt.NodeTime && !g.hetero {
+		times := make([]int64, size)
+		for i := range times {
+			times[i] = graph.GenNodeTime(g.opt.Seed, lo+int64(i))
+		}
+		put = append(put, struct {
+			key string
+			xs  any
+		}{graph.ChunkTime, times})
+	}
 	for _, p := range put {
 		if err := graph.WriteNpy(filepath.Join(dir, graph.NodeChunkFile(nt.name, p.key, k)), p.xs); err != nil {
 			return 0, err
@@ -588,7 +612,20 @@ func (g *Gen) WriteEdgeChunk(dir string, r, k int) (edges, sameClass int64, err 
 		sameClass += same
 		mu.Unlock()
 	})
-	return size, sameClass, graph.WriteNpy(filepath.Join(dir, graph.EdgeChunkFile(rel.et, k)), buf)
+	if err := graph.WriteNpy(filepath.Join(dir, graph.EdgeChunkFile(rel.et, k)), buf); err != nil {
+		return 0, 0, err
+	}
+	if g.opt.EdgeTime && !g.hetero {
+		// Edges 2p and 2p+1 are pair p, as gen's edge_time.csv.gz lines.
+		times := make([]int64, size)
+		for i := range times {
+			times[i] = graph.GenEdgeTime(g.opt.Seed, (lo+int64(i))/2)
+		}
+		if err := graph.WriteNpy(filepath.Join(dir, graph.EdgeDataChunkFile(rel.et, graph.ChunkTime, k)), times); err != nil {
+			return 0, 0, err
+		}
+	}
+	return size, sameClass, nil
 }
 
 // Describe returns the README.md written beside the chunks.

@@ -234,7 +234,6 @@ func TestBadOptions(t *testing.T) {
 		mod  func(*Options)
 		want string
 	}{
-		"times":      {func(o *Options) { o.EdgeTime = true }, "times are not written"},
 		"chunk":      {func(o *Options) { o.ChunkEdges = -1 }, "chunk sizes"},
 		"few nodes":  {func(o *Options) { o.Nodes = 5 }, "too few"},
 		"power law":  {func(o *Options) { o.PowerLaw = 1.5 }, "power-law"},
@@ -247,6 +246,46 @@ func TestBadOptions(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestTimes: --edge-time and --node-time write edge_data and node_data
+// "time" chunks holding gen's times of the same seed (both lines of pair p
+// the pair's, every node its own), whatever the chunk sizes; heterogeneous
+// times are refused.
+func TestTimes(t *testing.T) {
+	o := small(4)
+	o.EdgeTime, o.NodeTime = true, true
+	for _, sizes := range [][2]int64{{700, 5001}, {1000, 999}} {
+		o.ChunkNodes, o.ChunkEdges = sizes[0], sizes[1]
+		dir, g := write(t, o)
+		c, err := graph.OpenChunked(dir)
+		require.NoError(t, err)
+		require.True(t, c.HasEdgeData(graph.HomoEdgeType, graph.ChunkTime))
+		require.True(t, c.HasNodeData(graph.HomoNodeType, graph.ChunkTime))
+		i := int64(0)
+		for k := range c.NumEdgeChunks(0) {
+			ts, err := c.ReadEdgeInts(0, graph.ChunkTime, k)
+			require.NoError(t, err)
+			for _, x := range ts {
+				require.Equal(t, graph.GenEdgeTime(4, i/2), x, "edge %d", i)
+				i++
+			}
+		}
+		require.Equal(t, g.NumEdges(), i)
+		v := int64(0)
+		for k := range c.NumNodeChunks(0) {
+			ts, err := c.ReadNodeInts(0, graph.ChunkTime, k)
+			require.NoError(t, err)
+			for _, x := range ts {
+				require.Equal(t, graph.GenNodeTime(4, v), x, "node %d", v)
+				v++
+			}
+		}
+		require.Equal(t, o.Nodes, v)
+	}
+	h := graph.HeteroGenOptions{Papers: 300, Authors: 400, Institutions: 20, Fields: 30, Classes: 4, FeatDim: 4, Seed: 1, EdgeTime: true}
+	_, err := NewHetero(HeteroOptions{HeteroGenOptions: h})
+	require.ErrorContains(t, err, "times of a heterogeneous graph are not written")
 }
 
 // TestHeteroReadsBack: the ogbn-mag-shaped graph opens with its four types

@@ -50,6 +50,10 @@ type Options struct {
 	// HaloFeats also stores the features of every part's 1-hop halo
 	// (partition.Options.HaloFeats; homogeneous datasets only, as there).
 	HaloFeats bool
+	// Time stores the dataset's times (partition.Options.Time): edge_data
+	// "time" of the edge type, else each edge's source's node_data
+	// "time"; homogeneous datasets only.
+	Time      bool
 	Overwrite bool
 	Workers   int
 	// RoundIDs bounds the ids one rank sends in one lookup round (0:
@@ -84,6 +88,10 @@ type run struct {
 	labels  bool      // labels.bin is written
 	splits  []string  // split names of the label type, sorted
 	dims    []int     // schema type -> feature dimension (0 none)
+	// With Options.Time: edgeTime says the edge type has edge times,
+	// nodeTime holds the node times of this rank's block (nil: none).
+	edgeTime bool
+	nodeTime []int64
 }
 
 // Run partitions opt.Data with every rank of c and returns the written
@@ -116,6 +124,9 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		// The single-process writer's refusal (heteroSourceOf), word for word.
 		return nil, errors.New("partition: halo features are not supported for heterogeneous graphs (features are per node type)")
 	}
+	if err := x.readNodeTimes(); err != nil {
+		return nil, err
+	}
 	if err := partition.CheckParts(x.s.NumNodes(), x.P); err != nil {
 		return nil, err
 	}
@@ -132,12 +143,12 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		return nil, err
 	}
 	t = x.phase("nodes", t)
-	ptr, srcs, err := x.moveEdges(nd)
+	ptr, srcs, times, err := x.moveEdges(nd)
 	if err != nil {
 		return nil, err
 	}
 	t = x.phase("edges", t)
-	m, err := x.write(nd, ptr, srcs)
+	m, err := x.write(nd, ptr, srcs, times)
 	x.phase("write", t)
 	return m, err
 }
@@ -228,6 +239,35 @@ func (x *run) plan() error {
 		x.splits = ch.SplitNames(graph.HomoNodeType)
 	}
 	x.dims = make([]int, T)
+	return nil
+}
+
+// readNodeTimes checks that a timed run has times and reads the node
+// times of this rank's block (Options.Time).
+func (x *run) readNodeTimes() error {
+	if !x.opt.Time {
+		return nil
+	}
+	if !x.homo {
+		return fmt.Errorf("%s: times of a heterogeneous chunked dataset are not supported yet (partition the OGB layout instead)", x.opt.Data)
+	}
+	x.edgeTime = x.ch.HasEdgeData(graph.HomoEdgeType, graph.ChunkTime)
+	if !x.ch.HasNodeData(graph.HomoNodeType, graph.ChunkTime) {
+		if !x.edgeTime {
+			return fmt.Errorf("%s: times requested (--time) but the dataset has no edge or node times (edge_data %s/%s, node_data %s/%s)",
+				x.opt.Data, graph.HomoEdgeType, graph.ChunkTime, graph.HomoNodeType, graph.ChunkTime)
+		}
+		return nil
+	}
+	lo, hi := x.block(0)
+	x.nodeTime = make([]int64, 0, hi-lo)
+	for k := x.kLo[0]; k < x.kHi[0]; k++ {
+		ts, err := x.ch.ReadNodeInts(x.ctype[0], graph.ChunkTime, k)
+		if err != nil {
+			return err
+		}
+		x.nodeTime = append(x.nodeTime, ts...)
+	}
 	return nil
 }
 

@@ -211,6 +211,87 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 	}
 }
 
+// TestTimeMatchesSingleProcess: with Options.Time the distributed
+// partition of a chunked dataset with edge_data/node_data times (convert
+// of a timed OGB layout) is byte-identical to partition.Write with Time of
+// the dataset read by ReadOGB with Time: edge times, node times only (each
+// edge gets its source's), directed and undirected.
+func TestTimeMatchesSingleProcess(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	for _, tc := range []struct {
+		name               string
+		edgeTime, nodeTime bool
+		undirected         bool
+		method             string
+	}{
+		{"edge-node", true, true, true, partition.MethodRandom},
+		{"node-only", false, true, true, MethodAssignment},
+		{"edge-directed", true, false, false, partition.MethodRandom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, chunked := filepath.Join(dir, "g-"+tc.name), filepath.Join(dir, "chunked-"+tc.name)
+			single, dist := filepath.Join(dir, "single-"+tc.name), filepath.Join(dir, "dist-"+tc.name)
+			assignDir := filepath.Join(dir, "assign-"+tc.name)
+			var err error
+			if c.Rank() == 0 {
+				err = func() error {
+					syn, err := graph.Generate(graph.GenOptions{Nodes: 433, AvgDegree: 6, Classes: 3, FeatDim: 4, Seed: 8, Workers: 1,
+						EdgeTime: tc.edgeTime, NodeTime: tc.nodeTime})
+					if err != nil {
+						return err
+					}
+					if err := graph.WriteSynthetic(src, syn); err != nil {
+						return err
+					}
+					if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 40, ChunkEdges: 300}); err != nil {
+						return err
+					}
+					ro := graph.ReadOptions{Dedup: true, Workers: 1}
+					if tc.undirected {
+						ro = graph.UndirectedOptions()
+					}
+					ro.Time = true
+					d, err := graph.ReadOGB(src, ro)
+					if err != nil {
+						return err
+					}
+					assign := partition.Random(d.NumNodes, P, 2)
+					if tc.method == MethodAssignment {
+						if assign, err = partition.Assign(d, P, partition.Options{Seed: 3, Workers: 1, Time: true}); err != nil {
+							return err
+						}
+						if err := writeAssign(assignDir, []string{graph.HomoNodeType}, []int64{0, d.NumNodes}, assign); err != nil {
+							return err
+						}
+					}
+					_, err = partition.Write(single, d, assign, P, partition.Options{
+						Method: tc.method, Seed: 2, Undirected: tc.undirected, Workers: 1, Time: true,
+					})
+					return err
+				}()
+			}
+			agree(t, c, err)
+			_, err = Run(c, Options{
+				Data: chunked, Out: dist, Parts: P, Method: tc.method, AssignmentDir: assignDir, Seed: 2,
+				Undirected: tc.undirected, Time: true, Workers: 1, RoundIDs: 29, RoundEdges: 90,
+			})
+			agree(t, c, err)
+			if c.Rank() == 0 {
+				err = sameTree(single, dist)
+				if err == nil {
+					_, err = os.Stat(filepath.Join(dist, "part-0", "times.bin"))
+				}
+				if _, nerr := os.Stat(filepath.Join(dist, "part-0", "node_time.bin")); err == nil && (nerr == nil) != tc.nodeTime {
+					err = fmt.Errorf("node_time.bin: %v, want it present: %v", nerr, tc.nodeTime)
+				}
+			}
+			agree(t, c, err)
+		})
+	}
+}
+
 // TestHeteroMatchesSingleProcess is the same for a heterogeneous
 // (ogbn-mag-shaped) graph with reverse relations and a symmetrized self
 // relation.

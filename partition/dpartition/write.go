@@ -3,6 +3,7 @@ package dpartition
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/bits"
 	"path/filepath"
 	"slices"
@@ -123,7 +124,7 @@ func (x *run) globals(nd *nodeData) (numClasses int, sparse bool, err error) {
 
 // write writes this rank's part into rank 0's temporary directory; rank 0
 // gathers every part's report, writes META and renames the directory.
-func (x *run) write(nd *nodeData, ptr, srcs []int64) (*partition.Meta, error) {
+func (x *run) write(nd *nodeData, ptr, srcs, times []int64) (*partition.Meta, error) {
 	numClasses, sparse, err := x.globals(nd)
 	if err != nil {
 		return nil, err
@@ -185,6 +186,11 @@ func (x *run) write(nd *nodeData, ptr, srcs []int64) (*partition.Meta, error) {
 	}
 	if x.labels {
 		pf.Label = func(i int, _ int64) int32 { return nd.labels[i] }
+	}
+	if x.opt.Time {
+		if err := x.timeFiles(m, pf, nd, times); err != nil {
+			return nil, err
+		}
 	}
 	if x.opt.HaloFeats && pf.Feat != nil {
 		// The halo's rows follow the owned ones in one feature matrix:
@@ -284,6 +290,49 @@ func (x *run) write(nd *nodeData, ptr, srcs []int64) (*partition.Meta, error) {
 		return nil, err
 	}
 	return m, x.c.Barrier()
+}
+
+// timeFiles sets the part's times (times.bin, and node_time.bin from the
+// owned nodes' block owners when there are node times) and META's time
+// entry, whose range every rank agrees on: the single-process one, over
+// all stored edge times and all node times.
+func (x *run) timeFiles(m *partition.Meta, pf *partition.PartFiles, nd *nodeData, times []int64) error {
+	pf.Times = times
+	var nt []int64
+	if x.nodeTime != nil {
+		var err error
+		if nt, err = x.lookupRounds(nd.orig, func(_ int, i int64) int64 { return x.nodeTime[i] }); err != nil {
+			return err
+		}
+		pf.NodeTime = func(o int64) int64 {
+			i, _ := slices.BinarySearch(nd.orig, o)
+			return nt[i]
+		}
+	}
+	// Count, -min and max of this rank's times, then of all.
+	have := int64(len(times) + len(nt))
+	lohi := []int64{math.MinInt64, math.MinInt64}
+	for _, xs := range [][]int64{times, nt} {
+		for _, t := range xs {
+			lohi[0], lohi[1] = max(lohi[0], -t), max(lohi[1], t)
+		}
+	}
+	if err := collectives.Allreduce(x.c, lohi, collectives.Max); err != nil {
+		return err
+	}
+	total, err := collectives.AllreduceScalar(x.c, have, collectives.Sum)
+	if err != nil {
+		return err
+	}
+	tm := &partition.TimeMeta{Kind: graph.TimeKindNode, NodeTime: x.nodeTime != nil}
+	if x.edgeTime {
+		tm.Kind = graph.TimeKindEdge
+	}
+	if total > 0 {
+		tm.Min, tm.Max = -lohi[0], lohi[1]
+	}
+	m.Time = tm
+	return nil
 }
 
 // haloFeat returns own (this part's features, rows in new-id order)
