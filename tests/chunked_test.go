@@ -97,7 +97,7 @@ func TestChunkedPartitionCLI(t *testing.T) {
 // (convert of gen --edge-time --node-time) gives, on every rank count, the
 // bytes of the single-process partition --time of the OGB layout; gen
 // --format chunked --edge-time --node-time writes times that partition
-// --time stores.
+// --time stores and train --temporal uses.
 func TestChunkedTimeCLI(t *testing.T) {
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
@@ -149,6 +149,12 @@ func TestChunkedTimeCLI(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "part-1", "node_time.bin")); err != nil {
 		t.Fatalf("no node times stored: %v", err)
+	}
+	// Temporal training partitions a chunked dataset with its times.
+	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "train", "--data", gck, "--temporal", "uniform", "--method", "random", "--epochs", "1",
+		"--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})
+	if r.Err != nil || !strings.Contains(r.Output, "partition: wrote 2 parts (random, all ranks)") || !strings.Contains(r.Output, "final:") {
+		t.Fatalf("train --data CHUNKED --temporal uniform: %v\n%s", r.Err, tail(r.Output, 30))
 	}
 }
 
