@@ -61,9 +61,9 @@ func (o ConvertOptions) edgesPer() int64 {
 // into the chunked format at out (see chunked.go):
 // edges as numpy (m,2) int64 chunks of stored (type-local) edges exactly as
 // the edge files list them, features as float32 chunks, labels as int64
-// chunks (-1 for a missing label), every node split as uint8 masks and,
-// for a homogeneous dataset, its edge and node times (what ReadOGB reads
-// with ReadOptions.Time) as int64 edge_data and node_data "time" chunks.
+// chunks (-1 for a missing label), every node split as uint8 masks, and
+// the edge and node times (what ReadOGB and ReadOGBHetero read with Time)
+// as int64 edge_data and node_data "time" chunks.
 // Edge, feature and label files are streamed a chunk at a time; split ids
 // are held (they are at most one per node). The output appears only when
 // complete. Readers of the chunked format apply the same reverse-edge,
@@ -261,6 +261,18 @@ func convertHetero(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 		if err := convertEdges(cm, tmp, filepath.Join(rd, "edge.csv.gz"), r, et, m, counts, opt); err != nil {
 			return nil, err
 		}
+		if p := filepath.Join(rd, "edge_time.csv.gz"); fileExists(p) {
+			files, err := convertIntColumn(p, cm.NumEdgesPerChunk[len(cm.NumEdgesPerChunk)-1], "edges of edge.csv.gz", tmp, func(k int) string {
+				return EdgeDataChunkFile(et, ChunkTime, k)
+			})
+			if err != nil {
+				return nil, err
+			}
+			if cm.EdgeData == nil {
+				cm.EdgeData = map[string]map[string]ChunkFiles{}
+			}
+			cm.EdgeData[et] = map[string]ChunkFiles{ChunkTime: files}
+		}
 	}
 	hasFeat, hasLabel, err := readFeatLabelFlags(raw, types)
 	if err != nil {
@@ -287,6 +299,18 @@ func convertHetero(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 		}
 		if err := convertNodeData(cm, tmp, t, counts[t], feat, label, true, ts, opt); err != nil {
 			return nil, err
+		}
+		for _, base := range []string{"node_time", "node_year"} { // ReadOGBHetero's preference
+			if p := filepath.Join(raw, base, t, base+".csv.gz"); fileExists(p) {
+				files, err := convertIntColumn(p, cm.NumNodesPerChunk[len(cm.NumNodesPerChunk)-1], "nodes of type "+t, tmp, func(k int) string {
+					return NodeChunkFile(t, ChunkTime, k)
+				})
+				if err != nil {
+					return nil, err
+				}
+				cm.NodeData[t][ChunkTime] = files
+				break
+			}
 		}
 		if len(cm.NodeData[t]) == 0 {
 			delete(cm.NodeData, t)

@@ -150,6 +150,20 @@ func TestChunkedTimeCLI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "part-1", "node_time.bin")); err != nil {
 		t.Fatalf("no node times stored: %v", err)
 	}
+	// A heterogeneous chunked graph with node times only: every edge and
+	// reverse takes its source's time.
+	hck, hout := filepath.Join(dir, "gen-hck"), filepath.Join(dir, "gen-hparts")
+	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "gen", "--format", "chunked", "--hetero", "--papers", "400", "--authors", "450", "--institutions", "10",
+		"--fields", "30", "--cites", "1500", "--writes", "1500", "--affiliations", "450", "--topics", "1200", "--classes", "4", "--feat-dim", "4",
+		"--node-time", "--seed", "4", "--chunk-nodes", "100", "--chunk-edges", "700", "--out", hck}, Timeout: 2 * time.Minute})
+	if r.Err != nil {
+		t.Fatalf("gen --format chunked --hetero --node-time: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+	r = h.MPI(Job{Ranks: 3, Args: []string{bin, "partition", "--data", hck, "--parts", "3", "--method", "random", "--time", "--out", hout}, Timeout: 2 * time.Minute})
+	if r.Err != nil || !strings.Contains(r.Output, "node times true") {
+		t.Fatalf("partition --time of a heterogeneous chunked graph: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+
 	// Temporal training partitions a chunked dataset with its times.
 	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "train", "--data", gck, "--temporal", "uniform", "--method", "random", "--epochs", "1",
 		"--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})

@@ -2,7 +2,6 @@ package chunkgen
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -94,6 +93,9 @@ type Gen struct {
 	split   [3]int64  // train, valid, test counts of the labeled type
 	cen     []float64 // class centroids, Classes x FeatDim
 	featDim int
+	// nodeOrig is each type's first homogenized id (heterogeneous; nil
+	// for a homogeneous graph), the key of its times.
+	nodeOrig []int64
 }
 
 // nodeType is one node type's planted classes and chunks.
@@ -136,8 +138,6 @@ func New(opt Options) (*Gen, error) {
 	return g, nil
 }
 
-var errTimes = errors.New("gen: times of a heterogeneous graph are not written in the chunked format yet; leave out --edge-time/--node-time")
-
 func (o *Options) fillChunks() error {
 	if o.ChunkNodes == 0 {
 		o.ChunkNodes = DefaultChunkNodes
@@ -151,8 +151,10 @@ func (o *Options) fillChunks() error {
 	return nil
 }
 
-// HeteroOptions describe an ogbn-mag-shaped graph (graph.HeteroGenOptions;
-// EdgeTime and NodeTime are refused, for now) and its chunk sizes.
+// HeteroOptions describe an ogbn-mag-shaped graph (graph.HeteroGenOptions:
+// EdgeTime and NodeTime write every relation's edge times and every
+// type's node times keyed as GenerateHetero keys them, by relation index
+// and homogenized ids) and its chunk sizes.
 type HeteroOptions struct {
 	graph.HeteroGenOptions
 	ChunkNodes, ChunkEdges int64
@@ -169,19 +171,23 @@ func NewHetero(opt HeteroOptions) (*Gen, error) {
 		return nil, err
 	}
 	h := opt.HeteroGenOptions
-	if h.EdgeTime || h.NodeTime {
-		return nil, errTimes
-	}
 	if err := h.Fill(); err != nil {
 		return nil, err
 	}
 	co.GenOptions = graph.GenOptions{Classes: h.Classes, FeatDim: h.FeatDim, Seed: h.Seed, Homophily: h.Homophily,
-		FeatSep: h.FeatSep, PowerLaw: h.PowerLaw, Workers: h.Workers, Nodes: h.Papers}
+		FeatSep: h.FeatSep, PowerLaw: h.PowerLaw, Workers: h.Workers, Nodes: h.Papers, EdgeTime: h.EdgeTime, NodeTime: h.NodeTime}
 	g := &Gen{opt: co, hetero: true, name: HeteroGraphName, beta: 1 / (h.PowerLaw - 1), featDim: h.FeatDim}
 	counts := map[string]int64{graph.TypeAuthor: h.Authors, graph.TypeField: h.Fields, graph.TypeInstitution: h.Institutions, graph.TypePaper: h.Papers}
 	names := []string{graph.TypeAuthor, graph.TypeField, graph.TypeInstitution, graph.TypePaper} // sorted
 	for t, name := range names {
 		g.types = append(g.types, g.newType(name, counts[name], hashkey.Hash64(tagClassPerm, uint64(t))))
+	}
+	// Relations come in canonical-name order and types sorted, as
+	// graph.NewSchema orders them: g.rels' index is the schema's relation
+	// index and nodeOrig its homogenized offsets (the keys of the times).
+	g.nodeOrig = make([]int64, len(g.types))
+	for t := 1; t < len(g.types); t++ {
+		g.nodeOrig[t] = g.nodeOrig[t-1] + g.types[t-1].n
 	}
 	g.labeled = slices.Index(names, graph.TypePaper)
 	for _, r := range h.GenRelations() {
@@ -469,22 +475,21 @@ func (g *Gen) Meta() *graph.ChunkedMeta {
 			ef.Data = append(ef.Data, graph.EdgeChunkFile(r.et, k))
 		}
 		m.Edges[r.et] = ef
-		if g.opt.EdgeTime && !g.hetero {
+		if g.opt.EdgeTime {
 			tf := graph.ChunkFiles{Format: numpy}
 			for k := range r.sizes {
 				tf.Data = append(tf.Data, graph.EdgeDataChunkFile(r.et, graph.ChunkTime, k))
 			}
-			m.EdgeData = map[string]map[string]graph.ChunkFiles{r.et: {graph.ChunkTime: tf}}
+			if m.EdgeData == nil {
+				m.EdgeData = map[string]map[string]graph.ChunkFiles{}
+			}
+			m.EdgeData[r.et] = map[string]graph.ChunkFiles{graph.ChunkTime: tf}
 		}
 	}
 	lt := g.types[g.labeled]
 	nd := map[string]graph.ChunkFiles{}
 	mk := maskKeys()
-	keys := append([]string{graph.ChunkFeat, graph.ChunkLabel}, mk[:]...)
-	if g.opt.NodeTime && !g.hetero {
-		keys = append(keys, graph.ChunkTime)
-	}
-	for _, key := range keys {
+	for _, key := range append([]string{graph.ChunkFeat, graph.ChunkLabel}, mk[:]...) {
 		f := graph.ChunkFiles{Format: numpy}
 		for k := range lt.sizes {
 			f.Data = append(f.Data, graph.NodeChunkFile(lt.name, key, k))
@@ -492,6 +497,18 @@ func (g *Gen) Meta() *graph.ChunkedMeta {
 		nd[key] = f
 	}
 	m.NodeData[lt.name] = nd
+	if g.opt.NodeTime {
+		for _, t := range g.types {
+			f := graph.ChunkFiles{Format: numpy}
+			for k := range t.sizes {
+				f.Data = append(f.Data, graph.NodeChunkFile(t.name, graph.ChunkTime, k))
+			}
+			if m.NodeData[t.name] == nil {
+				m.NodeData[t.name] = map[string]graph.ChunkFiles{}
+			}
+			m.NodeData[t.name][graph.ChunkTime] = f
+		}
+	}
 	return m
 }
 
@@ -499,8 +516,17 @@ func (g *Gen) Meta() *graph.ChunkedMeta {
 // files go into; they must exist before chunks are written.
 func (g *Gen) Dirs() []string {
 	dirs := []string{filepath.Dir(graph.EdgeChunkFile(g.rels[0].et, 0)), filepath.Dir(graph.NodeChunkFile(g.types[g.labeled].name, graph.ChunkFeat, 0))}
-	if g.opt.EdgeTime && !g.hetero {
-		dirs = append(dirs, filepath.Dir(graph.EdgeDataChunkFile(g.rels[0].et, graph.ChunkTime, 0)))
+	if g.opt.EdgeTime {
+		for _, r := range g.rels {
+			dirs = append(dirs, filepath.Dir(graph.EdgeDataChunkFile(r.et, graph.ChunkTime, 0)))
+		}
+	}
+	if g.opt.NodeTime {
+		for t, nt := range g.types {
+			if t != g.labeled {
+				dirs = append(dirs, filepath.Dir(graph.NodeChunkFile(nt.name, graph.ChunkTime, 0)))
+			}
+		}
 	}
 	return dirs
 }
@@ -536,7 +562,22 @@ func (g *Gen) span(n int64, fn func(lo, hi int64)) {
 func (g *Gen) WriteNodeChunk(dir string, t, k int) (int64, error) {
 	nt := &g.types[t]
 	lo, size := nt.chunkStart[k], nt.sizes[k]
+	var times []int64
+	if g.opt.NodeTime {
+		// Keyed by the homogenized id, as gen keys node times.
+		off := int64(0)
+		if g.hetero {
+			off = g.nodeOrig[t]
+		}
+		times = make([]int64, size)
+		for i := range times {
+			times[i] = graph.GenNodeTime(g.opt.Seed, off+lo+int64(i))
+		}
+	}
 	if t != g.labeled {
+		if times != nil {
+			return size, graph.WriteNpy(filepath.Join(dir, graph.NodeChunkFile(nt.name, graph.ChunkTime, k)), times)
+		}
 		return size, nil
 	}
 	dim := int64(g.featDim)
@@ -567,11 +608,7 @@ func (g *Gen) WriteNodeChunk(dir string, t, k int) (int64, error) {
 		key string
 		xs  any
 	}{{graph.ChunkFeat, rows}, {graph.ChunkLabel, labels}, {mk[0], masks[0]}, {mk[1], masks[1]}, {mk[2], masks[2]}}
-	if g.opt.NodeTime && !g.hetero {
-		times := make([]int64, size)
-		for i := range times {
-			times[i] = graph.GenNodeTime(g.opt.Seed, lo+int64(i))
-		}
+	if times != nil {
 		put = append(put, struct {
 			key string
 			xs  any
@@ -615,11 +652,17 @@ func (g *Gen) WriteEdgeChunk(dir string, r, k int) (edges, sameClass int64, err 
 	if err := graph.WriteNpy(filepath.Join(dir, graph.EdgeChunkFile(rel.et, k)), buf); err != nil {
 		return 0, 0, err
 	}
-	if g.opt.EdgeTime && !g.hetero {
-		// Edges 2p and 2p+1 are pair p, as gen's edge_time.csv.gz lines.
+	if g.opt.EdgeTime {
+		// Homogeneous: edges 2p and 2p+1 are pair p, as gen's
+		// edge_time.csv.gz lines; heterogeneous: GenerateHetero's key.
 		times := make([]int64, size)
 		for i := range times {
-			times[i] = graph.GenEdgeTime(g.opt.Seed, (lo+int64(i))/2)
+			if g.hetero {
+				sOff, dOff := g.nodeOrig[rel.src], g.nodeOrig[rel.dst]
+				times[i] = graph.GenHeteroEdgeTime(g.opt.Seed, r, sOff+buf[i][0], dOff+buf[i][1])
+			} else {
+				times[i] = graph.GenEdgeTime(g.opt.Seed, (lo+int64(i))/2)
+			}
 		}
 		if err := graph.WriteNpy(filepath.Join(dir, graph.EdgeDataChunkFile(rel.et, graph.ChunkTime, k)), times); err != nil {
 			return 0, 0, err

@@ -250,8 +250,8 @@ func TestBadOptions(t *testing.T) {
 
 // TestTimes: --edge-time and --node-time write edge_data and node_data
 // "time" chunks holding gen's times of the same seed (both lines of pair p
-// the pair's, every node its own), whatever the chunk sizes; heterogeneous
-// times are refused.
+// the pair's, every node its own), whatever the chunk sizes; a
+// heterogeneous graph's carry GenerateHetero's keys.
 func TestTimes(t *testing.T) {
 	o := small(4)
 	o.EdgeTime, o.NodeTime = true, true
@@ -283,9 +283,45 @@ func TestTimes(t *testing.T) {
 		}
 		require.Equal(t, o.Nodes, v)
 	}
-	h := graph.HeteroGenOptions{Papers: 300, Authors: 400, Institutions: 20, Fields: 30, Classes: 4, FeatDim: 4, Seed: 1, EdgeTime: true}
-	_, err := NewHetero(HeteroOptions{HeteroGenOptions: h})
-	require.ErrorContains(t, err, "times of a heterogeneous graph are not written")
+	// Heterogeneous: GenerateHetero's keys, by relation index (the
+	// schema's) and homogenized ids.
+	h := graph.MagGenOptions(0.003)
+	h.Seed, h.Workers, h.EdgeTime, h.NodeTime = 6, 2, true, true
+	g, err := NewHetero(HeteroOptions{HeteroGenOptions: h, ChunkNodes: 900, ChunkEdges: 5000})
+	require.NoError(t, err)
+	c, err := graph.OpenChunked(writeGen(t, g))
+	require.NoError(t, err)
+	counts := map[string]int64{}
+	for i, typ := range c.Meta.NodeType {
+		counts[typ] = c.Counts[i]
+	}
+	s, err := graph.NewSchema(counts, c.Rels)
+	require.NoError(t, err)
+	for e, rel := range c.Rels {
+		r := s.RelIndex(rel.String())
+		require.Equal(t, e, r, "relations in schema order")
+		sOff, dOff := s.NodeOrig[s.TypeIndex(rel.Src)], s.NodeOrig[s.TypeIndex(rel.Dst)]
+		for k := range c.NumEdgeChunks(e) {
+			src, dst, err := c.ReadEdgeChunk(e, k)
+			require.NoError(t, err)
+			ts, err := c.ReadEdgeInts(e, graph.ChunkTime, k)
+			require.NoError(t, err)
+			for i := range src {
+				require.Equal(t, graph.GenHeteroEdgeTime(6, r, sOff+src[i], dOff+dst[i]), ts[i], "%s edge %d of chunk %d", rel, i, k)
+			}
+		}
+	}
+	for ct, typ := range c.Meta.NodeType {
+		v := s.NodeOrig[s.TypeIndex(typ)]
+		for k := range c.NumNodeChunks(ct) {
+			ts, err := c.ReadNodeInts(ct, graph.ChunkTime, k)
+			require.NoError(t, err)
+			for _, x := range ts {
+				require.Equal(t, graph.GenNodeTime(6, v), x, "%s node %d", typ, v)
+				v++
+			}
+		}
+	}
 }
 
 // TestHeteroReadsBack: the ogbn-mag-shaped graph opens with its four types

@@ -292,6 +292,67 @@ func TestTimeMatchesSingleProcess(t *testing.T) {
 	}
 }
 
+// TestHeteroTimeMatchesSingleProcess is TestTimeMatchesSingleProcess for
+// a heterogeneous graph with reverse relations: per-relation edge times,
+// and node times only (every edge, reverses too, takes its source's).
+func TestHeteroTimeMatchesSingleProcess(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	for _, tc := range []struct {
+		name               string
+		edgeTime, nodeTime bool
+	}{
+		{"edge-node", true, true},
+		{"node-only", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, chunked := filepath.Join(dir, "mag-"+tc.name), filepath.Join(dir, "chunked-"+tc.name)
+			single, dist := filepath.Join(dir, "single-"+tc.name), filepath.Join(dir, "dist-"+tc.name)
+			var err error
+			if c.Rank() == 0 {
+				err = func() error {
+					d, err := graph.GenerateHetero(graph.HeteroGenOptions{
+						Papers: 200, Authors: 260, Institutions: 12, Fields: 25,
+						Cites: 1200, Writes: 1500, Affiliations: 300, Topics: 1200,
+						Classes: 4, FeatDim: 3, FeatSep: 1, Seed: 7, EdgeTime: tc.edgeTime, NodeTime: tc.nodeTime,
+					})
+					if err != nil {
+						return err
+					}
+					if err := graph.WriteHetero(src, d); err != nil {
+						return err
+					}
+					if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 60, ChunkEdges: 400}); err != nil {
+						return err
+					}
+					ro := graph.DefaultHeteroReadOptions()
+					ro.Time = true
+					if d, err = graph.ReadOGBHetero(src, ro); err != nil {
+						return err
+					}
+					_, err = partition.WriteHetero(single, d, partition.Random(d.NumNodes(), P, 5), P,
+						partition.Options{Method: partition.MethodRandom, Seed: 5, Undirected: true, Workers: 1, Time: true})
+					return err
+				}()
+			}
+			agree(t, c, err)
+			_, err = Run(c, Options{
+				Data: chunked, Out: dist, Parts: P, Method: partition.MethodRandom, Seed: 5,
+				Undirected: true, Reverse: true, Time: true, Workers: 1, RoundIDs: 53, RoundEdges: 170,
+			})
+			agree(t, c, err)
+			if c.Rank() == 0 {
+				err = sameTree(single, dist)
+				if err == nil {
+					_, err = os.Stat(filepath.Join(dist, "part-0", "node_time.bin"))
+				}
+			}
+			agree(t, c, err)
+		})
+	}
+}
+
 // TestHeteroMatchesSingleProcess is the same for a heterogeneous
 // (ogbn-mag-shaped) graph with reverse relations and a symmetrized self
 // relation.

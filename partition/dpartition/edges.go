@@ -182,7 +182,7 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) 
 					if u, v, err = x.ch.ReadEdgeChunk(e, bt.chunk); err != nil {
 						return nil, nil, nil, err
 					}
-					if timed && x.edgeTime {
+					if timed && x.relTime[e] {
 						if et, err = x.ch.ReadEdgeInts(e, graph.ChunkTime, bt.chunk); err != nil {
 							return nil, nil, nil, err
 						}
@@ -217,11 +217,12 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) 
 					u, v, et, chunk = nil, nil, nil, -1
 				}
 			}
-			if timed && !x.edgeTime {
-				// Node-time kind: an edge's time is its source's node time,
-				// a reverse's the other end's (graph.EdgeTimesFromNodes).
+			if timed && !x.relTime[e] {
+				// Node times: an edge's time is its source's node time, a
+				// reverse's the other end's (graph.EdgeTimesFromNodes,
+				// ReadOGBHetero's fromNode relations).
 				var err error
-				if tm, err = x.lookup(src, func(_ int, i int64) int64 { return x.nodeTime[i] }); err != nil {
+				if tm, err = x.lookup(src, x.nodeTimeOf); err != nil {
 					return nil, nil, nil, err
 				}
 			}

@@ -299,9 +299,9 @@ func (x *run) write(nd *nodeData, ptr, srcs, times []int64) (*partition.Meta, er
 func (x *run) timeFiles(m *partition.Meta, pf *partition.PartFiles, nd *nodeData, times []int64) error {
 	pf.Times = times
 	var nt []int64
-	if x.nodeTime != nil {
+	if x.hasNodeTime {
 		var err error
-		if nt, err = x.lookupRounds(nd.orig, func(_ int, i int64) int64 { return x.nodeTime[i] }); err != nil {
+		if nt, err = x.lookupRounds(nd.orig, x.nodeTimeOf); err != nil {
 			return err
 		}
 		pf.NodeTime = func(o int64) int64 {
@@ -324,7 +324,7 @@ func (x *run) timeFiles(m *partition.Meta, pf *partition.PartFiles, nd *nodeData
 	if err != nil {
 		return err
 	}
-	tm := &partition.TimeMeta{Kind: graph.TimeKindNode, NodeTime: x.nodeTime != nil}
+	tm := &partition.TimeMeta{Kind: graph.TimeKindNode, NodeTime: x.hasNodeTime}
 	if x.edgeTime {
 		tm.Kind = graph.TimeKindEdge
 	}
