@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,12 +34,16 @@ import (
 //	                       ids are type-local
 //	  node_data            per node type, per key: format {"name": "numpy"}
 //	                       and data, one .npy per node chunk of that type
+//	  edge_data            per edge type, per key: format {"name": "numpy"}
+//	                       and data, one .npy per edge chunk of that type
 //
 // Node chunk c of a type holds the type-local ids that follow those of
 // chunks 0..c-1. mpignn reads these node_data keys: "feat" (float32 or
 // float64 rows), "label" (integers, -1 for none) and split masks
 // "train_mask", "val_mask", "test_mask" (the split named "default") or
-// "train_mask:NAME" etc. (split NAME); other keys are ignored. Parquet
+// "train_mask:NAME" etc. (split NAME), and "time" (integers, the node
+// times of ReadOptions.Time); of edge_data it reads "time" (one integer
+// per edge of the chunk, the edge times). Other keys are ignored. Parquet
 // chunks are refused with a message (no reader here).
 
 // ChunkedMetaFile is the metadata file that marks a chunked dataset.
@@ -54,6 +59,9 @@ const (
 const (
 	ChunkFeat  = "feat"
 	ChunkLabel = "label"
+	// ChunkTime is the time key of node_data (node times) and of
+	// edge_data (edge times).
+	ChunkTime = "time"
 )
 
 // Chunk formats.
@@ -191,7 +199,17 @@ func (c *Chunked) check() error {
 		if err := checkChunkFiles(files, len(m.NumEdgesPerChunk[e]), "edges "+et, true); err != nil {
 			return err
 		}
+		for key, files := range m.EdgeData[et] {
+			if err := checkChunkFiles(files, len(m.NumEdgesPerChunk[e]), "edge_data "+et+"/"+key, false); err != nil {
+				return err
+			}
+		}
 		c.Rels = append(c.Rels, r)
+	}
+	for et := range m.EdgeData {
+		if !slices.Contains(m.EdgeType, et) {
+			return fmt.Errorf("edge_data names edge type %q, which is not in edge_type", et)
+		}
 	}
 	return nil
 }
@@ -428,6 +446,29 @@ func readEdgeNumpy(path string, want int64) (src, dst []int64, err error) {
 		src[i], dst[i] = xs[2*i], xs[2*i+1]
 	}
 	return src, dst, nil
+}
+
+// HasEdgeData reports whether edge type et has data key.
+func (c *Chunked) HasEdgeData(et, key string) bool {
+	_, ok := c.Meta.EdgeData[et][key]
+	return ok
+}
+
+// ReadEdgeInts reads chunk k of edge type e's data key as integers (edge
+// times): one per edge of the chunk, in the order of its edges.
+func (c *Chunked) ReadEdgeInts(e int, key string, k int) ([]int64, error) {
+	et := c.Meta.EdgeType[e]
+	path := c.path(c.Meta.EdgeData[et][key].Data[k])
+	f, r, err := npyOpen(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	want := c.Meta.NumEdgesPerChunk[e][k]
+	if sh := r.Header.Descr.Shape; len(sh) == 0 || int64(sh[0]) != want || (len(sh) == 2 && sh[1] != 1) || len(sh) > 2 {
+		return nil, fmt.Errorf("%s: shape %v, want (%d,) (one value per edge of the chunk)", path, sh, want)
+	}
+	return readNpyInts(r, path)
 }
 
 // ReadNodeInts reads chunk k of node type t's data key as integers (labels,

@@ -61,7 +61,9 @@ func (o ConvertOptions) edgesPer() int64 {
 // into the chunked format at out (see chunked.go):
 // edges as numpy (m,2) int64 chunks of stored (type-local) edges exactly as
 // the edge files list them, features as float32 chunks, labels as int64
-// chunks (-1 for a missing label) and every node split as uint8 masks.
+// chunks (-1 for a missing label), every node split as uint8 masks, and
+// the edge and node times (what ReadOGB and ReadOGBHetero read with Time)
+// as int64 edge_data and node_data "time" chunks.
 // Edge, feature and label files are streamed a chunk at a time; split ids
 // are held (they are at most one per node). The output appears only when
 // complete. Readers of the chunked format apply the same reverse-edge,
@@ -99,6 +101,12 @@ func ConvertToChunked(src, out string, opt ConvertOptions) error {
 // type et: edges/<src>___<rel>___<dst>-k.npy.
 func EdgeChunkFile(et string, k int) string {
 	return filepath.Join("edges", fmt.Sprintf("%s-%d.npy", strings.ReplaceAll(et, ":", "___"), k))
+}
+
+// EdgeDataChunkFile is the path, relative to the dataset, of chunk k of
+// edge type et's data key: edge_data/<src>___<rel>___<dst>/<key>-k.npy.
+func EdgeDataChunkFile(et, key string, k int) string {
+	return filepath.Join("edge_data", strings.ReplaceAll(et, ":", "___"), fmt.Sprintf("%s-%d.npy", key, k))
 }
 
 // NodeChunkFile is the path, relative to the dataset, of chunk k of node
@@ -144,7 +152,81 @@ func convertHomo(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 	}
 	feat := filepath.Join(raw, "node-feat.csv.gz")
 	label := filepath.Join(raw, "node-label.csv.gz")
-	return cm, convertNodeData(cm, tmp, HomoNodeType, n, feat, label, false, splits, opt)
+	if err := convertNodeData(cm, tmp, HomoNodeType, n, feat, label, false, splits, opt); err != nil {
+		return nil, err
+	}
+	return cm, convertHomoTimes(cm, tmp, raw)
+}
+
+// convertHomoTimes streams the times ReadOGB reads with ReadOptions.Time
+// (raw/edge_time.csv.gz, raw/node_time.csv.gz or else
+// raw/node_year.csv.gz), when present, into edge_data and node_data
+// "time" chunks laid out as the edges and nodes.
+func convertHomoTimes(cm *ChunkedMeta, tmp, raw string) error {
+	if p := filepath.Join(raw, "edge_time.csv.gz"); fileExists(p) {
+		files, err := convertIntColumn(p, cm.NumEdgesPerChunk[0], "edges of edge.csv.gz", tmp, func(k int) string {
+			return EdgeDataChunkFile(HomoEdgeType, ChunkTime, k)
+		})
+		if err != nil {
+			return err
+		}
+		cm.EdgeData = map[string]map[string]ChunkFiles{HomoEdgeType: {ChunkTime: files}}
+	}
+	for _, f := range []string{"node_time.csv.gz", "node_year.csv.gz"} { // ReadOGB's preference
+		if p := filepath.Join(raw, f); fileExists(p) {
+			files, err := convertIntColumn(p, cm.NumNodesPerChunk[0], "nodes", tmp, func(k int) string {
+				return NodeChunkFile(HomoNodeType, ChunkTime, k)
+			})
+			if err != nil {
+				return err
+			}
+			cm.NodeData[HomoNodeType][ChunkTime] = files
+			break
+		}
+	}
+	return nil
+}
+
+// convertIntColumn streams a file of one integer per line into int64
+// numpy chunks of the given sizes, chunk k at file(k) under tmp.
+func convertIntColumn(path string, sizes []int64, what, tmp string, file func(k int) string) (ChunkFiles, error) {
+	files := ChunkFiles{Format: ChunkFormat{Name: FormatNumpy}}
+	ls, err := newLineScanner(path)
+	if err != nil {
+		return files, err
+	}
+	defer ls.close()
+	var total int64
+	for _, x := range sizes {
+		total += x
+	}
+	for k, size := range sizes {
+		xs := make([]int64, size)
+		for i := range xs {
+			line, ok := ls.next()
+			if !ok {
+				if err := ls.err(); err != nil {
+					return files, err
+				}
+				return files, fmt.Errorf("%s: %d lines, want one per %s (%d)", path, ls.line, what, total)
+			}
+			if xs[i], err = parseIntLine(trimCR(line)); err != nil {
+				return files, &lineError{path, ls.line, err}
+			}
+		}
+		rel := file(k)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, rel)), 0o755); err != nil {
+			return files, err
+		}
+		if err := WriteNpy(filepath.Join(tmp, rel), xs); err != nil {
+			return files, err
+		}
+		files.Data = append(files.Data, rel)
+	}
+	if _, more := ls.next(); more {
+		return files, &lineError{path, ls.line, fmt.Errorf("more lines than the %d %s", total, what)}
+	}
+	return files, ls.err()
 }
 
 func convertHetero(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
@@ -179,6 +261,18 @@ func convertHetero(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 		if err := convertEdges(cm, tmp, filepath.Join(rd, "edge.csv.gz"), r, et, m, counts, opt); err != nil {
 			return nil, err
 		}
+		if p := filepath.Join(rd, "edge_time.csv.gz"); fileExists(p) {
+			files, err := convertIntColumn(p, cm.NumEdgesPerChunk[len(cm.NumEdgesPerChunk)-1], "edges of edge.csv.gz", tmp, func(k int) string {
+				return EdgeDataChunkFile(et, ChunkTime, k)
+			})
+			if err != nil {
+				return nil, err
+			}
+			if cm.EdgeData == nil {
+				cm.EdgeData = map[string]map[string]ChunkFiles{}
+			}
+			cm.EdgeData[et] = map[string]ChunkFiles{ChunkTime: files}
+		}
 	}
 	hasFeat, hasLabel, err := readFeatLabelFlags(raw, types)
 	if err != nil {
@@ -205,6 +299,18 @@ func convertHetero(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 		}
 		if err := convertNodeData(cm, tmp, t, counts[t], feat, label, true, ts, opt); err != nil {
 			return nil, err
+		}
+		for _, base := range []string{"node_time", "node_year"} { // ReadOGBHetero's preference
+			if p := filepath.Join(raw, base, t, base+".csv.gz"); fileExists(p) {
+				files, err := convertIntColumn(p, cm.NumNodesPerChunk[len(cm.NumNodesPerChunk)-1], "nodes of type "+t, tmp, func(k int) string {
+					return NodeChunkFile(t, ChunkTime, k)
+				})
+				if err != nil {
+					return nil, err
+				}
+				cm.NodeData[t][ChunkTime] = files
+				break
+			}
 		}
 		if len(cm.NodeData[t]) == 0 {
 			delete(cm.NodeData, t)

@@ -34,6 +34,25 @@ func genTime(seed, tag, a, b uint64) int64 {
 	return int64(x % GenTimeRange)
 }
 
+// GenEdgeTime is the time gen writes for both lines 2k and 2k+1 of
+// undirected pair k (raw/edge_time.csv.gz): the chunked generator keys its
+// edge times the same, so that both layouts of a seed carry the same times.
+func GenEdgeTime(seed uint64, pair int64) int64 {
+	return genTime(seed, tagGenEdgeTime, 0, uint64(pair))
+}
+
+// GenNodeTime is the time gen writes for node v (raw/node_time.csv.gz).
+func GenNodeTime(seed uint64, v int64) int64 {
+	return genTime(seed, tagGenNodeTime, 0, uint64(v))
+}
+
+// GenHeteroEdgeTime is the time GenerateHetero gives edge u -> v
+// (homogenized ids) of relation r (its index in the schema, canonical-name
+// order), which WriteHetero writes per relation.
+func GenHeteroEdgeTime(seed uint64, r int, u, v int64) int64 {
+	return genTime(seed, tagGenEdgeTime, uint64(r)<<40|uint64(u), uint64(v))
+}
+
 // writeIntLines writes one integer per line, value(i) for i in [0,m).
 func writeIntLines(path string, m int64, workers int, value func(i int64) int64) error {
 	const per = 1 << 20
@@ -53,7 +72,7 @@ func writeSyntheticTimes(raw string, s *Synthetic, workers int) error {
 	seed := s.Opt.Seed
 	if s.Opt.EdgeTime {
 		err := writeIntLines(filepath.Join(raw, "edge_time.csv.gz"), 2*int64(len(s.Pairs)), workers, func(i int64) int64 {
-			return genTime(seed, tagGenEdgeTime, 0, uint64(i/2))
+			return GenEdgeTime(seed, i/2)
 		})
 		if err != nil {
 			return err
@@ -61,7 +80,7 @@ func writeSyntheticTimes(raw string, s *Synthetic, workers int) error {
 	}
 	if s.Opt.NodeTime {
 		return writeIntLines(filepath.Join(raw, "node_time.csv.gz"), s.Opt.Nodes, workers, func(v int64) int64 {
-			return genTime(seed, tagGenNodeTime, 0, uint64(v))
+			return GenNodeTime(seed, v)
 		})
 	}
 	return nil
@@ -76,7 +95,7 @@ func addHeteroGenTimes(d *HeteroDataset, opt HeteroGenOptions) {
 	if opt.NodeTime {
 		d.NodeTime = make([]int64, s.NumNodes())
 		for v := range d.NodeTime {
-			d.NodeTime[v] = genTime(opt.Seed, tagGenNodeTime, 0, uint64(v))
+			d.NodeTime[v] = GenNodeTime(opt.Seed, int64(v))
 		}
 	}
 	if !opt.EdgeTime {
@@ -91,7 +110,7 @@ func addHeteroGenTimes(d *HeteroDataset, opt HeteroGenOptions) {
 			lo, hi := d.In.Indptr[v*R+r], d.In.Indptr[v*R+r+1]
 			row := make([]timedEntry, hi-lo)
 			for i, u := range d.In.Indices[lo:hi] {
-				row[i] = timedEntry{genTime(opt.Seed, tagGenEdgeTime, uint64(r)<<40|uint64(u), uint64(v)), u}
+				row[i] = timedEntry{GenHeteroEdgeTime(opt.Seed, int(r), u, v), u}
 			}
 			slices.SortFunc(row, func(a, b timedEntry) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.src, b.src)) })
 			for i, e := range row {

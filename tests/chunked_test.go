@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 
 // TestChunkedPartitionCLI: `mpignn convert` then `mpirun -n P mpignn
 // partition --data CHUNKED` gives, on every rank count, the same bytes as
-// the single-process `partition --method random` of the OGB layout; a bad
+// the single-process `partition --method random` of the OGB layout, with
+// and without --halo-feats; a bad
 // line in the assignment file that only the last rank reads ends the job
 // within seconds with that rank's message and leaves no --out; train
 // --data CHUNKED partitions with all ranks and trains.
@@ -32,21 +34,25 @@ func TestChunkedPartitionCLI(t *testing.T) {
 	run("gen", "--nodes", "2500", "--avg-degree", "6", "--classes", "4", "--feat-dim", "8", "--seed", "2", "--out", data)
 	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "300", "--chunk-edges", "2000")
 	for _, n := range h.Ranks {
-		single, dist := filepath.Join(dir, "single-"+strconv.Itoa(n)), filepath.Join(dir, "dist-"+strconv.Itoa(n))
-		run("partition", "--data", data, "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--out", single)
-		r := h.MPI(Job{Ranks: n, Args: []string{bin, "partition", "--data", ck, "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--out", dist}, Timeout: 2 * time.Minute})
-		if r.Err != nil {
-			t.Fatalf("np=%d: %v\n%s", n, r.Err, tail(r.Output, 30))
-		}
-		for _, f := range treeFiles(t, single) {
-			a, _ := os.ReadFile(filepath.Join(single, f))
-			b, err := os.ReadFile(filepath.Join(dist, f))
-			if err != nil || !bytes.Equal(a, b) {
-				t.Fatalf("np=%d: %s differs from the single-process partition (%v)", n, f, err)
+		for _, extra := range [][]string{nil, {"--halo-feats"}} {
+			name := strconv.Itoa(n) + strings.Join(extra, "")
+			single, dist := filepath.Join(dir, "single-"+name), filepath.Join(dir, "dist-"+name)
+			args := append([]string{"partition", "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4"}, extra...)
+			run(append(args, "--data", data, "--out", single)...)
+			r := h.MPI(Job{Ranks: n, Args: append([]string{bin}, append(args, "--data", ck, "--out", dist)...), Timeout: 2 * time.Minute})
+			if r.Err != nil {
+				t.Fatalf("np=%d %v: %v\n%s", n, extra, r.Err, tail(r.Output, 30))
 			}
-		}
-		if len(treeFiles(t, single)) != len(treeFiles(t, dist)) {
-			t.Fatalf("np=%d: the distributed partition has other files", n)
+			for _, f := range treeFiles(t, single) {
+				a, _ := os.ReadFile(filepath.Join(single, f))
+				b, err := os.ReadFile(filepath.Join(dist, f))
+				if err != nil || !bytes.Equal(a, b) {
+					t.Fatalf("np=%d %v: %s differs from the single-process partition (%v)", n, extra, f, err)
+				}
+			}
+			if len(treeFiles(t, single)) != len(treeFiles(t, dist)) {
+				t.Fatalf("np=%d %v: the distributed partition has other files", n, extra)
+			}
 		}
 	}
 
@@ -84,6 +90,85 @@ func TestChunkedPartitionCLI(t *testing.T) {
 	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "train", "--data", ck, "--method", "random", "--epochs", "1", "--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})
 	if r.Err != nil || !strings.Contains(r.Output, "partition: wrote 2 parts (random, all ranks)") || !strings.Contains(r.Output, "final:") {
 		t.Fatalf("train --data CHUNKED: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+}
+
+// TestChunkedTimeCLI: partition --time of a chunked dataset with times
+// (convert of gen --edge-time --node-time) gives, on every rank count, the
+// bytes of the single-process partition --time of the OGB layout; gen
+// --format chunked --edge-time --node-time writes times that partition
+// --time stores and train --temporal uses.
+func TestChunkedTimeCLI(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("mpignn %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	data, ck := filepath.Join(dir, "g"), filepath.Join(dir, "ck")
+	run("gen", "--nodes", "1500", "--avg-degree", "6", "--classes", "4", "--feat-dim", "4", "--seed", "3", "--edge-time", "--node-time", "--out", data)
+	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "200", "--chunk-edges", "1500")
+	for _, n := range h.Ranks {
+		single, dist := filepath.Join(dir, "single-"+strconv.Itoa(n)), filepath.Join(dir, "dist-"+strconv.Itoa(n))
+		args := []string{"partition", "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4", "--time"}
+		run(append(args, "--data", data, "--out", single)...)
+		r := h.MPI(Job{Ranks: n, Args: append([]string{bin}, append(args, "--data", ck, "--out", dist)...), Timeout: 2 * time.Minute})
+		if r.Err != nil {
+			t.Fatalf("np=%d: %v\n%s", n, r.Err, tail(r.Output, 30))
+		}
+		files := treeFiles(t, single)
+		if !slices.Contains(files, filepath.Join("part-0", "times.bin")) || !slices.Contains(files, filepath.Join("part-0", "node_time.bin")) {
+			t.Fatalf("np=%d: no times in the single-process partition: %v", n, files)
+		}
+		for _, f := range files {
+			a, _ := os.ReadFile(filepath.Join(single, f))
+			b, err := os.ReadFile(filepath.Join(dist, f))
+			if err != nil || !bytes.Equal(a, b) {
+				t.Fatalf("np=%d: %s differs from the single-process partition (%v)", n, f, err)
+			}
+		}
+		if len(files) != len(treeFiles(t, dist)) {
+			t.Fatalf("np=%d: the distributed partition has other files", n)
+		}
+	}
+
+	gck := filepath.Join(dir, "gen-ck")
+	r := h.MPI(Job{Ranks: 2, Args: []string{bin, "gen", "--format", "chunked", "--nodes", "1500", "--classes", "4", "--feat-dim", "4", "--seed", "3",
+		"--edge-time", "--node-time", "--chunk-nodes", "300", "--chunk-edges", "2000", "--out", gck}, Timeout: 2 * time.Minute})
+	if r.Err != nil {
+		t.Fatalf("gen --format chunked --edge-time --node-time: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+	out := filepath.Join(dir, "gen-parts")
+	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "partition", "--data", gck, "--parts", "2", "--method", "random", "--time", "--out", out}, Timeout: 2 * time.Minute})
+	if r.Err != nil {
+		t.Fatalf("partition --time of gen --format chunked: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+	if _, err := os.Stat(filepath.Join(out, "part-1", "node_time.bin")); err != nil {
+		t.Fatalf("no node times stored: %v", err)
+	}
+	// A heterogeneous chunked graph with node times only: every edge and
+	// reverse takes its source's time.
+	hck, hout := filepath.Join(dir, "gen-hck"), filepath.Join(dir, "gen-hparts")
+	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "gen", "--format", "chunked", "--hetero", "--papers", "400", "--authors", "450", "--institutions", "10",
+		"--fields", "30", "--cites", "1500", "--writes", "1500", "--affiliations", "450", "--topics", "1200", "--classes", "4", "--feat-dim", "4",
+		"--node-time", "--seed", "4", "--chunk-nodes", "100", "--chunk-edges", "700", "--out", hck}, Timeout: 2 * time.Minute})
+	if r.Err != nil {
+		t.Fatalf("gen --format chunked --hetero --node-time: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+	r = h.MPI(Job{Ranks: 3, Args: []string{bin, "partition", "--data", hck, "--parts", "3", "--method", "random", "--time", "--out", hout}, Timeout: 2 * time.Minute})
+	if r.Err != nil || !strings.Contains(r.Output, "node times true") {
+		t.Fatalf("partition --time of a heterogeneous chunked graph: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+
+	// Temporal training partitions a chunked dataset with its times.
+	r = h.MPI(Job{Ranks: 2, Args: []string{bin, "train", "--data", gck, "--temporal", "uniform", "--method", "random", "--epochs", "1",
+		"--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})
+	if r.Err != nil || !strings.Contains(r.Output, "partition: wrote 2 parts (random, all ranks)") || !strings.Contains(r.Output, "final:") {
+		t.Fatalf("train --data CHUNKED --temporal uniform: %v\n%s", r.Err, tail(r.Output, 30))
 	}
 }
 

@@ -137,7 +137,6 @@ func TestGenChunkedBadFlags(t *testing.T) {
 		{"chunk flag without chunked", []string{"--chunk-nodes", "10", "--out", out}, "--chunk-nodes needs --format chunked"},
 		{"chunk size", []string{"--format", "chunked", "--chunk-edges", "0", "--out", out}, "--chunk-nodes 1048576 and --chunk-edges 0 must be positive"},
 		{"hetero nodes", []string{"--format", "chunked", "--hetero", "--out", out}, "--nodes is for homogeneous graphs"},
-		{"times", []string{"--format", "chunked", "--edge-time", "--out", out}, "times are not written in the chunked format yet"},
 		{"too few nodes", []string{"--format", "chunked", "--nodes", "5", "--out", out}, "5 nodes are too few for 4 classes"},
 		{"out not empty", []string{"--format", "chunked", "--out", nonEmpty}, nonEmpty + " exists and is not empty"},
 		{"no out", []string{"--format", "chunked"}, "--out DIR is required"},

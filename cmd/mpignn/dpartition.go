@@ -53,10 +53,6 @@ func (c partitionConfig) refuseForChunked() error {
 	switch {
 	case c.link != nil:
 		return errors.New("--link-split: link splits of a chunked dataset are not supported yet (partition the OGB layout instead)")
-	case c.time:
-		return errors.New("--time: times of a chunked dataset are not supported yet (partition the OGB layout instead)")
-	case c.haloFeats:
-		return errors.New("--halo-feats: not supported for a chunked dataset yet")
 	case c.balance != "" || c.imbalance != 0:
 		return errors.New("--balance/--imbalance steer METIS, which a chunked dataset does not use")
 	}
@@ -84,7 +80,7 @@ func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) 
 	opt := dpartition.Options{
 		Data: c.data, Out: c.out, Parts: c.parts, Method: method, AssignmentDir: c.assignment, Seed: c.seed,
 		Split: c.split, LabelType: c.labelType, Undirected: c.undirected, Reverse: c.undirected && c.noReverse != "all",
-		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, Overwrite: c.force, Workers: c.workers,
+		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, HaloFeats: c.haloFeats, Time: c.time, Overwrite: c.force, Workers: c.workers,
 	}
 	runWorld(func(world *spmd.World) error {
 		if world.Rank() != 0 {
@@ -121,8 +117,6 @@ func prepareChunkedParts(c *collectives.Comm, o partition.CacheOptions, out io.W
 	switch {
 	case o.Link != nil:
 		return "", fmt.Errorf("train --data %s: link prediction on a chunked dataset is not supported yet", o.Data)
-	case o.Time:
-		return "", fmt.Errorf("train --data %s: temporal sampling on a chunked dataset is not supported yet", o.Data)
 	}
 	method, err := chunkedMethod(o.Method, true, "")
 	if err != nil {
@@ -152,7 +146,7 @@ func prepareChunkedParts(c *collectives.Comm, o partition.CacheOptions, out io.W
 	}
 	if _, err := dpartition.Run(c, dpartition.Options{
 		Data: o.Data, Out: dir, Parts: o.Parts, Method: method, Seed: o.Seed, Split: o.Split,
-		Undirected: true, Reverse: true, SparseFeatures: o.SparseFeatures, Overwrite: true,
+		Undirected: true, Reverse: true, SparseFeatures: o.SparseFeatures, Time: o.Time, Overwrite: true,
 	}); err != nil {
 		return "", fmt.Errorf("train --data %s: partition into %s: %w", o.Data, dir, err)
 	}

@@ -39,8 +39,8 @@ func runGen(args []string) (err error) {
 	fs.Float64Var(&o.FeatSep, "feat-sep", 2, "distance scale between class centroids, in units of the feature noise (2: features alone classify ~45% of 47 classes)")
 	fs.Float64Var(&o.PowerLaw, "power-law", 2.5, "exponent of the power-law degree distribution (> 2)")
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines (0 = GOMAXPROCS); does not change the output")
-	fs.BoolVar(&o.EdgeTime, "edge-time", false, fmt.Sprintf("also write edge times (raw/edge_time.csv.gz; with --hetero per relation), uniform in [0,%d) from --seed", graph.GenTimeRange))
-	fs.BoolVar(&o.NodeTime, "node-time", false, fmt.Sprintf("also write node times (raw/node_time.csv.gz; with --hetero raw/node_time/<type>/), uniform in [0,%d) from --seed", graph.GenTimeRange))
+	fs.BoolVar(&o.EdgeTime, "edge-time", false, fmt.Sprintf("also write edge times (raw/edge_time.csv.gz; with --hetero per relation; --format chunked: edge_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
+	fs.BoolVar(&o.NodeTime, "node-time", false, fmt.Sprintf("also write node times (raw/node_time.csv.gz; with --hetero raw/node_time/<type>/; --format chunked: node_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
 	hetero := fs.Bool("hetero", false, "generate an ogbn-mag-shaped heterogeneous graph (paper/author/institution/field_of_study) instead")
 	var h graph.HeteroGenOptions
 	scale := fs.Float64("scale", 1, "--hetero: size relative to ogbn-mag (1 = 736,389 papers, ~21 M edges); the count flags below override it")

@@ -2,7 +2,6 @@ package chunkgen
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -41,8 +40,10 @@ const (
 const maxTries = 16
 
 // Options describe the graph: the fields of graph.GenOptions keep their
-// meaning (EdgeTime and NodeTime are refused: the chunked format has no
-// times yet), plus the chunk sizes, which fix the files and so must not
+// meaning (EdgeTime and NodeTime write edge_data and node_data "time"
+// chunks keyed as gen keys raw/edge_time.csv.gz and raw/node_time.csv.gz:
+// graph.GenEdgeTime of the pair, graph.GenNodeTime of the node), plus the
+// chunk sizes, which fix the files and so must not
 // depend on the number of processes.
 type Options struct {
 	graph.GenOptions
@@ -92,6 +93,9 @@ type Gen struct {
 	split   [3]int64  // train, valid, test counts of the labeled type
 	cen     []float64 // class centroids, Classes x FeatDim
 	featDim int
+	// nodeOrig is each type's first homogenized id (heterogeneous; nil
+	// for a homogeneous graph), the key of its times.
+	nodeOrig []int64
 }
 
 // nodeType is one node type's planted classes and chunks.
@@ -122,9 +126,6 @@ func New(opt Options) (*Gen, error) {
 	if err := opt.fillChunks(); err != nil {
 		return nil, err
 	}
-	if opt.EdgeTime || opt.NodeTime {
-		return nil, errTimes
-	}
 	if err := opt.Fill(); err != nil {
 		return nil, err
 	}
@@ -136,8 +137,6 @@ func New(opt Options) (*Gen, error) {
 	g.centroids()
 	return g, nil
 }
-
-var errTimes = errors.New("gen: times are not written in the chunked format yet (the chunked readers have no times); leave out --edge-time/--node-time")
 
 func (o *Options) fillChunks() error {
 	if o.ChunkNodes == 0 {
@@ -152,8 +151,10 @@ func (o *Options) fillChunks() error {
 	return nil
 }
 
-// HeteroOptions describe an ogbn-mag-shaped graph (graph.HeteroGenOptions;
-// EdgeTime and NodeTime are refused) and its chunk sizes.
+// HeteroOptions describe an ogbn-mag-shaped graph (graph.HeteroGenOptions:
+// EdgeTime and NodeTime write every relation's edge times and every
+// type's node times keyed as GenerateHetero keys them, by relation index
+// and homogenized ids) and its chunk sizes.
 type HeteroOptions struct {
 	graph.HeteroGenOptions
 	ChunkNodes, ChunkEdges int64
@@ -170,19 +171,23 @@ func NewHetero(opt HeteroOptions) (*Gen, error) {
 		return nil, err
 	}
 	h := opt.HeteroGenOptions
-	if h.EdgeTime || h.NodeTime {
-		return nil, errTimes
-	}
 	if err := h.Fill(); err != nil {
 		return nil, err
 	}
 	co.GenOptions = graph.GenOptions{Classes: h.Classes, FeatDim: h.FeatDim, Seed: h.Seed, Homophily: h.Homophily,
-		FeatSep: h.FeatSep, PowerLaw: h.PowerLaw, Workers: h.Workers, Nodes: h.Papers}
+		FeatSep: h.FeatSep, PowerLaw: h.PowerLaw, Workers: h.Workers, Nodes: h.Papers, EdgeTime: h.EdgeTime, NodeTime: h.NodeTime}
 	g := &Gen{opt: co, hetero: true, name: HeteroGraphName, beta: 1 / (h.PowerLaw - 1), featDim: h.FeatDim}
 	counts := map[string]int64{graph.TypeAuthor: h.Authors, graph.TypeField: h.Fields, graph.TypeInstitution: h.Institutions, graph.TypePaper: h.Papers}
 	names := []string{graph.TypeAuthor, graph.TypeField, graph.TypeInstitution, graph.TypePaper} // sorted
 	for t, name := range names {
 		g.types = append(g.types, g.newType(name, counts[name], hashkey.Hash64(tagClassPerm, uint64(t))))
+	}
+	// Relations come in canonical-name order and types sorted, as
+	// graph.NewSchema orders them: g.rels' index is the schema's relation
+	// index and nodeOrig its homogenized offsets (the keys of the times).
+	g.nodeOrig = make([]int64, len(g.types))
+	for t := 1; t < len(g.types); t++ {
+		g.nodeOrig[t] = g.nodeOrig[t-1] + g.types[t-1].n
 	}
 	g.labeled = slices.Index(names, graph.TypePaper)
 	for _, r := range h.GenRelations() {
@@ -470,6 +475,16 @@ func (g *Gen) Meta() *graph.ChunkedMeta {
 			ef.Data = append(ef.Data, graph.EdgeChunkFile(r.et, k))
 		}
 		m.Edges[r.et] = ef
+		if g.opt.EdgeTime {
+			tf := graph.ChunkFiles{Format: numpy}
+			for k := range r.sizes {
+				tf.Data = append(tf.Data, graph.EdgeDataChunkFile(r.et, graph.ChunkTime, k))
+			}
+			if m.EdgeData == nil {
+				m.EdgeData = map[string]map[string]graph.ChunkFiles{}
+			}
+			m.EdgeData[r.et] = map[string]graph.ChunkFiles{graph.ChunkTime: tf}
+		}
 	}
 	lt := g.types[g.labeled]
 	nd := map[string]graph.ChunkFiles{}
@@ -482,13 +497,38 @@ func (g *Gen) Meta() *graph.ChunkedMeta {
 		nd[key] = f
 	}
 	m.NodeData[lt.name] = nd
+	if g.opt.NodeTime {
+		for _, t := range g.types {
+			f := graph.ChunkFiles{Format: numpy}
+			for k := range t.sizes {
+				f.Data = append(f.Data, graph.NodeChunkFile(t.name, graph.ChunkTime, k))
+			}
+			if m.NodeData[t.name] == nil {
+				m.NodeData[t.name] = map[string]graph.ChunkFiles{}
+			}
+			m.NodeData[t.name][graph.ChunkTime] = f
+		}
+	}
 	return m
 }
 
 // Dirs returns the directories, relative to the dataset, that the chunk
 // files go into; they must exist before chunks are written.
 func (g *Gen) Dirs() []string {
-	return []string{filepath.Dir(graph.EdgeChunkFile(g.rels[0].et, 0)), filepath.Dir(graph.NodeChunkFile(g.types[g.labeled].name, graph.ChunkFeat, 0))}
+	dirs := []string{filepath.Dir(graph.EdgeChunkFile(g.rels[0].et, 0)), filepath.Dir(graph.NodeChunkFile(g.types[g.labeled].name, graph.ChunkFeat, 0))}
+	if g.opt.EdgeTime {
+		for _, r := range g.rels {
+			dirs = append(dirs, filepath.Dir(graph.EdgeDataChunkFile(r.et, graph.ChunkTime, 0)))
+		}
+	}
+	if g.opt.NodeTime {
+		for t, nt := range g.types {
+			if t != g.labeled {
+				dirs = append(dirs, filepath.Dir(graph.NodeChunkFile(nt.name, graph.ChunkTime, 0)))
+			}
+		}
+	}
+	return dirs
 }
 
 // ChunkMemory estimates the bytes that writing one node chunk and one edge
@@ -496,8 +536,8 @@ func (g *Gen) Dirs() []string {
 // the chunk arrays and the numpy writer's copy of them.
 func (g *Gen) ChunkMemory() float64 {
 	o := g.opt
-	node := float64(o.ChunkNodes) * (float64(g.featDim)*4 + 8 + 3 + 24)
-	edge := float64(o.ChunkEdges) * 16
+	node := float64(o.ChunkNodes) * (float64(g.featDim)*4 + 8 + 3 + 24 + 8)
+	edge := float64(o.ChunkEdges) * (16 + 8)
 	return 2*math.Max(node, edge) + float64(o.Classes*g.featDim)*8
 }
 
@@ -522,7 +562,22 @@ func (g *Gen) span(n int64, fn func(lo, hi int64)) {
 func (g *Gen) WriteNodeChunk(dir string, t, k int) (int64, error) {
 	nt := &g.types[t]
 	lo, size := nt.chunkStart[k], nt.sizes[k]
+	var times []int64
+	if g.opt.NodeTime {
+		// Keyed by the homogenized id, as gen keys node times.
+		off := int64(0)
+		if g.hetero {
+			off = g.nodeOrig[t]
+		}
+		times = make([]int64, size)
+		for i := range times {
+			times[i] = graph.GenNodeTime(g.opt.Seed, off+lo+int64(i))
+		}
+	}
 	if t != g.labeled {
+		if times != nil {
+			return size, graph.WriteNpy(filepath.Join(dir, graph.NodeChunkFile(nt.name, graph.ChunkTime, k)), times)
+		}
 		return size, nil
 	}
 	dim := int64(g.featDim)
@@ -553,6 +608,12 @@ func (g *Gen) WriteNodeChunk(dir string, t, k int) (int64, error) {
 		key string
 		xs  any
 	}{{graph.ChunkFeat, rows}, {graph.ChunkLabel, labels}, {mk[0], masks[0]}, {mk[1], masks[1]}, {mk[2], masks[2]}}
+	if times != nil {
+		put = append(put, struct {
+			key string
+			xs  any
+		}{graph.ChunkTime, times})
+	}
 	for _, p := range put {
 		if err := graph.WriteNpy(filepath.Join(dir, graph.NodeChunkFile(nt.name, p.key, k)), p.xs); err != nil {
 			return 0, err
@@ -588,7 +649,26 @@ func (g *Gen) WriteEdgeChunk(dir string, r, k int) (edges, sameClass int64, err 
 		sameClass += same
 		mu.Unlock()
 	})
-	return size, sameClass, graph.WriteNpy(filepath.Join(dir, graph.EdgeChunkFile(rel.et, k)), buf)
+	if err := graph.WriteNpy(filepath.Join(dir, graph.EdgeChunkFile(rel.et, k)), buf); err != nil {
+		return 0, 0, err
+	}
+	if g.opt.EdgeTime {
+		// Homogeneous: edges 2p and 2p+1 are pair p, as gen's
+		// edge_time.csv.gz lines; heterogeneous: GenerateHetero's key.
+		times := make([]int64, size)
+		for i := range times {
+			if g.hetero {
+				sOff, dOff := g.nodeOrig[rel.src], g.nodeOrig[rel.dst]
+				times[i] = graph.GenHeteroEdgeTime(g.opt.Seed, r, sOff+buf[i][0], dOff+buf[i][1])
+			} else {
+				times[i] = graph.GenEdgeTime(g.opt.Seed, (lo+int64(i))/2)
+			}
+		}
+		if err := graph.WriteNpy(filepath.Join(dir, graph.EdgeDataChunkFile(rel.et, graph.ChunkTime, k)), times); err != nil {
+			return 0, 0, err
+		}
+	}
+	return size, sameClass, nil
 }
 
 // Describe returns the README.md written beside the chunks.

@@ -234,7 +234,6 @@ func TestBadOptions(t *testing.T) {
 		mod  func(*Options)
 		want string
 	}{
-		"times":      {func(o *Options) { o.EdgeTime = true }, "times are not written"},
 		"chunk":      {func(o *Options) { o.ChunkEdges = -1 }, "chunk sizes"},
 		"few nodes":  {func(o *Options) { o.Nodes = 5 }, "too few"},
 		"power law":  {func(o *Options) { o.PowerLaw = 1.5 }, "power-law"},
@@ -246,6 +245,82 @@ func TestBadOptions(t *testing.T) {
 			_, err := New(o)
 			require.ErrorContains(t, err, tc.want)
 		})
+	}
+}
+
+// TestTimes: --edge-time and --node-time write edge_data and node_data
+// "time" chunks holding gen's times of the same seed (both lines of pair p
+// the pair's, every node its own), whatever the chunk sizes; a
+// heterogeneous graph's carry GenerateHetero's keys.
+func TestTimes(t *testing.T) {
+	o := small(4)
+	o.EdgeTime, o.NodeTime = true, true
+	for _, sizes := range [][2]int64{{700, 5001}, {1000, 999}} {
+		o.ChunkNodes, o.ChunkEdges = sizes[0], sizes[1]
+		dir, g := write(t, o)
+		c, err := graph.OpenChunked(dir)
+		require.NoError(t, err)
+		require.True(t, c.HasEdgeData(graph.HomoEdgeType, graph.ChunkTime))
+		require.True(t, c.HasNodeData(graph.HomoNodeType, graph.ChunkTime))
+		i := int64(0)
+		for k := range c.NumEdgeChunks(0) {
+			ts, err := c.ReadEdgeInts(0, graph.ChunkTime, k)
+			require.NoError(t, err)
+			for _, x := range ts {
+				require.Equal(t, graph.GenEdgeTime(4, i/2), x, "edge %d", i)
+				i++
+			}
+		}
+		require.Equal(t, g.NumEdges(), i)
+		v := int64(0)
+		for k := range c.NumNodeChunks(0) {
+			ts, err := c.ReadNodeInts(0, graph.ChunkTime, k)
+			require.NoError(t, err)
+			for _, x := range ts {
+				require.Equal(t, graph.GenNodeTime(4, v), x, "node %d", v)
+				v++
+			}
+		}
+		require.Equal(t, o.Nodes, v)
+	}
+	// Heterogeneous: GenerateHetero's keys, by relation index (the
+	// schema's) and homogenized ids.
+	h := graph.MagGenOptions(0.003)
+	h.Seed, h.Workers, h.EdgeTime, h.NodeTime = 6, 2, true, true
+	g, err := NewHetero(HeteroOptions{HeteroGenOptions: h, ChunkNodes: 900, ChunkEdges: 5000})
+	require.NoError(t, err)
+	c, err := graph.OpenChunked(writeGen(t, g))
+	require.NoError(t, err)
+	counts := map[string]int64{}
+	for i, typ := range c.Meta.NodeType {
+		counts[typ] = c.Counts[i]
+	}
+	s, err := graph.NewSchema(counts, c.Rels)
+	require.NoError(t, err)
+	for e, rel := range c.Rels {
+		r := s.RelIndex(rel.String())
+		require.Equal(t, e, r, "relations in schema order")
+		sOff, dOff := s.NodeOrig[s.TypeIndex(rel.Src)], s.NodeOrig[s.TypeIndex(rel.Dst)]
+		for k := range c.NumEdgeChunks(e) {
+			src, dst, err := c.ReadEdgeChunk(e, k)
+			require.NoError(t, err)
+			ts, err := c.ReadEdgeInts(e, graph.ChunkTime, k)
+			require.NoError(t, err)
+			for i := range src {
+				require.Equal(t, graph.GenHeteroEdgeTime(6, r, sOff+src[i], dOff+dst[i]), ts[i], "%s edge %d of chunk %d", rel, i, k)
+			}
+		}
+	}
+	for ct, typ := range c.Meta.NodeType {
+		v := s.NodeOrig[s.TypeIndex(typ)]
+		for k := range c.NumNodeChunks(ct) {
+			ts, err := c.ReadNodeInts(ct, graph.ChunkTime, k)
+			require.NoError(t, err)
+			for _, x := range ts {
+				require.Equal(t, graph.GenNodeTime(6, v), x, "%s node %d", typ, v)
+				v++
+			}
+		}
 	}
 }
 

@@ -80,7 +80,23 @@
 // bipartition, which such graphs make nearly as large as the graph
 // (BENCHMARKS.md, "Distributed partitioning").
 //
-// Times, link splits and halo features are refused (they need the whole
-// graph's times or a second feature exchange); the number of parts is the
-// number of ranks.
+// Halo features (Options.HaloFeats, homogeneous datasets as in the
+// single-process writer) take a second feature exchange after the edges
+// moved: every part asks the parts owning its halo nodes for their rows by
+// new id, in rounds (Options.RoundIDs rows, else 64 MB), and appends them
+// to its own rows, so each rank holds its part's features and its halo's.
+//
+// Times (Options.Time) come from the chunks: an edge type's edge_data
+// "time", or else, per edge, its source's node_data "time" (looked up from
+// the source's block owner as the part is; a reverse edge takes the other
+// end's time, as ReadOGB and ReadOGBHetero give them); the kind is edge
+// when any edge type has edge times, and a node type without node times
+// has time 0, as there. Times travel with their edges, and each part's
+// rows are sorted by (time, source) without exact repeats,
+// graph.BuildInCSRTimed's rows; node times of the owned nodes come from
+// their block owners, and META's range is reduced over all ranks, so the
+// part equals the single-process timed one.
+//
+// Link splits are refused (their held-out edges, negatives and pools are
+// drawn over the whole graph); the number of parts is the number of ranks.
 package dpartition

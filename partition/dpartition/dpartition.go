@@ -47,8 +47,14 @@ type Options struct {
 	NormalizeFeatures bool
 	// SparseFeatures is partition.Options.SparseFeatures.
 	SparseFeatures string
-	Overwrite      bool
-	Workers        int
+	// HaloFeats also stores the features of every part's 1-hop halo
+	// (partition.Options.HaloFeats; homogeneous datasets only, as there).
+	HaloFeats bool
+	// Time stores the dataset's times (partition.Options.Time): an edge
+	// type's edge_data "time", else each edge's source's node_data "time".
+	Time      bool
+	Overwrite bool
+	Workers   int
 	// RoundIDs bounds the ids one rank sends in one lookup round (0:
 	// 4 M), RoundEdges the edges one rank moves in one round (0: 1 M);
 	// tests lower them to exercise the rounds.
@@ -81,6 +87,16 @@ type run struct {
 	labels  bool      // labels.bin is written
 	splits  []string  // split names of the label type, sorted
 	dims    []int     // schema type -> feature dimension (0 none)
+	// With Options.Time: relTime[e] says chunked edge type e has edge
+	// times (else its edges take their sources' node times), edgeTime
+	// that one has (the time kind is then edge); nodeTime[t] holds the
+	// node times of this rank's block of type t (nil: the type has none;
+	// its nodes' time is 0, as in ReadOGBHetero), hasNodeTime that a type
+	// has node times.
+	relTime     []bool
+	edgeTime    bool
+	nodeTime    [][]int64
+	hasNodeTime bool
 }
 
 // Run partitions opt.Data with every rank of c and returns the written
@@ -109,6 +125,13 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	if err := x.plan(); err != nil {
 		return nil, err
 	}
+	if opt.HaloFeats && !x.homo {
+		// The single-process writer's refusal (heteroSourceOf), word for word.
+		return nil, errors.New("partition: halo features are not supported for heterogeneous graphs (features are per node type)")
+	}
+	if err := x.readNodeTimes(); err != nil {
+		return nil, err
+	}
 	if err := partition.CheckParts(x.s.NumNodes(), x.P); err != nil {
 		return nil, err
 	}
@@ -125,12 +148,12 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		return nil, err
 	}
 	t = x.phase("nodes", t)
-	ptr, srcs, err := x.moveEdges(nd)
+	ptr, srcs, times, err := x.moveEdges(nd)
 	if err != nil {
 		return nil, err
 	}
 	t = x.phase("edges", t)
-	m, err := x.write(nd, ptr, srcs)
+	m, err := x.write(nd, ptr, srcs, times)
 	x.phase("write", t)
 	return m, err
 }
@@ -222,6 +245,67 @@ func (x *run) plan() error {
 	}
 	x.dims = make([]int, T)
 	return nil
+}
+
+// readNodeTimes checks that a timed run has the times it needs, as
+// ReadOGB and ReadOGBHetero check them, and reads the node times of this
+// rank's blocks (Options.Time).
+func (x *run) readNodeTimes() error {
+	if !x.opt.Time {
+		return nil
+	}
+	ch := x.ch
+	T := x.s.NumTypes()
+	x.nodeTime = make([][]int64, T)
+	has := make([]bool, T)
+	for t, typ := range x.s.NodeTypes {
+		if !ch.HasNodeData(typ, graph.ChunkTime) {
+			continue
+		}
+		has[t], x.hasNodeTime = true, true
+		lo, hi := x.block(t)
+		x.nodeTime[t] = make([]int64, 0, hi-lo) // not nil: the type has times
+		for k := x.kLo[t]; k < x.kHi[t]; k++ {
+			ts, err := ch.ReadNodeInts(x.ctype[t], graph.ChunkTime, k)
+			if err != nil {
+				return err
+			}
+			x.nodeTime[t] = append(x.nodeTime[t], ts...)
+		}
+	}
+	x.relTime = make([]bool, len(ch.Rels))
+	plans := x.relPlans()
+	for e, rel := range ch.Rels {
+		et := ch.Meta.EdgeType[e]
+		if ch.HasEdgeData(et, graph.ChunkTime) {
+			x.relTime[e], x.edgeTime = true, true
+			continue
+		}
+		if x.homo {
+			if !has[0] {
+				return fmt.Errorf("%s: times requested (--time) but the dataset has no edge or node times (edge_data %s/%s, node_data %s/%s)",
+					x.opt.Data, et, graph.ChunkTime, graph.HomoNodeType, graph.ChunkTime)
+			}
+			continue
+		}
+		if !has[x.s.TypeIndex(rel.Src)] {
+			return fmt.Errorf("%s: relation %s: times requested (--time) but it has no edge_data %s and its source type %q no node_data %s",
+				x.opt.Data, rel, graph.ChunkTime, rel.Src, graph.ChunkTime)
+		}
+		if pl := plans[e]; (pl.sym || pl.rr >= 0) && !has[x.s.TypeIndex(rel.Dst)] {
+			return fmt.Errorf("%s: relation %s: its times are its source nodes' times, but its reverse's source type %q has no node times", x.opt.Data, rel, rel.Dst)
+		}
+	}
+	return nil
+}
+
+// nodeTimeOf is the node time of the i-th node of this rank's block of
+// type t (0 for a type without node times).
+func (x *run) nodeTimeOf(t int, i int64) int64 {
+	if x.nodeTime[t] == nil {
+		return 0
+	}
+	return x.nodeTime[t][i]
 }
 
 // block returns this rank's type-local node range of type t.

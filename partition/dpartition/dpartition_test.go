@@ -146,10 +146,13 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 		method     string
 		undirected bool
 		sparse     string
+		halo       bool
 	}{
-		{"random", partition.MethodRandom, true, partition.SparseAuto},
-		{"assignment", MethodAssignment, true, partition.SparseOff},
-		{"directed", partition.MethodRandom, false, partition.SparseOn},
+		{"random", partition.MethodRandom, true, partition.SparseAuto, false},
+		{"assignment", MethodAssignment, true, partition.SparseOff, false},
+		{"directed", partition.MethodRandom, false, partition.SparseOn, false},
+		{"halo", MethodAssignment, true, partition.SparseOff, true},
+		{"halo-sparse", partition.MethodRandom, false, partition.SparseOn, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			single, dist := filepath.Join(dir, "single-"+tc.name), filepath.Join(dir, "dist-"+tc.name)
@@ -188,6 +191,7 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 					}
 					_, err = partition.Write(single, d, assign, P, partition.Options{
 						Method: tc.method, Seed: 9, Undirected: tc.undirected, Workers: 1, SparseFeatures: tc.sparse,
+						HaloFeats: tc.halo,
 					})
 					return err
 				}()
@@ -195,12 +199,154 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 			agree(t, c, err)
 			m, err := Run(c, Options{
 				Data: chunked, Out: dist, Parts: P, Method: tc.method, AssignmentDir: assignDir, Seed: 9,
-				Undirected: tc.undirected, SparseFeatures: tc.sparse, Workers: 1, RoundIDs: 37, RoundEdges: 100,
+				Undirected: tc.undirected, SparseFeatures: tc.sparse, HaloFeats: tc.halo, Workers: 1, RoundIDs: 37, RoundEdges: 100,
 			})
 			agree(t, c, err)
 			if c.Rank() == 0 {
 				require.NotNil(t, m)
 				err = sameTree(single, dist)
+			}
+			agree(t, c, err)
+		})
+	}
+}
+
+// TestTimeMatchesSingleProcess: with Options.Time the distributed
+// partition of a chunked dataset with edge_data/node_data times (convert
+// of a timed OGB layout) is byte-identical to partition.Write with Time of
+// the dataset read by ReadOGB with Time: edge times, node times only (each
+// edge gets its source's), directed and undirected.
+func TestTimeMatchesSingleProcess(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	for _, tc := range []struct {
+		name               string
+		edgeTime, nodeTime bool
+		undirected         bool
+		method             string
+	}{
+		{"edge-node", true, true, true, partition.MethodRandom},
+		{"node-only", false, true, true, MethodAssignment},
+		{"edge-directed", true, false, false, partition.MethodRandom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, chunked := filepath.Join(dir, "g-"+tc.name), filepath.Join(dir, "chunked-"+tc.name)
+			single, dist := filepath.Join(dir, "single-"+tc.name), filepath.Join(dir, "dist-"+tc.name)
+			assignDir := filepath.Join(dir, "assign-"+tc.name)
+			var err error
+			if c.Rank() == 0 {
+				err = func() error {
+					syn, err := graph.Generate(graph.GenOptions{Nodes: 433, AvgDegree: 6, Classes: 3, FeatDim: 4, Seed: 8, Workers: 1,
+						EdgeTime: tc.edgeTime, NodeTime: tc.nodeTime})
+					if err != nil {
+						return err
+					}
+					if err := graph.WriteSynthetic(src, syn); err != nil {
+						return err
+					}
+					if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 40, ChunkEdges: 300}); err != nil {
+						return err
+					}
+					ro := graph.ReadOptions{Dedup: true, Workers: 1}
+					if tc.undirected {
+						ro = graph.UndirectedOptions()
+					}
+					ro.Time = true
+					d, err := graph.ReadOGB(src, ro)
+					if err != nil {
+						return err
+					}
+					assign := partition.Random(d.NumNodes, P, 2)
+					if tc.method == MethodAssignment {
+						if assign, err = partition.Assign(d, P, partition.Options{Seed: 3, Workers: 1, Time: true}); err != nil {
+							return err
+						}
+						if err := writeAssign(assignDir, []string{graph.HomoNodeType}, []int64{0, d.NumNodes}, assign); err != nil {
+							return err
+						}
+					}
+					_, err = partition.Write(single, d, assign, P, partition.Options{
+						Method: tc.method, Seed: 2, Undirected: tc.undirected, Workers: 1, Time: true,
+					})
+					return err
+				}()
+			}
+			agree(t, c, err)
+			_, err = Run(c, Options{
+				Data: chunked, Out: dist, Parts: P, Method: tc.method, AssignmentDir: assignDir, Seed: 2,
+				Undirected: tc.undirected, Time: true, Workers: 1, RoundIDs: 29, RoundEdges: 90,
+			})
+			agree(t, c, err)
+			if c.Rank() == 0 {
+				err = sameTree(single, dist)
+				if err == nil {
+					_, err = os.Stat(filepath.Join(dist, "part-0", "times.bin"))
+				}
+				if _, nerr := os.Stat(filepath.Join(dist, "part-0", "node_time.bin")); err == nil && (nerr == nil) != tc.nodeTime {
+					err = fmt.Errorf("node_time.bin: %v, want it present: %v", nerr, tc.nodeTime)
+				}
+			}
+			agree(t, c, err)
+		})
+	}
+}
+
+// TestHeteroTimeMatchesSingleProcess is TestTimeMatchesSingleProcess for
+// a heterogeneous graph with reverse relations: per-relation edge times,
+// and node times only (every edge, reverses too, takes its source's).
+func TestHeteroTimeMatchesSingleProcess(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	for _, tc := range []struct {
+		name               string
+		edgeTime, nodeTime bool
+	}{
+		{"edge-node", true, true},
+		{"node-only", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, chunked := filepath.Join(dir, "mag-"+tc.name), filepath.Join(dir, "chunked-"+tc.name)
+			single, dist := filepath.Join(dir, "single-"+tc.name), filepath.Join(dir, "dist-"+tc.name)
+			var err error
+			if c.Rank() == 0 {
+				err = func() error {
+					d, err := graph.GenerateHetero(graph.HeteroGenOptions{
+						Papers: 200, Authors: 260, Institutions: 12, Fields: 25,
+						Cites: 1200, Writes: 1500, Affiliations: 300, Topics: 1200,
+						Classes: 4, FeatDim: 3, FeatSep: 1, Seed: 7, EdgeTime: tc.edgeTime, NodeTime: tc.nodeTime,
+					})
+					if err != nil {
+						return err
+					}
+					if err := graph.WriteHetero(src, d); err != nil {
+						return err
+					}
+					if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 60, ChunkEdges: 400}); err != nil {
+						return err
+					}
+					ro := graph.DefaultHeteroReadOptions()
+					ro.Time = true
+					if d, err = graph.ReadOGBHetero(src, ro); err != nil {
+						return err
+					}
+					_, err = partition.WriteHetero(single, d, partition.Random(d.NumNodes(), P, 5), P,
+						partition.Options{Method: partition.MethodRandom, Seed: 5, Undirected: true, Workers: 1, Time: true})
+					return err
+				}()
+			}
+			agree(t, c, err)
+			_, err = Run(c, Options{
+				Data: chunked, Out: dist, Parts: P, Method: partition.MethodRandom, Seed: 5,
+				Undirected: true, Reverse: true, Time: true, Workers: 1, RoundIDs: 53, RoundEdges: 170,
+			})
+			agree(t, c, err)
+			if c.Rank() == 0 {
+				err = sameTree(single, dist)
+				if err == nil {
+					_, err = os.Stat(filepath.Join(dist, "part-0", "node_time.bin"))
+				}
 			}
 			agree(t, c, err)
 		})

@@ -1,6 +1,7 @@
 package dpartition
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -145,12 +146,20 @@ func (x *run) relPlans() []relPlan {
 // the options add) to the owner of its destination's part, a chunk per
 // round, and builds this rank's part rows: row i*R+r lists the sources of
 // owned node i's in-edges of relation r, ascending and distinct, which is
-// the canonical order of the single-process writer.
-func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
+// the canonical order of the single-process writer. With Options.Time
+// every edge carries its time (edge_data's, else its source's node time,
+// as graph.ReadOGB gives them) and rows are in timed canonical order:
+// ascending and distinct in (time, source), times aligned with srcs.
+func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) {
 	P := x.P
 	R := x.R
-	// Received edges as (row, source) pairs, one array per round: no
-	// growing slice, so no doubling slack or copies of all edges.
+	timed := x.opt.Time
+	W := int64(3) // values sent per edge: dst, src, relation[, time]
+	if timed {
+		W = 4
+	}
+	// Received edges as (row, source[, time]) tuples, one array per round:
+	// no growing slice, so no doubling slack or copies of all edges.
 	var got [][]int64
 	for e, pl := range x.relPlans() {
 		batches := x.edgeBatches(e)
@@ -162,21 +171,29 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 		if pl.sym || pl.rr >= 0 {
 			per = 2
 		}
-		var u, v []int64 // the chunk being cut into batches
+		var u, v, et []int64 // the chunk being cut into batches (et: its edge times)
 		chunk := -1
 		for j := range rounds {
-			var dst, src, rel []int64
+			var dst, src, rel, tm []int64
 			if j < len(batches) {
 				bt := batches[j]
 				if bt.chunk != chunk {
 					var err error
 					if u, v, err = x.ch.ReadEdgeChunk(e, bt.chunk); err != nil {
-						return nil, nil, err
+						return nil, nil, nil, err
+					}
+					if timed && x.relTime[e] {
+						if et, err = x.ch.ReadEdgeInts(e, graph.ChunkTime, bt.chunk); err != nil {
+							return nil, nil, nil, err
+						}
 					}
 					chunk = bt.chunk
 				}
 				n := bt.hi - bt.lo
 				dst, src, rel = make([]int64, 0, per*n), make([]int64, 0, per*n), make([]int64, 0, per*n)
+				if et != nil {
+					tm = make([]int64, 0, per*n)
+				}
 				for i := bt.lo; i < bt.hi; i++ {
 					a, b := u[i]+pl.srcOff, v[i]+pl.dstOff
 					if x.homo && x.opt.Undirected && a == b {
@@ -189,49 +206,122 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs []int64, err error) {
 					if pl.rr >= 0 {
 						dst, src, rel = append(dst, a), append(src, b), append(rel, int64(pl.rr))
 					}
+					if et != nil {
+						// A reverse keeps its edge's time (graph.BuildInCSRTimed).
+						for range len(dst) - len(tm) {
+							tm = append(tm, et[i])
+						}
+					}
 				}
 				if bt.hi == int(x.ch.Meta.NumEdgesPerChunk[e][bt.chunk]) {
-					u, v, chunk = nil, nil, -1
+					u, v, et, chunk = nil, nil, nil, -1
+				}
+			}
+			if timed && !x.relTime[e] {
+				// Node times: an edge's time is its source's node time, a
+				// reverse's the other end's (graph.EdgeTimesFromNodes,
+				// ReadOGBHetero's fromNode relations).
+				var err error
+				if tm, err = x.lookup(src, x.nodeTimeOf); err != nil {
+					return nil, nil, nil, err
 				}
 			}
 			parts, err := x.lookup(dst, func(t int, i int64) int64 { return int64(x.assign[t][i]) })
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
-			// One flat send buffer of (dst, src, relation) by part.
+			// One flat send buffer of (dst, src, relation[, time]) by part.
 			counts := make([]int64, P)
 			for _, p := range parts {
-				counts[p] += 3
+				counts[p] += W
 			}
 			pos := make([]int64, P)
 			for p := 1; p < P; p++ {
 				pos[p] = pos[p-1] + counts[p-1]
 			}
-			send := make([]int64, 3*len(parts))
+			send := make([]int64, W*int64(len(parts)))
 			for i, p := range parts {
 				at := pos[p]
 				send[at], send[at+1], send[at+2] = dst[i], src[i], rel[i]
-				pos[p] += 3
+				if timed {
+					send[at+3] = tm[i]
+				}
+				pos[p] += W
 			}
-			dst, src, rel, parts = nil, nil, nil, nil
+			dst, src, rel, tm, parts = nil, nil, nil, nil, nil
 			recv, _, err := collectives.Alltoallv(x.c, send, counts)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			send = nil
-			pairs := make([]int64, 0, 2*(len(recv)/3))
-			for i := 0; i+2 < len(recv); i += 3 {
+			pairs := make([]int64, 0, (W-1)*(int64(len(recv))/W))
+			for i := int64(0); i+W-1 < int64(len(recv)); i += W {
 				li, ok := slices.BinarySearch(nd.orig, recv[i])
 				if !ok {
-					return nil, nil, fmt.Errorf("internal error: rank %d received an edge into node %d, which it does not own", x.rank, recv[i])
+					return nil, nil, nil, fmt.Errorf("internal error: rank %d received an edge into node %d, which it does not own", x.rank, recv[i])
 				}
 				pairs = append(pairs, int64(li)*R+recv[i+2], recv[i+1])
+				if timed {
+					pairs = append(pairs, recv[i+3])
+				}
 			}
 			got = append(got, pairs)
 		}
 	}
+	if timed {
+		ptr, idx, tms := rowsFromTimed(got, int64(len(nd.orig))*R)
+		return ptr, idx, tms, nil
+	}
 	ptr, idx := rowsFromPairs(got, int64(len(nd.orig))*R)
-	return ptr, idx, nil
+	return ptr, idx, nil, nil
+}
+
+// rowsFromTimed is rowsFromPairs for rounds of (row, source, time)
+// triples: each row is sorted by (time, source) and exact repeats are
+// dropped (graph.BuildInCSRTimed's rows with Dedup), times aligned with
+// idx.
+func rowsFromTimed(got [][]int64, rows int64) (ptr, idx, times []int64) {
+	ptr = make([]int64, rows+1)
+	total := int64(0)
+	for _, tr := range got {
+		for i := 0; i < len(tr); i += 3 {
+			ptr[tr[i]+1]++
+		}
+		total += int64(len(tr) / 3)
+	}
+	for r := range rows {
+		ptr[r+1] += ptr[r]
+	}
+	type entry struct{ t, src int64 }
+	ent := make([]entry, total)
+	fill := slices.Clone(ptr[:rows])
+	for k, tr := range got {
+		for i := 0; i < len(tr); i += 3 {
+			r := tr[i]
+			ent[fill[r]] = entry{tr[i+2], tr[i+1]}
+			fill[r]++
+		}
+		got[k] = nil
+	}
+	w := int64(0)
+	for r := range rows {
+		row := ent[ptr[r]:ptr[r+1]]
+		slices.SortFunc(row, func(a, b entry) int {
+			if a.t != b.t {
+				return cmp.Compare(a.t, b.t)
+			}
+			return cmp.Compare(a.src, b.src)
+		})
+		row = slices.Compact(row)
+		ptr[r] = w
+		w += int64(copy(ent[w:], row))
+	}
+	ptr[rows] = w
+	idx, times = make([]int64, w), make([]int64, w)
+	for i, e := range ent[:w] {
+		idx[i], times[i] = e.src, e.t
+	}
+	return ptr, idx, times
 }
 
 // rowsFromPairs places rounds of (row, value) pairs into CSR rows (ptr of

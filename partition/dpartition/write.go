@@ -3,9 +3,11 @@ package dpartition
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/bits"
 	"path/filepath"
 	"slices"
+	"sort"
 
 	"mpignn/collectives"
 	"mpignn/graph"
@@ -33,6 +35,7 @@ func (x *run) baseMeta(split string, sparse bool, numClasses int) *partition.Met
 		NumClasses:    numClasses,
 		Method:        x.opt.Method,
 		Seed:          x.opt.Seed,
+		HaloFeats:     x.opt.HaloFeats,
 		Split:         split,
 		Undirected:    x.opt.Undirected,
 		SparseFeat:    sparse,
@@ -121,7 +124,7 @@ func (x *run) globals(nd *nodeData) (numClasses int, sparse bool, err error) {
 
 // write writes this rank's part into rank 0's temporary directory; rank 0
 // gathers every part's report, writes META and renames the directory.
-func (x *run) write(nd *nodeData, ptr, srcs []int64) (*partition.Meta, error) {
+func (x *run) write(nd *nodeData, ptr, srcs, times []int64) (*partition.Meta, error) {
 	numClasses, sparse, err := x.globals(nd)
 	if err != nil {
 		return nil, err
@@ -183,6 +186,27 @@ func (x *run) write(nd *nodeData, ptr, srcs []int64) (*partition.Meta, error) {
 	}
 	if x.labels {
 		pf.Label = func(i int, _ int64) int32 { return nd.labels[i] }
+	}
+	if x.opt.Time {
+		if err := x.timeFiles(m, pf, nd, times); err != nil {
+			return nil, err
+		}
+	}
+	if x.opt.HaloFeats && pf.Feat != nil {
+		// The halo's rows follow the owned ones in one feature matrix:
+		// halo node o (original id) is row len(Orig)+haloRow[at(o)].
+		feat, haloRow, err := x.haloFeat(pf.Feat, uniq, ids)
+		if err != nil {
+			return nil, err
+		}
+		owned := int64(len(nd.orig))
+		pf.Feat = feat
+		pf.FeatRow = func(i int, o int64) int64 {
+			if i >= 0 {
+				return int64(i)
+			}
+			return owned + int64(haloRow[at(o)])
+		}
 	}
 	if !x.homo {
 		pf.Feat = nil
@@ -266,6 +290,116 @@ func (x *run) write(nd *nodeData, ptr, srcs []int64) (*partition.Meta, error) {
 		return nil, err
 	}
 	return m, x.c.Barrier()
+}
+
+// timeFiles sets the part's times (times.bin, and node_time.bin from the
+// owned nodes' block owners when there are node times) and META's time
+// entry, whose range every rank agrees on: the single-process one, over
+// all stored edge times and all node times.
+func (x *run) timeFiles(m *partition.Meta, pf *partition.PartFiles, nd *nodeData, times []int64) error {
+	pf.Times = times
+	var nt []int64
+	if x.hasNodeTime {
+		var err error
+		if nt, err = x.lookupRounds(nd.orig, x.nodeTimeOf); err != nil {
+			return err
+		}
+		pf.NodeTime = func(o int64) int64 {
+			i, _ := slices.BinarySearch(nd.orig, o)
+			return nt[i]
+		}
+	}
+	// Count, -min and max of this rank's times, then of all.
+	have := int64(len(times) + len(nt))
+	lohi := []int64{math.MinInt64, math.MinInt64}
+	for _, xs := range [][]int64{times, nt} {
+		for _, t := range xs {
+			lohi[0], lohi[1] = max(lohi[0], -t), max(lohi[1], t)
+		}
+	}
+	if err := collectives.Allreduce(x.c, lohi, collectives.Max); err != nil {
+		return err
+	}
+	total, err := collectives.AllreduceScalar(x.c, have, collectives.Sum)
+	if err != nil {
+		return err
+	}
+	tm := &partition.TimeMeta{Kind: graph.TimeKindNode, NodeTime: x.hasNodeTime}
+	if x.edgeTime {
+		tm.Kind = graph.TimeKindEdge
+	}
+	if total > 0 {
+		tm.Min, tm.Max = -lohi[0], lohi[1]
+	}
+	m.Time = tm
+	return nil
+}
+
+// haloFeat returns own (this part's features, rows in new-id order)
+// followed by the rows of its halo: the sources uniq (original ids
+// ascending, new ids ids) outside this part, in new-id order, fetched from
+// the parts that own them (row new id - offset there) in rounds of at
+// most Options.RoundIDs ids. haloRow[i] is the halo row of uniq[i] (-1:
+// owned). Every rank must call it (it exchanges with all).
+func (x *run) haloFeat(own *graph.Features, uniq, ids []int64) (*graph.Features, []int32, error) {
+	me := x.rank
+	lo, hi := x.offsets[me], x.offsets[me+1]
+	var halo []int64 // new ids ascending
+	for _, g := range ids {
+		if g < lo || g >= hi {
+			halo = append(halo, g)
+		}
+	}
+	slices.Sort(halo)
+	haloRow := make([]int32, len(uniq))
+	for i, g := range ids {
+		haloRow[i] = -1
+		if g < lo || g >= hi {
+			j, _ := slices.BinarySearch(halo, g)
+			haloRow[i] = int32(j)
+		}
+	}
+	d := int64(own.Dim)
+	per := int64(x.opt.RoundIDs)
+	if per <= 0 {
+		per = max(1, (16<<20)/max(d, 1)) // 64 MB of rows a round
+	}
+	rounds, err := collectives.AllreduceScalar(x.c, (int64(len(halo))+per-1)/per, collectives.Max)
+	if err != nil {
+		return nil, nil, err
+	}
+	data := slices.Grow(own.Data, len(halo)*int(d))
+	for k := range rounds {
+		a, b := min(k*per, int64(len(halo))), min((k+1)*per, int64(len(halo)))
+		// halo is ascending and parts are id ranges: grouping by part
+		// keeps the order, so the replies concatenate in halo order.
+		req := make([][]int64, x.P)
+		for _, g := range halo[a:b] {
+			p := sort.Search(x.P, func(p int) bool { return x.offsets[p+1] > g })
+			req[p] = append(req[p], g)
+		}
+		got, err := alltoallv(x.c, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep := make([][]float32, x.P)
+		for q, gs := range got {
+			rows := make([]float32, 0, int64(len(gs))*d)
+			for _, g := range gs {
+				i := g - lo
+				rows = append(rows, own.Data[i*d:(i+1)*d]...)
+			}
+			rep[q] = rows
+		}
+		back, err := alltoallv(x.c, rep)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, rows := range back {
+			data = append(data, rows...)
+		}
+	}
+	return &graph.Features{Dim: own.Dim, Data: data}, haloRow, nil
 }
 
 // bcastBytes broadcasts rank 0's b.
