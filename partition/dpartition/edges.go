@@ -281,17 +281,7 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) 
 // dropped (graph.BuildInCSRTimed's rows with Dedup), times aligned with
 // idx.
 func rowsFromTimed(got [][]int64, rows int64) (ptr, idx, times []int64) {
-	ptr = make([]int64, rows+1)
-	total := int64(0)
-	for _, tr := range got {
-		for i := 0; i < len(tr); i += 3 {
-			ptr[tr[i]+1]++
-		}
-		total += int64(len(tr) / 3)
-	}
-	for r := range rows {
-		ptr[r+1] += ptr[r]
-	}
+	ptr, total := rowOffsets(got, rows, 3)
 	type entry struct{ t, src int64 }
 	ent := make([]entry, total)
 	fill := slices.Clone(ptr[:rows])
@@ -329,17 +319,7 @@ func rowsFromTimed(got [][]int64, rows int64) (ptr, idx, times []int64) {
 // soon as its pairs are placed, then sorts each row and drops repeats in
 // place (the edge move and the symmetric graph both want sets).
 func rowsFromPairs(got [][]int64, rows int64) (ptr, idx []int64) {
-	ptr = make([]int64, rows+1)
-	total := int64(0)
-	for _, pairs := range got {
-		for i := 0; i < len(pairs); i += 2 {
-			ptr[pairs[i]+1]++
-		}
-		total += int64(len(pairs) / 2)
-	}
-	for r := range rows {
-		ptr[r+1] += ptr[r]
-	}
+	ptr, total := rowOffsets(got, rows, 2)
 	idx = make([]int64, total)
 	fill := slices.Clone(ptr[:rows])
 	for k, pairs := range got {
@@ -360,4 +340,21 @@ func rowsFromPairs(got [][]int64, rows int64) (ptr, idx []int64) {
 	}
 	ptr[rows] = w
 	return ptr, slices.Clip(idx[:w])
+}
+
+// rowOffsets returns the rows+1 offsets of the rows that the tuples of got
+// fill (stride words each, the first the row) and their total count: the
+// counting pass rowsFromPairs and rowsFromTimed share.
+func rowOffsets(got [][]int64, rows int64, stride int) (ptr []int64, total int64) {
+	ptr = make([]int64, rows+1)
+	for _, tu := range got {
+		for i := 0; i < len(tu); i += stride {
+			ptr[tu[i]+1]++
+		}
+		total += int64(len(tu) / stride)
+	}
+	for r := range rows {
+		ptr[r+1] += ptr[r]
+	}
+	return ptr, total
 }
