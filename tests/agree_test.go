@@ -27,10 +27,7 @@ func TestRanksDisagree(t *testing.T) {
 	// A partition of another graph (feature width 8 instead of 16), a
 	// partition of the same graph by another method, and a byte-level copy
 	// whose META.json differs only in its bytes.
-	cli := func(args ...string) {
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		require.NoError(t, err, "mpignn %s:\n%s", strings.Join(args, " "), out)
-	}
+	cli := func(args ...string) { t.Helper(); mustRun(t, bin, args...) }
 	cli("gen", "--nodes", "3000", "--avg-degree", "8", "--classes", "5", "--feat-dim", "8", "--seed", "3", "--out", filepath.Join(work, "data8"))
 	narrow := filepath.Join(work, "parts8")
 	cli("partition", "--data", filepath.Join(work, "data8"), "--parts", "2", "--out", narrow)

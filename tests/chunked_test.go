@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestChunkedPartitionCLI: `mpignn convert` then `mpirun -n P mpignn
@@ -23,13 +25,7 @@ func TestChunkedPartitionCLI(t *testing.T) {
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("mpignn %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	run := func(args ...string) { t.Helper(); mustRun(t, bin, args...) }
 	data, ck := filepath.Join(dir, "g"), filepath.Join(dir, "ck")
 	run("gen", "--nodes", "2500", "--avg-degree", "6", "--classes", "4", "--feat-dim", "8", "--seed", "2", "--out", data)
 	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "300", "--chunk-edges", "2000")
@@ -102,13 +98,7 @@ func TestChunkedTimeCLI(t *testing.T) {
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	dir := t.TempDir()
-	run := func(args ...string) {
-		t.Helper()
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("mpignn %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	run := func(args ...string) { t.Helper(); mustRun(t, bin, args...) }
 	data, ck := filepath.Join(dir, "g"), filepath.Join(dir, "ck")
 	run("gen", "--nodes", "1500", "--avg-degree", "6", "--classes", "4", "--feat-dim", "4", "--seed", "3", "--edge-time", "--node-time", "--out", data)
 	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "200", "--chunk-edges", "1500")
@@ -187,4 +177,12 @@ func treeFiles(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// mustRun runs the single-process command bin args and fails the test,
+// with its output, unless it exits 0.
+func mustRun(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	require.NoError(t, err, "mpignn %s:\n%s", strings.Join(args, " "), out)
 }
