@@ -57,7 +57,8 @@ test-mpi: build
 
 # The tests of how a job ends — signals, preemption (exit 75), interrupted
 # outputs, stalled and failing ranks — under MPICH as well, whatever MPI=
-# says: Hydra differs from OpenMPI's mpirun exactly there (README, "MPICH").
+# says: Hydra differs from OpenMPI's mpirun exactly there (docs/long-jobs.md,
+# "MPICH").
 # A few minutes, not the whole suite. The harness builds its own MPICH
 # binaries in a temporary directory, so bin/mpignn is left alone.
 MPICH_TESTS := TestPreemptCheckpointResume|TestSignalWithoutCheckpoint|TestGenChunkedFailure|TestInterruptedCommands|TestPartitionChunkedInterrupted|TestRankFailureEndsJob|TestStalledRankEndsJob|TestSlowRankNotKilled
@@ -70,7 +71,7 @@ else
 		$(GO) test -count=1 -timeout 20m -v -run '^($(MPICH_TESTS))$$' ./tests/ | grep -Ev '^=== (RUN|PAUSE|CONT)'
 endif
 
-# The README's marked command blocks, run in order in a scratch directory
+# The marked command blocks of README.md and docs/*.md, run in order in a scratch directory
 # with shortened epochs (scripts/readme.sh says how and what it skips).
 test-readme: build
 	scripts/readme.sh
