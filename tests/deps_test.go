@@ -40,6 +40,7 @@ type pkgDeps struct {
 //	graph/chunkgen       chunked graphs generated chunk by chunk, no MPI
 //	partition            partitioning and the on-disk format, no MPI
 //	sample               the pure sampling core, no MPI
+//	train/kernels        dense and sparse products, all cgo BLAS, no MPI
 //	train                models and the training loop, no MPI
 //	partition/dpartition distributed partitioning (MPI)
 //	sample/dsample       distributed stores and sampler (MPI)
@@ -73,8 +74,9 @@ func allowedDeps() map[string]pkgDeps {
 			test:    []string{"sample/sampletest"},
 		},
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
+		"train/kernels":     {imports: []string{"internal/par"}},
 		"train": {
-			imports: []string{"config", "graph", "internal/par", "internal/tempout", "internal/testhold", "sample"},
+			imports: []string{"config", "graph", "internal/par", "internal/tempout", "internal/testhold", "sample", "train/kernels"},
 		},
 
 		"partition/dpartition": {
@@ -95,7 +97,7 @@ func allowedDeps() map[string]pkgDeps {
 		"cmd/mpignn": {
 			imports: []string{
 				"collectives", "config", "graph", "graph/chunkgen", "internal/tempout", "internal/testhold", "internal/watchdog",
-				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "train", "train/dtrain",
+				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "train", "train/dtrain", "train/kernels",
 			},
 			test: []string{"config"},
 		},
@@ -119,7 +121,7 @@ type depRules struct {
 func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
-		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train",
+		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels",
 			"internal/hashkey", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog"},
 		stdlibOnly: []string{"config", "internal/hashkey", "internal/par"},
 	}

@@ -21,7 +21,7 @@ func TestPureCoreLinksNoMPI(t *testing.T) {
 		pkgs    []string
 		wantMPI bool
 	}{
-		{[]string{"./train", "./sample", "./sample/sampletest", "./graph", "./partition"}, false},
+		{[]string{"./train", "./train/kernels", "./sample", "./sample/sampletest", "./graph", "./partition"}, false},
 		{[]string{"./sample/dsample"}, true},
 		{[]string{"./train/dtrain"}, true},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // hetGraph is a small heterogeneous graph in the homogenized id space: in
@@ -187,7 +188,7 @@ func trainHetero(t *testing.T, g *hetGraph, labels []int32, cfg Config, steps in
 			}
 			d := g.h.InDims[ty]
 			for k, id := range ids[ty] {
-				axpy(-embLR, gr[k*d:(k+1)*d], g.feat[ty][int(id)*d:int(id+1)*d])
+				kernels.Axpy(-embLR, gr[k*d:(k+1)*d], g.feat[ty][int(id)*d:int(id+1)*d])
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // The kernels split their loops over GOMAXPROCS goroutines; these tests
@@ -75,7 +76,7 @@ func refMeanScatter(b *sample.Block, dagg []float32, w int, dh []float32) {
 		}
 		inv := float32(1 / float64(e1-e0))
 		for _, j := range b.Indices[e0:e1] {
-			axpy(inv, dagg[i*w:(i+1)*w], dh[int(j)*w:(int(j)+1)*w])
+			kernels.Axpy(inv, dagg[i*w:(i+1)*w], dh[int(j)*w:(int(j)+1)*w])
 		}
 	}
 }
@@ -85,10 +86,10 @@ func refGCNScatter(b *sample.Block, sw, ew, gd []float32, w int, d []float32) {
 	clear(d)
 	for i := 0; i < b.NumDst; i++ {
 		gi := gd[i*w : (i+1)*w]
-		axpy(sw[i], gi, d[i*w:(i+1)*w])
+		kernels.Axpy(sw[i], gi, d[i*w:(i+1)*w])
 		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
 			if j := int(b.Indices[e]); j != i {
-				axpy(ew[e], gi, d[j*w:(j+1)*w])
+				kernels.Axpy(ew[e], gi, d[j*w:(j+1)*w])
 			}
 		}
 	}
@@ -102,7 +103,7 @@ func refRelScatter(a *relMean[float32], b *sample.Block, w int, dh []float32) {
 			r, f := relRun(b.Etype, e, end)
 			inv := float32(1 / float64(f-e))
 			for _, j := range b.Indices[e:f] {
-				axpy(inv, a.dagg[r][p*w:(p+1)*w], dh[int(j)*w:(int(j)+1)*w])
+				kernels.Axpy(inv, a.dagg[r][p*w:(p+1)*w], dh[int(j)*w:(int(j)+1)*w])
 			}
 			e = f
 		}

@@ -17,6 +17,7 @@ import (
 	"mpignn/spmd"
 	"mpignn/train"
 	"mpignn/train/dtrain"
+	"mpignn/train/kernels"
 )
 
 // trainFlags are the flags of `mpignn train`.
@@ -486,7 +487,7 @@ func setThreads(n, worldSize int) error {
 		n = max(1, runtime.NumCPU()/dtrain.LocalRanks(worldSize))
 	}
 	runtime.GOMAXPROCS(n)
-	train.SetBLASThreads(n)
+	kernels.SetBLASThreads(n)
 	return nil
 }
 

@@ -1,6 +1,6 @@
 //go:build openblas && !gonumblas
 
-package train
+package kernels
 
 // -tags openblas runs the model's float32 products on OpenBLAS, the
 // default before oneDNN (issue 17): kept so the two can be compared end to

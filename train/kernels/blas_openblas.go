@@ -1,6 +1,6 @@
 //go:build !gonumblas
 
-package train
+package kernels
 
 // Unless built with -tags gonumblas, gonum's blas32/blas64 are routed to
 // OpenBLAS through gonum.org/v1/netlib (cgo; needs libopenblas-dev at

@@ -1,6 +1,6 @@
 //go:build !gonumblas && !openblas
 
-package train
+package kernels
 
 // By default the model's float32 products run on oneDNN's fp32 gemm
 // (dnnl_sgemm, dnnl_sgemm.go; needs libdnnl-dev): on this project's CPU it

@@ -1,6 +1,6 @@
 //go:build xsmm
 
-package train
+package kernels
 
 import "testing"
 

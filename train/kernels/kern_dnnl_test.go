@@ -1,6 +1,6 @@
 //go:build dnnl
 
-package train
+package kernels
 
 import "testing"
 

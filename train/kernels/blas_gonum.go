@@ -1,6 +1,6 @@
 //go:build gonumblas
 
-package train
+package kernels
 
 // BLASName names the kernel the model's float32 matrix products use:
 // gonum's pure-Go kernels, selected with -tags gonumblas (no cgo, no

@@ -1,6 +1,6 @@
 //go:build !gonumblas && !openblas
 
-package train
+package kernels
 
 // openblasKernels returns OpenBLAS's float32 gemm, which the default build
 // still links (for float64) but no longer uses for the model: BenchmarkGemm

@@ -1,6 +1,6 @@
 //go:build (!gonumblas && !openblas) || dnnl
 
-package train
+package kernels
 
 // oneDNN's fp32 gemm (dnnl_sgemm, oneDNN 2.6, libdnnl-dev): the default
 // kernel of every float32 product of the model (blas_dnnl.go), and a
@@ -60,6 +60,6 @@ func dnnlSgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b 
 		(*C.float)(unsafe.Pointer(&b[0])), C.int64_t(ldb), C.float(beta),
 		(*C.float)(unsafe.Pointer(&c[0])), C.int64_t(ldc))
 	if st != C.dnnl_success {
-		panic(fmt.Sprintf("train: dnnl_sgemm %dx%dx%d: status %d (out of memory)", m, n, k, int(st)))
+		panic(fmt.Sprintf("kernels: dnnl_sgemm %dx%dx%d: status %d (out of memory)", m, n, k, int(st)))
 	}
 }

@@ -1,4 +1,4 @@
-package train
+package kernels
 
 import (
 	"math"
@@ -41,7 +41,7 @@ func TestGemmEdgeShapes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := append([]float32(nil), tc.c...)
-			gemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, 1, tc.a, tc.lda, tc.b, tc.ldb, tc.beta, c, tc.ldc)
+			Gemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, 1, tc.a, tc.lda, tc.b, tc.ldb, tc.beta, c, tc.ldc)
 			require.Equal(t, tc.want, c)
 		})
 	}
@@ -65,7 +65,7 @@ func TestGemmBadShapesPanic(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b, c := make([]float32, tc.na), make([]float32, tc.nb), make([]float32, tc.nc)
 			require.Panics(t, func() {
-				gemm(false, false, tc.m, tc.n, tc.k, 1, a, tc.lda, b, tc.ldb, 0, c, tc.ldc)
+				Gemm(false, false, tc.m, tc.n, tc.k, 1, a, tc.lda, b, tc.ldb, 0, c, tc.ldc)
 			})
 		})
 	}

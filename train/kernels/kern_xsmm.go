@@ -1,6 +1,6 @@
 //go:build xsmm
 
-package train
+package kernels
 
 // libxsmm fp32 kernels, built only with -tags xsmm (needs libxsmm-dev,
 // libxsmm 1.17, static libraries). libxsmm JIT-compiles one kernel per
@@ -57,7 +57,7 @@ func (x *xsmmGemm) gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, ld
 		return
 	}
 	if alpha != 1 || (beta != 0 && beta != 1) {
-		panic(fmt.Sprintf("train: libxsmm supports alpha=1, beta 0 or 1; got alpha=%v beta=%v", alpha, beta))
+		panic(fmt.Sprintf("kernels: libxsmm supports alpha=1, beta 0 or 1; got alpha=%v beta=%v", alpha, beta))
 	}
 	if tB {
 		// B is n x k (ldb); op(B) = Bᵀ is k x n, stored row-major in bt.
@@ -86,6 +86,6 @@ func xsmmSerial(tA, _ bool, m, n, k int, _ float32, a []float32, lda int, b []fl
 		(*C.float)(unsafe.Pointer(&a[0])), C.int64_t(lda),
 		(*C.float)(unsafe.Pointer(&b[0])), C.int64_t(ldb), C.float(beta),
 		(*C.float)(unsafe.Pointer(&c[0])), C.int64_t(ldc)) != 0 {
-		panic(fmt.Sprintf("train: libxsmm has no kernel for %dx%dx%d (tA=%v)", m, n, k, tA))
+		panic(fmt.Sprintf("kernels: libxsmm has no kernel for %dx%dx%d (tA=%v)", m, n, k, tA))
 	}
 }

@@ -1,6 +1,6 @@
 //go:build dnnl
 
-package train
+package kernels
 
 // oneDNN's bf16 kernel, built only with -tags dnnl for BenchmarkGemm
 // (needs libdnnl-dev, oneDNN 2.6): the matmul primitive for bf16 inputs
@@ -151,7 +151,7 @@ type dnnlBF16 struct {
 func newDNNLBF16() (*dnnlBF16, error) {
 	d := &dnnlBF16{prims: map[bf16Key]*C.kern_bf16{}}
 	if st := C.kern_engine(&d.eng); st != 0 {
-		return nil, fmt.Errorf("train: oneDNN CPU engine: status %d", int(st))
+		return nil, fmt.Errorf("kernels: oneDNN CPU engine: status %d", int(st))
 	}
 	return d, nil
 }
@@ -223,13 +223,13 @@ func (d *dnnlBF16) serial(tA, tB bool, m, n, k int, alpha float32, a []uint16, l
 		if st := C.kern_bf16_create(d.eng, ta, tb, C.int64_t(m), C.int64_t(n), C.int64_t(k),
 			C.int64_t(lda), C.int64_t(ldb), C.int64_t(ldc), C.float(alpha), C.float(beta), &p); st != 0 {
 			d.mu.Unlock()
-			panic(fmt.Sprintf("train: oneDNN bf16 matmul %+v: status %d", key, int(st)))
+			panic(fmt.Sprintf("kernels: oneDNN bf16 matmul %+v: status %d", key, int(st)))
 		}
 		d.prims[key] = p
 	}
 	d.mu.Unlock()
 	if st := C.kern_bf16_run(d.eng, p, (*C.uint16_t)(unsafe.Pointer(&a[0])), (*C.uint16_t)(unsafe.Pointer(&b[0])),
 		(*C.float)(unsafe.Pointer(&c[0]))); st != 0 {
-		panic(fmt.Sprintf("train: oneDNN bf16 matmul %+v: status %d", key, int(st)))
+		panic(fmt.Sprintf("kernels: oneDNN bf16 matmul %+v: status %d", key, int(st)))
 	}
 }
