@@ -32,8 +32,11 @@ type pkgDeps struct {
 // between mpignn packages is a design decision; make it here, in review,
 // not by accident in a file. The layers, bottom up:
 //
-//	internal/*           leaves: no mpignn imports (hashkey, par: none at all)
+//	internal/*           leaves (hashkey, par: no imports at all), except
+//	                     testhold (the launcher's rank, spmd/launched) and
+//	                     osx (atomic files and memory, over tempout/testhold)
 //	config               leaf: errors of options types naming fields
+//	spmd/launched        the launcher's rank from the environment, no MPI
 //	spmd                 the MPI runtime (cgo, mpi.h)
 //	collectives          MPI operations over spmd (gompi, cgo)
 //	graph                graphs and datasets, no MPI
@@ -53,21 +56,23 @@ func allowedDeps() map[string]pkgDeps {
 		"internal/hashkey":  {},
 		"internal/par":      {},
 		"internal/tempout":  {},
-		"internal/testhold": {},
+		"internal/testhold": {imports: []string{"spmd/launched"}},
+		"internal/osx":      {imports: []string{"internal/tempout", "internal/testhold"}},
 		"internal/watchdog": {},
 		"config":            {},
 
 		"spmd":          {test: []string{"spmd/spmdtest"}},
+		"spmd/launched": {},
 		"spmd/spmdtest": {imports: []string{"spmd"}},
 		"collectives": {
 			imports: []string{"internal/par", "internal/watchdog", "spmd"},
 			test:    []string{"spmd/spmdtest"},
 		},
 
-		"graph":          {imports: []string{"internal/hashkey", "internal/tempout", "internal/testhold"}},
+		"graph":          {imports: []string{"internal/hashkey", "internal/osx", "internal/tempout", "internal/testhold"}},
 		"graph/chunkgen": {imports: []string{"graph", "internal/hashkey"}},
 		"partition": {
-			imports: []string{"config", "graph", "internal/hashkey", "internal/tempout", "internal/testhold"},
+			imports: []string{"config", "graph", "internal/hashkey", "internal/osx", "internal/tempout", "internal/testhold"},
 		},
 		"sample": {
 			imports: []string{"graph", "internal/hashkey", "internal/par"},
@@ -76,7 +81,7 @@ func allowedDeps() map[string]pkgDeps {
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
 		"train/kernels":     {imports: []string{"internal/par"}},
 		"train": {
-			imports: []string{"config", "graph", "internal/par", "internal/tempout", "internal/testhold", "sample", "train/kernels"},
+			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels"},
 		},
 
 		"partition/dpartition": {
@@ -90,14 +95,14 @@ func allowedDeps() map[string]pkgDeps {
 			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
-			imports: []string{"collectives", "config", "graph", "internal/testhold", "partition", "sample", "sample/dsample", "train"},
+			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train"},
 			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 
 		"cmd/mpignn": {
 			imports: []string{
-				"collectives", "config", "graph", "graph/chunkgen", "internal/tempout", "internal/testhold", "internal/watchdog",
-				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "train", "train/dtrain", "train/kernels",
+				"collectives", "config", "graph", "graph/chunkgen", "internal/osx", "internal/tempout", "internal/testhold", "internal/watchdog",
+				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "spmd/launched", "train", "train/dtrain", "train/kernels",
 			},
 			test: []string{"config"},
 		},
@@ -122,8 +127,9 @@ func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
 		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels",
-			"internal/hashkey", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog"},
-		stdlibOnly: []string{"config", "internal/hashkey", "internal/par"},
+			"internal/hashkey", "internal/osx", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog",
+			"spmd/launched"},
+		stdlibOnly: []string{"config", "internal/hashkey", "internal/par", "spmd/launched"},
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"mpignn/internal/osx"
 )
 
 // Checkpoint is the complete state of a training run. The random state is
@@ -115,7 +117,7 @@ func SaveCheckpoint(dir string, c *Checkpoint) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, CheckpointFile), data); err != nil {
+	if err := osx.WriteFileAtomic(filepath.Join(dir, CheckpointFile), data); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
 	return nil

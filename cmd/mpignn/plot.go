@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"mpignn/internal/osx"
 	"mpignn/train"
 )
 
@@ -57,7 +58,7 @@ func runPlot(args []string) error {
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", *out, err)
 	}
-	if err := train.WriteFileAtomic(*out, img); err != nil {
+	if err := osx.WriteFileAtomic(*out, img); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
 	fmt.Printf("plot: wrote %s (loss and accuracy of %d epochs of %s)\n", *out, len(epochs), *metrics)

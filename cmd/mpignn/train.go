@@ -12,9 +12,9 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
-	"mpignn/internal/testhold"
 	"mpignn/partition"
 	"mpignn/spmd"
+	"mpignn/spmd/launched"
 	"mpignn/train"
 	"mpignn/train/dtrain"
 	"mpignn/train/kernels"
@@ -408,7 +408,7 @@ func runTrain(args []string) error {
 	}
 	// Listening starts before MPI: a preemption signal during start-up
 	// must not kill the rank (SIGUSR1's default action).
-	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", testhold.Rank(), f.stopFile)
+	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", launched.Rank(), f.stopFile)
 	defer sigs.Close()
 	f.cfg.Stop = sigs.Requested
 	stopped := false
@@ -534,7 +534,7 @@ func prepareParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) 
 		// fields as flags here.
 		err = flagNames(err, trainFieldFlags())
 	}
-	b, err := dtrain.BcastBytes(c, 0, []byte(dir), err)
+	b, err := collectives.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
 		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/osx"
 	"mpignn/partition"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
@@ -261,7 +262,7 @@ func TestLinkEmbedAndPredict(t *testing.T) {
 
 	pairs := filepath.Join(tmp, "pairs.csv")
 	if c.Rank() == 0 {
-		require.NoError(t, train.WriteFileAtomic(pairs, []byte("src,dst\n0,1\n5,7\n199,3\n")))
+		require.NoError(t, osx.WriteFileAtomic(pairs, []byte("src,dst\n0,1\n5,7\n199,3\n")))
 	}
 	require.NoError(t, c.Barrier())
 	out := filepath.Join(tmp, "scores.csv")
@@ -306,7 +307,7 @@ func TestLinkEmbedAndPredict(t *testing.T) {
 		require.InDelta(t, float64(want[0]), s, 1e-5*math.Max(1, math.Abs(s)))
 	}
 	// A bad pairs file: one error naming the file and line, on every rank.
-	require.NoError(t, train.WriteFileAtomic(pairs, []byte("0,1\n2;3\n")))
+	require.NoError(t, osx.WriteFileAtomic(pairs, []byte("0,1\n2;3\n")))
 }
 
 // readNPY reads a float32 .npy file of shape (n, w) written by Embed.

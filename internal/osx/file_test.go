@@ -1,4 +1,4 @@
-package train
+package osx
 
 import (
 	"os"
@@ -18,7 +18,7 @@ import (
 // live writer; it leaves no temporary of its own.
 func TestWriteFileAtomicStaleTemps(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, CheckpointFile)
+	path := filepath.Join(dir, "checkpoint.bin")
 	cmd := exec.Command("true")
 	require.NoError(t, cmd.Run())
 	stale := tempout.Name(path, cmd.Process.Pid)
