@@ -44,6 +44,7 @@ type pkgDeps struct {
 //	partition            partitioning and the on-disk format, no MPI
 //	sample               the pure sampling core, no MPI
 //	train/kernels        dense and sparse products, all cgo BLAS, no MPI
+//	train/optim          Adam and the sparse embedding optimizers
 //	train                models and the training loop, no MPI
 //	partition/dpartition distributed partitioning (MPI)
 //	sample/dsample       distributed stores and sampler (MPI)
@@ -80,8 +81,9 @@ func allowedDeps() map[string]pkgDeps {
 		},
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
 		"train/kernels":     {imports: []string{"internal/par"}},
+		"train/optim":       {imports: []string{"internal/par"}},
 		"train": {
-			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels"},
+			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels", "train/optim"},
 		},
 
 		"partition/dpartition": {
@@ -95,14 +97,14 @@ func allowedDeps() map[string]pkgDeps {
 			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
-			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train"},
+			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/optim"},
 			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 
 		"cmd/mpignn": {
 			imports: []string{
 				"collectives", "config", "graph", "graph/chunkgen", "internal/osx", "internal/tempout", "internal/testhold", "internal/watchdog",
-				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "spmd/launched", "train", "train/dtrain", "train/kernels",
+				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "spmd/launched", "train", "train/dtrain", "train/kernels", "train/optim",
 			},
 			test: []string{"config"},
 		},
@@ -126,7 +128,7 @@ type depRules struct {
 func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
-		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels",
+		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels", "train/optim",
 			"internal/hashkey", "internal/osx", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog",
 			"spmd/launched"},
 		stdlibOnly: []string{"config", "internal/hashkey", "internal/par", "spmd/launched"},

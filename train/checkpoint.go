@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"mpignn/internal/osx"
+	"mpignn/train/optim"
 )
 
 // Checkpoint is the complete state of a training run. The random state is
@@ -21,7 +22,7 @@ import (
 // Seed, Epoch and Step are the generator state.
 type Checkpoint struct {
 	Model Config
-	Adam  AdamConfig
+	Adam  optim.AdamConfig
 	Seed  uint64
 	Epoch int   // completed epochs
 	Step  int64 // optimizer steps taken (dropout masks are keyed by it)
@@ -73,18 +74,18 @@ const (
 // ckHeader is the JSON header of the file. Integers that may exceed 2^53
 // travel as strings so that JSON does not round them.
 type ckHeader struct {
-	Arch       string          `json:"arch,omitempty"` // version 2; absent in version 1 (GraphSAGE)
-	Model      json.RawMessage `json:"model"`
-	Adam       AdamConfig      `json:"adam"`
-	Seed       uint64          `json:"seed,string"`
-	Epoch      int             `json:"epoch"`
-	Step       int64           `json:"step,string"`
-	AdamT      int64           `json:"adam_t,string"`
-	NumParams  int             `json:"num_params"`
-	BestEpoch  int             `json:"best_epoch"`
-	BestValAcc float64         `json:"best_val_acc"`
-	BestTest   float64         `json:"best_test_acc"`
-	HasBest    bool            `json:"has_best_params"`
+	Arch       string           `json:"arch,omitempty"` // version 2; absent in version 1 (GraphSAGE)
+	Model      json.RawMessage  `json:"model"`
+	Adam       optim.AdamConfig `json:"adam"`
+	Seed       uint64           `json:"seed,string"`
+	Epoch      int              `json:"epoch"`
+	Step       int64            `json:"step,string"`
+	AdamT      int64            `json:"adam_t,string"`
+	NumParams  int              `json:"num_params"`
+	BestEpoch  int              `json:"best_epoch"`
+	BestValAcc float64          `json:"best_val_acc"`
+	BestTest   float64          `json:"best_test_acc"`
+	HasBest    bool             `json:"has_best_params"`
 	// Link figures of the best epoch: absent for node classification, so
 	// node checkpoints keep their exact header.
 	BestValLink  *LinkFigures    `json:"best_val_link,omitempty"`

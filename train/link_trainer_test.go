@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/sample"
+	"mpignn/train/optim"
 )
 
 // linkSource is a link BatchSource over a synthGraph for rank `rank` of
@@ -152,7 +153,7 @@ func (e *linkEvaluator) Evaluate(split string, epoch int, m *Model) (EvalResult,
 func linkOptions(decoder string) testOpts {
 	return testOpts{
 		Model:   Config{InDim: 8, Hidden: 16, Classes: 16, Layers: 2, Dropout: 0.2, Decoder: decoder},
-		Options: Options{Adam: DefaultAdam(0.01, 0), Seed: 42},
+		Options: Options{Adam: optim.DefaultAdam(0.01, 0), Seed: 42},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"mpignn/internal/par"
 	"mpignn/sample"
 	"mpignn/train/kernels"
+	"mpignn/train/optim"
 )
 
 // The kernels split their loops over GOMAXPROCS goroutines; these tests
@@ -268,7 +269,7 @@ func kernelCases() []kernelCase {
 			run: func() []uint64 {
 				r := newR()
 				p, g := randVec(r, 200000), randVec(r, 200000)
-				o, err := NewAdam(len(p), DefaultAdam(0.01, 1e-4))
+				o, err := optim.NewAdam(len(p), optim.DefaultAdam(0.01, 1e-4))
 				if err != nil {
 					panic(err)
 				}
@@ -285,7 +286,7 @@ func kernelCases() []kernelCase {
 			run: func() []uint64 {
 				r := newR()
 				p := randVec(r, 20000*16)
-				o, err := NewSparseAdam(p, 16, DefaultSparseAdam(0.01))
+				o, err := optim.NewSparseAdam(p, 16, optim.DefaultSparseAdam(0.01))
 				if err != nil {
 					panic(err)
 				}
@@ -297,7 +298,7 @@ func kernelCases() []kernelCase {
 			run: func() []uint64 {
 				r := newR()
 				p := randVec(r, 20000*16)
-				o, err := NewSparseAdagrad(p, 16, DefaultSparseAdagrad(0.01))
+				o, err := optim.NewSparseAdagrad(p, 16, optim.DefaultSparseAdagrad(0.01))
 				if err != nil {
 					panic(err)
 				}
@@ -336,7 +337,7 @@ func relCase(w int) (*relMean[float32], *sample.Block, []float32) {
 }
 
 // runSparseSteps runs three steps of o over random ascending row subsets.
-func runSparseSteps(r *rand.Rand, o SparseOptimizer, p []float32, rows, dim int) []uint64 {
+func runSparseSteps(r *rand.Rand, o optim.SparseOptimizer, p []float32, rows, dim int) []uint64 {
 	for range 3 {
 		var idx []int64
 		for i := 0; i < rows; i++ {
@@ -437,7 +438,7 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 	}
 	m, err := NewModel(tc.cfg, 5)
 	require.NoError(t, err)
-	opt, err := NewAdam(len(m.Params()), DefaultAdam(0.01, 1e-4))
+	opt, err := optim.NewAdam(len(m.Params()), optim.DefaultAdam(0.01, 1e-4))
 	require.NoError(t, err)
 	var out []uint64
 	for s := range 3 {

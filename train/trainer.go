@@ -11,12 +11,13 @@ import (
 	"mpignn/config"
 	"mpignn/internal/testhold"
 	"mpignn/sample"
+	"mpignn/train/optim"
 )
 
 // Options configures a Trainer. Every rank must pass the same values (and
 // an identically built model).
 type Options struct {
-	Adam AdamConfig
+	Adam optim.AdamConfig
 	// Seed drives everything random: initial weights, dropout masks and (in
 	// the batch source) batch order and sampling.
 	Seed uint64
@@ -109,7 +110,7 @@ type SparseInputs interface {
 type Trainer struct {
 	opts  Options
 	model *Model
-	opt   *Adam
+	opt   *optim.Adam
 	red   Reducer
 	src   BatchSource
 
@@ -213,7 +214,7 @@ func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	n := len(model.Params())
-	opt, err := NewAdam(n, o.Adam)
+	opt, err := optim.NewAdam(n, o.Adam)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer
 func (t *Trainer) Model() *Model { return t.model }
 
 // Optimizer returns the Adam state.
-func (t *Trainer) Optimizer() *Adam { return t.opt }
+func (t *Trainer) Optimizer() *optim.Adam { return t.opt }
 
 // Epoch returns the number of completed epochs.
 func (t *Trainer) Epoch() int { return t.epoch }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"mpignn/sample"
+	"mpignn/train/optim"
 )
 
 // stepRecorder is a Reporter that records the per-step global losses and
@@ -33,7 +34,7 @@ type testOpts struct {
 func testOptions(dropout float32) testOpts {
 	return testOpts{
 		Model:   Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: dropout},
-		Options: Options{Adam: DefaultAdam(0.01, 5e-4), Seed: 42},
+		Options: Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 42},
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"mpignn/train"
 	"mpignn/train/dtrain"
 	"mpignn/train/kernels"
+	"mpignn/train/optim"
 )
 
 // trainFlags are the flags of `mpignn train`.
@@ -235,14 +236,14 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 
 // apply sets the model's dropouts and GAT settings and Adam's rate and
 // decay from the parsed flags.
-func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *train.AdamConfig) {
+func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *optim.AdamConfig) {
 	// Converted here, once: the model and the trainer compute in float32.
 	m.Dropout = float32(*f.dropout)
 	m.InputDropout = float32(*f.dropout)
 	if *f.inDropout >= 0 {
 		m.InputDropout = float32(*f.inDropout)
 	}
-	*adam = train.DefaultAdam(float32(*f.lr), float32(*f.weightDecay))
+	*adam = optim.DefaultAdam(float32(*f.lr), float32(*f.weightDecay))
 	// GAT's flags default to its settings for GAT only; given to another
 	// model they reach the config, which refuses them (they would have no
 	// effect).

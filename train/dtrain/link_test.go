@@ -18,6 +18,7 @@ import (
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // writeLinkParts partitions d into n parts with a random link split (rank 0
@@ -181,7 +182,7 @@ func TestTrainLinkMatchesReference(t *testing.T) {
 			mc := train.Config{InDim: 6, Hidden: 16, Classes: 16, Layers: 2, Dropout: tc.drop, InputDropout: tc.drop / 2, Decoder: tc.decoder}
 			model, err := train.NewModel(mc, 11)
 			require.NoError(t, err)
-			ref, err := train.NewTrainer(train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11}, model, train.LocalReducer{}, src)
+			ref, err := train.NewTrainer(train.Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 11}, model, train.LocalReducer{}, src)
 			require.NoError(t, err)
 			rl := &stepLosses{}
 			ref.Reporter = rl

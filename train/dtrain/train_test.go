@@ -14,6 +14,7 @@ import (
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // writeParts partitions d into n parts in a directory shared by all ranks
@@ -36,7 +37,7 @@ func testTrainConfig(c *collectives.Comm, dir string, dropout float32) TrainConf
 	return TrainConfig{
 		PartDir: dir,
 		Model:   train.Config{Hidden: 16, Dropout: dropout, InputDropout: dropout / 2},
-		Trainer: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11},
+		Trainer: train.Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 11},
 		Loader:  dsample.LoaderOptions{Fanouts: []int{4, 3}, Batch: 12 / c.Size()},
 		Store:   dsample.StoreOptions{Transport: collectives.TransportAuto},
 		Run:     train.RunOptions{Epochs: 3},
@@ -87,7 +88,7 @@ func TestTrainMatchesReference(t *testing.T) {
 			o := refOptions{
 				Model: train.Config{Arch: tc.arch, InDim: 6, Hidden: 16, Classes: 3, Layers: 2, Dropout: drop, InputDropout: drop / 2,
 					Heads: cfg.Model.Heads, AttnDropout: cfg.Model.AttnDropout},
-				Options: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11},
+				Options: train.Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 11},
 			}
 			ref, refLoss := runRef(t, o, train.LocalReducer{}, &train.RefSource{
 				D: d, Split: d.Splits["public"], Fanouts: []int{4, 3}, GlobalBatch: 12, Seed: 11, Size: 1}, 3)
