@@ -45,6 +45,7 @@ type pkgDeps struct {
 //	sample               the pure sampling core, no MPI
 //	train/kernels        dense and sparse products, all cgo BLAS, no MPI
 //	train/optim          Adam and the sparse embedding optimizers
+//	train/metrics        the metrics file and link-ranking figures
 //	train                models and the training loop, no MPI
 //	partition/dpartition distributed partitioning (MPI)
 //	sample/dsample       distributed stores and sampler (MPI)
@@ -82,8 +83,9 @@ func allowedDeps() map[string]pkgDeps {
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
 		"train/kernels":     {imports: []string{"internal/par"}},
 		"train/optim":       {imports: []string{"internal/par"}},
+		"train/metrics":     {imports: []string{"internal/osx"}},
 		"train": {
-			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels", "train/optim"},
+			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels", "train/metrics", "train/optim"},
 		},
 
 		"partition/dpartition": {
@@ -97,18 +99,18 @@ func allowedDeps() map[string]pkgDeps {
 			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
-			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/optim"},
+			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/metrics", "train/optim"},
 			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 
 		"cmd/mpignn": {
 			imports: []string{
 				"collectives", "config", "graph", "graph/chunkgen", "internal/osx", "internal/tempout", "internal/testhold", "internal/watchdog",
-				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "spmd/launched", "train", "train/dtrain", "train/kernels", "train/optim",
+				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "spmd/launched", "train", "train/dtrain", "train/kernels", "train/metrics", "train/optim",
 			},
 			test: []string{"config"},
 		},
-		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "train"}},
+		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "train", "train/metrics"}},
 	}
 }
 
@@ -128,7 +130,7 @@ type depRules struct {
 func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
-		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels", "train/optim",
+		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels", "train/metrics", "train/optim",
 			"internal/hashkey", "internal/osx", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog",
 			"spmd/launched"},
 		stdlibOnly: []string{"config", "internal/hashkey", "internal/par", "spmd/launched"},

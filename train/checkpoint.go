@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"mpignn/internal/osx"
+	"mpignn/train/metrics"
 	"mpignn/train/optim"
 )
 
@@ -36,7 +37,7 @@ type Checkpoint struct {
 	// BestValLink and BestTestLink are the link figures of the best epoch
 	// (nil for node classification); link runs select on BestValLink.MRR,
 	// so a resumed run needs it to continue the same selection.
-	BestValLink, BestTestLink *LinkFigures
+	BestValLink, BestTestLink *metrics.LinkFigures
 	BestParams                []float32
 	// RunInfo is opaque to this package (the CLI stores its flags there).
 	RunInfo []byte
@@ -88,9 +89,9 @@ type ckHeader struct {
 	HasBest    bool             `json:"has_best_params"`
 	// Link figures of the best epoch: absent for node classification, so
 	// node checkpoints keep their exact header.
-	BestValLink  *LinkFigures    `json:"best_val_link,omitempty"`
-	BestTestLink *LinkFigures    `json:"best_test_link,omitempty"`
-	RunInfo      json.RawMessage `json:"run_info,omitempty"`
+	BestValLink  *metrics.LinkFigures `json:"best_val_link,omitempty"`
+	BestTestLink *metrics.LinkFigures `json:"best_test_link,omitempty"`
+	RunInfo      json.RawMessage      `json:"run_info,omitempty"`
 	// SparseBytes is the length of the sparse-input state after the
 	// parameter arrays (absent, 0, for models without learnable inputs).
 	SparseBytes int64 `json:"sparse_bytes,omitempty,string"`

@@ -1,8 +1,9 @@
 // Package train holds the models (a Layer/Head seam with built-in
 // architectures: GraphSAGE, GCN, GAT, and for heterogeneous graphs R-GCN
 // and HeteroSAGE; more are passed to NewModel as Arch values), the
-// training loop over a Reducer, evaluation, checkpoints and metrics. The
-// optimizers are in train/optim, the matrix kernels in train/kernels.
+// training loop over a Reducer, evaluation and checkpoints. The optimizers
+// are in train/optim, the matrix kernels in train/kernels, the metrics file
+// and the link-ranking figures in train/metrics.
 //
 // A Model has one training entry (Train) and one evaluation entry
 // (Evaluate, with Forward and Predict for outputs) over a sample.Batch,

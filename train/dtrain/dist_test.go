@@ -16,6 +16,7 @@ import (
 	"mpignn/spmd"
 	"mpignn/spmd/spmdtest"
 	"mpignn/train"
+	"mpignn/train/metrics"
 	"mpignn/train/optim"
 )
 
@@ -88,7 +89,7 @@ type stepLosses struct{ l []float64 }
 
 func (s *stepLosses) BeginEpoch(epoch, steps int)     {}
 func (s *stepLosses) StepDone(step int, loss float64) { s.l = append(s.l, loss) }
-func (s *stepLosses) EndEpoch(m *train.EpochMetrics)  {}
+func (s *stepLosses) EndEpoch(m *metrics.Epoch)       {}
 func maxRelDiff(a, b []float32) float64 {
 	scale, diff := 0.0, 0.0
 	for i := range a {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"mpignn/train/metrics"
+
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/partition"
@@ -147,8 +149,8 @@ func TestTrainResume(t *testing.T) {
 		t.Fatalf("resumed summary %+v, uninterrupted %+v", resumed.Summary, straight.Summary)
 	}
 	if c.Rank() == 0 {
-		a, _, err1 := train.ReadMetrics(filepath.Join(tmp, "straight.jsonl"))
-		b, _, err2 := train.ReadMetrics(filepath.Join(tmp, "resumed.jsonl"))
+		a, _, err1 := metrics.Read(filepath.Join(tmp, "straight.jsonl"))
+		b, _, err2 := metrics.Read(filepath.Join(tmp, "resumed.jsonl"))
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}

@@ -1,4 +1,4 @@
-package train
+package metrics
 
 import (
 	"bufio"
@@ -15,9 +15,9 @@ import (
 	"mpignn/internal/osx"
 )
 
-// EpochMetrics is one line of the metrics file. Loss and accuracies are over
+// Epoch is one line of the metrics file. Loss and accuracies are over
 // all ranks' seeds; times are seconds on the writing rank (rank 0).
-type EpochMetrics struct {
+type Epoch struct {
 	Type     string  `json:"type"` // "epoch"
 	Epoch    int     `json:"epoch"`
 	Loss     float64 `json:"loss"`
@@ -84,8 +84,8 @@ type TestFigures struct {
 	TestHits100 *float64 `json:"test_hits@100,omitempty"`
 }
 
-// newTestFigures converts f (nil: no figures) for the metrics file.
-func newTestFigures(f *LinkFigures) TestFigures {
+// NewTestFigures converts f (nil: no figures) for the metrics file.
+func NewTestFigures(f *LinkFigures) TestFigures {
 	if f == nil {
 		return TestFigures{}
 	}
@@ -96,91 +96,69 @@ func newTestFigures(f *LinkFigures) TestFigures {
 	}
 }
 
-// setLink fills the link figures of the best epoch (nothing when val or
+// SetLink fills the link figures of the best epoch (nothing when val or
 // test is nil).
-func (s *Summary) setLink(val, test *LinkFigures) {
+func (s *Summary) SetLink(val, test *LinkFigures) {
 	if val != nil {
 		s.BestValMRR = finitePtr(val.MRR)
 	}
 	if test != nil {
-		s.TestFigures = newTestFigures(test)
+		s.TestFigures = NewTestFigures(test)
 	}
 }
 
 // TestLink returns the test figures of an epoch line (nil if it has none):
 // what `plot` and reports read back from a link run's metrics.
-func (m *EpochMetrics) TestLink() *LinkFigures {
+func (m *Epoch) TestLink() *LinkFigures {
 	if m.TestMRR == nil && m.TestAUC == nil {
 		return nil
 	}
-	f := &LinkFigures{AUC: valueOrNaN(m.TestAUC), MRR: valueOrNaN(m.TestMRR)}
+	f := &LinkFigures{AUC: OrNaN(m.TestAUC), MRR: OrNaN(m.TestMRR)}
 	for i, p := range []*float64{m.TestHits1, m.TestHits3, m.TestHits10, m.TestHits50, m.TestHits100} {
-		f.Hits[i] = valueOrNaN(p)
+		f.Hits[i] = OrNaN(p)
 	}
 	return f
 }
 
-// newEpochMetrics builds an epoch line; val and test are nil when the epoch
-// was not evaluated.
-func newEpochMetrics(tr TrainResult, val, test *EvalResult) EpochMetrics {
-	m := EpochMetrics{
-		Type: "epoch", Epoch: tr.Epoch,
-		Loss: tr.Loss, TrainAcc: tr.Acc,
-		EpochS:     tr.Wall.Seconds(),
-		SampleS:    tr.Times.Seconds(PhaseSample),
-		GatherS:    tr.Times.Seconds(PhaseGather),
-		ForwardS:   tr.Times.Seconds(PhaseForward),
-		BackwardS:  tr.Times.Seconds(PhaseBackward),
-		AllreduceS: tr.Times.Seconds(PhaseAllreduce),
-		OptimizerS: tr.Times.Seconds(PhaseOptimizer),
-		WaitS:      tr.Times.Seconds(PhaseWait),
-		Steps:      tr.Steps, Seeds: tr.Seeds, RemoteRows: tr.RemoteRows,
+// SetLink fills an evaluated epoch's link figures: validation AUC and MRR
+// from val, the test figures from test (nothing for a nil one).
+func (m *Epoch) SetLink(val, test *LinkFigures) {
+	if val != nil {
+		m.ValAUC, m.ValMRR = finitePtr(val.AUC), finitePtr(val.MRR)
 	}
-	if val != nil && test != nil {
-		m.ValLoss, m.ValAcc = &val.Loss, &val.Acc
-		m.TestLoss, m.TestAcc = &test.Loss, &test.Acc
-		m.EvalS = (val.Wall + test.Wall).Seconds()
-		if val.Link != nil {
-			m.ValAUC, m.ValMRR = finitePtr(val.Link.AUC), finitePtr(val.Link.MRR)
-		}
-		m.TestFigures = newTestFigures(test.Link)
+	if test != nil {
+		m.TestFigures = NewTestFigures(test)
 	}
-	if m.EpochS > 0 {
-		m.StepsPerS = float64(tr.Steps) / m.EpochS
-	}
-	if tr.CacheLookups > 0 {
-		m.CacheHitRate = float64(tr.CacheHits) / float64(tr.CacheLookups)
-	}
-	return m
 }
 
 // Evaluated reports whether the epoch has validation and test results.
-func (m *EpochMetrics) Evaluated() bool { return m.ValAcc != nil && m.TestAcc != nil }
+func (m *Epoch) Evaluated() bool { return m.ValAcc != nil && m.TestAcc != nil }
 
 // ValAccuracy returns the validation accuracy, NaN if not evaluated.
-func (m *EpochMetrics) ValAccuracy() float64 { return valueOrNaN(m.ValAcc) }
+func (m *Epoch) ValAccuracy() float64 { return OrNaN(m.ValAcc) }
 
 // TestAccuracy returns the test accuracy, NaN if not evaluated.
-func (m *EpochMetrics) TestAccuracy() float64 { return valueOrNaN(m.TestAcc) }
+func (m *Epoch) TestAccuracy() float64 { return OrNaN(m.TestAcc) }
 
-func valueOrNaN(p *float64) float64 {
+// OrNaN returns an optional figure of a line, NaN when it is absent.
+func OrNaN(p *float64) float64 {
 	if p == nil {
 		return math.NaN()
 	}
 	return *p
 }
 
-// MetricsWriter appends JSON lines to a metrics file, one write and one
+// Writer appends JSON lines to a metrics file, one write and one
 // fsync per line, so that a crash leaves only whole lines behind.
-type MetricsWriter struct {
+type Writer struct {
 	path string
 	f    *os.File
-	// Warnings says what CreateMetrics repaired in the file it continued
+	// Warnings says what Create repaired in the file it continued
 	// (a torn last line, missing or repeated epochs), for the caller to show.
 	Warnings []string
 }
 
-// CreateMetrics opens path for a run that has already completed keepEpochs
+// Create opens path for a run that has already completed keepEpochs
 // epochs (0 for a fresh run). Lines of epochs <= keepEpochs are kept from an
 // existing file (a resumed run continues the same file), one per epoch in
 // epoch order; everything else (later epochs of the interrupted run, old
@@ -189,7 +167,7 @@ type MetricsWriter struct {
 // A kill or a full disk in the middle of an append leaves a torn last line;
 // it is dropped with a warning rather than blocking the resume. An invalid
 // line followed by valid ones is not such an accident and is refused.
-func CreateMetrics(path string, keepEpochs int) (*MetricsWriter, error) {
+func Create(path string, keepEpochs int) (*Writer, error) {
 	var keep []byte
 	var warnings []string
 	if keepEpochs > 0 {
@@ -208,7 +186,7 @@ func CreateMetrics(path string, keepEpochs int) (*MetricsWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	return &MetricsWriter{path: path, f: f, Warnings: warnings}, nil
+	return &Writer{path: path, f: f, Warnings: warnings}, nil
 }
 
 // keptMetrics returns the lines of data (the metrics file at path) that a run
@@ -236,7 +214,7 @@ func keptMetrics(path string, data []byte, keepEpochs int) ([]byte, []string, er
 		}
 		err := json.Unmarshal(line, &head)
 		if err == nil && head.Type == "epoch" {
-			err = json.Unmarshal(line, new(EpochMetrics))
+			err = json.Unmarshal(line, new(Epoch))
 		}
 		if err != nil {
 			if badErr == nil {
@@ -298,7 +276,7 @@ func epochRanges(epochs []int) string {
 }
 
 // WriteEpoch appends one epoch line.
-func (w *MetricsWriter) WriteEpoch(m *EpochMetrics) error {
+func (w *Writer) WriteEpoch(m *Epoch) error {
 	if math.IsNaN(m.Loss) || math.IsInf(m.Loss, 0) {
 		return fmt.Errorf("metrics %s: epoch %d loss is %v", w.path, m.Epoch, m.Loss)
 	}
@@ -306,9 +284,9 @@ func (w *MetricsWriter) WriteEpoch(m *EpochMetrics) error {
 }
 
 // WriteSummary appends the final summary line.
-func (w *MetricsWriter) WriteSummary(s *Summary) error { return w.writeLine(s) }
+func (w *Writer) WriteSummary(s *Summary) error { return w.writeLine(s) }
 
-func (w *MetricsWriter) writeLine(v any) error {
+func (w *Writer) writeLine(v any) error {
 	line, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("metrics %s: %w", w.path, err)
@@ -323,22 +301,22 @@ func (w *MetricsWriter) writeLine(v any) error {
 }
 
 // Close closes the file.
-func (w *MetricsWriter) Close() error {
+func (w *Writer) Close() error {
 	if err := w.f.Close(); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
 }
 
-// ReadMetrics parses a metrics file: the epoch lines in file order and the
+// Read parses a metrics file: the epoch lines in file order and the
 // last summary line (nil if the run did not finish).
-func ReadMetrics(path string) ([]EpochMetrics, *Summary, error) {
+func Read(path string) ([]Epoch, *Summary, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("metrics: %w", err)
 	}
 	defer f.Close()
-	var epochs []EpochMetrics
+	var epochs []Epoch
 	var sum *Summary
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -355,7 +333,7 @@ func ReadMetrics(path string) ([]EpochMetrics, *Summary, error) {
 		}
 		switch head.Type {
 		case "epoch":
-			var m EpochMetrics
+			var m Epoch
 			if err := json.Unmarshal(line, &m); err != nil {
 				return nil, nil, fmt.Errorf("metrics %s line %d: %w", path, ln, err)
 			}

@@ -1,4 +1,4 @@
-package train
+package metrics
 
 import (
 	"cmp"
@@ -171,9 +171,9 @@ func (f *LinkFigures) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("link figures: %w", err)
 	}
-	f.AUC, f.MRR = valueOrNaN(w.AUC), valueOrNaN(w.MRR)
+	f.AUC, f.MRR = OrNaN(w.AUC), OrNaN(w.MRR)
 	for i, h := range w.Hits {
-		f.Hits[i] = valueOrNaN(h)
+		f.Hits[i] = OrNaN(h)
 	}
 	return nil
 }
