@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 
+	"mpignn/config"
 	"mpignn/internal/par"
 	"mpignn/sample"
 	"mpignn/train/kernels"
@@ -349,4 +350,17 @@ func dot[T Float](a, b []T) T {
 		s += v * b[k]
 	}
 	return s
+}
+
+// validateGAT checks the attention settings of a GAT configuration.
+func validateGAT(c Config) error {
+	switch {
+	case c.Heads < 1:
+		return config.Errorf("{Heads} %d must be positive", c.Heads)
+	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
+		return config.Errorf("{AttnDropout} %v must be in [0,1)", c.AttnDropout)
+	case c.Layers > 1 && c.Hidden%c.Heads != 0:
+		return config.Errorf("{Hidden} %d must be a multiple of {Heads} %d (hidden layers concatenate the heads)", c.Hidden, c.Heads)
+	}
+	return nil
 }
