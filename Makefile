@@ -93,7 +93,7 @@ bench: build $(PEER)/parts-1/META.json $(PEER)/parts-2/META.json $(PEER)/parts-4
 	./mpirun.sh -n 2 $(BIN) bench sample --parts $(PEER)/parts-2 --steps 40 --cache-mb 20
 	./mpirun.sh -n 1 $(BIN) bench threads --parts $(PEER)/parts-1 --fanout 15,10,5 --batch 1024 --hidden 256 \
 		--infer --out $(DEMO)/threads.jsonl
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/... ./train/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/... ./train/ ./train/kernels/
 
 $(PEER)/raw:
 	$(BIN) gen --nodes 200000 --avg-degree 40 --classes 47 --feat-dim 100 \

@@ -2,6 +2,10 @@
 // communicator: Allreduce, Bcast, Barrier, Allgather(v), Alltoall(v), and
 // one-sided windows with batched remote reads.
 //
+// BcastBytes broadcasts root's bytes or root's error (every rank then
+// returns the same JobFailure): the way one rank reads a file, or decides
+// something, for all of them.
+//
 // Everything that crosses ranks is expressed through it, with errors returned
 // instead of MPI's default abort. Messages larger than MPI's int count are
 // split into pieces, never truncated.

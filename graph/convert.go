@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -505,7 +507,7 @@ func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelP
 			return err
 		}
 	}
-	for _, name := range sortedKeys(splits) {
+	for _, name := range slices.Sorted(maps.Keys(splits)) {
 		if strings.ContainsAny(name, ":/") {
 			return fmt.Errorf("split %q: a name with ':' or '/' cannot be a node data key", name)
 		}

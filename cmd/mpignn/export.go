@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"mpignn/internal/osx"
 	"mpignn/internal/tempout"
 	"mpignn/train"
 	"mpignn/train/dtrain"
@@ -107,10 +108,10 @@ func runExport(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := train.WriteFileAtomic(*out, st); err != nil {
+	if err := osx.WriteFileAtomic(*out, st); err != nil {
 		return err
 	}
-	if err := train.WriteFileAtomic(sidecarPath(*out), append(side, '\n')); err != nil {
+	if err := osx.WriteFileAtomic(sidecarPath(*out), append(side, '\n')); err != nil {
 		return err
 	}
 	fmt.Printf("export: wrote %s (%s, %s weights) and %s\n", *out, spec.Class, weights, sidecarPath(*out))

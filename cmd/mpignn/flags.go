@@ -16,6 +16,7 @@ import (
 	"mpignn/config"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
+	"mpignn/spmd/launched"
 )
 
 // newFlagSet returns the flag set of command name (as typed after mpignn:
@@ -99,18 +100,6 @@ func flagMistake(err error) error {
 	return &usageError{flagNames(err).Error()}
 }
 
-// launchedRank returns the rank the MPI launcher gave this process, read
-// from its environment (before MPI_Init, which a command-line mistake
-// never reaches), or 0 when not started by a launcher.
-func launchedRank() int {
-	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
-		if r, err := strconv.Atoi(os.Getenv(v)); err == nil {
-			return r
-		}
-	}
-	return 0
-}
-
 // parseFlags parses args into fs and then refuses a non-finite value (NaN,
 // ±Inf: strconv accepts them) in any of its float flags, so that every
 // float flag of every command is checked once, here, and a NaN never
@@ -123,7 +112,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(os.Stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		if launchedRank() == 0 {
+		if launched.Rank() == 0 {
 			fs.Usage()
 		}
 		return err

@@ -11,8 +11,8 @@ import (
 
 	"mpignn/graph"
 	"mpignn/graph/chunkgen"
+	"mpignn/internal/osx"
 	"mpignn/internal/tempout"
-	"mpignn/train"
 )
 
 // runGen implements `mpignn gen`: generate a synthetic graph with planted
@@ -207,9 +207,9 @@ func runGen(args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if avail := train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+	if avail, ok := osx.FitsMemory(need); !ok {
 		return fmt.Errorf("--nodes %d --feat-dim %d --avg-degree %v need ~%s of memory but this machine has %s available; lower them",
-			o.Nodes, o.FeatDim, o.AvgDegree, train.FormatBytes(need), train.FormatBytes(float64(avail)))
+			o.Nodes, o.FeatDim, o.AvgDegree, osx.FormatBytes(need), osx.FormatBytes(float64(avail)))
 	}
 	// SIGINT/SIGTERM (Ctrl-C, scancel, a Slurm time limit) remove the
 	// half-written dataset and exit 130/143; nothing exists before it.
@@ -244,9 +244,9 @@ func runGenHetero(o graph.HeteroGenOptions, out string) error {
 	if err != nil {
 		return err
 	}
-	if avail := train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+	if avail, ok := osx.FitsMemory(need); !ok {
 		return fmt.Errorf("--hetero with %d papers, %d authors and %d edges needs ~%s of memory but this machine has %s available; lower --scale",
-			o.Papers, o.Authors, o.Cites+o.Writes+o.Affiliations+o.Topics, train.FormatBytes(need), train.FormatBytes(float64(avail)))
+			o.Papers, o.Authors, o.Cites+o.Writes+o.Affiliations+o.Topics, osx.FormatBytes(need), osx.FormatBytes(float64(avail)))
 	}
 	cleanup := tempout.NewCleanup("mpignn gen")
 	defer cleanup.Listen()()

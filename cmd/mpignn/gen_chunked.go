@@ -10,11 +10,10 @@ import (
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/graph/chunkgen"
+	"mpignn/internal/osx"
 	"mpignn/internal/tempout"
 	"mpignn/internal/testhold"
 	"mpignn/spmd"
-	"mpignn/train"
-	"mpignn/train/dtrain"
 )
 
 // Output layouts of `mpignn gen --format`.
@@ -44,9 +43,10 @@ func newChunkGen(g *chunkgen.Gen, err error) (*chunkgen.Gen, error) {
 		return nil, &usageError{err.Error()}
 	}
 	o := g.Options()
-	if need, avail := g.ChunkMemory(), train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+	need := g.ChunkMemory()
+	if avail, ok := osx.FitsMemory(need); !ok {
 		return nil, &usageError{fmt.Sprintf("--chunk-nodes %d --chunk-edges %d --feat-dim %d need ~%s per process to write one chunk but this machine has %s available; lower them",
-			o.ChunkNodes, o.ChunkEdges, o.FeatDim, train.FormatBytes(need), train.FormatBytes(float64(avail)))}
+			o.ChunkNodes, o.ChunkEdges, o.FeatDim, osx.FormatBytes(need), osx.FormatBytes(float64(avail)))}
 	}
 	return g, nil
 }
@@ -83,7 +83,7 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 			mkErr = makeGenTemp(out, tmp, g.Dirs())
 			name = []byte(tmp)
 		}
-		name, err = dtrain.BcastBytes(c, 0, name, mkErr)
+		name, err = collectives.BcastBytes(c, 0, name, mkErr)
 		if err != nil {
 			return err
 		}

@@ -12,11 +12,13 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
-	"mpignn/internal/testhold"
 	"mpignn/partition"
 	"mpignn/spmd"
+	"mpignn/spmd/launched"
 	"mpignn/train"
 	"mpignn/train/dtrain"
+	"mpignn/train/kernels"
+	"mpignn/train/optim"
 )
 
 // trainFlags are the flags of `mpignn train`.
@@ -234,14 +236,14 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 
 // apply sets the model's dropouts and GAT settings and Adam's rate and
 // decay from the parsed flags.
-func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *train.AdamConfig) {
+func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *optim.AdamConfig) {
 	// Converted here, once: the model and the trainer compute in float32.
 	m.Dropout = float32(*f.dropout)
 	m.InputDropout = float32(*f.dropout)
 	if *f.inDropout >= 0 {
 		m.InputDropout = float32(*f.inDropout)
 	}
-	*adam = train.DefaultAdam(float32(*f.lr), float32(*f.weightDecay))
+	*adam = optim.DefaultAdam(float32(*f.lr), float32(*f.weightDecay))
 	// GAT's flags default to its settings for GAT only; given to another
 	// model they reach the config, which refuses them (they would have no
 	// effect).
@@ -407,7 +409,7 @@ func runTrain(args []string) error {
 	}
 	// Listening starts before MPI: a preemption signal during start-up
 	// must not kill the rank (SIGUSR1's default action).
-	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", testhold.Rank(), f.stopFile)
+	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", launched.Rank(), f.stopFile)
 	defer sigs.Close()
 	f.cfg.Stop = sigs.Requested
 	stopped := false
@@ -486,7 +488,7 @@ func setThreads(n, worldSize int) error {
 		n = max(1, runtime.NumCPU()/dtrain.LocalRanks(worldSize))
 	}
 	runtime.GOMAXPROCS(n)
-	train.SetBLASThreads(n)
+	kernels.SetBLASThreads(n)
 	return nil
 }
 
@@ -533,7 +535,7 @@ func prepareParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) 
 		// fields as flags here.
 		err = flagNames(err, trainFieldFlags())
 	}
-	b, err := dtrain.BcastBytes(c, 0, []byte(dir), err)
+	b, err := collectives.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
 		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/metrics"
 )
 
 // Task names of TrainConfig.Task.
@@ -130,7 +131,7 @@ func (e *linkEvaluator) closeAll() error {
 }
 
 // linkFinal formats the test figures of the final line.
-func linkFinal(s train.Summary) string {
+func linkFinal(s metrics.Summary) string {
 	v := func(p *float64) float64 {
 		if p == nil {
 			return math.NaN()

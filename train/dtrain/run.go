@@ -17,6 +17,7 @@ import (
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/metrics"
 )
 
 // TrainConfig configures Train. Every rank passes the same values; Out,
@@ -105,10 +106,10 @@ type TrainConfig struct {
 
 // Result is what Train returns on every rank.
 type Result struct {
-	Summary train.Summary
-	Epochs  []train.EpochMetrics // epochs run by this call
-	Params  []float32            // final weights
-	Weights string               // WeightsHash(Params)
+	Summary metrics.Summary
+	Epochs  []metrics.Epoch // epochs run by this call
+	Params  []float32       // final weights
+	Weights string          // WeightsHash(Params)
 	// Embeddings is a digest of the learnable embeddings and their
 	// optimizer state (heterogeneous runs with featureless types; "" else).
 	Embeddings string
@@ -476,18 +477,18 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		}
 	}
 
-	var metrics *train.MetricsWriter
+	var mw *metrics.Writer
 	var localErr error
 	if c.Rank() == 0 && cfg.Metrics != "" {
 		made.noteMetrics(cfg.Metrics)
-		metrics, localErr = train.CreateMetrics(cfg.Metrics, tr.Epoch())
+		mw, localErr = metrics.Create(cfg.Metrics, tr.Epoch())
 	}
 	if err := collectives.Agree(c, localErr); err != nil {
 		return nil, err
 	}
-	if metrics != nil {
-		defer metrics.Close()
-		for _, w := range metrics.Warnings {
+	if mw != nil {
+		defer mw.Close()
+		for _, w := range mw.Warnings {
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
 	}
@@ -498,7 +499,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	tr.Reporter = &phaseReporter{c: c, next: rec}
 	tr.Stop = cfg.Stop
 	ro := cfg.Run
-	ro.Metrics, ro.RunInfo = metrics, info
+	ro.Metrics, ro.RunInfo = mw, info
 	ro.Checkpointing = ro.CheckpointDir != ""
 	if c.Rank() != 0 {
 		ro.CheckpointDir = "" // rank 0 writes the checkpoints
@@ -597,7 +598,7 @@ func hasCheckpoint(c *collectives.Comm, dir string) (bool, error) {
 			err = fmt.Errorf("checkpoint directory %s: %w", dir, serr)
 		}
 	}
-	found, err = BcastBytes(c, 0, found, err)
+	found, err = collectives.BcastBytes(c, 0, found, err)
 	if err != nil {
 		return false, err
 	}
@@ -627,7 +628,7 @@ func (o *createdOutputs) removeEmpty() {
 type recorder struct {
 	progress *train.Progress
 	next     train.Reporter
-	epochs   []train.EpochMetrics
+	epochs   []metrics.Epoch
 }
 
 func (r *recorder) BeginEpoch(epoch, steps int) {
@@ -648,7 +649,7 @@ func (r *recorder) StepDone(step int, loss float64) {
 	}
 }
 
-func (r *recorder) EndEpoch(m *train.EpochMetrics) {
+func (r *recorder) EndEpoch(m *metrics.Epoch) {
 	r.epochs = append(r.epochs, *m)
 	if r.progress != nil {
 		r.progress.EndEpoch(m)

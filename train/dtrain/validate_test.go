@@ -8,6 +8,7 @@ import (
 
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // TestValidateCheckpointFlags: --overwrite-checkpoint needs a checkpoint
@@ -93,13 +94,13 @@ func TestRunInfoJSON(t *testing.T) {
 			got, err := json.Marshal(newRunInfo("cora", tc.ranks, tc.lo, tc.rowNorm))
 			require.NoError(t, err)
 			require.Equal(t, tc.want, string(got))
-			require.NoError(t, checkResume(&train.Checkpoint{RunInfo: []byte(tc.want)}, train.Config{}, train.AdamConfig{}, 0, got), "a run resumes its own checkpoint")
+			require.NoError(t, checkResume(&train.Checkpoint{RunInfo: []byte(tc.want)}, train.Config{}, optim.AdamConfig{}, 0, got), "a run resumes its own checkpoint")
 		})
 	}
 	cora := []byte(tests[0].want)
 	other, err := json.Marshal(newRunInfo("cora", 4, tests[0].lo, true))
 	require.NoError(t, err)
-	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, other), "Loader.GlobalBatch (Loader.Batch × ranks) was 64, now 128", "another global batch")
+	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, optim.AdamConfig{}, 0, other), "Loader.GlobalBatch (Loader.Batch × ranks) was 64, now 128", "another global batch")
 	// A global batch is recorded as it is: the same run on 3 ranks (64
 	// divides by no 3) resumes the 2-rank checkpoint.
 	global := tests[0].lo
@@ -107,7 +108,7 @@ func TestRunInfoJSON(t *testing.T) {
 	three, err := json.Marshal(newRunInfo("cora", 3, global, true))
 	require.NoError(t, err)
 	require.Equal(t, tests[0].want, string(three))
-	require.NoError(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, three))
+	require.NoError(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, optim.AdamConfig{}, 0, three))
 }
 
 // TestValidatePredict: predict's task, pairs and logits rules name their
