@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"mpignn/collectives"
-	"mpignn/config"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 )
@@ -323,80 +322,40 @@ func addFanoutFlag(fs *flag.FlagSet, name, def, help string) *fanoutFlag {
 	return f
 }
 
-// parse returns the fanouts, or nil for an empty value (which commands
-// with an optional fanout read as their default). dsample.ValidateFanouts
-// checks them (for every command, including those without loader options),
-// its message naming this flag and its value.
-func (f *fanoutFlag) parse() ([]int, error) {
-	if strings.TrimSpace(f.value) == "" {
-		return nil, nil
+// parse returns the flag's plan, parsed once (sample.ParseFanoutPlan,
+// per relation too: a parsed plan is valid), or the zero plan for an empty
+// value, which commands with an optional fanout read as their default.
+// Its errors name this flag and its value.
+func (f *fanoutFlag) parse() (sample.FanoutPlan, error) {
+	p, err := sample.ParseFanoutPlan(f.value)
+	if err != nil {
+		return sample.FanoutPlan{}, fmt.Errorf("--%s %q: %w", f.name, f.value, err)
 	}
-	var out []int
-	for _, s := range strings.Split(f.value, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return nil, fmt.Errorf("--%s %q: %q is not an integer", f.name, f.value, s)
-		}
-		out = append(out, v)
-	}
-	if err := dsample.ValidateFanouts(out); err != nil {
-		return nil, errors.New(config.Render(err, func(string) string { return fmt.Sprintf("--%s %q", f.name, f.value) }))
-	}
-	return out, nil
+	return p, nil
 }
 
-// isRelSpec reports whether the value gives fanouts per relation
-// ("paper___cites___paper=15,10;*=5,5"), which only a heterogeneous
-// partition can resolve (sample.ParseRelFanouts).
-func (f *fanoutFlag) isRelSpec() bool { return strings.Contains(f.value, "=") }
-
-// relHops returns, for a per-relation value, one fanout per hop for the
-// options that need a single list (layer count, memory estimates): -1 where
-// some relation takes all neighbours, else the largest count (at least 1).
-// The relations themselves are checked against the schema later.
-func (f *fanoutFlag) relHops() ([]int, error) {
-	var hops []int
-	for i, part := range strings.Split(f.value, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		_, list, ok := strings.Cut(part, "=")
-		if !ok {
-			return nil, fmt.Errorf("--%s %q: entry %d %q is not relation=fanouts", f.name, f.value, i, part)
-		}
-		vals := strings.Split(list, ",")
-		if hops == nil {
-			hops = make([]int, len(vals))
-			for h := range hops {
-				hops[h] = 1
-			}
-		}
-		if len(vals) != len(hops) {
-			return nil, fmt.Errorf("--%s %q: entry %q has %d fanouts, the first has %d", f.name, f.value, part, len(vals), len(hops))
-		}
-		for h, v := range vals {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < -1 || n > dsample.MaxFanout {
-				return nil, fmt.Errorf("--%s %q: entry %q: %q is not a fanout (-1, 0 or a positive count)", f.name, f.value, part, v)
-			}
-			switch {
-			case n == -1 || hops[h] == -1:
-				hops[h] = -1
-			default:
-				hops[h] = max(hops[h], n)
-			}
-		}
+// plan is parse for a flag that must name at least one layer.
+func (f *fanoutFlag) plan() (sample.FanoutPlan, error) {
+	p, err := f.parse()
+	if err == nil && len(p.Hops) == 0 {
+		err = errors.New("--" + f.name + " needs at least one layer")
 	}
-	if len(hops) == 0 {
-		return nil, fmt.Errorf("--%s %q: no relation fanouts", f.name, f.value)
-	}
-	return hops, nil
+	return p, err
 }
 
-// layers is parse for a flag that must name at least one layer.
+// list is parse for a command that samples a homogeneous graph or every
+// relation alike: one fanout per layer, nil for an empty value.
+func (f *fanoutFlag) list() ([]int, error) {
+	p, err := f.parse()
+	if err == nil && p.PerRelation() {
+		err = fmt.Errorf("--%s %q: per-relation fanouts apply to train and sample only", f.name, f.value)
+	}
+	return p.Hops, err
+}
+
+// layers is list for a flag that must name at least one layer.
 func (f *fanoutFlag) layers() ([]int, error) {
-	out, err := f.parse()
+	out, err := f.list()
 	if err == nil && len(out) == 0 {
 		err = errors.New("--" + f.name + " needs at least one layer")
 	}

@@ -2,7 +2,6 @@ package dsample
 
 import (
 	"fmt"
-	"slices"
 
 	"mpignn/collectives"
 	"mpignn/graph"
@@ -157,24 +156,13 @@ type LinkLoader struct {
 // NewLinkLoader prepares link batches over the store's partition, which
 // must hold a link split (partition --link-split). It is collective.
 func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("link loader: %w", err)
+	}
 	p := s.part
 	var why string
-	switch {
-	case o.GlobalBatch == 0 && o.Batch <= 0:
-		why = fmt.Sprintf("batch size %d, want > 0", o.Batch)
-	case o.GlobalBatch < 0 || o.GlobalBatch > 0 && o.Batch != 0:
-		why = fmt.Sprintf("global batch %d with batch %d: give one of them (> 0)", o.GlobalBatch, o.Batch)
-	case len(o.Fanouts) == 0:
-		why = "no fanouts (one per layer)"
-	case o.NegRatio < 1:
-		why = fmt.Sprintf("%d negatives per positive, want >= 1", o.NegRatio)
-	case o.EvalFanouts != nil && len(o.EvalFanouts) != len(o.Fanouts):
-		why = fmt.Sprintf("%d eval fanouts for %d layers", len(o.EvalFanouts), len(o.Fanouts))
-	case p.Meta.Link == nil || p.Link == nil:
+	if p.Meta.Link == nil || p.Link == nil {
 		why = "the partition has no link split (partition it with --link-split)"
-	}
-	if err := ValidateFanouts(slices.Concat(o.Fanouts, o.EvalFanouts)); why == "" && err != nil {
-		why = err.Error()
 	}
 	if o.EvalFanouts == nil {
 		o.EvalFanouts = o.Fanouts
@@ -556,8 +544,8 @@ func (l *LinkLoader) Embed(m Embedder, width, epoch int, g *GraphStore) (*Embedd
 // collective.
 func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 	defer s.c.Phase("infer")()
-	if o.Width <= 0 || len(o.Fanouts) == 0 || validateBatch(o.Batch, o.GlobalBatch) != nil {
-		return nil, fmt.Errorf("embed: width %d, batch %d, global batch %d, %d fanouts", o.Width, o.Batch, o.GlobalBatch, len(o.Fanouts))
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
 	}
 	fan := o.Fanouts
 	p := s.part

@@ -47,6 +47,9 @@ type Store struct {
 // communicator c. The partition count must equal the communicator size and
 // p.ID its rank. It is collective.
 func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	// Agree on the shape first, so that a rank with a bad partition makes
 	// every rank fail instead of leaving the others in a collective.
 	if err := collectives.AgreeOpen(c, "open store", checkPart(c, p)); err != nil {

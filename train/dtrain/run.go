@@ -222,13 +222,19 @@ func (c *TrainConfig) Validate() error {
 	if err := config.In("Trainer", c.Trainer.Validate()); err != nil {
 		return err
 	}
+	if err := config.In("Store", c.Store.Validate()); err != nil {
+		return err
+	}
 	settings := *m
 	settings.Layers = len(lo.Fanouts)
 	if err := config.In("Model", settings.ValidateSettings()); err != nil {
 		return err
 	}
-	if c.Hetero != (HeteroOptions{}) {
+	if !c.Hetero.isZero() {
 		if _, err := c.Hetero.resolved(m.Hidden); err != nil {
+			return err
+		}
+		if err := c.Hetero.validatePlans(lo); err != nil {
 			return err
 		}
 	}
