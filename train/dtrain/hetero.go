@@ -61,30 +61,54 @@ func (h HeteroOptions) isZero() bool {
 		h.EmbedDim == 0 && h.EmbedTypes == "" && h.SparseOpt == "" && h.SparseLR == 0 && h.Push == "" && h.Bases == 0
 }
 
-// validatePlans checks the fanout plans against the loader's fanouts,
-// which count the layers: a plan is zero, or valid with those fanouts as
-// its Hops (its widest per hop).
-func (h HeteroOptions) validatePlans(lo *dsample.LoaderOptions) error {
-	eval := lo.EvalFanouts
-	if eval == nil {
-		eval = lo.Fanouts
+// Validate reports heterogeneous options no run can use, naming the
+// field (as Hetero.*, the path in TrainConfig): a value out of range, a
+// fanout plan that is not zero and not valid. TrainConfig.Validate calls
+// it, and checks what depends on its other fields (validateWith).
+func (h HeteroOptions) Validate() error {
+	if _, err := h.resolved(1); err != nil { // EmbedDim 0 is Model.Hidden's: validateWith
+		return err
 	}
-	for _, p := range []struct {
-		field string
-		plan  sample.FanoutPlan
-		hops  []int
-	}{{"Hetero.Fanout", h.Fanout, lo.Fanouts}, {"Hetero.EvalFanout", h.EvalFanout, eval}} {
+	for _, p := range h.plans() {
 		if p.plan.Hops == nil && p.plan.Rels == nil {
 			continue
 		}
 		if err := p.plan.Validate(); err != nil {
 			return config.Errorf("%s: %s", config.Name(p.field), err)
 		}
-		if !slices.Equal(p.plan.Hops, p.hops) {
-			return config.Errorf("%s: per hop %v, but the loader's fanouts are %v", config.Name(p.field), p.plan.Hops, p.hops)
+	}
+	return nil
+}
+
+// validateWith checks the options against the rest of the run's: the
+// embedding width Model.Hidden gives, and each non-zero fanout plan's Hops
+// against the loader's fanouts, which count the layers.
+func (h HeteroOptions) validateWith(hidden int, lo *dsample.LoaderOptions) error {
+	if _, err := h.resolved(hidden); err != nil {
+		return err
+	}
+	eval := lo.EvalFanouts
+	if eval == nil {
+		eval = lo.Fanouts
+	}
+	for i, p := range h.plans() {
+		hops := [2][]int{lo.Fanouts, eval}[i]
+		if (p.plan.Hops != nil || p.plan.Rels != nil) && !slices.Equal(p.plan.Hops, hops) {
+			return config.Errorf("%s: per hop %v, but the loader's fanouts are %v", config.Name(p.field), p.plan.Hops, hops)
 		}
 	}
 	return nil
+}
+
+// plans are the two fanout plans with their fields.
+func (h HeteroOptions) plans() [2]struct {
+	field string
+	plan  sample.FanoutPlan
+} {
+	return [2]struct {
+		field string
+		plan  sample.FanoutPlan
+	}{{"Hetero.Fanout", h.Fanout}, {"Hetero.EvalFanout", h.EvalFanout}}
 }
 
 // defaultSparseLR is the embeddings' learning rate when none is given.
