@@ -139,7 +139,7 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 		return err
 	}
 	var r benchSampleRow
-	dim := float64(4 * s.FeatDim())
+	dim := float64(4 * s.Part().Meta.FeatDim)
 	wall := time.Now()
 	for k := warm; k < warm+timed; k++ {
 		if err := ld.Batch(dsample.SplitTrain, 0, k, &b); err != nil {
@@ -181,7 +181,7 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "bench sample: %s (%s, %d nodes, %d edges, cut %.1f%%), %d ranks, transport %s, fanout %s%s, batch %d/rank, %d timed steps (+%d warm-up) of %d, cache %.0f MiB/rank (%d hot rows on rank 0, %d halo rows), open %.2fs\n",
 		cfg.parts, m.Method, m.NumNodes, m.NumEdges, 100*m.EdgeCut(), c.Size(), s.Transport(), benchFanoutString(cfg.fanouts), temporal,
-		cfg.batch, timed, warm, steps, cfg.cacheMB, s.HotCacheRows(), s.HaloCacheRows(), openS)
+		cfg.batch, timed, warm, steps, cfg.cacheMB, s.Features().HotCacheRows(dsample.NodeFeat()), s.Features().HaloCacheRows(dsample.NodeFeat()), openS)
 	fmt.Fprintf(out, "%4s %10s %12s %12s %12s %12s %9s %9s %9s %8s %8s %8s %8s\n",
 		"rank", "edges/step", "edges/s", "local e/s", "remote e/s", "gather GB/s", "local s", "remote s", "gather s", "rem-row", "rem+cache", "RSS MB", "PSS MB")
 	var sum benchSampleRow

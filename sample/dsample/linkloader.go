@@ -320,9 +320,9 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 	out.GlobalSeeds = int(min(G, l.meta.Train-int64(step)*G) * int64(1+k))
 	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
-	l.s.SetExclude(exclude)
+	l.s.sampler.SetExclude(exclude)
 	blocks, err := l.s.sampler.Sample(Request{Seeds: out.Seeds, SeedsOrig: out.SeedsOrig, Times: l.times(), Fanouts: l.o.Fanouts, Rel: l.s.relPlan(l.o.RelFanouts), Key: base, Replace: l.o.Replace, Stats: &st})
-	l.s.SetExclude(nil)
+	l.s.sampler.SetExclude(nil)
 	if err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
 	}
@@ -591,7 +591,7 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 		if len(blocks) > 0 {
 			nodes = blocks[0].Nodes
 		}
-		if x, err = s.Gather(nodes, x, nil); err != nil {
+		if x, err = s.feat.Gather(NodeFeat(), nodes, x, nil); err != nil {
 			return nil, fmt.Errorf("embed step %d/%d: %w", step+1, len(steps), err)
 		}
 		if localErr != nil || len(seeds) == 0 {

@@ -401,15 +401,15 @@ func (r *inferRun) readInputs(nodes []int64, withDeg bool) error {
 	var err error
 	if r.prev == nil {
 		var g dsample.GatherStats
-		if r.s.SparseFeat() {
+		if r.s.Features().Sparse(dsample.NodeFeat()) {
 			// Sparse features stay sparse: layer 0 projects the stored
 			// entries, as training does.
 			if r.xs == nil {
 				r.xs = &sample.SparseRows{}
 			}
-			err = r.s.GatherSparse(nodes, r.xs, &g)
+			err = r.s.Features().GatherSparse(dsample.NodeFeat(), nodes, r.xs, &g)
 		} else {
-			r.x, err = r.s.Gather(nodes, r.x, &g)
+			r.x, err = r.s.Features().Gather(dsample.NodeFeat(), nodes, r.x, &g)
 		}
 		r.st.Rows += g.Rows()
 		r.st.RemoteRows += g.RemoteRows
