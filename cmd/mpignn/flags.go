@@ -14,7 +14,6 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/sample"
-	"mpignn/sample/dsample"
 )
 
 // newFlagSet returns the flag set of command name (as typed after mpignn:
@@ -379,8 +378,9 @@ func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
 }
 
 // parse returns the temporal configuration and the fixed seed time, if
-// --seed-time was given, checked by dsample.ValidateTemporal (the rule of
-// LoaderOptions.Validate; the sample commands have no loader options).
+// --seed-time was given. Whether they go together is the library's rule
+// (dsample.ValidateTemporal, which LoaderOptions.Validate applies; the
+// sample command, without loader options, applies it itself).
 func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64, err error) {
 	if tp.Strategy, err = sample.ParseTemporalStrategy(t.strategy); err != nil {
 		return tp, false, 0, fmt.Errorf("--temporal: %w", err)
@@ -392,7 +392,7 @@ func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64,
 		}
 		fixed = true
 	}
-	return tp, fixed, seedTime, dsample.ValidateTemporal(tp, fixed)
+	return tp, fixed, seedTime, nil
 }
 
 // explicitZero refuses 0 given on the command line for any of the named

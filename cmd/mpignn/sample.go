@@ -93,6 +93,9 @@ func parseSample(args []string) (sampleConfig, error) {
 	if cfg.tp, cfg.fixedTime, cfg.seedTime, err = temporal.parse(); err != nil {
 		return cfg, err
 	}
+	if err := dsample.ValidateTemporal(cfg.tp, cfg.fixedTime); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
