@@ -346,19 +346,21 @@ func (f *fanoutFlag) plan() (sample.FanoutPlan, error) {
 // relation alike: one fanout per layer, nil for an empty value.
 func (f *fanoutFlag) list() ([]int, error) {
 	p, err := f.parse()
-	if err == nil && p.PerRelation() {
-		err = fmt.Errorf("--%s %q: per-relation fanouts apply to train and sample only", f.name, f.value)
-	}
-	return p.Hops, err
+	return p.Hops, f.plainOnly(p, err)
 }
 
 // layers is list for a flag that must name at least one layer.
 func (f *fanoutFlag) layers() ([]int, error) {
-	out, err := f.list()
-	if err == nil && len(out) == 0 {
-		err = errors.New("--" + f.name + " needs at least one layer")
+	p, err := f.plan()
+	return p.Hops, f.plainOnly(p, err)
+}
+
+// plainOnly refuses a per-relation plan where one list is wanted.
+func (f *fanoutFlag) plainOnly(p sample.FanoutPlan, err error) error {
+	if err == nil && p.PerRelation() {
+		err = fmt.Errorf("--%s %q: per-relation fanouts apply to train and sample only", f.name, f.value)
 	}
-	return out, err
+	return err
 }
 
 // temporalFlags are --temporal, --temporal-strict and --seed-time, shared
