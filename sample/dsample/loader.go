@@ -43,7 +43,7 @@ type LoaderOptions struct {
 	// Meta.Split).
 	Split string
 	// RelFanouts and EvalRelFanouts are per-relation fanouts of a
-	// heterogeneous partition (see sample.ParseRelFanouts); nil means
+	// heterogeneous partition (sample.FanoutPlan.Resolve); nil means
 	// Fanouts (EvalFanouts) for every relation. They need as many hops as
 	// Fanouts, and are ignored for a homogeneous partition.
 	RelFanouts, EvalRelFanouts sample.RelFanouts
