@@ -71,6 +71,9 @@ func (o ConvertOptions) edgesPer() int64 {
 // complete. Readers of the chunked format apply the same reverse-edge,
 // self-loop and duplicate rules as ReadOGB and ReadOGBHetero.
 func ConvertToChunked(src, out string, opt ConvertOptions) error {
+	if err := opt.Validate(); err != nil {
+		return fmt.Errorf("convert %s: %w", src, err)
+	}
 	raw := filepath.Join(src, "raw")
 	if st, err := os.Stat(raw); err != nil || !st.IsDir() {
 		return fmt.Errorf("convert %s: missing directory %s (want the OGB raw layout)", src, raw)

@@ -154,24 +154,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if f.data == "" && c.Task != dtrain.TaskLink {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
-	if fanout.isRelSpec() {
-		// Per-relation fanouts: resolved against the partition's schema in
-		// dtrain.Train; the per-hop maxima size the run meanwhile.
-		c.Hetero.Fanout = fanout.value
-		c.Loader.Fanouts, err = fanout.relHops()
-	} else {
-		c.Loader.Fanouts, err = fanout.layers()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if evalFanout.isRelSpec() {
-		c.Hetero.EvalFanout = evalFanout.value
-		c.Loader.EvalFanouts, err = evalFanout.relHops()
-	} else {
-		c.Loader.EvalFanouts, err = evalFanout.parse() // nil = --fanout
-	}
-	if err != nil {
+	if err := fanoutPlans(c, fanout, evalFanout); err != nil {
 		return nil, err
 	}
 	if c.Loader.Temporal, c.Loader.FixedSeedTime, c.Loader.SeedTime, err = temporal.parse(); err != nil {
@@ -192,6 +175,29 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 		return nil, flagNames(err, trainFieldFlags())
 	}
 	return f, nil
+}
+
+// fanoutPlans parses --fanout and --eval-fanout once each into the run's
+// configuration: their hops are the loader's fanouts (an empty
+// --eval-fanout is nil, --fanout's), and a per-relation plan goes as it is
+// to dtrain, which resolves it against the partition's schema.
+func fanoutPlans(c *dtrain.TrainConfig, fanout, evalFanout *fanoutFlag) error {
+	fan, err := fanout.plan()
+	if err != nil {
+		return err
+	}
+	eval, err := evalFanout.parse()
+	if err != nil {
+		return err
+	}
+	c.Loader.Fanouts, c.Loader.EvalFanouts = fan.Hops, eval.Hops
+	if fan.PerRelation() {
+		c.Hetero.Fanout = fan
+	}
+	if eval.PerRelation() {
+		c.Hetero.EvalFanout = eval
+	}
+	return nil
 }
 
 // addLayersFlag declares --layers, which only checks the layer count that

@@ -29,7 +29,7 @@ type embeddings struct {
 // fetch reads the rows of nodes into dst for the loader (TypedInputs).
 func (e *embeddings) fetch(nodes []int64, dst []float32, g *dsample.GatherStats) ([]float32, error) {
 	for _, v := range nodes {
-		if e.store.Owns(v) {
+		if e.store.Graph().Owns(v) {
 			g.LocalRows++
 		} else {
 			g.RemoteRows++

@@ -34,6 +34,15 @@ type LinkOptions struct {
 	KeepSeedEdges bool `json:"keep_seed_edges,omitempty"`
 }
 
+// Validate reports link options no link run can use, naming the field.
+// TrainConfig.Validate calls it (as {Link...}) for the link task.
+func (o LinkOptions) Validate() error {
+	if o.NegRatio < 1 {
+		return config.Errorf("{NegRatio} %d must be at least 1", o.NegRatio)
+	}
+	return nil
+}
+
 // checkLinkTrainable is checkTrainable for the link task. It is collective.
 func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, o LinkOptions, want, relation string, model train.Config) error {
 	var err error

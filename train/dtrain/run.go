@@ -212,10 +212,13 @@ func (c *TrainConfig) Validate() error {
 		return config.Errorf("{Model.Decoder} applies to the link task only")
 	case c.Task != TaskLink && (c.Link != LinkOptions{} || c.LinkSplit != ""):
 		return config.Errorf("{Link} and {LinkSplit} apply to the link task only")
-	case c.Task == TaskLink && c.Link.NegRatio < 1:
-		return config.Errorf("{Link.NegRatio} %d must be at least 1", c.Link.NegRatio)
 	case lo.FixedSeedTime && c.Task == TaskLink:
 		return config.Errorf("{Loader.SeedTime}: link seeds are expanded at their own edge's time; it is for node tasks")
+	}
+	if c.Task == TaskLink {
+		if err := config.In("Link", c.Link.Validate()); err != nil {
+			return err
+		}
 	}
 	if err := config.In("Loader", lo.Validate()); err != nil {
 		return err
@@ -223,13 +226,19 @@ func (c *TrainConfig) Validate() error {
 	if err := config.In("Trainer", c.Trainer.Validate()); err != nil {
 		return err
 	}
+	if err := config.In("Store", c.Store.Validate()); err != nil {
+		return err
+	}
 	settings := *m
 	settings.Layers = len(lo.Fanouts)
 	if err := config.In("Model", settings.ValidateSettings()); err != nil {
 		return err
 	}
-	if c.Hetero != (HeteroOptions{}) {
-		if _, err := c.Hetero.resolved(m.Hidden); err != nil {
+	if !c.Hetero.isZero() {
+		if err := c.Hetero.Validate(); err != nil {
+			return err
+		}
+		if err := c.Hetero.validateWith(m.Hidden, lo); err != nil {
 			return err
 		}
 	}

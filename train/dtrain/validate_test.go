@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
 	"mpignn/train/optim"
@@ -61,6 +62,15 @@ func TestValidateDerivedFields(t *testing.T) {
 		{"link task without negatives", func(c *TrainConfig) { c.Task = TaskLink }, "Link.NegRatio 0 must be at least 1"},
 		{"strict without strategy", func(c *TrainConfig) { c.Loader.Temporal.Strict = true }, "Loader.Temporal.Strict and Loader.SeedTime need Loader.Temporal uniform or last"},
 		{"bad link split", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit = TaskLink, 1, "random:2,0,0" }, "LinkSplit: link split"},
+		{"relation plan of other hops", func(c *TrainConfig) {
+			c.Model.Hidden = 8
+			c.Hetero.Fanout = sample.FanoutPlan{Hops: []int{4}, Rels: []sample.RelFanout{{Name: "*", Hops: []int{4}}}}
+		}, "Hetero.Fanout: per hop [4], but the loader's fanouts are [5]"},
+		{"invalid relation plan", func(c *TrainConfig) {
+			c.Model.Hidden = 8
+			c.Hetero.EvalFanout = sample.FanoutPlan{Hops: []int{5}, Rels: []sample.RelFanout{{Name: "*", Hops: []int{5, 1}}}}
+		}, "Hetero.EvalFanout: relation *: 2 fanouts, want 1"},
+		{"negative cache", func(c *TrainConfig) { c.Store.CacheMB = -2 }, "Store.CacheMB -2: want a finite size"},
 		{"bad link relation", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit, c.LinkRelation = TaskLink, 1, "time", "x" }, "LinkRelation: relation"},
 	}
 	for _, tc := range tests {
