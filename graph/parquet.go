@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -32,7 +35,8 @@ const pandasIndexPrefix = "__index_level_"
 // checked, the data not yet read.
 type parquetArray struct {
 	path  string
-	f     *os.File
+	r     io.ReaderAt
+	close func() error
 	pf    *parquet.File
 	cols  []parquetColumn
 	shape []int
@@ -58,9 +62,20 @@ func openParquetArray(path string) (*parquetArray, error) {
 		f.Close()
 		return nil, fmt.Errorf("read chunk: %w", err)
 	}
-	a := &parquetArray{path: path, f: f}
-	if err := a.open(st.Size()); err != nil {
+	a, err := newParquetArray(path, f, st.Size())
+	if err != nil {
 		f.Close()
+		return nil, err
+	}
+	a.close = f.Close
+	return a, nil
+}
+
+// newParquetArray reads the footer of the parquet file of size bytes in r;
+// path names it in errors.
+func newParquetArray(path string, r io.ReaderAt, size int64) (*parquetArray, error) {
+	a := &parquetArray{path: path, r: r, close: func() error { return nil }}
+	if err := a.open(size); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return a, nil
@@ -70,7 +85,10 @@ func (a *parquetArray) open(size int64) (err error) {
 	// The decoder trusts the footer's offsets and lengths; a damaged file
 	// must give an error naming it, not take the process down.
 	defer recoverParquet(&err)
-	a.pf, err = parquet.OpenFile(a.f, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true),
+	if err := checkParquetFooter(a.r, size); err != nil {
+		return err
+	}
+	a.pf, err = parquet.OpenFile(a.r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true),
 		parquet.ReadBufferSize(1<<20))
 	if err != nil {
 		return fmt.Errorf("not a readable parquet file: %w", err)
@@ -116,6 +134,16 @@ func (a *parquetArray) open(size int64) (err error) {
 	if inGroups != rows {
 		return fmt.Errorf("row groups hold %d rows, the footer says %d", inGroups, rows)
 	}
+	for g, rg := range a.pf.Metadata().RowGroups {
+		for _, c := range a.cols {
+			if c.leaf >= len(rg.Columns) {
+				return fmt.Errorf("row group %d has %d columns, the schema %d", g, len(rg.Columns), c.leaf+1)
+			}
+			if err := checkPageHeaders(a.r, size, &rg.Columns[c.leaf].MetaData); err != nil {
+				return fmt.Errorf("column %q, row group %d: %w", c.name, g, err)
+			}
+		}
+	}
 	a.shape = []int{int(rows), len(a.cols)}
 	if s, ok := a.pf.Lookup(parquetShapeKey); ok {
 		sh, err := parseShapeTuple(s)
@@ -130,6 +158,78 @@ func (a *parquetArray) open(size int64) (err error) {
 			return fmt.Errorf("metadata %q is %s, the table has %d rows x %d columns", parquetShapeKey, s, rows, len(a.cols))
 		}
 		a.shape = sh
+	}
+	return nil
+}
+
+// checkParquetFooter checks the file's tail: the magic and a footer length
+// that fits in the file. parquet-go allocates the length it reads there
+// before it looks further, up to 4 GiB for a damaged file.
+func checkParquetFooter(r io.ReaderAt, size int64) error {
+	var tail [8]byte
+	if size < 12 {
+		return fmt.Errorf("not a readable parquet file: %d bytes", size)
+	}
+	if _, err := r.ReadAt(tail[:], size-8); err != nil {
+		return fmt.Errorf("read footer: %w", err)
+	}
+	if string(tail[4:]) != "PAR1" {
+		return fmt.Errorf("not a readable parquet file: tail %q, want the magic PAR1", tail[4:])
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
+		return fmt.Errorf("not a readable parquet file: footer of %d bytes in a file of %d", n, size)
+	}
+	return nil
+}
+
+// maxPageHeader bounds a page header: a numeric column's holds sizes,
+// counts and min/max statistics of a few bytes each.
+const maxPageHeader = 64 << 10
+
+// checkPageHeaders walks the page headers of one column chunk and checks
+// what parquet-go trusts: each page lies within the chunk and inflates to
+// no more than its values can take (8 bytes each, with their levels).
+// parquet-go allocates both sizes before it reads a byte of the page, up
+// to 2 GiB each for a damaged header.
+func checkPageHeaders(r io.ReaderAt, size int64, md *format.ColumnMetaData) error {
+	start := md.DataPageOffset
+	if md.DictionaryPageOffset != 0 {
+		start = md.DictionaryPageOffset
+	}
+	end := start + md.TotalCompressedSize
+	if start < 4 || md.TotalCompressedSize < 0 || end > size-8 || end < start {
+		return fmt.Errorf("pages at bytes %d..%d, outside the file's %d", start, end, size)
+	}
+	var proto thrift.CompactProtocol
+	buf := make([]byte, min(maxPageHeader, end-start))
+	for pos := start; pos < end; {
+		b := buf[:min(int64(len(buf)), end-pos)]
+		if _, err := r.ReadAt(b, pos); err != nil {
+			return fmt.Errorf("page header at byte %d: %w", pos, err)
+		}
+		br := bytes.NewReader(b)
+		pr := proto.NewReader(br)
+		var h format.PageHeader
+		if err := thrift.NewDecoder(pr).Decode(&h); err != nil {
+			return fmt.Errorf("page header at byte %d: %w", pos, err)
+		}
+		pos += int64(len(b) - br.Len())
+		var values int64
+		switch {
+		case h.DataPageHeader.Valid:
+			values = int64(h.DataPageHeader.V.NumValues)
+		case h.DataPageHeaderV2.Valid:
+			values = int64(h.DataPageHeaderV2.V.NumValues)
+		case h.DictionaryPageHeader.Valid:
+			values = int64(h.DictionaryPageHeader.V.NumValues)
+		}
+		if h.CompressedPageSize < 0 || int64(h.CompressedPageSize) > end-pos {
+			return fmt.Errorf("page at byte %d: %d bytes, %d left in the column chunk", pos, h.CompressedPageSize, end-pos)
+		}
+		if values < 0 || values > md.NumValues || int64(h.UncompressedPageSize) > 16*values+4096 || h.UncompressedPageSize < 0 {
+			return fmt.Errorf("page at byte %d: %d values in %d bytes (the column chunk holds %d values)", pos, values, h.UncompressedPageSize, md.NumValues)
+		}
+		pos += int64(h.CompressedPageSize)
 	}
 	return nil
 }
@@ -165,7 +265,7 @@ func parseShapeTuple(s string) ([]int, error) {
 
 func (a *parquetArray) Shape() []int { return a.shape }
 
-func (a *parquetArray) Close() error { return a.f.Close() }
+func (a *parquetArray) Close() error { return a.close() }
 
 // Ints reads the array row-major as int64: integer columns of any width
 // and sign, booleans as 0/1.
@@ -199,7 +299,10 @@ func (a *parquetArray) Ints() ([]int64, error) {
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Floats reads the array row-major as float32 (float64 columns rounded).
@@ -222,7 +325,10 @@ func (a *parquetArray) Floats() ([]float32, error) {
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // read walks every column, row group by row group and page by page, and
