@@ -30,11 +30,12 @@ type frameWriting struct {
 	dict     bool
 	required bool
 	rowGroup int64
+	pageSize int // bytes buffered per page; 0 for parquet-go's default
 }
 
 var frameWritings = []frameWriting{
 	{name: "pyarrow-like", dict: true},
-	{name: "small row groups", rowGroup: 7},
+	{name: "small row groups", rowGroup: 7, pageSize: 64},
 	{name: "required", required: true, rowGroup: 5},
 }
 
@@ -55,7 +56,10 @@ func writeFrame(t testing.TB, path string, fr frame, how frameWriting) {
 		fields[j] = reflect.StructField{Name: fmt.Sprint("C", j), Type: reflect.TypeOf(col).Elem(), Tag: reflect.StructTag(`parquet:"` + tag + `"`)}
 	}
 	schema := parquet.SchemaOf(reflect.New(reflect.StructOf(fields)).Elem().Interface())
-	opts := []parquet.WriterOption{schema, parquet.Compression(&parquet.Snappy), parquet.PageBufferSize(64)}
+	opts := []parquet.WriterOption{schema, parquet.Compression(&parquet.Snappy)}
+	if how.pageSize > 0 {
+		opts = append(opts, parquet.PageBufferSize(how.pageSize))
+	}
 	if fr.shape != "" {
 		opts = append(opts, parquet.KeyValueMetadata(parquetShapeKey, fr.shape))
 	}
@@ -352,6 +356,59 @@ func TestParquetChunkErrors(t *testing.T) {
 				require.ErrorContains(t, err, w)
 			}
 			require.Equal(t, 1, strings.Count(err.Error(), file), "one error naming the file once: %v", err)
+		})
+	}
+}
+
+// BenchmarkChunkRead reads a 1 M-edge chunk and a 200 k x 32 feature
+// chunk from parquet (nullable columns, snappy, as pandas writes them) and
+// from numpy: allocations stay per page, not per value.
+func BenchmarkChunkRead(b *testing.B) {
+	const m, n, dim = 1 << 20, 200_000, 32
+	dir := b.TempDir()
+	pairs := make([][2]int64, m)
+	for i := range pairs {
+		pairs[i] = [2]int64{int64(i*7919) % n, int64(i*104729) % n}
+	}
+	rows := make([][]float32, n)
+	for v := range rows {
+		rows[v] = make([]float32, dim)
+		for j := range rows[v] {
+			rows[v][j] = float32(v*dim+j) * 1e-3
+		}
+	}
+	how := frameWriting{name: "pandas", rowGroup: 1 << 20}
+	writeFrame(b, filepath.Join(dir, "e.parquet"), frame{cols: pairCols(pairs), shape: fmt.Sprintf("(%d, 2)", m)}, how)
+	writeFrame(b, filepath.Join(dir, "f.parquet"), frame{cols: rowCols(rows), shape: fmt.Sprintf("(%d, %d)", n, dim)}, how)
+	require.NoError(b, WriteNpy(filepath.Join(dir, "e.npy"), pairs))
+	require.NoError(b, WriteNpy(filepath.Join(dir, "f.npy"), rows))
+	for _, format := range []string{FormatParquet, FormatNumpy} {
+		ext := ".parquet"
+		if format == FormatNumpy {
+			ext = ".npy"
+		}
+		b.Run("edges/"+format, func(b *testing.B) {
+			b.SetBytes(m * 2 * 8)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := readEdgeArray(ChunkFormat{Name: format}, filepath.Join(dir, "e"+ext), m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("feat/"+format, func(b *testing.B) {
+			b.SetBytes(n * dim * 4)
+			b.ReportAllocs()
+			for b.Loop() {
+				a, err := openChunkArray(ChunkFormat{Name: format}, filepath.Join(dir, "f"+ext))
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := a.Floats(); err != nil {
+					b.Fatal(err)
+				}
+				a.Close()
+			}
 		})
 	}
 }
