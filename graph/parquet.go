@@ -152,9 +152,11 @@ func (a *parquetArray) open(size int64) (err error) {
 		}
 		n := int64(1)
 		for _, d := range sh[1:] {
-			n *= int64(d)
+			if n = n * int64(d); n > int64(len(a.cols)) {
+				break // and cannot overflow
+			}
 		}
-		if int64(sh[0]) != rows || n != int64(len(a.cols)) {
+		if len(sh) == 0 || int64(sh[0]) != rows || n != int64(len(a.cols)) {
 			return fmt.Errorf("metadata %q is %s, the table has %d rows x %d columns", parquetShapeKey, s, rows, len(a.cols))
 		}
 		a.shape = sh
@@ -182,9 +184,13 @@ func checkParquetFooter(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// maxPageHeader bounds a page header: a numeric column's holds sizes,
-// counts and min/max statistics of a few bytes each.
-const maxPageHeader = 64 << 10
+// A numeric column's page header holds sizes, counts and min/max
+// statistics of a few bytes each: it is read in pageHeaderRead bytes, or
+// in maxPageHeader when that is not enough.
+const (
+	pageHeaderRead = 1 << 10
+	maxPageHeader  = 64 << 10
+)
 
 // checkPageHeaders walks the page headers of one column chunk and checks
 // what parquet-go trusts: each page lies within the chunk and inflates to
@@ -200,20 +206,16 @@ func checkPageHeaders(r io.ReaderAt, size int64, md *format.ColumnMetaData) erro
 	if start < 4 || md.TotalCompressedSize < 0 || end > size-8 || end < start {
 		return fmt.Errorf("pages at bytes %d..%d, outside the file's %d", start, end, size)
 	}
-	var proto thrift.CompactProtocol
 	buf := make([]byte, min(maxPageHeader, end-start))
 	for pos := start; pos < end; {
-		b := buf[:min(int64(len(buf)), end-pos)]
-		if _, err := r.ReadAt(b, pos); err != nil {
+		h, n, err := readPageHeader(r, pos, buf[:min(pageHeaderRead, int64(len(buf)), end-pos)])
+		if err != nil && int64(len(buf)) > pageHeaderRead && end-pos > pageHeaderRead {
+			h, n, err = readPageHeader(r, pos, buf[:min(int64(len(buf)), end-pos)])
+		}
+		if err != nil {
 			return fmt.Errorf("page header at byte %d: %w", pos, err)
 		}
-		br := bytes.NewReader(b)
-		pr := proto.NewReader(br)
-		var h format.PageHeader
-		if err := thrift.NewDecoder(pr).Decode(&h); err != nil {
-			return fmt.Errorf("page header at byte %d: %w", pos, err)
-		}
-		pos += int64(len(b) - br.Len())
+		pos += n
 		var values int64
 		switch {
 		case h.DataPageHeader.Valid:
@@ -232,6 +234,21 @@ func checkPageHeaders(r io.ReaderAt, size int64, md *format.ColumnMetaData) erro
 		pos += int64(h.CompressedPageSize)
 	}
 	return nil
+}
+
+// readPageHeader decodes the page header at pos from the len(buf) bytes
+// there and returns its length.
+func readPageHeader(r io.ReaderAt, pos int64, buf []byte) (*format.PageHeader, int64, error) {
+	if _, err := r.ReadAt(buf, pos); err != nil {
+		return nil, 0, err
+	}
+	br := bytes.NewReader(buf)
+	var proto thrift.CompactProtocol
+	h := new(format.PageHeader)
+	if err := thrift.NewDecoder(proto.NewReader(br)).Decode(h); err != nil {
+		return nil, 0, err
+	}
+	return h, int64(len(buf) - br.Len()), nil
 }
 
 // recoverParquet turns a panic in the parquet decoder into an error.

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,8 +18,9 @@ import (
 // writer: column i named "i" in that order, nullable, one row per array
 // row, the array shape as a Python tuple in the "shape" metadata.
 type frame struct {
-	cols  []any  // typed slices of equal length, one per column
-	shape string // "" writes no shape metadata
+	cols  []any    // typed slices of equal length, one per column
+	names []string // column names; nil for "0", "1", ...
+	shape string   // "" writes no shape metadata
 	nulls map[[2]int]bool
 }
 
@@ -44,9 +46,18 @@ var frameWritings = []frameWriting{
 // names, keeps "10" after "9", as pandas does.
 func writeFrame(t testing.TB, path string, fr frame, how frameWriting) {
 	t.Helper()
+	require.NoError(t, os.WriteFile(path, frameBytes(t, fr, how), 0o644))
+}
+
+// frameBytes returns fr as a parquet file's bytes.
+func frameBytes(t testing.TB, fr frame, how frameWriting) []byte {
+	t.Helper()
 	fields := make([]reflect.StructField, len(fr.cols))
 	for j, col := range fr.cols {
 		tag := fmt.Sprint(j)
+		if fr.names != nil {
+			tag = fr.names[j]
+		}
 		if !how.required {
 			tag += ",optional"
 		}
@@ -66,9 +77,8 @@ func writeFrame(t testing.TB, path string, fr frame, how frameWriting) {
 	if how.rowGroup > 0 {
 		opts = append(opts, parquet.MaxRowsPerRowGroup(how.rowGroup))
 	}
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w := parquet.NewWriter(f, opts...)
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, opts...)
 	n := 0
 	if len(fr.cols) > 0 {
 		n = reflect.ValueOf(fr.cols[0]).Len()
@@ -90,7 +100,7 @@ func writeFrame(t testing.TB, path string, fr frame, how frameWriting) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, w.Close())
-	require.NoError(t, f.Close())
+	return buf.Bytes()
 }
 
 // pairCols splits (m,2) pairs into a frame's two columns.
@@ -217,6 +227,7 @@ func TestParquetChunksMatchNumpy(t *testing.T) {
 		{"label int64 (n,1) without shape", ChunkLabel, rowsOf(labels), frame{cols: []any{labels}}, nodeInts(ChunkLabel)},
 		{"label int8", ChunkLabel, labels, frame{cols: []any{convertCol[int64, int8](labels)}, shape: fmt.Sprintf("(%d,)", n)}, nodeInts(ChunkLabel)},
 		{"label int16", ChunkLabel, labels, frame{cols: []any{convertCol[int64, int16](labels)}}, nodeInts(ChunkLabel)},
+		{"label with a pandas index", ChunkLabel, labels, frame{cols: []any{labels, convertCol[int64, int64](labels)}, names: []string{"0", "__index_level_0__"}}, nodeInts(ChunkLabel)},
 		{"mask uint8", "train_mask", masks, frame{cols: []any{masks}, shape: fmt.Sprintf("(%d,)", n)}, nodeInts("train_mask")},
 		{"mask uint16", "train_mask", masks, frame{cols: []any{convertCol[uint8, uint16](masks)}}, nodeInts("train_mask")},
 		{"mask bool", "train_mask", bools, frame{cols: []any{bools}, shape: fmt.Sprintf("(%d,)", n)}, nodeInts("train_mask")},
