@@ -30,14 +30,15 @@ import (
 //	  num_nodes_per_chunk  per node type, the node count of each chunk
 //	  edge_type            "src:rel:dst" names; ["_N:_E:_N"] homogeneous
 //	  num_edges_per_chunk  per edge type, the edge count of each chunk
-//	  edges                per edge type: format {"name": "csv", "delimiter": " "}
-//	                       or {"name": "numpy"} and data, one file per chunk
-//	                       (CSV "src dst" lines; numpy int (m,2) arrays);
-//	                       ids are type-local
+//	  edges                per edge type: format {"name": "csv", "delimiter": " "},
+//	                       {"name": "numpy"} or {"name": "parquet"} and data,
+//	                       one file per chunk (CSV "src dst" lines; numpy or
+//	                       parquet int (m,2) arrays); ids are type-local
 //	  node_data            per node type, per key: format {"name": "numpy"}
-//	                       and data, one .npy per node chunk of that type
-//	  edge_data            per edge type, per key: format {"name": "numpy"}
-//	                       and data, one .npy per edge chunk of that type
+//	                       or {"name": "parquet"} and data, one file per node
+//	                       chunk of that type
+//	  edge_data            per edge type, per key: format as node_data, one
+//	                       file per edge chunk of that type
 //
 // Node chunk c of a type holds the type-local ids that follow those of
 // chunks 0..c-1. mpignn reads these node_data keys: "feat" (float32 or
@@ -45,8 +46,10 @@ import (
 // "train_mask", "val_mask", "test_mask" (the split named "default") or
 // "train_mask:NAME" etc. (split NAME), and "time" (integers, the node
 // times of ReadOptions.Time); of edge_data it reads "time" (one integer
-// per edge of the chunk, the edge times). Other keys are ignored. Parquet
-// chunks are refused with a message (no reader here).
+// per edge of the chunk, the edge times). Other keys are ignored. A
+// parquet chunk is read as DistDGL reads it (parquet.go): a pandas table,
+// one column per array column, reshaped by its "shape" metadata; the same
+// checks then apply as to a numpy chunk, and a null value is an error.
 
 // ChunkedMetaFile is the metadata file that marks a chunked dataset.
 const ChunkedMetaFile = "metadata.json"
@@ -68,8 +71,9 @@ const (
 
 // Chunk formats.
 const (
-	FormatCSV   = "csv"
-	FormatNumpy = "numpy"
+	FormatCSV     = "csv"
+	FormatNumpy   = "numpy"
+	FormatParquet = "parquet"
 )
 
 // ChunkFormat is the "format" object of a chunked file list.
@@ -218,15 +222,13 @@ func (c *Chunked) check() error {
 
 func checkChunkFiles(f ChunkFiles, chunks int, what string, csvOK bool) error {
 	switch f.Format.Name {
-	case FormatNumpy:
+	case FormatNumpy, FormatParquet:
 	case FormatCSV:
 		if !csvOK {
-			return fmt.Errorf("%s: format csv is not supported for node data (use numpy)", what)
+			return fmt.Errorf("%s: format csv is not supported for node data (use numpy or parquet)", what)
 		}
-	case "parquet":
-		return fmt.Errorf("%s: parquet chunks are not supported by mpignn (convert them to numpy or csv)", what)
 	default:
-		return fmt.Errorf("%s: unknown format %q (want numpy or csv)", what, f.Format.Name)
+		return fmt.Errorf("%s: unknown format %q (want numpy, parquet or csv)", what, f.Format.Name)
 	}
 	if len(f.Data) != chunks {
 		return fmt.Errorf("%s: %d files for %d chunks", what, len(f.Data), chunks)
@@ -293,7 +295,7 @@ func (c *Chunked) ReadEdgeChunk(e, k int) (src, dst []int64, err error) {
 	if f.Format.Name == FormatCSV {
 		src, dst, err = readEdgeCSV(path, f.Format.Delimiter, want)
 	} else {
-		src, dst, err = readEdgeNumpy(path, want)
+		src, dst, err = readEdgeArray(f.Format, path, want)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -366,7 +368,67 @@ func readEdgeCSV(path, delim string, want int64) (src, dst []int64, err error) {
 	return src, dst, nil
 }
 
-// npyHeader opens path and returns its reader positioned at the data.
+// chunkArray is an opened numpy or parquet chunk: its shape, known from the
+// header (footer) alone, then its values row-major.
+type chunkArray interface {
+	Shape() []int
+	// Ints reads integers (or bools as 0/1) of any width.
+	Ints() ([]int64, error)
+	// Floats reads float32 or float64 values as float32.
+	Floats() ([]float32, error)
+	Close() error
+}
+
+// openChunkArray opens path, a numpy or parquet chunk as format says.
+func openChunkArray(format ChunkFormat, path string) (chunkArray, error) {
+	if format.Name == FormatParquet {
+		return openParquetArray(path)
+	}
+	f, r, err := npyOpen(path)
+	if err != nil {
+		return nil, err
+	}
+	return &npyArray{path: path, f: f, r: r}, nil
+}
+
+// npyArray is an opened .npy chunk, its reader at the data.
+type npyArray struct {
+	path string
+	f    *os.File
+	r    *npyio.Reader
+}
+
+func (a *npyArray) Shape() []int { return a.r.Header.Descr.Shape }
+
+func (a *npyArray) Close() error { return a.f.Close() }
+
+func (a *npyArray) Ints() ([]int64, error) { return readNpyInts(a.r, a.path) }
+
+func (a *npyArray) Floats() ([]float32, error) {
+	var out []float32
+	var err error
+	switch typ := strings.Trim(a.r.Header.Descr.Type, "'\""); typ {
+	case "<f4":
+		err = a.r.Read(&out)
+	case "<f8":
+		var xs []float64
+		if err = a.r.Read(&xs); err == nil || errors.Is(err, io.EOF) {
+			err = nil
+			out = make([]float32, len(xs))
+			for i, x := range xs {
+				out[i] = float32(x)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("%s: dtype %s: want float32 or float64", a.path, typ)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", a.path, err)
+	}
+	return out, nil
+}
+
+// npyOpen opens path and returns its reader positioned at the data.
 func npyOpen(path string) (*os.File, *npyio.Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -432,16 +494,16 @@ func readConv[T int8 | int16 | int32 | uint8 | uint32](r *npyio.Reader) ([]int64
 	return out, nil
 }
 
-func readEdgeNumpy(path string, want int64) (src, dst []int64, err error) {
-	f, r, err := npyOpen(path)
+func readEdgeArray(format ChunkFormat, path string, want int64) (src, dst []int64, err error) {
+	a, err := openChunkArray(format, path)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
-	if sh := r.Header.Descr.Shape; len(sh) != 2 || sh[1] != 2 || int64(sh[0]) != want {
+	defer a.Close()
+	if sh := a.Shape(); len(sh) != 2 || sh[1] != 2 || int64(sh[0]) != want {
 		return nil, nil, fmt.Errorf("%s: shape %v, want (%d, 2) (metadata.json's edge count, src and dst)", path, sh, want)
 	}
-	xs, err := readNpyInts(r, path)
+	xs, err := a.Ints()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -462,68 +524,50 @@ func (c *Chunked) HasEdgeData(et, key string) bool {
 // times): one per edge of the chunk, in the order of its edges.
 func (c *Chunked) ReadEdgeInts(e int, key string, k int) ([]int64, error) {
 	et := c.Meta.EdgeType[e]
-	path := c.path(c.Meta.EdgeData[et][key].Data[k])
-	f, r, err := npyOpen(path)
+	files := c.Meta.EdgeData[et][key]
+	path := c.path(files.Data[k])
+	a, err := openChunkArray(files.Format, path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer a.Close()
 	want := c.Meta.NumEdgesPerChunk[e][k]
-	if sh := r.Header.Descr.Shape; len(sh) == 0 || int64(sh[0]) != want || (len(sh) == 2 && sh[1] != 1) || len(sh) > 2 {
+	if sh := a.Shape(); len(sh) == 0 || int64(sh[0]) != want || (len(sh) == 2 && sh[1] != 1) || len(sh) > 2 {
 		return nil, fmt.Errorf("%s: shape %v, want (%d,) (one value per edge of the chunk)", path, sh, want)
 	}
-	return readNpyInts(r, path)
+	return a.Ints()
 }
 
 // ReadNodeInts reads chunk k of node type t's data key as integers (labels,
 // masks): one per node of the chunk.
 func (c *Chunked) ReadNodeInts(t int, key string, k int) ([]int64, error) {
-	typ := c.Meta.NodeType[t]
-	path := c.path(c.Meta.NodeData[typ][key].Data[k])
-	f, r, err := npyOpen(path)
+	a, path, err := c.openNodeArray(t, key, k)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer a.Close()
 	want := c.Meta.NumNodesPerChunk[t][k]
-	if sh := r.Header.Descr.Shape; len(sh) == 0 || int64(sh[0]) != want || (len(sh) == 2 && sh[1] != 1) || len(sh) > 2 {
+	if sh := a.Shape(); len(sh) == 0 || int64(sh[0]) != want || (len(sh) == 2 && sh[1] != 1) || len(sh) > 2 {
 		return nil, fmt.Errorf("%s: shape %v, want (%d,) (one value per node of the chunk)", path, sh, want)
 	}
-	return readNpyInts(r, path)
+	return a.Ints()
 }
 
 // ReadNodeFeat reads chunk k of node type t's data key as float32 rows.
 func (c *Chunked) ReadNodeFeat(t int, key string, k int) (*Features, error) {
-	typ := c.Meta.NodeType[t]
-	path := c.path(c.Meta.NodeData[typ][key].Data[k])
-	f, r, err := npyOpen(path)
+	a, path, err := c.openNodeArray(t, key, k)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer a.Close()
 	want := c.Meta.NumNodesPerChunk[t][k]
-	sh := r.Header.Descr.Shape
+	sh := a.Shape()
 	if len(sh) != 2 || int64(sh[0]) != want || sh[1] < 1 {
 		return nil, fmt.Errorf("%s: shape %v, want (%d, dim) (one row per node of the chunk)", path, sh, want)
 	}
 	out := &Features{Dim: sh[1]}
-	switch typ := strings.Trim(r.Header.Descr.Type, "'\""); typ {
-	case "<f4":
-		err = r.Read(&out.Data)
-	case "<f8":
-		var xs []float64
-		if err = r.Read(&xs); err == nil || errors.Is(err, io.EOF) {
-			err = nil
-			out.Data = make([]float32, len(xs))
-			for i, x := range xs {
-				out.Data[i] = float32(x)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("%s: dtype %s: want float32 or float64", path, typ)
-	}
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if out.Data, err = a.Floats(); err != nil {
+		return nil, err
 	}
 	if int64(len(out.Data)) != want*int64(out.Dim) {
 		return nil, fmt.Errorf("%s: %d values, want %d x %d", path, len(out.Data), want, out.Dim)
@@ -534,17 +578,24 @@ func (c *Chunked) ReadNodeFeat(t int, key string, k int) (*Features, error) {
 // NodeFeatDim returns the row width of chunk k of node type t's data key
 // from its header alone.
 func (c *Chunked) NodeFeatDim(t int, key string, k int) (int, error) {
-	typ := c.Meta.NodeType[t]
-	path := c.path(c.Meta.NodeData[typ][key].Data[k])
-	f, r, err := npyOpen(path)
+	a, path, err := c.openNodeArray(t, key, k)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	if sh := r.Header.Descr.Shape; len(sh) != 2 || sh[1] < 1 {
+	defer a.Close()
+	sh := a.Shape()
+	if len(sh) != 2 || sh[1] < 1 {
 		return 0, fmt.Errorf("%s: shape %v, want (nodes, dim)", path, sh)
 	}
-	return r.Header.Descr.Shape[1], nil
+	return sh[1], nil
+}
+
+// openNodeArray opens chunk k of node type t's data key.
+func (c *Chunked) openNodeArray(t int, key string, k int) (chunkArray, string, error) {
+	files := c.Meta.NodeData[c.Meta.NodeType[t]][key]
+	path := c.path(files.Data[k])
+	a, err := openChunkArray(files.Format, path)
+	return a, path, err
 }
 
 // SplitNames maps the split mask keys of node type typ to split names:

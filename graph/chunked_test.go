@@ -191,7 +191,9 @@ func TestChunkedRejects(t *testing.T) {
 		return d
 	}
 	for _, tc := range []struct{ meta, want string }{
-		{`{"node_type":["_N"],"num_nodes_per_chunk":[[3]],"edge_type":["_N:_E:_N"],"num_edges_per_chunk":[[1]],"edges":{"_N:_E:_N":{"format":{"name":"parquet"},"data":["e.parquet"]}}}`, "parquet chunks are not supported"},
+		{`{"node_type":["_N"],"num_nodes_per_chunk":[[3]],"edge_type":["_N:_E:_N"],"num_edges_per_chunk":[[1]],"edges":{"_N:_E:_N":{"format":{"name":"hdf5"},"data":["e.h5"]}}}`, `unknown format "hdf5" (want numpy, parquet or csv)`},
+		{`{"node_type":["_N"],"num_nodes_per_chunk":[[3]],"edge_type":[],"num_edges_per_chunk":[],"edges":{},"node_data":{"_N":{"feat":{"format":{"name":"csv"},"data":["f.csv"]}}}}`, "format csv is not supported for node data (use numpy or parquet)"},
+		{`{"node_type":["_N"],"num_nodes_per_chunk":[[3]],"edge_type":["_N:_E:_N"],"num_edges_per_chunk":[[1,2]],"edges":{"_N:_E:_N":{"format":{"name":"parquet"},"data":["e.parquet"]}}}`, "1 files for 2 chunks"},
 		{`{"node_type":["_N"],"num_nodes_per_chunk":[[3]],"edge_type":["_N:_E:_N"],"num_edges_per_chunk":[[1,2]],"edges":{"_N:_E:_N":{"format":{"name":"csv"},"data":["e.csv"]}}}`, "1 files for 2 chunks"},
 		{`{"node_type":["_N"],"num_nodes_per_chunk":[[3]],"edge_type":["a:b"],"num_edges_per_chunk":[[1]],"edges":{}}`, "want src:rel:dst"},
 	} {

@@ -2,10 +2,13 @@ package graph
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -184,4 +187,108 @@ func TestFuzzCorpusPresent(t *testing.T) {
 			t.Errorf("seed corpus testdata/fuzz/%s missing or empty (%v)", name, err)
 		}
 	}
+}
+
+// FuzzParquetFile feeds the parquet chunk reader damaged files (valid
+// DataFrame-shaped files as seeds, mutated): it must never panic, and must
+// either read as many values as the shape it reports or fail with an error
+// naming the file.
+func FuzzParquetFile(f *testing.F) {
+	for _, how := range frameWritings {
+		for _, fr := range []frame{
+			{cols: []any{[]int64{0, 1, 2, 3, 4}, []int64{5, 6, 7, 8, 9}}, shape: "(5, 2)"},
+			{cols: []any{[]float32{1, 2, 3}, []float64{4, 5, 6}, []bool{true, false, true}}},
+			{cols: []any{[]int8{-1, 0, 1, 2}, []uint32{1, 2, 3, 1 << 31}}, nulls: map[[2]int]bool{{1, 1}: true}},
+		} {
+			f.Add(frameBytes(f, fr, how))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const path = "x.parquet"
+		a, err := newParquetArray(path, bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		defer a.Close()
+		size := int64(1)
+		for _, d := range a.Shape() {
+			size *= int64(d)
+		}
+		if size > 1<<16 {
+			return // a footer may claim any row count; the callers check it against metadata.json first
+		}
+		ints, ierr := a.Ints()
+		floats, ferr := a.Floats()
+		for _, r := range []struct {
+			n   int
+			err error
+		}{{len(ints), ierr}, {len(floats), ferr}} {
+			if r.err != nil && !strings.Contains(r.err.Error(), path) {
+				t.Fatalf("error %q does not name the file", r.err)
+			}
+			if r.err == nil && int64(r.n) != size {
+				t.Fatalf("%d values for shape %v", r.n, a.Shape())
+			}
+		}
+	})
+}
+
+// FuzzParquetRoundTrip writes arbitrary int64 tables (a column count, the
+// values, maybe one null) as DataFrame-shaped parquet and reads them back:
+// the same values row-major, or for a null the error naming its row and
+// column.
+func FuzzParquetRoundTrip(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, uint8(2), int16(-1), uint8(0))
+	f.Add([]byte{255, 0, 255, 0, 1, 1, 1, 1}, uint8(1), int16(3), uint8(1))
+	f.Add(make([]byte, 8*24), uint8(12), int16(5), uint8(2))
+	f.Fuzz(func(t *testing.T, raw []byte, ncols uint8, null int16, how uint8) {
+		cols := int(ncols%16) + 1
+		vals := make([]int64, len(raw)/8)
+		for i := range vals {
+			vals[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
+		rows := len(vals) / cols
+		vals = vals[:rows*cols]
+		fr := frame{cols: make([]any, cols)}
+		for j := range cols {
+			c := make([]int64, rows)
+			for i := range c {
+				c[i] = vals[i*cols+j]
+			}
+			fr.cols[j] = c
+		}
+		wr := frameWritings[int(how)%len(frameWritings)]
+		nullRow, nullCol := -1, 0
+		if null >= 0 && rows > 0 && !wr.required {
+			nullRow, nullCol = int(null)%rows, int(null)%cols
+			fr.nulls = map[[2]int]bool{{nullRow, nullCol}: true}
+		}
+		const path = "x.parquet"
+		data := frameBytes(t, fr, wr)
+		a, err := newParquetArray(path, bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		if !slices.Equal(a.Shape(), []int{rows, cols}) {
+			t.Fatalf("shape %v, want [%d %d]", a.Shape(), rows, cols)
+		}
+		got, err := a.Ints()
+		if nullRow >= 0 {
+			want := fmt.Sprintf("%s: column \"%d\": row %d is null", path, nullCol, nullRow)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("err = %v, want %q", err, want)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, vals) {
+			t.Fatalf("read %v, wrote %v", got, vals)
+		}
+	})
 }
