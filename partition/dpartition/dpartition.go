@@ -52,7 +52,10 @@ type Options struct {
 	HaloFeats bool
 	// Time stores the dataset's times (partition.Options.Time): an edge
 	// type's edge_data "time", else each edge's source's node_data "time".
-	Time      bool
+	Time bool
+	// Link draws a link-prediction split (partition.Options.Link): random
+	// splits of homogeneous undirected datasets, untimed (see link.go).
+	Link      *partition.LinkOptions
 	Overwrite bool
 	Workers   int
 	// RoundIDs bounds the ids one rank sends in one lookup round (0:
@@ -97,6 +100,9 @@ type run struct {
 	edgeTime    bool
 	nodeTime    [][]int64
 	hasNodeTime bool
+	// linkOpt is Options.Link with its defaults; lk the split drawn.
+	linkOpt *partition.LinkOptions
+	lk      *linkSplit
 }
 
 // Run partitions opt.Data with every rank of c and returns the written
@@ -129,6 +135,12 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		// The single-process writer's refusal (heteroSourceOf), word for word.
 		return nil, errors.New("partition: halo features are not supported for heterogeneous graphs (features are per node type)")
 	}
+	if x.linkOpt, err = x.linkOptions(); err != nil {
+		return nil, err
+	}
+	if x.linkOpt != nil {
+		x.splits = nil // node splits are not read for a link task
+	}
 	if err := x.readNodeTimes(); err != nil {
 		return nil, err
 	}
@@ -151,6 +163,11 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	ptr, srcs, times, err := x.moveEdges(nd)
 	if err != nil {
 		return nil, err
+	}
+	if x.linkOpt != nil {
+		if ptr, srcs, err = x.link(nd, ptr, srcs); err != nil {
+			return nil, err
+		}
 	}
 	t = x.phase("edges", t)
 	m, err := x.write(nd, ptr, srcs, times)
@@ -458,28 +475,6 @@ func (x *run) typeOffsets() [][]int64 {
 	return out
 }
 
-// alltoallv sends per-destination segments and returns the received
-// segments per source rank.
-func alltoallv[T collectives.Elem](c *collectives.Comm, send [][]T) ([][]T, error) {
-	counts := make([]int64, len(send))
-	var flat []T
-	for p, s := range send {
-		counts[p] = int64(len(s))
-		flat = append(flat, s...)
-	}
-	recv, rc, err := collectives.Alltoallv(c, flat, counts)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]T, len(rc))
-	pos := int64(0)
-	for q, n := range rc {
-		out[q] = recv[pos : pos+n]
-		pos += n
-	}
-	return out, nil
-}
-
 // nodeData is what the owner of a part holds about its nodes, in new-id
 // order.
 type nodeData struct {
@@ -646,19 +641,19 @@ func (x *run) nodeRound(nd *nodeData, t, k int, blockLo int64, pos []int64, type
 			}
 		}
 	}
-	rids, err := alltoallv(x.c, ids)
+	rids, err := collectives.AlltoallvSegments(x.c, ids)
 	if err != nil {
 		return err
 	}
-	rlab, err := alltoallv(x.c, labels)
+	rlab, err := collectives.AlltoallvSegments(x.c, labels)
 	if err != nil {
 		return err
 	}
-	rsplit, err := alltoallv(x.c, splits)
+	rsplit, err := collectives.AlltoallvSegments(x.c, splits)
 	if err != nil {
 		return err
 	}
-	rfeat, err := alltoallv(x.c, feats)
+	rfeat, err := collectives.AlltoallvSegments(x.c, feats)
 	if err != nil {
 		return err
 	}

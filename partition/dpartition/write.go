@@ -187,6 +187,9 @@ func (x *run) write(nd *nodeData, ptr, srcs, times []int64) (*partition.Meta, er
 	if x.labels {
 		pf.Label = func(i int, _ int64) int32 { return nd.labels[i] }
 	}
+	if x.lk != nil {
+		m.Link, pf.Link = &x.lk.meta, x.lk.part
+	}
 	if x.opt.Time {
 		if err := x.timeFiles(m, pf, nd, times); err != nil {
 			return nil, err
@@ -378,7 +381,7 @@ func (x *run) haloFeat(own *graph.Features, uniq, ids []int64) (*graph.Features,
 			p := sort.Search(x.P, func(p int) bool { return x.offsets[p+1] > g })
 			req[p] = append(req[p], g)
 		}
-		got, err := alltoallv(x.c, req)
+		got, err := collectives.AlltoallvSegments(x.c, req)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -391,7 +394,7 @@ func (x *run) haloFeat(own *graph.Features, uniq, ids []int64) (*graph.Features,
 			}
 			rep[q] = rows
 		}
-		back, err := alltoallv(x.c, rep)
+		back, err := collectives.AlltoallvSegments(x.c, rep)
 		if err != nil {
 			return nil, nil, err
 		}
