@@ -51,8 +51,6 @@ func chunkedMethod(method string, methodSet bool, assignment string) (string, er
 // not support.
 func (c partitionConfig) refuseForChunked() error {
 	switch {
-	case c.link != nil:
-		return errors.New("--link-split: link splits of a chunked dataset are not supported yet (partition the OGB layout instead)")
 	case c.balance != "" || c.imbalance != 0:
 		return errors.New("--balance/--imbalance steer METIS, which a chunked dataset does not use")
 	}
@@ -80,7 +78,7 @@ func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) 
 	opt := dpartition.Options{
 		Data: c.data, Out: c.out, Parts: c.parts, Method: method, AssignmentDir: c.assignment, Seed: c.seed,
 		Split: c.split, LabelType: c.labelType, Undirected: c.undirected, Reverse: c.undirected && c.noReverse != "all",
-		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, HaloFeats: c.haloFeats, Time: c.time, Overwrite: c.force, Workers: c.workers,
+		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, HaloFeats: c.haloFeats, Time: c.time, Link: c.link, Overwrite: c.force, Workers: c.workers,
 	}
 	runWorld(func(world *spmd.World) error {
 		if world.Rank() != 0 {
@@ -114,10 +112,6 @@ func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) 
 // it, trainFlags.cacheOptions) into the cache, unless rank 0 finds a
 // complete cached partition there.
 func prepareChunkedParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) (string, error) {
-	switch {
-	case o.Link != nil:
-		return "", fmt.Errorf("train --data %s: link prediction on a chunked dataset is not supported yet", o.Data)
-	}
 	method, err := chunkedMethod(o.Method, true, "")
 	if err != nil {
 		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
@@ -146,7 +140,7 @@ func prepareChunkedParts(c *collectives.Comm, o partition.CacheOptions, out io.W
 	}
 	if _, err := dpartition.Run(c, dpartition.Options{
 		Data: o.Data, Out: dir, Parts: o.Parts, Method: method, Seed: o.Seed, Split: o.Split,
-		Undirected: true, Reverse: true, SparseFeatures: o.SparseFeatures, Time: o.Time, Overwrite: true,
+		Undirected: true, Reverse: true, SparseFeatures: o.SparseFeatures, Time: o.Time, Link: o.Link, Overwrite: true,
 	}); err != nil {
 		return "", fmt.Errorf("train --data %s: partition into %s: %w", o.Data, dir, err)
 	}

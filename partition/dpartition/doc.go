@@ -97,6 +97,23 @@
 // their block owners, and META's range is reduced over all ranks, so the
 // part equals the single-process timed one.
 //
-// Link splits are refused (their held-out edges, negatives and pools are
-// drawn over the whole graph); the number of parts is the number of ranks.
+// Link splits (Options.Link: random splits of a homogeneous dataset read
+// undirected, untimed; time splits need split/ files a chunked dataset does
+// not have, relation splits of heterogeneous graphs are refused) are drawn
+// from the parts' rows after the edges moved (link.go): a pair {v, u},
+// v < u, is kept by the part of v; its canonical id, and its id within its
+// class, come from prefix sums of per-node pair counts at the block owners
+// (original-id order), the valid and test pairs are those of lowest
+// (partition.LinkPairKey, id), found by a radix select of 16 bits a round
+// (one Allreduce of a 2^16 histogram each, 8 rounds per threshold), and the
+// part of u learns the class by one exchange. A pair is an edge exactly
+// when it is an entry of the symmetric rows, so a fixed negative's test is
+// local to its source's part, and a pool draw takes one exchange with the
+// part of its source; the training rows (and structural features from
+// their lengths) are the train entries. Everything is keyed by original
+// ids and canonical ids, so the files are those of partition.Write for the
+// same assignment, on any number of ranks. Memory per rank: its rows plus
+// a byte and about 40 bytes per pair it keeps.
+//
+// The number of parts is the number of ranks.
 package dpartition
