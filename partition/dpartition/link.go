@@ -292,11 +292,6 @@ func (x *run) rowOf(ptr []int64, k int64) int {
 	return sort.Search(len(ptr)-1, func(i int) bool { return ptr[i+1] > k })
 }
 
-// partOf returns the part of new id g.
-func (x *run) partOf(g int64) int {
-	return sort.Search(x.P, func(p int) bool { return x.offsets[p+1] > g })
-}
-
 // pairStarts returns, for each node of orig (this part's, ascending) with
 // cnt[i*W+c] pairs of class c (W classes), the number of pairs of class c
 // of smaller original ids (summed in original-id order by the block
