@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,6 +213,30 @@ func TestChunkedLinkCLI(t *testing.T) {
 		"--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})
 	if r.Err != nil || !strings.Contains(r.Output, "partition: wrote 2 parts (random, all ranks)") || !strings.Contains(r.Output, "final:") {
 		t.Fatalf("train --data CHUNKED --task link: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+}
+
+// TestChunkedPartsCLI: partition --data CHUNKED --parts K under P ranks,
+// K != P (3 and 4 parts from 2 ranks, 2 from 4, 3 from 1), writes the
+// bytes of the single-process K-part partition of the OGB layout.
+func TestChunkedPartsCLI(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	run := func(args ...string) { t.Helper(); mustRun(t, bin, args...) }
+	data, ck := filepath.Join(dir, "g"), filepath.Join(dir, "ck")
+	run("gen", "--nodes", "1500", "--avg-degree", "5", "--classes", "3", "--feat-dim", "4", "--seed", "6", "--out", data)
+	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "200", "--chunk-edges", "1500")
+	for _, tc := range []struct{ ranks, parts int }{{2, 3}, {2, 4}, {4, 2}, {1, 3}} {
+		name := fmt.Sprintf("np=%d parts=%d", tc.ranks, tc.parts)
+		single, dist := filepath.Join(dir, fmt.Sprintf("single-%d-%d", tc.ranks, tc.parts)), filepath.Join(dir, fmt.Sprintf("dist-%d-%d", tc.ranks, tc.parts))
+		args := []string{"partition", "--parts", strconv.Itoa(tc.parts), "--method", "random", "--seed", "4", "--halo-feats"}
+		run(append(args, "--data", data, "--out", single)...)
+		r := h.MPI(Job{Ranks: tc.ranks, Args: append([]string{bin}, append(args, "--data", ck, "--out", dist)...), Timeout: 2 * time.Minute})
+		if want := fmt.Sprintf("into %d parts on %d ranks (random)", tc.parts, tc.ranks); r.Err != nil || !strings.Contains(r.Output, want) {
+			t.Fatalf("%s: %v, want %q in:\n%s", name, r.Err, want, tail(r.Output, 30))
+		}
+		sameFiles(t, single, dist, name)
 	}
 }
 

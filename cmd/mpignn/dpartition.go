@@ -58,7 +58,7 @@ func (c partitionConfig) refuseForChunked() error {
 }
 
 // partitionChunked runs `mpignn partition --data CHUNKED` on every rank of
-// the job: one part per rank (--parts must equal the rank count). cleanup
+// the job: any number of parts, part q written by rank q mod ranks. cleanup
 // (listening since before MPI started) removes rank 0's temporary output
 // on SIGINT/SIGTERM.
 func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) error {
@@ -98,7 +98,7 @@ func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) 
 			return err
 		}
 		if comm.Rank() == 0 {
-			fmt.Fprintf(w, "partitioned %s on %d ranks (%s) and wrote %s in %.1fs\n", c.data, comm.Size(), method, c.out, time.Since(t0).Seconds())
+			fmt.Fprintf(w, "partitioned %s into %d parts on %d ranks (%s) and wrote %s in %.1fs\n", c.data, c.parts, comm.Size(), method, c.out, time.Since(t0).Seconds())
 			fmt.Fprintf(w, "rank 0 steps: %s\n", strings.Join(phases, ", "))
 			return m.Stats().WriteText(w)
 		}
