@@ -9,9 +9,15 @@
 // every rank and cut to the rank's nodes) or from per-type assignment
 // files (DistDGL's "<ntype>.txt", one part id per line), node records and
 // edges move to the rank that owns their part with Alltoallv in rounds of
-// one chunk, and rank p writes part-p with the single-process writer's
-// code (partition.PartFiles), into rank 0's temporary directory, which
-// rank 0 renames after every rank reported its part. For the same
+// one chunk, and the owner writes each part with the single-process
+// writer's code (partition.PartFiles), into rank 0's temporary directory,
+// which rank 0 renames after every rank reported its parts. The number of
+// parts K need not be the number of ranks P: part q is owned by rank
+// q mod P (a rank owns ceil or floor of K/P parts, or none when K < P),
+// messages carry the part, and every collective step (lookups, halo
+// features, times) takes all of a rank's parts at once, so that ranks
+// owning different numbers of parts make the same calls. A rank holds its
+// parts' nodes and edges, about K/P parts' worth. For the same
 // assignment the directory is byte-identical to partition.Write /
 // partition.WriteHetero of the same dataset read with the same options.
 //
@@ -66,7 +72,7 @@
 // lowest-priority bucket into any part that would end over a bound. As for
 // lp every choice hashes (seed, key) and every sum is an integer one, so
 // the assignment is the same on any number of ranks; the number of parts k
-// is a parameter of the scheme (the writer still writes one part per
+// is a parameter of the scheme (Run still uses it with one part per
 // rank). Memory per rank, of n vertices and m adjacency entries on it: the
 // levels' graphs (8 x (2m + (ncon+3) n) bytes for the finest with its edge
 // weights, the coarser ones typically under half of that together), while
@@ -114,6 +120,6 @@
 // ids and canonical ids, so the files are those of partition.Write for the
 // same assignment, on any number of ranks. Memory per rank: its rows plus
 // a byte and about 40 bytes per pair it keeps.
-//
-// The number of parts is the number of ranks.
+// Link splits need one part per rank (the part of a pair's other end, and
+// of a pool draw's source, is asked while both are held).
 package dpartition
