@@ -13,7 +13,6 @@ import (
 	"mpignn/partition"
 	"mpignn/partition/dpartition"
 	"mpignn/spmd"
-	"mpignn/train/dtrain"
 )
 
 // chunkedMethod picks the distributed method for a chunked dataset: an
@@ -126,7 +125,7 @@ func prepareChunkedParts(c *collectives.Comm, o partition.CacheOptions, out io.W
 			pick = "+" + dir
 		}
 	}
-	b, err := dtrain.BcastBytes(c, 0, []byte(pick), err)
+	b, err := collectives.BcastBytes(c, 0, []byte(pick), err)
 	if err != nil {
 		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}

@@ -14,7 +14,6 @@ import (
 	"mpignn/internal/testhold"
 	"mpignn/spmd"
 	"mpignn/train"
-	"mpignn/train/dtrain"
 )
 
 // Output layouts of `mpignn gen --format`.
@@ -83,7 +82,7 @@ func runGenChunked(g *chunkgen.Gen, out string) error {
 			mkErr = makeGenTemp(out, tmp, g.Dirs())
 			name = []byte(tmp)
 		}
-		name, err = dtrain.BcastBytes(c, 0, name, mkErr)
+		name, err = collectives.BcastBytes(c, 0, name, mkErr)
 		if err != nil {
 			return err
 		}

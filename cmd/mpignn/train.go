@@ -533,7 +533,7 @@ func prepareParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) 
 		// fields as flags here.
 		err = flagNames(err, trainFieldFlags())
 	}
-	b, err := dtrain.BcastBytes(c, 0, []byte(dir), err)
+	b, err := collectives.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
 		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
 	}

@@ -60,7 +60,7 @@ func sharedDir(t *testing.T, c *collectives.Comm) string {
 		name = []byte(d)
 	}
 	agree(t, c, err)
-	name, err = bcastBytes(c, name)
+	name, err = collectives.BcastBytes(c, 0, name, nil)
 	require.NoError(t, err)
 	dir := string(name)
 	t.Cleanup(func() {

@@ -189,7 +189,7 @@ func (x *run) write(nds []*nodeData, rows []partRows) (*partition.Meta, error) {
 		}
 		tmpName = []byte(tmp)
 	}
-	if tmpName, err = bcastBytes(x.c, tmpName); err != nil {
+	if tmpName, err = collectives.BcastBytes(x.c, 0, tmpName, nil); err != nil {
 		return nil, err
 	}
 	tmp := string(tmpName)
@@ -464,24 +464,6 @@ func (x *run) haloFeat(pfs []*partition.PartFiles, nds []*nodeData, uniqs, idss 
 		pfs[j].Feat = &graph.Features{Dim: int(d), Data: datas[j]}
 	}
 	return nil
-}
-
-// bcastBytes broadcasts rank 0's b.
-func bcastBytes(c *collectives.Comm, b []byte) ([]byte, error) {
-	n := []int64{int64(len(b))}
-	if err := collectives.Bcast(c, n, 0); err != nil {
-		return nil, err
-	}
-	if c.Rank() != 0 {
-		b = make([]byte, n[0])
-	}
-	if n[0] == 0 {
-		return b, nil
-	}
-	if err := collectives.Bcast(c, b, 0); err != nil {
-		return nil, err
-	}
-	return b, nil
 }
 
 // distinct returns the distinct ids of xs (in [0,n)) ascending, through a

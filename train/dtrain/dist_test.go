@@ -176,7 +176,7 @@ func sharedDir(t testing.TB, c *collectives.Comm) string {
 	if c.Rank() == 0 {
 		dir, err = os.MkdirTemp("", "mpignn-dist-test-")
 	}
-	b, err := BcastBytes(c, 0, []byte(dir), err)
+	b, err := collectives.BcastBytes(c, 0, []byte(dir), err)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,7 +201,7 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 			data = binary.LittleEndian.AppendUint64(data, uint64(v))
 		}
 	}
-	data, err := BcastBytes(c, 0, data, rerr)
+	data, err := collectives.BcastBytes(c, 0, data, rerr)
 	if err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}

@@ -24,7 +24,7 @@ func initFrom(c *collectives.Comm, path string, model *train.Model, sparse *spar
 	if c.Rank() == 0 {
 		data, rerr = os.ReadFile(path)
 	}
-	data, err := BcastBytes(c, 0, data, rerr)
+	data, err := collectives.BcastBytes(c, 0, data, rerr)
 	if err != nil {
 		return fmt.Errorf("%w: %w", config.Errorf("{InitFrom}"), err)
 	}
@@ -72,7 +72,7 @@ func importEmbeddings(c *collectives.Comm, sparse *sparseInputs, embeds []train.
 	if c.Rank() == 0 {
 		next, lerr = replaceEmbeddings(cur, embeds)
 	}
-	state, err := BcastBytes(c, 0, next, lerr)
+	state, err := collectives.BcastBytes(c, 0, next, lerr)
 	if err != nil {
 		return err
 	}

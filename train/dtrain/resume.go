@@ -346,7 +346,7 @@ func LoadCheckpointSettings(c *collectives.Comm, dir string) ([][2]string, error
 			data, err = json.Marshal(flags)
 		}
 	}
-	data, err = BcastBytes(c, 0, data, err)
+	data, err = collectives.BcastBytes(c, 0, data, err)
 	if err != nil {
 		return nil, fmt.Errorf("resume: %w", err)
 	}

@@ -597,7 +597,7 @@ func hasCheckpoint(c *collectives.Comm, dir string) (bool, error) {
 			err = fmt.Errorf("checkpoint directory %s: %w", dir, serr)
 		}
 	}
-	found, err = BcastBytes(c, 0, found, err)
+	found, err = collectives.BcastBytes(c, 0, found, err)
 	if err != nil {
 		return false, err
 	}
