@@ -1,4 +1,14 @@
-// Package dpartition partitions a chunked dataset (graph.OpenChunked,
+// Package dpartition owns the partition of a job: JobParts returns, on
+// every rank, the partition of a dataset (raw or chunked) for this job,
+// one part per rank, from the cache or made (a raw dataset on rank 0 by
+// partition.CachedRaw, a chunked one by every rank with Run, the cache
+// directory agreed by one broadcast); ChooseMethod picks a chunked
+// dataset's method from what the user named; MetaFields are the
+// properties of a partition every rank must agree on before loading it.
+// Options.Validate refuses options no run can use, before a dataset is
+// read; Run, the door, calls it.
+//
+// Run partitions a chunked dataset (graph.OpenChunked,
 // DistDGL's chunked graph format) with every rank of an MPI job, each
 // holding only its share: rank r reads its run of every type's node chunks
 // (graph.ChunkRange) and of every edge type's chunks, the assignment comes

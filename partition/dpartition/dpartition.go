@@ -114,17 +114,12 @@ type run struct {
 // the same options. An error on any rank must end the job (spmd.Run): the
 // other ranks may be waiting in a collective.
 func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
-	x := &run{c: c, opt: opt, P: c.Size(), rank: c.Rank(), K: opt.Parts}
-	if opt.Parts < 1 {
-		return nil, fmt.Errorf("--parts %d: want at least 1", opt.Parts)
+	if err := opt.Validate(); err != nil {
+		return nil, err
 	}
+	x := &run{c: c, opt: opt, P: c.Size(), rank: c.Rank(), K: opt.Parts}
 	for q := x.rank; q < x.K; q += x.P {
 		x.mine = append(x.mine, q)
-	}
-	switch opt.Method {
-	case partition.MethodRandom, MethodAssignment, MethodParMetis, MethodLP, MethodML:
-	default:
-		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s, %s, %s, %s and --assignment", opt.Method, MethodParMetis, MethodLP, MethodML, partition.MethodRandom)
 	}
 	if x.rank == 0 {
 		if err := partition.CheckOutDir(opt.Out, opt.Overwrite); err != nil {

@@ -12,32 +12,17 @@ import (
 	"mpignn/partition"
 )
 
-// linkOptions checks Options.Link against what the distributed link split
-// supports and returns it with its defaults filled (nil without a link
+// linkOptions returns Options.Link (Options.Validate checked it) with its
+// defaults filled, refusing a heterogeneous dataset (nil without a link
 // split).
 func (x *run) linkOptions() (*partition.LinkOptions, error) {
 	if x.opt.Link == nil {
 		return nil, nil
 	}
-	lo := *x.opt.Link
-	if err := lo.Validate(); err != nil {
-		return nil, fmt.Errorf("link split: %w", err)
-	}
-	kind, _, err := partition.ParseLinkSplit(lo.Split)
-	switch {
-	case lo.Relation != "" || !x.homo:
+	if !x.homo {
 		return nil, errors.New("--link-split: heterogeneous link splits (--relation) of a chunked dataset are not supported (partition the OGB layout instead)")
-	case err != nil || kind != partition.LinkSplitRandom:
-		return nil, fmt.Errorf("--link-split %s: a chunked dataset takes random:TRAIN,VALID,TEST splits only (it has no split/time files)", lo.Split)
-	case !x.opt.Undirected:
-		return nil, errors.New("--link-split on a chunked dataset needs --undirected (the default): its pairs are the undirected graph's")
-	case x.opt.Time:
-		return nil, errors.New("--link-split with --time on a chunked dataset is not supported (partition the OGB layout instead)")
-	case x.opt.Split != "":
-		return nil, fmt.Errorf("--split %q names a node split, which a link partition does not use", x.opt.Split)
-	case lo.Graph == partition.LinkGraphAll:
-		return nil, fmt.Errorf("--link-graph %s needs --time", lo.Graph)
 	}
+	lo := *x.opt.Link
 	if lo.NegsPerPos == 0 {
 		lo.NegsPerPos = partition.DefaultNegsPerPos
 	}
