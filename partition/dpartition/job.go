@@ -58,8 +58,8 @@ func (o Options) Validate() error {
 		return errors.New("no output directory")
 	case o.Parts < 1:
 		return fmt.Errorf("--parts %d: want at least 1", o.Parts)
-	case (o.Method == MethodAssignment) != (o.AssignmentDir != ""):
-		return fmt.Errorf("method %q with assignment directory %q: the assignment method and a directory go together", o.Method, o.AssignmentDir)
+	case o.Method == MethodAssignment && o.AssignmentDir == "":
+		return fmt.Errorf("method %s needs the directory of the assignment files (AssignmentDir, --assignment)", o.Method)
 	}
 	switch o.Method {
 	case partition.MethodRandom, MethodAssignment, MethodParMetis, MethodLP, MethodML:

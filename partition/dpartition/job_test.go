@@ -49,7 +49,7 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{func(o *Options) { o.Parts = 0 }, "--parts 0: want at least 1"},
 		{func(o *Options) { o.Method = partition.MethodMetis }, `method "metis": the distributed partitioner supports`},
-		{func(o *Options) { o.AssignmentDir = "a" }, "the assignment method and a directory go together"},
+		{func(o *Options) { o.Method = MethodAssignment }, "method assignment needs the directory"},
 		{func(o *Options) { o.SparseFeatures = "dense" }, `sparse features "dense"`},
 		{func(o *Options) { o.Link = &partition.LinkOptions{Split: "time"} }, "random:TRAIN,VALID,TEST splits only"},
 		{func(o *Options) { o.Link = &partition.LinkOptions{Split: "random:0.8,0.1,0.1", Relation: "a___r___b"} }, "heterogeneous link splits"},
