@@ -57,7 +57,8 @@ test-mpi: build
 
 # The tests of how a job ends — signals, preemption (exit 75), interrupted
 # outputs, stalled and failing ranks — under MPICH as well, whatever MPI=
-# says: Hydra differs from OpenMPI's mpirun exactly there (README, "MPICH").
+# says: Hydra differs from OpenMPI's mpirun exactly there (docs/long-jobs.md,
+# "MPICH").
 # A few minutes, not the whole suite. The harness builds its own MPICH
 # binaries in a temporary directory, so bin/mpignn is left alone.
 MPICH_TESTS := TestPreemptCheckpointResume|TestSignalWithoutCheckpoint|TestGenChunkedFailure|TestInterruptedCommands|TestPartitionChunkedInterrupted|TestRankFailureEndsJob|TestStalledRankEndsJob|TestSlowRankNotKilled
@@ -70,7 +71,7 @@ else
 		$(GO) test -count=1 -timeout 20m -v -run '^($(MPICH_TESTS))$$' ./tests/ | grep -Ev '^=== (RUN|PAUSE|CONT)'
 endif
 
-# The README's marked command blocks, run in order in a scratch directory
+# The marked command blocks of README.md and docs/*.md, run in order in a scratch directory
 # with shortened epochs (scripts/readme.sh says how and what it skips).
 test-readme: build
 	scripts/readme.sh
@@ -92,7 +93,7 @@ bench: build $(PEER)/parts-1/META.json $(PEER)/parts-2/META.json $(PEER)/parts-4
 	./mpirun.sh -n 2 $(BIN) bench sample --parts $(PEER)/parts-2 --steps 40 --cache-mb 20
 	./mpirun.sh -n 1 $(BIN) bench threads --parts $(PEER)/parts-1 --fanout 15,10,5 --batch 1024 --hidden 256 \
 		--infer --out $(DEMO)/threads.jsonl
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/... ./train/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/... ./train/ ./train/kernels/
 
 $(PEER)/raw:
 	$(BIN) gen --nodes 200000 --avg-degree 40 --classes 47 --feat-dim 100 \

@@ -2,7 +2,6 @@ package collectives
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -143,31 +142,6 @@ func TestBcast(t *testing.T) {
 	if err := Bcast(c, []byte{1}, c.Size()); err == nil {
 		t.Fatal("bcast from a root outside the world did not fail")
 	}
-}
-
-// TestBcastBytes: every rank gets the root's bytes (none too), or, when
-// the root failed, a JobFailure carrying the root's message.
-func TestBcastBytes(t *testing.T) {
-	c := comms(t)[0].c
-	root := c.Size() - 1
-	for _, want := range [][]byte{[]byte("part dir"), {}} {
-		var data []byte
-		if c.Rank() == root {
-			data = want
-		}
-		got, err := BcastBytes(c, root, data, nil)
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(got))
-	}
-	var rootErr error
-	if c.Rank() == root {
-		rootErr = errors.New("no space left")
-	}
-	_, err := BcastBytes(c, root, []byte("x"), rootErr)
-	var jf *JobFailure
-	require.ErrorAs(t, err, &jf)
-	require.Equal(t, root, jf.First)
-	require.Equal(t, "no space left", jf.Msg)
 }
 
 // contribution is rank r's Allgatherv input: uneven, and empty on rank 0

@@ -1,8 +1,11 @@
 // Package collectives wraps the MPI operations mpignn needs over a
-// communicator: Allreduce, Bcast (BcastBytes: a root's bytes or its
-// error), Barrier, Allgather(v), Alltoall(v) (AlltoallvSegments: one
-// slice per rank each way), and one-sided windows with batched remote
-// reads.
+// communicator: Allreduce, Bcast, Barrier, Allgather(v), Alltoall(v)
+// (AlltoallvSegments: one slice per rank each way), and one-sided windows
+// with batched remote reads.
+//
+// BcastBytes broadcasts root's bytes or root's error (every rank then
+// returns the same JobFailure): the way one rank reads a file, or decides
+// something, for all of them.
 //
 // Everything that crosses ranks is expressed through it, with errors returned
 // instead of MPI's default abort. Messages larger than MPI's int count are

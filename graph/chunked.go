@@ -7,13 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"mpignn/internal/osx"
 
 	"codeberg.org/sbinet/npyio"
 )
@@ -276,7 +278,9 @@ func (c *Chunked) HasNodeData(typ, key string) bool {
 }
 
 // NodeDataKeys returns the keys of node type typ.
-func (c *Chunked) NodeDataKeys(typ string) []string { return sortedKeys(c.Meta.NodeData[typ]) }
+func (c *Chunked) NodeDataKeys(typ string) []string {
+	return slices.Sorted(maps.Keys(c.Meta.NodeData[typ]))
+}
 
 // ReadEdgeChunk reads chunk k of edge type e: type-local sources and
 // destinations, checked against the chunk's edge count and the node counts.
@@ -553,7 +557,7 @@ func (c *Chunked) SplitNames(typ string) []string {
 			seen[name] = true
 		}
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Split mask sets, in the order of Split's fields.
@@ -605,18 +609,9 @@ func WriteNpy(path string, xs any) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, pathless(err, path))
+		return fmt.Errorf("write %s: %w", path, osx.Pathless(err))
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // writeNpyFast writes the array types the chunk writers use (edge pairs,

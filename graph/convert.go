@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -69,6 +71,9 @@ func (o ConvertOptions) edgesPer() int64 {
 // complete. Readers of the chunked format apply the same reverse-edge,
 // self-loop and duplicate rules as ReadOGB and ReadOGBHetero.
 func ConvertToChunked(src, out string, opt ConvertOptions) error {
+	if err := opt.Validate(); err != nil {
+		return fmt.Errorf("convert %s: %w", src, err)
+	}
 	raw := filepath.Join(src, "raw")
 	if st, err := os.Stat(raw); err != nil || !st.IsDir() {
 		return fmt.Errorf("convert %s: missing directory %s (want the OGB raw layout)", src, raw)
@@ -505,7 +510,7 @@ func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelP
 			return err
 		}
 	}
-	for _, name := range sortedKeys(splits) {
+	for _, name := range slices.Sorted(maps.Keys(splits)) {
 		if strings.ContainsAny(name, ":/") {
 			return fmt.Errorf("split %q: a name with ':' or '/' cannot be a node data key", name)
 		}

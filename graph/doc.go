@@ -10,4 +10,10 @@
 // ReadOptions.Time (HeteroReadOptions.Time) a dataset also carries edge and
 // node times (time.go, hetero_time.go), and its rows are sorted by (time,
 // source) instead (BuildInCSRTimed).
+//
+// Every options type a door takes (ReadOptions, HeteroReadOptions,
+// GenOptions, HeteroGenOptions, ConvertOptions, DownloadOptions) has
+// Validate, which that door calls; the generators' defaults have one
+// source, DefaultGenOptions and DefaultHeteroGenOptions, which the gen
+// command's flags show.
 package graph

@@ -43,6 +43,9 @@ type DownloadOptions struct {
 // directory that is renamed at the end. When root/name/raw already exists
 // Download does nothing.
 func Download(ctx context.Context, name, root string, opt DownloadOptions) (string, error) {
+	if err := opt.Validate(); err != nil {
+		return "", fmt.Errorf("download %s: %w", name, err)
+	}
 	url := opt.URL
 	if url == "" {
 		var err error

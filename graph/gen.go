@@ -37,12 +37,13 @@ type GenOptions struct {
 	FeatDim   int
 	Seed      uint64
 
-	Homophily float64 // probability an edge is planted inside a class; 0 means 0.8
-	FeatSep   float64 // centroid separation in noise units; 0 means 2
-	PowerLaw  float64 // degree density exponent γ > 2; 0 means 2.5
+	// Zero Homophily, FeatSep and PowerLaw mean DefaultGenOptions'.
+	Homophily float64 // probability an edge is planted inside a class
+	FeatSep   float64 // centroid separation in noise units
+	PowerLaw  float64 // degree density exponent γ > 2
 
 	// Split sizes: counts win over fractions when positive. By default
-	// TrainFrac 0.6, ValidFrac 0.2, and test takes the rest.
+	// (all zero) DefaultGenOptions' fractions, and test takes the rest.
 	TrainFrac, ValidFrac float64
 	Train, Valid, Test   int64
 
@@ -94,19 +95,34 @@ func (s *Synthetic) BuildIn() *CSR {
 	return BuildInCSR(s.Data.NumNodes, src, dst, BuildOptions{Undirected: true, Workers: s.Opt.Workers})
 }
 
+// DefaultGenOptions are the one source of the generator's defaults:
+// Generate takes Homophily, FeatSep, PowerLaw and the split fractions from
+// them where o leaves those zero, and the gen command's flags start from
+// all of them (the sizes, which Generate requires, included).
+func DefaultGenOptions() GenOptions {
+	return GenOptions{Nodes: 100000, AvgDegree: 25, Classes: 47, FeatDim: 100,
+		Homophily: 0.8, FeatSep: 2, PowerLaw: 2.5, TrainFrac: 0.6, ValidFrac: 0.2}
+}
+
+// Validate reports options Generate cannot build, a zero field read as
+// its default. Generate (and the chunked generator's New, through Fill)
+// checks them once, as it fills them.
+func (o GenOptions) Validate() error { return o.fill() }
+
 // Fill validates o and fills in its defaults (the split counts included),
 // as Generate does; the chunked generator (graph/chunkgen) shares it.
 func (o *GenOptions) Fill() error { return o.fill() }
 
 func (o *GenOptions) fill() error {
+	d := DefaultGenOptions()
 	if o.Homophily == 0 {
-		o.Homophily = 0.8
+		o.Homophily = d.Homophily
 	}
 	if o.FeatSep == 0 {
-		o.FeatSep = 2
+		o.FeatSep = d.FeatSep
 	}
 	if o.PowerLaw == 0 {
-		o.PowerLaw = 2.5
+		o.PowerLaw = d.PowerLaw
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -138,7 +154,7 @@ func (o *GenOptions) fill() error {
 	if o.Train == 0 && o.Valid == 0 && o.Test == 0 {
 		tf, vf := o.TrainFrac, o.ValidFrac
 		if tf == 0 && vf == 0 {
-			tf, vf = 0.6, 0.2
+			tf, vf = d.TrainFrac, d.ValidFrac
 		}
 		if !(tf >= 0 && vf >= 0 && tf+vf <= 1) { // NaN fails too
 			return fmt.Errorf("gen: split fractions train %v valid %v must be >= 0 and sum to at most 1", tf, vf)

@@ -143,6 +143,9 @@ func TestGenerateBadOptions(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want one mentioning %q", err, c.want)
 			}
+			if verr := o.Validate(); verr == nil || verr.Error() != err.Error() {
+				t.Fatalf("Validate = %v, want Generate's error %v", verr, err)
+			}
 		})
 	}
 }

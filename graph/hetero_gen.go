@@ -19,6 +19,9 @@ const (
 	MagAffiliations = 1043998
 	MagTopics       = 7505078
 	MagClasses      = 349
+	// magFeatDim is the width of the generated paper features (ogbn-mag's
+	// word2vec features are 128 wide).
+	magFeatDim = 128
 )
 
 // The node types and relations of the generated graph, named as in
@@ -47,8 +50,8 @@ const (
 // about FeatSep·√2 noise units apart, weak by default, so the labels are
 // learnt mostly through the cites, writes and topic structure.
 //
-// A zero count means ogbn-mag's (MagGenOptions(1)); zero Classes and
-// FeatDim mean 349 and 128.
+// A zero field (count, Classes, FeatDim, Homophily, FeatSep, PowerLaw)
+// means DefaultHeteroGenOptions', ogbn-mag's where it has one.
 type HeteroGenOptions struct {
 	Papers, Authors, Institutions, Fields int64
 	Cites, Writes, Affiliations, Topics   int64
@@ -57,9 +60,9 @@ type HeteroGenOptions struct {
 	FeatDim int
 	Seed    uint64
 
-	Homophily float64 // probability the other end is drawn from the anchor's community; 0 means 0.7
-	FeatSep   float64 // centroid separation in noise units; 0 means 2 (features-only Bayes ~23% on 349 classes, near an MLP on ogbn-mag)
-	PowerLaw  float64 // weight density exponent γ > 2; 0 means 2.5
+	Homophily float64 // probability the other end is drawn from the anchor's community
+	FeatSep   float64 // centroid separation in noise units (the default 2: features-only Bayes ~23% on 349 classes, near an MLP on ogbn-mag)
+	PowerLaw  float64 // weight density exponent γ > 2
 
 	// Paper split fractions; both 0 mean ogbn-mag's time split shares
 	// (629,571 / 64,879 / 41,939 papers: 0.855 / 0.088 / rest).
@@ -81,7 +84,7 @@ func MagGenOptions(scale float64) HeteroGenOptions {
 	return HeteroGenOptions{
 		Papers: s(MagPapers), Authors: s(MagAuthors), Institutions: s(MagInstitutions), Fields: s(MagFields),
 		Cites: s(MagCites), Writes: s(MagWrites), Affiliations: s(MagAffiliations), Topics: s(MagTopics),
-		Classes: MagClasses, FeatDim: 128,
+		Classes: MagClasses, FeatDim: magFeatDim,
 	}
 }
 
@@ -135,36 +138,48 @@ func (o *HeteroGenOptions) GenRelations() []GenRelation {
 	return out
 }
 
+// DefaultHeteroGenOptions are the one source of the heterogeneous
+// generator's defaults, taken where a field is zero: ogbn-mag's counts and
+// classes (MagGenOptions(1)) and split shares, and a weak planted signal
+// (features alone classify few papers).
+func DefaultHeteroGenOptions() HeteroGenOptions {
+	o := MagGenOptions(1)
+	o.Homophily, o.FeatSep, o.PowerLaw = 0.7, 2, 2.5
+	o.TrainFrac, o.ValidFrac = 629571.0/MagPapers, 64879.0/MagPapers
+	return o
+}
+
+// Validate reports options GenerateHetero cannot build, a zero field read
+// as its default. GenerateHetero (and the chunked generator's NewHetero,
+// through Fill) checks them once, as it fills them.
+func (o HeteroGenOptions) Validate() error { return o.fill() }
+
 func (o *HeteroGenOptions) fill() error {
-	mag := MagGenOptions(1)
+	d := DefaultHeteroGenOptions()
 	for _, p := range []struct{ v, def *int64 }{
-		{&o.Papers, &mag.Papers}, {&o.Authors, &mag.Authors}, {&o.Institutions, &mag.Institutions}, {&o.Fields, &mag.Fields},
-		{&o.Cites, &mag.Cites}, {&o.Writes, &mag.Writes}, {&o.Affiliations, &mag.Affiliations}, {&o.Topics, &mag.Topics},
+		{&o.Papers, &d.Papers}, {&o.Authors, &d.Authors}, {&o.Institutions, &d.Institutions}, {&o.Fields, &d.Fields},
+		{&o.Cites, &d.Cites}, {&o.Writes, &d.Writes}, {&o.Affiliations, &d.Affiliations}, {&o.Topics, &d.Topics},
 	} {
 		if *p.v == 0 {
 			*p.v = *p.def
 		}
 	}
 	if o.Classes == 0 {
-		o.Classes = MagClasses
+		o.Classes = d.Classes
 	}
 	if o.FeatDim == 0 {
-		o.FeatDim = 128
+		o.FeatDim = d.FeatDim
 	}
-	if o.Homophily == 0 {
-		o.Homophily = 0.7
-	}
-	if o.FeatSep == 0 {
-		o.FeatSep = 2
-	}
-	if o.PowerLaw == 0 {
-		o.PowerLaw = 2.5
+	for _, p := range []struct{ v, def *float64 }{{&o.Homophily, &d.Homophily}, {&o.FeatSep, &d.FeatSep}, {&o.PowerLaw, &d.PowerLaw}} {
+		if *p.v == 0 {
+			*p.v = *p.def
+		}
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	if o.TrainFrac == 0 && o.ValidFrac == 0 {
-		o.TrainFrac, o.ValidFrac = 629571.0/MagPapers, 64879.0/MagPapers
+		o.TrainFrac, o.ValidFrac = d.TrainFrac, d.ValidFrac
 	}
 	for _, c := range []struct {
 		name string

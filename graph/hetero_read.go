@@ -84,6 +84,9 @@ const maxTypeNodes = 1<<32 - 1
 // relation row of the result's In is sorted and without duplicates. Any
 // malformed input gives one error naming the file and line.
 func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}

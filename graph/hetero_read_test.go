@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -101,11 +103,11 @@ func TestReadOGBHeteroTiny(t *testing.T) {
 			require.EqualValues(t, 6*len(rels), d.In.NumRows())
 			require.NoError(t, d.In.Validate(6))
 			require.Equal(t, tc.rows, relRows(d))
-			require.Equal(t, []string{"paper"}, sortedKeys(d.Feat))
+			require.Equal(t, []string{"paper"}, slices.Sorted(maps.Keys(d.Feat)))
 			require.Equal(t, []float32{1, 0, 0, 1, 0.5, 0.5}, d.Feat["paper"].Data)
 			require.Equal(t, []int32{0, -1, 1}, d.Labels["paper"])
 			require.Equal(t, map[string]int{"paper": 2}, d.NumClasses)
-			require.Equal(t, []string{"s"}, sortedKeys(d.Splits), "l is a link split")
+			require.Equal(t, []string{"s"}, slices.Sorted(maps.Keys(d.Splits)), "l is a link split")
 			require.Equal(t, &Split{Train: []int64{0}, Valid: []int64{1}, Test: []int64{2}}, d.Splits["s"]["paper"])
 
 			ls, err := ReadHeteroLinkSplit(dir, "l", s, "author___writes___paper")

@@ -70,6 +70,9 @@ func UndirectedOptions() ReadOptions {
 // into v sorted ascending (the canonical order the sampler relies on). Any
 // malformed input gives one error naming the file and line.
 func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"mpignn/internal/osx"
 	"mpignn/internal/tempout"
 	"mpignn/internal/testhold"
 )
@@ -289,20 +289,9 @@ func writeGzipChunks(path string, workers, nChunks int, fill func(c int, buf []b
 		werr = cerr
 	}
 	if werr != nil {
-		return fmt.Errorf("write %s: %w", path, pathless(werr, path))
+		return fmt.Errorf("write %s: %w", path, osx.Pathless(werr))
 	}
 	return nil
-}
-
-// pathless strips the *fs.PathError that names path from err, so that
-// wrapping it with path gives "write PATH: no space left on device" rather
-// than naming PATH twice.
-func pathless(err error, path string) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		return pe.Err
-	}
-	return err
 }
 
 // writeDirAtomic runs fill on a fresh temporary directory beside dir

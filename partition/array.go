@@ -12,6 +12,8 @@ import (
 	"math"
 	"os"
 
+	"mpignn/internal/osx"
+
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -206,7 +208,7 @@ func writeArrayFile[T elem](aw *arrayWriter, path string, xs []T) (fileInfo, err
 		err = cerr
 	}
 	if err != nil {
-		return fileInfo{}, fmt.Errorf("write %s: %w", path, pathless(err, path))
+		return fileInfo{}, fmt.Errorf("write %s: %w", path, osx.Pathless(err))
 	}
 	return fileInfo{Bytes: ch.n, SHA256: ch.sum(), DType: dtypeOf[T]().String(), Len: int64(len(xs))}, nil
 }

@@ -3,6 +3,7 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 
@@ -334,7 +335,7 @@ func checkHetero(d *graph.HeteroDataset) error {
 			}
 		}
 	}
-	for _, typ := range sortedKeys(d.Feat) {
+	for _, typ := range slices.Sorted(maps.Keys(d.Feat)) {
 		t := s.TypeIndex(typ)
 		f := d.Feat[typ]
 		switch {
@@ -346,7 +347,7 @@ func checkHetero(d *graph.HeteroDataset) error {
 			return fmt.Errorf("features of node type %q: want %d nodes x a positive dimension", typ, s.Count(t))
 		}
 	}
-	for _, typ := range sortedKeys(d.Labels) {
+	for _, typ := range slices.Sorted(maps.Keys(d.Labels)) {
 		t := s.TypeIndex(typ)
 		if t < 0 {
 			return fmt.Errorf("labels for unknown node type %q", typ)
@@ -361,11 +362,11 @@ func checkHetero(d *graph.HeteroDataset) error {
 			}
 		}
 	}
-	for _, name := range sortedKeys(d.Splits) {
+	for _, name := range slices.Sorted(maps.Keys(d.Splits)) {
 		if !validSplitName(name) {
 			return fmt.Errorf("split name %q: use letters, digits, '_', '.', '-'", name)
 		}
-		for _, typ := range sortedKeys(d.Splits[name]) {
+		for _, typ := range slices.Sorted(maps.Keys(d.Splits[name])) {
 			t := s.TypeIndex(typ)
 			sp := d.Splits[name][typ]
 			if t < 0 || sp == nil {
@@ -377,15 +378,6 @@ func checkHetero(d *graph.HeteroDataset) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // validateHetero checks the hetero section against the version and the
@@ -444,7 +436,7 @@ func (m *Meta) validateHetero() error {
 			return fmt.Errorf("hetero: part %d: type_offsets give %d nodes, the part has %d", p, sum, pi.Nodes)
 		}
 	}
-	for _, typ := range sortedKeys(h.FeatDims) {
+	for _, typ := range slices.Sorted(maps.Keys(h.FeatDims)) {
 		if s.TypeIndex(typ) < 0 || !validSplitName(typ) {
 			return fmt.Errorf("hetero: feat_dims names unknown or unusable node type %q", typ)
 		}

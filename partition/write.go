@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"mpignn/graph"
+	"mpignn/internal/osx"
 	"mpignn/internal/tempout"
 	"mpignn/internal/testhold"
 )
@@ -510,7 +511,7 @@ func FinishMeta(tmp, outDir string, m *Meta, overwrite bool) error {
 	if err := writeFileSync(filepath.Join(tmp, MetaFile), append(b, '\n')); err != nil {
 		return err
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := osx.SyncDir(tmp); err != nil {
 		return err
 	}
 	return replaceDir(tmp, outDir, overwrite)
@@ -666,30 +667,7 @@ func writeFileSync(path string, b []byte) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, pathless(err, path))
-	}
-	return nil
-}
-
-// pathless strips the *fs.PathError that names path from err, so that
-// wrapping it with path gives "write PATH: no space left on device" rather
-// than naming PATH twice.
-func pathless(err error, path string) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		return pe.Err
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
+		return fmt.Errorf("write %s: %w", path, osx.Pathless(err))
 	}
 	return nil
 }
@@ -719,7 +697,7 @@ func replaceDir(tmp, dst string, overwrite bool) error {
 			return fmt.Errorf("remove old partition %s: %w", old, err)
 		}
 	}
-	return syncDir(filepath.Dir(filepath.Clean(dst)))
+	return osx.SyncDir(filepath.Dir(filepath.Clean(dst)))
 }
 
 // prepareOut refuses an existing output directory before the (possibly

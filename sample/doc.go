@@ -19,6 +19,11 @@
 // keeps out of its blocks (exclude.go), and the rank-count-independent text
 // form printed by `mpignn sample` (text.go).
 //
+// Fanouts are configured once: FanoutPlan (fanout.go) is a fanout setting
+// parsed where it is typed (ParseFanoutPlan of "15,10" or "cites=15,10;
+// *=5,5"), carried typed to the sampler and resolved against a schema there
+// (Resolve); CheckFanouts is the one rule of a plain fanout list.
+//
 // The distributed graph and feature stores and the distributed sampler,
 // which do need MPI, are in package sample/dsample.
 package sample

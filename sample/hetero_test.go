@@ -14,7 +14,10 @@ import (
 	"mpignn/sample/sampletest"
 )
 
-func TestParseRelFanouts(t *testing.T) {
+// TestFanoutPlan: a fanout setting is parsed once (ParseFanoutPlan, which
+// judges the values) and resolved against a schema (Resolve, which judges
+// the relation names).
+func TestFanoutPlan(t *testing.T) {
 	d := sampletest.HeteroDataset()
 	s := d.Schema
 	// Relations sorted by canonical name:
@@ -23,33 +26,44 @@ func TestParseRelFanouts(t *testing.T) {
 	// 4 venue___rev_published_in___paper.
 	require.Equal(t, "paper___cites___paper", s.Relations[1].String())
 	cases := []struct {
-		name   string
-		in     string
-		layers int
-		want   sample.RelFanouts
-		err    string
+		name     string
+		in       string
+		hops     []int
+		want     sample.RelFanouts
+		parseErr string
+		err      string // of Resolve
 	}{
-		{"one list for all", "15,10", 2, sample.RelFanouts{{15, 15, 15, 15, 15}, {10, 10, 10, 10, 10}}, ""},
-		{"one list, depth inferred", "3,-1,0", 0, sample.RelFanouts{{3, 3, 3, 3, 3}, {-1, -1, -1, -1, -1}, {0, 0, 0, 0, 0}}, ""},
-		{"per relation with default", "paper___cites___paper=15,10; writes=5,5;*=2,1", 2,
-			sample.RelFanouts{{5, 15, 2, 2, 2}, {5, 10, 1, 1, 1}}, ""},
-		{"all named", "author___writes___paper=1;cites=2;published_in=3;rev_writes=4;rev_published_in=-1", 1,
-			sample.RelFanouts{{1, 2, 3, 4, -1}}, ""},
-		{"missing relation without default", "cites=15,10", 2, nil, "relation author___writes___paper has no fanout"},
-		{"unknown relation", "likes=1;*=2", 1, nil, "relation likes is not in the graph"},
-		{"bad integer", "cites=1,x;*=2,2", 2, nil, "relation cites: fanout 1: \"x\" is not an integer"},
-		{"below -1", "cites=-2;*=1", 1, nil, "relation cites: fanout 0 is -2"},
-		{"wrong length", "cites=1,2,3;*=1,1", 2, nil, "relation cites: 3 fanouts, want 2"},
-		{"inferred lengths disagree", "cites=1,2;*=1", 0, nil, "relation *: 1 fanouts, want 2"},
-		{"duplicate", "cites=1;paper___cites___paper=2;*=1", 1, nil, "relation paper___cites___paper given twice"},
-		{"default twice", "*=1;*=2", 1, nil, "default * given twice"},
-		{"no name", "=1", 1, nil, "item \"=1\": want relation=list"},
-		{"empty", " ", 1, nil, "fanout: empty"},
-		{"plain list wrong length", "1,2", 3, nil, "2 fanouts, want 3"},
+		{"one list for all", "15,10", []int{15, 10}, sample.RelFanouts{{15, 15, 15, 15, 15}, {10, 10, 10, 10, 10}}, "", ""},
+		{"one list, all neighbours", " 3, -1", []int{3, -1}, sample.RelFanouts{{3, 3, 3, 3, 3}, {-1, -1, -1, -1, -1}}, "", ""},
+		{"per relation with default", "paper___cites___paper=15,10; writes=5,5;*=2,1", []int{15, 10},
+			sample.RelFanouts{{5, 15, 2, 2, 2}, {5, 10, 1, 1, 1}}, "", ""},
+		{"all named", "author___writes___paper=1;cites=2;published_in=3;rev_writes=4;rev_published_in=-1", []int{-1},
+			sample.RelFanouts{{1, 2, 3, 4, -1}}, "", ""},
+		{"zero for a relation", "cites=0,2;*=0,1", []int{1, 2}, sample.RelFanouts{{0, 0, 0, 0, 0}, {1, 2, 1, 1, 1}}, "", ""},
+		{"missing relation without default", "cites=15,10", []int{15, 10}, nil, "", "relation author___writes___paper has no fanout"},
+		{"unknown relation", "likes=1;*=2", []int{2}, nil, "", "relation likes is not in the graph"},
+		{"same relation by two names", "cites=1;paper___cites___paper=2;*=1", []int{2}, nil, "", "relation paper___cites___paper given twice"},
+		{"bad integer", "cites=1,x;*=2,2", nil, nil, "relation cites: \"x\" is not an integer", ""},
+		{"below -1", "cites=-2;*=1", nil, nil, "relation cites: hop 0 has fanout -2", ""},
+		{"lengths disagree", "cites=1,2;*=1", nil, nil, "relation *: 1 fanouts, want 2", ""},
+		{"duplicate", "cites=1;cites=2;*=1", nil, nil, "relation cites given twice", ""},
+		{"default twice", "*=1;*=2", nil, nil, "default * given twice", ""},
+		{"no name", "=1", nil, nil, "entry 0 \"=1\" is not relation=fanouts", ""},
+		{"plain zero", "5,0", nil, nil, "layer 1 has fanout 0", ""},
+		{"plain too large", "1073741825", nil, nil, "layer 0 has fanout 1073741825", ""},
+		{"plain not an integer", "10,,5", nil, nil, "\"\" is not an integer", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := sample.ParseRelFanouts(tc.in, s, tc.layers)
+			p, err := sample.ParseFanoutPlan(tc.in)
+			if tc.parseErr != "" {
+				require.ErrorContains(t, err, tc.parseErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.hops, p.Hops)
+			assert.Equal(t, strings.Contains(tc.in, "="), p.PerRelation())
+			got, err := p.Resolve(s)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -59,14 +73,22 @@ func TestParseRelFanouts(t *testing.T) {
 			assert.NoError(t, got.Check(s.NumRels()))
 		})
 	}
+	empty, err := sample.ParseFanoutPlan(" ")
+	require.NoError(t, err, "an empty setting is the caller's default")
+	assert.Zero(t, empty)
+	assert.ErrorContains(t, empty.Validate(), "needs at least one layer")
+	assert.ErrorContains(t, sample.FanoutPlan{Hops: []int{3}, Rels: []sample.RelFanout{{Name: "*", Hops: []int{2}}}}.Validate(),
+		"hop 0 has fanout 3, but its widest relation list has 2")
 }
 
-func TestParseRelFanoutsAmbiguousName(t *testing.T) {
+func TestFanoutPlanAmbiguousName(t *testing.T) {
 	s, err := graph.NewSchema(map[string]int64{"a": 1, "b": 1}, []graph.Relation{{Src: "a", Name: "x", Dst: "b"}, {Src: "b", Name: "x", Dst: "a"}})
 	require.NoError(t, err)
-	_, err = sample.ParseRelFanouts("x=1", s, 1)
+	p, err := sample.ParseFanoutPlan("x=1")
+	require.NoError(t, err)
+	_, err = p.Resolve(s)
 	require.ErrorContains(t, err, "relation x is ambiguous")
-	_, err = sample.ParseRelFanouts("1", nil, 1)
+	_, err = sample.UniformPlan([]int{1}).Resolve(nil)
 	require.ErrorContains(t, err, "no graph schema")
 }
 

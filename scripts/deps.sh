@@ -25,9 +25,9 @@ mpich)
 esac
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 [[ -f /usr/include/metis.h ]] || missing+=(libmetis-dev)
-# The model's float32 matrix products run on oneDNN (train/blas_dnnl.go,
+# The model's float32 matrix products run on oneDNN (train/kernels/blas_dnnl.go,
 # dnnl_sgemm.go; it links libgomp, a dependency of libdnnl-dev), float64
-# ones and `-tags openblas` builds on OpenBLAS (train/blas_openblas.go).
+# ones and `-tags openblas` builds on OpenBLAS (train/kernels/blas_openblas.go).
 [[ -f /usr/include/oneapi/dnnl/dnnl.h ]] || missing+=(libdnnl-dev)
 pkg-config --exists openblas 2>/dev/null || [[ -f /usr/include/x86_64-linux-gnu/cblas.h || -f /usr/include/cblas.h ]] ||
 	missing+=(libopenblas-dev)

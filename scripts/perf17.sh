@@ -4,7 +4,7 @@
 #             hidden 256): evaluation sampled vs layer-wise (and the epoch with --prefetch 0 vs 1);
 #   products  the products-sized graph, 4 ranks, 1 epoch + layer-wise evaluation of all 2.45 M nodes,
 #             peak RSS / PSS of every rank sampled every 2 s;
-# (Facebook dense vs sparse: scripts/sparse.sh; kernels: go test -bench Gemm -tags dnnl,xsmm ./train/).
+# (Facebook dense vs sparse: scripts/sparse.sh; kernels: go test -bench Gemm -tags dnnl,xsmm ./train/kernels/).
 #
 #   scripts/perf17.sh peer|products
 #

@@ -23,7 +23,7 @@ LOG=${LOG:-out/planetoid.log}; mkdir -p "$(dirname "$LOG")"
 SETTINGS=${SETTINGS:-chosen}
 [ -x bin/mpignn ] || go build -o bin/mpignn ./cmd/mpignn
 
-# The chosen settings (README "Models"). Everything else is the default (--norm-feat on,
+# The chosen settings (docs/models.md). Everything else is the default (--norm-feat on,
 # --input-dropout = --dropout, Adam).
 settings() { # dataset model
   if [ "$SETTINGS" = published ]; then

@@ -22,8 +22,8 @@ compute PyG's documented layer equations in plain PyTorch:
   concatenated (hidden layers) or averaged (last layer), then + bias.
 
 mpignn's GCN normalises its FIRST layer by 1/d_i (the mean over in-neighbours
-and self) instead of 1/sqrt(d_i d_j) (README, "Using a trained model from
-Python"); the sidecar says so, and this script reproduces it the way a PyG
+and self) instead of 1/sqrt(d_i d_j) (docs/python.md, "Where mpignn differs from
+the PyG classes"); the sidecar says so, and this script reproduces it the way a PyG
 user would: layer 0 with normalize=False and edge weights 1/d_dst over the
 graph with self-loops. It prints the max abs difference against the pure
 GCNConv equations too.
@@ -498,7 +498,7 @@ def fold_lin_src(state):
 
 
 def check(a, state_path, logits_path, graph):
-    # The lines of README "Using a trained model from Python":
+    # The lines of docs/python.md, "Using a trained model from Python":
     spec = json.load(open(state_path[: -len(".safetensors")] + ".json"))
     cls, impl = model_class(spec["model"]["class"])
     model = cls(**spec["model"]["kwargs"])

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# readme.sh — run the README's commands as a new user would, in order, on a fresh state.
+# readme.sh — run the documentation's commands as a new user would, in order, on a fresh state.
 #
 #   scripts/readme.sh            # from the checkout (make test runs it as `make test-readme`)
+#   README=FILE scripts/readme.sh    # only FILE's blocks
 #
-# Which commands: every line of the README's ```sh blocks that directly follow a line
+# Which commands: every line of the ```sh blocks that directly follow a line
 # `<!-- readme-test -->` (other blocks — Slurm, hostfiles, `make test` itself — are not run), with
-# `\` continuations joined and `# comments` dropped. Mark a new block the same way to have it run;
-# a marked block must run as written from the checkout on one machine.
+# `\` continuations joined and `# comments` dropped, first in README.md, then in docs/*.md in name
+# order. Mark a new block the same way to have it run; a marked block must run as written from the
+# checkout on one machine, and a block in docs/ may use what README.md's blocks made (parts/cora-2,
+# data/peer-200k), not what another page's made, so the pages stay free to move.
 #
 # Where: a scratch directory (removed at the end) that holds the checkout's bin/mpignn,
 # mpirun.sh, scripts/ and hostfiles/ and, beside it, shared/data/<name> links to the data sets of ../shared/data, so a run
@@ -28,12 +31,18 @@
 # A failing command stops the run with its output and exit code.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-readme=${README:-$root/README.md}
+if [[ -n "${README:-}" ]]; then
+	docs=("$README")
+else
+	docs=("$root/README.md" "$root"/docs/*.md)
+fi
 epochs=${README_EPOCHS:-1}
 steps=${README_STEPS:-3}
 data=${MPIGNN_DATA:-$root/../shared/data}
 
-cmds=$(awk '
+# extract FILE: the commands of FILE's marked blocks, one a line.
+extract() {
+	awk '
 	/^<!-- readme-test -->[[:space:]]*$/ { marked = 1; next }
 	marked && /^```sh[[:space:]]*$/ { inblock = 1; marked = 0; next }
 	{ marked = 0 }
@@ -46,8 +55,18 @@ cmds=$(awk '
 		cur = cur line
 		if (cur != "") print cur
 		cur = ""
-	}' "$readme")
-[[ -n "$cmds" ]] || { echo "readme.sh: no marked command blocks in $readme" >&2; exit 1; }
+	}' "$1"
+}
+cmds=""
+for f in "${docs[@]}"; do
+	[[ -f "$f" ]] || { echo "readme.sh: $f: no such file" >&2; exit 1; }
+	c=$(extract "$f")
+	[[ -n "$c" ]] || continue
+	echo "readme: $(grep -c '' <<<"$c") commands from ${f#"$root"/}"
+	cmds+="$c"$'\n'
+done
+cmds=${cmds%$'\n'}
+[[ -n "$cmds" ]] || { echo "readme.sh: no marked command blocks in ${docs[*]}" >&2; exit 1; }
 
 [[ -x "$root/bin/mpignn" ]] || { echo "readme.sh: build first (make build)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/mpignn-readme.XXXXXX")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """use_model.py: run a model that `mpignn export` wrote, in PyTorch, on a
-dataset in the OGB raw layout: the README's "Using a trained model from
-Python" as a script that runs as written.
+dataset in the OGB raw layout: docs/python.md ("Using a trained model from
+Python") as a script that runs as written.
 
     python3 scripts/use_model.py --state model.safetensors --data ../shared/data/cora \
         [--logits logits.npy] [--out torch-logits.npy]
@@ -61,7 +61,7 @@ def main():
             x, edge_index = pyg_check.read_ogb_graph(a.data)
             x = row_normalize(x)
             if spec["mpignn_arch"] == "gcn":
-                # mpignn's first GCN layer is the mean over in-neighbours and self (README)
+                # mpignn's first GCN layer is the mean over in-neighbours and self (docs/models.md)
                 logits = pyg_check.gcn_first_layer_mean(model, x, edge_index)
             else:
                 logits = model(x, edge_index)

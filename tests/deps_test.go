@@ -32,14 +32,20 @@ type pkgDeps struct {
 // between mpignn packages is a design decision; make it here, in review,
 // not by accident in a file. The layers, bottom up:
 //
-//	internal/*           leaves: no mpignn imports (hashkey, par: none at all)
+//	internal/*           leaves (hashkey, par: no imports at all), except
+//	                     testhold (the launcher's rank, spmd/launched) and
+//	                     osx (atomic files and memory, over tempout/testhold)
 //	config               leaf: errors of options types naming fields
+//	spmd/launched        the launcher's rank from the environment, no MPI
 //	spmd                 the MPI runtime (cgo, mpi.h)
 //	collectives          MPI operations over spmd (gompi, cgo)
 //	graph                graphs and datasets, no MPI
 //	graph/chunkgen       chunked graphs generated chunk by chunk, no MPI
 //	partition            partitioning, the on-disk format, raw dataset -> partition, no MPI
 //	sample               the pure sampling core, no MPI
+//	train/kernels        dense and sparse products, all cgo BLAS, no MPI
+//	train/optim          Adam and the sparse embedding optimizers
+//	train/metrics        the metrics file and link-ranking figures
 //	train                models and the training loop, no MPI
 //	partition/dpartition distributed partitioning, a job's partition (MPI)
 //	sample/dsample       distributed stores and sampler (MPI)
@@ -52,29 +58,34 @@ func allowedDeps() map[string]pkgDeps {
 		"internal/hashkey":  {},
 		"internal/par":      {},
 		"internal/tempout":  {},
-		"internal/testhold": {},
+		"internal/testhold": {imports: []string{"spmd/launched"}},
+		"internal/osx":      {imports: []string{"internal/tempout", "internal/testhold"}},
 		"internal/watchdog": {},
 		"config":            {},
 
 		"spmd":          {test: []string{"spmd/spmdtest"}},
+		"spmd/launched": {},
 		"spmd/spmdtest": {imports: []string{"spmd"}},
 		"collectives": {
 			imports: []string{"internal/par", "internal/watchdog", "spmd"},
 			test:    []string{"spmd/spmdtest"},
 		},
 
-		"graph":          {imports: []string{"internal/hashkey", "internal/tempout", "internal/testhold"}},
+		"graph":          {imports: []string{"internal/hashkey", "internal/osx", "internal/tempout", "internal/testhold"}},
 		"graph/chunkgen": {imports: []string{"graph", "internal/hashkey"}},
 		"partition": {
-			imports: []string{"config", "graph", "internal/hashkey", "internal/tempout", "internal/testhold"},
+			imports: []string{"config", "graph", "internal/hashkey", "internal/osx", "internal/tempout", "internal/testhold"},
 		},
 		"sample": {
 			imports: []string{"graph", "internal/hashkey", "internal/par"},
 			test:    []string{"sample/sampletest"},
 		},
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
+		"train/kernels":     {imports: []string{"internal/par"}},
+		"train/optim":       {imports: []string{"internal/par"}},
+		"train/metrics":     {imports: []string{"internal/osx"}},
 		"train": {
-			imports: []string{"config", "graph", "internal/par", "internal/tempout", "internal/testhold", "sample"},
+			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels", "train/metrics", "train/optim"},
 		},
 
 		"partition/dpartition": {
@@ -88,18 +99,18 @@ func allowedDeps() map[string]pkgDeps {
 			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
-			imports: []string{"collectives", "config", "graph", "internal/testhold", "partition", "sample", "sample/dsample", "train"},
+			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/metrics", "train/optim"},
 			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 
 		"cmd/mpignn": {
 			imports: []string{
-				"collectives", "config", "graph", "graph/chunkgen", "internal/tempout", "internal/testhold", "internal/watchdog",
-				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "train", "train/dtrain",
+				"collectives", "config", "graph", "graph/chunkgen", "internal/osx", "internal/tempout", "internal/testhold", "internal/watchdog",
+				"partition", "partition/dpartition", "sample", "sample/dsample", "spmd", "spmd/launched", "train", "train/dtrain", "train/kernels", "train/metrics", "train/optim",
 			},
 			test: []string{"config"},
 		},
-		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "train"}},
+		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "train", "train/metrics"}},
 	}
 }
 
@@ -119,9 +130,10 @@ type depRules struct {
 func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
-		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train",
-			"internal/hashkey", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog"},
-		stdlibOnly: []string{"config", "internal/hashkey", "internal/par"},
+		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels", "train/metrics", "train/optim",
+			"internal/hashkey", "internal/osx", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog",
+			"spmd/launched"},
+		stdlibOnly: []string{"config", "internal/hashkey", "internal/par", "spmd/launched"},
 	}
 }
 

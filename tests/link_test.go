@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"mpignn/train/metrics"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"mpignn/train"
 )
 
 // linkParts partitions the CLI test graph with a random link split into
@@ -177,9 +177,9 @@ func recomputeLinkFigures(t *testing.T, pairsFile, scoresFile string) []float64 
 		}
 	}
 	require.NotEmpty(t, pos)
-	rf, err := train.MRR(pos, neg, len(neg)/len(pos))
+	rf, err := metrics.MRR(pos, neg, len(neg)/len(pos))
 	require.NoError(t, err)
-	return []float64{train.AUC(pos, neg), rf.MRR, train.HitsAtK(pos, pool, 10), train.HitsAtK(pos, pool, 50)}
+	return []float64{metrics.AUC(pos, neg), rf.MRR, metrics.HitsAtK(pos, pool, 10), metrics.HitsAtK(pos, pool, 50)}
 }
 
 // finalLinkFigures returns test AUC, MRR, Hits@10 and Hits@50 of a link

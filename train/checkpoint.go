@@ -12,6 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"mpignn/internal/osx"
+	"mpignn/train/metrics"
+	"mpignn/train/optim"
 )
 
 // Checkpoint is the complete state of a training run. The random state is
@@ -19,7 +23,7 @@ import (
 // Seed, Epoch and Step are the generator state.
 type Checkpoint struct {
 	Model Config
-	Adam  AdamConfig
+	Adam  optim.AdamConfig
 	Seed  uint64
 	Epoch int   // completed epochs
 	Step  int64 // optimizer steps taken (dropout masks are keyed by it)
@@ -33,7 +37,7 @@ type Checkpoint struct {
 	// BestValLink and BestTestLink are the link figures of the best epoch
 	// (nil for node classification); link runs select on BestValLink.MRR,
 	// so a resumed run needs it to continue the same selection.
-	BestValLink, BestTestLink *LinkFigures
+	BestValLink, BestTestLink *metrics.LinkFigures
 	BestParams                []float32
 	// RunInfo is opaque to this package (the CLI stores its flags there).
 	RunInfo []byte
@@ -71,23 +75,23 @@ const (
 // ckHeader is the JSON header of the file. Integers that may exceed 2^53
 // travel as strings so that JSON does not round them.
 type ckHeader struct {
-	Arch       string          `json:"arch,omitempty"` // version 2; absent in version 1 (GraphSAGE)
-	Model      json.RawMessage `json:"model"`
-	Adam       AdamConfig      `json:"adam"`
-	Seed       uint64          `json:"seed,string"`
-	Epoch      int             `json:"epoch"`
-	Step       int64           `json:"step,string"`
-	AdamT      int64           `json:"adam_t,string"`
-	NumParams  int             `json:"num_params"`
-	BestEpoch  int             `json:"best_epoch"`
-	BestValAcc float64         `json:"best_val_acc"`
-	BestTest   float64         `json:"best_test_acc"`
-	HasBest    bool            `json:"has_best_params"`
+	Arch       string           `json:"arch,omitempty"` // version 2; absent in version 1 (GraphSAGE)
+	Model      json.RawMessage  `json:"model"`
+	Adam       optim.AdamConfig `json:"adam"`
+	Seed       uint64           `json:"seed,string"`
+	Epoch      int              `json:"epoch"`
+	Step       int64            `json:"step,string"`
+	AdamT      int64            `json:"adam_t,string"`
+	NumParams  int              `json:"num_params"`
+	BestEpoch  int              `json:"best_epoch"`
+	BestValAcc float64          `json:"best_val_acc"`
+	BestTest   float64          `json:"best_test_acc"`
+	HasBest    bool             `json:"has_best_params"`
 	// Link figures of the best epoch: absent for node classification, so
 	// node checkpoints keep their exact header.
-	BestValLink  *LinkFigures    `json:"best_val_link,omitempty"`
-	BestTestLink *LinkFigures    `json:"best_test_link,omitempty"`
-	RunInfo      json.RawMessage `json:"run_info,omitempty"`
+	BestValLink  *metrics.LinkFigures `json:"best_val_link,omitempty"`
+	BestTestLink *metrics.LinkFigures `json:"best_test_link,omitempty"`
+	RunInfo      json.RawMessage      `json:"run_info,omitempty"`
 	// SparseBytes is the length of the sparse-input state after the
 	// parameter arrays (absent, 0, for models without learnable inputs).
 	SparseBytes int64 `json:"sparse_bytes,omitempty,string"`
@@ -115,7 +119,7 @@ func SaveCheckpoint(dir string, c *Checkpoint) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, CheckpointFile), data); err != nil {
+	if err := osx.WriteFileAtomic(filepath.Join(dir, CheckpointFile), data); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"mpignn/train/optim"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +28,7 @@ func TestCheckpointArchRoundTrip(t *testing.T) {
 			p, err := InitParams(cfg, 3)
 			require.NoError(t, err)
 			n := len(p)
-			c := &Checkpoint{Model: cfg, Adam: DefaultAdam(0.01, 0), Seed: 3, Params: p, M: make([]float32, n), V: make([]float32, n)}
+			c := &Checkpoint{Model: cfg, Adam: optim.DefaultAdam(0.01, 0), Seed: 3, Params: p, M: make([]float32, n), V: make([]float32, n)}
 			data, err := EncodeCheckpoint(c)
 			require.NoError(t, err)
 			got, err := DecodeCheckpoint("ck", data)
@@ -62,7 +64,7 @@ func TestCheckpointV1Loads(t *testing.T) {
 	assert.JSONEq(t, `{"dataset":"x"}`, string(c.RunInfo))
 
 	g := newSynthGraph(1, 50, 4, 3)
-	o := testOpts{Model: Config{InDim: 4, Hidden: 5, Classes: 3, Layers: 2, Dropout: 0.5, InputDropout: 0.25}, Options: Options{Adam: DefaultAdam(0.01, 5e-4), Seed: 7}}
+	o := testOpts{Model: Config{InDim: 4, Hidden: 5, Classes: 3, Layers: 2, Dropout: 0.5, InputDropout: 0.25}, Options: Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 7}}
 	tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, 7, []int{3, 2}, 8))
 	require.NoError(t, err)
 	require.NoError(t, tr.Restore(c))
@@ -81,7 +83,7 @@ func TestCheckpointHeaderRefusals(t *testing.T) {
 	p, err := InitParams(cfg, 1)
 	require.NoError(t, err)
 	n := len(p)
-	good, err := EncodeCheckpoint(&Checkpoint{Model: cfg, Adam: DefaultAdam(0.01, 0), Params: p, M: make([]float32, n), V: make([]float32, n)})
+	good, err := EncodeCheckpoint(&Checkpoint{Model: cfg, Adam: optim.DefaultAdam(0.01, 0), Params: p, M: make([]float32, n), V: make([]float32, n)})
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name    string

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"mpignn/train/optim"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +24,7 @@ func sampleCheckpoint(t *testing.T, withBest bool) *Checkpoint {
 	}
 	n := len(p)
 	c := &Checkpoint{
-		Model: cfg, Adam: DefaultAdam(0.01, 5e-4), Seed: 1<<63 + 12345, // > 2^53: must survive JSON
+		Model: cfg, Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 1<<63 + 12345, // > 2^53: must survive JSON
 		Epoch: 7, Step: 1<<40 + 3, AdamT: 99,
 		Params: p, M: make([]float32, n), V: make([]float32, n),
 		BestEpoch: 5, BestValAcc: 0.8125, BestTest: 0.79,

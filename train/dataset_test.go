@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"mpignn/graph"
+	"mpignn/train/optim"
 )
 
 // dataDir locates ../shared/data (relative to the repository root), or
@@ -39,7 +40,7 @@ func TestCoraReference(t *testing.T) {
 	for _, seed := range seeds {
 		o := testOpts{
 			Model:   Config{InDim: d.Feat.Dim, Hidden: 128, Classes: d.NumClasses, Layers: 2, Dropout: 0.5, InputDropout: 0.5},
-			Options: Options{Adam: DefaultAdam(0.01, 5e-4), Seed: seed},
+			Options: Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: seed},
 		}
 		src := &RefSource{D: d, Split: d.Splits["public"], Fanouts: []int{10, 5}, GlobalBatch: 64, EvalBatch: 512, Seed: seed, Size: 1}
 		tr, err := newTrainer(o, LocalReducer{}, src)

@@ -1,8 +1,9 @@
 // Package train holds the models (a Layer/Head seam with built-in
 // architectures: GraphSAGE, GCN, GAT, and for heterogeneous graphs R-GCN
-// and HeteroSAGE; more are passed to NewModel as Arch values), the Adam
-// optimizer, the distributed training loop, evaluation, checkpoints and
-// metrics.
+// and HeteroSAGE; more are passed to NewModel as Arch values), the
+// training loop over a Reducer, evaluation and checkpoints. The optimizers
+// are in train/optim, the matrix kernels in train/kernels, the metrics file
+// and the link-ranking figures in train/metrics.
 //
 // A Model has one training entry (Train) and one evaluation entry
 // (Evaluate, with Forward and Predict for outputs) over a sample.Batch,
@@ -48,14 +49,10 @@
 // parameter names and shapes (GraphSAGE/GCN/GAT, HeteroConv of SAGEConv,
 // RGCNConv, OGB's LinkPredictor), stored as safetensors (safetensors.go).
 //
-// The model's float32 matrix products run on oneDNN's fp32 gemm by default
-// (blas_dnnl.go, dnnl_sgemm.go; BLASName names the kernel in use), over
-// fixed 64-row blocks so that results do not depend on the thread count;
-// float64 ones (gradient checks) on OpenBLAS through gonum's blas64.
-// -tags openblas builds the OpenBLAS float32 path, -tags gonumblas gonum's
-// pure-Go kernels. BenchmarkGemm measured oneDNN about 1.8x faster than
-// Debian's OpenBLAS, and OpenBLAS 5-16x faster than gonum, on our layer
-// sizes.
+// Matrix products and the sparse input products run in package
+// train/kernels, which owns every cgo line and build tag of the model
+// (oneDNN by default; -tags openblas, gonumblas) and keeps results
+// independent of the thread count.
 //
 // Prefetch (Options.Prefetch, see prefetch.go) fetches the next steps'
 // batches on the calling goroutine, which owns MPI, while the current

@@ -6,6 +6,7 @@ import (
 
 	"mpignn/sample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // One training step of a one-layer GraphSAGE on a batch of two seeds: the
@@ -30,7 +31,7 @@ func ExampleModel_Train() {
 		X:      []float32{1, 0, 0, 1, 1, 1},
 		Labels: []int32{0, 1},
 	}
-	opt, err := train.NewAdam(len(m.Params()), train.DefaultAdam(0.1, 0))
+	opt, err := optim.NewAdam(len(m.Params()), optim.DefaultAdam(0.1, 0))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,8 +3,10 @@ package train
 import (
 	"math"
 
+	"mpignn/config"
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // gatLayer is a graph attention layer (Veličković et al.; PyG GATConv, DGL
@@ -158,9 +160,9 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	ne := len(g.esrc)
 	g.z = grow(g.z, ns*hf)
 	if p.Sparse != nil {
-		spmm(p.Sparse, h, ns, g.w, hf, g.z, false) // h holds the entry values
+		kernels.Spmm(p.Sparse.Indptr, p.Sparse.Indices, h, ns, g.w, hf, g.z, false) // h holds the entry values
 	} else {
-		gemm(false, false, ns, hf, in, 1, h[:ns*in], in, g.w, hf, 0, g.z, hf)
+		kernels.Gemm(false, false, ns, hf, in, 1, h[:ns*in], in, g.w, hf, 0, g.z, hf)
 	}
 	g.el, g.er = grow(g.el, ns*H), grow(g.er, nd*H)
 	par.Range(ns, ns*hf, func(lo, hi int) {
@@ -223,7 +225,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 				c0 := g.col(hd)
 				for e := e0; e < e1; e++ {
 					j := int(g.esrc[e])
-					axpy(g.coef(e, hd), g.z[j*hf+hd*F:j*hf+(hd+1)*F], row[c0:c0+F])
+					kernels.Axpy(g.coef(e, hd), g.z[j*hf+hd*F:j*hf+(hd+1)*F], row[c0:c0+F])
 				}
 			}
 		}
@@ -294,14 +296,14 @@ func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 				ei, i := int(e), int(g.bt.dst[e])
 				for hd := range H {
 					c0 := g.col(hd)
-					axpy(g.coef(ei, hd), dout[i*width+c0:i*width+c0+F], dzj[hd*F:(hd+1)*F])
+					kernels.Axpy(g.coef(ei, hd), dout[i*width+c0:i*width+c0+F], dzj[hd*F:(hd+1)*F])
 					del[hd] += g.ds[ei*H+hd]
 				}
 			}
 			for hd := range H {
-				axpy(del[hd], g.aSrc[hd*F:(hd+1)*F], dzj[hd*F:(hd+1)*F])
+				kernels.Axpy(del[hd], g.aSrc[hd*F:(hd+1)*F], dzj[hd*F:(hd+1)*F])
 				if j < nd {
-					axpy(g.der[j*H+hd], g.aDst[hd*F:(hd+1)*F], dzj[hd*F:(hd+1)*F])
+					kernels.Axpy(g.der[j*H+hd], g.aDst[hd*F:(hd+1)*F], dzj[hd*F:(hd+1)*F])
 				}
 			}
 		}
@@ -313,23 +315,23 @@ func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 			for hd := lo / F; hd*F < hi; hd++ {
 				c0, c1 := max(lo, hd*F), min(hi, (hd+1)*F)
 				zj := g.z[j*hf+c0 : j*hf+c1]
-				axpy(g.del[j*H+hd], zj, g.gaSrc[c0:c1])
+				kernels.Axpy(g.del[j*H+hd], zj, g.gaSrc[c0:c1])
 				if j < nd {
-					axpy(g.der[j*H+hd], zj, g.gaDst[c0:c1])
+					kernels.Axpy(g.der[j*H+hd], zj, g.gaDst[c0:c1])
 				}
 			}
 		}
 	})
 	if p.Sparse != nil {
-		spmmT(p.Sparse, h, ns, g.dz, hf, g.gw) // h holds the entry values
+		kernels.SpmmT(p.Sparse.Indptr, p.Sparse.Indices, h, ns, g.dz, hf, g.gw) // h holds the entry values
 		return nil
 	}
-	gemm(true, false, in, hf, ns, 1, h[:ns*in], in, g.dz, hf, 1, g.gw, hf)
+	kernels.Gemm(true, false, in, hf, ns, 1, h[:ns*in], in, g.dz, hf, 1, g.gw, hf)
 	if !wantInput {
 		return nil
 	}
 	g.dh = grow(g.dh, ns*in)
-	gemm(false, true, ns, in, hf, 1, g.dz, hf, g.w, hf, 0, g.dh, in)
+	kernels.Gemm(false, true, ns, in, hf, 1, g.dz, hf, g.w, hf, 0, g.dh, in)
 	return g.dh
 }
 
@@ -348,4 +350,17 @@ func dot[T Float](a, b []T) T {
 		s += v * b[k]
 	}
 	return s
+}
+
+// validateGAT checks the attention settings of a GAT configuration.
+func validateGAT(c Config) error {
+	switch {
+	case c.Heads < 1:
+		return config.Errorf("{Heads} %d must be positive", c.Heads)
+	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
+		return config.Errorf("{AttnDropout} %v must be in [0,1)", c.AttnDropout)
+	case c.Layers > 1 && c.Hidden%c.Heads != 0:
+		return config.Errorf("{Hidden} %d must be a multiple of {Heads} %d (hidden layers concatenate the heads)", c.Hidden, c.Heads)
+	}
+	return nil
 }

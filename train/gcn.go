@@ -5,6 +5,7 @@ import (
 
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // gcnLayer is a graph convolution (Kipf & Welling; PyG GCNConv, DGL
@@ -126,10 +127,10 @@ func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		for i := lo; i < hi; i++ {
 			dst := g.agg[i*in : (i+1)*in]
 			clear(dst)
-			axpy(g.sw[i], h[i*in:(i+1)*in], dst)
+			kernels.Axpy(g.sw[i], h[i*in:(i+1)*in], dst)
 			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
 				if j := int(b.Indices[e]); j != i {
-					axpy(g.ew[e], h[j*in:(j+1)*in], dst)
+					kernels.Axpy(g.ew[e], h[j*in:(j+1)*in], dst)
 				}
 			}
 		}
@@ -137,7 +138,7 @@ func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	o := grow(g.o, nd*out)
 	g.o = o
 	fillRows(o, nd, g.bias)
-	gemm(false, false, nd, out, in, 1, g.agg, in, g.w, out, 1, o, out)
+	kernels.Gemm(false, false, nd, out, in, 1, g.agg, in, g.w, out, 1, o, out)
 	return o
 }
 
@@ -148,13 +149,13 @@ func (g *gcnLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bo
 		g.backwardSparse(p.Sparse, b, h, dz)
 		return nil
 	}
-	gemm(true, false, in, out, nd, 1, g.agg, in, dz, out, 1, g.gw, out)
+	kernels.Gemm(true, false, in, out, nd, 1, g.agg, in, dz, out, 1, g.gw, out)
 	if !wantInput {
 		return nil
 	}
 	ns := b.NumSrc()
 	g.dagg = grow(g.dagg, nd*in)
-	gemm(false, true, nd, in, out, 1, dz, out, g.w, out, 0, g.dagg, in)
+	kernels.Gemm(false, true, nd, in, out, 1, dz, out, g.w, out, 0, g.dagg, in)
 	dh := grow(g.dh, ns*in)
 	g.dh = dh
 	g.scatter(b, g.dagg, in, dh)
@@ -166,17 +167,17 @@ func (g *gcnLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bo
 func (g *gcnLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals []T) []T {
 	out, nd, ns := g.out, b.NumDst, b.NumSrc()
 	g.pw = grow(g.pw, ns*out)
-	spmm(x, vals, ns, g.w, out, g.pw, false)
+	kernels.Spmm(x.Indptr, x.Indices, vals, ns, g.w, out, g.pw, false)
 	o := grow(g.o, nd*out)
 	g.o = o
 	par.Range(nd, (len(b.Indices)+nd)*out, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			dst := o[i*out : (i+1)*out]
 			copy(dst, g.bias)
-			axpy(g.sw[i], g.pw[i*out:(i+1)*out], dst)
+			kernels.Axpy(g.sw[i], g.pw[i*out:(i+1)*out], dst)
 			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
 				if j := int(b.Indices[e]); j != i {
-					axpy(g.ew[e], g.pw[j*out:(j+1)*out], dst)
+					kernels.Axpy(g.ew[e], g.pw[j*out:(j+1)*out], dst)
 				}
 			}
 		}
@@ -190,7 +191,7 @@ func (g *gcnLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, vals
 	out, ns := g.out, b.NumSrc()
 	g.dpw = grow(g.dpw, ns*out)
 	g.scatter(b, dz, out, g.dpw)
-	spmmT(x, vals, ns, g.dpw, out, g.gw)
+	kernels.SpmmT(x.Indptr, x.Indices, vals, ns, g.dpw, out, g.gw)
 }
 
 // scatter writes into d (NumSrc x w) the adjoint of the normalised sum
@@ -213,13 +214,13 @@ func (g *gcnLayer[T]) scatter(b *sample.Block, gd []T, w int, d []T) {
 					continue
 				}
 				if self && i > j {
-					axpy(g.sw[j], gd[j*w:(j+1)*w], row)
+					kernels.Axpy(g.sw[j], gd[j*w:(j+1)*w], row)
 					self = false
 				}
-				axpy(g.ew[e], gd[i*w:(i+1)*w], row)
+				kernels.Axpy(g.ew[e], gd[i*w:(i+1)*w], row)
 			}
 			if self {
-				axpy(g.sw[j], gd[j*w:(j+1)*w], row)
+				kernels.Axpy(g.sw[j], gd[j*w:(j+1)*w], row)
 			}
 		}
 	})

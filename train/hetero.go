@@ -8,6 +8,7 @@ import (
 	"mpignn/graph"
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // HeteroConfig is the type structure a heterogeneous model is built for: the
@@ -335,7 +336,7 @@ func (h *hetInput[T]) forward(b0 *sample.Block, xs [][]T, train bool, key MaskKe
 		}
 		h.proj = grow(h.proj, n*hd)
 		fillRows(h.proj, n, h.b[t])
-		gemm(false, false, n, hd, d, 1, x, d, h.w[t], hd, 1, h.proj, hd)
+		kernels.Gemm(false, false, n, hd, d, 1, x, d, h.w[t], hd, 1, h.proj, hd)
 		h.moveRows(t, n, h.x0, true)
 	}
 	return h.x0
@@ -359,12 +360,12 @@ func (h *hetInput[T]) backward(dx0 []T, train bool, key MaskKey) {
 		h.proj = grow(h.proj, n*hd)
 		h.moveRows(t, n, dx0, false)
 		colSum(h.proj, n, hd, h.gb[t])
-		gemm(true, false, d, hd, n, 1, h.xs[t], d, h.proj, hd, 1, h.gw[t], hd)
+		kernels.Gemm(true, false, d, hd, n, 1, h.xs[t], d, h.proj, hd, 1, h.gw[t], hd)
 		if !learn {
 			continue
 		}
 		dx := h.dxs[t]
-		gemm(false, true, n, d, hd, 1, h.proj, hd, h.w[t], hd, 0, dx, d)
+		kernels.Gemm(false, true, n, d, hd, 1, h.proj, hd, h.w[t], hd, 0, dx, d)
 		if h.drop {
 			// d(dropped x)/dx is the mask times the inverted-dropout scale.
 			scale := T(1 / (1 - float64(h.inputDrop)))

@@ -12,6 +12,7 @@ import (
 
 	"mpignn/graph"
 	"mpignn/sample"
+	"mpignn/train/optim"
 )
 
 // testHetero is a 3-type schema (a, b, c with 50, 40, 30 nodes) whose five
@@ -526,7 +527,7 @@ func TestHeteroConfigJSON(t *testing.T) {
 	p, err := InitParams(cfg, 3)
 	require.NoError(t, err)
 	n := len(p)
-	data, err := EncodeCheckpoint(&Checkpoint{Model: cfg, Adam: DefaultAdam(0.01, 0), Seed: 3, Params: p, M: make([]float32, n), V: make([]float32, n)})
+	data, err := EncodeCheckpoint(&Checkpoint{Model: cfg, Adam: optim.DefaultAdam(0.01, 0), Seed: 3, Params: p, M: make([]float32, n), V: make([]float32, n)})
 	require.NoError(t, err)
 	got, err := DecodeCheckpoint("ck", data)
 	require.NoError(t, err)

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/sample"
+	"mpignn/train/kernels"
+	"mpignn/train/optim"
 )
 
 // hetGraph is a small heterogeneous graph in the homogenized id space: in
@@ -169,7 +171,7 @@ func trainHetero(t *testing.T, g *hetGraph, labels []int32, cfg Config, steps in
 	}
 	m, err := NewModel(cfg, 1)
 	require.NoError(t, err)
-	opt, err := NewAdam(len(m.Params()), DefaultAdam(0.01, 0))
+	opt, err := optim.NewAdam(len(m.Params()), optim.DefaultAdam(0.01, 0))
 	require.NoError(t, err)
 	bt := g.fullBlocks(trainIDs, cfg.Layers, empty)
 	yt := ys(trainIDs)
@@ -187,7 +189,7 @@ func trainHetero(t *testing.T, g *hetGraph, labels []int32, cfg Config, steps in
 			}
 			d := g.h.InDims[ty]
 			for k, id := range ids[ty] {
-				axpy(-embLR, gr[k*d:(k+1)*d], g.feat[ty][int(id)*d:int(id+1)*d])
+				kernels.Axpy(-embLR, gr[k*d:(k+1)*d], g.feat[ty][int(id)*d:int(id+1)*d])
 			}
 		}
 	}

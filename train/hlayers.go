@@ -5,6 +5,7 @@ import (
 
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // relMean computes, for every relation r, the mean of the input rows over
@@ -64,7 +65,7 @@ func (a *relMean[T]) forward(b *sample.Block, h []T, w int) {
 				r, f := relRun(b.Etype, e, end)
 				dst := a.agg[r][p*w : (p+1)*w]
 				for _, j := range b.Indices[e:f] {
-					axpy(1, h[int(j)*w:(int(j)+1)*w], dst)
+					kernels.Axpy(1, h[int(j)*w:(int(j)+1)*w], dst)
 				}
 				inv := T(1 / float64(f-e))
 				for k := range dst {
@@ -101,7 +102,7 @@ func (a *relMean[T]) scatter(b *sample.Block, w int, dh []T) {
 			row := dh[j*w : (j+1)*w]
 			for _, e := range a.bt.edges(j) {
 				p := int(a.erow[e])
-				axpy(a.ecof[e], a.dagg[b.Etype[e]][p*w:(p+1)*w], row)
+				kernels.Axpy(a.ecof[e], a.dagg[b.Etype[e]][p*w:(p+1)*w], row)
 			}
 		}
 	})
@@ -124,7 +125,7 @@ func scatterRows[T Float](src []T, w int, idx []int32, dst []T, add bool) {
 		for k := lo; k < hi; k++ {
 			i := int(idx[k])
 			if add {
-				axpy(1, src[k*w:(k+1)*w], dst[i*w:(i+1)*w])
+				kernels.Axpy(1, src[k*w:(k+1)*w], dst[i*w:(i+1)*w])
 			} else {
 				copy(dst[i*w:(i+1)*w], src[k*w:(k+1)*w])
 			}
@@ -200,16 +201,16 @@ func (s *hsageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		clear(ws)
 		clear(bs)
 		for _, r := range rels {
-			axpy(1, s.wRoot[r], ws)
-			axpy(1, s.bias[r], bs)
+			kernels.Axpy(1, s.wRoot[r], ws)
+			kernels.Axpy(1, s.bias[r], bs)
 		}
 		hg, og := grow(s.hg[t], n*in), grow(s.og[t], n*out)
 		s.hg[t], s.og[t] = hg, og
 		gatherRows(h, in, idx, hg)
 		fillRows(og, n, bs)
-		gemm(false, false, n, out, in, 1, hg, in, ws, out, 1, og, out)
+		kernels.Gemm(false, false, n, out, in, 1, hg, in, ws, out, 1, og, out)
 		for _, r := range rels {
-			gemm(false, false, n, out, in, 1, s.rm.agg[r], in, s.wNeigh[r], out, 1, og, out)
+			kernels.Gemm(false, false, n, out, in, 1, s.rm.agg[r], in, s.wNeigh[r], out, 1, og, out)
 		}
 		scatterRows(og, out, idx, s.o, false)
 	}
@@ -235,21 +236,21 @@ func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput 
 		gw, gb := s.gtmp[:in*out], s.gtmp[in*out:]
 		clear(gb)
 		colSum(dg, n, out, gb)
-		gemm(true, false, in, out, n, 1, s.hg[t], in, dg, out, 0, gw, out)
+		kernels.Gemm(true, false, in, out, n, 1, s.hg[t], in, dg, out, 0, gw, out)
 		for _, r := range rels {
-			axpy(1, gb, s.gBias[r])
-			axpy(1, gw, s.gRoot[r])
-			gemm(true, false, in, out, n, 1, s.rm.agg[r], in, dg, out, 1, s.gNeigh[r], out)
+			kernels.Axpy(1, gb, s.gBias[r])
+			kernels.Axpy(1, gw, s.gRoot[r])
+			kernels.Gemm(true, false, in, out, n, 1, s.rm.agg[r], in, dg, out, 1, s.gNeigh[r], out)
 		}
 		if !wantInput {
 			continue
 		}
 		s.dhg = grow(s.dhg, n*in)
-		gemm(false, true, n, in, out, 1, dg, out, s.wsum[t], out, 0, s.dhg, in)
+		kernels.Gemm(false, true, n, in, out, 1, dg, out, s.wsum[t], out, 0, s.dhg, in)
 		scatterRows(s.dhg, in, idx, s.dh, true)
 		for _, r := range rels {
 			s.rm.dagg[r] = grow(s.rm.dagg[r], n*in)
-			gemm(false, true, n, in, out, 1, dg, out, s.wNeigh[r], out, 0, s.rm.dagg[r], in)
+			kernels.Gemm(false, true, n, in, out, 1, dg, out, s.wNeigh[r], out, 0, s.rm.dagg[r], in)
 		}
 	}
 	if !wantInput {
@@ -340,7 +341,7 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 				w := g.wr[r*sz+lo : r*sz+hi]
 				clear(w)
 				for k := 0; k < nb; k++ {
-					axpy(g.coef[r*nb+k], g.v[k][lo:hi], w)
+					kernels.Axpy(g.coef[r*nb+k], g.v[k][lo:hi], w)
 				}
 			}
 		})
@@ -350,7 +351,7 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	o := grow(g.o, nd*out)
 	g.o = o
 	fillRows(o, nd, g.bias)
-	gemm(false, false, nd, out, in, 1, h[:nd*in], in, g.wSelf, out, 1, o, out)
+	kernels.Gemm(false, false, nd, out, in, 1, h[:nd*in], in, g.wSelf, out, 1, o, out)
 	for t, rels := range g.rm.inRels {
 		idx := g.rm.idx[t]
 		n := len(idx)
@@ -361,7 +362,7 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		g.og[t] = og
 		clearPar(og)
 		for _, r := range rels {
-			gemm(false, false, n, out, in, 1, g.rm.agg[r], in, g.weight(r), out, 1, og, out)
+			kernels.Gemm(false, false, n, out, in, 1, g.rm.agg[r], in, g.weight(r), out, 1, og, out)
 		}
 		scatterRows(og, out, idx, o, true)
 	}
@@ -372,14 +373,14 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 	in, out, nd := g.in, g.out, b.NumDst
 	sz := in * out
 	colSum(dz, nd, out, g.gBias)
-	gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, g.gSelf, out)
+	kernels.Gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, g.gSelf, out)
 	if g.bases > 0 {
 		g.gwr = grow(g.gwr, len(g.rels)*sz)
 		clear(g.gwr)
 	}
 	if wantInput {
 		g.dh = grow(g.dh, b.NumSrc()*in)
-		gemm(false, true, nd, in, out, 1, dz, out, g.wSelf, out, 0, g.dh[:nd*in], in)
+		kernels.Gemm(false, true, nd, in, out, 1, dz, out, g.wSelf, out, 0, g.dh[:nd*in], in)
 		clearPar(g.dh[nd*in:])
 	}
 	for t, rels := range g.rm.inRels {
@@ -397,10 +398,10 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 			} else {
 				gw = g.gwr[r*sz : (r+1)*sz]
 			}
-			gemm(true, false, in, out, n, 1, g.rm.agg[r], in, dg, out, 1, gw, out)
+			kernels.Gemm(true, false, in, out, n, 1, g.rm.agg[r], in, dg, out, 1, gw, out)
 			if wantInput {
 				g.rm.dagg[r] = grow(g.rm.dagg[r], n*in)
-				gemm(false, true, n, in, out, 1, dg, out, g.weight(r), out, 0, g.rm.dagg[r], in)
+				kernels.Gemm(false, true, n, in, out, 1, dg, out, g.weight(r), out, 0, g.rm.dagg[r], in)
 			}
 		}
 	}
@@ -414,7 +415,7 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 			for r := range nr {
 				gw := g.gwr[r*sz+lo : r*sz+hi]
 				for k := 0; k < nb; k++ {
-					axpy(g.coef[r*nb+k], gw, g.gv[k][lo:hi])
+					kernels.Axpy(g.coef[r*nb+k], gw, g.gv[k][lo:hi])
 				}
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // Layer-wise inference (DistDGL's inference()): instead of sampling an
@@ -84,7 +85,7 @@ func (lw Layerwise) Input(t int, x []float32) ([]float32, error) {
 		copy(h.proj[k*hd:(k+1)*hd], h.b[t])
 	}
 	if n > 0 {
-		gemm(false, false, n, hd, d, 1, x, d, h.w[t], hd, 1, h.proj, hd)
+		kernels.Gemm(false, false, n, hd, d, 1, x, d, h.w[t], hd, 1, h.proj, hd)
 	}
 	return h.proj, nil
 }

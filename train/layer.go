@@ -3,8 +3,6 @@ package train
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"mpignn/config"
 	"mpignn/sample"
@@ -14,7 +12,7 @@ import (
 // production and float64 for the gradient checks in tests.
 type Float interface{ ~float32 | ~float64 }
 
-// floatT is the short name the kernels use for Float.
+// floatT is the short name the generic layer code uses for Float.
 type floatT = Float
 
 // ParamSpec describes one parameter tensor of a layer. Weights are stored
@@ -182,104 +180,6 @@ type Arch struct {
 	New64    func(c Config, l int) Layer[float64]
 }
 
-// archTable is a set of architectures to build models from.
-type archTable []Arch
-
-// builtinArchs returns the built-in architectures. It is a function, not a
-// package variable, so nothing can modify it at run time.
-func builtinArchs() archTable {
-	return archTable{
-		{
-			Name: ArchSAGE, Doc: "GraphSAGE, mean aggregator: H_dst·W_self + mean(H_nbr)·W_neigh + b",
-			Validate: noAttention,
-			New32:    func(c Config, l int) Layer[float32] { return newSAGE[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newSAGE[float64](c, l) },
-		},
-		{
-			Name: ArchGCN, Doc: "GCN, symmetric normalisation with self-loops over the sampled block",
-			Validate: noAttention,
-			New32:    func(c Config, l int) Layer[float32] { return newGCN[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newGCN[float64](c, l) },
-		},
-		{
-			Name: ArchGAT, Doc: "GAT, multi-head attention (LeakyReLU 0.2, self edge), heads concatenated in hidden layers, averaged in the last",
-			Validate: validateGAT,
-			New32:    func(c Config, l int) Layer[float32] { return newGAT[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newGAT[float64](c, l) },
-		},
-		{
-			Name: ArchRGCN, Hetero: true,
-			Doc:      "R-GCN: H_dst·W_self + sum over relations r of mean_r(H_nbr)·W_r + b, optional basis decomposition W_r = sum_b a_rb·V_b",
-			Validate: noAttention,
-			New32:    func(c Config, l int) Layer[float32] { return newRGCN[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newRGCN[float64](c, l) },
-		},
-		{
-			Name: ArchHSAGE, Hetero: true,
-			Doc:      "HeteroSAGE: one GraphSAGE per relation, summed per destination type (PyG to_hetero, aggr=sum)",
-			Validate: validateHSAGE,
-			New32:    func(c Config, l int) Layer[float32] { return newHSAGE[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newHSAGE[float64](c, l) },
-		},
-	}
-}
-
-// with returns the table extended by extra (consulted first, so an extra
-// architecture may stand in for a built-in one of the same name).
-func (t archTable) with(extra []Arch) archTable {
-	if len(extra) == 0 {
-		return t
-	}
-	return append(slices.Clone(archTable(extra)), t...)
-}
-
-// names returns the names of the table's homogeneous (hetero false) or
-// heterogeneous architectures, in table order.
-func (t archTable) names(hetero bool) []string {
-	var names []string
-	for _, a := range t {
-		if a.Hetero == hetero && !slices.Contains(names, a.Name) {
-			names = append(names, a.Name)
-		}
-	}
-	return names
-}
-
-// lookup finds an architecture by name; "" means GraphSAGE, the only
-// architecture before the registry existed.
-func (t archTable) lookup(name string) (Arch, error) {
-	if name == "" {
-		name = ArchSAGE
-	}
-	for _, a := range t {
-		if a.Name == name {
-			return a, nil
-		}
-	}
-	return Arch{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(append(t.names(false), t.names(true)...), ", "))
-}
-
-// Archs returns the names of the built-in homogeneous architectures (the
-// ones a Config without Hetero can name).
-func Archs() []string { return builtinArchs().names(false) }
-
-// HeteroArchs returns the names of the built-in heterogeneous
-// architectures (they need Config.Hetero and typed blocks).
-func HeteroArchs() []string { return builtinArchs().names(true) }
-
-// ArchDoc returns a one-line description of a built-in architecture (""
-// if unknown).
-func ArchDoc(name string) string {
-	a, err := lookupArch(name)
-	if err != nil {
-		return ""
-	}
-	return a.Doc
-}
-
-// lookupArch finds a built-in architecture by name.
-func lookupArch(name string) (Arch, error) { return builtinArchs().lookup(name) }
-
 // newLayer builds layer l of a validated configuration in precision T.
 func newLayer[T Float](a Arch, c Config, l int) Layer[T] {
 	var zero T
@@ -297,18 +197,6 @@ func noAttention(c Config) error {
 		return config.Errorf("{Heads} applies to {Arch} gat only, not %s", c.ArchName())
 	case c.AttnDropout != 0:
 		return config.Errorf("{AttnDropout} applies to {Arch} gat only, not %s", c.ArchName())
-	}
-	return nil
-}
-
-func validateGAT(c Config) error {
-	switch {
-	case c.Heads < 1:
-		return config.Errorf("{Heads} %d must be positive", c.Heads)
-	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
-		return config.Errorf("{AttnDropout} %v must be in [0,1)", c.AttnDropout)
-	case c.Layers > 1 && c.Hidden%c.Heads != 0:
-		return config.Errorf("{Hidden} %d must be a multiple of {Heads} %d (hidden layers concatenate the heads)", c.Hidden, c.Heads)
 	}
 	return nil
 }

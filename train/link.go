@@ -8,6 +8,7 @@ import (
 
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // decoderPrefix names the decoder's tensors in Config.Tensors ("dec.w1").
@@ -82,7 +83,7 @@ func (d *decoder[T]) forward(u, v []T, p int, z []T) {
 	})
 	d.r = grow(d.r, p*c)
 	fillRows(d.r, p, d.b1)
-	gemm(false, false, p, c, c, 1, d.x, c, d.w1, c, 1, d.r, c)
+	kernels.Gemm(false, false, p, c, c, 1, d.x, c, d.w1, c, 1, d.r, c)
 	par.Range(p*c, p*c, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			d.r[k] = max(d.r[k], 0)
@@ -91,7 +92,7 @@ func (d *decoder[T]) forward(u, v []T, p int, z []T) {
 	for i := range z[:p] {
 		z[i] = d.b2[0]
 	}
-	gemm(false, false, p, 1, c, 1, d.r, c, d.w2, 1, 1, z[:p], 1)
+	kernels.Gemm(false, false, p, 1, c, 1, d.r, c, d.w2, 1, 1, z[:p], 1)
 }
 
 // backward ADDS the decoder's parameter gradients for dz (gradient of the
@@ -114,7 +115,7 @@ func (d *decoder[T]) backward(u, v []T, p int, dz, du, dv []T) {
 	for _, g := range dz[:p] {
 		d.gb2[0] += g
 	}
-	gemm(true, false, c, 1, p, 1, d.r, c, dz[:p], 1, 1, d.gw2, 1)
+	kernels.Gemm(true, false, c, 1, p, 1, d.r, c, dz[:p], 1, 1, d.gw2, 1)
 	// Through the second linear layer and the ReLU: a hidden unit passed
 	// gradient exactly when its output is positive.
 	d.dr = grow(d.dr, p*c)
@@ -131,9 +132,9 @@ func (d *decoder[T]) backward(u, v []T, p int, dz, du, dv []T) {
 		}
 	})
 	colSum(d.dr, p, c, d.gb1)
-	gemm(true, false, c, c, p, 1, d.x, c, d.dr, c, 1, d.gw1, c)
+	kernels.Gemm(true, false, c, c, p, 1, d.x, c, d.dr, c, 1, d.gw1, c)
 	d.dx = grow(d.dx, p*c)
-	gemm(false, true, p, c, c, 1, d.dr, c, d.w1, c, 0, d.dx, c)
+	kernels.Gemm(false, true, p, c, c, 1, d.dr, c, d.w1, c, 0, d.dx, c)
 	par.Range(p*c, p*c, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			du[k] = d.dx[k] * v[k]
@@ -283,7 +284,7 @@ func (h *linkHead[T]) Backward(dz []T) {
 				if q%2 == 1 {
 					g = h.dv
 				}
-				axpy(1, g[i*c:(i+1)*c], row)
+				kernels.Axpy(1, g[i*c:(i+1)*c], row)
 			}
 		}
 	})

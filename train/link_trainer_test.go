@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/sample"
+	"mpignn/train/metrics"
+	"mpignn/train/optim"
 )
 
 // linkSource is a link BatchSource over a synthGraph for rank `rank` of
@@ -142,17 +144,17 @@ func (e *linkEvaluator) Evaluate(split string, epoch int, m *Model) (EvalResult,
 		return EvalResult{}, err
 	}
 	pos, neg := scores[:npos], scores[npos:]
-	r, err := MRR(pos, neg, e.k)
+	r, err := metrics.MRR(pos, neg, e.k)
 	if err != nil {
 		return EvalResult{}, err
 	}
-	return EvalResult{Count: int64(len(scores)), Link: &LinkFigures{AUC: AUC(pos, neg), MRR: r.MRR, Hits: r.Hits}}, nil
+	return EvalResult{Count: int64(len(scores)), Link: &metrics.LinkFigures{AUC: metrics.AUC(pos, neg), MRR: r.MRR, Hits: r.Hits}}, nil
 }
 
 func linkOptions(decoder string) testOpts {
 	return testOpts{
 		Model:   Config{InDim: 8, Hidden: 16, Classes: 16, Layers: 2, Dropout: 0.2, Decoder: decoder},
-		Options: Options{Adam: DefaultAdam(0.01, 0), Seed: 42},
+		Options: Options{Adam: optim.DefaultAdam(0.01, 0), Seed: 42},
 	}
 }
 
@@ -168,7 +170,7 @@ func TestLinkTrainingLearns(t *testing.T) {
 			require.NoError(t, err)
 			ev := &linkEvaluator{g: g, k: 20}
 			tr.Evaluator = ev
-			var ms []EpochMetrics
+			var ms []metrics.Epoch
 			for tr.Epoch() < 6 {
 				m, err := tr.RunEpoch()
 				require.NoError(t, err)
@@ -180,7 +182,7 @@ func TestLinkTrainingLearns(t *testing.T) {
 			require.NotNil(t, last.ValMRR)
 			require.NotNil(t, last.TestAUC)
 			assert.Greater(t, *last.TestAUC, 0.6, "test AUC")
-			assert.Greater(t, *last.ValMRR, 2.0/21, "validation MRR above a random ranking's ~H(21)/21")
+			assert.Greater(t, *last.ValMRR, 2.0/21, "validation metrics.MRR above a random ranking's ~H(21)/21")
 			assert.Equal(t, []string{"valid@1", "test@1"}, ev.calls[:2], "evaluated after each epoch in the completed-epoch numbering")
 			best := tr.Best()
 			require.NotNil(t, best.ValLink)
@@ -256,7 +258,7 @@ func TestLinkResumeAndMetrics(t *testing.T) {
 	}
 	dir := t.TempDir()
 	straightM := filepath.Join(dir, "straight.jsonl")
-	mw, err := CreateMetrics(straightM, 0)
+	mw, err := metrics.Create(straightM, 0)
 	require.NoError(t, err)
 	straight := newT()
 	sumA, err := straight.Run(RunOptions{Epochs: 4, Metrics: mw})
@@ -265,7 +267,7 @@ func TestLinkResumeAndMetrics(t *testing.T) {
 
 	ckDir := filepath.Join(dir, "ck")
 	resumedM := filepath.Join(dir, "resumed.jsonl")
-	mw, err = CreateMetrics(resumedM, 0)
+	mw, err = metrics.Create(resumedM, 0)
 	require.NoError(t, err)
 	_, err = newT().Run(RunOptions{Epochs: 2, Metrics: mw, CheckpointDir: ckDir})
 	require.NoError(t, err)
@@ -284,7 +286,7 @@ func TestLinkResumeAndMetrics(t *testing.T) {
 	require.NotNil(t, ck.BestTestLink)
 	second := newT()
 	require.NoError(t, second.Restore(ck))
-	mw, err = CreateMetrics(resumedM, ck.Epoch)
+	mw, err = metrics.Create(resumedM, ck.Epoch)
 	require.NoError(t, err)
 	assert.Len(t, mw.Warnings, 1, "the torn tail is reported")
 	sumB, err := second.Run(RunOptions{Epochs: 4, Metrics: mw})
@@ -300,15 +302,15 @@ func TestLinkResumeAndMetrics(t *testing.T) {
 	assert.Equal(t, straight.Best().ValLink.MRR, *sumA.BestValMRR)
 	assert.Equal(t, straight.Best().TestLink.Hits[2], *sumA.TestHits10)
 
-	ea, sa, err := ReadMetrics(straightM)
+	ea, sa, err := metrics.Read(straightM)
 	require.NoError(t, err)
-	eb, sb, err := ReadMetrics(resumedM)
+	eb, sb, err := metrics.Read(resumedM)
 	require.NoError(t, err)
 	require.Len(t, ea, 4)
 	require.Len(t, eb, 4)
 	for i := range ea {
-		ea[i].clearTimes()
-		eb[i].clearTimes()
+		clearTimes(&ea[i])
+		clearTimes(&eb[i])
 		assert.Equal(t, ea[i], eb[i], "epoch %d", i+1)
 		assert.True(t, ea[i].Evaluated())
 		require.NotNil(t, ea[i].TestLink())
@@ -324,7 +326,7 @@ func TestLinkResumeAndMetrics(t *testing.T) {
 
 // clearTimes zeroes the wall-time fields of a metrics line (they differ
 // between runs).
-func (m *EpochMetrics) clearTimes() {
+func clearTimes(m *metrics.Epoch) {
 	m.EpochS, m.EvalS, m.SampleS, m.GatherS, m.ForwardS, m.BackwardS, m.AllreduceS, m.OptimizerS, m.WaitS, m.StepsPerS = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 }
 
@@ -334,10 +336,10 @@ func TestNodeMetricsLineUnchanged(t *testing.T) {
 	acc, loss := 0.5, 1.0
 	m := newEpochMetrics(TrainResult{Epoch: 1}, &EvalResult{Loss: loss, Acc: acc}, &EvalResult{Loss: loss, Acc: acc})
 	path := filepath.Join(t.TempDir(), "m.jsonl")
-	w, err := CreateMetrics(path, 0)
+	w, err := metrics.Create(path, 0)
 	require.NoError(t, err)
 	require.NoError(t, w.WriteEpoch(&m))
-	require.NoError(t, w.WriteSummary(&Summary{Type: "summary"}))
+	require.NoError(t, w.WriteSummary(&metrics.Summary{Type: "summary"}))
 	require.NoError(t, w.Close())
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)

@@ -1,14 +1,12 @@
 package train
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
+
+	"mpignn/internal/osx"
 )
 
 // MemoryEstimate is the approximate memory one rank needs for a model, in
@@ -36,10 +34,10 @@ func (e MemoryEstimate) String() string {
 		b    float64
 	}{{"parameters", e.Params}, {"gradients", e.Grads}, {"Adam", e.Adam}, {"best copy", e.Best}, {"activations", e.Activations}} {
 		if p.b > 0 {
-			parts = append(parts, p.name+" "+FormatBytes(p.b))
+			parts = append(parts, p.name+" "+osx.FormatBytes(p.b))
 		}
 	}
-	return fmt.Sprintf("~%s (%s)", FormatBytes(e.Total()), strings.Join(parts, ", "))
+	return fmt.Sprintf("~%s (%s)", osx.FormatBytes(e.Total()), strings.Join(parts, ", "))
 }
 
 // numParams is NumParams in float64: it cannot overflow.
@@ -178,10 +176,6 @@ func (c Config) EstimateInference(fanouts []int, batch int, numNodes int64) Memo
 	return MemoryEstimate{Params: c.numParams() * 4, Activations: c.stepBytes(fanouts, batch, numNodes, false)}
 }
 
-// maxAddressable is the most memory a make() can be asked for; anything
-// beyond is refused even where the machine's memory is unknown.
-const maxAddressable = float64(1 << 47)
-
 // CheckMemory refuses an estimate that does not fit: available is the
 // node's available memory in bytes (0 = unknown: only the address-space
 // bound applies) shared by ranksHere ranks, and hint says which flags to
@@ -190,83 +184,17 @@ func CheckMemory(e MemoryEstimate, available int64, ranksHere int, hint string) 
 	need := e.Total()
 	ranksHere = max(ranksHere, 1)
 	switch {
-	case need >= maxAddressable:
+	case need >= osx.MaxAddressable:
 		return fmt.Errorf("model needs %s per rank, more than any machine can address; %s", e, hint)
 	case available <= 0:
 		return nil
 	case need*float64(ranksHere) > float64(available):
 		per := ""
 		if ranksHere > 1 {
-			per = fmt.Sprintf(" for %d ranks (%s each)", ranksHere, FormatBytes(float64(available)/float64(ranksHere)))
+			per = fmt.Sprintf(" for %d ranks (%s each)", ranksHere, osx.FormatBytes(float64(available)/float64(ranksHere)))
 		}
 		return fmt.Errorf("model needs %s per rank but this node has %s available%s; %s",
-			e, FormatBytes(float64(available)), per, hint)
+			e, osx.FormatBytes(float64(available)), per, hint)
 	}
 	return nil
-}
-
-// FormatBytes prints a byte count with a binary unit ("23 GiB", "1.5 KiB").
-func FormatBytes(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 {
-		b /= 1024
-		i++
-	}
-	if b >= 100 || i == 0 || b == math.Trunc(b) {
-		return fmt.Sprintf("%.0f %s", b, units[i])
-	}
-	return fmt.Sprintf("%.2g %s", b, units[i])
-}
-
-// ParseMeminfo returns MemAvailable from /proc/meminfo text, or MemTotal
-// when the kernel does not report MemAvailable (before Linux 3.14), in
-// bytes.
-func ParseMeminfo(r io.Reader) (int64, error) {
-	vals := map[string]int64{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (k != "MemAvailable" && k != "MemTotal") {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			return 0, fmt.Errorf("meminfo: %s: no value", k)
-		}
-		n, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || n < 0 || n > math.MaxInt64/1024 {
-			return 0, fmt.Errorf("meminfo: %s: bad value %q", k, f[0])
-		}
-		if len(f) > 1 && f[1] != "kB" {
-			return 0, fmt.Errorf("meminfo: %s: unit %q, want kB", k, f[1])
-		}
-		vals[k] = n * 1024
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("meminfo: %w", err)
-	}
-	if v, ok := vals["MemAvailable"]; ok {
-		return v, nil
-	}
-	if v, ok := vals["MemTotal"]; ok {
-		return v, nil
-	}
-	return 0, fmt.Errorf("meminfo: neither MemAvailable nor MemTotal")
-}
-
-// AvailableMemory returns this machine's available memory in bytes from
-// /proc/meminfo, or 0 where that file is missing or unreadable (other
-// systems): callers then check only what no machine can hold.
-func AvailableMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	n, err := ParseMeminfo(f)
-	if err != nil {
-		return 0
-	}
-	return n
 }

@@ -3,17 +3,18 @@ package train
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"mpignn/train/metrics"
 )
 
 func TestMetricsFileFields(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.jsonl")
-	w, err := CreateMetrics(path, 0)
+	w, err := metrics.Create(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func TestMetricsFileFields(t *testing.T) {
 	if err := w.WriteEpoch(&skipped); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteSummary(&Summary{Type: "summary", Epochs: 1, BestEpoch: 1, BestValAcc: 0.6, TestAcc: 0.7}); err != nil {
+	if err := w.WriteSummary(&metrics.Summary{Type: "summary", Epochs: 1, BestEpoch: 1, BestValAcc: 0.6, TestAcc: 0.7}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -74,36 +75,9 @@ func TestMetricsFileFields(t *testing.T) {
 			t.Errorf("summary lacks %q: %s", k, lines[2])
 		}
 	}
-	eps, sum, err := ReadMetrics(path)
+	eps, sum, err := metrics.Read(path)
 	if err != nil || len(eps) != 2 || sum == nil || !eps[0].Evaluated() || *eps[0].ValAcc != 0.6 || eps[1].Evaluated() || sum.TestAcc != 0.7 {
 		t.Fatalf("ReadMetrics: %v %+v %+v", err, eps, sum)
-	}
-}
-
-func TestMetricsRejectsNaNAndBadLines(t *testing.T) {
-	dir := t.TempDir()
-	w, err := CreateMetrics(filepath.Join(dir, "m.jsonl"), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	m := EpochMetrics{Type: "epoch", Epoch: 3, Loss: math.NaN()}
-	if err := w.WriteEpoch(&m); err == nil || !strings.Contains(err.Error(), "epoch 3 loss is NaN") {
-		t.Fatalf("NaN loss: %v", err)
-	}
-	for _, tc := range []struct{ body, want string }{
-		{"{\"type\":\"epoch\",\"epoch\":1}\n{oops\n", "line 2"},
-		{"{\"type\":\"weird\"}\n", "unknown line type"},
-		{"{\"type\":\"epoch\",\"epoch\":\"x\"}\n", "line 1"},
-	} {
-		p := filepath.Join(dir, "bad.jsonl")
-		os.WriteFile(p, []byte(tc.body), 0o644)
-		if _, _, err := ReadMetrics(p); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
-			t.Errorf("%q: error %v, want %q and the path", tc.body, err, tc.want)
-		}
-	}
-	if _, _, err := ReadMetrics(filepath.Join(dir, "none.jsonl")); err == nil {
-		t.Error("missing file accepted")
 	}
 }
 
@@ -120,8 +94,8 @@ func TestProgressModes(t *testing.T) {
 			p.StepDone(s, 0.5)
 		}
 		va, ta := 0.8, 0.7
-		p.EndEpoch(&EpochMetrics{Epoch: 2, Loss: 0.5, TrainAcc: 0.9, ValAcc: &va, TestAcc: &ta, EpochS: 20, StepsPerS: 5})
-		p.EndEpoch(&EpochMetrics{Epoch: 3, Loss: 0.4, TrainAcc: 0.95, EpochS: 20, StepsPerS: 5})
+		p.EndEpoch(&metrics.Epoch{Epoch: 2, Loss: 0.5, TrainAcc: 0.9, ValAcc: &va, TestAcc: &ta, EpochS: 20, StepsPerS: 5})
+		p.EndEpoch(&metrics.Epoch{Epoch: 3, Loss: 0.4, TrainAcc: 0.95, EpochS: 20, StepsPerS: 5})
 		return buf.String()
 	}
 	if out := run(ProgressQuiet); out != "" {

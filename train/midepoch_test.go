@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"mpignn/train/metrics"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +25,7 @@ type midRun struct {
 // runGroup runs `size` simulated ranks through Run. build may set up each
 // trainer (Stop, Restore) before it runs; rank 0 alone writes metrics and
 // checkpoints, as the CLI does.
-func runGroup(t *testing.T, g *synthGraph, o testOpts, size int, ro RunOptions, metrics string, build func(rank int, tr *Trainer)) []midRun {
+func runGroup(t *testing.T, g *synthGraph, o testOpts, size int, ro RunOptions, metricsPath string, build func(rank int, tr *Trainer)) []midRun {
 	t.Helper()
 	grp := newGroupReducer(size)
 	runs := make([]midRun, size)
@@ -38,8 +40,8 @@ func runGroup(t *testing.T, g *synthGraph, o testOpts, size int, ro RunOptions, 
 		rro.Checkpointing = ro.CheckpointDir != ""
 		if r != 0 {
 			rro.CheckpointDir = ""
-		} else if metrics != "" {
-			mw, err := CreateMetrics(metrics, tr.Epoch())
+		} else if metricsPath != "" {
+			mw, err := metrics.Create(metricsPath, tr.Epoch())
 			require.NoError(t, err)
 			defer mw.Close()
 			rro.Metrics = mw
@@ -58,9 +60,9 @@ func runGroup(t *testing.T, g *synthGraph, o testOpts, size int, ro RunOptions, 
 // sameFigures compares the metrics of two runs except their timings.
 func sameFigures(t *testing.T, want, got string) {
 	t.Helper()
-	ea, sa, err := ReadMetrics(want)
+	ea, sa, err := metrics.Read(want)
 	require.NoError(t, err)
-	eb, sb, err := ReadMetrics(got)
+	eb, sb, err := metrics.Read(got)
 	require.NoError(t, err)
 	require.Len(t, eb, len(ea))
 	for i := range ea {
@@ -186,7 +188,7 @@ func (b *beginWatch) StepDone(step int, loss float64) {
 	}
 }
 
-func (b *beginWatch) EndEpoch(m *EpochMetrics) {
+func (b *beginWatch) EndEpoch(m *metrics.Epoch) {
 	if b.Reporter != nil {
 		b.Reporter.EndEpoch(m)
 	}

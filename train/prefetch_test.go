@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"mpignn/train/metrics"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +24,7 @@ func TestPrefetchBitIdentical(t *testing.T) {
 	type outcome struct {
 		params []float32
 		losses []float64
-		epochs []EpochMetrics
+		epochs []metrics.Epoch
 	}
 	node := func(t *testing.T, o testOpts, size int) []outcome {
 		runs := runRanks(t, g, o, size, 40, 3, nil)
@@ -82,7 +84,7 @@ func TestPrefetchBitIdentical(t *testing.T) {
 					got := tc.run(t, o, size)
 					for r := range got {
 						for e := range got[r].epochs {
-							got[r].epochs[e].clearTimes()
+							clearTimes(&got[r].epochs[e])
 						}
 					}
 					if ahead == 0 {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"mpignn/train/metrics"
 )
 
 // Reporter receives training progress. The Trainer calls it on every rank
@@ -13,7 +15,7 @@ import (
 type Reporter interface {
 	BeginEpoch(epoch, steps int) // epoch is 1-based
 	StepDone(step int, loss float64)
-	EndEpoch(m *EpochMetrics)
+	EndEpoch(m *metrics.Epoch)
 }
 
 // ProgressMode selects how Progress renders.
@@ -104,7 +106,7 @@ func (p *Progress) StepDone(step int, loss float64) {
 }
 
 // EndEpoch implements Reporter.
-func (p *Progress) EndEpoch(m *EpochMetrics) {
+func (p *Progress) EndEpoch(m *metrics.Epoch) {
 	if p.mode == ProgressQuiet {
 		return
 	}
@@ -119,7 +121,7 @@ func (p *Progress) EndEpoch(m *EpochMetrics) {
 	if m.ValMRR != nil || m.TestMRR != nil {
 		// Link prediction: the ranking figures are what matters.
 		fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f val mrr %.4f test mrr %.4f auc %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",
-			m.Epoch, p.epochs, m.Loss, m.TrainAcc, valueOrNaN(m.ValMRR), valueOrNaN(m.TestMRR), valueOrNaN(m.TestAUC), m.EpochS, m.StepsPerS, m.EvalS)
+			m.Epoch, p.epochs, m.Loss, m.TrainAcc, metrics.OrNaN(m.ValMRR), metrics.OrNaN(m.TestMRR), metrics.OrNaN(m.TestAUC), m.EpochS, m.StepsPerS, m.EvalS)
 		return
 	}
 	fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f val %.4f test %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",

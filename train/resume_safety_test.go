@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"mpignn/train/metrics"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +32,7 @@ func TestCreateMetricsRepairsTornTail(t *testing.T) {
 		keep     int
 		want     []string // lines of the rewritten file
 		warnings []string // substrings, one per expected warning
-		err      string   // non-empty: CreateMetrics must fail with this
+		err      string   // non-empty: metrics.Create must fail with this
 	}{
 		{name: "exactly right", body: l1 + "\n" + l2 + "\n", keep: 2, want: []string{l1, l2}},
 		{name: "torn last line", body: l1 + "\n" + l2 + "\n" + l3[:20], keep: 2, want: []string{l1, l2},
@@ -55,7 +57,7 @@ func TestCreateMetricsRepairsTornTail(t *testing.T) {
 			if tc.body != "" {
 				require.NoError(t, os.WriteFile(path, []byte(tc.body), 0o644))
 			}
-			w, err := CreateMetrics(path, tc.keep)
+			w, err := metrics.Create(path, tc.keep)
 			if tc.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), path)
@@ -72,7 +74,7 @@ func TestCreateMetricsRepairsTornTail(t *testing.T) {
 				assert.Contains(t, w.Warnings[i], path)
 			}
 			// The run continues the repaired file.
-			next := EpochMetrics{Type: "epoch", Epoch: tc.keep + 1, Loss: 0.25}
+			next := metrics.Epoch{Type: "epoch", Epoch: tc.keep + 1, Loss: 0.25}
 			require.NoError(t, w.WriteEpoch(&next))
 			require.NoError(t, w.Close())
 			data, err := os.ReadFile(path)
@@ -80,7 +82,7 @@ func TestCreateMetricsRepairsTornTail(t *testing.T) {
 			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 			require.Len(t, lines, len(tc.want)+1, "file:\n%s", data)
 			assert.Equal(t, strings.Join(tc.want, "\n"), strings.Join(lines[:len(tc.want)], "\n"))
-			eps, _, err := ReadMetrics(path)
+			eps, _, err := metrics.Read(path)
 			require.NoError(t, err, "the rewritten file must be valid throughout")
 			for i, m := range eps[:len(eps)-1] {
 				assert.Less(t, m.Epoch, eps[i+1].Epoch, "one line per epoch, in order")

@@ -3,6 +3,7 @@ package train
 import (
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // sageLayer is a GraphSAGE layer with the mean aggregator:
@@ -56,8 +57,8 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	fillRows(o, nd, s.bias)
 	// Destinations are the first NumDst sources, so h[:nd*in] are their
 	// own rows.
-	gemm(false, false, nd, out, in, 1, h[:nd*in], in, s.wSelf, out, 1, o, out)
-	gemm(false, false, nd, out, in, 1, s.agg, in, s.wNeigh, out, 1, o, out)
+	kernels.Gemm(false, false, nd, out, in, 1, h[:nd*in], in, s.wSelf, out, 1, o, out)
+	kernels.Gemm(false, false, nd, out, in, 1, s.agg, in, s.wNeigh, out, 1, o, out)
 	return o
 }
 
@@ -68,18 +69,18 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 		s.backwardSparse(p.Sparse, b, h, dz)
 		return nil
 	}
-	gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, s.gSelf, out)
-	gemm(true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
+	kernels.Gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, s.gSelf, out)
+	kernels.Gemm(true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
 	if !wantInput {
 		return nil
 	}
 	ns := b.NumSrc()
 	dh := grow(s.dh, ns*in)
 	s.dh = dh
-	gemm(false, true, nd, in, out, 1, dz, out, s.wSelf, out, 0, dh[:nd*in], in)
+	kernels.Gemm(false, true, nd, in, out, 1, dz, out, s.wSelf, out, 0, dh[:nd*in], in)
 	clearPar(dh[nd*in:])
 	s.dagg = grow(s.dagg, nd*in)
-	gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
+	kernels.Gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
 	meanScatter(&s.bt, b, s.dagg, in, dh)
 	return dh
 }
@@ -90,7 +91,7 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 func (s *sageLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals []T) []T {
 	out, nd, ns := s.out, b.NumDst, b.NumSrc()
 	s.pn = grow(s.pn, ns*out)
-	spmm(x, vals, ns, s.wNeigh, out, s.pn, false)
+	kernels.Spmm(x.Indptr, x.Indices, vals, ns, s.wNeigh, out, s.pn, false)
 	s.agg = grow(s.agg, nd*out)
 	meanAggregate(b, s.pn, out, s.agg)
 	o := grow(s.o, nd*out)
@@ -103,7 +104,7 @@ func (s *sageLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals
 			}
 		}
 	})
-	spmm(x, vals, nd, s.wSelf, out, o, true)
+	kernels.Spmm(x.Indptr, x.Indices, vals, nd, s.wSelf, out, o, true)
 	return o
 }
 
@@ -112,9 +113,9 @@ func (s *sageLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals
 // applied to dz.
 func (s *sageLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, vals, dz []T) {
 	out, nd, ns := s.out, b.NumDst, b.NumSrc()
-	spmmT(x, vals, nd, dz, out, s.gSelf)
+	kernels.SpmmT(x.Indptr, x.Indices, vals, nd, dz, out, s.gSelf)
 	s.dpn = grow(s.dpn, ns*out)
 	clearPar(s.dpn)
 	meanScatter(&s.bt, b, dz, out, s.dpn)
-	spmmT(x, vals, ns, s.dpn, out, s.gNeigh)
+	kernels.SpmmT(x.Indptr, x.Indices, vals, ns, s.dpn, out, s.gNeigh)
 }

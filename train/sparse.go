@@ -16,43 +16,6 @@ import (
 // aggregates in output space; that equals the dense math up to float
 // summation order. Its weight gradient is Xᵀ·dP, again per stored entry.
 
-// spmm writes (acc: adds) into dst (n x out, row-major) the product of the
-// first n rows of the sparse matrix s (entry values vals) with w (s.Cols x
-// out). Each output row is written by one goroutine, summing its entries in
-// column order, so the result does not depend on the thread count.
-func spmm[T floatT](s *sample.SparseRows, vals []T, n int, w []T, out int, dst []T, acc bool) {
-	nnz := int(s.Indptr[n])
-	par.Range(n, nnz*out+n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := dst[i*out : (i+1)*out]
-			if !acc {
-				clear(row)
-			}
-			for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
-				c := int(s.Indices[e])
-				axpy(vals[e], w[c*out:(c+1)*out], row)
-			}
-		}
-	})
-}
-
-// spmmT adds to gw (s.Cols x out) the product Xᵀ·d of the first n rows of
-// the sparse matrix s (values vals) with d (n x out). Goroutines split the
-// OUTPUT COLUMNS, never the rows, so every element of gw sums its terms in
-// row order whatever the thread count.
-func spmmT[T floatT](s *sample.SparseRows, vals []T, n int, d []T, out int, gw []T) {
-	nnz := int(s.Indptr[n])
-	par.Range(out, nnz*out, func(lo, hi int) {
-		for i := 0; i < n; i++ {
-			di := d[i*out+lo : i*out+hi]
-			for e := s.Indptr[i]; e < s.Indptr[i+1]; e++ {
-				c := int(s.Indices[e])
-				axpy(vals[e], di, gw[c*out+lo:c*out+hi])
-			}
-		}
-	})
-}
-
 // checkSparse validates sparse inputs against block 0 and the input width.
 func (n *net[T]) checkSparse(blocks []sample.Block, xs *sample.SparseRows) error {
 	if n.het != nil {

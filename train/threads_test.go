@@ -12,6 +12,8 @@ import (
 
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
+	"mpignn/train/optim"
 )
 
 // The kernels split their loops over GOMAXPROCS goroutines; these tests
@@ -75,7 +77,7 @@ func refMeanScatter(b *sample.Block, dagg []float32, w int, dh []float32) {
 		}
 		inv := float32(1 / float64(e1-e0))
 		for _, j := range b.Indices[e0:e1] {
-			axpy(inv, dagg[i*w:(i+1)*w], dh[int(j)*w:(int(j)+1)*w])
+			kernels.Axpy(inv, dagg[i*w:(i+1)*w], dh[int(j)*w:(int(j)+1)*w])
 		}
 	}
 }
@@ -85,10 +87,10 @@ func refGCNScatter(b *sample.Block, sw, ew, gd []float32, w int, d []float32) {
 	clear(d)
 	for i := 0; i < b.NumDst; i++ {
 		gi := gd[i*w : (i+1)*w]
-		axpy(sw[i], gi, d[i*w:(i+1)*w])
+		kernels.Axpy(sw[i], gi, d[i*w:(i+1)*w])
 		for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
 			if j := int(b.Indices[e]); j != i {
-				axpy(ew[e], gi, d[j*w:(j+1)*w])
+				kernels.Axpy(ew[e], gi, d[j*w:(j+1)*w])
 			}
 		}
 	}
@@ -102,7 +104,7 @@ func refRelScatter(a *relMean[float32], b *sample.Block, w int, dh []float32) {
 			r, f := relRun(b.Etype, e, end)
 			inv := float32(1 / float64(f-e))
 			for _, j := range b.Indices[e:f] {
-				axpy(inv, a.dagg[r][p*w:(p+1)*w], dh[int(j)*w:(int(j)+1)*w])
+				kernels.Axpy(inv, a.dagg[r][p*w:(p+1)*w], dh[int(j)*w:(int(j)+1)*w])
 			}
 			e = f
 		}
@@ -267,7 +269,7 @@ func kernelCases() []kernelCase {
 			run: func() []uint64 {
 				r := newR()
 				p, g := randVec(r, 200000), randVec(r, 200000)
-				o, err := NewAdam(len(p), DefaultAdam(0.01, 1e-4))
+				o, err := optim.NewAdam(len(p), optim.DefaultAdam(0.01, 1e-4))
 				if err != nil {
 					panic(err)
 				}
@@ -284,7 +286,7 @@ func kernelCases() []kernelCase {
 			run: func() []uint64 {
 				r := newR()
 				p := randVec(r, 20000*16)
-				o, err := NewSparseAdam(p, 16, DefaultSparseAdam(0.01))
+				o, err := optim.NewSparseAdam(p, 16, optim.DefaultSparseAdam(0.01))
 				if err != nil {
 					panic(err)
 				}
@@ -296,7 +298,7 @@ func kernelCases() []kernelCase {
 			run: func() []uint64 {
 				r := newR()
 				p := randVec(r, 20000*16)
-				o, err := NewSparseAdagrad(p, 16, DefaultSparseAdagrad(0.01))
+				o, err := optim.NewSparseAdagrad(p, 16, optim.DefaultSparseAdagrad(0.01))
 				if err != nil {
 					panic(err)
 				}
@@ -335,7 +337,7 @@ func relCase(w int) (*relMean[float32], *sample.Block, []float32) {
 }
 
 // runSparseSteps runs three steps of o over random ascending row subsets.
-func runSparseSteps(r *rand.Rand, o SparseOptimizer, p []float32, rows, dim int) []uint64 {
+func runSparseSteps(r *rand.Rand, o optim.SparseOptimizer, p []float32, rows, dim int) []uint64 {
 	for range 3 {
 		var idx []int64
 		for i := 0; i < rows; i++ {
@@ -436,7 +438,7 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 	}
 	m, err := NewModel(tc.cfg, 5)
 	require.NoError(t, err)
-	opt, err := NewAdam(len(m.Params()), DefaultAdam(0.01, 1e-4))
+	opt, err := optim.NewAdam(len(m.Params()), optim.DefaultAdam(0.01, 1e-4))
 	require.NoError(t, err)
 	var out []uint64
 	for s := range 3 {

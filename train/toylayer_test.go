@@ -9,6 +9,7 @@ import (
 
 	"mpignn/sample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // A new model added from outside package train, in this one file: a toy
@@ -216,7 +217,7 @@ func TestToyArchTrains(t *testing.T) {
 		require.InDelta(t, num, m.Grads()[i], 1e-4, "gradient of parameter %d", i)
 	}
 	clear(m.Grads())
-	tr, err := train.NewTrainer(train.Options{Adam: train.DefaultAdam(0.05, 0), Seed: 7}, m, train.LocalReducer{}, src)
+	tr, err := train.NewTrainer(train.Options{Adam: optim.DefaultAdam(0.05, 0), Seed: 7}, m, train.LocalReducer{}, src)
 	require.NoError(t, err)
 
 	r1, err := tr.TrainEpoch()

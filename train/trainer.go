@@ -11,12 +11,14 @@ import (
 	"mpignn/config"
 	"mpignn/internal/testhold"
 	"mpignn/sample"
+	"mpignn/train/metrics"
+	"mpignn/train/optim"
 )
 
 // Options configures a Trainer. Every rank must pass the same values (and
 // an identically built model).
 type Options struct {
-	Adam AdamConfig
+	Adam optim.AdamConfig
 	// Seed drives everything random: initial weights, dropout masks and (in
 	// the batch source) batch order and sampling.
 	Seed uint64
@@ -51,7 +53,7 @@ type Best struct {
 	TestAcc float64 // the test accuracy of the same epoch
 	// ValLink and TestLink are the link figures of the best epoch (nil for
 	// node classification); ValLink.MRR is the selection score.
-	ValLink, TestLink *LinkFigures
+	ValLink, TestLink *metrics.LinkFigures
 	Params            []float32
 }
 
@@ -109,7 +111,7 @@ type SparseInputs interface {
 type Trainer struct {
 	opts  Options
 	model *Model
-	opt   *Adam
+	opt   *optim.Adam
 	red   Reducer
 	src   BatchSource
 
@@ -213,7 +215,7 @@ func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	n := len(model.Params())
-	opt, err := NewAdam(n, o.Adam)
+	opt, err := optim.NewAdam(n, o.Adam)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +229,7 @@ func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer
 func (t *Trainer) Model() *Model { return t.model }
 
 // Optimizer returns the Adam state.
-func (t *Trainer) Optimizer() *Adam { return t.opt }
+func (t *Trainer) Optimizer() *optim.Adam { return t.opt }
 
 // Epoch returns the number of completed epochs.
 func (t *Trainer) Epoch() int { return t.epoch }
@@ -641,7 +643,7 @@ type EvalResult struct {
 	Wall  time.Duration
 	// Link holds the ranking figures of a link evaluation (an Evaluator's
 	// result); nil for node classification and for Trainer.Evaluate.
-	Link *LinkFigures
+	Link *metrics.LinkFigures
 }
 
 // Evaluate scores split with the current weights (no dropout): every rank
@@ -708,15 +710,15 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 // RunEpoch trains one epoch, evaluates valid and test, updates the best
 // model and returns the epoch's metrics (identical on every rank except the
 // timings, which are this rank's).
-func (t *Trainer) RunEpoch() (EpochMetrics, error) { return t.runEpoch(true) }
+func (t *Trainer) RunEpoch() (metrics.Epoch, error) { return t.runEpoch(true) }
 
 // runEpoch trains one epoch and, if eval, evaluates it. Evaluation draws
 // no randomness the training uses (sampling is keyed by split, epoch and
 // step), so skipping it leaves the training trajectory unchanged.
-func (t *Trainer) runEpoch(eval bool) (EpochMetrics, error) {
+func (t *Trainer) runEpoch(eval bool) (metrics.Epoch, error) {
 	tr, err := t.TrainEpoch()
 	if err != nil {
-		return EpochMetrics{}, err
+		return metrics.Epoch{}, err
 	}
 	if !eval {
 		m := newEpochMetrics(tr, nil, nil)
@@ -727,11 +729,11 @@ func (t *Trainer) runEpoch(eval bool) (EpochMetrics, error) {
 	}
 	val, err := t.evaluateSplit(SplitValid)
 	if err != nil {
-		return EpochMetrics{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
+		return metrics.Epoch{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
 	}
 	test, err := t.evaluateSplit(SplitTest)
 	if err != nil {
-		return EpochMetrics{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
+		return metrics.Epoch{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
 	}
 	// Strictly better only: ties keep the earlier (less trained) model.
 	if t.best.Params == nil || t.better(&val) {
@@ -780,7 +782,7 @@ func (t *Trainer) better(val *EvalResult) bool {
 
 // cloneFigures copies f so that the best state never aliases a result the
 // caller keeps.
-func cloneFigures(f *LinkFigures) *LinkFigures {
+func cloneFigures(f *metrics.LinkFigures) *metrics.LinkFigures {
 	if f == nil {
 		return nil
 	}
@@ -795,7 +797,7 @@ type RunOptions struct {
 	// it (so a resumed trainer runs only the remaining ones).
 	Epochs int
 	// Metrics receives one line per epoch and the final summary (nil: none).
-	Metrics *MetricsWriter
+	Metrics *metrics.Writer
 	// CheckpointDir, if set, receives a checkpoint every CheckpointEvery
 	// epochs (values < 1 mean only at the end) and after the last epoch.
 	CheckpointDir   string
@@ -837,10 +839,10 @@ func (o *RunOptions) checkpointing() bool { return o.Checkpointing || o.Checkpoi
 // an error wrapping ErrStopped. A checkpoint written in the middle of an
 // epoch records the steps done and the ranks' metric sums so far, so that
 // the resumed run continues at the next step with the same results.
-func (t *Trainer) Run(o RunOptions) (Summary, error) {
+func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 	start := time.Now()
 	if o.Epochs < t.epoch {
-		return Summary{}, fmt.Errorf("run: %d epochs requested but %d already completed (checkpoint)", o.Epochs, t.epoch)
+		return metrics.Summary{}, fmt.Errorf("run: %d epochs requested but %d already completed (checkpoint)", o.Epochs, t.epoch)
 	}
 	r := &runState{o: &o, lastCk: start}
 	t.run = r
@@ -849,7 +851,7 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		next := t.epoch + 1
 		m, err := t.runEpoch(o.EvalEvery < 2 || next%o.EvalEvery == 0 || next == o.Epochs)
 		if err != nil {
-			return Summary{}, err
+			return metrics.Summary{}, err
 		}
 		var localErr error
 		if o.Metrics != nil {
@@ -859,7 +861,7 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		// write errors, in the same collective.
 		stop, err := t.agreeStop(localErr)
 		if err != nil {
-			return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
+			return metrics.Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
 		}
 		last := t.epoch == o.Epochs
 		due := last || stop || r.pending || (o.CheckpointEvery > 0 && t.epoch%o.CheckpointEvery == 0)
@@ -868,19 +870,19 @@ func (t *Trainer) Run(o RunOptions) (Summary, error) {
 		// not, as the ranks may not all know the checkpoint schedule
 		// (only the writing rank needs CheckpointDir and CheckpointEvery).
 		if err := t.saveCheckpoint(r, nil, due && o.checkpointing()); err != nil {
-			return Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
+			return metrics.Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
 		}
 		if stop {
-			return Summary{}, fmt.Errorf("after epoch %d: %w", t.epoch, ErrStopped)
+			return metrics.Summary{}, fmt.Errorf("after epoch %d: %w", t.epoch, ErrStopped)
 		}
 		// Tests stop a rank here to kill it at a known epoch.
 		testhold.At("train-epoch:" + strconv.Itoa(t.epoch))
 	}
-	s := Summary{
+	s := metrics.Summary{
 		Type: "summary", Epochs: t.epoch, BestEpoch: t.best.Epoch,
 		BestValAcc: t.best.ValAcc, TestAcc: t.best.TestAcc, TotalS: time.Since(start).Seconds(),
 	}
-	s.setLink(t.best.ValLink, t.best.TestLink)
+	s.SetLink(t.best.ValLink, t.best.TestLink)
 	if o.Metrics != nil {
 		if err := t.agree(o.Metrics.WriteSummary(&s)); err != nil {
 			return s, err

@@ -11,18 +11,20 @@ import (
 	"testing"
 
 	"mpignn/sample"
+	"mpignn/train/metrics"
+	"mpignn/train/optim"
 )
 
 // stepRecorder is a Reporter that records the per-step global losses and
 // the epoch metrics.
 type stepRecorder struct {
 	losses []float64
-	epochs []EpochMetrics
+	epochs []metrics.Epoch
 }
 
 func (r *stepRecorder) BeginEpoch(epoch, steps int)     {}
 func (r *stepRecorder) StepDone(step int, loss float64) { r.losses = append(r.losses, loss) }
-func (r *stepRecorder) EndEpoch(m *EpochMetrics)        { r.epochs = append(r.epochs, *m) }
+func (r *stepRecorder) EndEpoch(m *metrics.Epoch)       { r.epochs = append(r.epochs, *m) }
 
 // testOpts is a model configuration with the trainer options.
 type testOpts struct {
@@ -33,7 +35,7 @@ type testOpts struct {
 func testOptions(dropout float32) testOpts {
 	return testOpts{
 		Model:   Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: dropout},
-		Options: Options{Adam: DefaultAdam(0.01, 5e-4), Seed: 42},
+		Options: Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 42},
 	}
 }
 
@@ -51,7 +53,7 @@ func newTrainer(o testOpts, red Reducer, src BatchSource) (*Trainer, error) {
 type rankRun struct {
 	tr      *Trainer
 	rec     *stepRecorder
-	metrics []EpochMetrics
+	metrics []metrics.Epoch
 	err     error
 }
 
@@ -275,7 +277,7 @@ func (c capture) AllreduceSum32(buf []float32) error {
 func TestEvalEvery(t *testing.T) {
 	g := newSynthGraph(4, 300, 8, 4)
 	o := testOptions(0.3)
-	run := func(every int) (*Trainer, []EpochMetrics, Summary) {
+	run := func(every int) (*Trainer, []metrics.Epoch, metrics.Summary) {
 		tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
 		if err != nil {
 			t.Fatal(err)
@@ -330,7 +332,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	}
 	dir := t.TempDir()
 	straightM := filepath.Join(dir, "straight.jsonl")
-	mw, err := CreateMetrics(straightM, 0)
+	mw, err := metrics.Create(straightM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +345,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 
 	ckDir := filepath.Join(dir, "ck")
 	resumedM := filepath.Join(dir, "resumed.jsonl")
-	mw, err = CreateMetrics(resumedM, 0)
+	mw, err = metrics.Create(resumedM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +373,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	if err := second.Restore(ck); err != nil {
 		t.Fatal(err)
 	}
-	mw, err = CreateMetrics(resumedM, ck.Epoch)
+	mw, err = metrics.Create(resumedM, ck.Epoch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,11 +392,11 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	if !slices.Equal(straight.Best().Params, second.Best().Params) || sumA.BestEpoch != sumB.BestEpoch || sumA.BestValAcc != sumB.BestValAcc || sumA.TestAcc != sumB.TestAcc {
 		t.Fatalf("best state differs: %+v vs %+v", sumA, sumB)
 	}
-	ea, sa, err := ReadMetrics(straightM)
+	ea, sa, err := metrics.Read(straightM)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eb, sb, err := ReadMetrics(resumedM)
+	eb, sb, err := metrics.Read(resumedM)
 	if err != nil {
 		t.Fatal(err)
 	}

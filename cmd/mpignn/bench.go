@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/internal/osx"
 	"mpignn/spmd"
-	"mpignn/train"
 )
 
 // benchCommands are the subcommands of `mpignn bench`.
@@ -80,9 +80,9 @@ func parseCommBench(args []string) (commBenchConfig, error) {
 	// The owned rows and one round's fetched rows are allocated up front:
 	// refuse sizes that cannot fit rather than crash in make().
 	need := (float64(cfg.rows)+float64(cfg.batch))*float64(cfg.dim)*4 + float64(cfg.batch)*8
-	if avail := train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+	if avail, ok := osx.FitsMemory(need); !ok {
 		return cfg, fmt.Errorf("--rows %d --batch %d --dim %d need ~%s per rank but this machine has %s available; lower them",
-			cfg.rows, cfg.batch, cfg.dim, train.FormatBytes(need), train.FormatBytes(float64(avail)))
+			cfg.rows, cfg.batch, cfg.dim, osx.FormatBytes(need), osx.FormatBytes(float64(avail)))
 	}
 	for _, s := range strings.Split(*list, ",") {
 		t, err := collectives.ParseTransport(strings.TrimSpace(s))

@@ -18,20 +18,16 @@ import (
 
 // benchSampleConfig holds the flags of `bench sample`.
 type benchSampleConfig struct {
-	parts     string
-	fanouts   []int
-	batch     int
-	steps     int
-	warmup    int
-	seed      uint64
-	cacheMB   float64
-	transport collectives.Transport
-	shared    []collectives.Field // flags every rank must agree on
-	timeout   time.Duration       // --timeout
-	// temporal sampling (see train's flags)
-	tp        sample.Temporal
-	fixedTime bool
-	seedTime  int64
+	parts string
+	// loader and store are the options of the loader timed (the library
+	// checks them, dsample.LoaderOptions.Validate and
+	// StoreOptions.Validate; ReleasePart is set when the store opens).
+	loader  dsample.LoaderOptions
+	store   dsample.StoreOptions
+	steps   int
+	warmup  int
+	shared  []collectives.Field // flags every rank must agree on
+	timeout time.Duration       // --timeout
 }
 
 func parseBenchSample(args []string) (benchSampleConfig, error) {
@@ -40,30 +36,36 @@ func parseBenchSample(args []string) (benchSampleConfig, error) {
 	var cfg benchSampleConfig
 	addPartsFlag(fs, &cfg.parts)
 	fan := addFanoutFlag(fs, "fanout", "15,10,5", "neighbors sampled")
-	addBatchFlag(fs, &cfg.batch, 1024, "seeds")
+	addBatchFlag(fs, &cfg.loader.Batch, 1024, "seeds")
 	fs.IntVar(&cfg.steps, "steps", 20, "timed training steps (capped at the epoch's step count)")
 	fs.IntVar(&cfg.warmup, "warmup", 2, "untimed steps before timing")
-	addSeedFlag(fs, &cfg.seed, 1, "batch order and sampling (train's --seed)")
-	addCacheFlag(fs, &cfg.cacheMB)
+	addSeedFlag(fs, &cfg.loader.Seed, 1, "batch order and sampling (train's --seed)")
+	addCacheFlag(fs, &cfg.store.CacheMB)
 	tr := addTransportFlag(fs)
 	temporal := addTemporalFlags(fs)
 	var err error
 	if cfg.shared, err = parsePartsCommand(fs, args, "bench sample", &cfg.parts, &cfg.timeout); err != nil {
 		return cfg, err
 	}
-	if cfg.batch < 1 || cfg.steps < 1 || cfg.warmup < 0 || cfg.cacheMB < 0 {
-		return cfg, errors.New("--batch and --steps must be positive, --warmup and --cache-mb not negative")
+	if cfg.steps < 1 || cfg.warmup < 0 {
+		return cfg, errors.New("--steps must be positive, --warmup not negative")
 	}
-	if cfg.fanouts, err = fan.layers(); err != nil {
+	lo := &cfg.loader
+	if lo.Fanouts, err = fan.layers(); err != nil {
 		return cfg, err
 	}
-	if cfg.transport, err = tr.parse(); err != nil {
+	if cfg.store.Transport, err = tr.parse(); err != nil {
 		return cfg, err
 	}
-	if cfg.tp, cfg.fixedTime, cfg.seedTime, err = temporal.parse(); err != nil {
+	if lo.Temporal, lo.FixedSeedTime, lo.SeedTime, err = temporal.parse(); err != nil {
 		return cfg, err
 	}
-	return cfg, nil
+	// The loader's and store's own rules, checked before MPI starts so
+	// that a mistake is one line naming its flag (exit code 2).
+	if err := lo.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.store.Validate()
 }
 
 // runBenchSample implements `mpignn bench sample`: it runs the training
@@ -109,14 +111,15 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 	}
 	m := part.Meta
 	t0 := time.Now()
-	s, err := dsample.OpenStore(c, part, dsample.StoreOptions{Transport: cfg.transport, CacheMB: cfg.cacheMB, ReleasePart: true})
+	so := cfg.store
+	so.ReleasePart = true
+	s, err := dsample.OpenStore(c, part, so)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	openS := time.Since(t0).Seconds()
-	ld, err := dsample.NewLoader(s, dsample.LoaderOptions{Fanouts: cfg.fanouts, Batch: cfg.batch, Seed: cfg.seed,
-		Temporal: cfg.tp, FixedSeedTime: cfg.fixedTime, SeedTime: cfg.seedTime})
+	ld, err := dsample.NewLoader(s, cfg.loader)
 	if err != nil {
 		return err
 	}
@@ -139,7 +142,7 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 		return err
 	}
 	var r benchSampleRow
-	dim := float64(4 * s.FeatDim())
+	dim := float64(4 * s.Part().Meta.FeatDim)
 	wall := time.Now()
 	for k := warm; k < warm+timed; k++ {
 		if err := ld.Batch(dsample.SplitTrain, 0, k, &b); err != nil {
@@ -173,15 +176,15 @@ func benchSample(w *spmd.World, cfg benchSampleConfig, out io.Writer) error {
 		return nil
 	}
 	temporal := ""
-	if cfg.tp.On() {
-		temporal = ", temporal " + cfg.tp.String()
-		if cfg.fixedTime {
-			temporal += fmt.Sprintf(" at %d", cfg.seedTime)
+	if cfg.loader.Temporal.On() {
+		temporal = ", temporal " + cfg.loader.Temporal.String()
+		if cfg.loader.FixedSeedTime {
+			temporal += fmt.Sprintf(" at %d", cfg.loader.SeedTime)
 		}
 	}
 	fmt.Fprintf(out, "bench sample: %s (%s, %d nodes, %d edges, cut %.1f%%), %d ranks, transport %s, fanout %s%s, batch %d/rank, %d timed steps (+%d warm-up) of %d, cache %.0f MiB/rank (%d hot rows on rank 0, %d halo rows), open %.2fs\n",
-		cfg.parts, m.Method, m.NumNodes, m.NumEdges, 100*m.EdgeCut(), c.Size(), s.Transport(), benchFanoutString(cfg.fanouts), temporal,
-		cfg.batch, timed, warm, steps, cfg.cacheMB, s.HotCacheRows(), s.HaloCacheRows(), openS)
+		cfg.parts, m.Method, m.NumNodes, m.NumEdges, 100*m.EdgeCut(), c.Size(), s.Transport(), benchFanoutString(cfg.loader.Fanouts), temporal,
+		cfg.loader.Batch, timed, warm, steps, cfg.store.CacheMB, s.Features().HotCacheRows(dsample.NodeFeat()), s.Features().HaloCacheRows(dsample.NodeFeat()), openS)
 	fmt.Fprintf(out, "%4s %10s %12s %12s %12s %12s %9s %9s %9s %8s %8s %8s %8s\n",
 		"rank", "edges/step", "edges/s", "local e/s", "remote e/s", "gather GB/s", "local s", "remote s", "gather s", "rem-row", "rem+cache", "RSS MB", "PSS MB")
 	var sum benchSampleRow

@@ -68,8 +68,8 @@ func parseBenchThreads(args []string) (benchThreadsConfig, error) {
 	if cfg.shared, err = parsePartsCommand(fs, args, "bench threads", &cfg.parts, &cfg.timeout); err != nil {
 		return cfg, err
 	}
-	if cfg.steps < 1 || cfg.warmup < 0 || cfg.chunk < 1 || cfg.loader.Batch < 1 || cfg.store.CacheMB < 0 {
-		return cfg, errors.New("--steps, --chunk and --batch must be positive, --warmup and --cache-mb not negative")
+	if cfg.steps < 1 || cfg.warmup < 0 || cfg.chunk < 1 {
+		return cfg, errors.New("--steps and --chunk must be positive, --warmup not negative")
 	}
 	if cfg.threads, err = parseThreadList(*list); err != nil {
 		return cfg, err
@@ -97,7 +97,11 @@ func parseBenchThreads(args []string) (benchThreadsConfig, error) {
 	cfg.loader.EvalFanouts = cfg.loader.Fanouts
 	cfg.loader.Seed = cfg.trainer.Seed
 	cfg.trainer.MaxSteps = cfg.steps
-	return cfg, nil
+	// The loader's and store's own rules (their fields named as flags).
+	if err := cfg.loader.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.store.Validate()
 }
 
 // parseThreadList parses --threads: positive counts, each at most

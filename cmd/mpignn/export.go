@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"mpignn/internal/osx"
 	"mpignn/internal/tempout"
 	"mpignn/train"
 	"mpignn/train/dtrain"
@@ -40,7 +41,7 @@ func sidecarPath(out string) string {
 func runExport(args []string) error {
 	fs := newFlagSet("export", "mpignn export --checkpoint DIR --out FILE.safetensors [--format pyg] [--final]",
 		"Writes a checkpoint's model as a PyTorch Geometric state dict (safetensors) and FILE.json with the\n"+
-			"constructor arguments (README: Using a trained model from Python).")
+			"constructor arguments (docs/python.md: using a trained model from Python).")
 	ckDir := fs.String("checkpoint", "", "checkpoint directory written by mpignn train (required)")
 	out := fs.String("out", "", "output state dict, FILE.safetensors; the constructor arguments go to FILE.json (required)")
 	format := fs.String("format", "pyg", "layout of the tensor names: pyg (torch_geometric.nn.models GraphSAGE/GCN/GAT)")
@@ -107,10 +108,10 @@ func runExport(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := train.WriteFileAtomic(*out, st); err != nil {
+	if err := osx.WriteFileAtomic(*out, st); err != nil {
 		return err
 	}
-	if err := train.WriteFileAtomic(sidecarPath(*out), append(side, '\n')); err != nil {
+	if err := osx.WriteFileAtomic(sidecarPath(*out), append(side, '\n')); err != nil {
 		return err
 	}
 	fmt.Printf("export: wrote %s (%s, %s weights) and %s\n", *out, spec.Class, weights, sidecarPath(*out))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // TestExportCLI: export writes the state dict and its sidecar from a real
@@ -26,7 +27,7 @@ func TestExportCLI(t *testing.T) {
 	}
 	n := len(p)
 	ck := filepath.Join(dir, "ck")
-	require.NoError(t, train.SaveCheckpoint(ck, &train.Checkpoint{Model: cfg, Adam: train.DefaultAdam(0.01, 0), Seed: 1,
+	require.NoError(t, train.SaveCheckpoint(ck, &train.Checkpoint{Model: cfg, Adam: optim.DefaultAdam(0.01, 0), Seed: 1,
 		Params: p, M: make([]float32, n), V: make([]float32, n), BestParams: best, RunInfo: []byte(`{"row_norm":true}`)}))
 
 	for _, tc := range []struct {

@@ -13,9 +13,8 @@ import (
 	"strings"
 
 	"mpignn/collectives"
-	"mpignn/config"
 	"mpignn/sample"
-	"mpignn/sample/dsample"
+	"mpignn/spmd/launched"
 )
 
 // newFlagSet returns the flag set of command name (as typed after mpignn:
@@ -99,18 +98,6 @@ func flagMistake(err error) error {
 	return &usageError{flagNames(err).Error()}
 }
 
-// launchedRank returns the rank the MPI launcher gave this process, read
-// from its environment (before MPI_Init, which a command-line mistake
-// never reaches), or 0 when not started by a launcher.
-func launchedRank() int {
-	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
-		if r, err := strconv.Atoi(os.Getenv(v)); err == nil {
-			return r
-		}
-	}
-	return 0
-}
-
 // parseFlags parses args into fs and then refuses a non-finite value (NaN,
 // ±Inf: strconv accepts them) in any of its float flags, so that every
 // float flag of every command is checked once, here, and a NaN never
@@ -123,7 +110,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(os.Stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		if launchedRank() == 0 {
+		if launched.Rank() == 0 {
 			fs.Usage()
 		}
 		return err
@@ -323,84 +310,46 @@ func addFanoutFlag(fs *flag.FlagSet, name, def, help string) *fanoutFlag {
 	return f
 }
 
-// parse returns the fanouts, or nil for an empty value (which commands
-// with an optional fanout read as their default). dsample.ValidateFanouts
-// checks them (for every command, including those without loader options),
-// its message naming this flag and its value.
-func (f *fanoutFlag) parse() ([]int, error) {
-	if strings.TrimSpace(f.value) == "" {
-		return nil, nil
+// parse returns the flag's plan, parsed once (sample.ParseFanoutPlan,
+// per relation too: a parsed plan is valid), or the zero plan for an empty
+// value, which commands with an optional fanout read as their default.
+// Its errors name this flag and its value.
+func (f *fanoutFlag) parse() (sample.FanoutPlan, error) {
+	p, err := sample.ParseFanoutPlan(f.value)
+	if err != nil {
+		return sample.FanoutPlan{}, fmt.Errorf("--%s %q: %w", f.name, f.value, err)
 	}
-	var out []int
-	for _, s := range strings.Split(f.value, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return nil, fmt.Errorf("--%s %q: %q is not an integer", f.name, f.value, s)
-		}
-		out = append(out, v)
-	}
-	if err := dsample.ValidateFanouts(out); err != nil {
-		return nil, errors.New(config.Render(err, func(string) string { return fmt.Sprintf("--%s %q", f.name, f.value) }))
-	}
-	return out, nil
+	return p, nil
 }
 
-// isRelSpec reports whether the value gives fanouts per relation
-// ("paper___cites___paper=15,10;*=5,5"), which only a heterogeneous
-// partition can resolve (sample.ParseRelFanouts).
-func (f *fanoutFlag) isRelSpec() bool { return strings.Contains(f.value, "=") }
-
-// relHops returns, for a per-relation value, one fanout per hop for the
-// options that need a single list (layer count, memory estimates): -1 where
-// some relation takes all neighbours, else the largest count (at least 1).
-// The relations themselves are checked against the schema later.
-func (f *fanoutFlag) relHops() ([]int, error) {
-	var hops []int
-	for i, part := range strings.Split(f.value, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		_, list, ok := strings.Cut(part, "=")
-		if !ok {
-			return nil, fmt.Errorf("--%s %q: entry %d %q is not relation=fanouts", f.name, f.value, i, part)
-		}
-		vals := strings.Split(list, ",")
-		if hops == nil {
-			hops = make([]int, len(vals))
-			for h := range hops {
-				hops[h] = 1
-			}
-		}
-		if len(vals) != len(hops) {
-			return nil, fmt.Errorf("--%s %q: entry %q has %d fanouts, the first has %d", f.name, f.value, part, len(vals), len(hops))
-		}
-		for h, v := range vals {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < -1 || n > dsample.MaxFanout {
-				return nil, fmt.Errorf("--%s %q: entry %q: %q is not a fanout (-1, 0 or a positive count)", f.name, f.value, part, v)
-			}
-			switch {
-			case n == -1 || hops[h] == -1:
-				hops[h] = -1
-			default:
-				hops[h] = max(hops[h], n)
-			}
-		}
-	}
-	if len(hops) == 0 {
-		return nil, fmt.Errorf("--%s %q: no relation fanouts", f.name, f.value)
-	}
-	return hops, nil
-}
-
-// layers is parse for a flag that must name at least one layer.
-func (f *fanoutFlag) layers() ([]int, error) {
-	out, err := f.parse()
-	if err == nil && len(out) == 0 {
+// plan is parse for a flag that must name at least one layer.
+func (f *fanoutFlag) plan() (sample.FanoutPlan, error) {
+	p, err := f.parse()
+	if err == nil && len(p.Hops) == 0 {
 		err = errors.New("--" + f.name + " needs at least one layer")
 	}
-	return out, err
+	return p, err
+}
+
+// list is parse for a command that samples a homogeneous graph or every
+// relation alike: one fanout per layer, nil for an empty value.
+func (f *fanoutFlag) list() ([]int, error) {
+	p, err := f.parse()
+	return p.Hops, f.plainOnly(p, err)
+}
+
+// layers is list for a flag that must name at least one layer.
+func (f *fanoutFlag) layers() ([]int, error) {
+	p, err := f.plan()
+	return p.Hops, f.plainOnly(p, err)
+}
+
+// plainOnly refuses a per-relation plan where one list is wanted.
+func (f *fanoutFlag) plainOnly(p sample.FanoutPlan, err error) error {
+	if err == nil && p.PerRelation() {
+		err = fmt.Errorf("--%s %q: per-relation fanouts apply to train and sample only", f.name, f.value)
+	}
+	return err
 }
 
 // temporalFlags are --temporal, --temporal-strict and --seed-time, shared
@@ -420,8 +369,9 @@ func addTemporalFlags(fs *flag.FlagSet) *temporalFlags {
 }
 
 // parse returns the temporal configuration and the fixed seed time, if
-// --seed-time was given, checked by dsample.ValidateTemporal (the rule of
-// LoaderOptions.Validate; the sample commands have no loader options).
+// --seed-time was given. Whether they go together is the library's rule
+// (dsample.ValidateTemporal, which LoaderOptions.Validate applies; the
+// sample command, without loader options, applies it itself).
 func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64, err error) {
 	if tp.Strategy, err = sample.ParseTemporalStrategy(t.strategy); err != nil {
 		return tp, false, 0, fmt.Errorf("--temporal: %w", err)
@@ -433,7 +383,7 @@ func (t *temporalFlags) parse() (tp sample.Temporal, fixed bool, seedTime int64,
 		}
 		fixed = true
 	}
-	return tp, fixed, seedTime, dsample.ValidateTemporal(tp, fixed)
+	return tp, fixed, seedTime, nil
 }
 
 // explicitZero refuses 0 given on the command line for any of the named

@@ -11,11 +11,12 @@ import (
 	"mpignn/collectives"
 )
 
-// TestFanoutFlag: every command parses its fanouts the same way.
+// TestFanoutFlag: every command parses its fanouts the same way, once
+// (sample.ParseFanoutPlan), with the flag and its value in every error.
 func TestFanoutFlag(t *testing.T) {
 	tests := []struct {
 		value  string
-		want   []int // parse; nil = empty value
+		want   []int // parse's Hops; nil = empty value
 		layers bool  // layers() accepts it too
 		err    string
 	}{
@@ -24,9 +25,11 @@ func TestFanoutFlag(t *testing.T) {
 		{"", nil, false, "--fanout needs at least one layer"},
 		{"10,x", nil, false, `--fanout "10,x": "x" is not an integer`},
 		{"10,,5", nil, false, `"" is not an integer`},
-		{"5,0", nil, false, "layer 1 has fanout 0"},
+		{"5,0", nil, false, `--fanout "5,0": layer 1 has fanout 0`},
 		{"-2", nil, false, "layer 0 has fanout -2"},
 		{"1073741825", nil, false, "has fanout 1073741825"},
+		{"cites=4,0;*=2,-1", []int{4, -1}, false, `--fanout "cites=4,0;*=2,-1": per-relation fanouts apply to train and sample only`},
+		{"cites=4;*=2,1", nil, false, `--fanout "cites=4;*=2,1": relation *: 2 fanouts, want 1`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.value, func(t *testing.T) {
@@ -39,12 +42,18 @@ func TestFanoutFlag(t *testing.T) {
 			case tc.err == "":
 				require.NoError(t, err)
 				require.NoError(t, lerr)
-				assert.Equal(t, tc.want, got)
+				assert.Equal(t, tc.want, got.Hops)
 				assert.Equal(t, tc.want, layers)
 			case tc.value == "":
 				require.NoError(t, err, "an empty value is the command's default")
-				assert.Nil(t, got)
+				assert.Nil(t, got.Hops)
 				assert.EqualError(t, lerr, tc.err)
+				_, perr := f.plan()
+				assert.EqualError(t, perr, tc.err)
+			case tc.want != nil:
+				require.NoError(t, err, "a per-relation plan parses")
+				assert.Equal(t, tc.want, got.Hops, "the widest fanout of each hop")
+				assert.EqualError(t, lerr, tc.err, "but a plain list is wanted")
 			default:
 				assert.ErrorContains(t, err, tc.err)
 				assert.ErrorContains(t, lerr, tc.err)

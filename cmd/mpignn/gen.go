@@ -11,39 +11,113 @@ import (
 
 	"mpignn/graph"
 	"mpignn/graph/chunkgen"
+	"mpignn/internal/osx"
 	"mpignn/internal/tempout"
-	"mpignn/train"
 )
+
+// genConfig is the command line of `mpignn gen`.
+type genConfig struct {
+	format                 string
+	out                    string
+	chunkNodes, chunkEdges int64
+	// o is the homogeneous graph; with hetero, h the heterogeneous one
+	// (its shared flags taken from o where given), scaled from ogbn-mag.
+	o      graph.GenOptions
+	hetero bool
+	h      graph.HeteroGenOptions
+	scale  float64
+	set    map[string]bool // the flags given
+}
 
 // runGen implements `mpignn gen`: generate a synthetic graph with planted
 // communities and write it in the OGB raw layout, or with --format chunked
 // in the chunked format, every rank of the job its share (runGenChunked).
 func runGen(args []string) (err error) {
+	g, err := parseGen(args)
+	if err != nil {
+		return err
+	}
+	// Until the checks pass, an error is a mistake on the command line
+	// (exit code 2); checking ends where the work starts.
+	checking := true
+	defer func() {
+		if checking {
+			err = flagMistake(err)
+		}
+	}()
+	if g.format != genFormatOGB || g.set["chunk-nodes"] || g.set["chunk-edges"] {
+		// Every rank of an mpirun job checks the same command line before
+		// MPI starts: the first rank alone prints a mistake (see main).
+		defer func() {
+			var ue *usageError
+			if err != nil && !errors.As(err, &ue) && !errors.Is(err, flag.ErrHelp) {
+				err = &usageError{err.Error()}
+			}
+		}()
+	}
+	if err := g.check(); err != nil {
+		return err
+	}
+	checking = false
+	if g.format != genFormatChunked && !onRankZero("gen", "--format ogb is written by one process") {
+		return nil
+	}
+	switch {
+	case g.hetero && g.format == genFormatChunked:
+		if err := checkGenOut(g.out); err != nil {
+			return err
+		}
+		gen, err := newChunkGen(chunkgen.NewHetero(chunkgen.HeteroOptions{HeteroGenOptions: g.h, ChunkNodes: g.chunkNodes, ChunkEdges: g.chunkEdges}))
+		if err != nil {
+			return err
+		}
+		return runGenChunked(gen, g.out)
+	case g.hetero:
+		return runGenHetero(g.h, g.out)
+	}
+	if err := checkGenOut(g.out); err != nil {
+		return err
+	}
+	if g.format == genFormatChunked {
+		gen, err := newChunkGen(chunkgen.New(chunkgen.Options{GenOptions: g.o, ChunkNodes: g.chunkNodes, ChunkEdges: g.chunkEdges}))
+		if err != nil {
+			return err
+		}
+		return runGenChunked(gen, g.out)
+	}
+	return runGenOGB(g.o, g.out)
+}
+
+// parseGen declares and parses the flags of gen; their defaults are the
+// generator's (graph.DefaultGenOptions, graph.DefaultHeteroGenOptions).
+func parseGen(args []string) (*genConfig, error) {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	format := fs.String("format", genFormatOGB, "output layout: ogb (the OGB raw layout, one process) or chunked (DistDGL's chunked format, the distributed partitioner's input; under mpirun every rank writes its share, the same files on any rank count)")
-	chunkNodes := fs.Int64("chunk-nodes", chunkgen.DefaultChunkNodes, "--format chunked: nodes per node-data chunk (bounds a rank's memory; ranks write whole chunks)")
-	chunkEdges := fs.Int64("chunk-edges", chunkgen.DefaultChunkEdges, "--format chunked: directed edges per edge chunk (bounds a rank's memory)")
-	var o graph.GenOptions
-	fs.Int64Var(&o.Nodes, "nodes", 100000, "number of nodes")
-	fs.Float64Var(&o.AvgDegree, "avg-degree", 25, "mean undirected degree (directed edges / nodes); the edge file gets nodes*avg-degree lines")
-	fs.IntVar(&o.Classes, "classes", 47, "number of classes (planted communities)")
-	fs.IntVar(&o.FeatDim, "feat-dim", 100, "feature dimension")
+	g := &genConfig{}
+	d, dh := graph.DefaultGenOptions(), graph.DefaultHeteroGenOptions()
+	fs.StringVar(&g.format, "format", genFormatOGB, "output layout: ogb (the OGB raw layout, one process) or chunked (DistDGL's chunked format, the distributed partitioner's input; under mpirun every rank writes its share, the same files on any rank count)")
+	fs.Int64Var(&g.chunkNodes, "chunk-nodes", chunkgen.DefaultChunkNodes, "--format chunked: nodes per node-data chunk (bounds a rank's memory; ranks write whole chunks)")
+	fs.Int64Var(&g.chunkEdges, "chunk-edges", chunkgen.DefaultChunkEdges, "--format chunked: directed edges per edge chunk (bounds a rank's memory)")
+	o := &g.o
+	fs.Int64Var(&o.Nodes, "nodes", d.Nodes, "number of nodes")
+	fs.Float64Var(&o.AvgDegree, "avg-degree", d.AvgDegree, "mean undirected degree (directed edges / nodes); the edge file gets nodes*avg-degree lines")
+	fs.IntVar(&o.Classes, "classes", d.Classes, "number of classes (planted communities)")
+	fs.IntVar(&o.FeatDim, "feat-dim", d.FeatDim, "feature dimension")
 	fs.Uint64Var(&o.Seed, "seed", 0, "random seed (same seed, same graph) (default 0)")
-	out := fs.String("out", "", "output dataset directory (must not exist or be empty)")
-	fs.Float64Var(&o.TrainFrac, "train-frac", 0, "fraction of nodes in train (default 0.6 when no split flag is given)")
-	fs.Float64Var(&o.ValidFrac, "valid-frac", 0, "fraction of nodes in valid (default 0.2); test gets the rest")
+	fs.StringVar(&g.out, "out", "", "output dataset directory (must not exist or be empty)")
+	fs.Float64Var(&o.TrainFrac, "train-frac", 0, fmt.Sprintf("fraction of nodes in train (default %g when no split flag is given)", d.TrainFrac))
+	fs.Float64Var(&o.ValidFrac, "valid-frac", 0, fmt.Sprintf("fraction of nodes in valid (default %g); test gets the rest", d.ValidFrac))
 	fs.Int64Var(&o.Train, "train", 0, "train node count (counts override fractions)")
 	fs.Int64Var(&o.Valid, "valid", 0, "valid node count")
 	fs.Int64Var(&o.Test, "test", 0, "test node count (default: all nodes not in train/valid)")
-	fs.Float64Var(&o.Homophily, "homophily", 0.8, "probability that an edge is planted inside a class")
-	fs.Float64Var(&o.FeatSep, "feat-sep", 2, "distance scale between class centroids, in units of the feature noise (2: features alone classify ~45% of 47 classes)")
-	fs.Float64Var(&o.PowerLaw, "power-law", 2.5, "exponent of the power-law degree distribution (> 2)")
+	fs.Float64Var(&o.Homophily, "homophily", d.Homophily, "probability that an edge is planted inside a class")
+	fs.Float64Var(&o.FeatSep, "feat-sep", d.FeatSep, "distance scale between class centroids, in units of the feature noise (2: features alone classify ~45% of 47 classes)")
+	fs.Float64Var(&o.PowerLaw, "power-law", d.PowerLaw, "exponent of the power-law degree distribution (> 2)")
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines (0 = GOMAXPROCS); does not change the output")
 	fs.BoolVar(&o.EdgeTime, "edge-time", false, fmt.Sprintf("also write edge times (raw/edge_time.csv.gz; with --hetero per relation; --format chunked: edge_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
 	fs.BoolVar(&o.NodeTime, "node-time", false, fmt.Sprintf("also write node times (raw/node_time.csv.gz; with --hetero raw/node_time/<type>/; --format chunked: node_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
-	hetero := fs.Bool("hetero", false, "generate an ogbn-mag-shaped heterogeneous graph (paper/author/institution/field_of_study) instead")
-	var h graph.HeteroGenOptions
-	scale := fs.Float64("scale", 1, "--hetero: size relative to ogbn-mag (1 = 736,389 papers, ~21 M edges); the count flags below override it")
+	fs.BoolVar(&g.hetero, "hetero", false, "generate an ogbn-mag-shaped heterogeneous graph (paper/author/institution/field_of_study) instead")
+	h := &g.h
+	fs.Float64Var(&g.scale, "scale", 1, "--hetero: size relative to ogbn-mag (1 = 736,389 papers, ~21 M edges); the count flags below override it")
 	fs.Int64Var(&h.Papers, "papers", 0, "--hetero: papers (0 = scale x 736,389)")
 	fs.Int64Var(&h.Authors, "authors", 0, "--hetero: authors (0 = scale x 1,134,649)")
 	fs.Int64Var(&h.Institutions, "institutions", 0, "--hetero: institutions (0 = scale x 8,740)")
@@ -60,174 +134,147 @@ func runGen(args []string) (err error) {
 			"       [mpirun -n P] mpignn gen --format chunked [--hetero] --out DIR [--chunk-nodes N --chunk-edges M] [flags above]\n"+
 			"Writes DIR/raw/*.csv.gz and DIR/split/%s/{train,valid,test}.csv.gz (with --hetero OGB's heterogeneous\n"+
 			"layout, ogbn-mag's: raw/num-node-dict.csv.gz, raw/relations/<src>___<rel>___<dst>/, split/%s/paper/).\n"+
-			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to 349, 128, 0.7, 2, 2.5.\n"+
+			"With --hetero, --classes, --feat-dim, --homophily, --feat-sep and --power-law default to %d, %d, %g, %g, %g.\n"+
 			"With --format chunked: DIR/metadata.json, DIR/edges/*.npy, DIR/node_data/<type>/*.npy (DistDGL's chunked format,\n"+
 			"what partition --data and train --data read with all ranks), the same bytes on any number of ranks.\n",
-			graph.GenSplitName, graph.GenSplitName)
+			graph.GenSplitName, graph.GenSplitName, dh.Classes, dh.FeatDim, dh.Homophily, dh.FeatSep, dh.PowerLaw)
 		printFlags(fs)
 	}
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	// Until the checks below pass, an error is a mistake on the command
-	// line (exit code 2); checking ends where the work starts.
-	checking := true
-	defer func() {
-		if checking {
-			err = flagMistake(err)
-		}
-	}()
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *format != genFormatOGB || set["chunk-nodes"] || set["chunk-edges"] {
-		// Every rank of an mpirun job checks the same command line before
-		// MPI starts: the first rank alone prints a mistake (see main).
-		defer func() {
-			var ue *usageError
-			if err != nil && !errors.As(err, &ue) && !errors.Is(err, flag.ErrHelp) {
-				err = &usageError{err.Error()}
-			}
-		}()
+		return nil, err
 	}
 	if fs.NArg() != 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, flagMistake(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	if *out == "" {
+	g.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { g.set[f.Name] = true })
+	return g, nil
+}
+
+// check refuses flags that do not go together and completes the options
+// of the graph asked for: the heterogeneous one (heteroOptions), or the
+// homogeneous one, where a typed 0 of --homophily or --feat-sep means none
+// (a control graph), which a negligible positive value gives, since zero
+// is the library's "default". What the values themselves may be is the
+// generator's to say (graph.GenOptions.Validate, at its door).
+func (g *genConfig) check() error {
+	if g.out == "" {
 		return errors.New("--out DIR is required")
 	}
-	switch *format {
+	switch g.format {
 	case genFormatOGB:
 		for _, name := range []string{"chunk-nodes", "chunk-edges"} {
-			if set[name] {
+			if g.set[name] {
 				return fmt.Errorf("--%s needs --format %s", name, genFormatChunked)
 			}
 		}
 	case genFormatChunked:
-		if *chunkNodes < 1 || *chunkEdges < 1 {
+		if g.chunkNodes < 1 || g.chunkEdges < 1 {
 			// Zero means the default to chunkgen, not on the command line.
-			return fmt.Errorf("--chunk-nodes %d and --chunk-edges %d must be positive", *chunkNodes, *chunkEdges)
+			return fmt.Errorf("--chunk-nodes %d and --chunk-edges %d must be positive", g.chunkNodes, g.chunkEdges)
 		}
 	default:
-		return fmt.Errorf("--format %q: want %s or %s", *format, genFormatOGB, genFormatChunked)
+		return fmt.Errorf("--format %q: want %s or %s", g.format, genFormatOGB, genFormatChunked)
 	}
-	if *hetero {
-		for _, name := range []string{"nodes", "avg-degree", "train", "valid", "test"} {
-			if set[name] {
-				return fmt.Errorf("--%s is for homogeneous graphs; with --hetero give --scale or --papers/--authors/--institutions/--fields and --cites/--writes/--affiliations/--topics", name)
-			}
-		}
-		if !(*scale > 0) {
-			return fmt.Errorf("--scale %v must be positive", *scale)
-		}
-		m := graph.MagGenOptions(*scale)
-		for _, p := range []struct{ v, def *int64 }{
-			{&h.Papers, &m.Papers}, {&h.Authors, &m.Authors}, {&h.Institutions, &m.Institutions}, {&h.Fields, &m.Fields},
-			{&h.Cites, &m.Cites}, {&h.Writes, &m.Writes}, {&h.Affiliations, &m.Affiliations}, {&h.Topics, &m.Topics},
-		} {
-			if *p.v < 0 {
-				return fmt.Errorf("a count flag is %d; counts must be positive (0 = scaled ogbn-mag)", *p.v)
-			}
-			if *p.v == 0 {
-				*p.v = *p.def
-			}
-		}
-		h.Seed, h.Workers = o.Seed, o.Workers
-		h.EdgeTime, h.NodeTime = o.EdgeTime, o.NodeTime
-		// Shared flags count only when given: their homogeneous defaults
-		// differ from ogbn-mag's.
-		if set["classes"] {
-			h.Classes = o.Classes
-		}
-		if set["feat-dim"] {
-			h.FeatDim = o.FeatDim
-		}
-		if set["homophily"] {
-			h.Homophily = max(o.Homophily, 1e-12) // explicit 0: none
-		}
-		if set["feat-sep"] {
-			h.FeatSep = max(o.FeatSep, 1e-12)
-		}
-		if set["power-law"] {
-			h.PowerLaw = o.PowerLaw
-		}
-		if set["train-frac"] || set["valid-frac"] {
-			h.TrainFrac, h.ValidFrac = o.TrainFrac, o.ValidFrac
-		}
-		checking = false
-		if *format != genFormatChunked && !onRankZero("gen", "--format ogb is written by one process") {
-			return nil
-		}
-		if *format == genFormatChunked {
-			if err := checkGenOut(*out); err != nil {
-				return err
-			}
-			g, err := newChunkGen(chunkgen.NewHetero(chunkgen.HeteroOptions{HeteroGenOptions: h, ChunkNodes: *chunkNodes, ChunkEdges: *chunkEdges}))
-			if err != nil {
-				return err
-			}
-			return runGenChunked(g, *out)
-		}
-		return runGenHetero(h, *out)
+	if g.hetero {
+		return g.heteroOptions()
 	}
 	for _, name := range []string{"scale", "papers", "authors", "institutions", "fields", "cites", "writes", "affiliations", "topics"} {
-		if set[name] {
+		if g.set[name] {
 			return fmt.Errorf("--%s needs --hetero", name)
 		}
 	}
+	o := &g.o
 	if (o.Train > 0 || o.Valid > 0 || o.Test > 0) && (o.TrainFrac > 0 || o.ValidFrac > 0) {
 		return errors.New("give split sizes either as counts (--train/--valid/--test) or as fractions (--train-frac/--valid-frac), not both")
 	}
-	checking = false
-	if *format != genFormatChunked && !onRankZero("gen", "--format ogb is written by one process") {
-		return nil
+	if g.set["homophily"] && o.Homophily == 0 {
+		o.Homophily = 1e-12
 	}
-	if err := checkGenOut(*out); err != nil {
-		return err
+	if g.set["feat-sep"] && o.FeatSep == 0 {
+		o.FeatSep = 1e-12
 	}
-	// In GenOptions zero means "default"; an explicit 0 on the command line
-	// means none (a control graph), which a negligible positive value gives.
-	fs.Visit(func(f *flag.Flag) {
-		switch {
-		case f.Name == "homophily" && o.Homophily == 0:
-			o.Homophily = 1e-12
-		case f.Name == "feat-sep" && o.FeatSep == 0:
-			o.FeatSep = 1e-12
+	return nil
+}
+
+// heteroOptions checks the flags of --hetero and fills g.h: the counts
+// scaled from ogbn-mag where not given, and the flags shared with the
+// homogeneous graph only where given (their defaults differ).
+func (g *genConfig) heteroOptions() error {
+	for _, name := range []string{"nodes", "avg-degree", "train", "valid", "test"} {
+		if g.set[name] {
+			return fmt.Errorf("--%s is for homogeneous graphs; with --hetero give --scale or --papers/--authors/--institutions/--fields and --cites/--writes/--affiliations/--topics", name)
 		}
-	})
-	if *format == genFormatChunked {
-		g, err := newChunkGen(chunkgen.New(chunkgen.Options{GenOptions: o, ChunkNodes: *chunkNodes, ChunkEdges: *chunkEdges}))
-		if err != nil {
-			return err
-		}
-		return runGenChunked(g, *out)
 	}
+	if !(g.scale > 0) {
+		return fmt.Errorf("--scale %v must be positive", g.scale)
+	}
+	h, o := &g.h, &g.o
+	m := graph.MagGenOptions(g.scale)
+	for _, p := range []struct{ v, def *int64 }{
+		{&h.Papers, &m.Papers}, {&h.Authors, &m.Authors}, {&h.Institutions, &m.Institutions}, {&h.Fields, &m.Fields},
+		{&h.Cites, &m.Cites}, {&h.Writes, &m.Writes}, {&h.Affiliations, &m.Affiliations}, {&h.Topics, &m.Topics},
+	} {
+		if *p.v < 0 {
+			return fmt.Errorf("a count flag is %d; counts must be positive (0 = scaled ogbn-mag)", *p.v)
+		}
+		if *p.v == 0 {
+			*p.v = *p.def
+		}
+	}
+	h.Seed, h.Workers = o.Seed, o.Workers
+	h.EdgeTime, h.NodeTime = o.EdgeTime, o.NodeTime
+	if g.set["classes"] {
+		h.Classes = o.Classes
+	}
+	if g.set["feat-dim"] {
+		h.FeatDim = o.FeatDim
+	}
+	if g.set["homophily"] {
+		h.Homophily = max(o.Homophily, 1e-12) // explicit 0: none
+	}
+	if g.set["feat-sep"] {
+		h.FeatSep = max(o.FeatSep, 1e-12)
+	}
+	if g.set["power-law"] {
+		h.PowerLaw = o.PowerLaw
+	}
+	if g.set["train-frac"] || g.set["valid-frac"] {
+		h.TrainFrac, h.ValidFrac = o.TrainFrac, o.ValidFrac
+	}
+	return nil
+}
+
+// runGenOGB generates the homogeneous graph of o and writes it in the OGB
+// raw layout.
+func runGenOGB(o graph.GenOptions, out string) error {
 	// Refuse sizes that cannot fit before allocating: the runtime's out of
 	// memory is a crash with a trace, not an error.
 	need, err := graph.GenMemory(o)
 	if err != nil {
 		return err
 	}
-	if avail := train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+	if avail, ok := osx.FitsMemory(need); !ok {
 		return fmt.Errorf("--nodes %d --feat-dim %d --avg-degree %v need ~%s of memory but this machine has %s available; lower them",
-			o.Nodes, o.FeatDim, o.AvgDegree, train.FormatBytes(need), train.FormatBytes(float64(avail)))
+			o.Nodes, o.FeatDim, o.AvgDegree, osx.FormatBytes(need), osx.FormatBytes(float64(avail)))
 	}
 	// SIGINT/SIGTERM (Ctrl-C, scancel, a Slurm time limit) remove the
 	// half-written dataset and exit 130/143; nothing exists before it.
 	cleanup := tempout.NewCleanup("mpignn gen")
 	defer cleanup.Listen()()
-	cleanup.Add(tempout.Own(*out))
+	cleanup.Add(tempout.Own(out))
 	t0 := time.Now()
 	s, err := graph.Generate(o)
 	if err != nil {
 		return err
 	}
 	tGen := time.Since(t0)
-	if err := graph.WriteSynthetic(*out, s); err != nil {
+	if err := graph.WriteSynthetic(out, s); err != nil {
 		return err
 	}
 	st, so := s.Stats, s.Opt
 	fmt.Printf("wrote %s: %d nodes, %d undirected edges (%d edge lines), %d classes, dim %d, split %q %d/%d/%d\n",
-		*out, so.Nodes, st.Edges, 2*st.Edges, so.Classes, so.FeatDim, graph.GenSplitName, so.Train, so.Valid, so.Test)
+		out, so.Nodes, st.Edges, 2*st.Edges, so.Classes, so.FeatDim, graph.GenSplitName, so.Train, so.Valid, so.Test)
 	fmt.Printf("edge homophily %.4f, max degree %d\n", st.EdgeHomophily, st.MaxDegree)
 	fmt.Printf("planted accuracy ceiling (%d test nodes): features-only %.4f, features+neighbour labels %.4f\n",
 		st.EvalNodes, st.FeatureOnlyAcc, st.OracleAcc)
@@ -244,9 +291,9 @@ func runGenHetero(o graph.HeteroGenOptions, out string) error {
 	if err != nil {
 		return err
 	}
-	if avail := train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+	if avail, ok := osx.FitsMemory(need); !ok {
 		return fmt.Errorf("--hetero with %d papers, %d authors and %d edges needs ~%s of memory but this machine has %s available; lower --scale",
-			o.Papers, o.Authors, o.Cites+o.Writes+o.Affiliations+o.Topics, train.FormatBytes(need), train.FormatBytes(float64(avail)))
+			o.Papers, o.Authors, o.Cites+o.Writes+o.Affiliations+o.Topics, osx.FormatBytes(need), osx.FormatBytes(float64(avail)))
 	}
 	cleanup := tempout.NewCleanup("mpignn gen")
 	defer cleanup.Listen()()

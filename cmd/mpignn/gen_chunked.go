@@ -10,10 +10,10 @@ import (
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/graph/chunkgen"
+	"mpignn/internal/osx"
 	"mpignn/internal/tempout"
 	"mpignn/internal/testhold"
 	"mpignn/spmd"
-	"mpignn/train"
 )
 
 // Output layouts of `mpignn gen --format`.
@@ -43,9 +43,10 @@ func newChunkGen(g *chunkgen.Gen, err error) (*chunkgen.Gen, error) {
 		return nil, &usageError{err.Error()}
 	}
 	o := g.Options()
-	if need, avail := g.ChunkMemory(), train.AvailableMemory(); need > float64(1<<47) || (avail > 0 && need > float64(avail)) {
+	need := g.ChunkMemory()
+	if avail, ok := osx.FitsMemory(need); !ok {
 		return nil, &usageError{fmt.Sprintf("--chunk-nodes %d --chunk-edges %d --feat-dim %d need ~%s per process to write one chunk but this machine has %s available; lower them",
-			o.ChunkNodes, o.ChunkEdges, o.FeatDim, train.FormatBytes(need), train.FormatBytes(float64(avail)))}
+			o.ChunkNodes, o.ChunkEdges, o.FeatDim, osx.FormatBytes(need), osx.FormatBytes(float64(avail)))}
 	}
 	return g, nil
 }

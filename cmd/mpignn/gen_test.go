@@ -105,3 +105,20 @@ func TestGenHeteroCLIBadInput(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	require.Empty(t, ents, "failed runs left files behind")
 }
+
+// TestGenFlagDefaults: gen's flags start from the generator's defaults
+// (graph.DefaultGenOptions, one source), leaving the split fractions zero
+// so that counts and fractions can be told apart.
+func TestGenFlagDefaults(t *testing.T) {
+	g, err := parseGen([]string{"--out", "x"})
+	require.NoError(t, err)
+	want := graph.DefaultGenOptions()
+	want.TrainFrac, want.ValidFrac = 0, 0
+	require.Equal(t, want, g.o)
+	require.NoError(t, g.check())
+	g, err = parseGen([]string{"--out", "x", "--hetero", "--scale", "0.001", "--classes", "4"})
+	require.NoError(t, err)
+	require.NoError(t, g.check())
+	require.Equal(t, 4, g.h.Classes, "a shared flag counts when given")
+	require.Zero(t, g.h.FeatDim, "and is the heterogeneous default (graph.DefaultHeteroGenOptions) when not")
+}

@@ -10,8 +10,8 @@ import (
 	"os"
 	"slices"
 
+	"mpignn/internal/osx"
 	"mpignn/partition"
-	"mpignn/train"
 )
 
 func runInspect(args []string) error {
@@ -126,7 +126,7 @@ func writeLinkPairs(w io.Writer, dir string, m *partition.Meta, split, out strin
 	for _, q := range pool {
 		fmt.Fprintf(&b, "%d,%d,pool,%d\n", q[1], q[2], q[0])
 	}
-	if err := train.WriteFileAtomic(out, b.Bytes()); err != nil {
+	if err := osx.WriteFileAtomic(out, b.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "inspect: wrote %s split %s to %s: %d positives, %d negatives each, %d pool pairs\n", dir, split, out, len(ps), m.Link.NegsPerPos, len(pool))

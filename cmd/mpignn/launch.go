@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"mpignn/spmd/launched"
 )
 
 // launchedSize returns the number of ranks the MPI launcher started, read
@@ -29,7 +31,7 @@ const mpiCommands = "train, predict, embed, sample, bench, gen --format chunked,
 // alone runs it, saying so in one line when there are other ranks, and the
 // others exit at once with status 0. why says why one process does it.
 func onRankZero(cmd, why string) bool {
-	if launchedRank() != 0 {
+	if launched.Rank() != 0 {
 		return false
 	}
 	if n := launchedSize(); n > 1 {

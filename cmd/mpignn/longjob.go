@@ -19,7 +19,7 @@ import (
 )
 
 // Long jobs: preemption signals, --resume auto and --checkpoint-every in
-// steps or time (see README "Long jobs on Slurm").
+// steps or time (see docs/long-jobs.md).
 
 // exitStopped is the exit code of a train run that stopped on SIGUSR1 or
 // SIGTERM after writing its checkpoint: EX_TEMPFAIL of sysexits.h ("try

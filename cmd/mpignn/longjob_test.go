@@ -11,7 +11,7 @@ import (
 )
 
 // TestResumeFlag: --resume alone keeps its meaning, and auto is accepted
-// as --resume auto (two arguments, as the README writes it) and
+// as --resume auto (two arguments, as docs/long-jobs.md writes it) and
 // --resume=auto; a --resume that is the value of another flag is left
 // alone.
 func TestResumeFlag(t *testing.T) {

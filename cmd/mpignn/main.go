@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+
+	"mpignn/spmd/launched"
 )
 
 // command is one subcommand of the binary. Each lives in its own file and
@@ -83,7 +85,7 @@ func main() {
 			// Every rank of the job got the same command line: one line
 			// from the first rank says it; the others exit quietly with
 			// the same code, so that mpirun ends the job at once.
-			if launchedRank() == 0 {
+			if launched.Rank() == 0 {
 				fmt.Fprintf(os.Stderr, "mpignn %s: %v\n", os.Args[1], err)
 			}
 			os.Exit(2)

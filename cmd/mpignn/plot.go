@@ -15,7 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"mpignn/train"
+	"mpignn/internal/osx"
+	"mpignn/train/metrics"
 )
 
 // runPlot implements `mpignn plot --metrics FILE --out loss.png`: the loss
@@ -23,7 +24,7 @@ import (
 // metrics file, side by side, as PNG or SVG (chosen by the extension).
 func runPlot(args []string) error {
 	fs := newFlagSet("plot", "mpignn plot --metrics FILE [--out loss.png]", "Draws the loss and accuracy curves of a metrics file from mpignn train --metrics.")
-	metrics := fs.String("metrics", "", "metrics file written by mpignn train --metrics (required)")
+	metricsPath := fs.String("metrics", "", "metrics file written by mpignn train --metrics (required)")
 	out := fs.String("out", "loss.png", "output image; .png or .svg")
 	title := fs.String("title", "", "title prefix (default: the metrics file name)")
 	if err := parseFlags(fs, args); err != nil {
@@ -32,7 +33,7 @@ func runPlot(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if *metrics == "" {
+	if *metricsPath == "" {
 		return errors.New("--metrics FILE is required")
 	}
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(*out)), ".")
@@ -42,30 +43,30 @@ func runPlot(args []string) error {
 	if !onRankZero("plot", "a plot is drawn by one process") {
 		return nil
 	}
-	epochs, sum, err := train.ReadMetrics(*metrics)
+	epochs, sum, err := metrics.Read(*metricsPath)
 	if err != nil {
 		return err
 	}
 	if len(epochs) == 0 {
-		return fmt.Errorf("metrics %s: no epoch lines to plot", *metrics)
+		return fmt.Errorf("metrics %s: no epoch lines to plot", *metricsPath)
 	}
 	name := *title
 	if name == "" {
-		name = filepath.Base(*metrics)
+		name = filepath.Base(*metricsPath)
 	}
 	img, err := plotDraw(epochs, sum, name, format)
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", *out, err)
 	}
-	if err := train.WriteFileAtomic(*out, img); err != nil {
+	if err := osx.WriteFileAtomic(*out, img); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	fmt.Printf("plot: wrote %s (loss and accuracy of %d epochs of %s)\n", *out, len(epochs), *metrics)
+	fmt.Printf("plot: wrote %s (loss and accuracy of %d epochs of %s)\n", *out, len(epochs), *metricsPath)
 	return nil
 }
 
 // plotSeries builds plot points from one metric of every epoch.
-func plotSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) float64) plotter.XYs {
+func plotSeries(epochs []metrics.Epoch, f func(m *metrics.Epoch) float64) plotter.XYs {
 	pts := make(plotter.XYs, len(epochs))
 	for i := range epochs {
 		pts[i].X = float64(epochs[i].Epoch)
@@ -78,7 +79,7 @@ func plotSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) float
 // metric f points at (validation and test results are absent from epochs
 // that skipped evaluation, and a hand-edited or foreign file may lack any
 // of them): it draws what is there.
-func plotEvalSeries(epochs []train.EpochMetrics, f func(m *train.EpochMetrics) *float64) plotter.XYs {
+func plotEvalSeries(epochs []metrics.Epoch, f func(m *metrics.Epoch) *float64) plotter.XYs {
 	var pts plotter.XYs
 	for i := range epochs {
 		if v := f(&epochs[i]); v != nil {
@@ -123,7 +124,7 @@ func plotPanel(title, ylabel string, curves []plotCurve) (*plot.Plot, error) {
 
 // isLinkRun reports whether the metrics come from a link-prediction run
 // (some epoch carries ranking figures).
-func isLinkRun(epochs []train.EpochMetrics) bool {
+func isLinkRun(epochs []metrics.Epoch) bool {
 	for i := range epochs {
 		if epochs[i].ValMRR != nil || epochs[i].TestMRR != nil {
 			return true
@@ -133,13 +134,13 @@ func isLinkRun(epochs []train.EpochMetrics) bool {
 }
 
 // plotDraw renders the two panels into an image of the given format.
-func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format string) ([]byte, error) {
+func plotDraw(epochs []metrics.Epoch, sum *metrics.Summary, name, format string) ([]byte, error) {
 	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	orange := color.RGBA{R: 255, G: 127, B: 14, A: 255}
 	green := color.RGBA{R: 44, G: 160, B: 44, A: 255}
 	loss, err := plotPanel(name+": loss", "cross-entropy", []plotCurve{
-		{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.Loss }), blue},
-		{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValLoss }), orange},
+		{"train", plotSeries(epochs, func(m *metrics.Epoch) float64 { return m.Loss }), blue},
+		{"valid", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValLoss }), orange},
 	})
 	if err != nil {
 		return nil, err
@@ -154,10 +155,10 @@ func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format stri
 			title += fmt.Sprintf(" (best val MRR %.4f at epoch %d, test MRR %.4f, AUC %.4f)", *sum.BestValMRR, sum.BestEpoch, *sum.TestMRR, *sum.TestAUC)
 		}
 		acc, err = plotPanel(title, "MRR / AUC", []plotCurve{
-			{"valid MRR", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValMRR }), orange},
-			{"test MRR", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.TestMRR }), green},
-			{"valid AUC", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValAUC }), blue},
-			{"test AUC", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.TestAUC }), red},
+			{"valid MRR", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValMRR }), orange},
+			{"test MRR", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.TestMRR }), green},
+			{"valid AUC", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValAUC }), blue},
+			{"test AUC", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.TestAUC }), red},
 		})
 	} else {
 		accTitle := name + ": accuracy"
@@ -165,9 +166,9 @@ func plotDraw(epochs []train.EpochMetrics, sum *train.Summary, name, format stri
 			accTitle += fmt.Sprintf(" (best val %.4f at epoch %d, test %.4f)", sum.BestValAcc, sum.BestEpoch, sum.TestAcc)
 		}
 		acc, err = plotPanel(accTitle, "accuracy", []plotCurve{
-			{"train", plotSeries(epochs, func(m *train.EpochMetrics) float64 { return m.TrainAcc }), blue},
-			{"valid", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.ValAcc }), orange},
-			{"test", plotEvalSeries(epochs, func(m *train.EpochMetrics) *float64 { return m.TestAcc }), green},
+			{"train", plotSeries(epochs, func(m *metrics.Epoch) float64 { return m.TrainAcc }), blue},
+			{"valid", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValAcc }), orange},
+			{"test", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.TestAcc }), green},
 		})
 	}
 	if err != nil {

@@ -9,19 +9,19 @@ import (
 	"strings"
 	"testing"
 
+	"mpignn/train/metrics"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"mpignn/train"
 )
 
 func writeTestMetrics(t *testing.T, path string, epochs int, summary bool) {
 	t.Helper()
-	w, err := train.CreateMetrics(path, 0)
+	w, err := metrics.Create(path, 0)
 	require.NoError(t, err)
 	defer w.Close()
 	for e := 1; e <= epochs; e++ {
-		m := train.EpochMetrics{Type: "epoch", Epoch: e, Loss: 2 / float64(e), TrainAcc: 1 - 0.5/float64(e)}
+		m := metrics.Epoch{Type: "epoch", Epoch: e, Loss: 2 / float64(e), TrainAcc: 1 - 0.5/float64(e)}
 		// Odd epochs are evaluated (as with --eval-every 2), and the last.
 		if e%2 == 1 || e == epochs {
 			vl, va, ta := 2.2/float64(e), 0.9-0.5/float64(e), 0.88-0.5/float64(e)
@@ -30,7 +30,7 @@ func writeTestMetrics(t *testing.T, path string, epochs int, summary bool) {
 		require.NoError(t, w.WriteEpoch(&m))
 	}
 	if summary {
-		require.NoError(t, w.WriteSummary(&train.Summary{Type: "summary", Epochs: epochs, BestEpoch: epochs, BestValAcc: 0.8, TestAcc: 0.79}))
+		require.NoError(t, w.WriteSummary(&metrics.Summary{Type: "summary", Epochs: epochs, BestEpoch: epochs, BestValAcc: 0.8, TestAcc: 0.79}))
 	}
 }
 

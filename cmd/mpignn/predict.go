@@ -52,7 +52,7 @@ func (f *inferFlags) parse(args []string) error {
 	}
 	cfg := &f.cfg
 	var err error
-	if cfg.Fanouts, err = f.fanout.parse(); err != nil { // nil = the checkpoint's
+	if cfg.Fanouts, err = f.fanout.list(); err != nil { // nil = the checkpoint's
 		return err
 	}
 	cfg.Note = flagWriter{Writer: os.Stdout}

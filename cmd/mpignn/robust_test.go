@@ -199,7 +199,7 @@ func TestCLIMistakesAreOneLine(t *testing.T) {
 		{"batch and global batch", []string{"train", "--parts", "x", "--batch", "8", "--global-batch", "32"},
 			"mpignn train: --batch 8 and --global-batch 32 exclude each other: --batch counts per rank, --global-batch over all ranks (give one)"},
 		// Values the flag parses but does not take are flag mistakes too
-		// (issue 34): exit code 2, as the README promises.
+		// (issue 34): exit code 2, as docs/commands.md promises.
 		{"train bad method", []string{"train", "--parts", "x", "--method", "foo"}, `mpignn train: --method "foo": want metis or random`},
 		{"train bad checkpoint-every", []string{"train", "--parts", "x", "--checkpoint-every", "2step"}, `--checkpoint-every "2step": want epochs (5), steps (500steps) or a duration`},
 		{"train bad dropout", []string{"train", "--parts", "x", "--dropout", "1"}, "--dropout 1 must be in [0,1)"},

@@ -25,14 +25,16 @@ type sampleConfig struct {
 	parts string
 	seeds []int64 // original ids, ascending, distinct
 	// typedSeeds are "type:id" entries of --seeds (heterogeneous graphs),
-	// resolved against the partition's schema; relSpec is a per-relation
-	// --fanout value.
+	// resolved against the partition's schema.
 	typedSeeds []string
-	fanouts    []int
-	fanSpec    string
-	relSpec    bool
-	key        sample.Key
-	replace    bool
+	// plan is --fanout, per relation too (resolved against the
+	// partition's schema), and fanouts its hops; fanSpec is the value as
+	// typed, for the output's header.
+	plan    sample.FanoutPlan
+	fanouts []int
+	fanSpec string
+	key     sample.Key
+	replace bool
 	// temporal sampling: tp, and the fixed seed time when fixedTime.
 	tp        sample.Temporal
 	fixedTime bool
@@ -81,19 +83,17 @@ func parseSample(args []string) (sampleConfig, error) {
 	}
 	slices.Sort(cfg.seeds)
 	cfg.seeds = slices.Compact(cfg.seeds)
-	cfg.fanSpec, cfg.relSpec = fan.value, fan.isRelSpec()
-	if cfg.relSpec {
-		cfg.fanouts, err = fan.relHops()
-	} else {
-		cfg.fanouts, err = fan.layers()
-	}
-	if err != nil {
+	if cfg.plan, err = fan.plan(); err != nil {
 		return cfg, err
 	}
+	cfg.fanouts, cfg.fanSpec = cfg.plan.Hops, fan.value
 	if cfg.transport, err = tr.parse(); err != nil {
 		return cfg, err
 	}
 	if cfg.tp, cfg.fixedTime, cfg.seedTime, err = temporal.parse(); err != nil {
+		return cfg, err
+	}
+	if err := dsample.ValidateTemporal(cfg.tp, cfg.fixedTime); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -190,7 +190,7 @@ func sampleMain(w *spmd.World, cfg sampleConfig, out io.Writer) error {
 	for i, f := range cfg.fanouts {
 		fanStr[i] = strconv.Itoa(f)
 	}
-	if cfg.relSpec {
+	if cfg.plan.PerRelation() {
 		fanStr = []string{cfg.fanSpec}
 	}
 	seedStr := make([]string, len(cfg.seeds))
@@ -219,7 +219,7 @@ func (cfg *sampleConfig) resolveSeeds(schema *graph.Schema) error {
 	if len(cfg.typedSeeds) > 0 && schema == nil {
 		return fmt.Errorf("--seeds %s: type:id seeds need a heterogeneous partition", cfg.typedSeeds[0])
 	}
-	if cfg.relSpec && schema == nil {
+	if cfg.plan.PerRelation() && schema == nil {
 		return fmt.Errorf("--fanout %s: per-relation fanouts need a heterogeneous partition", cfg.fanSpec)
 	}
 	for _, ts := range cfg.typedSeeds {
@@ -270,12 +270,9 @@ func sampleTemporal(c *collectives.Comm, s *dsample.Store, part *partition.Part,
 	}
 	rf := sample.UniformRelFanouts(cfg.fanouts, 1)
 	if schema != nil {
-		rf = sample.UniformRelFanouts(cfg.fanouts, schema.NumRels())
-		if cfg.relSpec {
-			var err error
-			if rf, err = sample.ParseRelFanouts(cfg.fanSpec, schema, len(cfg.fanouts)); err != nil {
-				return nil, fmt.Errorf("--fanout: %w", err)
-			}
+		var err error
+		if rf, err = cfg.plan.Resolve(schema); err != nil {
+			return nil, fmt.Errorf("--fanout: %w", err)
 		}
 	}
 	blocks, err := s.Sampler().Sample(dsample.Request{Seeds: seedsG, SeedsOrig: seedsO, Times: times, Rel: rf, Key: cfg.key, Replace: cfg.replace})
@@ -288,12 +285,9 @@ func sampleTemporal(c *collectives.Comm, s *dsample.Store, part *partition.Part,
 // sampleTyped samples the seeds on a heterogeneous partition with
 // per-relation fanouts and gathers the canonical text with relations.
 func sampleTyped(c *collectives.Comm, s *dsample.Store, schema *graph.Schema, cfg sampleConfig, seedsG, seedsO []int64) ([]byte, error) {
-	rf := sample.UniformRelFanouts(cfg.fanouts, schema.NumRels())
-	if cfg.relSpec {
-		var err error
-		if rf, err = sample.ParseRelFanouts(cfg.fanSpec, schema, len(cfg.fanouts)); err != nil {
-			return nil, fmt.Errorf("--fanout: %w", err)
-		}
+	rf, err := cfg.plan.Resolve(schema)
+	if err != nil {
+		return nil, fmt.Errorf("--fanout: %w", err)
 	}
 	blocks, err := s.Sampler().Sample(dsample.Request{Seeds: seedsG, SeedsOrig: seedsO, Rel: rf, Key: cfg.key, Replace: cfg.replace})
 	if err != nil {

@@ -39,17 +39,23 @@ func TestParseSample(t *testing.T) {
 func TestParseBenchSample(t *testing.T) {
 	cfg, err := parseBenchSample([]string{"--parts", "p", "--cache-mb", "20", "--steps", "3"})
 	require.NoError(t, err)
-	require.Equal(t, []int{15, 10, 5}, cfg.fanouts)
-	require.Equal(t, 1024, cfg.batch)
-	require.Equal(t, 20.0, cfg.cacheMB)
+	require.Equal(t, []int{15, 10, 5}, cfg.loader.Fanouts)
+	require.Equal(t, 1024, cfg.loader.Batch)
+	require.Equal(t, 20.0, cfg.store.CacheMB)
 	require.Equal(t, 3, cfg.steps)
-	for _, args := range [][]string{
-		{},
-		{"--parts", "p", "--batch", "0"},
-		{"--parts", "p", "--cache-mb", "-1"},
-		{"--parts", "p", "--fanout", "0"},
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{}, "--parts"},
+		{[]string{"--parts", "p", "--batch", "0"}, "--batch 0 must be positive"},
+		{[]string{"--parts", "p", "--cache-mb", "-1"}, "--cache-mb -1: want a finite size"},
+		{[]string{"--parts", "p", "--fanout", "0"}, "layer 0 has fanout 0"},
+		{[]string{"--parts", "p", "--temporal-strict"}, "--temporal-strict and --seed-time need --temporal uniform or last"},
+		{[]string{"--parts", "p", "--steps", "0"}, "--steps must be positive"},
 	} {
-		_, err := parseBenchSample(args)
-		assert.Error(t, err, "%v accepted", args)
+		_, err := parseBenchSample(tc.args)
+		require.Error(t, err, "%v accepted", tc.args)
+		assert.Contains(t, flagNames(err).Error(), tc.err, "%v", tc.args)
 	}
 }

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"mpignn/collectives"
-	"mpignn/internal/testhold"
 	"mpignn/partition"
 	"mpignn/partition/dpartition"
 	"mpignn/spmd"
+	"mpignn/spmd/launched"
 	"mpignn/train"
 	"mpignn/train/dtrain"
+	"mpignn/train/kernels"
+	"mpignn/train/optim"
 )
 
 // trainFlags are the flags of `mpignn train`.
@@ -154,24 +156,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if f.data == "" && c.Task != dtrain.TaskLink {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
-	if fanout.isRelSpec() {
-		// Per-relation fanouts: resolved against the partition's schema in
-		// dtrain.Train; the per-hop maxima size the run meanwhile.
-		c.Hetero.Fanout = fanout.value
-		c.Loader.Fanouts, err = fanout.relHops()
-	} else {
-		c.Loader.Fanouts, err = fanout.layers()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if evalFanout.isRelSpec() {
-		c.Hetero.EvalFanout = evalFanout.value
-		c.Loader.EvalFanouts, err = evalFanout.relHops()
-	} else {
-		c.Loader.EvalFanouts, err = evalFanout.parse() // nil = --fanout
-	}
-	if err != nil {
+	if err := fanoutPlans(c, fanout, evalFanout); err != nil {
 		return nil, err
 	}
 	if c.Loader.Temporal, c.Loader.FixedSeedTime, c.Loader.SeedTime, err = temporal.parse(); err != nil {
@@ -192,6 +177,29 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 		return nil, flagNames(err, trainFieldFlags())
 	}
 	return f, nil
+}
+
+// fanoutPlans parses --fanout and --eval-fanout once each into the run's
+// configuration: their hops are the loader's fanouts (an empty
+// --eval-fanout is nil, --fanout's), and a per-relation plan goes as it is
+// to dtrain, which resolves it against the partition's schema.
+func fanoutPlans(c *dtrain.TrainConfig, fanout, evalFanout *fanoutFlag) error {
+	fan, err := fanout.plan()
+	if err != nil {
+		return err
+	}
+	eval, err := evalFanout.parse()
+	if err != nil {
+		return err
+	}
+	c.Loader.Fanouts, c.Loader.EvalFanouts = fan.Hops, eval.Hops
+	if fan.PerRelation() {
+		c.Hetero.Fanout = fan
+	}
+	if eval.PerRelation() {
+		c.Hetero.EvalFanout = eval
+	}
+	return nil
 }
 
 // addLayersFlag declares --layers, which only checks the layer count that
@@ -236,14 +244,14 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 
 // apply sets the model's dropouts and GAT settings and Adam's rate and
 // decay from the parsed flags.
-func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *train.AdamConfig) {
+func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *optim.AdamConfig) {
 	// Converted here, once: the model and the trainer compute in float32.
 	m.Dropout = float32(*f.dropout)
 	m.InputDropout = float32(*f.dropout)
 	if *f.inDropout >= 0 {
 		m.InputDropout = float32(*f.inDropout)
 	}
-	*adam = train.DefaultAdam(float32(*f.lr), float32(*f.weightDecay))
+	*adam = optim.DefaultAdam(float32(*f.lr), float32(*f.weightDecay))
 	// GAT's flags default to its settings for GAT only; given to another
 	// model they reach the config, which refuses them (they would have no
 	// effect).
@@ -410,7 +418,7 @@ func runTrain(args []string) error {
 	}
 	// Listening starts before MPI: a preemption signal during start-up
 	// must not kill the rank (SIGUSR1's default action).
-	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", testhold.Rank(), f.stopFile)
+	sigs := listenStopSignals(f.cfg.Run.CheckpointDir != "", launched.Rank(), f.stopFile)
 	defer sigs.Close()
 	f.cfg.Stop = sigs.Requested
 	stopped := false
@@ -492,7 +500,7 @@ func setThreads(n, worldSize int) error {
 		n = max(1, runtime.NumCPU()/dtrain.LocalRanks(worldSize))
 	}
 	runtime.GOMAXPROCS(n)
-	train.SetBLASThreads(n)
+	kernels.SetBLASThreads(n)
 	return nil
 }
 

@@ -123,10 +123,11 @@ type relGen struct {
 // New validates opt and prepares a homogeneous generator; its tables are
 // per class, not per node.
 func New(opt Options) (*Gen, error) {
-	if err := opt.fillChunks(); err != nil {
+	if err := checkChunks(opt.ChunkNodes, opt.ChunkEdges); err != nil {
 		return nil, err
 	}
-	if err := opt.Fill(); err != nil {
+	opt.fillChunks()
+	if err := opt.Fill(); err != nil { // graph.GenOptions.Validate, filling
 		return nil, err
 	}
 	g := &Gen{opt: opt, name: GraphName, beta: 1 / (opt.PowerLaw - 1), featDim: opt.FeatDim}
@@ -138,17 +139,40 @@ func New(opt Options) (*Gen, error) {
 	return g, nil
 }
 
-func (o *Options) fillChunks() error {
+// Validate reports options New cannot generate from, a zero field read as
+// its default: the chunk sizes and the graph's (graph.GenOptions).
+func (o Options) Validate() error {
+	if err := checkChunks(o.ChunkNodes, o.ChunkEdges); err != nil {
+		return err
+	}
+	return o.GenOptions.Validate()
+}
+
+// Validate reports options NewHetero cannot generate from, as
+// Options.Validate does.
+func (o HeteroOptions) Validate() error {
+	if err := checkChunks(o.ChunkNodes, o.ChunkEdges); err != nil {
+		return err
+	}
+	return o.HeteroGenOptions.Validate()
+}
+
+// checkChunks refuses negative chunk sizes (zero is the default).
+func checkChunks(nodes, edges int64) error {
+	if nodes < 0 || edges < 0 {
+		return fmt.Errorf("gen: chunk sizes %d nodes and %d edges must be positive", nodes, edges)
+	}
+	return nil
+}
+
+// fillChunks gives zero chunk sizes their defaults.
+func (o *Options) fillChunks() {
 	if o.ChunkNodes == 0 {
 		o.ChunkNodes = DefaultChunkNodes
 	}
 	if o.ChunkEdges == 0 {
 		o.ChunkEdges = DefaultChunkEdges
 	}
-	if o.ChunkNodes < 1 || o.ChunkEdges < 1 {
-		return fmt.Errorf("gen: chunk sizes %d nodes and %d edges must be positive", o.ChunkNodes, o.ChunkEdges)
-	}
-	return nil
 }
 
 // HeteroOptions describe an ogbn-mag-shaped graph (graph.HeteroGenOptions:
@@ -166,12 +190,13 @@ const HeteroGraphName = "synthetic-mag"
 
 // NewHetero validates opt and prepares a heterogeneous generator.
 func NewHetero(opt HeteroOptions) (*Gen, error) {
-	co := Options{ChunkNodes: opt.ChunkNodes, ChunkEdges: opt.ChunkEdges}
-	if err := co.fillChunks(); err != nil {
+	if err := checkChunks(opt.ChunkNodes, opt.ChunkEdges); err != nil {
 		return nil, err
 	}
+	co := Options{ChunkNodes: opt.ChunkNodes, ChunkEdges: opt.ChunkEdges}
+	co.fillChunks()
 	h := opt.HeteroGenOptions
-	if err := h.Fill(); err != nil {
+	if err := h.Fill(); err != nil { // graph.HeteroGenOptions.Validate, filling
 		return nil, err
 	}
 	co.GenOptions = graph.GenOptions{Classes: h.Classes, FeatDim: h.FeatDim, Seed: h.Seed, Homophily: h.Homophily,

@@ -2,6 +2,7 @@ package chunkgen
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -360,7 +361,7 @@ func TestHeteroReadsBack(t *testing.T) {
 	// member of the anchor's community; at random about 1 in 100 would.
 	assert.Greater(t, float64(same)/float64(total), 0.4, "share of edges inside a community")
 	pt := c.TypeIndex(graph.TypePaper)
-	require.Equal(t, []string{graph.TypePaper}, sortedKeys(c.Meta.NodeData))
+	require.Equal(t, []string{graph.TypePaper}, slices.Sorted(maps.Keys(c.Meta.NodeData)))
 	var sets [4]int64
 	v := int64(0)
 	for k := range c.NumNodeChunks(pt) {
@@ -377,15 +378,6 @@ func TestHeteroReadsBack(t *testing.T) {
 	}
 	sp := g.SplitCounts()
 	assert.Equal(t, [4]int64{sp[0], sp[1], sp[2], 0}, sets)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // TestEmptyClassesNeverDrawn: a type with fewer nodes than classes has

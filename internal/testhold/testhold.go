@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"mpignn/spmd/launched"
 )
 
 // Environment variables read by At.
@@ -18,18 +20,6 @@ const (
 
 // pollEvery is how often a holding process looks for its release file.
 const pollEvery = 5 * time.Millisecond
-
-// Rank returns this process's MPI world rank as the launcher told it, 0
-// outside MPI.
-func Rank() int {
-	// The variables OpenMPI, MPICH (Hydra), PMIx and srun set.
-	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
-		if v, err := strconv.Atoi(os.Getenv(k)); err == nil && v >= 0 {
-			return v
-		}
-	}
-	return 0
-}
 
 // Wanted reports whether spec (the value of MPIGNN_TEST_HOLD) asks to hold
 // at point on rank.
@@ -79,7 +69,7 @@ func At(point string) {
 	if spec == "" {
 		return
 	}
-	rank := Rank()
+	rank := launched.Rank()
 	if !Wanted(spec, point, rank) {
 		return
 	}

@@ -31,17 +31,6 @@ func TestWanted(t *testing.T) {
 	}
 }
 
-func TestRank(t *testing.T) {
-	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
-		t.Setenv(k, "")
-	}
-	assert.Equal(t, 0, Rank())
-	t.Setenv("PMI_RANK", "3")
-	assert.Equal(t, 3, Rank())
-	t.Setenv("OMPI_COMM_WORLD_RANK", "2")
-	assert.Equal(t, 2, Rank(), "OpenMPI's variable comes first")
-}
-
 // TestHoldAndRelease: At blocks until Go, announces its PID, cleans up its
 // files, and can hold at the same point again.
 func TestHoldAndRelease(t *testing.T) {

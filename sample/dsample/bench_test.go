@@ -17,7 +17,7 @@ import (
 // Benchmarks on the peer-comparison graph (200k nodes, 8M directed edges,
 // 100 features), on one rank, so every node is local: they measure the
 // local sampling path of Sampler.Sample and the local row copy of
-// Store.Gather. Targets: >= 10M sampled edges/s per core and >= 2 GB/s.
+// FeatureStore.Gather. Targets: >= 10M sampled edges/s per core and >= 2 GB/s.
 //
 //	go test -run '^$' -bench . -benchtime 20x ./sample/dsample/
 
@@ -136,13 +136,13 @@ func benchSampleWith(b *testing.B, e *benchEnv, fan []int, batch int, excl func(
 	for i := 0; b.Loop(); i++ {
 		g, o := e.seedsOf(i, batch)
 		if excl != nil {
-			e.s.SetExclude(excl(i))
+			e.s.sampler.SetExclude(excl(i))
 		}
 		var st sample.SampleStats
 		if _, err := e.s.Sampler().Sample(Request{Seeds: g, SeedsOrig: o, Fanouts: fan, Key: sample.Key{Seed: 1, Batch: i}, Stats: &st}); err != nil {
 			b.Fatal(err)
 		}
-		e.s.SetExclude(nil)
+		e.s.sampler.SetExclude(nil)
 		edges += st.Edges()
 		excluded += st.Excluded
 	}
@@ -206,14 +206,14 @@ func BenchmarkGatherLocal(b *testing.B) {
 	}
 	nodes := blocks[0].Nodes
 	var x []float32
-	b.SetBytes(int64(len(nodes) * 4 * e.s.FeatDim()))
+	b.SetBytes(int64(len(nodes) * 4 * e.s.part.Meta.FeatDim))
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for b.Loop() {
-		if x, err = e.s.Gather(nodes, x, nil); err != nil {
+		if x, err = e.s.feat.Gather(NodeFeat(), nodes, x, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N)*float64(len(nodes)*4*e.s.FeatDim())/(cpuTime()-cpu0).Seconds()/1e9, "GB/cpu-s")
+	b.ReportMetric(float64(b.N)*float64(len(nodes)*4*e.s.part.Meta.FeatDim)/(cpuTime()-cpu0).Seconds()/1e9, "GB/cpu-s")
 	b.ReportMetric(float64(len(nodes)), "rows/batch")
 }

@@ -138,14 +138,14 @@ func TestDistributedSeedEdgeExclusion(t *testing.T) {
 }
 
 // subject is the conformance subject of store s sampling through ss: each
-// rank samples the seeds it owns; the exclusion set goes through the store.
+// rank samples the seeds it owns; the exclusion set goes to the store's sampler.
 func (f *fixture) subject(s *Store, ss *statsSampler) sampletest.Subject {
 	return sampletest.Subject{
 		Sampler:  ss,
-		NumNodes: s.NumNodes(),
+		NumNodes: s.part.Meta.NumNodes,
 		Own:      func(wanted []int64) (global, orig []int64) { return ownedSeeds(f.part, wanted) },
 		Orig:     f.origOf,
-		Exclude:  s.SetExclude,
+		Exclude:  s.sampler.SetExclude,
 	}
 }
 
@@ -183,7 +183,7 @@ func TestGatherFeatures(t *testing.T) {
 						nodes = append(nodes, g)
 					}
 					var st GatherStats
-					x, err := s.Gather(nodes, nil, &st)
+					x, err := s.feat.Gather(NodeFeat(), nodes, nil, &st)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -199,8 +199,8 @@ func TestGatherFeatures(t *testing.T) {
 					}
 					if f.c.Size() > 1 {
 						hot := st.CachedRows - st.HaloHits
-						if st.RemoteRows == 0 || hot != int64(s.HotCacheRows()) || hot == 0 || (halo && st.HaloHits == 0) {
-							t.Errorf("stats %+v with %d hot rows: want remote, hot and (with halo) halo rows", st, s.HotCacheRows())
+						if st.RemoteRows == 0 || hot != int64(s.feat.HotCacheRows(NodeFeat())) || hot == 0 || (halo && st.HaloHits == 0) {
+							t.Errorf("stats %+v with %d hot rows: want remote, hot and (with halo) halo rows", st, s.feat.HotCacheRows(NodeFeat()))
 						}
 						if st.Bytes != st.RemoteRows*testDim*4 {
 							t.Errorf("moved %d bytes for %d remote rows", st.Bytes, st.RemoteRows)
@@ -212,7 +212,7 @@ func TestGatherFeatures(t *testing.T) {
 					if f.c.Rank() == 0 {
 						bad = []int64{testNodes + 5}
 					}
-					_, err = s.Gather(bad, nil, nil)
+					_, err = s.feat.Gather(NodeFeat(), bad, nil, nil)
 					if (err != nil) != (f.c.Rank() == 0) {
 						t.Fatalf("gather of %v: error %v", bad, err)
 					}

@@ -26,15 +26,21 @@
 //     seeds, the fanouts or a per-relation plan (sample.RelFanouts), seed
 //     times, the key, replace and optional counters. It reproduces
 //     sample.Reference / sample.HeteroReference exactly with a fixed number
-//     of transport calls per layer on every rank. SetExclude (also on
-//     Store) drops a step's seed edges from the blocks, on both transports.
+//     of transport calls per layer on every rank. SetExclude drops a step's
+//     seed edges from the blocks, on both transports.
 //     SetTemporal and a Request with Times sample temporally on a timed
 //     partition (temporal.go): own rows by binary search over the local
 //     edge times, remote rows with a fixed number of one-sided reads (times
 //     at fences, then the gap holding the prefix end), or on the owner with
 //     Alltoallv.
 //   - Store (OpenStore, collective): one rank's partition opened as both
-//     stores plus the Sampler, probing the transport once; with labels.
+//     stores plus the Sampler, probing the transport once; with labels. It
+//     hands out its parts (Graph, Features, Sampler, Part) rather than
+//     forwarding their methods.
+//   - Options: every options type has Validate, called by its door
+//     (NewLoader, NewLinkLoader, Store.Embed, OpenStore, OpenGraphStore,
+//     OpenFeatureStore) before anything collective; fanouts follow
+//     sample.CheckFanouts, the one rule of a fanout list.
 //   - Loader (NewLoader, Steps, Batch): global batching (sample.EpochBatches
 //     / sample.RankSteps) + sampling + gathering per training step; the step
 //     count is the same on every rank, and a rank without seeds in a step

@@ -265,12 +265,3 @@ func (f *FeatureStore) GatherSparse(k FeatureKey, nodes []int64, dst *sample.Spa
 		fillSparse(dst, len(nodes), row)
 	})
 }
-
-// GatherSparse reads the node features of nodes as sparse rows (see
-// FeatureStore.GatherSparse). It is collective.
-func (s *Store) GatherSparse(nodes []int64, dst *sample.SparseRows, st *GatherStats) error {
-	return s.feat.GatherSparse(NodeFeat(), nodes, dst, st)
-}
-
-// SparseFeat reports whether the node features are stored sparsely.
-func (s *Store) SparseFeat() bool { return s.feat.Sparse(NodeFeat()) }

@@ -60,26 +60,26 @@ func TestGatherSparseFeatures(t *testing.T) {
 			cache := float64(40*testDim*4) / (1 << 20)
 			ds := df.openStore(t, tr, cache)
 			ss := sf.openStore(t, tr, cache)
-			require.True(t, ss.SparseFeat())
-			require.False(t, ds.SparseFeat())
+			require.True(t, ss.feat.Sparse(NodeFeat()))
+			require.False(t, ds.feat.Sparse(NodeFeat()))
 			t.Run(fmt.Sprintf("halo=%v/%s", halo, tr), func(t *testing.T) {
 				nodes := make([]int64, 0, testNodes+3)
 				for g := int64(testNodes - 1); g >= 0; g-- {
 					nodes = append(nodes, g)
 				}
 				nodes = append(nodes, 5, 5, 0) // repeats
-				want, err := ds.Gather(nodes, nil, nil)
+				want, err := ds.feat.Gather(NodeFeat(), nodes, nil, nil)
 				require.NoError(t, err)
 				var st GatherStats
 				var xs sample.SparseRows
-				require.NoError(t, ss.GatherSparse(nodes, &xs, &st))
+				require.NoError(t, ss.feat.GatherSparse(NodeFeat(), nodes, &xs, &st))
 				require.NoError(t, xs.Check())
 				require.Equal(t, len(nodes), xs.Rows())
 				require.Equal(t, want, xs.Dense())
 				for _, v := range xs.Values {
 					require.NotZero(t, v, "a stored entry is zero")
 				}
-				got, err := ss.Gather(nodes, []float32{9, 9}, nil)
+				got, err := ss.feat.Gather(NodeFeat(), nodes, []float32{9, 9}, nil)
 				require.NoError(t, err)
 				require.Equal(t, want, got)
 				require.Equal(t, int64(len(nodes)), st.Rows())
@@ -96,7 +96,7 @@ func TestGatherSparseFeatures(t *testing.T) {
 				if sf.c.Rank() == 0 {
 					bad = []int64{testNodes + 5}
 				}
-				err = ss.GatherSparse(bad, &xs, nil)
+				err = ss.feat.GatherSparse(NodeFeat(), bad, &xs, nil)
 				require.Equal(t, sf.c.Rank() == 0, err != nil, "gather of %v: %v", bad, err)
 			})
 		}

@@ -98,6 +98,9 @@ type featTable struct {
 // fails on every rank if any rank's partition is unusable. The partition's
 // Feat is only read; the caller may drop it afterwards.
 func OpenFeatureStore(c *collectives.Comm, p *partition.Part, o FeatureOptions) (*FeatureStore, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("open feature store: %w", err)
+	}
 	t, err := collectives.ResolveTransport(c, o.Transport)
 	if err != nil {
 		return nil, fmt.Errorf("open feature store: %w", err)
@@ -114,8 +117,6 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 	why := checkPart(c, p)
 	switch {
 	case why != "":
-	case cacheMB < 0:
-		why = fmt.Sprintf("cache size %g MB is negative", cacheMB)
 	case p.Meta.SparseFeat && (p.FeatCSR == nil || int64(p.FeatCSR.Rows()) != p.NumOwned() ||
 		(p.HaloFeatCSR != nil && p.HaloFeatCSR.Rows() != len(p.Halo))):
 		why = fmt.Sprintf("part %d has inconsistent sparse feature arrays (already released by another store?)", p.ID)

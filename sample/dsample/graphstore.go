@@ -73,6 +73,9 @@ type GraphStore struct {
 // partition is unusable. The partition's Indices and IndicesOrig are only
 // read; the caller may drop them afterwards.
 func OpenGraphStore(c *collectives.Comm, p *partition.Part, o GraphOptions) (*GraphStore, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("open graph store: %w", err)
+	}
 	t, err := collectives.ResolveTransport(c, o.Transport)
 	if err != nil {
 		return nil, fmt.Errorf("open graph store: %w", err)

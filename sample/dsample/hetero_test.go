@@ -204,8 +204,8 @@ func TestHomogeneousSampleRelEqualsSample(t *testing.T) {
 		s := f.openStore(t, tr, 0)
 		for _, ex := range []*sample.EdgeSet{nil, x} {
 			t.Run(fmt.Sprintf("%s/exclude %d", tr, ex.Len()), func(t *testing.T) {
-				s.SetExclude(ex)
-				defer s.SetExclude(nil)
+				s.sampler.SetExclude(ex)
+				defer s.sampler.SetExclude(nil)
 				seedsG, seedsO := ownedSeeds(f.part, all)
 				base := sample.Key{Seed: 7, Epoch: 1, Batch: 2}
 				var st1, st2 sample.SampleStats

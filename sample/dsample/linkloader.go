@@ -2,7 +2,6 @@ package dsample
 
 import (
 	"fmt"
-	"slices"
 
 	"mpignn/collectives"
 	"mpignn/graph"
@@ -157,24 +156,13 @@ type LinkLoader struct {
 // NewLinkLoader prepares link batches over the store's partition, which
 // must hold a link split (partition --link-split). It is collective.
 func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("link loader: %w", err)
+	}
 	p := s.part
 	var why string
-	switch {
-	case o.GlobalBatch == 0 && o.Batch <= 0:
-		why = fmt.Sprintf("batch size %d, want > 0", o.Batch)
-	case o.GlobalBatch < 0 || o.GlobalBatch > 0 && o.Batch != 0:
-		why = fmt.Sprintf("global batch %d with batch %d: give one of them (> 0)", o.GlobalBatch, o.Batch)
-	case len(o.Fanouts) == 0:
-		why = "no fanouts (one per layer)"
-	case o.NegRatio < 1:
-		why = fmt.Sprintf("%d negatives per positive, want >= 1", o.NegRatio)
-	case o.EvalFanouts != nil && len(o.EvalFanouts) != len(o.Fanouts):
-		why = fmt.Sprintf("%d eval fanouts for %d layers", len(o.EvalFanouts), len(o.Fanouts))
-	case p.Meta.Link == nil || p.Link == nil:
+	if p.Meta.Link == nil || p.Link == nil {
 		why = "the partition has no link split (partition it with --link-split)"
-	}
-	if err := ValidateFanouts(slices.Concat(o.Fanouts, o.EvalFanouts)); why == "" && err != nil {
-		why = err.Error()
 	}
 	if o.EvalFanouts == nil {
 		o.EvalFanouts = o.Fanouts
@@ -332,9 +320,9 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 	out.GlobalSeeds = int(min(G, l.meta.Train-int64(step)*G) * int64(1+k))
 	var st sample.SampleStats
 	base := sample.Key{Seed: l.o.Seed, Epoch: epoch, Batch: step}
-	l.s.SetExclude(exclude)
+	l.s.sampler.SetExclude(exclude)
 	blocks, err := l.s.sampler.Sample(Request{Seeds: out.Seeds, SeedsOrig: out.SeedsOrig, Times: l.times(), Fanouts: l.o.Fanouts, Rel: l.s.relPlan(l.o.RelFanouts), Key: base, Replace: l.o.Replace, Stats: &st})
-	l.s.SetExclude(nil)
+	l.s.sampler.SetExclude(nil)
 	if err != nil {
 		return fmt.Errorf("link loader: epoch %d step %d: %w", epoch, step, err)
 	}
@@ -556,8 +544,8 @@ func (l *LinkLoader) Embed(m Embedder, width, epoch int, g *GraphStore) (*Embedd
 // collective.
 func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 	defer s.c.Phase("infer")()
-	if o.Width <= 0 || len(o.Fanouts) == 0 || validateBatch(o.Batch, o.GlobalBatch) != nil {
-		return nil, fmt.Errorf("embed: width %d, batch %d, global batch %d, %d fanouts", o.Width, o.Batch, o.GlobalBatch, len(o.Fanouts))
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
 	}
 	fan := o.Fanouts
 	p := s.part
@@ -603,7 +591,7 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 		if len(blocks) > 0 {
 			nodes = blocks[0].Nodes
 		}
-		if x, err = s.Gather(nodes, x, nil); err != nil {
+		if x, err = s.feat.Gather(NodeFeat(), nodes, x, nil); err != nil {
 			return nil, fmt.Errorf("embed step %d/%d: %w", step+1, len(steps), err)
 		}
 		if localErr != nil || len(seeds) == 0 {

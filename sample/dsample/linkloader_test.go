@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample"
 )
@@ -128,7 +129,10 @@ func TestLinkLoaderGlobalBatch(t *testing.T) {
 		}
 	}
 	_, err = NewLinkLoader(s, LinkLoaderOptions{Fanouts: []int{2}, Batch: 4, GlobalBatch: G, Seed: 3, NegRatio: 2})
-	assert.ErrorContains(t, err, "global batch 13 with batch 4")
+	assert.ErrorContains(t, err, "Batch 4 and GlobalBatch 13 exclude each other", "the rule of LoaderOptions, named by field")
+	var fe *config.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "Batch", fe.Field)
 }
 
 // sampleGraph is the training graph (the partition's adjacency) in original

@@ -43,7 +43,7 @@ type LoaderOptions struct {
 	// Meta.Split).
 	Split string
 	// RelFanouts and EvalRelFanouts are per-relation fanouts of a
-	// heterogeneous partition (see sample.ParseRelFanouts); nil means
+	// heterogeneous partition (sample.FanoutPlan.Resolve); nil means
 	// Fanouts (EvalFanouts) for every relation. They need as many hops as
 	// Fanouts, and are ignored for a homogeneous partition.
 	RelFanouts, EvalRelFanouts sample.RelFanouts
@@ -258,16 +258,16 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	var g GatherStats
 	if schema := l.s.graph.Schema(); schema != nil {
 		err = l.gatherTyped(schema, &blocks[0], out, &g)
-	} else if l.s.SparseFeat() {
+	} else if l.s.feat.Sparse(NodeFeat()) {
 		// Sparse features reach the model as CSR rows (Batch.XS), never
 		// densified: layer 0 then works per stored entry.
 		if out.XS == nil {
 			out.XS = &sample.SparseRows{}
 		}
 		out.X = out.X[:0]
-		err = l.s.GatherSparse(blocks[0].Nodes, out.XS, &g)
+		err = l.s.feat.GatherSparse(NodeFeat(), blocks[0].Nodes, out.XS, &g)
 	} else {
-		out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g)
+		out.X, err = l.s.feat.Gather(NodeFeat(), blocks[0].Nodes, out.X, &g)
 	}
 	if err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)

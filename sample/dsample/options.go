@@ -1,28 +1,21 @@
 package dsample
 
 import (
+	"math"
+
+	"mpignn/collectives"
 	"mpignn/config"
 	"mpignn/sample"
 )
 
 // Validate reports loader options no loader can run with, naming the
-// field at fault (config.FieldError). NewLoader calls it; a caller that
-// holds the options long before the loader exists (a command line, a
-// training config) calls it to fail early.
+// field at fault (config.FieldError). NewLoader calls it; an options type
+// that nests them (dtrain.TrainConfig) calls it from its own Validate.
 func (o LoaderOptions) Validate() error {
 	if err := validateBatch(o.Batch, o.GlobalBatch); err != nil {
 		return err
 	}
-	switch {
-	case len(o.Fanouts) == 0:
-		return config.Errorf("{Fanouts} needs at least one layer")
-	case o.EvalFanouts != nil && len(o.EvalFanouts) != len(o.Fanouts):
-		return config.Errorf("{EvalFanouts}: %d fanouts for %d layers", len(o.EvalFanouts), len(o.Fanouts))
-	}
-	if err := checkFanouts("Fanouts", o.Fanouts); err != nil {
-		return err
-	}
-	if err := checkFanouts("EvalFanouts", o.EvalFanouts); err != nil {
+	if err := validateLayers(o.Fanouts, o.EvalFanouts); err != nil {
 		return err
 	}
 	return ValidateTemporal(o.Temporal, o.FixedSeedTime)
@@ -65,22 +58,10 @@ func rankShare(batch, global, ranks int) int {
 	return batch
 }
 
-// MaxFanout bounds one layer's fanout: more would overflow the sampler's
-// int32 block offsets long before it meant anything.
-const MaxFanout = 1 << 30
-
-// ValidateFanouts refuses a fanout that is neither -1 (all neighbours)
-// nor 1..MaxFanout, naming the field Fanouts and the layer (hop from the
-// seeds first). LoaderOptions.Validate checks its fanouts with it; a
-// caller holding fanouts of its own (inference, one-off sampling) too.
-func ValidateFanouts(fanouts []int) error { return checkFanouts("Fanouts", fanouts) }
-
-// checkFanouts is ValidateFanouts naming field.
+// checkFanouts is sample.CheckFanouts naming field.
 func checkFanouts(field string, fanouts []int) error {
-	for i, f := range fanouts {
-		if f == 0 || f < -1 || f > MaxFanout {
-			return config.Errorf("%s: layer %d has fanout %d, want > 0 or -1 (all)", config.Name(field), i, f)
-		}
+	if err := sample.CheckFanouts(fanouts); err != nil {
+		return config.Errorf("%s: %s", config.Name(field), err)
 	}
 	return nil
 }
@@ -95,4 +76,90 @@ func ValidateTemporal(tp sample.Temporal, fixedSeedTime bool) error {
 		return config.Errorf("{Temporal.Strict} and {SeedTime} need {Temporal} uniform or last")
 	}
 	return nil
+}
+
+// Validate reports link loader options no link loader can run with,
+// naming the field at fault. NewLinkLoader calls it.
+func (o LinkLoaderOptions) Validate() error {
+	if err := validateBatch(o.Batch, o.GlobalBatch); err != nil {
+		return err
+	}
+	if err := validateLayers(o.Fanouts, o.EvalFanouts); err != nil {
+		return err
+	}
+	if o.NegRatio < 1 {
+		return config.Errorf("{NegRatio} %d negatives per positive, want >= 1", o.NegRatio)
+	}
+	return nil
+}
+
+// validateLayers checks the training and evaluation fanouts of a loader:
+// at least one layer, evaluation fanouts (nil: the training ones) of the
+// same depth, every hop -1 or positive (sample.CheckFanouts).
+func validateLayers(fanouts, evalFanouts []int) error {
+	switch {
+	case len(fanouts) == 0:
+		return config.Errorf("{Fanouts} needs at least one layer")
+	case evalFanouts != nil && len(evalFanouts) != len(fanouts):
+		return config.Errorf("{EvalFanouts}: %d fanouts for %d layers", len(evalFanouts), len(fanouts))
+	}
+	if err := checkFanouts("Fanouts", fanouts); err != nil {
+		return err
+	}
+	return checkFanouts("EvalFanouts", evalFanouts)
+}
+
+// Validate reports embedding options Store.Embed cannot run, naming the
+// field at fault. Store.Embed calls it.
+func (o EmbedOptions) Validate() error {
+	if o.Width < 1 {
+		return config.Errorf("{Width} %d must be positive", o.Width)
+	}
+	if err := validateBatch(o.Batch, o.GlobalBatch); err != nil {
+		return err
+	}
+	return validateLayers(o.Fanouts, nil)
+}
+
+// Validate reports store options OpenStore cannot open with, naming the
+// field at fault: those of its graph and feature stores. OpenStore calls
+// it.
+func (o StoreOptions) Validate() error {
+	if err := (GraphOptions{Transport: o.Transport, DegreeTableMB: o.DegreeTableMB}).Validate(); err != nil {
+		return err
+	}
+	return FeatureOptions{Transport: o.Transport, CacheMB: o.CacheMB}.Validate()
+}
+
+// Validate reports graph store options OpenGraphStore cannot open with.
+// OpenGraphStore (and OpenStore, through StoreOptions) calls it.
+func (o GraphOptions) Validate() error {
+	if err := validateTransport(o.Transport); err != nil {
+		return err
+	}
+	if math.IsNaN(o.DegreeTableMB) {
+		return config.Errorf("{DegreeTableMB} is NaN: want a size in MiB (0 = the default, negative = no table)")
+	}
+	return nil
+}
+
+// Validate reports feature store options OpenFeatureStore cannot open
+// with. OpenFeatureStore (and OpenStore) calls it.
+func (o FeatureOptions) Validate() error {
+	if err := validateTransport(o.Transport); err != nil {
+		return err
+	}
+	if !(o.CacheMB >= 0) || math.IsInf(o.CacheMB, 1) {
+		return config.Errorf("{CacheMB} %g: want a finite size in MiB, 0 or more", o.CacheMB)
+	}
+	return nil
+}
+
+// validateTransport refuses a Transport value that is none of the three.
+func validateTransport(t collectives.Transport) error {
+	switch t {
+	case collectives.TransportAuto, collectives.TransportRMA, collectives.TransportAlltoallv:
+		return nil
+	}
+	return config.Errorf("{Transport} %d: want auto, rma or alltoallv", int(t))
 }

@@ -2,11 +2,13 @@ package dsample
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpignn/collectives"
 	"mpignn/config"
 	"mpignn/sample"
 )
@@ -26,7 +28,7 @@ func TestLoaderOptionsValidate(t *testing.T) {
 		{"negative global batch", func(o *LoaderOptions) { o.Batch, o.GlobalBatch = 0, -1 }, "GlobalBatch", "GlobalBatch -1 must be positive"},
 		{"no layers", func(o *LoaderOptions) { o.Fanouts = nil }, "Fanouts", "needs at least one layer"},
 		{"zero fanout", func(o *LoaderOptions) { o.Fanouts = []int{5, 0} }, "Fanouts", "Fanouts: layer 1 has fanout 0"},
-		{"too large", func(o *LoaderOptions) { o.Fanouts = []int{MaxFanout + 1, 1} }, "Fanouts", "layer 0 has fanout 1073741825"},
+		{"too large", func(o *LoaderOptions) { o.Fanouts = []int{sample.MaxFanout + 1, 1} }, "Fanouts", "layer 0 has fanout 1073741825"},
 		{"eval fanout", func(o *LoaderOptions) { o.EvalFanouts = []int{-1, -2} }, "EvalFanouts", "EvalFanouts: layer 1 has fanout -2"},
 		{"eval layers", func(o *LoaderOptions) { o.EvalFanouts = []int{1} }, "EvalFanouts", "1 fanouts for 2 layers"},
 		{"strict without strategy", func(o *LoaderOptions) { o.Temporal.Strict = true }, "Temporal.Strict", "need Temporal uniform or last"},
@@ -52,4 +54,46 @@ func TestLoaderOptionsValidate(t *testing.T) {
 	on := ok
 	on.Temporal, on.FixedSeedTime = sample.Temporal{Strategy: sample.TemporalLast, Strict: true}, true
 	assert.NoError(t, on.Validate(), "strict and a seed time with a strategy")
+}
+
+// TestOtherOptionsValidate: the link loader's, Embed's and the stores'
+// options are refused by their Validate, naming the field; their doors
+// (NewLinkLoader, Store.Embed, OpenStore, OpenGraphStore,
+// OpenFeatureStore) call it before anything collective.
+func TestOtherOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		v     interface{ Validate() error }
+		field string // "" = valid
+		want  string
+	}{
+		{"link ok", LinkLoaderOptions{Fanouts: []int{2}, Batch: 4, NegRatio: 1}, "", ""},
+		{"link global ok", LinkLoaderOptions{Fanouts: []int{2}, GlobalBatch: 40, NegRatio: 1}, "", ""},
+		{"link batch", LinkLoaderOptions{Fanouts: []int{2}, NegRatio: 1}, "Batch", "Batch 0 must be positive"},
+		{"link fanouts", LinkLoaderOptions{Batch: 4, NegRatio: 1}, "Fanouts", "needs at least one layer"},
+		{"link eval fanouts", LinkLoaderOptions{Fanouts: []int{2}, EvalFanouts: []int{0}, Batch: 4, NegRatio: 1}, "EvalFanouts", "layer 0 has fanout 0"},
+		{"link negatives", LinkLoaderOptions{Fanouts: []int{2}, Batch: 4}, "NegRatio", "NegRatio 0 negatives per positive"},
+		{"embed ok", EmbedOptions{Width: 3, Fanouts: []int{-1}, GlobalBatch: 8}, "", ""},
+		{"embed width", EmbedOptions{Fanouts: []int{-1}, Batch: 8}, "Width", "Width 0 must be positive"},
+		{"embed batch", EmbedOptions{Width: 3, Fanouts: []int{-1}, Batch: 2, GlobalBatch: 8}, "Batch", "exclude each other"},
+		{"embed fanouts", EmbedOptions{Width: 3, Batch: 8}, "Fanouts", "needs at least one layer"},
+		{"store ok", StoreOptions{CacheMB: 2, DegreeTableMB: -1}, "", ""},
+		{"store cache", StoreOptions{CacheMB: -1}, "CacheMB", "CacheMB -1: want a finite size"},
+		{"store table", StoreOptions{DegreeTableMB: math.NaN()}, "DegreeTableMB", "DegreeTableMB is NaN"},
+		{"store transport", StoreOptions{Transport: 7}, "Transport", "Transport 7: want auto, rma or alltoallv"},
+		{"graph ok", GraphOptions{Transport: collectives.TransportRMA}, "", ""},
+		{"feature cache", FeatureOptions{CacheMB: math.Inf(1)}, "CacheMB", "want a finite size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.v.Validate()
+			if tc.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			var fe *config.FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tc.field, fe.Field)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
 }

@@ -47,6 +47,9 @@ type Store struct {
 // communicator c. The partition count must equal the communicator size and
 // p.ID its rank. It is collective.
 func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	// Agree on the shape first, so that a rank with a bad partition makes
 	// every rank fail instead of leaving the others in a collective.
 	if err := collectives.AgreeOpen(c, "open store", checkPart(c, p)); err != nil {
@@ -112,27 +115,6 @@ func (s *Store) Part() *partition.Part { return s.part }
 // Comm returns the communicator.
 func (s *Store) Comm() *collectives.Comm { return s.c }
 
-// FeatDim returns the width of the node features.
-func (s *Store) FeatDim() int { return s.part.Meta.FeatDim }
-
-// NumClasses returns the number of label classes.
-func (s *Store) NumClasses() int { return s.part.Meta.NumClasses }
-
-// NumNodes returns the number of nodes of the whole graph.
-func (s *Store) NumNodes() int64 { return s.part.Meta.NumNodes }
-
-// Owner returns the rank owning global node g (-1 if out of range).
-func (s *Store) Owner(g int64) int { return s.graph.Owner(g) }
-
-// Owns reports whether this rank owns global node g.
-func (s *Store) Owns(g int64) bool { return s.graph.Owns(g) }
-
-// HotCacheRows returns the number of nodes in the hot node-feature cache.
-func (s *Store) HotCacheRows() int { return s.feat.HotCacheRows(NodeFeat()) }
-
-// HaloCacheRows returns the number of halo nodes whose features are cached.
-func (s *Store) HaloCacheRows() int { return s.feat.HaloCacheRows(NodeFeat()) }
-
 // FetchStats sums the transport counters of both stores.
 func (s *Store) FetchStats() collectives.FetchStats {
 	g, f := s.graph.FetchStats(), s.feat.FetchStats()
@@ -155,24 +137,13 @@ func (s *Store) relPlan(rel sample.RelFanouts) sample.RelFanouts {
 	return rel
 }
 
-// SetExclude is Sampler.SetExclude on the store's sampler: the link loader
-// sets the step's seed edges (of the global batch, the same set on every
-// rank) before Sample and clears them with nil afterwards.
-func (s *Store) SetExclude(x *sample.EdgeSet) { s.sampler.SetExclude(x) }
-
-// Gather is FeatureStore.Gather of the node features (key NodeFeat). It is
-// collective.
-func (s *Store) Gather(nodes []int64, dst []float32, st *GatherStats) ([]float32, error) {
-	return s.feat.Gather(NodeFeat(), nodes, dst, st)
-}
-
 // Labels writes the labels of the given nodes, which must be owned by this
 // rank (seeds always are), into dst and returns it. It is local.
 func (s *Store) Labels(nodes []int64, dst []int32) ([]int32, error) {
 	dst = dst[:0]
 	p := s.part
 	for i, v := range nodes {
-		if !s.Owns(v) {
+		if !s.graph.Owns(v) {
 			return dst, fmt.Errorf("labels on rank %d: node %d (entry %d) is not owned here [%d,%d)", s.c.Rank(), v, i, p.Lo, p.Hi)
 		}
 		dst = append(dst, p.Labels[v-p.Lo])

@@ -335,7 +335,7 @@ func (l *LinkLoader) gatherInputs(blocks []sample.Block, out *sample.Batch, st s
 	if l.schema != nil {
 		err = l.typed.gatherTyped(l.schema, &blocks[0], out, &g)
 	} else {
-		out.X, err = l.s.Gather(blocks[0].Nodes, out.X, &g)
+		out.X, err = l.s.feat.Gather(NodeFeat(), blocks[0].Nodes, out.X, &g)
 	}
 	out.Stats = batchStats(g, st)
 	return err

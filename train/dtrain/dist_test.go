@@ -16,6 +16,8 @@ import (
 	"mpignn/spmd"
 	"mpignn/spmd/spmdtest"
 	"mpignn/train"
+	"mpignn/train/metrics"
+	"mpignn/train/optim"
 )
 
 var world *spmd.World
@@ -87,7 +89,7 @@ type stepLosses struct{ l []float64 }
 
 func (s *stepLosses) BeginEpoch(epoch, steps int)     {}
 func (s *stepLosses) StepDone(step int, loss float64) { s.l = append(s.l, loss) }
-func (s *stepLosses) EndEpoch(m *train.EpochMetrics)  {}
+func (s *stepLosses) EndEpoch(m *metrics.Epoch)       {}
 func maxRelDiff(a, b []float32) float64 {
 	scale, diff := 0.0, 0.0
 	for i := range a {
@@ -136,7 +138,7 @@ func TestMPIReducerEquivalence(t *testing.T) {
 		t.Run(fmt.Sprintf("dropout=%v", drop), func(t *testing.T) {
 			o := refOptions{
 				Model:   train.Config{InDim: 8, Hidden: 16, Classes: 4, Layers: 2, Dropout: drop, InputDropout: drop / 2},
-				Options: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 7},
+				Options: train.Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 7},
 			}
 			src := func(rank, size int) *train.RefSource {
 				return &train.RefSource{D: d, Split: d.Splits["public"], Fanouts: []int{5, 3}, GlobalBatch: 24, Seed: o.Seed, Rank: rank, Size: size}
@@ -199,7 +201,7 @@ func TestLoadCheckpointBroadcast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck := &train.Checkpoint{Model: cfg, Adam: train.DefaultAdam(0.01, 0), Seed: 3, Epoch: 2, Step: 9, AdamT: 9,
+	ck := &train.Checkpoint{Model: cfg, Adam: optim.DefaultAdam(0.01, 0), Seed: 3, Epoch: 2, Step: 9, AdamT: 9,
 		Params: p, M: make([]float32, len(p)), V: make([]float32, len(p))}
 	if _, err := LoadCheckpoint(c, filepath.Join(dir, "none")); err == nil || !strings.Contains(err.Error(), "missing file") {
 		t.Fatalf("missing checkpoint: got %v", err)

@@ -14,8 +14,8 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/config"
+	"mpignn/internal/osx"
 	"mpignn/sample/dsample"
-	"mpignn/train"
 )
 
 // EmbedConfig configures Embed and PredictLink. Every rank passes the same
@@ -154,7 +154,7 @@ func Embed(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	}
 	var werr error
 	if c.Rank() == 0 {
-		werr = train.WriteFileAtomic(cfg.Out, out.Bytes())
+		werr = osx.WriteFileAtomic(cfg.Out, out.Bytes())
 	}
 	if err := collectives.Agree(c, werr); err != nil {
 		return 0, fmt.Errorf("embed: %w", err)
@@ -312,7 +312,7 @@ func readPairs(path string) ([]int64, error) {
 	return pairs, nil
 }
 
-// writePairScores writes src,dst,score,prob lines via train.WriteFileAtomic.
+// writePairScores writes src,dst,score,prob lines via osx.WriteFileAtomic.
 func writePairScores(path string, pairs []int64, scores []float32) error {
 	var buf bytes.Buffer
 	buf.WriteString("src,dst,score,prob\n")
@@ -328,7 +328,7 @@ func writePairScores(path string, pairs []int64, scores []float32) error {
 		line = append(line, '\n')
 		buf.Write(line)
 	}
-	if err := train.WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := osx.WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}
 	return nil

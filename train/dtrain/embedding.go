@@ -9,7 +9,7 @@ import (
 	"mpignn/partition"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
-	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // Learnable node embeddings for node types without features (DistDGL's
@@ -46,7 +46,7 @@ type embeddingOptions struct {
 	Method string
 	// NewOptimizer returns the optimizer of this rank's rows: params is
 	// the table's local memory (owned rows x Dim), updated in place.
-	NewOptimizer func(params []float32, dim int) (train.SparseOptimizer, error)
+	NewOptimizer func(params []float32, dim int) (optim.SparseOptimizer, error)
 }
 
 // embeddingTable is one node type's learnable embedding, sharded by owner.
@@ -60,7 +60,7 @@ type embeddingTable struct {
 	arr        *collectives.DistArray // params, Dim float32 per row
 	params     []float32              // this rank's rows (the array's memory)
 	grad       *collectives.DistArray // PushAccumulate: Dim+1 float32 per row, the last counts contributions
-	opt        train.SparseOptimizer
+	opt        optim.SparseOptimizer
 	// orig holds the type-local ORIGINAL id of each owned row.
 	orig []int64
 

@@ -13,7 +13,7 @@ import (
 	"mpignn/collectives"
 	"mpignn/partition"
 	"mpignn/sample/sampletest"
-	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // embedFixture is a heterogeneous partition of sampletest.EmbedDataset,
@@ -94,7 +94,7 @@ func serialEmbedding(t *testing.T, opt string, seed uint64, P, dim int, n int64,
 			params[i*int64(dim)+int64(k)] = embeddingInit(seed, 0, i, k, dim)
 		}
 	}
-	o, err := train.NewSparseOptimizer(opt, params, dim, 0.05)
+	o, err := optim.NewSparseOptimizer(opt, params, dim, 0.05)
 	require.NoError(t, err)
 	for s := range steps {
 		sum := make([]float32, n*int64(dim))
@@ -128,8 +128,8 @@ func serialEmbedding(t *testing.T, opt string, seed uint64, P, dim int, n int64,
 func (f *embedFixture) openEmbedding(t *testing.T, tr collectives.Transport, method, opt string, dim int) *embeddingTable {
 	t.Helper()
 	e, err := openEmbeddingTable(f.c, f.part, embeddingOptions{NodeType: "author", Dim: dim, Seed: 11, Transport: tr, Method: method,
-		NewOptimizer: func(p []float32, d int) (train.SparseOptimizer, error) {
-			return train.NewSparseOptimizer(opt, p, d, 0.05)
+		NewOptimizer: func(p []float32, d int) (optim.SparseOptimizer, error) {
+			return optim.NewSparseOptimizer(opt, p, d, 0.05)
 		}})
 	require.NoError(t, err)
 	return e
@@ -265,13 +265,13 @@ func TestEmbeddingRejects(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorContains(t, e.Import(blob), "width")
 	_, err = openEmbeddingTable(f.c, f.part, embeddingOptions{NodeType: "nosuch", Dim: 4, Transport: collectives.TransportAlltoallv,
-		NewOptimizer: func(p []float32, d int) (train.SparseOptimizer, error) {
-			return train.NewSparseOptimizer("adam", p, d, 0.1)
+		NewOptimizer: func(p []float32, d int) (optim.SparseOptimizer, error) {
+			return optim.NewSparseOptimizer("adam", p, d, 0.1)
 		}})
 	assert.ErrorContains(t, err, "no node type")
 	_, err = openEmbeddingTable(f.c, f.part, embeddingOptions{NodeType: "author", Dim: 4, Transport: collectives.TransportAlltoallv, Method: PushAccumulate,
-		NewOptimizer: func(p []float32, d int) (train.SparseOptimizer, error) {
-			return train.NewSparseOptimizer("adam", p, d, 0.1)
+		NewOptimizer: func(p []float32, d int) (optim.SparseOptimizer, error) {
+			return optim.NewSparseOptimizer("adam", p, d, 0.1)
 		}})
 	assert.ErrorContains(t, err, "needs one-sided MPI")
 }
@@ -306,8 +306,8 @@ func BenchmarkEmbeddingPush(b *testing.B) {
 	for _, m := range methods {
 		b.Run(fmt.Sprintf("%s/P=%d", m, c.Size()), func(b *testing.B) {
 			e, err := openEmbeddingTable(c, f.part, embeddingOptions{NodeType: "author", Dim: dim, Transport: tr, Method: m,
-				NewOptimizer: func(p []float32, d int) (train.SparseOptimizer, error) {
-					return train.NewSparseOptimizer("adagrad", p, d, 0.01)
+				NewOptimizer: func(p []float32, d int) (optim.SparseOptimizer, error) {
+					return optim.NewSparseOptimizer("adagrad", p, d, 0.01)
 				}})
 			require.NoError(b, err)
 			defer e.Close()

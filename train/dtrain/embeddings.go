@@ -12,6 +12,7 @@ import (
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // embeddings is the learnable input of one node type (a featureless one,
@@ -28,7 +29,7 @@ type embeddings struct {
 // fetch reads the rows of nodes into dst for the loader (TypedInputs).
 func (e *embeddings) fetch(nodes []int64, dst []float32, g *dsample.GatherStats) ([]float32, error) {
 	for _, v := range nodes {
-		if e.store.Owns(v) {
+		if e.store.Graph().Owns(v) {
 			g.LocalRows++
 		} else {
 			g.RemoteRows++
@@ -70,8 +71,8 @@ func (s *heteroSetup) openEmbeddings(c *collectives.Comm, st *dsample.Store, see
 		}
 		tab, err := openEmbeddingTable(c, st.Part(), embeddingOptions{
 			NodeType: name, Dim: s.opts.EmbedDim, Seed: seed, Transport: st.Transport(), Method: s.opts.Push,
-			NewOptimizer: func(params []float32, dim int) (train.SparseOptimizer, error) {
-				return train.NewSparseOptimizer(s.opts.SparseOpt, params, dim, lr)
+			NewOptimizer: func(params []float32, dim int) (optim.SparseOptimizer, error) {
+				return optim.NewSparseOptimizer(s.opts.SparseOpt, params, dim, lr)
 			},
 		})
 		if err != nil {

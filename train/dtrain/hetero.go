@@ -27,10 +27,11 @@ const (
 // version 2). Their zero value is the default everywhere; on a homogeneous
 // partition any non-zero field is refused.
 type HeteroOptions struct {
-	// Fanout and EvalFanout are per-relation fanouts in the syntax of
-	// sample.ParseRelFanouts ("rel=15,10;*=5,5"); "" uses Loader.Fanouts
-	// (EvalFanouts) for every relation.
-	Fanout, EvalFanout string
+	// Fanout and EvalFanout are per-relation fanout plans
+	// (sample.ParseFanoutPlan of "rel=15,10;*=5,5"), resolved against the
+	// partition's schema; their Hops are Loader.Fanouts (EvalFanouts). The
+	// zero plan gives Loader.Fanouts (EvalFanouts) to every relation.
+	Fanout, EvalFanout sample.FanoutPlan
 	// EmbedDim is the width of the learnable embeddings of node types
 	// without features (0 = Model.Hidden).
 	EmbedDim int
@@ -51,6 +52,63 @@ type HeteroOptions struct {
 	Push string
 	// Bases is R-GCN's number of basis matrices (0 = none).
 	Bases int
+}
+
+// isZero reports whether every option is its default (the plans have no
+// relation lists), as a homogeneous partition needs.
+func (h HeteroOptions) isZero() bool {
+	return h.Fanout.Hops == nil && h.EvalFanout.Hops == nil && !h.Fanout.PerRelation() && !h.EvalFanout.PerRelation() &&
+		h.EmbedDim == 0 && h.EmbedTypes == "" && h.SparseOpt == "" && h.SparseLR == 0 && h.Push == "" && h.Bases == 0
+}
+
+// Validate reports heterogeneous options no run can use, naming the
+// field (as Hetero.*, the path in TrainConfig): a value out of range, a
+// fanout plan that is not zero and not valid. TrainConfig.Validate calls
+// it, and checks what depends on its other fields (validateWith).
+func (h HeteroOptions) Validate() error {
+	if _, err := h.resolved(1); err != nil { // EmbedDim 0 is Model.Hidden's: validateWith
+		return err
+	}
+	for _, p := range h.plans() {
+		if p.plan.Hops == nil && p.plan.Rels == nil {
+			continue
+		}
+		if err := p.plan.Validate(); err != nil {
+			return config.Errorf("%s: %s", config.Name(p.field), err)
+		}
+	}
+	return nil
+}
+
+// validateWith checks the options against the rest of the run's: the
+// embedding width Model.Hidden gives, and each non-zero fanout plan's Hops
+// against the loader's fanouts, which count the layers.
+func (h HeteroOptions) validateWith(hidden int, lo *dsample.LoaderOptions) error {
+	if _, err := h.resolved(hidden); err != nil {
+		return err
+	}
+	eval := lo.EvalFanouts
+	if eval == nil {
+		eval = lo.Fanouts
+	}
+	for i, p := range h.plans() {
+		hops := [2][]int{lo.Fanouts, eval}[i]
+		if (p.plan.Hops != nil || p.plan.Rels != nil) && !slices.Equal(p.plan.Hops, hops) {
+			return config.Errorf("%s: per hop %v, but the loader's fanouts are %v", config.Name(p.field), p.plan.Hops, hops)
+		}
+	}
+	return nil
+}
+
+// plans are the two fanout plans with their fields.
+func (h HeteroOptions) plans() [2]struct {
+	field string
+	plan  sample.FanoutPlan
+} {
+	return [2]struct {
+		field string
+		plan  sample.FanoutPlan
+	}{{"Hetero.Fanout", h.Fanout}, {"Hetero.EvalFanout", h.EvalFanout}}
 }
 
 // defaultSparseLR is the embeddings' learning rate when none is given.
@@ -107,7 +165,7 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 		if slices.Contains(train.HeteroArchs(), mcfg.Arch) {
 			return nil, config.Errorf("{Model.Arch} %s needs a heterogeneous partition (format version 2); this one is homogeneous", mcfg.Arch)
 		}
-		if ho != (HeteroOptions{}) {
+		if !ho.isZero() {
 			return nil, config.Errorf("{Hetero.EmbedDim}, {Hetero.SparseOpt}, {Hetero.SparseLR}, {Hetero.Push}, {Hetero.Bases} and per-relation fanouts apply to heterogeneous partitions only")
 		}
 		return nil, nil
@@ -148,13 +206,13 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 	}
 	mcfg.InDim, mcfg.Classes, mcfg.Layers = 0, meta.NumClasses, len(lo.Fanouts)
 	mcfg.Hetero = train.NewHeteroConfig(schema, inDims, ho.Bases, s.learnable)
-	if ho.Fanout != "" {
-		if lo.RelFanouts, err = sample.ParseRelFanouts(ho.Fanout, schema, len(lo.Fanouts)); err != nil {
+	if ho.Fanout.PerRelation() {
+		if lo.RelFanouts, err = ho.Fanout.Resolve(schema); err != nil {
 			return nil, fmt.Errorf("%w: %w", config.Errorf("{Hetero.Fanout}"), err)
 		}
 	}
-	if ho.EvalFanout != "" {
-		if lo.EvalRelFanouts, err = sample.ParseRelFanouts(ho.EvalFanout, schema, len(lo.Fanouts)); err != nil {
+	if ho.EvalFanout.PerRelation() {
+		if lo.EvalRelFanouts, err = ho.EvalFanout.Resolve(schema); err != nil {
 			return nil, fmt.Errorf("%w: %w", config.Errorf("{Hetero.EvalFanout}"), err)
 		}
 	}

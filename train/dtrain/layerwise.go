@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
@@ -30,6 +31,16 @@ type InferOptions struct {
 	Typed dsample.TypedInputs
 	// Stats, if set, receives the time and row counters of the run.
 	Stats *InferStats
+}
+
+// Validate reports options Infer cannot run with: a negative Chunk (0 is
+// the default). Infer calls it; what the partition decides (a typed
+// reader for a heterogeneous one) Infer checks against it.
+func (o InferOptions) Validate() error {
+	if o.Chunk < 0 {
+		return config.Errorf("{Chunk} %d must be positive (0 = %d)", o.Chunk, DefaultInferChunk)
+	}
+	return nil
 }
 
 // InferStats are the counters of one layer-wise inference on this rank.
@@ -59,12 +70,12 @@ type InferStats struct {
 // collective.
 func Infer(s *dsample.Store, model *train.Model, o InferOptions) (*dsample.Embeddings, error) {
 	defer s.Comm().Phase("infer")()
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("infer: %w", err)
+	}
 	m := model.Layerwise()
 	if o.Chunk == 0 {
 		o.Chunk = DefaultInferChunk
-	}
-	if o.Chunk < 0 {
-		return nil, fmt.Errorf("infer: chunk %d must be positive", o.Chunk)
 	}
 	typed := s.Graph().Schema() != nil
 	if typed != m.Typed() {
@@ -390,15 +401,15 @@ func (r *inferRun) readInputs(nodes []int64, withDeg bool) error {
 	var err error
 	if r.prev == nil {
 		var g dsample.GatherStats
-		if r.s.SparseFeat() {
+		if r.s.Features().Sparse(dsample.NodeFeat()) {
 			// Sparse features stay sparse: layer 0 projects the stored
 			// entries, as training does.
 			if r.xs == nil {
 				r.xs = &sample.SparseRows{}
 			}
-			err = r.s.GatherSparse(nodes, r.xs, &g)
+			err = r.s.Features().GatherSparse(dsample.NodeFeat(), nodes, r.xs, &g)
 		} else {
-			r.x, err = r.s.Gather(nodes, r.x, &g)
+			r.x, err = r.s.Features().Gather(dsample.NodeFeat(), nodes, r.x, &g)
 		}
 		r.st.Rows += g.Rows()
 		r.st.RemoteRows += g.RemoteRows

@@ -9,6 +9,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/config"
+	"mpignn/internal/osx"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
@@ -32,7 +33,7 @@ func LocalRanks(worldSize int) int {
 // collective. hint names the fields that shrink the estimate ({Path}, as
 // config.Errorf's format).
 func checkFits(c *collectives.Comm, e train.MemoryEstimate, hint string) error {
-	err := train.CheckMemory(e, train.AvailableMemory(), LocalRanks(c.Size()), "")
+	err := train.CheckMemory(e, osx.AvailableMemory(), LocalRanks(c.Size()), "")
 	if err != nil {
 		// CheckMemory ends its message with "; " and the hint, which here
 		// names fields: the message is made again as a FieldError.

@@ -13,10 +13,12 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/osx"
 	"mpignn/partition"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // writeLinkParts partitions d into n parts with a random link split (rank 0
@@ -180,7 +182,7 @@ func TestTrainLinkMatchesReference(t *testing.T) {
 			mc := train.Config{InDim: 6, Hidden: 16, Classes: 16, Layers: 2, Dropout: tc.drop, InputDropout: tc.drop / 2, Decoder: tc.decoder}
 			model, err := train.NewModel(mc, 11)
 			require.NoError(t, err)
-			ref, err := train.NewTrainer(train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11}, model, train.LocalReducer{}, src)
+			ref, err := train.NewTrainer(train.Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 11}, model, train.LocalReducer{}, src)
 			require.NoError(t, err)
 			rl := &stepLosses{}
 			ref.Reporter = rl
@@ -261,7 +263,7 @@ func TestLinkEmbedAndPredict(t *testing.T) {
 
 	pairs := filepath.Join(tmp, "pairs.csv")
 	if c.Rank() == 0 {
-		require.NoError(t, train.WriteFileAtomic(pairs, []byte("src,dst\n0,1\n5,7\n199,3\n")))
+		require.NoError(t, osx.WriteFileAtomic(pairs, []byte("src,dst\n0,1\n5,7\n199,3\n")))
 	}
 	require.NoError(t, c.Barrier())
 	out := filepath.Join(tmp, "scores.csv")
@@ -306,7 +308,7 @@ func TestLinkEmbedAndPredict(t *testing.T) {
 		require.InDelta(t, float64(want[0]), s, 1e-5*math.Max(1, math.Abs(s)))
 	}
 	// A bad pairs file: one error naming the file and line, on every rank.
-	require.NoError(t, train.WriteFileAtomic(pairs, []byte("0,1\n2;3\n")))
+	require.NoError(t, osx.WriteFileAtomic(pairs, []byte("0,1\n2;3\n")))
 }
 
 // readNPY reads a float32 .npy file of shape (n, w) written by Embed.

@@ -11,6 +11,7 @@ import (
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/metrics"
 )
 
 // Distributed link evaluation.
@@ -249,13 +250,13 @@ func (e *linkEvaluator) metrics(sc linkScores, k int) (train.EvalResult, error) 
 	if n := len(allPos) + len(allNeg); n > 0 {
 		res.Loss = loss / float64(n)
 	}
-	rank, err := train.MRR(allPos, allNeg, k)
+	rank, err := metrics.MRR(allPos, allNeg, k)
 	if err != nil {
 		return res, err
 	}
-	fig := &train.LinkFigures{AUC: train.AUC(allPos, allNeg), MRR: rank.MRR}
-	for i, K := range train.HitsKs() {
-		fig.Hits[i] = train.HitsAtK(allPos, allPool, K)
+	fig := &metrics.LinkFigures{AUC: metrics.AUC(allPos, allNeg), MRR: rank.MRR}
+	for i, K := range metrics.HitsKs() {
+		fig.Hits[i] = metrics.HitsAtK(allPos, allPool, K)
 	}
 	res.Link = fig
 	// Acc: the share of positives and negatives on the right side of 0.

@@ -9,6 +9,7 @@ import (
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/metrics"
 )
 
 // Task names of TrainConfig.Task.
@@ -31,6 +32,15 @@ type LinkOptions struct {
 	// KeepSeedEdges leaves each step's positive edges in message passing
 	// (leaks the target; for measuring the leak only).
 	KeepSeedEdges bool `json:"keep_seed_edges,omitempty"`
+}
+
+// Validate reports link options no link run can use, naming the field.
+// TrainConfig.Validate calls it (as {Link...}) for the link task.
+func (o LinkOptions) Validate() error {
+	if o.NegRatio < 1 {
+		return config.Errorf("{NegRatio} %d must be at least 1", o.NegRatio)
+	}
+	return nil
 }
 
 // checkLinkTrainable is checkTrainable for the link task. It is collective.
@@ -130,7 +140,7 @@ func (e *linkEvaluator) closeAll() error {
 }
 
 // linkFinal formats the test figures of the final line.
-func linkFinal(s train.Summary) string {
+func linkFinal(s metrics.Summary) string {
 	v := func(p *float64) float64 {
 		if p == nil {
 			return math.NaN()

@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"mpignn/config"
-	"mpignn/sample/dsample"
+	"mpignn/sample"
 )
 
 // Validate reports an EmbedConfig that Embed and PredictLink cannot run,
@@ -17,7 +17,10 @@ func (cfg EmbedConfig) Validate() error {
 	case cfg.Batch < 1:
 		return config.Errorf("{Batch} %d must be positive", cfg.Batch)
 	}
-	if err := dsample.ValidateFanouts(cfg.Fanouts); err != nil {
+	if err := sample.CheckFanouts(cfg.Fanouts); err != nil {
+		return config.Errorf("{Fanouts}: %s", err)
+	}
+	if err := config.In("Store", cfg.Store.Validate()); err != nil {
 		return err
 	}
 	_, err := inferenceMode(cfg.Eval, cfg.Fanouts, cfg.Full)

@@ -5,6 +5,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/train"
+	"mpignn/train/metrics"
 )
 
 // phaseReporter labels the training loop's phases for the stall watchdog
@@ -41,7 +42,7 @@ func (p *phaseReporter) StepDone(step int, loss float64) {
 	p.next.StepDone(step, loss)
 }
 
-func (p *phaseReporter) EndEpoch(m *train.EpochMetrics) {
+func (p *phaseReporter) EndEpoch(m *metrics.Epoch) {
 	p.set(m.Epoch, "metrics/checkpoint")
 	p.next.EndEpoch(m)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"mpignn/internal/osx"
 	"mpignn/internal/testhold"
 	"mpignn/partition"
 
@@ -164,7 +165,7 @@ func writeLogits(path string, pairs []int64, rows []float32, classes int) error 
 		copy(out[o*int64(classes):(o+1)*int64(classes)], rows[i*int64(classes):(i+1)*int64(classes)])
 	}
 	binary.Write(&buf, binary.LittleEndian, out)
-	if err := train.WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := osx.WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("predict: %w", err)
 	}
 	return nil
@@ -202,7 +203,7 @@ func predictSetup(ck *train.Checkpoint, info runInfo, m *partition.Meta) (*heter
 }
 
 // writePredictions writes (orig, class) pairs sorted by orig to path via a
-// temporary file, fsync and rename (train.WriteFileAtomic).
+// temporary file, fsync and rename (osx.WriteFileAtomic).
 func writePredictions(path string, pairs []int64) error {
 	idx := make([]int, len(pairs)/2)
 	for i := range idx {
@@ -221,7 +222,7 @@ func writePredictions(path string, pairs []int64) error {
 		w.Write(line)
 	}
 	w.Flush()
-	if err := train.WriteFileAtomic(path, buf.Bytes()); err != nil {
+	if err := osx.WriteFileAtomic(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("predict: %w", err) // names path once
 
 	}

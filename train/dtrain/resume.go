@@ -12,6 +12,7 @@ import (
 	"mpignn/collectives"
 	"mpignn/config"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // Resuming: a checkpoint records the settings of its run (the model
@@ -86,7 +87,7 @@ func settingNames() map[string]setting {
 // resumeSettings is the canonical form of everything a resumed run must
 // share with its checkpoint: run info, model config (with its arch), the
 // optimizer and the seed, as one JSON object.
-func resumeSettings(model train.Config, adam train.AdamConfig, seed uint64, runInfo []byte) (map[string]any, error) {
+func resumeSettings(model train.Config, adam optim.AdamConfig, seed uint64, runInfo []byte) (map[string]any, error) {
 	mj, err := json.Marshal(model)
 	if err != nil {
 		return nil, err
@@ -196,7 +197,7 @@ func diffSettings(saved, now map[string]any) []string {
 
 // checkResume refuses to resume checkpoint ck under settings that differ
 // from its run's, naming each differing setting by its field.
-func checkResume(ck *train.Checkpoint, model train.Config, adam train.AdamConfig, seed uint64, runInfo []byte) error {
+func checkResume(ck *train.Checkpoint, model train.Config, adam optim.AdamConfig, seed uint64, runInfo []byte) error {
 	saved, err := resumeSettings(ck.Model, ck.Adam, ck.Seed, ck.RunInfo)
 	if err != nil {
 		return fmt.Errorf("checkpoint %w", err)

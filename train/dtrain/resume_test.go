@@ -10,11 +10,12 @@ import (
 
 	"mpignn/config"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // fullSettings is a checkpoint's settings with every optional part set, so
 // that every key a checkpoint can hold appears.
-func fullSettings(t *testing.T) (train.Config, train.AdamConfig, uint64, []byte) {
+func fullSettings(t *testing.T) (train.Config, optim.AdamConfig, uint64, []byte) {
 	t.Helper()
 	st := int64(7)
 	ri := runInfo{
@@ -33,7 +34,7 @@ func fullSettings(t *testing.T) (train.Config, train.AdamConfig, uint64, []byte)
 		InputDropout: 0.25, Heads: 2, AttnDropout: 0.1, Decoder: train.DecoderMLP,
 		Hetero: &train.HeteroConfig{NodeTypes: []string{"a"}, NodeOrig: []int64{3}, Relations: []string{"a___r___a"},
 			InDims: []int{4}, Bases: 2, Learnable: []bool{true}}}
-	return model, train.DefaultAdam(0.01, 5e-4), 9, info
+	return model, optim.DefaultAdam(0.01, 5e-4), 9, info
 }
 
 // TestResumeNamesEverySetting changes every setting a checkpoint holds, one
@@ -82,7 +83,7 @@ func TestResumeDiffExamples(t *testing.T) {
 	ck := &train.Checkpoint{Model: model, Adam: adam, Seed: seed, RunInfo: info}
 	m2 := model
 	m2.Hidden = 256
-	err := checkResume(ck, m2, train.DefaultAdam(0.001, 5e-4), 3, info)
+	err := checkResume(ck, m2, optim.DefaultAdam(0.001, 5e-4), 3, info)
 	require.Error(t, err)
 	for _, want := range []string{"Model.Hidden was 16, now 256", "Trainer.Adam.LR was 0.01, now 0.001", "Trainer.Seed was 9, now 3"} {
 		assert.Contains(t, err.Error(), want)

@@ -17,6 +17,7 @@ import (
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/metrics"
 )
 
 // TrainConfig configures Train. Every rank passes the same values; Out,
@@ -105,10 +106,10 @@ type TrainConfig struct {
 
 // Result is what Train returns on every rank.
 type Result struct {
-	Summary train.Summary
-	Epochs  []train.EpochMetrics // epochs run by this call
-	Params  []float32            // final weights
-	Weights string               // WeightsHash(Params)
+	Summary metrics.Summary
+	Epochs  []metrics.Epoch // epochs run by this call
+	Params  []float32       // final weights
+	Weights string          // WeightsHash(Params)
 	// Embeddings is a digest of the learnable embeddings and their
 	// optimizer state (heterogeneous runs with featureless types; "" else).
 	Embeddings string
@@ -211,10 +212,13 @@ func (c *TrainConfig) Validate() error {
 		return config.Errorf("{Model.Decoder} applies to the link task only")
 	case c.Task != TaskLink && (c.Link != LinkOptions{} || c.LinkSplit != ""):
 		return config.Errorf("{Link} and {LinkSplit} apply to the link task only")
-	case c.Task == TaskLink && c.Link.NegRatio < 1:
-		return config.Errorf("{Link.NegRatio} %d must be at least 1", c.Link.NegRatio)
 	case lo.FixedSeedTime && c.Task == TaskLink:
 		return config.Errorf("{Loader.SeedTime}: link seeds are expanded at their own edge's time; it is for node tasks")
+	}
+	if c.Task == TaskLink {
+		if err := config.In("Link", c.Link.Validate()); err != nil {
+			return err
+		}
 	}
 	if err := config.In("Loader", lo.Validate()); err != nil {
 		return err
@@ -222,13 +226,19 @@ func (c *TrainConfig) Validate() error {
 	if err := config.In("Trainer", c.Trainer.Validate()); err != nil {
 		return err
 	}
+	if err := config.In("Store", c.Store.Validate()); err != nil {
+		return err
+	}
 	settings := *m
 	settings.Layers = len(lo.Fanouts)
 	if err := config.In("Model", settings.ValidateSettings()); err != nil {
 		return err
 	}
-	if c.Hetero != (HeteroOptions{}) {
-		if _, err := c.Hetero.resolved(m.Hidden); err != nil {
+	if !c.Hetero.isZero() {
+		if err := c.Hetero.Validate(); err != nil {
+			return err
+		}
+		if err := c.Hetero.validateWith(m.Hidden, lo); err != nil {
 			return err
 		}
 	}
@@ -476,18 +486,18 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		}
 	}
 
-	var metrics *train.MetricsWriter
+	var mw *metrics.Writer
 	var localErr error
 	if c.Rank() == 0 && cfg.Metrics != "" {
 		made.noteMetrics(cfg.Metrics)
-		metrics, localErr = train.CreateMetrics(cfg.Metrics, tr.Epoch())
+		mw, localErr = metrics.Create(cfg.Metrics, tr.Epoch())
 	}
 	if err := collectives.Agree(c, localErr); err != nil {
 		return nil, err
 	}
-	if metrics != nil {
-		defer metrics.Close()
-		for _, w := range metrics.Warnings {
+	if mw != nil {
+		defer mw.Close()
+		for _, w := range mw.Warnings {
 			fmt.Fprintf(out, "warning: %s\n", w)
 		}
 	}
@@ -498,7 +508,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	tr.Reporter = &phaseReporter{c: c, next: rec}
 	tr.Stop = cfg.Stop
 	ro := cfg.Run
-	ro.Metrics, ro.RunInfo = metrics, info
+	ro.Metrics, ro.RunInfo = mw, info
 	ro.Checkpointing = ro.CheckpointDir != ""
 	if c.Rank() != 0 {
 		ro.CheckpointDir = "" // rank 0 writes the checkpoints
@@ -627,7 +637,7 @@ func (o *createdOutputs) removeEmpty() {
 type recorder struct {
 	progress *train.Progress
 	next     train.Reporter
-	epochs   []train.EpochMetrics
+	epochs   []metrics.Epoch
 }
 
 func (r *recorder) BeginEpoch(epoch, steps int) {
@@ -648,7 +658,7 @@ func (r *recorder) StepDone(step int, loss float64) {
 	}
 }
 
-func (r *recorder) EndEpoch(m *train.EpochMetrics) {
+func (r *recorder) EndEpoch(m *metrics.Epoch) {
 	r.epochs = append(r.epochs, *m)
 	if r.progress != nil {
 		r.progress.EndEpoch(m)

@@ -9,11 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"mpignn/train/metrics"
+
 	"mpignn/collectives"
 	"mpignn/graph"
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // writeParts partitions d into n parts in a directory shared by all ranks
@@ -36,7 +39,7 @@ func testTrainConfig(c *collectives.Comm, dir string, dropout float32) TrainConf
 	return TrainConfig{
 		PartDir: dir,
 		Model:   train.Config{Hidden: 16, Dropout: dropout, InputDropout: dropout / 2},
-		Trainer: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11},
+		Trainer: train.Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 11},
 		Loader:  dsample.LoaderOptions{Fanouts: []int{4, 3}, Batch: 12 / c.Size()},
 		Store:   dsample.StoreOptions{Transport: collectives.TransportAuto},
 		Run:     train.RunOptions{Epochs: 3},
@@ -87,7 +90,7 @@ func TestTrainMatchesReference(t *testing.T) {
 			o := refOptions{
 				Model: train.Config{Arch: tc.arch, InDim: 6, Hidden: 16, Classes: 3, Layers: 2, Dropout: drop, InputDropout: drop / 2,
 					Heads: cfg.Model.Heads, AttnDropout: cfg.Model.AttnDropout},
-				Options: train.Options{Adam: train.DefaultAdam(0.01, 5e-4), Seed: 11},
+				Options: train.Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 11},
 			}
 			ref, refLoss := runRef(t, o, train.LocalReducer{}, &train.RefSource{
 				D: d, Split: d.Splits["public"], Fanouts: []int{4, 3}, GlobalBatch: 12, Seed: 11, Size: 1}, 3)
@@ -146,8 +149,8 @@ func TestTrainResume(t *testing.T) {
 		t.Fatalf("resumed summary %+v, uninterrupted %+v", resumed.Summary, straight.Summary)
 	}
 	if c.Rank() == 0 {
-		a, _, err1 := train.ReadMetrics(filepath.Join(tmp, "straight.jsonl"))
-		b, _, err2 := train.ReadMetrics(filepath.Join(tmp, "resumed.jsonl"))
+		a, _, err1 := metrics.Read(filepath.Join(tmp, "straight.jsonl"))
+		b, _, err2 := metrics.Read(filepath.Join(tmp, "resumed.jsonl"))
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}

@@ -6,8 +6,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/optim"
 )
 
 // TestValidateCheckpointFlags: --overwrite-checkpoint needs a checkpoint
@@ -60,6 +62,15 @@ func TestValidateDerivedFields(t *testing.T) {
 		{"link task without negatives", func(c *TrainConfig) { c.Task = TaskLink }, "Link.NegRatio 0 must be at least 1"},
 		{"strict without strategy", func(c *TrainConfig) { c.Loader.Temporal.Strict = true }, "Loader.Temporal.Strict and Loader.SeedTime need Loader.Temporal uniform or last"},
 		{"bad link split", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit = TaskLink, 1, "random:2,0,0" }, "LinkSplit: link split"},
+		{"relation plan of other hops", func(c *TrainConfig) {
+			c.Model.Hidden = 8
+			c.Hetero.Fanout = sample.FanoutPlan{Hops: []int{4}, Rels: []sample.RelFanout{{Name: "*", Hops: []int{4}}}}
+		}, "Hetero.Fanout: per hop [4], but the loader's fanouts are [5]"},
+		{"invalid relation plan", func(c *TrainConfig) {
+			c.Model.Hidden = 8
+			c.Hetero.EvalFanout = sample.FanoutPlan{Hops: []int{5}, Rels: []sample.RelFanout{{Name: "*", Hops: []int{5, 1}}}}
+		}, "Hetero.EvalFanout: relation *: 2 fanouts, want 1"},
+		{"negative cache", func(c *TrainConfig) { c.Store.CacheMB = -2 }, "Store.CacheMB -2: want a finite size"},
 		{"bad link relation", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit, c.LinkRelation = TaskLink, 1, "time", "x" }, "LinkRelation: relation"},
 	}
 	for _, tc := range tests {
@@ -93,13 +104,13 @@ func TestRunInfoJSON(t *testing.T) {
 			got, err := json.Marshal(newRunInfo("cora", tc.ranks, tc.lo, tc.rowNorm))
 			require.NoError(t, err)
 			require.Equal(t, tc.want, string(got))
-			require.NoError(t, checkResume(&train.Checkpoint{RunInfo: []byte(tc.want)}, train.Config{}, train.AdamConfig{}, 0, got), "a run resumes its own checkpoint")
+			require.NoError(t, checkResume(&train.Checkpoint{RunInfo: []byte(tc.want)}, train.Config{}, optim.AdamConfig{}, 0, got), "a run resumes its own checkpoint")
 		})
 	}
 	cora := []byte(tests[0].want)
 	other, err := json.Marshal(newRunInfo("cora", 4, tests[0].lo, true))
 	require.NoError(t, err)
-	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, other), "Loader.GlobalBatch (Loader.Batch × ranks) was 64, now 128", "another global batch")
+	require.ErrorContains(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, optim.AdamConfig{}, 0, other), "Loader.GlobalBatch (Loader.Batch × ranks) was 64, now 128", "another global batch")
 	// A global batch is recorded as it is: the same run on 3 ranks (64
 	// divides by no 3) resumes the 2-rank checkpoint.
 	global := tests[0].lo
@@ -107,7 +118,7 @@ func TestRunInfoJSON(t *testing.T) {
 	three, err := json.Marshal(newRunInfo("cora", 3, global, true))
 	require.NoError(t, err)
 	require.Equal(t, tests[0].want, string(three))
-	require.NoError(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, train.AdamConfig{}, 0, three))
+	require.NoError(t, checkResume(&train.Checkpoint{RunInfo: cora}, train.Config{}, optim.AdamConfig{}, 0, three))
 }
 
 // TestValidatePredict: predict's task, pairs and logits rules name their

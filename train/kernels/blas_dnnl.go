@@ -1,0 +1,18 @@
+//go:build !gonumblas && !openblas
+
+package kernels
+
+// By default the model's float32 products run on oneDNN's fp32 gemm
+// (dnnl_sgemm, dnnl_sgemm.go; needs libdnnl-dev): on this project's CPU it
+// beat Debian's OpenBLAS 0.3.21, which runs its AVX2 kernels there, by
+// 1.2-3x on every layer shape of BenchmarkGemm (BENCHMARKS.md, issue 17).
+// float64 products (gradient checks) stay on OpenBLAS. -tags openblas
+// builds the OpenBLAS float32 path, -tags gonumblas the pure-Go one.
+
+// BLASName names the kernel the model's float32 matrix products use.
+const BLASName = "dnnl-fp32"
+
+// sgemm is the float32 kernel of gemm.
+func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	dnnlSgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}

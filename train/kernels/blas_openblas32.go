@@ -1,0 +1,15 @@
+//go:build openblas && !gonumblas
+
+package kernels
+
+// -tags openblas runs the model's float32 products on OpenBLAS, the
+// default before oneDNN (issue 17): kept so the two can be compared end to
+// end, and for machines without libdnnl.
+
+// BLASName names the kernel the model's float32 matrix products use.
+const BLASName = "openblas"
+
+// sgemm is the float32 kernel of gemm.
+func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	blasSgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}

@@ -1,0 +1,28 @@
+// Package kernels owns the model's numeric kernels and every line of cgo
+// and every build tag that selects them: dense products (Gemm, over
+// oneDNN, OpenBLAS or gonum), Axpy, and the sparse-times-dense products of
+// CSR inputs (Spmm, SpmmT), with their benchmarks and agreement tests.
+//
+// It lives under train, not internal/, because its one contract is the
+// model's: results bit-identical for any thread count. Gemm cuts a product
+// into blocks of 64 rows of C whatever GOMAXPROCS is, and the sparse
+// kernels give every output element one writer summing in a fixed order,
+// so P ranks and T threads train exactly like one. A general BLAS wrapper
+// would not promise that. The kernels take slices and CSR arrays only (no
+// sample or train types), so train imports them and not the reverse.
+//
+// Build tags (none needed by default):
+//
+//   - default: float32 products on oneDNN's fp32 gemm (blas_dnnl.go,
+//     dnnl_sgemm.go; libdnnl-dev), float64 ones (gradient checks) on
+//     OpenBLAS through gonum's blas64 (blas_openblas.go; libopenblas-dev).
+//   - openblas: float32 products on OpenBLAS too (blas_openblas32.go).
+//   - gonumblas: gonum's pure-Go kernels for both, no cgo (blas_gonum.go).
+//   - dnnl: adds oneDNN's bf16 matmul (kern_dnnl.go) to BenchmarkGemm and
+//     TestGemmKernelsAgree, and its fp32 gemm in openblas builds.
+//   - xsmm: adds libxsmm's fp32 kernel (kern_xsmm.go; libxsmm-dev) there.
+//
+// BLASName names the float32 kernel of the build. BenchmarkGemm measured
+// oneDNN about 1.8x faster than Debian's OpenBLAS, and OpenBLAS 5-16x
+// faster than gonum, on the model's layer sizes.
+package kernels

@@ -1,0 +1,235 @@
+//go:build dnnl
+
+package kernels
+
+// oneDNN's bf16 kernel, built only with -tags dnnl for BenchmarkGemm
+// (needs libdnnl-dev, oneDNN 2.6): the matmul primitive for bf16 inputs
+// with fp32 accumulation and output, one block of gemmSplit on the calling
+// thread, so results do not depend on the thread count. oneDNN 2.6's C API
+// has no bf16 gemm function (only u8s8s32 and s8s8s32), hence the
+// primitive. The fp32 kernel (dnnl_sgemm) is in dnnl_sgemm.go: it is the
+// default one.
+
+// #cgo LDFLAGS: -ldnnl -lgomp
+// #include <stdlib.h>
+// #include <stdint.h>
+// #include <string.h>
+// #include <omp.h>
+// #include <oneapi/dnnl/dnnl.h>
+//
+// // kern_bf16 is one cached matmul primitive for one shape.
+// typedef struct {
+//   dnnl_primitive_t prim;
+//   dnnl_memory_desc_t a, b, c;
+//   size_t scratch;
+// } kern_bf16;
+//
+// static int kern_bf16_create(dnnl_engine_t eng, int ta, int tb, int64_t m,
+//     int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+//     float alpha, float beta, kern_bf16 **out) {
+//   kern_bf16 *p = calloc(1, sizeof *p);
+//   if (!p) return (int)dnnl_out_of_memory;
+//   dnnl_dims_t ad = {m, k}, bd = {k, n}, cd = {m, n};
+//   dnnl_dims_t as = {lda, 1}, bs = {ldb, 1}, cs = {ldc, 1};
+//   if (ta) { as[0] = 1; as[1] = lda; }
+//   if (tb) { bs[0] = 1; bs[1] = ldb; }
+//   dnnl_status_t st;
+//   if ((st = dnnl_memory_desc_init_by_strides(&p->a, 2, ad, dnnl_bf16, as)) ||
+//       (st = dnnl_memory_desc_init_by_strides(&p->b, 2, bd, dnnl_bf16, bs)) ||
+//       (st = dnnl_memory_desc_init_by_strides(&p->c, 2, cd, dnnl_f32, cs))) {
+//     free(p); return (int)st;
+//   }
+//   dnnl_matmul_desc_t md;
+//   if ((st = dnnl_matmul_desc_init(&md, &p->a, &p->b, NULL, &p->c))) { free(p); return (int)st; }
+//   dnnl_primitive_attr_t attr;
+//   if ((st = dnnl_primitive_attr_create(&attr))) { free(p); return (int)st; }
+//   dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+//   if (alpha != 1.0f) dnnl_primitive_attr_set_output_scales(attr, 1, 0, &alpha);
+//   dnnl_post_ops_t po = NULL;
+//   if (beta != 0.0f) {
+//     dnnl_post_ops_create(&po);
+//     dnnl_post_ops_append_sum(po, beta);
+//     dnnl_primitive_attr_set_post_ops(attr, po);
+//   }
+//   dnnl_primitive_desc_t pd;
+//   st = dnnl_primitive_desc_create(&pd, &md, attr, eng, NULL);
+//   dnnl_primitive_attr_destroy(attr);
+//   if (po) dnnl_post_ops_destroy(po);
+//   if (st) { free(p); return (int)st; }
+//   p->scratch = dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0));
+//   st = dnnl_primitive_create(&p->prim, pd);
+//   dnnl_primitive_desc_destroy(pd);
+//   if (st) { free(p); return (int)st; }
+//   *out = p;
+//   return 0;
+// }
+//
+// static void kern_bf16_destroy(kern_bf16 *p) {
+//   dnnl_primitive_destroy(p->prim);
+//   free(p);
+// }
+//
+// // kern_bf16_run executes p on the calling thread with its own stream and
+// // scratchpad, so several threads can run the same primitive at once.
+// static int kern_bf16_run(dnnl_engine_t eng, kern_bf16 *p, const uint16_t *a,
+//     const uint16_t *b, float *c) {
+//   omp_set_num_threads(1);
+//   dnnl_status_t st;
+//   dnnl_stream_t s;
+//   if ((st = dnnl_stream_create(&s, eng, dnnl_stream_default_flags))) return (int)st;
+//   dnnl_memory_t ma = NULL, mb = NULL, mc = NULL, ms = NULL;
+//   void *scratch = p->scratch ? malloc(p->scratch) : NULL;
+//   if ((st = dnnl_memory_create(&ma, &p->a, eng, (void *)a)) ||
+//       (st = dnnl_memory_create(&mb, &p->b, eng, (void *)b)) ||
+//       (st = dnnl_memory_create(&mc, &p->c, eng, c))) goto done;
+//   int nargs = 3;
+//   dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+//   if (scratch) {
+//     dnnl_memory_desc_t sd;
+//     dnnl_dims_t sdim = {(dnnl_dim_t)p->scratch};
+//     dnnl_memory_desc_init_by_tag(&sd, 1, sdim, dnnl_u8, dnnl_a);
+//     if ((st = dnnl_memory_create(&ms, &sd, eng, scratch))) goto done;
+//     args[nargs].arg = DNNL_ARG_SCRATCHPAD; args[nargs].memory = ms; nargs++;
+//   }
+//   if ((st = dnnl_primitive_execute(p->prim, s, nargs, args))) goto done;
+//   st = dnnl_stream_wait(s);
+// done:
+//   if (ma) dnnl_memory_destroy(ma);
+//   if (mb) dnnl_memory_destroy(mb);
+//   if (mc) dnnl_memory_destroy(mc);
+//   if (ms) dnnl_memory_destroy(ms);
+//   free(scratch);
+//   dnnl_stream_destroy(s);
+//   return (int)st;
+// }
+//
+// static int kern_engine(dnnl_engine_t *e) {
+//   return (int)dnnl_engine_create(e, dnnl_cpu, 0);
+// }
+//
+// // kern_tobf16 rounds n floats to bfloat16, nearest-even (NaN stays NaN).
+// static void kern_tobf16(const float *x, uint16_t *y, int64_t n) {
+//   for (int64_t i = 0; i < n; i++) {
+//     uint32_t u;
+//     memcpy(&u, &x[i], 4);
+//     if ((u & 0x7fffffffu) > 0x7f800000u) { y[i] = (uint16_t)((u >> 16) | 0x40); continue; }
+//     u += 0x7fffu + ((u >> 16) & 1u);
+//     y[i] = (uint16_t)(u >> 16);
+//   }
+// }
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"mpignn/internal/par"
+)
+
+// bf16Key identifies one cached matmul primitive.
+type bf16Key struct {
+	tA, tB                 bool
+	m, n, k, lda, ldb, ldc int
+	alpha, beta            float32
+}
+
+// dnnlBF16 multiplies fp32 matrices as bfloat16 with fp32 accumulation and
+// output through oneDNN's matmul primitive. It caches one primitive per
+// block shape (a model has a handful) and the bf16 copies of its operands;
+// Close frees them. Products on one dnnlBF16 must not overlap in time
+// (the model runs its products in sequence).
+type dnnlBF16 struct {
+	eng   C.dnnl_engine_t
+	mu    sync.Mutex // guards prims: blocks of one product look up concurrently
+	prims map[bf16Key]*C.kern_bf16
+	a16   []uint16 // bf16 copy of the last A operand
+	b16   []uint16 // bf16 copy of the last B operand
+}
+
+// newDNNLBF16 creates the CPU engine the primitives run on.
+func newDNNLBF16() (*dnnlBF16, error) {
+	d := &dnnlBF16{prims: map[bf16Key]*C.kern_bf16{}}
+	if st := C.kern_engine(&d.eng); st != 0 {
+		return nil, fmt.Errorf("kernels: oneDNN CPU engine: status %d", int(st))
+	}
+	return d, nil
+}
+
+// Close frees the primitives and the engine.
+func (d *dnnlBF16) Close() {
+	for _, p := range d.prims {
+		C.kern_bf16_destroy(p)
+	}
+	d.prims = nil
+	C.dnnl_engine_destroy(d.eng)
+}
+
+// toBF16 converts x into dst (grown as needed), rounding to nearest even,
+// in parallel chunks (element-wise, so the result does not depend on the
+// split).
+func toBF16(x []float32, dst []uint16) []uint16 {
+	if cap(dst) < len(x) {
+		dst = make([]uint16, len(x))
+	}
+	dst = dst[:len(x)]
+	par.Range(len(x), len(x), func(lo, hi int) {
+		if hi > lo {
+			C.kern_tobf16((*C.float)(unsafe.Pointer(&x[lo])), (*C.uint16_t)(unsafe.Pointer(&dst[lo])), C.int64_t(hi-lo))
+		}
+	})
+	return dst
+}
+
+// gemm is a gemm-compatible product: both operands are converted to bf16 on
+// every call (activations change every call), then multiplied block by
+// block.
+func (d *dnnlBF16) gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	br, bc := k, n
+	if tB {
+		br, bc = n, k
+	}
+	d.b16 = toBF16(b[:span(br, bc, ldb)], d.b16)
+	d.gemmB16(tA, tB, m, n, k, alpha, a, lda, d.b16, ldb, beta, c, ldc)
+}
+
+// gemmB16 is gemm with op(B) already in bf16: weights converted once per
+// step rather than once per product.
+func (d *dnnlBF16) gemmB16(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b16 []uint16, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	ar, ac := m, k
+	if tA {
+		ar, ac = k, m
+	}
+	d.a16 = toBF16(a[:span(ar, ac, lda)], d.a16)
+	gemmSplit(d.serial, tA, tB, m, n, k, alpha, d.a16, lda, b16, ldb, beta, c, ldc)
+}
+
+// serial runs one block through the primitive cached for its shape.
+func (d *dnnlBF16) serial(tA, tB bool, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
+	key := bf16Key{tA, tB, m, n, k, lda, ldb, ldc, alpha, beta}
+	d.mu.Lock()
+	p, ok := d.prims[key]
+	if !ok {
+		ta, tb := C.int(0), C.int(0)
+		if tA {
+			ta = 1
+		}
+		if tB {
+			tb = 1
+		}
+		if st := C.kern_bf16_create(d.eng, ta, tb, C.int64_t(m), C.int64_t(n), C.int64_t(k),
+			C.int64_t(lda), C.int64_t(ldb), C.int64_t(ldc), C.float(alpha), C.float(beta), &p); st != 0 {
+			d.mu.Unlock()
+			panic(fmt.Sprintf("kernels: oneDNN bf16 matmul %+v: status %d", key, int(st)))
+		}
+		d.prims[key] = p
+	}
+	d.mu.Unlock()
+	if st := C.kern_bf16_run(d.eng, p, (*C.uint16_t)(unsafe.Pointer(&a[0])), (*C.uint16_t)(unsafe.Pointer(&b[0])),
+		(*C.float)(unsafe.Pointer(&c[0]))); st != 0 {
+		panic(fmt.Sprintf("kernels: oneDNN bf16 matmul %+v: status %d", key, int(st)))
+	}
+}
