@@ -151,6 +151,31 @@ func Alltoallv[T Elem](c *Comm, send []T, sendCounts []int64) ([]T, []int64, err
 	return recv, recvCounts, err
 }
 
+// AlltoallvSegments is Alltoallv with the segments apart: send[p] goes to
+// rank p, and the result's [q] is what rank q sent this rank.
+func AlltoallvSegments[T Elem](c *Comm, send [][]T) ([][]T, error) {
+	if len(send) != c.size {
+		return nil, fmt.Errorf("alltoallv: %d segments for %d ranks", len(send), c.size)
+	}
+	counts := make([]int64, len(send))
+	var flat []T
+	for p, s := range send {
+		counts[p] = int64(len(s))
+		flat = append(flat, s...)
+	}
+	recv, rc, err := Alltoallv(c, flat, counts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]T, len(rc))
+	pos := int64(0)
+	for q, n := range rc {
+		out[q] = recv[pos : pos+n : pos+n]
+		pos += n
+	}
+	return out, nil
+}
+
 // alltoallvInto is Alltoallv with both sides' counts already known and the
 // receive buffer supplied; consecutive segments on both sides. Every caller
 // calls it right after an exchange of counts (Alltoallv's own, or a

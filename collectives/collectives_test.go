@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -233,6 +234,26 @@ func TestAlltoallv(t *testing.T) {
 			}
 			if k != len(gi) {
 				t.Fatalf("received %d elements, want %d", len(gi), k)
+			}
+			// The same exchange with the segments apart.
+			segs := make([][]int64, size)
+			for p := range size {
+				for j := range sendCount(me, p) {
+					segs[p] = append(segs[p], payload(me, p, j))
+				}
+			}
+			gs, err := AlltoallvSegments(c, segs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range size {
+				want := make([]int64, 0, sendCount(r, me))
+				for j := range sendCount(r, me) {
+					want = append(want, payload(r, me, j))
+				}
+				if !slices.Equal(gs[r], want) {
+					t.Fatalf("segment from rank %d: %v, want %v", r, gs[r], want)
+				}
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 // Package collectives wraps the MPI operations mpignn needs over a
-// communicator: Allreduce, Bcast, Barrier, Allgather(v), Alltoall(v), and
-// one-sided windows with batched remote reads.
+// communicator: Allreduce, Bcast, Barrier, Allgather(v), Alltoall(v)
+// (AlltoallvSegments: one slice per rank each way), and one-sided windows
+// with batched remote reads.
 //
 // BcastBytes broadcasts root's bytes or root's error (every rank then
 // returns the same JobFailure): the way one rank reads a file, or decides

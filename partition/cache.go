@@ -40,7 +40,14 @@ func (o CacheOptions) Name() string {
 		if split == "" {
 			split = "auto"
 		}
-		return fmt.Sprintf("%s-%s-parts-%d-%s-seed%d-%s", base, split, o.Parts, o.Method, o.Seed, o.SparseFeatures)
+		if o.Link != nil {
+			split = o.Link.Key()
+		}
+		name := fmt.Sprintf("%s-%s-parts-%d-%s-seed%d-%s", base, split, o.Parts, o.Method, o.Seed, o.SparseFeatures)
+		if o.Time {
+			name += "-time" // untimed caches keep their names
+		}
+		return name
 	}
 	what := o.Split
 	if o.Link != nil {
@@ -84,16 +91,16 @@ func (o CacheOptions) Reusable(dir string) bool {
 	if err != nil || m.NumParts != o.Parts || m.Method != o.Method {
 		return false
 	}
+	if (m.Time != nil) != o.Time || (m.Link != nil) != (o.Link != nil) || (o.Link != nil && !o.Link.Matches(m.Link, o.Seed)) {
+		return false
+	}
 	if o.Chunked {
 		if m.Seed != o.Seed || (o.Split != "" && m.Split != o.Split) {
 			return false
 		}
 		return VerifyFiles(dir, m) == nil
 	}
-	if (m.Time != nil) != o.Time || m.SparseFeat != (o.SparseFeatures == SparseOn) {
-		return false
-	}
-	if (m.Link != nil) != (o.Link != nil) || (o.Link != nil && !o.Link.Matches(m.Link, o.Seed)) {
+	if m.SparseFeat != (o.SparseFeatures == SparseOn) {
 		return false
 	}
 	if _, ok := m.Splits[o.Split]; !ok && o.Link == nil {

@@ -26,4 +26,11 @@
 // the field at fault (config.FieldError). CacheOptions name a partition
 // kept for reuse (train --data): its directory name, where it may be, and
 // whether one found there is complete (Cached, Pick).
+//
+// A dataset directory in OGB's raw layout, homogeneous or heterogeneous,
+// becomes a partition through one path whichever command asks (raw.go):
+// ReadRaw reads it as a Source says (and draws nothing yet), Raw.Partition
+// assigns and writes, and CachedRaw does both for a cache (train --data on
+// rank 0). A chunked dataset is partitioned by every rank instead
+// (partition/dpartition, whose JobParts picks between the two for a job).
 package partition

@@ -207,6 +207,29 @@ func randomLinkSplit(g *graph.CSR, frac [3]float64, seed uint64) [3]edgeList {
 	return splitPairs(pairs, frac, seed)
 }
 
+// LinkPairKey is the sort key of the undirected pair (u, v), u < v, in a
+// random split: the pairs of rank below nValid (LinkSplitSizes) in the
+// order of (key, canonical id) are the valid ones, the next nTest the test
+// ones. The distributed partitioner selects by it as splitPairs sorts.
+func LinkPairKey(seed uint64, u, v int64) uint64 {
+	return hashkey.Hash64(tagLinkSplit, seed, uint64(u), uint64(v))
+}
+
+// LinkSplitSizes returns how many of m random-split pairs are valid and
+// test pairs (PyG RandomLinkSplit's counts; the rest are training pairs).
+func LinkSplitSizes(m int64, frac [3]float64) (nValid, nTest int64) {
+	nValid = int64(math.Floor(frac[1] * float64(m)))
+	// The 1e-6 tolerance on the sum could otherwise round past m.
+	return nValid, min(int64(math.Floor(frac[2]*float64(m))), m-nValid)
+}
+
+// Link split sets, as the negative and pool functions take them.
+const (
+	LinkSetTrain = setTrain
+	LinkSetValid = setValid
+	LinkSetTest  = setTest
+)
+
 // linkPair is a positive unit of a random split (original ids).
 type linkPair struct{ u, v int64 }
 
@@ -218,14 +241,13 @@ func splitPairs(pairs []linkPair, frac [3]float64, seed uint64) [3]edgeList {
 	})
 	pairs = slices.Compact(pairs)
 	m := len(pairs)
-	nValid := int(math.Floor(frac[1] * float64(m)))
-	// The 1e-6 tolerance on the sum could otherwise round past m.
-	nTest := min(int(math.Floor(frac[2]*float64(m))), m-nValid)
+	nv, nt := LinkSplitSizes(int64(m), frac)
+	nValid, nTest := int(nv), int(nt)
 	order := make([]int, m)
 	keys := make([]uint64, m)
 	for i, p := range pairs {
 		order[i] = i
-		keys[i] = hashkey.Hash64(tagLinkSplit, seed, uint64(p.u), uint64(p.v))
+		keys[i] = LinkPairKey(seed, p.u, p.v)
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(a, b))
@@ -321,20 +343,25 @@ func structFeatures(n int64, train *edgeList, undirected bool, width int) *graph
 		}
 	}
 	f := &graph.Features{Dim: width, Data: make([]float32, n*int64(width))}
-	c := float32(1 / math.Sqrt(float64(width)))
 	for v := int64(0); v < n; v++ {
-		row := f.Row(v)
-		row[0] = float32(math.Log1p(float64(in[v])))
-		row[1] = float32(math.Log1p(float64(out[v])))
-		for k := 2; k < width; k++ {
-			if hashkey.Hash64(tagStructFeat, uint64(v), uint64(k))&1 == 0 {
-				row[k] = c
-			} else {
-				row[k] = -c
-			}
-		}
+		StructFeatRow(f.Row(v), v, in[v], out[v])
 	}
 	return f
+}
+
+// StructFeatRow fills row (the structural features of original id v, of
+// len(row) columns) from v's training in- and out-degree.
+func StructFeatRow(row []float32, v, in, out int64) {
+	c := float32(1 / math.Sqrt(float64(len(row))))
+	row[0] = float32(math.Log1p(float64(in)))
+	row[1] = float32(math.Log1p(float64(out)))
+	for k := 2; k < len(row); k++ {
+		if hashkey.Hash64(tagStructFeat, uint64(v), uint64(k))&1 == 0 {
+			row[k] = c
+		} else {
+			row[k] = -c
+		}
+	}
 }
 
 // Evaluation negatives are true negatives: a fixed negative (u, w) of a
@@ -398,13 +425,19 @@ func (es *edgeSet) negative(u, w int64) bool {
 	return !found
 }
 
-// evalNegative is destination j of the fixed negatives of positive id (with
-// source src) of split set: uniform over [lo, lo+n) among the true
-// negatives of src, keyed by (seed, split, id, j).
+// evalNegative is EvalNegative over the pairs of the split.
 func (es *edgeSet) evalNegative(seed uint64, set int, id int64, j int, src, lo, n int64) (int64, error) {
+	return EvalNegative(seed, set, id, j, src, lo, n, es.negative)
+}
+
+// EvalNegative is destination j of the fixed negatives of positive id
+// (with source src) of split set: uniform over [lo, lo+n) among the true
+// negatives of src (negative(src, w): no self pair, no edge of the split),
+// keyed by (seed, split, id, j).
+func EvalNegative(seed uint64, set int, id int64, j int, src, lo, n int64, negative func(u, w int64) bool) (int64, error) {
 	h := hashkey.Hash64(tagLinkNeg, seed, uint64(set), uint64(id), uint64(j))
 	for a := 1; ; a++ {
-		if w := lo + int64(h%uint64(n)); es.negative(src, w) {
+		if w := lo + int64(h%uint64(n)); negative(src, w) {
 			return w, nil
 		}
 		if a == maxNegDraws {
@@ -415,28 +448,44 @@ func (es *edgeSet) evalNegative(seed uint64, set int, id int64, j int, src, lo, 
 	// Scan from the last draw: deterministic, and it finds a negative
 	// whenever there is one.
 	for k := int64(0); k < n; k++ {
-		if w := lo + (int64(h%uint64(n))+k)%n; es.negative(src, w) {
+		if w := lo + (int64(h%uint64(n))+k)%n; negative(src, w) {
 			return w, nil
 		}
 	}
 	return 0, fmt.Errorf("link split %s: node %d (original id) is linked to every candidate of its negatives, so it has none (the graph is complete around it)", setNames[set], src)
 }
 
-// poolPair is pair k of the negative pool of split set: the source uniform
-// over [srcLo,srcLo+srcN), the destination over [dstLo,dstLo+dstN), keyed
-// by (seed, split, k) and redrawn until the pair is a true negative.
+// PoolDraws bounds the draws of one pool pair (PoolCandidate attempts).
+const PoolDraws = 16 * maxNegDraws
+
+// poolPair is pair k of the negative pool of split set: the first of its
+// PoolCandidate draws that is a true negative.
 func (es *edgeSet) poolPair(seed uint64, set int, k int64, srcLo, srcN, dstLo, dstN int64) (u, w int64, err error) {
-	for a := 0; a < 16*maxNegDraws; a++ {
-		var hu, hw uint64
-		if a == 0 {
-			hu, hw = hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0), hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1)
-		} else {
-			hu, hw = hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0, uint64(a)), hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1, uint64(a))
-		}
-		u, w = srcLo+int64(hu%uint64(srcN)), dstLo+int64(hw%uint64(dstN))
+	for a := 0; a < PoolDraws; a++ {
+		u, w = PoolCandidate(seed, set, k, a, srcLo, srcN, dstLo, dstN)
 		if es.negative(u, w) {
 			return u, w, nil
 		}
 	}
-	return 0, 0, fmt.Errorf("link split %s: no negative pair found for pool pair %d in %d draws: the graph is nearly complete", setNames[set], k, 16*maxNegDraws)
+	return 0, 0, ErrPoolDraws(set, k)
+}
+
+// PoolCandidate is draw a of pair k of the negative pool of split set: the
+// source uniform over [srcLo,srcLo+srcN), the destination over
+// [dstLo,dstLo+dstN), keyed by (seed, split, k[, a]). The pair is the
+// first draw that is a true negative.
+func PoolCandidate(seed uint64, set int, k int64, a int, srcLo, srcN, dstLo, dstN int64) (u, w int64) {
+	var hu, hw uint64
+	if a == 0 {
+		hu, hw = hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0), hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1)
+	} else {
+		hu, hw = hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 0, uint64(a)), hashkey.Hash64(tagLinkPool, seed, uint64(set), uint64(k), 1, uint64(a))
+	}
+	return srcLo + int64(hu%uint64(srcN)), dstLo + int64(hw%uint64(dstN))
+}
+
+// ErrPoolDraws is the error of pool pair k of split set when none of its
+// PoolDraws draws is a true negative.
+func ErrPoolDraws(set int, k int64) error {
+	return fmt.Errorf("link split %s: no negative pair found for pool pair %d in %d draws: the graph is nearly complete", setNames[set], k, PoolDraws)
 }

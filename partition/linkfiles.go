@@ -158,26 +158,31 @@ func bucketLink(ld *linkData, rl *Relabeling, nparts int) (*linkBuckets, error) 
 	return lb, nil
 }
 
-// edgeFile lays out edges (original ids) in the edgeBlocks format.
-func edgeFile(ids, src, dst, tm []int64, newID []int64) []int64 {
-	k := int64(len(ids))
-	out := make([]int64, edgeBlocks*k)
-	for i, id := range ids {
-		j := int64(i)
-		u, v := src[i], dst[i]
-		out[j], out[k+j], out[2*k+j], out[3*k+j], out[4*k+j], out[5*k+j] = newID[u], newID[v], u, v, id, tm[i]
-	}
-	return out
-}
-
 // writeLinkPart writes part p's link files (see the file constants) and
 // returns its counts.
 func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p int, ld *linkData, lb *linkBuckets, rl *Relabeling, lo, hi int64) (*LinkCounts, error) {
-	n := ld.n
+	lp, err := linkPartOf(p, ld, lb, rl, lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return lp.write(files, aw, pdir, p, ld.meta.ValidAdj)
+}
+
+// edgesOf returns the edges ids of e (original ids src, dst) as LinkEdges.
+func edgesOf(ids, src, dst, tm []int64, newID []int64) LinkEdges {
+	e := LinkEdges{Src: make([]int64, len(ids)), Dst: make([]int64, len(ids)), SrcOrig: src, DstOrig: dst, ID: ids, Time: tm}
+	for i := range ids {
+		e.Src[i], e.Dst[i] = newID[src[i]], newID[dst[i]]
+	}
+	return e
+}
+
+// linkPartOf builds part p's share of the link split.
+func linkPartOf(p int, ld *linkData, lb *linkBuckets, rl *Relabeling, lo, hi int64) (*LinkPart, error) {
 	seed, k := ld.meta.Seed, ld.meta.NegsPerPos
-	c := &LinkCounts{}
-	setFiles := [3]string{fileLinkTrain, fileLinkValid, fileLinkTest}
-	negFiles := [3]string{"", fileLinkValidNeg, fileLinkTestNeg}
+	lp := &LinkPart{}
+	sets := [3]*LinkEdges{&lp.Train, &lp.Valid, &lp.Test}
+	negs := [3][2]*[]int64{{}, {&lp.ValidNeg, &lp.ValidNegOrig}, {&lp.TestNeg, &lp.TestNegOrig}}
 	for s := range ld.sets {
 		ids := lb.pos[s][p]
 		e := &ld.sets[s]
@@ -185,46 +190,31 @@ func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p in
 		for i, id := range ids {
 			src[i], dst[i], tm[i] = e.src[id], e.dst[id], e.time[id]
 		}
-		if err := putArray(files, aw, pdir, p, setFiles[s], edgeFile(ids, src, dst, tm, rl.NewID)); err != nil {
-			return nil, err
-		}
-		switch s {
-		case setTrain:
-			c.Train = int64(len(ids))
+		*sets[s] = edgesOf(ids, src, dst, tm, rl.NewID)
+		if s == setTrain {
 			continue
-		case setValid:
-			c.Valid = int64(len(ids))
-		case setTest:
-			c.Test = int64(len(ids))
 		}
-		nk := int64(len(ids)) * int64(k)
-		neg := make([]int64, 2*nk)
+		nk := len(ids) * k
+		neg, negOrig := make([]int64, nk), make([]int64, nk)
 		for i, id := range ids {
 			for j := 0; j < k; j++ {
 				w, err := lb.edges.evalNegative(seed, s, id, j, e.src[id], ld.negLo, ld.negN)
 				if err != nil {
 					return nil, err
 				}
-				neg[int64(i*k+j)] = rl.NewID[w]
-				neg[nk+int64(i*k+j)] = w
+				neg[i*k+j], negOrig[i*k+j] = rl.NewID[w], w
 			}
 		}
-		if err := putArray(files, aw, pdir, p, negFiles[s], neg); err != nil {
-			return nil, err
-		}
+		*negs[s][0], *negs[s][1] = neg, negOrig
 	}
-	poolFiles := [2]string{fileLinkValidPool, fileLinkTestPool}
-	for q := 0; q < 2; q++ {
+	for q, pool := range []*LinkEdges{&lp.ValidPool, &lp.TestPool} {
 		ks := lb.pool[q][p]
 		src, dst, tm := make([]int64, len(ks)), make([]int64, len(ks)), make([]int64, len(ks))
 		for i, kk := range ks {
 			src[i], dst[i] = lb.poolU[q][kk], lb.poolW[q][kk]
 		}
-		if err := putArray(files, aw, pdir, p, poolFiles[q], edgeFile(ks, src, dst, tm, rl.NewID)); err != nil {
-			return nil, err
-		}
+		*pool = edgesOf(ks, src, dst, tm, rl.NewID)
 	}
-	c.ValidPool, c.TestPool = int64(len(lb.pool[0][p])), int64(len(lb.pool[1][p]))
 	if ld.validIn != nil {
 		orig := rl.Orig[lo:hi]
 		R := int64(ld.rels)
@@ -243,19 +233,53 @@ func writeLinkPart(files map[string]FileInfo, aw *arrayWriter, pdir string, p in
 		if ind == nil {
 			ind, indOrig = []int64{}, []int64{}
 		}
-		c.ValidAdjEdges = int64(len(ind))
-		for _, f := range []struct {
-			name string
-			xs   []int64
-		}{{fileLinkVIndptr, indptr}, {fileLinkVIndices, ind}, {fileLinkVIndOrig, indOrig}} {
-			if err := putArray(files, aw, pdir, p, f.name, f.xs); err != nil {
-				return nil, err
-			}
-		}
+		lp.ValidIndptr, lp.ValidIndices, lp.ValidIndicesOrig = indptr, ind, indOrig
 	}
-	olo, ohi := OrigBlock(n, len(rl.Offsets)-1, p)
-	if err := putArray(files, aw, pdir, p, fileLinkOrig2New, rl.NewID[olo:ohi]); err != nil {
-		return nil, err
+	lp.OrigLo, lp.OrigHi = OrigBlock(ld.n, len(rl.Offsets)-1, p)
+	lp.Orig2New = rl.NewID[lp.OrigLo:lp.OrigHi]
+	return lp, nil
+}
+
+// edgeFile lays out e in the edgeBlocks format.
+func edgeFile(e *LinkEdges) []int64 {
+	k := int64(e.Len())
+	out := make([]int64, edgeBlocks*k)
+	for j, xs := range [][]int64{e.Src, e.Dst, e.SrcOrig, e.DstOrig, e.ID, e.Time} {
+		copy(out[int64(j)*k:], xs)
+	}
+	return out
+}
+
+// write writes lp as part p's link files (see the file constants; the
+// valid adjacency with validAdj) and returns its counts. The single-process
+// writer and the distributed one (PartFiles.Link) both write through it.
+func (lp *LinkPart) write(files map[string]FileInfo, aw *arrayWriter, pdir string, p int, validAdj bool) (*LinkCounts, error) {
+	c := &LinkCounts{
+		Train: int64(lp.Train.Len()), Valid: int64(lp.Valid.Len()), Test: int64(lp.Test.Len()),
+		ValidPool: int64(lp.ValidPool.Len()), TestPool: int64(lp.TestPool.Len()),
+	}
+	type file struct {
+		name string
+		xs   []int64
+	}
+	fs := []file{
+		{fileLinkTrain, edgeFile(&lp.Train)}, {fileLinkValid, edgeFile(&lp.Valid)}, {fileLinkTest, edgeFile(&lp.Test)},
+		{fileLinkValidNeg, append(slices.Clip(lp.ValidNeg), lp.ValidNegOrig...)},
+		{fileLinkTestNeg, append(slices.Clip(lp.TestNeg), lp.TestNegOrig...)},
+		{fileLinkValidPool, edgeFile(&lp.ValidPool)}, {fileLinkTestPool, edgeFile(&lp.TestPool)},
+	}
+	if validAdj {
+		c.ValidAdjEdges = int64(len(lp.ValidIndices))
+		fs = append(fs, file{fileLinkVIndptr, lp.ValidIndptr}, file{fileLinkVIndices, lp.ValidIndices}, file{fileLinkVIndOrig, lp.ValidIndicesOrig})
+	}
+	fs = append(fs, file{fileLinkOrig2New, lp.Orig2New})
+	for _, f := range fs {
+		if f.xs == nil {
+			f.xs = []int64{}
+		}
+		if err := putArray(files, aw, pdir, p, f.name, f.xs); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

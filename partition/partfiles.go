@@ -43,7 +43,10 @@ type PartFiles struct {
 	Splits func(name string) (train, valid, test []int64)
 	// NodeTime returns a node's time (nil: no node_time.bin).
 	NodeTime func(o int64) int64
-	// link writes the link files (single-process link partitions only).
+	// Link is the part's share of a link split (Meta.Link set), whose
+	// files the distributed partitioner has it write; the single-process
+	// writer builds it in link, part by part.
+	Link *LinkPart
 	link func(files map[string]FileInfo, aw *arrayWriter, pdir string) (*LinkCounts, error)
 }
 
@@ -193,8 +196,15 @@ func (pf *PartFiles) write(tmp string, m *Meta, aw *arrayWriter, splitNames []st
 			}
 		}
 	}
-	if pf.link != nil {
+	switch {
+	case pf.link != nil:
 		lc, err := pf.link(m.Files, aw, pdir)
+		if err != nil {
+			return pi, err
+		}
+		pi.Link = lc
+	case pf.Link != nil && m.Link != nil:
+		lc, err := pf.Link.write(m.Files, aw, pdir, p, m.Link.ValidAdj)
 		if err != nil {
 			return pi, err
 		}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,6 +160,100 @@ func TestChunkedTimeCLI(t *testing.T) {
 		"--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})
 	if r.Err != nil || !strings.Contains(r.Output, "partition: wrote 2 parts (random, all ranks)") || !strings.Contains(r.Output, "final:") {
 		t.Fatalf("train --data CHUNKED --temporal uniform: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+}
+
+// TestChunkedLinkCLI: partition --link-split of a chunked dataset under
+// mpirun gives, on every rank count, the bytes of the single-process
+// partition of the OGB layout with the same options (random assignment):
+// split, canonical ids, fixed negatives, pools, training and valid
+// adjacency, with --struct-feats too; a time split, or a relation, is
+// refused with its reason; train --data CHUNKED --task link partitions
+// with all ranks and trains.
+func TestChunkedLinkCLI(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	run := func(args ...string) { t.Helper(); mustRun(t, bin, args...) }
+	data, ck := filepath.Join(dir, "g"), filepath.Join(dir, "ck")
+	run("gen", "--nodes", "1800", "--avg-degree", "5", "--classes", "3", "--feat-dim", "6", "--seed", "5", "--out", data)
+	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "250", "--chunk-edges", "1700")
+	for _, n := range h.Ranks {
+		for _, extra := range [][]string{nil, {"--struct-feats", "8", "--link-negs", "5"}} {
+			name := strconv.Itoa(n) + strings.Join(extra, "")
+			single, dist := filepath.Join(dir, "single-"+name), filepath.Join(dir, "dist-"+name)
+			args := append([]string{"partition", "--parts", strconv.Itoa(n), "--method", "random", "--seed", "4",
+				"--link-split", "random:0.8,0.1,0.1", "--link-pool", "500"}, extra...)
+			run(append(args, "--data", data, "--out", single)...)
+			r := h.MPI(Job{Ranks: n, Args: append([]string{bin}, append(args, "--data", ck, "--out", dist)...), Timeout: 2 * time.Minute})
+			if r.Err != nil {
+				t.Fatalf("np=%d %v: %v\n%s", n, extra, r.Err, tail(r.Output, 30))
+			}
+			files := treeFiles(t, single)
+			if !slices.Contains(files, filepath.Join("part-0", "link-valid-neg.bin")) {
+				t.Fatalf("np=%d: no link files in the single-process partition: %v", n, files)
+			}
+			sameFiles(t, single, dist, "np="+name)
+		}
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--link-split", "time"}, "random:TRAIN,VALID,TEST splits only"},
+		{[]string{"--link-split", "random:0.8,0.1,0.1", "--relation", "a___b___c"}, "heterogeneous link splits"},
+	} {
+		r := h.MPI(Job{Ranks: 2, Args: append([]string{bin, "partition", "--data", ck, "--parts", "2", "--method", "random", "--out", filepath.Join(dir, "refused")}, tc.flags...), Timeout: time.Minute})
+		if r.Err == nil || !strings.Contains(r.Output, tc.want) {
+			t.Fatalf("%v: %v, want %q in:\n%s", tc.flags, r.Err, tc.want, tail(r.Output, 20))
+		}
+	}
+
+	r := h.MPI(Job{Ranks: 2, Args: []string{bin, "train", "--data", ck, "--task", "link", "--method", "random", "--epochs", "1",
+		"--fanout", "5,5", "--batch", "128", "--hidden", "16"}, Timeout: 2 * time.Minute})
+	if r.Err != nil || !strings.Contains(r.Output, "partition: wrote 2 parts (random, all ranks)") || !strings.Contains(r.Output, "final:") {
+		t.Fatalf("train --data CHUNKED --task link: %v\n%s", r.Err, tail(r.Output, 30))
+	}
+}
+
+// TestChunkedPartsCLI: partition --data CHUNKED --parts K under P ranks,
+// K != P (3 and 4 parts from 2 ranks, 2 from 4, 3 from 1), writes the
+// bytes of the single-process K-part partition of the OGB layout.
+func TestChunkedPartsCLI(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	run := func(args ...string) { t.Helper(); mustRun(t, bin, args...) }
+	data, ck := filepath.Join(dir, "g"), filepath.Join(dir, "ck")
+	run("gen", "--nodes", "1500", "--avg-degree", "5", "--classes", "3", "--feat-dim", "4", "--seed", "6", "--out", data)
+	run("convert", "--data", data, "--out", ck, "--chunk-nodes", "200", "--chunk-edges", "1500")
+	for _, tc := range []struct{ ranks, parts int }{{2, 3}, {2, 4}, {4, 2}, {1, 3}} {
+		name := fmt.Sprintf("np=%d parts=%d", tc.ranks, tc.parts)
+		single, dist := filepath.Join(dir, fmt.Sprintf("single-%d-%d", tc.ranks, tc.parts)), filepath.Join(dir, fmt.Sprintf("dist-%d-%d", tc.ranks, tc.parts))
+		args := []string{"partition", "--parts", strconv.Itoa(tc.parts), "--method", "random", "--seed", "4", "--halo-feats"}
+		run(append(args, "--data", data, "--out", single)...)
+		r := h.MPI(Job{Ranks: tc.ranks, Args: append([]string{bin}, append(args, "--data", ck, "--out", dist)...), Timeout: 2 * time.Minute})
+		if want := fmt.Sprintf("into %d parts on %d ranks (random)", tc.parts, tc.ranks); r.Err != nil || !strings.Contains(r.Output, want) {
+			t.Fatalf("%s: %v, want %q in:\n%s", name, r.Err, want, tail(r.Output, 30))
+		}
+		sameFiles(t, single, dist, name)
+	}
+}
+
+// sameFiles fails the test unless the partition directories single and
+// dist hold the same files with the same bytes.
+func sameFiles(t *testing.T, single, dist, what string) {
+	t.Helper()
+	files := treeFiles(t, single)
+	for _, f := range files {
+		a, _ := os.ReadFile(filepath.Join(single, f))
+		b, err := os.ReadFile(filepath.Join(dist, f))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Fatalf("%s: %s differs from the single-process partition (%v)", what, f, err)
+		}
+	}
+	if len(files) != len(treeFiles(t, dist)) {
+		t.Fatalf("%s: the distributed partition has other files", what)
 	}
 }
 

@@ -41,13 +41,13 @@ type pkgDeps struct {
 //	collectives          MPI operations over spmd (gompi, cgo)
 //	graph                graphs and datasets, no MPI
 //	graph/chunkgen       chunked graphs generated chunk by chunk, no MPI
-//	partition            partitioning and the on-disk format, no MPI
+//	partition            partitioning, the on-disk format, raw dataset -> partition, no MPI
 //	sample               the pure sampling core, no MPI
 //	train/kernels        dense and sparse products, all cgo BLAS, no MPI
 //	train/optim          Adam and the sparse embedding optimizers
 //	train/metrics        the metrics file and link-ranking figures
 //	train                models and the training loop, no MPI
-//	partition/dpartition distributed partitioning (MPI)
+//	partition/dpartition distributed partitioning, a job's partition (MPI)
 //	sample/dsample       distributed stores and sampler (MPI)
 //	train/dtrain           distributed training (MPI)
 //	cmd/mpignn           the binary

@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"time"
 
 	"mpignn/collectives"
 	"mpignn/partition"
+	"mpignn/partition/dpartition"
 	"mpignn/spmd"
 )
 
@@ -125,48 +123,6 @@ func exeDigest() string {
 	return "sha256 " + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// partsFields describes the partition directory every rank will load: the
-// properties that size its arrays and messages, by name (so a mismatch
-// names feat_dim rather than a digest), then the digest of META.json, which
-// lists the checksum of every file. A META.json that cannot be read is a
-// field too: ranks that all fail agree and then report the load error; a
-// rank that alone fails is named.
-func partsFields(dir string) []collectives.Field {
-	path := filepath.Join(dir, partition.MetaFile)
-	raw, err := os.ReadFile(path)
-	var m *partition.Meta
-	if err == nil {
-		m, err = partition.LoadMeta(dir)
-	}
-	if err != nil {
-		return []collectives.Field{{Name: partition.MetaFile, Value: "unreadable", Source: path}}
-	}
-	offsets := make([]string, len(m.Offsets))
-	for i, o := range m.Offsets {
-		offsets[i] = strconv.FormatInt(o, 10)
-	}
-	sum := sha256.Sum256(raw)
-	f := func(name, value string) collectives.Field {
-		return collectives.Field{Name: name, Value: value, Source: path}
-	}
-	return []collectives.Field{
-		f(partition.MetaFile, "readable"),
-		f("format_version", strconv.Itoa(m.FormatVersion)),
-		f("num_parts", strconv.Itoa(m.NumParts)),
-		f("num_nodes", strconv.FormatInt(m.NumNodes, 10)),
-		f("num_edges", strconv.FormatInt(m.NumEdges, 10)),
-		f("feat_dim", strconv.Itoa(m.FeatDim)),
-		f("num_classes", strconv.Itoa(m.NumClasses)),
-		f("dataset", m.Dataset),
-		f("method", m.Method),
-		f("partition seed", strconv.FormatUint(m.Seed, 10)),
-		f("default split", m.Split),
-		f("offsets", strings.Join(offsets, ",")),
-		f("halo_feats", strconv.FormatBool(m.HaloFeats)),
-		f("META.json sha256", hex.EncodeToString(sum[:])),
-	}
-}
-
 // agreeStartup is the first collective of a command: it checks that every
 // rank holds the same fields (see collectives.AgreeFields).
 func agreeStartup(c *collectives.Comm, fields []collectives.Field) error {
@@ -185,7 +141,7 @@ func openRankPart(w *spmd.World, parts string, timeout time.Duration, shared []c
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := agreeStartup(c, append(shared, partsFields(parts)...)); err != nil {
+	if err := agreeStartup(c, append(shared, dpartition.MetaFields(parts)...)); err != nil {
 		return nil, nil, err
 	}
 	part, err := partition.LoadRank(parts, c.Rank(), c.Size())

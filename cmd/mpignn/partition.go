@@ -13,6 +13,7 @@ import (
 	"mpignn/graph"
 	"mpignn/internal/tempout"
 	"mpignn/partition"
+	"mpignn/partition/dpartition"
 )
 
 // partitionConfig holds the flags of `mpignn partition`.
@@ -36,6 +37,9 @@ type partitionConfig struct {
 	// becomes random).
 	assignment string
 	methodSet  bool
+	// chunkedMethod is the distributed method of a chunked --data
+	// (dpartition.ChooseMethod of --method and --assignment).
+	chunkedMethod string
 }
 
 func parsePartition(args []string) (partitionConfig, error) {
@@ -96,7 +100,8 @@ func parsePartition(args []string) (partitionConfig, error) {
 	if isChunked(c.data) {
 		// The distributed partitioner's methods and flags, checked here
 		// so that a mistake is one line from one rank (exit code 2).
-		if _, err := chunkedMethod(c.method, c.methodSet, c.assignment); err != nil {
+		var err error
+		if c.chunkedMethod, err = dpartition.ChooseMethod(c.method, c.methodSet, c.assignment); err != nil {
 			return c, err
 		}
 		if err := c.refuseForChunked(); err != nil {
@@ -167,35 +172,8 @@ func partitionCmd(w io.Writer, args []string) error {
 	if isChunked(c.data) {
 		return partitionChunked(w, c, cleanup)
 	}
-	if graph.IsHeteroLayout(c.data) {
-		return partitionHetero(w, c)
-	}
-	if c.labelType != "" || c.noReverse != "" || (c.link != nil && c.link.Relation != "") {
-		return fmt.Errorf("--label-type, --no-reverse and --relation apply to heterogeneous datasets; %s has the homogeneous layout", c.data)
-	}
-	ro := graph.ReadOptions{Dedup: true, NormalizeFeatures: c.normalize, Workers: c.workers}
-	if c.undirected {
-		ro = graph.UndirectedOptions()
-		ro.NormalizeFeatures, ro.Workers = c.normalize, c.workers
-	}
-	if c.link != nil {
-		ro = c.link.ReadOptions(ro)
-	}
-	ro.Time = c.time
-	t0 := time.Now()
-	d, err := graph.ReadOGB(c.data, ro)
-	if err != nil {
-		return err
-	}
-	tRead := time.Since(t0)
-	dim := 0
-	if d.Feat != nil {
-		dim = d.Feat.Dim
-	}
-	fmt.Fprintf(w, "read %s: %d nodes, %d edges, %d features, %d classes in %.1fs\n",
-		c.data, d.NumNodes, d.In.NumEdges(), dim, d.NumClasses, tRead.Seconds())
 	opt := partition.Options{
-		Method: c.method, Seed: c.seed, HaloFeats: c.haloFeats, Split: c.split,
+		Method: c.method, Seed: c.seed, HaloFeats: c.haloFeats, Split: c.split, LabelType: c.labelType,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
 		Link: c.link, Time: c.time, SparseFeatures: c.sparse,
 	}
@@ -204,88 +182,31 @@ func partitionCmd(w io.Writer, args []string) error {
 			opt.Balance = append(opt.Balance, strings.TrimSpace(b))
 		}
 	}
-	t1 := time.Now()
-	// The link split (if any) is drawn once, for both METIS and the writer.
-	pr, err := partition.Prepare(d, opt)
-	if err != nil {
-		return err
-	}
-	assign, err := pr.Assign(c.parts)
-	if err != nil {
-		return err
-	}
-	tAssign := time.Since(t1)
-	t2 := time.Now()
-	m, err := pr.Write(c.out, assign, c.parts)
-	if err != nil {
-		return err
-	}
-	return reportPartition(w, c, m, tAssign, time.Since(t2))
-}
-
-// heteroReadOptions are the reader options of --undirected, --no-reverse,
-// --normalize-feats and --workers for a heterogeneous dataset.
-func (c partitionConfig) heteroReadOptions() graph.HeteroReadOptions {
-	ro := graph.DefaultHeteroReadOptions()
-	ro.Reverse = c.undirected && c.noReverse != "all"
-	if ro.Reverse && c.noReverse != "" {
+	src := partition.Source{Data: c.data, Undirected: c.undirected, NoReverseAll: c.noReverse == "all",
+		NormalizeFeatures: c.normalize, Workers: c.workers}
+	if c.noReverse != "" && c.noReverse != "all" {
 		for _, r := range strings.Split(c.noReverse, ",") {
-			ro.NoReverse = append(ro.NoReverse, strings.TrimSpace(r))
+			src.NoReverse = append(src.NoReverse, strings.TrimSpace(r))
 		}
-	}
-	ro.NormalizeFeatures, ro.Workers = c.normalize, c.workers
-	ro.Time = c.time
-	return ro
-}
-
-// partitionHetero partitions a dataset in OGB's heterogeneous layout
-// (format version 2): METIS balances every node type.
-func partitionHetero(w io.Writer, c partitionConfig) error {
-	switch {
-	case c.link != nil && c.link.Relation == "":
-		return errors.New("--link-split on a heterogeneous dataset needs --relation src___rel___dst (the relation whose edges are split)")
-	case c.haloFeats:
-		return errors.New("--halo-feats: not supported for heterogeneous datasets yet")
-	}
-	if _, err := partition.UseSparse(c.sparse, nil, true, c.link != nil); err != nil {
-		return err
 	}
 	t0 := time.Now()
-	d, err := graph.ReadOGBHetero(c.data, c.heteroReadOptions())
+	raw, err := partition.ReadRaw(src, opt)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "read %s: %d nodes of %d types, %d edges of %d relations in %.1fs\n",
-		c.data, d.NumNodes(), d.Schema.NumTypes(), d.In.NumEdges(), d.Schema.NumRels(), time.Since(t0).Seconds())
-	opt := partition.Options{
-		Method: c.method, Seed: c.seed, Split: c.split, LabelType: c.labelType,
-		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
-		Time: c.time,
-	}
-	if c.link != nil {
-		lo := *c.link
-		if lo.Rows, err = lo.ReadHeteroSplit(c.data, d.Schema); err != nil {
-			return err
+	fmt.Fprintf(w, "read %s: %s in %.1fs\n", c.data, raw.Summary(), time.Since(t0).Seconds())
+	var tAssign, tWrite time.Duration
+	m, err := raw.Partition(c.out, c.parts, func(name string, d time.Duration) {
+		if name == "assign" {
+			tAssign = d
+		} else {
+			tWrite = d
 		}
-		opt.Link = &lo
-	}
-	if c.balance != "" {
-		for _, b := range strings.Split(c.balance, ",") {
-			opt.Balance = append(opt.Balance, strings.TrimSpace(b))
-		}
-	}
-	t1 := time.Now()
-	assign, err := partition.AssignHetero(d, c.parts, opt)
+	})
 	if err != nil {
 		return err
 	}
-	tAssign := time.Since(t1)
-	t2 := time.Now()
-	m, err := partition.WriteHetero(c.out, d, assign, c.parts, opt)
-	if err != nil {
-		return err
-	}
-	return reportPartition(w, c, m, tAssign, time.Since(t2))
+	return reportPartition(w, c, m, tAssign, tWrite)
 }
 
 // reportPartition prints the timing line, a warning for a split without

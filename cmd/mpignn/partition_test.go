@@ -10,9 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"mpignn/partition"
-	"mpignn/partition/dpartition"
 )
 
 func coraDir(t *testing.T) string {
@@ -86,33 +83,4 @@ func TestPartitionCLIBadInput(t *testing.T) {
 		})
 	}
 	assert.ErrorContains(t, inspect(io.Discard, []string{t.TempDir()}), "META.json is missing", "inspect of a non-partition dir")
-}
-
-// TestChunkedMethod: the methods of a chunked dataset, and one error naming
-// the flag and the choices for any other.
-func TestChunkedMethod(t *testing.T) {
-	for _, tc := range []struct {
-		method, assignment string
-		set                bool
-		want, err          string
-	}{
-		{method: "lp", set: true, want: dpartition.MethodLP},
-		{method: "ml", set: true, want: dpartition.MethodML},
-		{method: "random", set: true, want: partition.MethodRandom},
-		{method: "lpx", set: true, err: `--method "lpx": want parmetis, lp, ml, random or --assignment DIR for a chunked dataset`},
-		{method: "lp", set: true, assignment: "a", err: "--assignment DIR gives the assignment; leave out --method"},
-		// A method the user names is honoured or refused, never swapped
-		// (issue 34): metis, typed, is refused rather than run as PT-Scotch.
-		{method: "metis", set: true, err: "--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method parmetis (PT-Scotch, the default here), lp, ml or random, or partition the OGB layout"},
-		{method: "metis", set: false, want: map[bool]string{true: dpartition.MethodParMetis, false: partition.MethodRandom}[dpartition.ParMetisAvailable]},
-		{method: "parmetis", set: true, want: dpartition.MethodParMetis, err: map[bool]string{true: "", false: "--method parmetis: PT-Scotch is not available in this build"}[dpartition.ParMetisAvailable]},
-	} {
-		got, err := chunkedMethod(tc.method, tc.set, tc.assignment)
-		if tc.err != "" {
-			require.ErrorContains(t, err, tc.err)
-			continue
-		}
-		require.NoError(t, err)
-		require.Equal(t, tc.want, got)
-	}
 }

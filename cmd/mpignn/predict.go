@@ -8,6 +8,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/internal/tempout"
+	"mpignn/partition/dpartition"
 	"mpignn/spmd"
 	"mpignn/train/dtrain"
 )
@@ -80,7 +81,7 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 		if err != nil {
 			return err
 		}
-		if err := agreeStartup(c, append(shared, partsFields(f.cfg.PartDir)...)); err != nil {
+		if err := agreeStartup(c, append(shared, dpartition.MetaFields(f.cfg.PartDir)...)); err != nil {
 			return err
 		}
 		if err := collectives.Agree(c, setThreads(f.threads, w.Size())); err != nil {

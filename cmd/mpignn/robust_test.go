@@ -142,7 +142,7 @@ func TestDataCacheRebuildsDamagedParts(t *testing.T) {
 	prepare := func() (string, string) {
 		t.Helper()
 		off, _ := log.Seek(0, 1)
-		dir, err := partitionOnRoot(partition.CacheOptions{Data: data, Parts: 2, Options: partition.Options{Method: partition.MethodMetis, Seed: 1, SparseFeatures: partition.SparseOff}}, log)
+		dir, err := partition.CachedRaw(partition.CacheOptions{Data: data, Parts: 2, Options: partition.Options{Method: partition.MethodMetis, Seed: 1, SparseFeatures: partition.SparseOff}}, log)
 		require.NoError(t, err)
 		b, err := os.ReadFile(log.Name())
 		require.NoError(t, err)

@@ -4,15 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strings"
 	"time"
 
 	"mpignn/collectives"
-	"mpignn/graph"
 	"mpignn/partition"
+	"mpignn/partition/dpartition"
 	"mpignn/spmd"
 	"mpignn/spmd/launched"
 	"mpignn/train"
@@ -30,7 +29,10 @@ type trainFlags struct {
 	// methodSet: --method was given (a chunked dataset's default is
 	// PT-Scotch, not the metis the flag shows; chunkedMethod).
 	methodSet bool
-	partSeed  uint64
+	// chunkedMethod is the distributed method of a chunked --data
+	// (dpartition.ChooseMethod, in validate).
+	chunkedMethod string
+	partSeed      uint64
 	// cacheDir is --cache-dir: where --data's partitions go ("" = beside
 	// the dataset, else the user cache; partition.CacheOptions.Dirs).
 	cacheDir string
@@ -275,7 +277,8 @@ func (f *trainFlags) validate() error {
 	po := f.partOptions()
 	if f.data != "" && isChunked(f.data) {
 		// The chunked dataset's methods are dpartition's.
-		if _, err := chunkedMethod(f.method, f.methodSet, ""); err != nil {
+		var err error
+		if f.chunkedMethod, err = dpartition.ChooseMethod(f.method, f.methodSet, ""); err != nil {
 			return err
 		}
 		po.Method = ""
@@ -426,7 +429,7 @@ func runTrain(args []string) error {
 		}
 		fields := f.shared
 		if f.cfg.PartDir != "" {
-			fields = append(fields, partsFields(f.cfg.PartDir)...)
+			fields = append(fields, dpartition.MetaFields(f.cfg.PartDir)...)
 		}
 		if err := agreeStartup(c, fields); err != nil {
 			return err
@@ -441,14 +444,17 @@ func runTrain(args []string) error {
 			f.cfg.Stop = sigs.Requested
 		}
 		if f.data != "" {
-			dir, err := prepareParts(c, f.cacheOptions(w.Size()), os.Stdout)
+			// Spelled as flags on rank 0: the other ranks get its
+			// message only, as text.
+			explain := func(err error) error { return flagNames(err, trainFieldFlags()) }
+			dir, err := dpartition.JobParts(c, f.cacheOptions(w.Size()), os.Stdout, explain)
 			if err != nil {
-				return err
+				return fmt.Errorf("train --data %s: %w", f.data, err)
 			}
 			f.cfg.PartDir = dir
 			// Every rank opens rank 0's partition: check that they all
 			// see the same one (a shared file system can lag).
-			if err := agreeStartup(c, partsFields(dir)); err != nil {
+			if err := agreeStartup(c, dpartition.MetaFields(dir)); err != nil {
 				return err
 			}
 		}
@@ -503,8 +509,8 @@ func setThreads(n, worldSize int) error {
 func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 	o := partition.CacheOptions{Data: f.data, Dir: f.cacheDir, Parts: parts, Options: f.partOptions()}
 	if isChunked(f.data) {
-		// Checked by validate; the cache is named after the method used.
-		o.Method, _ = chunkedMethod(f.method, f.methodSet, "")
+		// Chosen by validate; the cache is named after the method used.
+		o.Method = f.chunkedMethod
 	}
 	if f.cfg.Task == dtrain.TaskLink {
 		o.Link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
@@ -517,104 +523,4 @@ func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 // runs keep their untimed caches (and results).
 func (f *trainFlags) partOptions() partition.Options {
 	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse}
-}
-
-// prepareParts partitions the dataset o.Data into one part per rank on
-// rank 0 (or reuses a cached partition whose META matches), and returns
-// the directory on every rank. It is collective.
-func prepareParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer) (string, error) {
-	if isChunked(o.Data) {
-		// Every rank partitions: ranks that wait for a slower one's chunk
-		// (or PT-Scotch) may wait long, as in mpignn partition, which has no
-		// --timeout either.
-		defer c.Untimed("partition --data on every rank")()
-		return prepareChunkedParts(c, o, out)
-	}
-	var dir string
-	var err error
-	// Partitioning a large dataset takes rank 0 minutes, during which the
-	// others wait in the broadcast below by design.
-	defer c.Untimed("partition --data on rank 0")()
-	if c.Rank() == 0 {
-		dir, err = partitionOnRoot(o, out)
-		// The other ranks get the message only (as text): spell its
-		// fields as flags here.
-		err = flagNames(err, trainFieldFlags())
-	}
-	b, err := collectives.BcastBytes(c, 0, []byte(dir), err)
-	if err != nil {
-		return "", fmt.Errorf("train --data %s: %w", o.Data, err)
-	}
-	return string(b), nil
-}
-
-func partitionOnRoot(o partition.CacheOptions, out io.Writer) (string, error) {
-	// The dataset is read undirected, and a cache being rebuilt (damaged,
-	// or left half-written) is replaced.
-	o.Undirected, o.Overwrite = true, true
-	link := o.Link != nil
-	if graph.IsHeteroLayout(o.Data) {
-		if _, err := partition.UseSparse(o.SparseFeatures, nil, true, link); err != nil {
-			return "", err
-		}
-		o.SparseFeatures = partition.SparseOff
-		return partitionHeteroOnRoot(o, out)
-	}
-	ro := graph.UndirectedOptions()
-	if link {
-		if err := o.Link.Validate(); err != nil {
-			return "", err
-		}
-		ro = o.Link.ReadOptions(ro)
-	}
-	ro.Time = o.Time
-	d, err := graph.ReadOGB(o.Data, ro)
-	if err != nil {
-		return "", err
-	}
-	if o.Split, err = partition.ResolveSplit(d, o.Split); err != nil {
-		return "", err
-	}
-	sparse, err := partition.UseSparse(o.SparseFeatures, d.Feat, false, link)
-	if err != nil {
-		return "", err
-	}
-	o.SparseFeatures = partition.SparseOff
-	if sparse {
-		o.SparseFeatures = partition.SparseOn
-	}
-	return partition.Cached(o, out, func(dir string) error {
-		_, err := partition.WriteDataset(dir, d, o.Parts, o.Options)
-		return err
-	})
-}
-
-// partitionHeteroOnRoot is partitionOnRoot for OGB's heterogeneous layout:
-// reverse relations added, the only labelled node type kept.
-func partitionHeteroOnRoot(o partition.CacheOptions, out io.Writer) (string, error) {
-	ro := graph.DefaultHeteroReadOptions()
-	ro.Time = o.Time
-	d, err := graph.ReadOGBHetero(o.Data, ro)
-	if err != nil {
-		return "", err
-	}
-	if o.Link != nil {
-		if o.Link.Relation == "" {
-			return "", errors.New("--task link on a heterogeneous dataset needs --relation src___rel___dst")
-		}
-		if err := o.Link.Validate(); err != nil {
-			return "", err
-		}
-		lo := *o.Link
-		if lo.Rows, err = lo.ReadHeteroSplit(o.Data, d.Schema); err != nil {
-			return "", err
-		}
-		o.Link = &lo
-	} else if _, o.Split, err = partition.ResolveHetero(d, o.Options); err != nil {
-		return "", err
-	}
-	return partition.Cached(o, out, func(dir string) error {
-		_, err := partition.WriteHeteroDataset(dir, d, o.Parts, o.Options)
-		return err
-	})
 }

@@ -165,7 +165,7 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 			r := owner(best)
 			send[r] = append(send[r], best, int64(g.key[i]), g.vwgt[i])
 		}
-		got, err := alltoallv(c, send)
+		got, err := collectives.AlltoallvSegments(c, send)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +197,7 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 				reply[p.r][p.j] = 1
 			}
 		}
-		ans, err := alltoallv(c, reply)
+		ans, err := collectives.AlltoallvSegments(c, reply)
 		if err != nil {
 			return nil, err
 		}
@@ -220,7 +220,7 @@ func mlCluster(c *collectives.Comm, L *mlLevel, seed uint64, lev int, maxCW int6
 			leave[ro] = append(leave[ro], old, g.vwgt[i])
 			lab[i] = moveTo[i]
 		}
-		left, err := alltoallv(c, leave)
+		left, err := collectives.AlltoallvSegments(c, leave)
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +303,7 @@ func mlContract(c *collectives.Comm, L *mlLevel, lab []int64, seed uint64, lev i
 		send[r] = append(send[r], rec...)
 		distinct = append(distinct, l)
 	}
-	got, err := alltoallv(c, send)
+	got, err := collectives.AlltoallvSegments(c, send)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +435,7 @@ func mlContract(c *collectives.Comm, L *mlLevel, lab []int64, seed uint64, lev i
 			esend[r] = append(esend[r], cu, x.v, x.w)
 		}
 	}
-	egot, err := alltoallv(c, esend)
+	egot, err := collectives.AlltoallvSegments(c, esend)
 	if err != nil {
 		return nil, err
 	}

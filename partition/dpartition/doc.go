@@ -1,4 +1,14 @@
-// Package dpartition partitions a chunked dataset (graph.OpenChunked,
+// Package dpartition owns the partition of a job: JobParts returns, on
+// every rank, the partition of a dataset (raw or chunked) for this job,
+// one part per rank, from the cache or made (a raw dataset on rank 0 by
+// partition.CachedRaw, a chunked one by every rank with Run, the cache
+// directory agreed by one broadcast); ChooseMethod picks a chunked
+// dataset's method from what the user named; MetaFields are the
+// properties of a partition every rank must agree on before loading it.
+// Options.Validate refuses options no run can use, before a dataset is
+// read; Run, the door, calls it.
+//
+// Run partitions a chunked dataset (graph.OpenChunked,
 // DistDGL's chunked graph format) with every rank of an MPI job, each
 // holding only its share: rank r reads its run of every type's node chunks
 // (graph.ChunkRange) and of every edge type's chunks, the assignment comes
@@ -9,9 +19,15 @@
 // every rank and cut to the rank's nodes) or from per-type assignment
 // files (DistDGL's "<ntype>.txt", one part id per line), node records and
 // edges move to the rank that owns their part with Alltoallv in rounds of
-// one chunk, and rank p writes part-p with the single-process writer's
-// code (partition.PartFiles), into rank 0's temporary directory, which
-// rank 0 renames after every rank reported its part. For the same
+// one chunk, and the owner writes each part with the single-process
+// writer's code (partition.PartFiles), into rank 0's temporary directory,
+// which rank 0 renames after every rank reported its parts. The number of
+// parts K need not be the number of ranks P: part q is owned by rank
+// q mod P (a rank owns ceil or floor of K/P parts, or none when K < P),
+// messages carry the part, and every collective step (lookups, halo
+// features, times) takes all of a rank's parts at once, so that ranks
+// owning different numbers of parts make the same calls. A rank holds its
+// parts' nodes and edges, about K/P parts' worth. For the same
 // assignment the directory is byte-identical to partition.Write /
 // partition.WriteHetero of the same dataset read with the same options.
 //
@@ -66,7 +82,7 @@
 // lowest-priority bucket into any part that would end over a bound. As for
 // lp every choice hashes (seed, key) and every sum is an integer one, so
 // the assignment is the same on any number of ranks; the number of parts k
-// is a parameter of the scheme (the writer still writes one part per
+// is a parameter of the scheme (Run still uses it with one part per
 // rank). Memory per rank, of n vertices and m adjacency entries on it: the
 // levels' graphs (8 x (2m + (ncon+3) n) bytes for the finest with its edge
 // weights, the coarser ones typically under half of that together), while
@@ -97,6 +113,23 @@
 // their block owners, and META's range is reduced over all ranks, so the
 // part equals the single-process timed one.
 //
-// Link splits are refused (their held-out edges, negatives and pools are
-// drawn over the whole graph); the number of parts is the number of ranks.
+// Link splits (Options.Link: random splits of a homogeneous dataset read
+// undirected, untimed; time splits need split/ files a chunked dataset does
+// not have, relation splits of heterogeneous graphs are refused) are drawn
+// from the parts' rows after the edges moved (link.go): a pair {v, u},
+// v < u, is kept by the part of v; its canonical id, and its id within its
+// class, come from prefix sums of per-node pair counts at the block owners
+// (original-id order), the valid and test pairs are those of lowest
+// (partition.LinkPairKey, id), found by a radix select of 16 bits a round
+// (one Allreduce of a 2^16 histogram each, 8 rounds per threshold), and the
+// part of u learns the class by one exchange. A pair is an edge exactly
+// when it is an entry of the symmetric rows, so a fixed negative's test is
+// local to its source's part, and a pool draw takes one exchange with the
+// part of its source; the training rows (and structural features from
+// their lengths) are the train entries. Everything is keyed by original
+// ids and canonical ids, so the files are those of partition.Write for the
+// same assignment, on any number of ranks. Memory per rank: its rows plus
+// a byte and about 40 bytes per pair it keeps.
+// Link splits need one part per rank (the part of a pair's other end, and
+// of a pool draw's source, is asked while both are held).
 package dpartition

@@ -25,7 +25,9 @@ const MethodAssignment = "assignment"
 type Options struct {
 	// Data is the chunked dataset directory, Out the partition directory.
 	Data, Out string
-	// Parts must equal the number of ranks (rank p writes part p).
+	// Parts is the number of parts, any number of at least 1: part q is
+	// written by rank q mod the number of ranks (link splits and
+	// MethodML need one part per rank).
 	Parts int
 	// Method is MethodParMetis, MethodLP, MethodML, partition.MethodRandom or MethodAssignment (then
 	// AssignmentDir holds "<node type>.txt" files of part ids, one line per
@@ -52,7 +54,10 @@ type Options struct {
 	HaloFeats bool
 	// Time stores the dataset's times (partition.Options.Time): an edge
 	// type's edge_data "time", else each edge's source's node_data "time".
-	Time      bool
+	Time bool
+	// Link draws a link-prediction split (partition.Options.Link): random
+	// splits of homogeneous undirected datasets, untimed (see link.go).
+	Link      *partition.LinkOptions
 	Overwrite bool
 	Workers   int
 	// RoundIDs bounds the ids one rank sends in one lookup round (0:
@@ -72,6 +77,8 @@ type run struct {
 	opt     Options
 	ch      *graph.Chunked
 	P, rank int
+	K       int   // parts
+	mine    []int // the parts this rank owns (q mod P == rank), ascending
 	homo    bool
 	s       *graph.Schema
 	R       int64
@@ -81,8 +88,8 @@ type run struct {
 	bstart  [][]int64 // schema type -> per rank r, first type-local id of r's block (len P+1)
 	assign  [][]int32 // schema type -> part of each node of this rank's block
 	newID   [][]int64 // schema type -> new id of each node of this rank's block
-	counts  []int64   // [r][t][p] flattened: nodes of type t in rank r's block assigned to p
-	offsets []int64   // part offsets
+	counts  []int64   // [r][t][q] flattened: nodes of type t in rank r's block assigned to part q
+	offsets []int64   // part offsets (K+1)
 	lt      int       // label type (schema index), -1 none
 	labels  bool      // labels.bin is written
 	splits  []string  // split names of the label type, sorted
@@ -97,6 +104,9 @@ type run struct {
 	edgeTime    bool
 	nodeTime    [][]int64
 	hasNodeTime bool
+	// linkOpt is Options.Link with its defaults; lk the split drawn.
+	linkOpt *partition.LinkOptions
+	lk      *linkSplit
 }
 
 // Run partitions opt.Data with every rank of c and returns the written
@@ -104,14 +114,12 @@ type run struct {
 // the same options. An error on any rank must end the job (spmd.Run): the
 // other ranks may be waiting in a collective.
 func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
-	x := &run{c: c, opt: opt, P: c.Size(), rank: c.Rank()}
-	if opt.Parts != x.P {
-		return nil, fmt.Errorf("--parts %d: the distributed partitioner writes one part per rank; run it with %d ranks (mpirun -n %d)", opt.Parts, opt.Parts, opt.Parts)
+	if err := opt.Validate(); err != nil {
+		return nil, err
 	}
-	switch opt.Method {
-	case partition.MethodRandom, MethodAssignment, MethodParMetis, MethodLP, MethodML:
-	default:
-		return nil, fmt.Errorf("method %q: the distributed partitioner supports %s, %s, %s, %s and --assignment", opt.Method, MethodParMetis, MethodLP, MethodML, partition.MethodRandom)
+	x := &run{c: c, opt: opt, P: c.Size(), rank: c.Rank(), K: opt.Parts}
+	for q := x.rank; q < x.K; q += x.P {
+		x.mine = append(x.mine, q)
 	}
 	if x.rank == 0 {
 		if err := partition.CheckOutDir(opt.Out, opt.Overwrite); err != nil {
@@ -129,10 +137,22 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		// The single-process writer's refusal (heteroSourceOf), word for word.
 		return nil, errors.New("partition: halo features are not supported for heterogeneous graphs (features are per node type)")
 	}
+	if x.linkOpt, err = x.linkOptions(); err != nil {
+		return nil, err
+	}
+	if x.linkOpt != nil {
+		x.splits = nil // node splits are not read for a link task
+	}
+	switch {
+	case x.K != x.P && x.linkOpt != nil:
+		return nil, fmt.Errorf("--parts %d on %d ranks: a link split is drawn with one part per rank; run it with %d ranks (mpirun -n %d)", x.K, x.P, x.K, x.K)
+	case x.K != x.P && opt.Method == MethodML:
+		return nil, fmt.Errorf("--parts %d on %d ranks: --method ml partitions into one part per rank; run it with %d ranks, or use lp, parmetis or random", x.K, x.P, x.K)
+	}
 	if err := x.readNodeTimes(); err != nil {
 		return nil, err
 	}
-	if err := partition.CheckParts(x.s.NumNodes(), x.P); err != nil {
+	if err := partition.CheckParts(x.s.NumNodes(), x.K); err != nil {
 		return nil, err
 	}
 	t := time.Now()
@@ -143,17 +163,23 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		return nil, err
 	}
 	t = x.phase("assignment", t)
-	nd, err := x.moveNodes()
+	nds, err := x.moveNodes()
 	if err != nil {
 		return nil, err
 	}
 	t = x.phase("nodes", t)
-	ptr, srcs, times, err := x.moveEdges(nd)
+	rows, err := x.moveEdges(nds)
 	if err != nil {
 		return nil, err
 	}
+	if x.linkOpt != nil {
+		// One part per rank (checked above).
+		if rows[0].ptr, rows[0].srcs, err = x.link(nds[0], rows[0].ptr, rows[0].srcs); err != nil {
+			return nil, err
+		}
+	}
 	t = x.phase("edges", t)
-	m, err := x.write(nd, ptr, srcs, times)
+	m, err := x.write(nds, rows)
 	x.phase("write", t)
 	return m, err
 }
@@ -338,7 +364,7 @@ func (x *run) readAssignment() error {
 		// The single-process random assignment is a sequential shuffle of
 		// all nodes; every rank computes it (4 bytes a node) and keeps its
 		// blocks, so the result is the single-process one.
-		full = partition.Random(x.s.NumNodes(), x.P, x.opt.Seed)
+		full = partition.Random(x.s.NumNodes(), x.K, x.opt.Seed)
 	}
 	for t, typ := range x.s.NodeTypes {
 		lo, hi := x.block(t)
@@ -351,7 +377,7 @@ func (x *run) readAssignment() error {
 		if x.homo {
 			name = graph.HomoNodeType
 		}
-		a, err := readAssignFile(filepath.Join(x.opt.AssignmentDir, name+".txt"), lo, hi, x.s.Count(t), x.P)
+		a, err := readAssignFile(filepath.Join(x.opt.AssignmentDir, name+".txt"), lo, hi, x.s.Count(t), x.K)
 		if err != nil {
 			return err
 		}
@@ -395,11 +421,11 @@ func readAssignFile(path string, lo, hi, n int64, P int) ([]int32, error) {
 // of this rank's blocks its new id: part-major, then by homogenized
 // original id (partition.Relabel's numbering).
 func (x *run) relabel() error {
-	T, P := x.s.NumTypes(), x.P
-	mine := make([]int64, T*P)
+	T, P, K := x.s.NumTypes(), x.P, x.K
+	mine := make([]int64, T*K)
 	for t := range T {
 		for _, p := range x.assign[t] {
-			mine[t*P+int(p)]++
+			mine[t*K+int(p)]++
 		}
 	}
 	all, err := collectives.Allgather(x.c, mine)
@@ -407,34 +433,34 @@ func (x *run) relabel() error {
 		return err
 	}
 	x.counts = all
-	cnt := func(r, t, p int) int64 { return all[(r*T+t)*P+p] }
-	x.offsets = make([]int64, P+1)
-	for p := range P {
-		x.offsets[p+1] = x.offsets[p]
+	cnt := func(r, t, q int) int64 { return all[(r*T+t)*K+q] }
+	x.offsets = make([]int64, K+1)
+	for q := range K {
+		x.offsets[q+1] = x.offsets[q]
 		for r := range P {
 			for t := range T {
-				x.offsets[p+1] += cnt(r, t, p)
+				x.offsets[q+1] += cnt(r, t, q)
 			}
 		}
 	}
 	x.newID = make([][]int64, T)
 	for t := range T {
-		next := make([]int64, P)
-		for p := range P {
-			next[p] = x.offsets[p]
+		next := make([]int64, K)
+		for q := range K {
+			next[q] = x.offsets[q]
 			for t2 := range t {
 				for r := range P {
-					next[p] += cnt(r, t2, p)
+					next[q] += cnt(r, t2, q)
 				}
 			}
 			for r := range x.rank {
-				next[p] += cnt(r, t, p)
+				next[q] += cnt(r, t, q)
 			}
 		}
 		ids := make([]int64, len(x.assign[t]))
-		for i, p := range x.assign[t] {
-			ids[i] = next[p]
-			next[p]++
+		for i, q := range x.assign[t] {
+			ids[i] = next[q]
+			next[q]++
 		}
 		x.newID[t] = ids
 	}
@@ -443,14 +469,14 @@ func (x *run) relabel() error {
 
 // typeOffsets returns, per type, the part offsets of its nodes (HeteroMeta).
 func (x *run) typeOffsets() [][]int64 {
-	T, P := x.s.NumTypes(), x.P
+	T, P, K := x.s.NumTypes(), x.P, x.K
 	out := make([][]int64, T)
 	for t := range T {
-		off := make([]int64, P+1)
-		for p := range P {
-			off[p+1] = off[p]
+		off := make([]int64, K+1)
+		for q := range K {
+			off[q+1] = off[q]
 			for r := range P {
-				off[p+1] += x.counts[(r*T+t)*P+p]
+				off[q+1] += x.counts[(r*T+t)*K+q]
 			}
 		}
 		out[t] = off
@@ -458,26 +484,22 @@ func (x *run) typeOffsets() [][]int64 {
 	return out
 }
 
-// alltoallv sends per-destination segments and returns the received
-// segments per source rank.
-func alltoallv[T collectives.Elem](c *collectives.Comm, send [][]T) ([][]T, error) {
-	counts := make([]int64, len(send))
-	var flat []T
-	for p, s := range send {
-		counts[p] = int64(len(s))
-		flat = append(flat, s...)
+// partOf returns the part of new id g.
+func (x *run) partOf(g int64) int {
+	return sort.Search(x.K, func(q int) bool { return x.offsets[q+1] > g })
+}
+
+// slot returns the index in x.mine of part q, which this rank owns.
+func (x *run) slot(q int) int { return q / x.P }
+
+// byOwner packs per-part segments into per-rank ones for an exchange: the
+// segments of the parts rank d owns, in increasing part order.
+func byOwner[T collectives.Elem](P int, per [][]T) [][]T {
+	out := make([][]T, P)
+	for q, s := range per {
+		out[q%P] = append(out[q%P], s...)
 	}
-	recv, rc, err := collectives.Alltoallv(c, flat, counts)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]T, len(rc))
-	pos := int64(0)
-	for q, n := range rc {
-		out[q] = recv[pos : pos+n]
-		pos += n
-	}
-	return out, nil
+	return out
 }
 
 // nodeData is what the owner of a part holds about its nodes, in new-id
@@ -491,23 +513,27 @@ type nodeData struct {
 
 // moveNodes sends every node of this rank's blocks (original id, label,
 // split membership, features) to the owner of its part, a node chunk per
-// round; received runs are placed by source rank, so that the owner's
-// nodes come out in homogenized id order without sorting.
-func (x *run) moveNodes() (*nodeData, error) {
-	T, P := x.s.NumTypes(), x.P
-	me := x.rank
-	nodes := x.offsets[me+1] - x.offsets[me]
-	nd := &nodeData{orig: make([]int64, nodes), splits: make([][]uint8, len(x.splits)), feat: make([]*graph.Features, T)}
-	if x.labels {
-		nd.labels = make([]int32, nodes)
-		if !x.homo {
-			for i := range nd.labels {
-				nd.labels[i] = -1
+// round, and returns the node data of this rank's parts (x.mine order);
+// received runs are placed by source rank, so that a part's nodes come out
+// in homogenized id order without sorting.
+func (x *run) moveNodes() ([]*nodeData, error) {
+	T, P, K := x.s.NumTypes(), x.P, x.K
+	nds := make([]*nodeData, len(x.mine))
+	for j, q := range x.mine {
+		nodes := x.offsets[q+1] - x.offsets[q]
+		nd := &nodeData{orig: make([]int64, nodes), splits: make([][]uint8, len(x.splits)), feat: make([]*graph.Features, T)}
+		if x.labels {
+			nd.labels = make([]int32, nodes)
+			if !x.homo {
+				for i := range nd.labels {
+					nd.labels[i] = -1
+				}
 			}
 		}
-	}
-	for i := range nd.splits {
-		nd.splits[i] = make([]uint8, nodes)
+		for i := range nd.splits {
+			nd.splits[i] = make([]uint8, nodes)
+		}
+		nds[j] = nd
 	}
 	// Feature dimensions: a rank without chunks of a type learns them here.
 	dims := make([]int64, T)
@@ -530,20 +556,25 @@ func (x *run) moveNodes() (*nodeData, error) {
 		}
 		x.dims[t] = int(gdims[t])
 	}
-	start := x.offsets[me] // new id of the first node of type t in my part
+	// start[j]: index in part mine[j] of its first node of type t.
+	start := make([]int64, len(x.mine))
 	for t := range T {
-		// Where each source rank's nodes of type t land in my part.
-		pos := make([]int64, P)
-		at := start - x.offsets[me]
-		for r := range P {
-			pos[r] = at
-			at += x.counts[(r*T+t)*P+me]
-		}
-		typeStart := start - x.offsets[me]
-		typeCount := at - typeStart
-		start += typeCount
-		if x.dims[t] > 0 {
-			nd.feat[t] = &graph.Features{Dim: x.dims[t], Data: make([]float32, typeCount*int64(x.dims[t]))}
+		// Where each source rank's nodes of type t land in each of my parts.
+		pos := make([][]int64, len(x.mine))
+		typeStart := make([]int64, len(x.mine))
+		for j, q := range x.mine {
+			pos[j] = make([]int64, P)
+			at := start[j]
+			for r := range P {
+				pos[j][r] = at
+				at += x.counts[(r*T+t)*K+q]
+			}
+			typeStart[j] = start[j]
+			typeCount := at - start[j]
+			start[j] = at
+			if x.dims[t] > 0 {
+				nds[j].feat[t] = &graph.Features{Dim: x.dims[t], Data: make([]float32, typeCount*int64(x.dims[t]))}
+			}
 		}
 		rounds := 0
 		for r := range P {
@@ -552,25 +583,26 @@ func (x *run) moveNodes() (*nodeData, error) {
 		}
 		lo, _ := x.block(t)
 		for k := range rounds {
-			if err := x.nodeRound(nd, t, x.kLo[t]+k, lo, pos, typeStart); err != nil {
+			if err := x.nodeRound(nds, t, x.kLo[t]+k, lo, pos, typeStart); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return nd, nil
+	return nds, nil
 }
 
 // nodeRound exchanges node chunk k of type t (nothing when this rank has
-// fewer chunks): pos[r] is where source rank r's next nodes land (index
-// into my part), advanced here.
-func (x *run) nodeRound(nd *nodeData, t, k int, blockLo int64, pos []int64, typeStart int64) error {
-	P := x.P
+// fewer chunks): pos[j][r] is where source rank r's next nodes land in part
+// mine[j] (index into it), advanced here. The ids sent to a rank start
+// with how many go to each of its parts.
+func (x *run) nodeRound(nds []*nodeData, t, k int, blockLo int64, pos [][]int64, typeStart []int64) error {
+	P, K := x.P, x.K
 	ct := x.ctype[t]
 	typ := x.s.NodeTypes[t]
-	ids := make([][]int64, P)
-	labels := make([][]int32, P)
-	splits := make([][]uint8, P)
-	feats := make([][]float32, P)
+	ids := make([][]int64, K)
+	labels := make([][]int32, K)
+	splits := make([][]uint8, K)
+	feats := make([][]float32, K)
 	if k < x.kHi[t] {
 		first := x.ch.NodeChunkStart(ct, k)
 		n := x.ch.Meta.NumNodesPerChunk[ct][k]
@@ -646,38 +678,57 @@ func (x *run) nodeRound(nd *nodeData, t, k int, blockLo int64, pos []int64, type
 			}
 		}
 	}
-	rids, err := alltoallv(x.c, ids)
+	head := make([][]int64, K)
+	for q := range K {
+		head[q] = []int64{int64(len(ids[q]))}
+	}
+	hdr := byOwner(P, head)
+	idSeg := byOwner(P, ids)
+	for d := range P {
+		idSeg[d] = append(hdr[d], idSeg[d]...)
+	}
+	rids, err := collectives.AlltoallvSegments(x.c, idSeg)
 	if err != nil {
 		return err
 	}
-	rlab, err := alltoallv(x.c, labels)
+	rlab, err := collectives.AlltoallvSegments(x.c, byOwner(P, labels))
 	if err != nil {
 		return err
 	}
-	rsplit, err := alltoallv(x.c, splits)
+	rsplit, err := collectives.AlltoallvSegments(x.c, byOwner(P, splits))
 	if err != nil {
 		return err
 	}
-	rfeat, err := alltoallv(x.c, feats)
+	rfeat, err := collectives.AlltoallvSegments(x.c, byOwner(P, feats))
 	if err != nil {
 		return err
 	}
 	S := int64(len(x.splits))
+	M := len(x.mine)
+	d := int64(x.dims[t])
 	for r := range P {
-		at := pos[r]
-		copy(nd.orig[at:], rids[r])
-		if len(rlab[r]) > 0 {
-			copy(nd.labels[at:], rlab[r])
-		}
-		for i := int64(0); i < int64(len(rsplit[r]))/max(S, 1); i++ {
-			for si := range S {
-				nd.splits[si][at+i] = rsplit[r][i*S+si]
+		off := int64(0) // nodes of rank r's message before part j's
+		data := rids[r][M:]
+		for j := range M {
+			c := rids[r][j]
+			nd, at := nds[j], pos[j][r]
+			copy(nd.orig[at:], data[off:off+c])
+			if len(rlab[r]) > 0 {
+				copy(nd.labels[at:], rlab[r][off:off+c])
 			}
+			if int64(len(rsplit[r])) > 0 {
+				for i := range c {
+					for si := range S {
+						nd.splits[si][at+i] = rsplit[r][(off+i)*S+si]
+					}
+				}
+			}
+			if f := nd.feat[t]; f != nil {
+				copy(f.Data[(at-typeStart[j])*d:], rfeat[r][off*d:(off+c)*d])
+			}
+			pos[j][r] += c
+			off += c
 		}
-		if f := nd.feat[t]; f != nil {
-			copy(f.Data[(at-typeStart)*int64(f.Dim):], rfeat[r])
-		}
-		pos[r] += int64(len(rids[r]))
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func sharedDir(t *testing.T, c *collectives.Comm) string {
 		name = []byte(d)
 	}
 	agree(t, c, err)
-	name, err = bcastBytes(c, name)
+	name, err = collectives.BcastBytes(c, 0, name, nil)
 	require.NoError(t, err)
 	dir := string(name)
 	t.Cleanup(func() {
@@ -441,8 +441,12 @@ func TestRejects(t *testing.T) {
 	}
 	agree(t, c, err)
 	out := filepath.Join(dir, "out")
-	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P + 1, Method: partition.MethodRandom})
-	require.ErrorContains(t, err, "one part per rank")
+	_, err = Run(c, Options{Data: chunked, Out: out, Parts: 0, Method: partition.MethodRandom})
+	require.ErrorContains(t, err, "--parts 0: want at least 1")
+	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P + 1, Method: MethodML})
+	require.ErrorContains(t, err, "--method ml partitions into one part per rank")
+	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P + 1, Method: partition.MethodRandom, Undirected: true, Link: &partition.LinkOptions{Split: "random:0.8,0.1,0.1"}})
+	require.ErrorContains(t, err, "a link split is drawn with one part per rank")
 	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P, Method: partition.MethodMetis})
 	require.ErrorContains(t, err, "supports parmetis, lp, ml, random")
 	// A bad part id is reported by the rank that reads its line (the

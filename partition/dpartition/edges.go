@@ -144,13 +144,14 @@ func (x *run) relPlans() []relPlan {
 
 // moveEdges sends every edge of this rank's edge chunks (and the reverses
 // the options add) to the owner of its destination's part, a chunk per
-// round, and builds this rank's part rows: row i*R+r lists the sources of
+// round, and builds the rows of this rank's parts (x.mine order, their
+// node data nds): row i*R+r lists the sources of
 // owned node i's in-edges of relation r, ascending and distinct, which is
 // the canonical order of the single-process writer. With Options.Time
 // every edge carries its time (edge_data's, else its source's node time,
 // as graph.ReadOGB gives them) and rows are in timed canonical order:
 // ascending and distinct in (time, source), times aligned with srcs.
-func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) {
+func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 	P := x.P
 	R := x.R
 	timed := x.opt.Time
@@ -158,9 +159,10 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) 
 	if timed {
 		W = 4
 	}
-	// Received edges as (row, source[, time]) tuples, one array per round:
-	// no growing slice, so no doubling slack or copies of all edges.
-	var got [][]int64
+	// Received edges as (row, source[, time]) tuples, one array per round
+	// and part: no growing slice, so no doubling slack or copies of all
+	// edges.
+	got := make([][][]int64, len(x.mine))
 	for e, pl := range x.relPlans() {
 		batches := x.edgeBatches(e)
 		rounds := 0
@@ -180,11 +182,11 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) 
 				if bt.chunk != chunk {
 					var err error
 					if u, v, err = x.ch.ReadEdgeChunk(e, bt.chunk); err != nil {
-						return nil, nil, nil, err
+						return nil, err
 					}
 					if timed && x.relTime[e] {
 						if et, err = x.ch.ReadEdgeInts(e, graph.ChunkTime, bt.chunk); err != nil {
-							return nil, nil, nil, err
+							return nil, err
 						}
 					}
 					chunk = bt.chunk
@@ -223,17 +225,18 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) 
 				// ReadOGBHetero's fromNode relations).
 				var err error
 				if tm, err = x.lookup(src, x.nodeTimeOf); err != nil {
-					return nil, nil, nil, err
+					return nil, err
 				}
 			}
 			parts, err := x.lookup(dst, func(t int, i int64) int64 { return int64(x.assign[t][i]) })
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, err
 			}
-			// One flat send buffer of (dst, src, relation[, time]) by part.
+			// One flat send buffer of (dst, src, part x R + relation[,
+			// time]) by the owner of the part.
 			counts := make([]int64, P)
 			for _, p := range parts {
-				counts[p] += W
+				counts[p%int64(P)] += W
 			}
 			pos := make([]int64, P)
 			for p := 1; p < P; p++ {
@@ -241,40 +244,55 @@ func (x *run) moveEdges(nd *nodeData) (rowsPtr, srcs, times []int64, err error) 
 			}
 			send := make([]int64, W*int64(len(parts)))
 			for i, p := range parts {
-				at := pos[p]
-				send[at], send[at+1], send[at+2] = dst[i], src[i], rel[i]
+				at := pos[p%int64(P)]
+				send[at], send[at+1], send[at+2] = dst[i], src[i], p*R+rel[i]
 				if timed {
 					send[at+3] = tm[i]
 				}
-				pos[p] += W
+				pos[p%int64(P)] += W
 			}
 			dst, src, rel, tm, parts = nil, nil, nil, nil, nil
 			recv, _, err := collectives.Alltoallv(x.c, send, counts)
 			if err != nil {
-				return nil, nil, nil, err
+				return nil, err
 			}
 			send = nil
-			pairs := make([]int64, 0, (W-1)*(int64(len(recv))/W))
+			pairs := make([][]int64, len(x.mine))
 			for i := int64(0); i+W-1 < int64(len(recv)); i += W {
-				li, ok := slices.BinarySearch(nd.orig, recv[i])
-				if !ok {
-					return nil, nil, nil, fmt.Errorf("internal error: rank %d received an edge into node %d, which it does not own", x.rank, recv[i])
+				q, rl := recv[i+2]/R, recv[i+2]%R
+				j := x.slot(int(q))
+				if int(q)%P != x.rank || j >= len(nds) {
+					return nil, fmt.Errorf("internal error: rank %d received an edge into part %d, which it does not own", x.rank, q)
 				}
-				pairs = append(pairs, int64(li)*R+recv[i+2], recv[i+1])
+				li, ok := slices.BinarySearch(nds[j].orig, recv[i])
+				if !ok {
+					return nil, fmt.Errorf("internal error: rank %d received an edge into node %d, which part %d does not hold", x.rank, recv[i], q)
+				}
+				pairs[j] = append(pairs[j], int64(li)*R+rl, recv[i+1])
 				if timed {
-					pairs = append(pairs, recv[i+3])
+					pairs[j] = append(pairs[j], recv[i+3])
 				}
 			}
-			got = append(got, pairs)
+			for j := range pairs {
+				got[j] = append(got[j], pairs[j])
+			}
 		}
 	}
-	if timed {
-		ptr, idx, tms := rowsFromTimed(got, int64(len(nd.orig))*R)
-		return ptr, idx, tms, nil
+	out := make([]partRows, len(x.mine))
+	for j, nd := range nds {
+		if timed {
+			out[j].ptr, out[j].srcs, out[j].times = rowsFromTimed(got[j], int64(len(nd.orig))*R)
+		} else {
+			out[j].ptr, out[j].srcs = rowsFromPairs(got[j], int64(len(nd.orig))*R)
+		}
+		got[j] = nil
 	}
-	ptr, idx := rowsFromPairs(got, int64(len(nd.orig))*R)
-	return ptr, idx, nil, nil
+	return out, nil
 }
+
+// partRows are the in-rows of one part: offsets, original source ids and,
+// timed, their times.
+type partRows struct{ ptr, srcs, times []int64 }
 
 // rowsFromTimed is rowsFromPairs for rounds of (row, source, time)
 // triples: each row is sorted by (time, source) and exact repeats are

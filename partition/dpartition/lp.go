@@ -64,7 +64,7 @@ func (x *run) lpAssign() error {
 			key[off+i] = uint64(x.s.NodeOrig[t] + a + i)
 		}
 	}
-	part, err := labelPropagation(x.c, &lpGraph{vtxdist: l.vtxdist, xadj: g.xadj, adj: g.adj, vwgt: g.vwgt, key: key}, x.P, x.opt.Seed)
+	part, err := labelPropagation(x.c, &lpGraph{vtxdist: l.vtxdist, xadj: g.xadj, adj: g.adj, vwgt: g.vwgt, key: key}, x.K, x.opt.Seed)
 	if err != nil {
 		return err
 	}

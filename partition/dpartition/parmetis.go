@@ -75,7 +75,7 @@ func (x *run) parmetisAssign() error {
 		return err
 	}
 	t0 = x.phase("graph", t0)
-	part, err := collectives.ParMetisKway(x.c, l.vtxdist, g.xadj, g.adj, g.vwgt, 1, x.P, int(x.opt.Seed%(1<<31)))
+	part, err := collectives.ParMetisKway(x.c, l.vtxdist, g.xadj, g.adj, g.vwgt, 1, x.K, int(x.opt.Seed%(1<<31)))
 	if err != nil {
 		return fmt.Errorf("%s: %w", x.opt.Data, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"mpignn/collectives"
 	"mpignn/graph"
@@ -15,9 +14,10 @@ import (
 	"mpignn/partition"
 )
 
-// partReport is what a rank tells rank 0 about the part it wrote.
+// partReport is what a rank tells rank 0 about the parts it wrote: each
+// part's PartInfo (by part), their files and relation counts together.
 type partReport struct {
-	Info     partition.PartInfo            `json:"info"`
+	Infos    map[int]partition.PartInfo    `json:"infos"`
 	Files    map[string]partition.FileInfo `json:"files"`
 	RelEdges []int64                       `json:"rel_edges,omitempty"`
 	RelCut   []int64                       `json:"rel_cut,omitempty"`
@@ -29,7 +29,7 @@ func (x *run) baseMeta(split string, sparse bool, numClasses int) *partition.Met
 	m := &partition.Meta{
 		FormatVersion: partition.FormatVersion,
 		Dataset:       x.ch.Meta.GraphName,
-		NumParts:      x.P,
+		NumParts:      x.K,
 		Offsets:       x.offsets,
 		NumNodes:      x.s.NumNodes(),
 		NumClasses:    numClasses,
@@ -40,7 +40,7 @@ func (x *run) baseMeta(split string, sparse bool, numClasses int) *partition.Met
 		Undirected:    x.opt.Undirected,
 		SparseFeat:    sparse,
 		Splits:        map[string]partition.SplitCounts{},
-		Parts:         make([]partition.PartInfo, x.P),
+		Parts:         make([]partition.PartInfo, x.K),
 		Files:         map[string]partition.FileInfo{},
 	}
 	if x.homo {
@@ -76,19 +76,21 @@ func (x *run) baseMeta(split string, sparse bool, numClasses int) *partition.Met
 
 // globals agrees on what depends on every rank's nodes: the class count
 // (largest label + 1) and, for sparse features, the density.
-func (x *run) globals(nd *nodeData) (numClasses int, sparse bool, err error) {
+func (x *run) globals(nds []*nodeData) (numClasses int, sparse bool, err error) {
 	maxLabel := int64(-1)
-	for _, l := range nd.labels {
-		maxLabel = max(maxLabel, int64(l))
-	}
 	var nz, total int64
-	if f := nd.feat[0]; x.homo && f != nil {
-		for _, v := range f.Data {
-			if v != 0 {
-				nz++
-			}
+	for _, nd := range nds {
+		for _, l := range nd.labels {
+			maxLabel = max(maxLabel, int64(l))
 		}
-		total = int64(len(f.Data))
+		if f := nd.feat[0]; x.homo && f != nil {
+			for _, v := range f.Data {
+				if v != 0 {
+					nz++
+				}
+			}
+			total += int64(len(f.Data))
+		}
 	}
 	g := []int64{maxLabel, nz, total}
 	mx := []int64{maxLabel}
@@ -122,10 +124,12 @@ func (x *run) globals(nd *nodeData) (numClasses int, sparse bool, err error) {
 	return numClasses, sparse, nil
 }
 
-// write writes this rank's part into rank 0's temporary directory; rank 0
-// gathers every part's report, writes META and renames the directory.
-func (x *run) write(nd *nodeData, ptr, srcs, times []int64) (*partition.Meta, error) {
-	numClasses, sparse, err := x.globals(nd)
+// write writes this rank's parts into rank 0's temporary directory; rank
+// 0 gathers every rank's report, writes META and renames the directory.
+// The collective steps (lookups, halo features, times) take all of a
+// rank's parts at once, since ranks may own different numbers of parts.
+func (x *run) write(nds []*nodeData, rows []partRows) (*partition.Meta, error) {
+	numClasses, sparse, err := x.globals(nds)
 	if err != nil {
 		return nil, err
 	}
@@ -142,21 +146,133 @@ func (x *run) write(nd *nodeData, ptr, srcs, times []int64) (*partition.Meta, er
 	}
 	m := x.baseMeta(split, sparse, numClasses)
 
-	// New ids of every source, from their block owners.
-	uniq := distinct(srcs, x.s.NumNodes())
-	ids, err := x.lookupRounds(uniq, func(t int, i int64) int64 { return x.newID[t][i] })
+	// New ids of every part's sources, from their block owners, in one
+	// lookup.
+	M := len(x.mine)
+	uniqs := make([][]int64, M)
+	for j := range M {
+		uniqs[j] = distinct(rows[j].srcs, x.s.NumNodes())
+	}
+	all, err := x.lookupRounds(slices.Concat(uniqs...), func(t int, i int64) int64 { return x.newID[t][i] })
 	if err != nil {
 		return nil, err
 	}
+	idss := make([][]int64, M)
+	for j := range M {
+		idss[j], all = all[:len(uniqs[j]):len(uniqs[j])], all[len(uniqs[j]):]
+	}
+	pfs := make([]*partition.PartFiles, M)
+	for j, q := range x.mine {
+		pfs[j] = x.partFiles(q, nds[j], rows[j], uniqs[j], idss[j])
+	}
+	if x.lk != nil {
+		m.Link, pfs[0].Link = &x.lk.meta, x.lk.part
+	}
+	if x.opt.Time {
+		if err := x.timeFiles(m, pfs, nds, rows); err != nil {
+			return nil, err
+		}
+	}
+	if x.opt.HaloFeats && x.homo && x.dims[0] > 0 {
+		if err := x.haloFeat(pfs, nds, uniqs, idss); err != nil {
+			return nil, err
+		}
+	}
+
+	// Rank 0 makes the temporary directory; every rank learns its name.
+	me := x.rank
+	var tmpName []byte
+	if me == 0 {
+		tmp, err := partition.MakeTemp(x.opt.Out)
+		if err != nil {
+			return nil, err
+		}
+		tmpName = []byte(tmp)
+	}
+	if tmpName, err = collectives.BcastBytes(x.c, 0, tmpName, nil); err != nil {
+		return nil, err
+	}
+	tmp := string(tmpName)
+	if me == 0 {
+		testhold.At("temp:" + filepath.Base(filepath.Clean(x.opt.Out)))
+	}
+	rep := partReport{Infos: map[int]partition.PartInfo{}}
+	for j, q := range x.mine {
+		info, err := pfs[j].Write(tmp, m, x.opt.Workers, x.splits)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d, part %d: %w", me, q, err)
+		}
+		rep.Infos[q] = info
+	}
+	rep.Files = m.Files
+	if m.Hetero != nil {
+		rep.RelEdges, rep.RelCut = m.Hetero.RelEdges, m.Hetero.RelCut
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	gathered, counts, err := collectives.Allgatherv(x.c, b)
+	if err != nil {
+		return nil, err
+	}
+	if me != 0 {
+		// Rank 0 renames once META is written; wait for it so that the
+		// output exists when Run returns on any rank.
+		return nil, x.c.Barrier()
+	}
+	m.Files = map[string]partition.FileInfo{}
+	if m.Hetero != nil {
+		clear(m.Hetero.RelEdges)
+		clear(m.Hetero.RelCut)
+	}
+	pos := int64(0)
+	for r, n := range counts {
+		var rr partReport
+		if err := json.Unmarshal(gathered[pos:pos+n], &rr); err != nil {
+			return nil, fmt.Errorf("report of rank %d: %w", r, err)
+		}
+		pos += n
+		for k, v := range rr.Files {
+			m.Files[k] = v
+		}
+		if m.Hetero != nil {
+			for i := range rr.RelEdges {
+				m.Hetero.RelEdges[i] += rr.RelEdges[i]
+				m.Hetero.RelCut[i] += rr.RelCut[i]
+			}
+		}
+		for q, info := range rr.Infos {
+			m.Parts[q] = info
+		}
+	}
+	// Sums in part order, as the single-process writer adds them.
+	for _, info := range m.Parts {
+		m.NumEdges += info.Edges
+		m.CutEdges += info.CutEdges
+		for name, c := range info.Splits {
+			s := m.Splits[name]
+			s.Train, s.Valid, s.Test = s.Train+c.Train, s.Valid+c.Valid, s.Test+c.Test
+			m.Splits[name] = s
+		}
+	}
+	if err := partition.FinishMeta(tmp, x.opt.Out, m, x.opt.Overwrite); err != nil {
+		return nil, err
+	}
+	return m, x.c.Barrier()
+}
+
+// partFiles is part q as the writer stores it, from its node data nd, its
+// rows, and the new ids ids of its distinct sources uniq (ascending).
+func (x *run) partFiles(q int, nd *nodeData, rows partRows, uniq, ids []int64) *partition.PartFiles {
 	seen := make([]bool, len(uniq))
 	at := func(u int64) int {
 		i, _ := slices.BinarySearch(uniq, u)
 		return i
 	}
-	me := x.rank
-	lo, hi := x.offsets[me], x.offsets[me+1]
+	lo, hi := x.offsets[q], x.offsets[q+1]
 	pf := &partition.PartFiles{
-		P: me, Lo: lo, Hi: hi, Rels: x.R, Orig: nd.orig, Indptr: ptr, IndOrig: srcs,
+		P: q, Lo: lo, Hi: hi, Rels: x.R, Orig: nd.orig, Indptr: rows.ptr, IndOrig: rows.srcs,
 		NewID: func(u int64) int64 { return ids[at(u)] },
 		FirstHalo: func(u int64) bool {
 			i := at(u)
@@ -187,27 +303,6 @@ func (x *run) write(nd *nodeData, ptr, srcs, times []int64) (*partition.Meta, er
 	if x.labels {
 		pf.Label = func(i int, _ int64) int32 { return nd.labels[i] }
 	}
-	if x.opt.Time {
-		if err := x.timeFiles(m, pf, nd, times); err != nil {
-			return nil, err
-		}
-	}
-	if x.opt.HaloFeats && pf.Feat != nil {
-		// The halo's rows follow the owned ones in one feature matrix:
-		// halo node o (original id) is row len(Orig)+haloRow[at(o)].
-		feat, haloRow, err := x.haloFeat(pf.Feat, uniq, ids)
-		if err != nil {
-			return nil, err
-		}
-		owned := int64(len(nd.orig))
-		pf.Feat = feat
-		pf.FeatRow = func(i int, o int64) int64 {
-			if i >= 0 {
-				return int64(i)
-			}
-			return owned + int64(haloRow[at(o)])
-		}
-	}
 	if !x.homo {
 		pf.Feat = nil
 		pf.HetFeat = map[string]*graph.Features{}
@@ -218,103 +313,47 @@ func (x *run) write(nd *nodeData, ptr, srcs, times []int64) (*partition.Meta, er
 		}
 		pf.HetRow = func(_ int, k int64, _ int64) int64 { return k }
 	}
-
-	// Rank 0 makes the temporary directory; every rank learns its name.
-	var tmpName []byte
-	if me == 0 {
-		tmp, err := partition.MakeTemp(x.opt.Out)
-		if err != nil {
-			return nil, err
-		}
-		tmpName = []byte(tmp)
-	}
-	if tmpName, err = bcastBytes(x.c, tmpName); err != nil {
-		return nil, err
-	}
-	tmp := string(tmpName)
-	if me == 0 {
-		testhold.At("temp:" + filepath.Base(filepath.Clean(x.opt.Out)))
-	}
-	info, err := pf.Write(tmp, m, x.opt.Workers, x.splits)
-	if err != nil {
-		return nil, fmt.Errorf("rank %d: %w", me, err)
-	}
-	rep := partReport{Info: info, Files: m.Files}
-	if m.Hetero != nil {
-		rep.RelEdges, rep.RelCut = m.Hetero.RelEdges, m.Hetero.RelCut
-	}
-	b, err := json.Marshal(rep)
-	if err != nil {
-		return nil, err
-	}
-	all, counts, err := collectives.Allgatherv(x.c, b)
-	if err != nil {
-		return nil, err
-	}
-	if me != 0 {
-		// Rank 0 renames once META is written; wait for it so that the
-		// output exists when Run returns on any rank.
-		return nil, x.c.Barrier()
-	}
-	m.Files = map[string]partition.FileInfo{}
-	if m.Hetero != nil {
-		clear(m.Hetero.RelEdges)
-		clear(m.Hetero.RelCut)
-	}
-	pos := int64(0)
-	for p, n := range counts {
-		var r partReport
-		if err := json.Unmarshal(all[pos:pos+n], &r); err != nil {
-			return nil, fmt.Errorf("report of rank %d: %w", p, err)
-		}
-		pos += n
-		m.Parts[p] = r.Info
-		m.NumEdges += r.Info.Edges
-		m.CutEdges += r.Info.CutEdges
-		for k, v := range r.Files {
-			m.Files[k] = v
-		}
-		for name, c := range r.Info.Splits {
-			s := m.Splits[name]
-			s.Train, s.Valid, s.Test = s.Train+c.Train, s.Valid+c.Valid, s.Test+c.Test
-			m.Splits[name] = s
-		}
-		if m.Hetero != nil {
-			for i := range r.RelEdges {
-				m.Hetero.RelEdges[i] += r.RelEdges[i]
-				m.Hetero.RelCut[i] += r.RelCut[i]
-			}
-		}
-	}
-	if err := partition.FinishMeta(tmp, x.opt.Out, m, x.opt.Overwrite); err != nil {
-		return nil, err
-	}
-	return m, x.c.Barrier()
+	return pf
 }
 
-// timeFiles sets the part's times (times.bin, and node_time.bin from the
+// timeFiles sets the parts' times (times.bin, and node_time.bin from the
 // owned nodes' block owners when there are node times) and META's time
 // entry, whose range every rank agrees on: the single-process one, over
 // all stored edge times and all node times.
-func (x *run) timeFiles(m *partition.Meta, pf *partition.PartFiles, nd *nodeData, times []int64) error {
-	pf.Times = times
-	var nt []int64
+func (x *run) timeFiles(m *partition.Meta, pfs []*partition.PartFiles, nds []*nodeData, rows []partRows) error {
+	var nts [][]int64
 	if x.hasNodeTime {
-		var err error
-		if nt, err = x.lookupRounds(nd.orig, x.nodeTimeOf); err != nil {
+		origs := make([][]int64, len(nds))
+		for j, nd := range nds {
+			origs[j] = nd.orig
+		}
+		all, err := x.lookupRounds(slices.Concat(origs...), x.nodeTimeOf)
+		if err != nil {
 			return err
 		}
-		pf.NodeTime = func(o int64) int64 {
-			i, _ := slices.BinarySearch(nd.orig, o)
-			return nt[i]
+		for _, nd := range nds {
+			nts, all = append(nts, all[:len(nd.orig):len(nd.orig)]), all[len(nd.orig):]
 		}
 	}
 	// Count, -min and max of this rank's times, then of all.
-	have := int64(len(times) + len(nt))
+	have := int64(0)
 	lohi := []int64{math.MinInt64, math.MinInt64}
-	for _, xs := range [][]int64{times, nt} {
-		for _, t := range xs {
-			lohi[0], lohi[1] = max(lohi[0], -t), max(lohi[1], t)
+	for j, pf := range pfs {
+		pf.Times = rows[j].times
+		xs := [][]int64{rows[j].times}
+		if nts != nil {
+			nd, nt := nds[j], nts[j]
+			pf.NodeTime = func(o int64) int64 {
+				i, _ := slices.BinarySearch(nd.orig, o)
+				return nt[i]
+			}
+			xs = append(xs, nt)
+		}
+		for _, ts := range xs {
+			have += int64(len(ts))
+			for _, t := range ts {
+				lohi[0], lohi[1] = max(lohi[0], -t), max(lohi[1], t)
+			}
 		}
 	}
 	if err := collectives.Allreduce(x.c, lohi, collectives.Max); err != nil {
@@ -335,89 +374,96 @@ func (x *run) timeFiles(m *partition.Meta, pf *partition.PartFiles, nd *nodeData
 	return nil
 }
 
-// haloFeat returns own (this part's features, rows in new-id order)
-// followed by the rows of its halo: the sources uniq (original ids
-// ascending, new ids ids) outside this part, in new-id order, fetched from
-// the parts that own them (row new id - offset there) in rounds of at
-// most Options.RoundIDs ids. haloRow[i] is the halo row of uniq[i] (-1:
-// owned). Every rank must call it (it exchanges with all).
-func (x *run) haloFeat(own *graph.Features, uniq, ids []int64) (*graph.Features, []int32, error) {
-	me := x.rank
-	lo, hi := x.offsets[me], x.offsets[me+1]
-	var halo []int64 // new ids ascending
-	for _, g := range ids {
-		if g < lo || g >= hi {
-			halo = append(halo, g)
+// haloFeat appends to each part's features (rows in new-id order) the rows
+// of its halo: the sources uniqs[j] (original ids ascending, new ids
+// idss[j]) outside the part, in new-id order, fetched from the ranks that
+// own their parts in rounds of at most Options.RoundIDs ids, and points the
+// part's FeatRow at them. Every rank must call it (it exchanges with all).
+func (x *run) haloFeat(pfs []*partition.PartFiles, nds []*nodeData, uniqs, idss [][]int64) error {
+	d := int64(x.dims[0])
+	type want struct {
+		j   int   // my part
+		row int64 // its row in that part's features
+		g   int64 // new id
+	}
+	var wants []want
+	datas := make([][]float32, len(pfs))
+	for j, q := range x.mine {
+		lo, hi := x.offsets[q], x.offsets[q+1]
+		var halo []int64 // new ids ascending
+		for _, g := range idss[j] {
+			if g < lo || g >= hi {
+				halo = append(halo, g)
+			}
+		}
+		slices.Sort(halo)
+		haloRow := make([]int32, len(uniqs[j]))
+		for i, g := range idss[j] {
+			haloRow[i] = -1
+			if g < lo || g >= hi {
+				k, _ := slices.BinarySearch(halo, g)
+				haloRow[i] = int32(k)
+			}
+		}
+		owned := int64(len(nds[j].orig))
+		for k, g := range halo {
+			wants = append(wants, want{j, owned + int64(k), g})
+		}
+		datas[j] = slices.Grow(nds[j].feat[0].Data, len(halo)*int(d))[:(owned+int64(len(halo)))*d]
+		uniq := uniqs[j]
+		pfs[j].FeatRow = func(i int, o int64) int64 {
+			if i >= 0 {
+				return int64(i)
+			}
+			k, _ := slices.BinarySearch(uniq, o)
+			return owned + int64(haloRow[k])
 		}
 	}
-	slices.Sort(halo)
-	haloRow := make([]int32, len(uniq))
-	for i, g := range ids {
-		haloRow[i] = -1
-		if g < lo || g >= hi {
-			j, _ := slices.BinarySearch(halo, g)
-			haloRow[i] = int32(j)
-		}
-	}
-	d := int64(own.Dim)
 	per := int64(x.opt.RoundIDs)
 	if per <= 0 {
 		per = max(1, (16<<20)/max(d, 1)) // 64 MB of rows a round
 	}
-	rounds, err := collectives.AllreduceScalar(x.c, (int64(len(halo))+per-1)/per, collectives.Max)
+	rounds, err := collectives.AllreduceScalar(x.c, (int64(len(wants))+per-1)/per, collectives.Max)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	data := slices.Grow(own.Data, len(halo)*int(d))
 	for k := range rounds {
-		a, b := min(k*per, int64(len(halo))), min((k+1)*per, int64(len(halo)))
-		// halo is ascending and parts are id ranges: grouping by part
-		// keeps the order, so the replies concatenate in halo order.
+		ws := wants[min(k*per, int64(len(wants))):min((k+1)*per, int64(len(wants)))]
 		req := make([][]int64, x.P)
-		for _, g := range halo[a:b] {
-			p := sort.Search(x.P, func(p int) bool { return x.offsets[p+1] > g })
-			req[p] = append(req[p], g)
+		for _, w := range ws {
+			r := x.partOf(w.g) % x.P
+			req[r] = append(req[r], w.g)
 		}
-		got, err := alltoallv(x.c, req)
+		got, err := collectives.AlltoallvSegments(x.c, req)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		rep := make([][]float32, x.P)
-		for q, gs := range got {
+		for r, gs := range got {
 			rows := make([]float32, 0, int64(len(gs))*d)
 			for _, g := range gs {
-				i := g - lo
-				rows = append(rows, own.Data[i*d:(i+1)*d]...)
+				q := x.partOf(g)
+				i := g - x.offsets[q]
+				rows = append(rows, nds[x.slot(q)].feat[0].Data[i*d:(i+1)*d]...)
 			}
-			rep[q] = rows
+			rep[r] = rows
 		}
-		back, err := alltoallv(x.c, rep)
+		back, err := collectives.AlltoallvSegments(x.c, rep)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		for _, rows := range back {
-			data = append(data, rows...)
+		// Replies come per rank in request order.
+		pos := make([]int64, x.P)
+		for _, w := range ws {
+			r := x.partOf(w.g) % x.P
+			copy(datas[w.j][w.row*d:(w.row+1)*d], back[r][pos[r]*d:(pos[r]+1)*d])
+			pos[r]++
 		}
 	}
-	return &graph.Features{Dim: own.Dim, Data: data}, haloRow, nil
-}
-
-// bcastBytes broadcasts rank 0's b.
-func bcastBytes(c *collectives.Comm, b []byte) ([]byte, error) {
-	n := []int64{int64(len(b))}
-	if err := collectives.Bcast(c, n, 0); err != nil {
-		return nil, err
+	for j := range pfs {
+		pfs[j].Feat = &graph.Features{Dim: int(d), Data: datas[j]}
 	}
-	if c.Rank() != 0 {
-		b = make([]byte, n[0])
-	}
-	if n[0] == 0 {
-		return b, nil
-	}
-	if err := collectives.Bcast(c, b, 0); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return nil
 }
 
 // distinct returns the distinct ids of xs (in [0,n)) ascending, through a
