@@ -86,10 +86,12 @@
 // rank). Memory per rank, of n vertices and m adjacency entries on it: the
 // levels' graphs (8 x (2m + (ncon+3) n) bytes for the finest with its edge
 // weights, the coarser ones typically under half of that together), while
-// contracting 24 bytes per coarse edge sent (rows are merged a coarse
-// vertex at a time) and 16 per one received, the coarsest graph on every
-// rank (about 2000 k vertices, more where a level stopped shrinking, with
-// their edges and METIS' copy), and k^2 x 128 x ncon words of histogram.
+// contracting 16 bytes per coarse edge sent (rows are merged a coarse
+// vertex at a time and go out as vertex, length, pairs in one buffer) and
+// 32 per one received (received, then placed by vertex), the coarsest
+// graph on every rank (about 2000 k vertices, more where a level stopped
+// shrinking, with their edges and METIS' copy), and k^2 x 128 x ncon
+// words of histogram.
 //
 // PT-Scotch's cost on small-world graphs is its sequential
 // Fiduccia-Mattheyses refinement of the band graph around each

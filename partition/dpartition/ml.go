@@ -74,7 +74,13 @@ func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(f
 			return nil, err
 		}
 		if logf != nil {
-			logf("level %d: %d vertices, clusters up to %d of %d, %d coarse vertices", lev, N, maxCW, total, g.vtxdist[len(g.vtxdist)-1])
+			// Adjacency entries, fine and coarse, for the memory model
+			// (doc.go): every rank logs, so every rank sums.
+			m := []int64{int64(len(L.g.adj)), int64(len(g.adj))}
+			if err := collectives.Allreduce(c, m, collectives.Sum); err != nil {
+				return nil, err
+			}
+			logf("level %d: %d vertices, %d adjacency entries, clusters up to %d of %d, %d coarse vertices, %d entries", lev, N, m[0], maxCW, total, g.vtxdist[len(g.vtxdist)-1], m[1])
 		}
 	}
 	step("coarsening")
