@@ -53,12 +53,9 @@ func TestChunkedPartitionCLI(t *testing.T) {
 		}
 	}
 
-	// Without --method a chunked dataset is partitioned by PT-Scotch
-	// (random in MPICH builds, which lack it).
-	want := "on 2 ranks (parmetis)"
-	if os.Getenv("MPIGNN_MPI") == "mpich" {
-		want = "on 2 ranks (random)"
-	}
+	// Without --method a chunked dataset is partitioned by ml, in either
+	// MPI's build.
+	want := "on 2 ranks (ml)"
 	r := h.MPI(Job{Ranks: 2, Args: []string{bin, "partition", "--data", ck, "--parts", "2", "--out", filepath.Join(dir, "default")}, Timeout: 2 * time.Minute})
 	if r.Err != nil || !strings.Contains(r.Output, want) {
 		t.Fatalf("default method: %v, want %q in:\n%s", r.Err, want, tail(r.Output, 20))

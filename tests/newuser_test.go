@@ -75,10 +75,7 @@ func TestNewUserPipeline(t *testing.T) {
 			if n < 2 {
 				continue
 			}
-			want := "(parmetis)"
-			if os.Getenv("MPIGNN_MPI") == "mpich" {
-				want = "(random)" // no PT-Scotch there
-			}
+			want := "(ml)"
 			r := h.MPI(Job{Ranks: n, Args: []string{bin, "partition", "--data", ck, "--parts", strconv.Itoa(n), "--out", filepath.Join(dir, "d-"+strconv.Itoa(n))}, Timeout: 2 * time.Minute})
 			require.NoError(t, r.Err, "np=%d:\n%s", n, tail(r.Output, 20))
 			assert.Contains(t, r.Output, "on "+strconv.Itoa(n)+" ranks "+want)

@@ -26,7 +26,7 @@ func commands() map[string]command {
 		"gen":       {"generate a synthetic graph in the OGB raw layout, or (--format chunked, every rank its share) the chunked format", runGen},
 		"download":  {"download an OGB node dataset into the raw layout", runDownload},
 		"convert":   {"convert a dataset in the OGB raw layout into the chunked format (distributed partitioning input)", runConvert},
-		"partition": {"split a dataset into P partitions: the OGB layout in one process (METIS or random), a chunked one with all ranks (PT-Scotch, lp, ml or random)", runPartition},
+		"partition": {"split a dataset into P partitions: the OGB layout in one process (METIS or random), a chunked one with all ranks (ml, lp, PT-Scotch or random)", runPartition},
 		"inspect":   {"print statistics of a partition directory", runInspect},
 		"sample":    {"sample neighborhoods of seed nodes on a partitioned graph (canonical text)", runSample},
 		"train":     {"train a GNN for node classification or link prediction under MPI (one rank per partition)", runTrain},

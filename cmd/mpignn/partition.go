@@ -47,13 +47,13 @@ func parsePartition(args []string) (partitionConfig, error) {
 		"Splits a dataset in the OGB raw layout into P parts, one per rank of a later train/predict/sample run\n"+
 			"(METIS by default, in one process: under mpirun rank 0 alone runs it); with --link-split it also holds\n"+
 			"out edges for link prediction. A chunked dataset (mpignn convert) is partitioned by all ranks instead:\n"+
-			"./mpirun.sh -n P ./bin/mpignn partition --data CHUNKED --parts P --out PARTDIR (PT-Scotch by default).")
+			"./mpirun.sh -n P ./bin/mpignn partition --data CHUNKED --parts P --out PARTDIR (multilevel, --method ml, by default).")
 	var c partitionConfig
 	fs.StringVar(&c.data, "data", "", "dataset directory in the OGB raw layout (required)")
 	fs.StringVar(&c.out, "out", "", "output partition directory (required; must not exist unless --force)")
 	fs.StringVar(&c.split, "split", "", `split steering METIS balance and recorded as default ("" = public if present, else the first split)`)
 	fs.IntVar(&c.parts, "parts", 0, "number of partitions P (required, 1 <= P <= nodes)")
-	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random; for a chunked dataset parmetis (PT-Scotch, its default), lp, ml or random")
+	fs.StringVar(&c.method, "method", partition.MethodMetis, "partitioning method: metis or random; for a chunked dataset ml (multilevel, its default), lp, parmetis (PT-Scotch) or random")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of METIS, PT-Scotch, lp, ml, random partitioning and the link split (default 1, as train --part-seed)")
 	fs.BoolVar(&c.haloFeats, "halo-feats", false, "also store the features of each part's 1-hop halo")
 	fs.StringVar(&c.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("store node features as CSR rows: auto (when under %g %% nonzero; homogeneous node partitions only), on or off", 100*partition.SparseAutoDensity))

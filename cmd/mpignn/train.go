@@ -27,7 +27,7 @@ type trainFlags struct {
 	split  string
 	method string
 	// methodSet: --method was given (a chunked dataset's default is
-	// PT-Scotch, not the metis the flag shows; chunkedMethod).
+	// ml, not the metis the flag shows; chunkedMethod).
 	methodSet bool
 	// chunkedMethod is the distributed method of a chunked --data
 	// (dpartition.ChooseMethod, in validate).
@@ -75,7 +75,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.StringVar(&f.data, "data", "", "dataset to partition into one part per rank and cache (see --cache-dir): in the OGB raw layout, partitioned on rank 0; or chunked (mpignn convert), partitioned by all ranks")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where --data keeps its partitions (default: beside the dataset, in its parent directory; where that is read-only, $XDG_CACHE_HOME/mpignn or ~/.cache/mpignn)")
 	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
-	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random; for a chunked dataset parmetis (PT-Scotch, its default), lp, ml or random (as partition --method)")
+	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random; for a chunked dataset ml (multilevel, its default), lp, parmetis (PT-Scotch) or random (as partition --method)")
 	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data (METIS, PT-Scotch, lp, random and the link split) (default 1, as partition --seed)")
 	fs.StringVar(&f.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("feature storage of --data's partitions: auto (CSR rows when under %g %% nonzero), on or off", 100*partition.SparseAutoDensity))
 	fanout := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")

@@ -64,10 +64,7 @@ func TestParseTrain(t *testing.T) {
 func TestParseTrainChunkedMethod(t *testing.T) {
 	ck := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ck, graph.ChunkedMetaFile), []byte("{}"), 0o644))
-	def := partition.MethodRandom
-	if dpartition.ParMetisAvailable {
-		def = dpartition.MethodParMetis
-	}
+	def := dpartition.MethodML
 	for _, tc := range []struct {
 		args      []string
 		method    string // the method the cache options name

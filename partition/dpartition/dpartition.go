@@ -146,8 +146,6 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	switch {
 	case x.K != x.P && x.linkOpt != nil:
 		return nil, fmt.Errorf("--parts %d on %d ranks: a link split is drawn with one part per rank; run it with %d ranks (mpirun -n %d)", x.K, x.P, x.K, x.K)
-	case x.K != x.P && opt.Method == MethodML:
-		return nil, fmt.Errorf("--parts %d on %d ranks: --method ml partitions into one part per rank; run it with %d ranks, or use lp, parmetis or random", x.K, x.P, x.K)
 	}
 	if err := x.readNodeTimes(); err != nil {
 		return nil, err

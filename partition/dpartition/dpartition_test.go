@@ -443,8 +443,6 @@ func TestRejects(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	_, err = Run(c, Options{Data: chunked, Out: out, Parts: 0, Method: partition.MethodRandom})
 	require.ErrorContains(t, err, "--parts 0: want at least 1")
-	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P + 1, Method: MethodML})
-	require.ErrorContains(t, err, "--method ml partitions into one part per rank")
 	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P + 1, Method: partition.MethodRandom, Undirected: true, Link: &partition.LinkOptions{Split: "random:0.8,0.1,0.1"}})
 	require.ErrorContains(t, err, "a link split is drawn with one part per rank")
 	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P, Method: partition.MethodMetis})

@@ -18,8 +18,10 @@ import (
 
 // ChooseMethod picks the distributed method for a chunked dataset: an
 // assignment directory, random, label propagation (lp), multilevel (ml),
-// or PT-Scotch (parmetis). Without a method (named false) it is PT-Scotch,
-// or random where the build has no PT-Scotch (MPICH). A method the user
+// or PT-Scotch (parmetis). Without a method (named false) it is ml, which
+// met METIS' cut and every balance constraint where it was measured
+// (BENCHMARKS.md, "Multilevel against label propagation and METIS") and,
+// unlike PT-Scotch, needs no library that MPICH builds lack. A method the user
 // named is honoured or refused, never swapped: METIS needs the whole graph
 // in one process, which a chunked dataset is made to avoid, so metis is
 // refused with the methods that do apply, as is parmetis without
@@ -31,10 +33,8 @@ func ChooseMethod(method string, named bool, assignmentDir string) (string, erro
 			return "", errors.New("--assignment DIR gives the assignment; leave out --method")
 		}
 		return MethodAssignment, nil
-	case !named && ParMetisAvailable:
-		return MethodParMetis, nil
 	case !named:
-		return partition.MethodRandom, nil
+		return MethodML, nil
 	case method == partition.MethodRandom || method == MethodLP || method == MethodML:
 		return method, nil
 	case method == MethodParMetis && ParMetisAvailable:
@@ -42,7 +42,7 @@ func ChooseMethod(method string, named bool, assignmentDir string) (string, erro
 	case method == MethodParMetis:
 		return "", fmt.Errorf("--method %s: PT-Scotch is not available in this build (MPICH; Debian builds PT-Scotch against OpenMPI only); use --method lp, ml or random, or --assignment DIR", method)
 	case method == partition.MethodMetis:
-		return "", fmt.Errorf("--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method parmetis (PT-Scotch, the default here), lp, ml or random, or partition the OGB layout")
+		return "", fmt.Errorf("--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method ml (the default here), lp, parmetis or random, or partition the OGB layout")
 	}
 	return "", fmt.Errorf("--method %q: want parmetis, lp, ml, random or --assignment DIR for a chunked dataset", method)
 }

@@ -23,8 +23,8 @@ func TestChooseMethod(t *testing.T) {
 		{method: "lp", set: true, assignment: "a", err: "--assignment DIR gives the assignment; leave out --method"},
 		// A method the user names is honoured or refused, never swapped
 		// (issue 34): metis, typed, is refused rather than run as PT-Scotch.
-		{method: "metis", set: true, err: "--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method parmetis (PT-Scotch, the default here), lp, ml or random, or partition the OGB layout"},
-		{method: "metis", set: false, want: map[bool]string{true: MethodParMetis, false: partition.MethodRandom}[ParMetisAvailable]},
+		{method: "metis", set: true, err: "--method metis: METIS needs the whole graph in one process, and a chunked dataset is partitioned by all ranks; use --method ml (the default here), lp, parmetis or random, or partition the OGB layout"},
+		{method: "metis", set: false, want: MethodML},
 		{method: "parmetis", set: true, want: MethodParMetis, err: map[bool]string{true: "", false: "--method parmetis: PT-Scotch is not available in this build"}[ParMetisAvailable]},
 	} {
 		got, err := ChooseMethod(tc.method, tc.set, tc.assignment)

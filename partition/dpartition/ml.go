@@ -244,7 +244,7 @@ func (x *run) mlAssign() error {
 		return err
 	}
 	t0 = x.phase("graph", t0)
-	part, err := multilevel(x.c, g, x.P, x.opt.Seed, nil, func(name string) { t0 = x.phase(name, t0) })
+	part, err := multilevel(x.c, g, x.K, x.opt.Seed, nil, func(name string) { t0 = x.phase(name, t0) })
 	if err != nil {
 		return err
 	}

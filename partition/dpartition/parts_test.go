@@ -2,6 +2,9 @@ package dpartition
 
 import (
 	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -108,6 +111,19 @@ func TestPartsNotRanks(t *testing.T) {
 			agree(t, c, err)
 		})
 	}
+	// ml into 3 parts whatever the rank count: the written tree is the
+	// same on 1-4 ranks (digest pinned; the binary runs with each).
+	t.Run("ml", func(t *testing.T) {
+		const K = 3
+		out := filepath.Join(dir, "ml")
+		_, err := Run(c, Options{Data: filepath.Join(dir, "chunked-more"), Out: out, Parts: K, Method: MethodML, Seed: 3, Undirected: true, Workers: 1})
+		agree(t, c, err)
+		if c.Rank() == 0 {
+			d, err := treeDigest(out)
+			require.NoError(t, err)
+			require.Equal(t, uint64(0xe9f9a025e761364b), d, "ml into %d parts on %d ranks differs from the pinned tree", K, P)
+		}
+	})
 	t.Run("lp", func(t *testing.T) {
 		K := P + 1
 		out := filepath.Join(dir, "lp")
@@ -122,4 +138,24 @@ func TestPartsNotRanks(t *testing.T) {
 			}
 		}
 	})
+}
+
+// treeDigest hashes every file of a directory tree (relative name and
+// contents, in name order), to pin a partition written on any rank count.
+func treeDigest(dir string) (uint64, error) {
+	h := fnv.New64a()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+		return nil
+	})
+	return h.Sum64(), err
 }
