@@ -72,6 +72,20 @@ func sharedDir(t *testing.T, c *collectives.Comm) string {
 	return dir
 }
 
+// genChunked generates a synthetic graph into src (the OGB layout) and
+// converts it to the chunked dataset chunked: the input of every test
+// that compares the distributed partitioner with the single-process one.
+func genChunked(src, chunked string, g graph.GenOptions, co graph.ConvertOptions) error {
+	syn, err := graph.Generate(g)
+	if err != nil {
+		return err
+	}
+	if err := graph.WriteSynthetic(src, syn); err != nil {
+		return err
+	}
+	return graph.ConvertToChunked(src, chunked, co)
+}
+
 // sameTree reports the first difference between two directory trees:
 // a file only in one, or different bytes.
 func sameTree(a, b string) error {
@@ -161,14 +175,7 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 			if c.Rank() == 0 {
 				err = func() error {
 					if !graph.IsChunkedLayout(chunked) {
-						syn, err := graph.Generate(graph.GenOptions{Nodes: 611, AvgDegree: 7, Classes: 5, FeatDim: 6, Seed: 4, Workers: 1})
-						if err != nil {
-							return err
-						}
-						if err := graph.WriteSynthetic(src, syn); err != nil {
-							return err
-						}
-						if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 50, ChunkEdges: 333}); err != nil {
+						if err := genChunked(src, chunked, graph.GenOptions{Nodes: 611, AvgDegree: 7, Classes: 5, FeatDim: 6, Seed: 4, Workers: 1}, graph.ConvertOptions{ChunkNodes: 50, ChunkEdges: 333}); err != nil {
 							return err
 						}
 					}
@@ -237,15 +244,8 @@ func TestTimeMatchesSingleProcess(t *testing.T) {
 			var err error
 			if c.Rank() == 0 {
 				err = func() error {
-					syn, err := graph.Generate(graph.GenOptions{Nodes: 433, AvgDegree: 6, Classes: 3, FeatDim: 4, Seed: 8, Workers: 1,
-						EdgeTime: tc.edgeTime, NodeTime: tc.nodeTime})
-					if err != nil {
-						return err
-					}
-					if err := graph.WriteSynthetic(src, syn); err != nil {
-						return err
-					}
-					if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 40, ChunkEdges: 300}); err != nil {
+					if err := genChunked(src, chunked, graph.GenOptions{Nodes: 433, AvgDegree: 6, Classes: 3, FeatDim: 4, Seed: 8, Workers: 1,
+						EdgeTime: tc.edgeTime, NodeTime: tc.nodeTime}, graph.ConvertOptions{ChunkNodes: 40, ChunkEdges: 300}); err != nil {
 						return err
 					}
 					ro := graph.ReadOptions{Dedup: true, Workers: 1}
@@ -426,14 +426,7 @@ func TestRejects(t *testing.T) {
 	var err error
 	if c.Rank() == 0 {
 		err = func() error {
-			syn, err := graph.Generate(graph.GenOptions{Nodes: 200, AvgDegree: 4, Classes: 3, FeatDim: 2, Seed: 1, Workers: 1})
-			if err != nil {
-				return err
-			}
-			if err := graph.WriteSynthetic(filepath.Join(dir, "g"), syn); err != nil {
-				return err
-			}
-			if err := graph.ConvertToChunked(filepath.Join(dir, "g"), chunked, graph.ConvertOptions{ChunkNodes: 64}); err != nil {
+			if err := genChunked(filepath.Join(dir, "g"), chunked, graph.GenOptions{Nodes: 200, AvgDegree: 4, Classes: 3, FeatDim: 2, Seed: 1, Workers: 1}, graph.ConvertOptions{ChunkNodes: 64}); err != nil {
 				return err
 			}
 			return os.WriteFile(filepath.Join(dir, "_N.txt"), []byte(strings.Repeat("0\n", 199)+"7\n"), 0o644)
@@ -472,14 +465,7 @@ func TestParMetis(t *testing.T) {
 	var err error
 	if c.Rank() == 0 {
 		err = func() error {
-			syn, err := graph.Generate(graph.GenOptions{Nodes: 2000, AvgDegree: 8, Classes: 4, FeatDim: 4, Homophily: 0.9, Seed: 8, Workers: 1})
-			if err != nil {
-				return err
-			}
-			if err := graph.WriteSynthetic(filepath.Join(dir, "g"), syn); err != nil {
-				return err
-			}
-			return graph.ConvertToChunked(filepath.Join(dir, "g"), chunked, graph.ConvertOptions{ChunkNodes: 250, ChunkEdges: 3000})
+			return genChunked(filepath.Join(dir, "g"), chunked, graph.GenOptions{Nodes: 2000, AvgDegree: 8, Classes: 4, FeatDim: 4, Homophily: 0.9, Seed: 8, Workers: 1}, graph.ConvertOptions{ChunkNodes: 250, ChunkEdges: 3000})
 		}()
 	}
 	agree(t, c, err)

@@ -39,14 +39,7 @@ func TestLinkMatchesSingleProcess(t *testing.T) {
 			if c.Rank() == 0 {
 				err = func() error {
 					if !graph.IsChunkedLayout(chunked) {
-						syn, err := graph.Generate(graph.GenOptions{Nodes: 523, AvgDegree: 6, Classes: 4, FeatDim: 5, Seed: 8, Workers: 1})
-						if err != nil {
-							return err
-						}
-						if err := graph.WriteSynthetic(src, syn); err != nil {
-							return err
-						}
-						if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 40, ChunkEdges: 300}); err != nil {
+						if err := genChunked(src, chunked, graph.GenOptions{Nodes: 523, AvgDegree: 6, Classes: 4, FeatDim: 5, Seed: 8, Workers: 1}, graph.ConvertOptions{ChunkNodes: 40, ChunkEdges: 300}); err != nil {
 							return err
 						}
 					}

@@ -108,14 +108,7 @@ func TestLP(t *testing.T) {
 	var err error
 	if c.Rank() == 0 {
 		err = func() error {
-			syn, err := graph.Generate(graph.GenOptions{Nodes: 20000, AvgDegree: 10, Classes: 8, FeatDim: 2, Homophily: 0.9, Seed: 5, Workers: 1})
-			if err != nil {
-				return err
-			}
-			if err := graph.WriteSynthetic(src, syn); err != nil {
-				return err
-			}
-			if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 2000, ChunkEdges: 40000}); err != nil {
+			if err := genChunked(src, chunked, graph.GenOptions{Nodes: 20000, AvgDegree: 10, Classes: 8, FeatDim: 2, Homophily: 0.9, Seed: 5, Workers: 1}, graph.ConvertOptions{ChunkNodes: 2000, ChunkEdges: 40000}); err != nil {
 				return err
 			}
 			if P == 1 {

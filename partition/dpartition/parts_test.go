@@ -76,15 +76,8 @@ func TestPartsNotRanks(t *testing.T) {
 						_, err = partition.WriteHetero(single, d, assign, tc.K, partition.Options{Method: method, Seed: 3, Undirected: true, Workers: 1})
 						return err
 					}
-					syn, err := graph.Generate(graph.GenOptions{Nodes: 389, AvgDegree: 6, Classes: 3, FeatDim: 4, Seed: 6, Workers: 1,
-						EdgeTime: tc.time, NodeTime: tc.time})
-					if err != nil {
-						return err
-					}
-					if err := graph.WriteSynthetic(src, syn); err != nil {
-						return err
-					}
-					if err := graph.ConvertToChunked(src, chunked, graph.ConvertOptions{ChunkNodes: 30, ChunkEdges: 250}); err != nil {
+					if err := genChunked(src, chunked, graph.GenOptions{Nodes: 389, AvgDegree: 6, Classes: 3, FeatDim: 4, Seed: 6, Workers: 1,
+						EdgeTime: tc.time, NodeTime: tc.time}, graph.ConvertOptions{ChunkNodes: 30, ChunkEdges: 250}); err != nil {
 						return err
 					}
 					ro := graph.UndirectedOptions()
