@@ -44,6 +44,20 @@ type SparseAdamConfig struct {
 	Eps   float32 `json:"eps"`
 }
 
+// Validate reports hyper-parameters outside their meaningful ranges (NaN
+// included). NewSparseAdam calls it.
+func (c SparseAdamConfig) Validate() error {
+	switch {
+	case !(c.LR > 0):
+		return fmt.Errorf("sparse adam: lr %v must be positive", c.LR)
+	case !(c.Beta1 >= 0 && c.Beta1 < 1) || !(c.Beta2 >= 0 && c.Beta2 < 1):
+		return fmt.Errorf("sparse adam: betas %v, %v must be in [0,1)", c.Beta1, c.Beta2)
+	case !(c.Eps > 0):
+		return fmt.Errorf("sparse adam: eps %v must be positive", c.Eps)
+	}
+	return nil
+}
+
 // DefaultSparseAdam returns DGL's SparseAdam defaults with the given
 // learning rate.
 func DefaultSparseAdam(lr float32) SparseAdamConfig {
@@ -65,15 +79,11 @@ type SparseAdam struct {
 // NewSparseAdam returns the optimizer of params (rows of dim floats) with
 // zero state. params is updated in place by Step.
 func NewSparseAdam(params []float32, dim int, cfg SparseAdamConfig) (*SparseAdam, error) {
-	switch {
-	case dim <= 0 || len(params)%dim != 0:
+	if dim <= 0 || len(params)%dim != 0 {
 		return nil, fmt.Errorf("sparse adam: %d parameters are not rows of %d", len(params), dim)
-	case !(cfg.LR > 0):
-		return nil, fmt.Errorf("sparse adam: lr %v must be positive", cfg.LR)
-	case !(cfg.Beta1 >= 0 && cfg.Beta1 < 1) || !(cfg.Beta2 >= 0 && cfg.Beta2 < 1):
-		return nil, fmt.Errorf("sparse adam: betas %v, %v must be in [0,1)", cfg.Beta1, cfg.Beta2)
-	case !(cfg.Eps > 0):
-		return nil, fmt.Errorf("sparse adam: eps %v must be positive", cfg.Eps)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return &SparseAdam{Cfg: cfg, dim: dim, params: params,
 		m: make([]float32, len(params)), v: make([]float32, len(params)), steps: make([]int32, len(params)/dim)}, nil
@@ -154,6 +164,18 @@ type SparseAdagradConfig struct {
 	Eps float32 `json:"eps"`
 }
 
+// Validate reports hyper-parameters outside their meaningful ranges (NaN
+// included). NewSparseAdagrad calls it.
+func (c SparseAdagradConfig) Validate() error {
+	switch {
+	case !(c.LR > 0):
+		return fmt.Errorf("sparse adagrad: lr %v must be positive", c.LR)
+	case !(c.Eps > 0):
+		return fmt.Errorf("sparse adagrad: eps %v must be positive", c.Eps)
+	}
+	return nil
+}
+
 // DefaultSparseAdagrad returns DGL's SparseAdagrad defaults with the given
 // learning rate.
 func DefaultSparseAdagrad(lr float32) SparseAdagradConfig {
@@ -177,13 +199,11 @@ type SparseAdagrad struct {
 // NewSparseAdagrad returns the optimizer of params (rows of dim floats) with
 // zero state. params is updated in place by Step.
 func NewSparseAdagrad(params []float32, dim int, cfg SparseAdagradConfig) (*SparseAdagrad, error) {
-	switch {
-	case dim <= 0 || len(params)%dim != 0:
+	if dim <= 0 || len(params)%dim != 0 {
 		return nil, fmt.Errorf("sparse adagrad: %d parameters are not rows of %d", len(params), dim)
-	case !(cfg.LR > 0):
-		return nil, fmt.Errorf("sparse adagrad: lr %v must be positive", cfg.LR)
-	case !(cfg.Eps > 0):
-		return nil, fmt.Errorf("sparse adagrad: eps %v must be positive", cfg.Eps)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return &SparseAdagrad{Cfg: cfg, dim: dim, params: params, sum: make([]float32, len(params))}, nil
 }

@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -168,4 +169,61 @@ func TestSparseOptimizerRejects(t *testing.T) {
 	assert.ErrorContains(t, err, "not rows of 5")
 	_, err = NewSparseAdagrad(params, 3, SparseAdagradConfig{LR: 0.1})
 	assert.ErrorContains(t, err, "eps")
+}
+
+// TestSparseConfigValidate: each hyper-parameter out of range (NaN too) is
+// refused by Validate and so by the constructor, with the message a user
+// of --sparse-opt reads.
+func TestSparseConfigValidate(t *testing.T) {
+	nan := float32(math.NaN())
+	adam := func(f func(c *SparseAdamConfig)) SparseAdamConfig {
+		c := DefaultSparseAdam(0.01)
+		f(&c)
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  SparseAdamConfig
+		want string
+	}{
+		{"default", DefaultSparseAdam(0.01), ""},
+		{"zero betas", adam(func(c *SparseAdamConfig) { c.Beta1, c.Beta2 = 0, 0 }), ""},
+		{"zero lr", adam(func(c *SparseAdamConfig) { c.LR = 0 }), "sparse adam: lr 0 must be positive"},
+		{"nan lr", adam(func(c *SparseAdamConfig) { c.LR = nan }), "sparse adam: lr NaN must be positive"},
+		{"beta1 one", adam(func(c *SparseAdamConfig) { c.Beta1 = 1 }), "sparse adam: betas 1, 0.999 must be in [0,1)"},
+		{"beta2 negative", adam(func(c *SparseAdamConfig) { c.Beta2 = -0.5 }), "sparse adam: betas 0.9, -0.5 must be in [0,1)"},
+		{"zero eps", adam(func(c *SparseAdamConfig) { c.Eps = 0 }), "sparse adam: eps 0 must be positive"},
+	} {
+		t.Run("adam "+tc.name, func(t *testing.T) {
+			_, nerr := NewSparseAdam(make([]float32, 4), 2, tc.cfg)
+			if tc.want == "" {
+				require.NoError(t, tc.cfg.Validate())
+				require.NoError(t, nerr)
+				return
+			}
+			require.EqualError(t, tc.cfg.Validate(), tc.want)
+			require.EqualError(t, nerr, tc.want)
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  SparseAdagradConfig
+		want string
+	}{
+		{"default", DefaultSparseAdagrad(0.01), ""},
+		{"negative lr", SparseAdagradConfig{LR: -1, Eps: 1e-10}, "sparse adagrad: lr -1 must be positive"},
+		{"nan eps", SparseAdagradConfig{LR: 0.1, Eps: nan}, "sparse adagrad: eps NaN must be positive"},
+		{"zero eps", SparseAdagradConfig{LR: 0.1}, "sparse adagrad: eps 0 must be positive"},
+	} {
+		t.Run("adagrad "+tc.name, func(t *testing.T) {
+			_, nerr := NewSparseAdagrad(make([]float32, 4), 2, tc.cfg)
+			if tc.want == "" {
+				require.NoError(t, tc.cfg.Validate())
+				require.NoError(t, nerr)
+				return
+			}
+			require.EqualError(t, tc.cfg.Validate(), tc.want)
+			require.EqualError(t, nerr, tc.want)
+		})
+	}
 }
