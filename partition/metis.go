@@ -61,6 +61,33 @@ type MetisOptions struct {
 	Workers int
 }
 
+// balanceNames lists the constraint names Balance takes.
+func balanceNames() []string {
+	return []string{BalanceNode, BalanceTrain, BalanceValid, BalanceTest, BalanceDegree}
+}
+
+// Validate reports options METIS cannot run with: a Balance name it does
+// not know or listed twice, or an Imbalance other than 0 (the default)
+// below 1.001, infinite or NaN. Metis and MetisHetero call it; whether the
+// dataset has the split Balance needs is checked on the dataset.
+func (o MetisOptions) Validate() error {
+	names := balanceNames()
+	seen := map[string]bool{}
+	for _, b := range o.Balance {
+		if !slices.Contains(names, b) {
+			return fmt.Errorf("unknown balance constraint %q (want %s)", b, strings.Join(names, ", "))
+		}
+		if seen[b] {
+			return fmt.Errorf("balance constraint %q listed twice", b)
+		}
+		seen[b] = true
+	}
+	if imb := o.Imbalance; imb != 0 && (!(imb >= 1.001) || math.IsInf(imb, 0)) { // NaN fails too
+		return fmt.Errorf("imbalance %g must be >= 1.001", imb)
+	}
+	return nil
+}
+
 // IdxWidth returns the bit width of METIS' idx_t in the linked library
 // headers (32 on Debian's libmetis-dev). It is a function because cgo
 // exposes C constants as variables.
@@ -71,6 +98,9 @@ func IdxWidth() int { return int(C.mpignn_idx_width()) }
 // METIS_PartGraphKway minimizing the edge cut. It returns the part of every
 // node. nparts == 1 returns all zeros without calling METIS.
 func Metis(d *graph.Dataset, nparts int, opt MetisOptions) ([]int32, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("metis: %w", err)
+	}
 	if d == nil || d.In == nil {
 		return nil, fmt.Errorf("metis: dataset has no graph")
 	}
@@ -97,6 +127,9 @@ func Metis(d *graph.Dataset, nparts int, opt MetisOptions) ([]int32, error) {
 // split opt.Split of node type labelType. The result is indexed by
 // homogenized original id. nil opt.Balance means node and train.
 func MetisHetero(d *graph.HeteroDataset, nparts int, opt MetisOptions, labelType string) ([]int32, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, fmt.Errorf("metis: %w", err)
+	}
 	if err := checkHetero(d); err != nil {
 		return nil, fmt.Errorf("metis: %w", err)
 	}
@@ -149,9 +182,6 @@ func metisGraph(in *graph.CSR, nparts int, opt MetisOptions, balance []string, w
 	imb := opt.Imbalance
 	if imb == 0 {
 		imb = 1.03
-	}
-	if !(imb >= 1.001) || math.IsInf(imb, 0) { // NaN fails too
-		return nil, fmt.Errorf("metis: imbalance %g must be >= 1.001", imb)
 	}
 	out, err := kway(xadj, adjncy, vwgt, nil, ncon, nparts, imb, opt.Seed, fmt.Sprintf("%d nodes, %d parts, constraints %v", n, nparts, balance))
 	if err != nil {
@@ -360,22 +390,11 @@ func vertexWeights(d *graph.Dataset, split string, balance []string, xadj []C.id
 	if len(balance) == 0 {
 		return nil, 1, nil
 	}
+	// The names are MetisOptions.Validate's (Metis, MetisHetero).
 	var sp *graph.Split
-	needSplit := false
-	seen := map[string]bool{}
-	for _, b := range balance {
-		switch b {
-		case BalanceNode, BalanceDegree:
-		case BalanceTrain, BalanceValid, BalanceTest:
-			needSplit = true
-		default:
-			return nil, 0, fmt.Errorf("unknown balance constraint %q (want %s)", b, strings.Join([]string{BalanceNode, BalanceTrain, BalanceValid, BalanceTest, BalanceDegree}, ", "))
-		}
-		if seen[b] {
-			return nil, 0, fmt.Errorf("balance constraint %q listed twice", b)
-		}
-		seen[b] = true
-	}
+	needSplit := slices.ContainsFunc(balance, func(b string) bool {
+		return b == BalanceTrain || b == BalanceValid || b == BalanceTest
+	})
 	if needSplit {
 		sp = d.Splits[split]
 		if sp == nil {
