@@ -75,8 +75,12 @@ func (h *HeteroConfig) Schema() (*graph.Schema, error) {
 	return s, nil
 }
 
-// validate checks the config on its own (the architecture checks Bases).
-func (h *HeteroConfig) validate() error {
+// Validate checks the config on its own: node types named, sorted and
+// distinct, offsets per type from 0 and not decreasing, relations parsed,
+// sorted and between known types, a positive input width per type, Bases
+// in [0, relations] and a Learnable flag per type (the architecture checks
+// whether it takes Bases). Config.Validate calls it.
+func (h *HeteroConfig) Validate() error {
 	nt, nr := len(h.NodeTypes), len(h.Relations)
 	if nt == 0 {
 		return errors.New("model config: hetero.node_types is empty")

@@ -558,3 +558,38 @@ func TestNewHeteroConfig(t *testing.T) {
 	assert.Equal(t, float64(cfg.NumParams()*4), e.Params)
 	assert.Positive(t, e.Activations)
 }
+
+// TestHeteroConfigOwnValidate: HeteroConfig.Validate on its own refuses
+// each structural mistake with the message Config.Validate passes on.
+func TestHeteroConfigOwnValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(h *HeteroConfig)
+		want string
+	}{
+		{"valid", func(*HeteroConfig) {}, ""},
+		{"valid with bases and learnable", func(h *HeteroConfig) { h.Bases = 5; h.Learnable = []bool{true, false, false} }, ""},
+		{"no types", func(h *HeteroConfig) { h.NodeTypes = nil }, "model config: hetero.node_types is empty"},
+		{"empty type", func(h *HeteroConfig) { h.NodeTypes = []string{"", "b", "c"} }, "model config: hetero.node_types[0] is empty"},
+		{"repeated type", func(h *HeteroConfig) { h.NodeTypes = []string{"a", "a", "c"} }, `model config: hetero.node_types must be sorted and distinct ("a" then "a")`},
+		{"offsets", func(h *HeteroConfig) { h.NodeOrig = []int64{1, 50, 90, 120} }, "model config: hetero.node_orig needs 4 offsets starting at 0 (one per node type plus the end), got [1 50 90 120]"},
+		{"decreasing offsets", func(h *HeteroConfig) { h.NodeOrig = []int64{0, 50, 40, 120} }, `model config: hetero.node_orig decreases at type "b" (50 then 40)`},
+		{"no relations", func(h *HeteroConfig) { h.Relations = nil }, "model config: hetero.relations is empty"},
+		{"unknown type", func(h *HeteroConfig) { h.Relations = []string{"a___to___z"} }, "model config: hetero.relations[0] a___to___z names a node type not in hetero.node_types"},
+		{"unsorted relations", func(h *HeteroConfig) { h.Relations = []string{"b___to___c", "a___to___b"} }, `model config: hetero.relations must be sorted and distinct ("b___to___c" then "a___to___b")`},
+		{"in dims", func(h *HeteroConfig) { h.InDims = []int{3, 4} }, "model config: hetero.in_dims has 2 widths for 3 node types"},
+		{"negative in dim", func(h *HeteroConfig) { h.InDims = []int{3, 4, -1} }, `model config: hetero.in_dims[2] (type "c") is -1, must be positive`},
+		{"negative bases", func(h *HeteroConfig) { h.Bases = -1 }, "model config: hetero.bases -1 must be in [0,5] (0 = one weight per relation)"},
+		{"learnable", func(h *HeteroConfig) { h.Learnable = []bool{true} }, "model config: hetero.learnable has 1 flags for 3 node types"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := testHetero([]int{3, 4, 2}, 0, nil)
+			tc.mod(h)
+			if tc.want == "" {
+				require.NoError(t, h.Validate())
+				return
+			}
+			require.EqualError(t, h.Validate(), tc.want)
+		})
+	}
+}

@@ -140,7 +140,7 @@ func (c Config) validate(t archTable) error {
 		return fmt.Errorf("model config: %s is a homogeneous model; a heterogeneous graph needs one of %s", a.Name, strings.Join(t.names(true), ", "))
 	}
 	if c.Hetero != nil {
-		if err := c.Hetero.validate(); err != nil {
+		if err := c.Hetero.Validate(); err != nil {
 			return err
 		}
 	}
