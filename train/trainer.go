@@ -825,6 +825,18 @@ type RunOptions struct {
 	EvalEvery int
 }
 
+// Validate reports run options no run can take, naming the field at fault
+// (config.FieldError): a negative Epochs. The checkpoint and evaluation
+// schedules have no invalid values (those below their thresholds turn
+// them off, as documented), and whether Epochs is below the epochs a
+// resumed trainer has completed is Run's to check. Run calls it.
+func (o RunOptions) Validate() error {
+	if o.Epochs < 0 {
+		return config.Errorf("{Epochs} %d must not be negative", o.Epochs)
+	}
+	return nil
+}
+
 // checkpointing reports whether some rank writes checkpoints.
 func (o *RunOptions) checkpointing() bool { return o.Checkpointing || o.CheckpointDir != "" }
 
@@ -841,6 +853,9 @@ func (o *RunOptions) checkpointing() bool { return o.Checkpointing || o.Checkpoi
 // the resumed run continues at the next step with the same results.
 func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 	start := time.Now()
+	if err := o.Validate(); err != nil {
+		return metrics.Summary{}, fmt.Errorf("run: %w", err)
+	}
 	if o.Epochs < t.epoch {
 		return metrics.Summary{}, fmt.Errorf("run: %d epochs requested but %d already completed (checkpoint)", o.Epochs, t.epoch)
 	}

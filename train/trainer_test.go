@@ -9,7 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpignn/config"
 	"mpignn/sample"
 	"mpignn/train/metrics"
 	"mpignn/train/optim"
@@ -550,4 +555,38 @@ func (s *badSource) Batch(split string, epoch, step int, b *sample.Batch) error 
 	}
 	s.edit(b)
 	return nil
+}
+
+// TestRunOptionsValidate: a negative epoch count is the one run option
+// that is invalid on its own (schedules below their thresholds are off);
+// Run refuses it before training, naming the field.
+func TestRunOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    RunOptions
+		want string
+	}{
+		{"valid", RunOptions{Epochs: 3, CheckpointEvery: 1, CheckpointSteps: 10, CheckpointInterval: time.Minute, EvalEvery: 2}, ""},
+		{"zero epochs, schedules off", RunOptions{CheckpointEvery: -1, CheckpointSteps: -1, CheckpointInterval: -time.Second, EvalEvery: -3}, ""},
+		{"negative epochs", RunOptions{Epochs: -1}, "Epochs -1 must not be negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.want == "" {
+				require.NoError(t, tc.o.Validate())
+				return
+			}
+			err := tc.o.Validate()
+			require.EqualError(t, err, tc.want)
+			var fe *config.FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, "Epochs", fe.Field)
+		})
+	}
+	g := newSynthGraph(4, 300, 8, 4)
+	o := testOptions(0.3)
+	tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
+	require.NoError(t, err)
+	_, err = tr.Run(RunOptions{Epochs: -2})
+	require.EqualError(t, err, "run: Epochs -2 must not be negative")
+	assert.Equal(t, 0, tr.Epoch())
 }

@@ -183,11 +183,13 @@ func newRunInfo(dataset string, ranks int, lo dsample.LoaderOptions, rowNorm boo
 // the configuration long before (a command line) calls it to fail early.
 func (c *TrainConfig) Validate() error {
 	lo, m := &c.Loader, &c.Model
-	switch {
-	case c.PartDir == "":
+	if c.PartDir == "" {
 		return config.Errorf("{PartDir}: no partition directory")
-	case c.Run.Epochs < 0:
-		return config.Errorf("{Run.Epochs} %d must not be negative", c.Run.Epochs)
+	}
+	if err := config.In("Run", c.Run.Validate()); err != nil {
+		return err
+	}
+	switch {
 	case c.Resume && c.Run.CheckpointDir == "":
 		return config.Errorf("{Resume} needs a checkpoint directory ({Run.CheckpointDir})")
 	case c.OverwriteCheckpoint && c.Run.CheckpointDir == "":

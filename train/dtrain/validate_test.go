@@ -57,6 +57,7 @@ func TestValidateDerivedFields(t *testing.T) {
 		{"classes", func(c *TrainConfig) { c.Model.Classes = 3 }, "Model.InDim, Classes and Layers"},
 		{"layers", func(c *TrainConfig) { c.Model.Layers = 1 }, "Model.InDim, Classes and Layers"},
 		{"run info", func(c *TrainConfig) { c.Run.RunInfo = []byte("{}") }, "Run.Metrics and Run.RunInfo"},
+		{"negative epochs", func(c *TrainConfig) { c.Run.Epochs = -1 }, "Run.Epochs -1 must not be negative"},
 		{"eval fanouts", func(c *TrainConfig) { c.Loader.EvalFanouts = []int{5, 5} }, "Loader.EvalFanouts: 2 fanouts for 1 layers"},
 		{"fanout 0", func(c *TrainConfig) { c.Loader.Fanouts = []int{0} }, "Loader.Fanouts: layer 0 has fanout 0, want > 0 or -1"},
 		{"link task without negatives", func(c *TrainConfig) { c.Task = TaskLink }, "Link.NegRatio 0 must be at least 1"},
