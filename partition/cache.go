@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"mpignn/config"
 )
 
 // CacheOptions name one partition of a dataset kept for reuse (mpignn
@@ -30,6 +32,23 @@ type CacheOptions struct {
 	// dpartition): its caches have names of their own, and Split ""
 	// accepts the partitioner's default split.
 	Chunked bool
+}
+
+// Validate reports cache options that name no partition, naming the field
+// at fault (config.FieldError): no Data (the cache's name and places come
+// from it) or Parts below 1. The partitioning options are the
+// partitioner's to check when the cache is written (Options.Validate, or
+// dpartition's for a Chunked one, whose methods this package does not
+// know); a cache found by them was written by it. Pick, Cached and
+// CachedRaw call it.
+func (o CacheOptions) Validate() error {
+	switch {
+	case o.Data == "":
+		return config.Errorf("{Data}: no dataset directory")
+	case o.Parts < 1:
+		return config.Errorf("{Parts} %d: want at least 1", o.Parts)
+	}
+	return nil
 }
 
 // Name is the cache's directory name.
@@ -114,6 +133,9 @@ func (o CacheOptions) Reusable(dir string) bool {
 // a caller that writes it itself, such as every rank of a distributed
 // partitioner); the error says why no place would do.
 func (o CacheOptions) Pick() (dir string, reuse bool, err error) {
+	if err := o.Validate(); err != nil {
+		return "", false, err
+	}
 	return o.find(nil)
 }
 
@@ -122,6 +144,14 @@ func (o CacheOptions) Pick() (dir string, reuse bool, err error) {
 // takes it (a place where writing fails is skipped for the next). It
 // prints which to out.
 func Cached(o CacheOptions, out io.Writer, write func(dir string) error) (string, error) {
+	if err := o.Validate(); err != nil {
+		return "", err
+	}
+	return cached(o, out, write)
+}
+
+// cached is Cached for options validated by the caller.
+func cached(o CacheOptions, out io.Writer, write func(dir string) error) (string, error) {
 	dir, reuse, err := o.find(write)
 	switch {
 	case err != nil:

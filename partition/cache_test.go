@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,6 +54,40 @@ func TestCacheFallsBack(t *testing.T) {
 	require.Equal(t, []string{filepath.Join(root, "mine", name)}, mine.Dirs(), "Dir is the only place looked at")
 	require.ErrorContains(t, parentUsable(filepath.Join(ro, name)), "read-only")
 	require.NoError(t, parentUsable(filepath.Join(root, "x", name)))
+}
+
+// TestCacheOptionsValidate: cache options without a dataset or with no
+// parts are refused by Validate and by each door (Pick, Cached,
+// CachedRaw) before any place is made or any dataset read.
+func TestCacheOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    CacheOptions
+		want string
+	}{
+		{"valid", CacheOptions{Data: "cora", Parts: 1}, ""},
+		{"valid chunked, method of dpartition", CacheOptions{Data: "big", Parts: 3, Chunked: true, Options: Options{Method: "ml"}}, ""},
+		{"no data", CacheOptions{Parts: 2}, "Data: no dataset directory"},
+		{"zero parts", CacheOptions{Data: "cora"}, "Parts 0: want at least 1"},
+		{"negative parts", CacheOptions{Data: "cora", Parts: -4}, "Parts -4: want at least 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.want == "" {
+				require.NoError(t, tc.o.Validate())
+				return
+			}
+			require.EqualError(t, tc.o.Validate(), tc.want)
+			o := tc.o
+			o.Dir = filepath.Join(t.TempDir(), "caches")
+			_, _, err := o.Pick()
+			require.EqualError(t, err, tc.want)
+			_, err = Cached(o, io.Discard, func(string) error { t.Fatal("written"); return nil })
+			require.EqualError(t, err, tc.want)
+			_, err = CachedRaw(o, io.Discard)
+			require.EqualError(t, err, tc.want)
+			require.NoDirExists(t, o.Dir)
+		})
+	}
 }
 
 // TestValidateOptions: an unknown method or sparse mode names its field.

@@ -23,9 +23,10 @@
 //     feat.bin, returned as Part.FeatCSR.
 //
 // Options.Validate checks the options before a dataset is read, naming
-// the field at fault (config.FieldError). CacheOptions name a partition
-// kept for reuse (train --data): its directory name, where it may be, and
-// whether one found there is complete (Cached, Pick).
+// the field at fault (config.FieldError); MetisOptions.Validate those of
+// Metis. CacheOptions name a partition kept for reuse (train --data): its
+// directory name, where it may be, and whether one found there is
+// complete (Cached, Pick; their Validate before either).
 //
 // A dataset directory in OGB's raw layout, homogeneous or heterogeneous,
 // becomes a partition through one path whichever command asks (raw.go):

@@ -171,6 +171,10 @@ func (r *Raw) Partition(out string, parts int, phase func(name string, d time.Du
 // the split it resolves to and the sparse mode its features call for name
 // the cache. It prints which to out.
 func CachedRaw(o CacheOptions, out io.Writer) (string, error) {
+	// Checked before the dataset is read, which may take minutes.
+	if err := o.Validate(); err != nil {
+		return "", err
+	}
 	// A cache being rebuilt (damaged, or left half-written) is replaced.
 	o.Undirected, o.Overwrite = true, true
 	r, err := ReadRaw(Source{Data: o.Data, Undirected: true}, o.Options)
@@ -197,7 +201,7 @@ func CachedRaw(o CacheOptions, out io.Writer) (string, error) {
 		}
 	}
 	r.opt = o.Options
-	return Cached(o, out, func(dir string) error {
+	return cached(o, out, func(dir string) error {
 		_, err := r.Partition(dir, o.Parts, nil)
 		return err
 	})
