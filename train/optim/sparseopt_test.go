@@ -196,13 +196,7 @@ func TestSparseConfigValidate(t *testing.T) {
 	} {
 		t.Run("adam "+tc.name, func(t *testing.T) {
 			_, nerr := NewSparseAdam(make([]float32, 4), 2, tc.cfg)
-			if tc.want == "" {
-				require.NoError(t, tc.cfg.Validate())
-				require.NoError(t, nerr)
-				return
-			}
-			require.EqualError(t, tc.cfg.Validate(), tc.want)
-			require.EqualError(t, nerr, tc.want)
+			requireRefused(t, tc.want, tc.cfg.Validate(), nerr)
 		})
 	}
 	for _, tc := range []struct {
@@ -217,13 +211,20 @@ func TestSparseConfigValidate(t *testing.T) {
 	} {
 		t.Run("adagrad "+tc.name, func(t *testing.T) {
 			_, nerr := NewSparseAdagrad(make([]float32, 4), 2, tc.cfg)
-			if tc.want == "" {
-				require.NoError(t, tc.cfg.Validate())
-				require.NoError(t, nerr)
-				return
-			}
-			require.EqualError(t, tc.cfg.Validate(), tc.want)
-			require.EqualError(t, nerr, tc.want)
+			requireRefused(t, tc.want, tc.cfg.Validate(), nerr)
 		})
 	}
+}
+
+// requireRefused checks that a config's Validate and the constructor that
+// calls it agree: both succeed (want "") or both fail with want.
+func requireRefused(t *testing.T, want string, verr, nerr error) {
+	t.Helper()
+	if want == "" {
+		require.NoError(t, verr)
+		require.NoError(t, nerr)
+		return
+	}
+	require.EqualError(t, verr, want)
+	require.EqualError(t, nerr, want)
 }
