@@ -11,9 +11,12 @@ package kernels
 
 // #cgo LDFLAGS: -lopenblas
 // void openblas_set_num_threads(int);
+// char *openblas_get_corename(void);
 import "C"
 
 import (
+	"strings"
+
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
@@ -36,3 +39,6 @@ func SetBLASThreads(n int) {
 	_ = n
 	C.openblas_set_num_threads(1)
 }
+
+// openblasCore is the core type OpenBLAS chose its kernels for, lower case.
+func openblasCore() string { return strings.ToLower(C.GoString(C.openblas_get_corename())) }

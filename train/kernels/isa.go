@@ -1,0 +1,61 @@
+package kernels
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Why the instruction set is part of a result: oneDNN JIT-compiles its
+// fp32 gemm for the best instruction set the CPU offers (SSE4.1, AVX, AVX2
+// or AVX-512), and each of those kernels adds the k terms of an element in
+// its own order (vector width, unrolling, packing). So one product gives
+// different low bits on an AVX2 and an AVX-512 CPU, and a trained model
+// differs in its last digits. Within one class the kernel is the same JIT
+// code on every CPU, Intel or AMD: with one thread per call (as gemmSplit
+// makes it) oneDNN 2.6 chooses no blocking by cache size or core count,
+// those only set its thread count. Capping the class (SetISA) therefore
+// makes every CPU that has it compute the same bits.
+
+// ISANative is the SetISA value that leaves oneDNN on the CPU's best class.
+const ISANative = "native"
+
+// ISAs are the values SetISA takes: native and the fp32 gemm classes of
+// oneDNN, from the widest down.
+var isaNames = []string{ISANative, "avx512_core", "avx2", "avx", "sse41"}
+
+// ISAs returns the values SetISA takes.
+func ISAs() []string { return append([]string(nil), isaNames...) }
+
+// isaBits are oneDNN's dnnl_cpu_isa_t values of the classes (dnnl_types.h):
+// each class's bits include those of the classes below it.
+var isaBits = map[string]int{"sse41": 0x1, "avx": 0x3, "avx2": 0x7, "avx512_core": 0x27}
+
+// CheckISA reports whether name is one of ISAs.
+func CheckISA(name string) error {
+	for _, n := range isaNames {
+		if n == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q: want one of %s", name, strings.Join(isaNames, ", "))
+}
+
+// isaClass names the fp32 gemm class of a dnnl_cpu_isa_t value. The
+// extensions above a class (VNNI, BF16, AMX, AVX2-VNNI) add integer and
+// bf16 kernels only, so they run the class's fp32 kernel: an AMX Xeon
+// computes fp32 products exactly as any AVX-512 CPU does.
+func isaClass(v int) string {
+	switch {
+	case v&0x27 == 0x27:
+		return "avx512_core"
+	case v&0xf == 0xf:
+		return "avx512_mic" // Xeon Phi: a kernel of its own
+	case v&0x7 == 0x7:
+		return "avx2"
+	case v&0x3 == 0x3:
+		return "avx"
+	case v&0x1 == 0x1:
+		return "sse41"
+	}
+	return "generic" // no JIT kernel: oneDNN's reference C++ code
+}
