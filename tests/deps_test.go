@@ -99,7 +99,7 @@ func allowedDeps() map[string]pkgDeps {
 			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
-			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/metrics", "train/optim"},
+			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/kernels", "train/metrics", "train/optim"},
 			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 

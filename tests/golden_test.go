@@ -174,8 +174,8 @@ func checkGolden(t *testing.T, name, got string, floats bool) {
 	}
 	hint := ""
 	if floats && on != recordedOn() {
-		hint = fmt.Sprintf("\n(the file was recorded on %q, this is %q: float results may differ in the last bits on another CPU, oneDNN or METIS)",
-			strings.TrimPrefix(on, recordedOnPrefix), strings.TrimPrefix(recordedOn(), recordedOnPrefix))
+		hint = fmt.Sprintf("\n(the file was recorded on %q, this is %q: the training tables are pinned to --isa %s, so another CPU of that class computes the same bits; another oneDNN, OpenBLAS or METIS release may not)",
+			strings.TrimPrefix(on, recordedOnPrefix), strings.TrimPrefix(recordedOn(), recordedOnPrefix), goldenISA)
 	}
 	assert.Fail(t, "result differs from the golden file",
 		"%s %s%s\nIf and only if the change is intended, rerun with `go test ./tests/ -run TestGolden -update` and explain it in the commit.",
@@ -250,7 +250,73 @@ func goldenTrainFile() string {
 // default since issue 17), which TestLayerwiseEval checks instead.
 var goldenTrainArgs = []string{"--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet", "--eval", "sampled"}
 
+// goldenISA is the instruction-set class the golden training tables are
+// computed on. oneDNN's fp32 gemm adds each product's terms in an order
+// that depends on the class it compiled its kernel for (AVX2, AVX-512), so
+// the weights' last bits depend on it; capping every golden run at one class
+// (--isa) makes every x86-64 CPU that has the class compute the tables'
+// exact bits, Intel or AMD, with or without AVX-512 or AMX. AVX2 is the
+// widest class every current x86-64 server has (x86-64-v3: Haswell and
+// Zen 1 on), and Go's own math kernels take their FMA path on exactly
+// those CPUs too. A CPU without it skips the tables (needGoldenISA).
+const goldenISA = "avx2"
+
+// goldenISAArgs are the flags that pin the golden runs to goldenISA.
+var goldenISAArgs = []string{"--isa", goldenISA}
+
+// needGoldenISA skips a golden training test on a CPU that cannot compute
+// on goldenISA, with the binary's own reason: its bits would be another
+// class's, so the tables could neither pass nor be recorded there.
+func needGoldenISA(t *testing.T, bin string) {
+	t.Helper()
+	out, err := exec.Command(bin, "version", "--isa", goldenISA).CombinedOutput()
+	if err != nil {
+		t.Skipf("the golden training tables are computed on %s, which this CPU cannot run: %s", goldenISA, strings.TrimSpace(string(out)))
+	}
+	require.Contains(t, string(out), "kernels: onednn fp32 "+goldenISA+"\n", "mpignn version --isa %s", goldenISA)
+}
+
+// kernelsRe finds the start-up line naming the numeric path of a run.
+var kernelsRe = regexp.MustCompile(`(?m)^kernels: (.*)$`)
+
+// requireGoldenPath fails a golden run whose start-up line names another
+// numeric path than goldenISA's.
+func requireGoldenPath(t *testing.T, stdout string) {
+	t.Helper()
+	k := kernelsRe.FindStringSubmatch(stdout)
+	require.NotNil(t, k, "no kernels: line:\n%s", tail(stdout, 10))
+	require.Equal(t, "onednn fp32 "+goldenISA, k[1], "the golden run's numeric path")
+}
+
 var weightsRe = regexp.MustCompile(`(?m)^final: .*\bweights=([0-9a-f]+)$`)
+
+// goldenRow is the golden table's row of a finished Cora run on p ranks
+// (its output res, its metrics file): the final weights' digest and each
+// epoch's loss and validation loss, after checking that the run succeeded
+// on goldenISA's numeric path.
+func goldenRow(t *testing.T, p int, res Run, metrics string) string {
+	t.Helper()
+	require.NoError(t, res.Err, tail(res.Output, 30))
+	requireGoldenPath(t, res.Stdout)
+	w := weightsRe.FindStringSubmatch(res.Stdout)
+	require.NotNil(t, w, "no final weights line:\n%s", tail(res.Output, 10))
+	v := epochValues(t, metrics, "loss", "val_loss")
+	return fmt.Sprintf("np=%d weights=%s loss=%s val_loss=%s", p, w[1],
+		strings.Join(v["loss"], ","), strings.Join(v["val_loss"], ","))
+}
+
+// goldenFileRow returns the row of p ranks in the golden training table.
+func goldenFileRow(t *testing.T, p int) string {
+	t.Helper()
+	prefix := fmt.Sprintf("np=%d ", p)
+	for _, l := range strings.Split(readGolden(t, goldenTrainFile()), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	require.Failf(t, "no golden row", "%s has no %d-rank row", goldenTrainFile(), p)
+	return ""
+}
 
 // epochValues returns, per epoch line of a --metrics file, the listed
 // fields exactly as written (json.RawMessage keeps the float text, so no
@@ -290,6 +356,7 @@ func epochValues(t *testing.T, path string, fields ...string) map[string][]strin
 func TestGoldenTrain(t *testing.T) {
 	parts := cora.get(t)
 	bin, _ := h.Mpignn()
+	needGoldenISA(t, bin)
 	rows := map[int]string{}
 	for _, p := range h.Ranks {
 		require.LessOrEqual(t, p, goldenMaxRanks, "the golden table covers 1..%d ranks", goldenMaxRanks)
@@ -298,14 +365,9 @@ func TestGoldenTrain(t *testing.T) {
 			t.Run(fmt.Sprintf("np=%d/%s", p, tr), func(t *testing.T) {
 				metrics := filepath.Join(t.TempDir(), "m.jsonl")
 				args := append([]string{bin, "train", "--parts", parts[p], "--batch", strconv.Itoa(goldenGlobalBatch / p),
-					"--transport", tr, "--metrics", metrics}, goldenTrainArgs...)
+					"--transport", tr, "--metrics", metrics}, append(goldenTrainArgs, goldenISAArgs...)...)
 				res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
-				require.NoError(t, res.Err, tail(res.Output, 30))
-				w := weightsRe.FindStringSubmatch(res.Stdout)
-				require.NotNil(t, w, "no final weights line:\n%s", tail(res.Output, 10))
-				v := epochValues(t, metrics, "loss", "val_loss")
-				row := fmt.Sprintf("np=%d weights=%s loss=%s val_loss=%s", p, w[1],
-					strings.Join(v["loss"], ","), strings.Join(v["val_loss"], ","))
+				row := goldenRow(t, p, res, metrics)
 				if first == "" {
 					first = row
 					return
@@ -327,7 +389,8 @@ func TestGoldenTrain(t *testing.T) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# mpignn train on Cora (public split, METIS parts): --batch %d/P %s\n",
-		goldenGlobalBatch, strings.Join(goldenTrainArgs, " "))
+		goldenGlobalBatch, strings.Join(append(goldenTrainArgs, goldenISAArgs...), " "))
+	fmt.Fprintf(&b, "# kernels: onednn fp32 %s, on any x86-64 CPU that has it\n", goldenISA)
 	fmt.Fprintln(&b, "# one row per rank count P, identical for --transport rma and alltoallv;")
 	fmt.Fprintln(&b, "# weights: the final: line's digest; loss, val_loss: per epoch, as written to --metrics")
 	for p := 1; p <= goldenMaxRanks; p++ {

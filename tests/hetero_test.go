@@ -83,6 +83,7 @@ var finalEmbRe = regexp.MustCompile(`(?m)^final: .*\bweights=([0-9a-f]+) embeddi
 func TestHeteroTrainIdentical(t *testing.T) {
 	g := heteroGraph.getHetero(t)
 	bin, _ := h.Mpignn()
+	needGoldenISA(t, bin)
 	type variant struct{ transport, push string }
 	variants := []variant{{"rma", "alltoallv"}, {"alltoallv", "alltoallv"}, {"rma", "accumulate"}}
 	var rows []string
@@ -94,12 +95,13 @@ func TestHeteroTrainIdentical(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/np=%d/%s/%s", model, p, v.transport, v.push), func(t *testing.T) {
 					metrics := filepath.Join(t.TempDir(), "m.jsonl")
 					args := append([]string{bin, "train", "--parts", g.parts[p], "--batch", strconv.Itoa(goldenGlobalBatch / p),
-						"--model", model, "--transport", v.transport, "--embed-push", v.push, "--metrics", metrics}, heteroTrainArgs...)
+						"--model", model, "--transport", v.transport, "--embed-push", v.push, "--metrics", metrics}, append(heteroTrainArgs, goldenISAArgs...)...)
 					if model == "rgcn" {
 						args = append(args, "--bases", "2")
 					}
 					res := h.MPI(Job{Ranks: p, Args: args, Timeout: 3 * time.Minute})
 					require.NoError(t, res.Err, tail(res.Output, 30))
+					requireGoldenPath(t, res.Stdout)
 					m := finalEmbRe.FindStringSubmatch(res.Stdout)
 					require.NotNil(t, m, "no final line with weights and embeddings:\n%s", tail(res.Output, 10))
 					vals := epochValues(t, metrics, "loss")
@@ -140,7 +142,8 @@ func TestHeteroTrainIdentical(t *testing.T) {
 	if strings.HasSuffix(goldenTrainFile(), "-mpich.txt") {
 		file = "train-hetero-mpich.txt" // MPICH sums allreduce contributions in another order
 	}
-	checkGolden(t, file, "# mpignn train on the `gen --hetero` test graph: --batch 24/P "+strings.Join(heteroTrainArgs, " ")+"\n"+
+	checkGolden(t, file, "# mpignn train on the `gen --hetero` test graph: --batch 24/P "+strings.Join(append(heteroTrainArgs, goldenISAArgs...), " ")+"\n"+
+		"# kernels: onednn fp32 "+goldenISA+", on any x86-64 CPU that has it\n"+
 		"# one row per model and rank count P, identical for --transport rma and alltoallv\n"+strings.Join(rows, "\n")+"\n", true)
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ func TestThreadsGoldenTrain(t *testing.T) {
 	const p = 2
 	parts := cora.get(t)
 	bin, _ := h.Mpignn()
+	needGoldenISA(t, bin)
 	if parts[p] == "" {
 		t.Skipf("no %d-rank Cora partition under this MPIGNN_TEST_RANKS", p)
 	}
@@ -28,22 +28,12 @@ func TestThreadsGoldenTrain(t *testing.T) {
 		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
 			metrics := filepath.Join(t.TempDir(), "m.jsonl")
 			args := append([]string{bin, "train", "--parts", parts[p], "--batch", strconv.Itoa(goldenGlobalBatch / p),
-				"--threads", strconv.Itoa(threads), "--metrics", metrics}, goldenTrainArgs...)
+				"--threads", strconv.Itoa(threads), "--metrics", metrics}, append(goldenTrainArgs, goldenISAArgs...)...)
 			res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
-			require.NoError(t, res.Err, tail(res.Output, 30))
-			w := weightsRe.FindStringSubmatch(res.Stdout)
-			require.NotNil(t, w, "no final weights line:\n%s", tail(res.Output, 10))
-			v := epochValues(t, metrics, "loss", "val_loss")
-			rows[threads] = fmt.Sprintf("np=%d weights=%s loss=%s val_loss=%s", p, w[1],
-				strings.Join(v["loss"], ","), strings.Join(v["val_loss"], ","))
+			rows[threads] = goldenRow(t, p, res, metrics)
 		})
 	}
 	require.Len(t, rows, 2, "a run did not finish")
 	assert.Equal(t, rows[1], rows[3], "--threads 1 and --threads 3 must train identically")
-	prefix := fmt.Sprintf("np=%d ", p)
-	for _, l := range strings.Split(readGolden(t, goldenTrainFile()), "\n") {
-		if strings.HasPrefix(l, prefix) {
-			assert.Equal(t, l, rows[1], "the golden table's %d-rank row", p)
-		}
-	}
+	assert.Equal(t, goldenFileRow(t, p), rows[1], "the golden table's %d-rank row", p)
 }

@@ -823,6 +823,10 @@ type RunOptions struct {
 	// after every EvalEvery-th epoch and after the last; values < 2 mean
 	// every epoch.
 	EvalEvery int
+	// Kernels names the numeric path of the job's products (kernels.Path,
+	// or each rank's where they differ), written on every metrics line so
+	// that the file says which path each epoch took ("" = not written).
+	Kernels string
 }
 
 // Validate reports run options no run can take, naming the field at fault
@@ -870,6 +874,7 @@ func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 		}
 		var localErr error
 		if o.Metrics != nil {
+			m.Kernels = o.Kernels
 			localErr = o.Metrics.WriteEpoch(&m)
 		}
 		// A stop requested during the evaluation is agreed with the
@@ -896,6 +901,7 @@ func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 	s := metrics.Summary{
 		Type: "summary", Epochs: t.epoch, BestEpoch: t.best.Epoch,
 		BestValAcc: t.best.ValAcc, TestAcc: t.best.TestAcc, TotalS: time.Since(start).Seconds(),
+		Kernels: o.Kernels,
 	}
 	s.SetLink(t.best.ValLink, t.best.TestLink)
 	if o.Metrics != nil {

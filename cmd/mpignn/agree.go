@@ -15,6 +15,7 @@ import (
 	"mpignn/partition"
 	"mpignn/partition/dpartition"
 	"mpignn/spmd"
+	"mpignn/train/kernels"
 )
 
 // Start-up agreement. Every collective command (train, predict, sample,
@@ -91,16 +92,26 @@ func buildVersion() string {
 }
 
 // runVersion implements `mpignn version`: the build identity every rank
-// compares at start-up, so a user can check the binaries of two nodes.
+// compares at start-up, so a user can check the binaries of two nodes, and
+// the numeric path this machine's products take (with --isa, capped as
+// train's --isa caps it), so a user can check which nodes compute alike.
 func runVersion(args []string) error {
-	fs := newFlagSet("version", "mpignn version", "Prints the build identity (commit, or the executable's SHA-256) that the ranks compare at start-up.")
+	fs := newFlagSet("version", "mpignn version [--isa CLASS]",
+		"Prints the build identity (commit, or the executable's SHA-256) that the ranks compare at start-up,\n"+
+			"then the numeric path of this machine's float32 products (kernels: library, precision, instruction set).")
+	var isa string
+	addISAFlag(fs, &isa)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if err := setISA(isa); err != nil {
+		return err
+	}
 	fmt.Println(buildVersion())
+	fmt.Println("kernels: " + kernels.Path())
 	return nil
 }
 

@@ -30,6 +30,7 @@ type benchInferConfig struct {
 	transport  collectives.Transport
 	cpuProfile string
 	threads    int
+	isa        string
 	shared     []collectives.Field
 	timeout    time.Duration // --timeout
 }
@@ -49,6 +50,7 @@ func parseBenchInfer(args []string) (benchInferConfig, error) {
 	addCacheFlag(fs, &cfg.cacheMB)
 	tr := addTransportFlag(fs)
 	addThreadsFlag(fs, &cfg.threads)
+	addISAFlag(fs, &cfg.isa)
 	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write rank 0's CPU profile of the timed inferences to this file")
 	var err error
 	if cfg.shared, err = parsePartsCommand(fs, args, "bench infer", &cfg.parts, &cfg.timeout); err != nil {
@@ -73,7 +75,7 @@ func runBenchInfer(args []string) error {
 		return fmt.Errorf("bench infer: %w", err)
 	}
 	runWorld(func(w *spmd.World) error {
-		if err := setThreads(cfg.threads, w.Size()); err != nil {
+		if err := setCompute(cfg.threads, cfg.isa, w.Size()); err != nil {
 			return err
 		}
 		return benchInfer(w, cfg, os.Stdout)

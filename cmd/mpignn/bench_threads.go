@@ -37,6 +37,7 @@ type benchThreadsConfig struct {
 	store   dsample.StoreOptions
 	shared  []collectives.Field
 	timeout time.Duration
+	isa     string
 }
 
 func parseBenchThreads(args []string) (benchThreadsConfig, error) {
@@ -64,6 +65,7 @@ func parseBenchThreads(args []string) (benchThreadsConfig, error) {
 	fs.IntVar(&cfg.trainer.Prefetch, "prefetch", 0, "training batches fetched ahead (train's --prefetch)")
 	addCacheFlag(fs, &cfg.store.CacheMB)
 	tr := addTransportFlag(fs)
+	addISAFlag(fs, &cfg.isa)
 	var err error
 	if cfg.shared, err = parsePartsCommand(fs, args, "bench threads", &cfg.parts, &cfg.timeout); err != nil {
 		return cfg, err
@@ -193,6 +195,9 @@ func benchThreads(w *spmd.World, cfg benchThreadsConfig, out io.Writer) error {
 	}
 	if out == nil || c.Rank() != 0 {
 		out = io.Discard
+	}
+	if err := setISA(cfg.isa); err != nil {
+		return err
 	}
 	// Each count starts from the partition alone: the store and loader are
 	// opened after the thread count is set, as in a train run, so that

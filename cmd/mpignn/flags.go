@@ -15,6 +15,7 @@ import (
 	"mpignn/collectives"
 	"mpignn/sample"
 	"mpignn/spmd/launched"
+	"mpignn/train/kernels"
 )
 
 // newFlagSet returns the flag set of command name (as typed after mpignn:
@@ -255,6 +256,42 @@ func addPartsFlag(fs *flag.FlagSet, p *string) {
 // addThreadsFlag declares --threads (applied by setThreads).
 func addThreadsFlag(fs *flag.FlagSet, p *int) {
 	fs.IntVar(p, "threads", 0, "compute threads per rank (default: cores / ranks on this node)")
+}
+
+// isaValue is --isa: the flag package refuses a value kernels.CheckISA
+// refuses, so the name is checked once, while parsing.
+type isaValue struct{ p *string }
+
+func (v isaValue) String() string {
+	if v.p == nil {
+		return kernels.ISANative
+	}
+	return *v.p
+}
+
+func (v isaValue) Set(s string) error {
+	if err := kernels.CheckISA(s); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), strconv.Quote(s)+": "))
+	}
+	*v.p = s
+	return nil
+}
+
+// addISAFlag declares --isa (applied by setISA), whose default is native.
+func addISAFlag(fs *flag.FlagSet, p *string) {
+	*p = kernels.ISANative
+	fs.Var(isaValue{p}, "isa", "cap the instruction set (`class`) of the float32 matrix products at one of "+strings.Join(kernels.ISAs(), ", ")+
+		"\n(native: the CPU's best). Every CPU that has the class computes the same bits: --isa avx2 makes\n"+
+		"the nodes of a mixed cluster, or a resume on other nodes, train bit for bit alike (docs/training.md)")
+}
+
+// setISA applies --isa before the first product; a CPU without the class
+// is refused (the caller agrees on the error: nodes may differ).
+func setISA(isa string) error {
+	if err := kernels.SetISA(isa); err != nil {
+		return fmt.Errorf("--isa %s: %w", isa, err)
+	}
+	return nil
 }
 
 // addCacheFlag declares --cache-mb, the size of the feature store's hot

@@ -20,6 +20,7 @@ type inferFlags struct {
 	fanout    *fanoutFlag
 	transport *transportFlag
 	threads   int
+	isa       string
 	timeout   time.Duration
 }
 
@@ -38,6 +39,7 @@ func newInferFlags(name, synopsis, about, outHelp string) *inferFlags {
 	f.transport = addTransportFlag(fs)
 	addCacheFlag(fs, &cfg.Store.CacheMB)
 	addThreadsFlag(fs, &f.threads)
+	addISAFlag(fs, &f.isa)
 	addTimeoutFlag(fs, &f.timeout)
 	return f
 }
@@ -84,8 +86,15 @@ func (f *inferFlags) runInfer(name string, body func(c *collectives.Comm, w *spm
 		if err := agreeStartup(c, append(shared, dpartition.MetaFields(f.cfg.PartDir)...)); err != nil {
 			return err
 		}
-		if err := collectives.Agree(c, setThreads(f.threads, w.Size())); err != nil {
+		if err := collectives.Agree(c, setCompute(f.threads, f.isa, w.Size())); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
+		}
+		kern, err := dtrain.KernelsLine(c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if w.IsRoot() {
+			fmt.Println(kern)
 		}
 		defer c.Phase(name)()
 		return body(c, w)

@@ -43,6 +43,7 @@ type trainFlags struct {
 	// one the --parts partition must hold.
 	linkSplit string
 	threads   int
+	isa       string        // --isa
 	timeout   time.Duration // --timeout
 	stopFile  string        // --stop-file
 	// cpuProfile is --cpuprofile: the file (one per rank when there are
@@ -109,6 +110,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	addCacheFlag(fs, &c.Store.CacheMB)
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	addThreadsFlag(fs, &f.threads)
+	addISAFlag(fs, &f.isa)
 	addTimeoutFlag(fs, &f.timeout)
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", cpuProfileHelp)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
@@ -434,7 +436,7 @@ func runTrain(args []string) error {
 		if err := agreeStartup(c, fields); err != nil {
 			return err
 		}
-		if err := collectives.Agree(c, setThreads(f.threads, w.Size())); err != nil {
+		if err := collectives.Agree(c, setCompute(f.threads, f.isa, w.Size())); err != nil {
 			return fmt.Errorf("train: %w", err)
 		}
 		if f.cfg.Resume || f.cfg.ResumeAuto {
@@ -485,6 +487,14 @@ func runTrain(args []string) error {
 		spmd.Exit(exitStopped) // after MPI_Finalize, on every rank (noted for mpirun.sh: spmd.ExitFileEnv)
 	}
 	return nil
+}
+
+// setCompute applies --threads (setThreads) and --isa (setISA).
+func setCompute(threads int, isa string, worldSize int) error {
+	if err := setThreads(threads, worldSize); err != nil {
+		return err
+	}
+	return setISA(isa)
 }
 
 // setThreads gives each rank its share of the node's cores (for both Go's

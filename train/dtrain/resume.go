@@ -116,6 +116,7 @@ func resumeSettings(model train.Config, adam optim.AdamConfig, seed uint64, runI
 		// which a resume may raise); the settings themselves are compared
 		// key by key above it.
 		delete(r, "settings")
+		delete(r, "kernels") // a resume may run on another path (resumeKernelsLine)
 	}
 	return map[string]any{"run": r, "model": m, "adam": a, "seed": strconv.FormatUint(seed, 10)}, nil
 }

@@ -147,6 +147,10 @@ type runInfo struct {
 	Eval string `json:"eval,omitempty"`
 	// Settings is TrainConfig.Settings (absent when empty).
 	Settings string `json:"settings,omitempty"`
+	// Kernels is the numeric path of the run's products (jobKernels), for
+	// the record and for the line a resume on another path prints; like
+	// Settings it is not compared (a resume may change it).
+	Kernels string `json:"kernels,omitempty"`
 }
 
 // temporalRunInfo records temporal sampling in the run info: a resume must
@@ -426,6 +430,11 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	defer store.Close()
 	defer sparse.close()
 	res := &Result{Transport: store.Transport()}
+	kern, uniform, err := jobKernels(c)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(out, kernelsLine(kern, uniform))
 	fmt.Fprintln(out, transportLine(cfg.Store.Transport, store))
 
 	model, err := train.NewModel(mcfg, cfg.Trainer.Seed)
@@ -440,6 +449,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	ri := newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm)
 	ri.MaxSteps = cfg.Trainer.MaxSteps
 	ri.Settings = cfg.Settings
+	ri.Kernels = kern
 	if evalMode == EvalLayerwise {
 		ri.Eval = EvalLayerwise
 	}
@@ -481,6 +491,9 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
+		if line := resumeKernelsLine(checkpointKernels(ck), kern); line != "" {
+			fmt.Fprintln(out, line)
+		}
 		if ck.EpochStep > 0 {
 			fmt.Fprintf(out, "resumed from %s in epoch %d after its step %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch()+1, ck.EpochStep, tr.Step())
 		} else {
@@ -510,7 +523,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	tr.Reporter = &phaseReporter{c: c, next: rec}
 	tr.Stop = cfg.Stop
 	ro := cfg.Run
-	ro.Metrics, ro.RunInfo = mw, info
+	ro.Metrics, ro.RunInfo, ro.Kernels = mw, info, kern
 	ro.Checkpointing = ro.CheckpointDir != ""
 	if c.Rank() != 0 {
 		ro.CheckpointDir = "" // rank 0 writes the checkpoints

@@ -55,6 +55,10 @@ type Epoch struct {
 	Seeds        int64   `json:"seeds"`
 	RemoteRows   int64   `json:"remote_rows"`
 	CacheHitRate float64 `json:"cache_hit_rate"`
+	// Kernels is the numeric path the epoch computed on ("onednn fp32
+	// avx2", kernels.Path; absent when the caller did not say): a resumed
+	// run's epochs may name another one than those before the checkpoint.
+	Kernels string `json:"kernels,omitempty"`
 }
 
 // Summary is the last line of the metrics file.
@@ -69,6 +73,8 @@ type Summary struct {
 	// the test figures of that epoch (absent for node classification).
 	BestValMRR *float64 `json:"best_val_mrr,omitempty"`
 	TestFigures
+	// Kernels is the numeric path of the run (as on its epoch lines).
+	Kernels string `json:"kernels,omitempty"`
 }
 
 // TestFigures are a link run's test figures as epoch and summary lines

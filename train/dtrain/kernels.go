@@ -1,0 +1,118 @@
+package dtrain
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"mpignn/collectives"
+	"mpignn/train"
+	"mpignn/train/kernels"
+)
+
+// jobKernels describes the numeric path of the job's float32 products: one
+// kernels.Path when every rank has the same ("onednn fp32 avx2"), else each
+// path with its ranks, widest first as ranks list them ("onednn fp32
+// avx512_core on ranks 0-3, onednn fp32 avx2 on ranks 4-7"). Such a job
+// runs as well (each rank's gradients are summed as always), but its bits
+// differ from a job on one path; uniform says whether it is on one.
+// Collective.
+func jobKernels(c *collectives.Comm) (desc string, uniform bool, err error) {
+	all, counts, err := collectives.Allgatherv(c, []byte(kernels.Path()))
+	if err != nil {
+		return "", false, fmt.Errorf("kernels: gather the ranks' paths: %w", err)
+	}
+	paths := make([]string, len(counts))
+	off := int64(0)
+	for r, n := range counts {
+		paths[r] = string(all[off : off+n])
+		off += n
+	}
+	desc, uniform = describePaths(paths)
+	return desc, uniform, nil
+}
+
+// describePaths is jobKernels' text for the ranks' paths (index = rank).
+func describePaths(paths []string) (string, bool) {
+	var order []string
+	ranks := map[string][]int{}
+	for r, p := range paths {
+		if _, ok := ranks[p]; !ok {
+			order = append(order, p)
+		}
+		ranks[p] = append(ranks[p], r)
+	}
+	if len(order) == 1 {
+		return order[0], true
+	}
+	parts := make([]string, len(order))
+	for i, p := range order {
+		noun := " on ranks "
+		if len(ranks[p]) == 1 {
+			noun = " on rank "
+		}
+		parts[i] = p + noun + rankRanges(ranks[p])
+	}
+	return strings.Join(parts, ", "), false
+}
+
+// rankRanges writes ascending ranks as ranges: 0-3,6,8-9.
+func rankRanges(rs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", rs[i], rs[j])
+		} else {
+			fmt.Fprintf(&b, "%d", rs[i])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// KernelsLine is the start-up line about the job's numeric path
+// (jobKernels) that train prints, for the other commands that compute
+// (predict, embed). Collective.
+func KernelsLine(c *collectives.Comm) (string, error) {
+	desc, uniform, err := jobKernels(c)
+	if err != nil {
+		return "", err
+	}
+	return kernelsLine(desc, uniform), nil
+}
+
+// kernelsLine is the start-up line rank 0 prints about the numeric path.
+func kernelsLine(desc string, uniform bool) string {
+	if uniform {
+		return "kernels: " + desc
+	}
+	return "kernels: " + desc + ": the ranks compute on different paths, which is allowed, but the results are not bit-identical to a run on one path (pin one instruction set to make them agree)"
+}
+
+// resumeKernelsLine is the line a resumed run prints when its path is not
+// the one its checkpoint was written on ("" when they are the same, or the
+// checkpoint predates the record).
+func resumeKernelsLine(saved, now string) string {
+	if saved == "" || saved == now {
+		return ""
+	}
+	return fmt.Sprintf("kernels: the checkpoint was written on %s, this run computes on %s: it continues, but not bit-identically to a run that was not interrupted (pin one instruction set to make them agree)", saved, now)
+}
+
+// checkpointKernels is the path recorded in ck's run info ("" for a
+// checkpoint written before it was recorded, or unreadable run info, which
+// checkResume reports).
+func checkpointKernels(ck *train.Checkpoint) string {
+	var ri runInfo
+	if json.Unmarshal(ck.RunInfo, &ri) != nil {
+		return ""
+	}
+	return ri.Kernels
+}
