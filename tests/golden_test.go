@@ -269,11 +269,23 @@ var goldenISAArgs = []string{"--isa", goldenISA}
 // class's, so the tables could neither pass nor be recorded there.
 func needGoldenISA(t *testing.T, bin string) {
 	t.Helper()
-	out, err := exec.Command(bin, "version", "--isa", goldenISA).CombinedOutput()
+	if why := goldenISAMissing(t, bin, nil); why != "" {
+		t.Skipf("the golden training tables are computed on %s, which this CPU cannot run: %s", goldenISA, why)
+	}
+}
+
+// goldenISAMissing is the binary's reason why it cannot compute on
+// goldenISA with the extra environment env, or "" when it can.
+func goldenISAMissing(t *testing.T, bin string, env []string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "version", "--isa", goldenISA)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Skipf("the golden training tables are computed on %s, which this CPU cannot run: %s", goldenISA, strings.TrimSpace(string(out)))
+		return strings.TrimSpace(string(out))
 	}
 	require.Contains(t, string(out), "kernels: onednn fp32 "+goldenISA+"\n", "mpignn version --isa %s", goldenISA)
+	return ""
 }
 
 // kernelsRe finds the start-up line naming the numeric path of a run.

@@ -118,7 +118,8 @@ func TestKernelsMixedRanks(t *testing.T) {
 	args := append(append(append([]string{bin}, train(mixed)...), ":", "-n", "1", "env", "ONEDNN_MAX_CPU_ISA=AVX", bin), train(mixed)...)
 	res := h.MPI(Job{Ranks: 1, Args: args, Timeout: 2 * time.Minute})
 	require.NoError(t, res.Err, tail(res.Output, 30))
-	desc := "onednn fp32 " + native + " on rank 0, onednn fp32 avx on rank 1"
+	// avx+fma: capped at avx, on a CPU whose Go math takes the FMA path.
+	desc := "onednn fp32 " + native + " on rank 0, onednn fp32 avx+fma on rank 1"
 	assert.Equal(t, 1, strings.Count(res.Stdout, "\nkernels: "), "one kernels line:\n%s", res.Stdout)
 	assert.Contains(t, res.Stdout, "\nkernels: "+desc+": the ranks compute on different paths, which is allowed, but the results are not bit-identical to a run on one path")
 	epochs, summary := epochKernels(t, mixed)
@@ -156,12 +157,12 @@ func TestKernelsResumeOtherPath(t *testing.T) {
 		return res
 	}
 	res := run("2", []string{"ONEDNN_MAX_CPU_ISA=AVX"})
-	assert.Contains(t, res.Stdout, "\nkernels: onednn fp32 avx\n")
+	assert.Contains(t, res.Stdout, "\nkernels: onednn fp32 avx+fma\n")
 	res = run("3", nil, "--resume")
-	assert.Contains(t, res.Stdout, "\nkernels: the checkpoint was written on onednn fp32 avx, this run computes on onednn fp32 "+native+
+	assert.Contains(t, res.Stdout, "\nkernels: the checkpoint was written on onednn fp32 avx+fma, this run computes on onednn fp32 "+native+
 		": it continues, but not bit-identically to a run that was not interrupted")
 	epochs, _ := epochKernels(t, metrics)
-	assert.Equal(t, []string{"onednn fp32 avx", "onednn fp32 avx", "onednn fp32 " + native}, epochs, "each epoch line names its own path")
+	assert.Equal(t, []string{"onednn fp32 avx+fma", "onednn fp32 avx+fma", "onednn fp32 " + native}, epochs, "each epoch line names its own path")
 
 	res = run("4", nil, "--resume")
 	assert.NotContains(t, res.Stdout, "the checkpoint was written on", "a resume on the checkpoint's own path")
@@ -204,4 +205,30 @@ func TestISARefused(t *testing.T) {
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Output, `--isa "AVX2": want one of native, avx512_core, avx2, avx, sse41`)
 	assert.Equal(t, 1, strings.Count(res.Output, "--isa"), "one line from one rank:\n%s", res.Output)
+}
+
+// TestGoldenSkipsWithoutFMA: a CPU with AVX2 but no FMA (Go's
+// GODEBUG=cpu.fma=off makes this one such a CPU for Go's math, while
+// oneDNN still runs its avx2 kernel) trains the golden run to other bits,
+// through math.Exp alone, and so the golden tests skip there with the
+// binary's reason instead of failing or passing by luck.
+func TestGoldenSkipsWithoutFMA(t *testing.T) {
+	parts := cora.get(t)
+	bin, _ := h.Mpignn()
+	needGoldenISA(t, bin)
+	noFMA := []string{"GODEBUG=cpu.fma=off"}
+	assert.Contains(t, goldenISAMissing(t, bin, noFMA), "--isa avx2: this CPU has avx2 but no FMA")
+	res := h.MPI(Job{Ranks: 1, Args: []string{bin, "version"}, Env: noFMA, Timeout: time.Minute})
+	require.NoError(t, res.Err, res.Output)
+	assert.Contains(t, res.Stdout, "\nkernels: onednn fp32 avx2-nofma\n")
+
+	// The same golden run without the pin (which would refuse): the
+	// losses move off the table's row.
+	metrics := filepath.Join(t.TempDir(), "m.jsonl")
+	args := append([]string{bin, "train", "--parts", parts[1], "--batch", strconv.Itoa(goldenGlobalBatch), "--metrics", metrics}, goldenTrainArgs...)
+	res = h.MPI(Job{Ranks: 1, Args: args, Env: noFMA, Timeout: 2 * time.Minute})
+	require.NoError(t, res.Err, tail(res.Output, 30))
+	v := epochValues(t, metrics, "loss", "val_loss")
+	row := "loss=" + strings.Join(v["loss"], ",") + " val_loss=" + strings.Join(v["val_loss"], ",")
+	assert.NotContains(t, goldenFileRow(t, 1), row, "without FMA math.Exp must change the losses")
 }

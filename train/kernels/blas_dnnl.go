@@ -15,8 +15,9 @@ const BLASName = "dnnl-fp32"
 // Path names the numeric path of the model's float32 products: the
 // library, the precision and the instruction-set class its kernel was
 // compiled for ("onednn fp32 avx2"). Two processes on the same path
-// compute the same bits; see isa.go for why the class matters.
-func Path() string { return "onednn fp32 " + dnnlClass() }
+// compute the same bits; see isa.go for why the class matters, and for
+// the marks Go's FMA path adds (pathClass).
+func Path() string { return "onednn fp32 " + pathClass(dnnlClass(), goFMA()) }
 
 // sgemm is the float32 kernel of gemm.
 func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

@@ -2,7 +2,10 @@ package kernels
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+
+	"golang.org/x/sys/cpu"
 )
 
 // Why the instruction set is part of a result: oneDNN JIT-compiles its
@@ -15,6 +18,14 @@ import (
 // makes it) oneDNN 2.6 chooses no blocking by cache size or core count,
 // those only set its thread count. Capping the class (SetISA) therefore
 // makes every CPU that has it compute the same bits.
+//
+// Go's own kernels add one condition: on amd64, math.Exp (and math.Pow,
+// which calls it) takes a fused multiply-add path where the CPU has AVX
+// and FMA (math/exp_amd64.go), which rounds differently from the other
+// path. Every CPU with AVX2 has FMA, so the classes avx2 and wider include
+// it; a CPU (or a virtual machine's CPU model) that breaks the rule is
+// named as its own path, and so is a narrower class capped on a CPU with
+// FMA (pathClass).
 
 // ISANative is the SetISA value that leaves oneDNN on the CPU's best class.
 const ISANative = "native"
@@ -38,6 +49,29 @@ func CheckISA(name string) error {
 		}
 	}
 	return fmt.Errorf("%q: want one of %s", name, strings.Join(isaNames, ", "))
+}
+
+// goFMA reports whether Go's math.Exp takes its FMA path in this process
+// (the condition of math/exp_amd64.go). Elsewhere it reports true: other
+// architectures' compilers fuse multiply-adds themselves.
+func goFMA() bool { return runtime.GOARCH != "amd64" || (cpu.X86.HasAVX && cpu.X86.HasFMA) }
+
+// wideClass reports whether class includes FMA on every CPU that has it.
+func wideClass(class string) bool {
+	return class == "avx2" || class == "avx512_core" || class == "avx512_mic"
+}
+
+// pathClass is the class as Path names it: oneDNN's class, marked where
+// Go's math path is not the one every CPU of that class takes ("avx+fma":
+// capped at avx on a CPU with FMA; "avx2-nofma": no FMA beside AVX2).
+func pathClass(class string, fma bool) string {
+	switch {
+	case wideClass(class) && !fma:
+		return class + "-nofma"
+	case !wideClass(class) && fma:
+		return class + "+fma"
+	}
+	return class
 }
 
 // isaClass names the fp32 gemm class of a dnnl_cpu_isa_t value. The

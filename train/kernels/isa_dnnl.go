@@ -27,6 +27,9 @@ func SetISA(name string) error {
 	if got := dnnlClass(); got != name {
 		return fmt.Errorf("this CPU has no %s: oneDNN's best here is %s", name, got)
 	}
+	if wideClass(name) && !goFMA() {
+		return fmt.Errorf("this CPU has %s but no FMA, without which Go's math.Exp rounds unlike every other %s CPU's", name, name)
+	}
 	return nil
 }
 
