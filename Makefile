@@ -11,6 +11,13 @@ export MPI
 
 # `make MPI=mpich ...` builds against MPICH (build tag mpich) and launches
 # with its Hydra mpirun; the default is OpenMPI.
+# Go fuses multiply-adds into FMA instructions when it may assume an
+# x86-64-v3 CPU (GOAMD64=v3) or on other architectures, which changes the
+# last bits of the optimizer and the losses: results, and the golden tables
+# of the tests, are those of the default v1 code (docs/training.md,
+# "Determinism"), whatever the environment says.
+export GOAMD64 := v1
+
 ifeq ($(MPI),mpich)
 export GOFLAGS += -tags=mpich
 export MPIGNN_MPI := mpich

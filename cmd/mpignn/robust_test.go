@@ -70,7 +70,10 @@ func TestCLIRefusesBadNumbers(t *testing.T) {
 		{"gen train-frac", []string{"gen", "--train-frac", "NaN", "--out", filepath.Join(dir, "g4")}, "--train-frac NaN"},
 		{"gen huge features", []string{"gen", "--nodes", "1000", "--feat-dim", "2000000000", "--out", filepath.Join(dir, "g5")},
 			"--nodes 1000 --feat-dim 2000000000 --avg-degree 25 need ~"},
-		{"gen huge graph", []string{"gen", "--nodes", "2000000000", "--out", filepath.Join(dir, "g6")}, "TiB of memory but this machine has"},
+		// ~15 TiB: more than the largest single node's memory, so that the
+		// refusal does not depend on the machine (2e9 nodes alone, ~1.4 TiB,
+		// would start on a fat node).
+		{"gen huge graph", []string{"gen", "--nodes", "2000000000", "--feat-dim", "2000", "--out", filepath.Join(dir, "g6")}, "TiB of memory but this machine has"},
 		{"partition imbalance", []string{"partition", "--data", data, "--parts", "2", "--imbalance", "nan", "--out", filepath.Join(dir, "p1")},
 			"mpignn partition: --imbalance NaN: want a finite number"},
 		{"partition empty part", []string{"partition", "--data", data, "--parts", "5", "--balance", "node", "--seed", "1", "--out", filepath.Join(dir, "p2")},

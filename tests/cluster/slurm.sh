@@ -48,7 +48,7 @@ export SLURM_CONF="$tmp/slurm.conf"
 # linuxproc/none plugins: no cgroups or systemd needed (containers, CI).
 cat >"$SLURM_CONF" <<CONF
 ClusterName=mpignntest
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -70,7 +70,11 @@ SlurmdLogFile=$tmp/slurmd.log
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
-NodeName=$host CPUs=2 RealMemory=$mem_mb State=UNKNOWN
+# The node is described, not measured: config_overrides keeps its 2 CPUs on
+# a 1-core machine too (slurmd would else mark it invalid), and NodeAddr
+# spares the test a host name that resolves.
+SlurmdParameters=config_overrides
+NodeName=$host NodeAddr=127.0.0.1 CPUs=2 RealMemory=$mem_mb State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
 slurmctld -D -c >"$tmp/slurmctld.out" 2>&1 &
