@@ -277,17 +277,18 @@ func TestStopWithoutCheckpoint(t *testing.T) {
 
 // BenchmarkStepFlags is what stopping and timed checkpoints add to every
 // step: this rank's flags for the step's Allreduce (an atomic load behind
-// Stop, a clock read for CheckpointInterval) and their decoding. The
-// Allreduce itself is unchanged: the flags ride in an element it already
-// carries.
+// Stop, a clock read for CheckpointInterval) and their writing and
+// reading. The Allreduce carries them in three elements of its buffer.
 func BenchmarkStepFlags(b *testing.B) {
 	var stop atomic.Bool
 	t := &Trainer{Stop: stop.Load}
 	t.run = &runState{o: &RunOptions{CheckpointDir: "ck", CheckpointInterval: time.Hour}, lastCk: time.Now()}
 	var sink int
+	tail := make([]float32, tailLen)
 	for b.Loop() {
-		f, s, d := decodeFlags(t.localFlags())
-		sink += f + s + d
+		t.localFlags().put(tail)
+		f := readFlags(tail)
+		sink += f.failed + f.stops + f.due
 	}
 	_ = sink
 }

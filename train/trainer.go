@@ -171,28 +171,38 @@ type runState struct {
 // Allreduce per step carries everything.
 const (
 	tailLoss = iota
-	tailCorrect
+	tailFailed
 	tailSeeds
-	tailFlags
+	tailStops
 	tailLen
 )
 
-// The flags element of the step's Allreduce sums three counts in one
-// float32 without changing the buffer's length (a longer buffer could
-// change how MPI splits the reduction, and so the bits of the gradients):
-// ranks that failed (weight 1), ranks asked to stop (flagStop) and the
-// checkpoint rank's "a timed checkpoint is due" (flagDue). The sum stays an
-// exact integer in float32 (below 2^24), and the counts do not overlap for
-// up to flagStop-1 = 1023 ranks.
-const (
-	flagStop = 1 << 10
-	flagDue  = 1 << 20
-)
+// The step's flags ride in two elements of the buffer whose length never
+// changes: a longer buffer moves the block boundaries of MPI's ring
+// reduction, and so the bits of the gradients (measured: one element more
+// changed the 3-rank HeteroSAGE golden row). tailFailed counts the ranks
+// whose step failed; it holds the slot of the step's correct count, which
+// nothing read after the Allreduce (accuracy is summed per epoch).
+// tailStops counts the ranks asked to stop, plus one half when the
+// checkpoint rank's timed checkpoint is due (only that rank says so). Both
+// are exact float32 sums for any job below 2^23 = 8.4 M ranks. (The three
+// once shared one element, weighted 1, 2^10 and 2^20: 1024 stopping ranks
+// then read as "a checkpoint is due".)
 
-// decodeFlags splits the summed flags element into its counts.
-func decodeFlags(v float32) (failed, stops, due int) {
-	n := int(v)
-	return n % flagStop, n / flagStop % (flagDue / flagStop), n / flagDue
+// stepFlags are the flags of a step's Allreduce: this rank's contribution
+// before it, the job's counts after.
+type stepFlags struct{ failed, stops, due int }
+
+// put writes f into the tail of a reduction buffer. due is 0 or 1.
+func (f stepFlags) put(tail []float32) {
+	tail[tailFailed] = float32(f.failed)
+	tail[tailStops] = float32(f.stops) + float32(f.due)/2
+}
+
+// readFlags reads the summed flags from the tail of a reduction buffer.
+func readFlags(tail []float32) stepFlags {
+	stops := math.Floor(float64(tail[tailStops]))
+	return stepFlags{failed: int(tail[tailFailed]), stops: int(stops), due: int(2 * (float64(tail[tailStops]) - stops))}
 }
 
 // epochSums is the number of per-rank metric sums of an epoch: loss,
@@ -520,7 +530,6 @@ func (t *Trainer) compute(epoch, s, steps int, b *sample.Batch, fetchErr error) 
 				net.backward(b.Blocks, true)
 				c.backward = time.Since(mid)
 				t.buf[n+tailLoss] = float32(loss)
-				t.buf[n+tailCorrect] = float32(correct)
 				t.buf[n+tailSeeds] = float32(seeds)
 				c.loss, c.correct, c.seeds = loss, correct, seeds
 			}
@@ -549,26 +558,27 @@ func (t *Trainer) finish(epoch, s, steps int, b *sample.Batch, c *computed, time
 	sums[3] += float64(b.Stats.RemoteRows)
 	sums[4] += float64(b.Stats.CachedRows)
 	sums[5] += float64(b.Stats.CacheLookups)
+	flags := t.localFlags()
 	if localErr != nil {
 		clear(t.buf)
-		t.buf[n+tailFlags] = 1
+		flags.failed = 1
 	}
-	t.buf[n+tailFlags] += t.localFlags()
+	flags.put(t.buf[n:])
 	w := startWatch(times)
 	if err := t.red.AllreduceSum32(t.buf); err != nil {
 		return 0, fmt.Errorf("%s: allreduce gradients: %w", where(), err)
 	}
 	w.lap(PhaseAllreduce)
 	tail := t.buf[n:]
-	failed, stops, due := decodeFlags(tail[tailFlags])
+	sum := readFlags(tail)
 	if r := t.run; r != nil {
-		r.stop, r.due = stops > 0, due > 0
+		r.stop, r.due = sum.stops > 0, sum.due > 0
 	}
 	switch {
 	case localErr != nil:
 		return 0, localErr
-	case failed != 0:
-		return 0, fmt.Errorf("%s: %d other rank(s) failed (see their errors)", where(), failed)
+	case sum.failed != 0:
+		return 0, fmt.Errorf("%s: %d other rank(s) failed (see their errors)", where(), sum.failed)
 	}
 	seeds := int(tail[tailSeeds])
 	if seeds == 0 {
@@ -608,20 +618,20 @@ func (t *Trainer) finish(epoch, s, steps int, b *sample.Batch, c *computed, time
 	return loss, nil
 }
 
-// localFlags is this rank's contribution to the flags element of a step's
-// Allreduce (see flagStop): a stop request, and on the checkpoint rank a
+// localFlags is this rank's contribution to the flags of a step's
+// Allreduce (see tailFailed): a stop request, and on the checkpoint rank a
 // timed checkpoint that is due. Only inside Run.
-func (t *Trainer) localFlags() float32 {
+func (t *Trainer) localFlags() stepFlags {
+	var f stepFlags
 	r := t.run
 	if r == nil {
-		return 0
+		return f
 	}
-	var f float32
 	if t.Stop != nil && t.Stop() {
-		f += flagStop
+		f.stops = 1
 	}
 	if r.o.CheckpointDir != "" && r.o.CheckpointInterval > 0 && time.Since(r.lastCk) >= r.o.CheckpointInterval {
-		f += flagDue
+		f.due = 1
 	}
 	return f
 }
