@@ -34,7 +34,7 @@ func commands() map[string]command {
 		"embed":     {"write every node's embedding (model output rows) with a checkpoint (under MPI)", runEmbed},
 		"export":    {"write a checkpoint's model as a PyTorch Geometric state dict (.safetensors + .json)", runExport},
 		"plot":      {"draw loss/accuracy curves of a metrics file", runPlot},
-		"version":   {"print the build identity the ranks compare at start-up", runVersion},
+		"version":   {"print the build identity the ranks compare at start-up and the numeric path (kernels) of this machine", runVersion},
 	}
 }
 
