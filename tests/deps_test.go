@@ -32,7 +32,7 @@ type pkgDeps struct {
 // between mpignn packages is a design decision; make it here, in review,
 // not by accident in a file. The layers, bottom up:
 //
-//	internal/*           leaves (hashkey, par: no imports at all), except
+//	internal/*           leaves (hashkey, intrange, par: no imports at all), except
 //	                     testhold (the launcher's rank, spmd/launched) and
 //	                     osx (atomic files and memory, over tempout/testhold)
 //	config               leaf: errors of options types naming fields
@@ -56,6 +56,7 @@ type pkgDeps struct {
 func allowedDeps() map[string]pkgDeps {
 	return map[string]pkgDeps{
 		"internal/hashkey":  {},
+		"internal/intrange": {},
 		"internal/par":      {},
 		"internal/tempout":  {},
 		"internal/testhold": {imports: []string{"spmd/launched"}},
@@ -83,7 +84,7 @@ func allowedDeps() map[string]pkgDeps {
 		"sample/sampletest": {imports: []string{"graph", "sample"}},
 		"train/kernels":     {imports: []string{"internal/par"}},
 		"train/optim":       {imports: []string{"internal/par"}},
-		"train/metrics":     {imports: []string{"internal/osx"}},
+		"train/metrics":     {imports: []string{"internal/intrange", "internal/osx"}},
 		"train": {
 			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels", "train/metrics", "train/optim"},
 		},
@@ -99,7 +100,7 @@ func allowedDeps() map[string]pkgDeps {
 			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
-			imports: []string{"collectives", "config", "graph", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/kernels", "train/metrics", "train/optim"},
+			imports: []string{"collectives", "config", "graph", "internal/intrange", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/kernels", "train/metrics", "train/optim"},
 			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 
@@ -133,7 +134,7 @@ func rules() depRules {
 		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels", "train/metrics", "train/optim",
 			"internal/hashkey", "internal/osx", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog",
 			"spmd/launched"},
-		stdlibOnly: []string{"config", "internal/hashkey", "internal/par", "spmd/launched"},
+		stdlibOnly: []string{"config", "internal/hashkey", "internal/intrange", "internal/par", "spmd/launched"},
 	}
 }
 

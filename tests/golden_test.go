@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -261,8 +262,8 @@ var goldenTrainArgs = []string{"--fanout", "5,5", "--hidden", "16", "--epochs", 
 // those CPUs too. A CPU without it skips the tables (needGoldenISA).
 const goldenISA = "avx2"
 
-// goldenISAArgs are the flags that pin the golden runs to goldenISA.
-var goldenISAArgs = []string{"--isa", goldenISA}
+// pinned returns args with the flags that pin a golden run to goldenISA.
+func pinned(args []string) []string { return append(slices.Clip(args), "--isa", goldenISA) }
 
 // needGoldenISA skips a golden training test on a CPU that cannot compute
 // on goldenISA, with the binary's own reason: its bits would be another
@@ -377,7 +378,7 @@ func TestGoldenTrain(t *testing.T) {
 			t.Run(fmt.Sprintf("np=%d/%s", p, tr), func(t *testing.T) {
 				metrics := filepath.Join(t.TempDir(), "m.jsonl")
 				args := append([]string{bin, "train", "--parts", parts[p], "--batch", strconv.Itoa(goldenGlobalBatch / p),
-					"--transport", tr, "--metrics", metrics}, append(goldenTrainArgs, goldenISAArgs...)...)
+					"--transport", tr, "--metrics", metrics}, pinned(goldenTrainArgs)...)
 				res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
 				row := goldenRow(t, p, res, metrics)
 				if first == "" {
@@ -401,7 +402,7 @@ func TestGoldenTrain(t *testing.T) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# mpignn train on Cora (public split, METIS parts): --batch %d/P %s\n",
-		goldenGlobalBatch, strings.Join(append(goldenTrainArgs, goldenISAArgs...), " "))
+		goldenGlobalBatch, strings.Join(pinned(goldenTrainArgs), " "))
 	fmt.Fprintf(&b, "# kernels: onednn fp32 %s, on any x86-64 CPU that has it\n", goldenISA)
 	fmt.Fprintln(&b, "# one row per rank count P, identical for --transport rma and alltoallv;")
 	fmt.Fprintln(&b, "# weights: the final: line's digest; loss, val_loss: per epoch, as written to --metrics")

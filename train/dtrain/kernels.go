@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/internal/intrange"
 	"mpignn/train"
 	"mpignn/train/kernels"
 )
@@ -13,7 +14,7 @@ import (
 // jobKernels describes the numeric path of the job's float32 products: one
 // kernels.Path when every rank has the same ("onednn fp32 avx2"), else each
 // path with its ranks, widest first as ranks list them ("onednn fp32
-// avx512_core on ranks 0-3, onednn fp32 avx2 on ranks 4-7"). Such a job
+// avx512_core on ranks 0-3; onednn fp32 avx2 on ranks 4-7"). Such a job
 // runs as well (each rank's gradients are summed as always), but its bits
 // differ from a job on one path; uniform says whether it is on one.
 // Collective.
@@ -51,30 +52,9 @@ func describePaths(paths []string) (string, bool) {
 		if len(ranks[p]) == 1 {
 			noun = " on rank "
 		}
-		parts[i] = p + noun + rankRanges(ranks[p])
+		parts[i] = p + noun + intrange.Compact(ranks[p])
 	}
-	return strings.Join(parts, ", "), false
-}
-
-// rankRanges writes ascending ranks as ranges: 0-3,6,8-9.
-func rankRanges(rs []int) string {
-	var b strings.Builder
-	for i := 0; i < len(rs); {
-		j := i
-		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", rs[i], rs[j])
-		} else {
-			fmt.Fprintf(&b, "%d", rs[i])
-		}
-		i = j + 1
-	}
-	return b.String()
+	return strings.Join(parts, "; "), false
 }
 
 // KernelsLine is the start-up line about the job's numeric path

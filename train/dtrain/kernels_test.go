@@ -16,9 +16,9 @@ func TestDescribePaths(t *testing.T) {
 	}{
 		{"one rank", []string{b}, b, true},
 		{"one path", []string{a, a, a}, a, true},
-		{"two nodes", []string{a, a, a, a, b, b, b, b}, a + " on ranks 0-3, " + b + " on ranks 4-7", false},
-		{"first seen first", []string{b, a}, b + " on rank 0, " + a + " on rank 1", false},
-		{"interleaved", []string{a, b, a, a, b, a}, a + " on ranks 0,2-3,5, " + b + " on ranks 1,4", false},
+		{"two nodes", []string{a, a, a, a, b, b, b, b}, a + " on ranks 0-3; " + b + " on ranks 4-7", false},
+		{"first seen first", []string{b, a}, b + " on rank 0; " + a + " on rank 1", false},
+		{"interleaved", []string{a, b, a, a, b, a}, a + " on ranks 0, 2-3, 5; " + b + " on ranks 1, 4", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			desc, uniform := describePaths(tc.paths)

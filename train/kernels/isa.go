@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/cpu"
@@ -30,25 +31,33 @@ import (
 // ISANative is the SetISA value that leaves oneDNN on the CPU's best class.
 const ISANative = "native"
 
-// ISAs are the values SetISA takes: native and the fp32 gemm classes of
-// oneDNN, from the widest down.
-var isaNames = []string{ISANative, "avx512_core", "avx2", "avx", "sse41"}
+// ISAs returns the values SetISA takes: native and the fp32 gemm classes
+// of oneDNN, from the widest down.
+func ISAs() []string { return []string{ISANative, "avx512_core", "avx2", "avx", "sse41"} }
 
-// ISAs returns the values SetISA takes.
-func ISAs() []string { return append([]string(nil), isaNames...) }
-
-// isaBits are oneDNN's dnnl_cpu_isa_t values of the classes (dnnl_types.h):
-// each class's bits include those of the classes below it.
-var isaBits = map[string]int{"sse41": 0x1, "avx": 0x3, "avx2": 0x7, "avx512_core": 0x27}
+// isaBits is oneDNN's dnnl_cpu_isa_t value of a class (dnnl_types.h):
+// each class's bits include those of the classes below it. 0 for native
+// and for names that are no class.
+func isaBits(class string) int {
+	switch class {
+	case "sse41":
+		return 0x1
+	case "avx":
+		return 0x3
+	case "avx2":
+		return 0x7
+	case "avx512_core":
+		return 0x27
+	}
+	return 0
+}
 
 // CheckISA reports whether name is one of ISAs.
 func CheckISA(name string) error {
-	for _, n := range isaNames {
-		if n == name {
-			return nil
-		}
+	if slices.Contains(ISAs(), name) {
+		return nil
 	}
-	return fmt.Errorf("%q: want one of %s", name, strings.Join(isaNames, ", "))
+	return fmt.Errorf("%q: want one of %s", name, strings.Join(ISAs(), ", "))
 }
 
 // goFMA reports whether Go's math.Exp takes its FMA path in this process

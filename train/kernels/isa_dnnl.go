@@ -21,7 +21,7 @@ func SetISA(name string) error {
 	if name == ISANative {
 		return nil
 	}
-	if st := C.dnnl_set_max_cpu_isa(C.dnnl_cpu_isa_t(isaBits[name])); st != C.dnnl_success {
+	if st := C.dnnl_set_max_cpu_isa(C.dnnl_cpu_isa_t(isaBits(name))); st != C.dnnl_success {
 		return fmt.Errorf("oneDNN refused to cap its instruction set at %s (status %d): it was already in use", name, int(st))
 	}
 	if got := dnnlClass(); got != name {

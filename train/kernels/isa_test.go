@@ -33,8 +33,8 @@ func TestISAClass(t *testing.T) {
 		})
 	}
 	// Each value SetISA takes is its own class.
-	for name, bits := range isaBits {
-		assert.Equal(t, name, isaClass(bits), name)
+	for _, name := range ISAs()[1:] {
+		assert.Equal(t, name, isaClass(isaBits(name)), name)
 	}
 }
 

@@ -9,9 +9,8 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"strconv"
-	"strings"
 
+	"mpignn/internal/intrange"
 	"mpignn/internal/osx"
 )
 
@@ -255,30 +254,12 @@ func keptMetrics(path string, data []byte, keepEpochs int) ([]byte, []string, er
 		keep.WriteByte('\n')
 	}
 	if len(missing) > 0 {
-		warnings = append(warnings, fmt.Sprintf("metrics %s: no line for epoch(s) %s of the %d before the checkpoint", path, epochRanges(missing), keepEpochs))
+		warnings = append(warnings, fmt.Sprintf("metrics %s: no line for epoch(s) %s of the %d before the checkpoint", path, intrange.Compact(missing), keepEpochs))
 	}
 	if len(repeated) > 0 {
-		warnings = append(warnings, fmt.Sprintf("metrics %s: several lines for epoch(s) %s; kept the last of each", path, epochRanges(repeated)))
+		warnings = append(warnings, fmt.Sprintf("metrics %s: several lines for epoch(s) %s; kept the last of each", path, intrange.Compact(repeated)))
 	}
 	return keep.Bytes(), warnings, nil
-}
-
-// epochRanges formats ascending epochs compactly: [1 2 3 7] -> "1-3, 7".
-func epochRanges(epochs []int) string {
-	var parts []string
-	for i := 0; i < len(epochs); {
-		j := i
-		for j+1 < len(epochs) && epochs[j+1] == epochs[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(epochs[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", epochs[i], epochs[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
 }
 
 // WriteEpoch appends one epoch line.
