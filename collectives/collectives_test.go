@@ -414,3 +414,101 @@ func TestAgree(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedDistArray reads rows of arrays whose groups of ranks share their
+// rows in memory (ShareGroups): all ranks in one group, pretend nodes of two
+// ranks, and one rank per group. Every row must come back right on both
+// transports, and only rows of other groups may count as remote.
+func TestSharedDistArray(t *testing.T) {
+	probe, err := NewComm()
+	require.NoError(t, err)
+	tr, err := ResolveTransport(probe, TransportAuto)
+	require.NoError(t, err)
+	transports := []Transport{TransportAlltoallv}
+	if tr == TransportRMA {
+		transports = append(transports, TransportRMA)
+	}
+	size := probe.Size()
+	for _, tc := range []struct {
+		name      string
+		nodeRanks int
+	}{{"one node", size}, {"pretend nodes of 2", 2}, {"a node per rank", 1}} {
+		c, err := NewComm()
+		require.NoError(t, err)
+		require.NoError(t, c.SetNodeRanks(tc.nodeRanks))
+		leaders, err := NodeLeaders(c)
+		require.NoError(t, err)
+		nodes := 0
+		for r, l := range leaders {
+			if l == r {
+				nodes++
+			}
+		}
+		first, err := GroupRanks(leaders, nodes)
+		require.NoError(t, err)
+		require.NoError(t, c.ShareGroups(first))
+		_, mine := c.Groups()
+		me := c.Rank()
+		localRows := int64(29 + 7*me)
+		if size > 2 && me == 1 {
+			localRows = 0
+		}
+		for _, tp := range transports {
+			for _, rb := range []int{8, 13} {
+				a, err := NewDistArray(c, localRows, rb, tp)
+				require.NoError(t, err)
+				lo := a.Offsets()[me]
+				for i := range localRows {
+					copy(a.Local()[i*int64(rb):], rowOf(lo+i, rb))
+				}
+				require.NoError(t, a.Seal())
+				total := a.Offsets()[size]
+				gLo, gHi := a.Offsets()[first[mine]], a.Offsets()[first[mine+1]]
+				rng := rand.New(rand.NewPCG(uint64(me), 5))
+				rows := make([]int64, 200)
+				var wantRemote int64
+				for i := range rows {
+					rows[i] = rng.Int64N(total)
+					if rows[i] < gLo || rows[i] >= gHi {
+						wantRemote++
+					}
+				}
+				dst := make([]byte, len(rows)*rb)
+				require.NoError(t, a.Fetch(rows, dst))
+				for i, g := range rows {
+					require.Equal(t, rowOf(g, rb), dst[i*rb:(i+1)*rb], "%s %v rb=%d: row %d (global %d)", tc.name, tp, rb, i, g)
+				}
+				assert.Equal(t, wantRemote, a.Stats().RemoteRows, "%s %v: rows of other groups", tc.name, tp)
+				require.NoError(t, a.Free())
+			}
+		}
+	}
+}
+
+func TestGroupRanks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		leaders []int
+		parts   int
+		want    []int
+		err     string
+	}{
+		{"a part per node", []int{0, 0, 2, 2, 2}, 2, []int{0, 2, 5}, ""},
+		{"two parts per node", []int{0, 0, 0, 0, 4, 4, 4, 4, 4}, 4, []int{0, 2, 4, 6, 9}, ""},
+		{"one node", []int{0, 0, 0}, 1, []int{0, 3}, ""},
+		{"a part per rank", []int{0, 1, 2}, 3, []int{0, 1, 2, 3}, ""},
+		{"not a multiple", []int{0, 0, 2, 2}, 3, nil, "the partition has 3 parts but the job's 4 ranks run on 2 nodes"},
+		{"more parts than ranks", []int{0, 0, 2}, 4, nil, "node 1 runs only 1 ranks"},
+		{"round robin", []int{0, 1, 0, 1}, 2, nil, "not consecutive (rank 2 shares a node with rank 0)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := GroupRanks(tc.leaders, tc.parts)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

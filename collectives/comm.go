@@ -26,6 +26,11 @@ type Comm struct {
 	maxCount int64
 	// watch is the stall watchdog (see Watch); nil without a timeout.
 	watch *watch
+	// nodeRanks groups ranks into pretend nodes (SetNodeRanks; 0: real
+	// nodes), and shared is the layout of shared partitions (ShareGroups;
+	// nil: every rank holds its own rows).
+	nodeRanks int
+	shared    *groups
 }
 
 // NewComm returns the world communicator. MPI must have been started (spmd.Init).

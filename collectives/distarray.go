@@ -76,6 +76,9 @@ func ResolveTransport(c *Comm, t Transport) (Transport, error) {
 // outcome with an Allreduce. It returns why RMA is unusable when it is not.
 // It is collective.
 func ProbeRMA(c *Comm) (ok bool, why string, err error) {
+	if c.shared != nil {
+		return probeSharedRMA(c)
+	}
 	const n = 16
 	local := 1
 	w, werr := NewWindow(c, n)
@@ -158,6 +161,10 @@ type DistArray struct {
 	win      *Window // TransportRMA
 	local    []byte
 	stats    FetchStats
+	// On a shared Comm (ShareGroups): the group's rows, which hold local,
+	// and the row offsets of the groups (len groups+1).
+	seg  *sharedSegment
+	gOff []int64
 
 	// scratch reused across Fetch calls
 	order  []int32
@@ -168,6 +175,17 @@ type DistArray struct {
 // rank. t must be TransportRMA or TransportAlltoallv (see ResolveTransport).
 // It is collective.
 func NewDistArray(c *Comm, localRows int64, rowBytes int, t Transport) (*DistArray, error) {
+	return newDistArray(c, localRows, rowBytes, t, c.shared != nil)
+}
+
+// NewPrivateDistArray is NewDistArray with every rank's rows in memory of
+// its own even on a shared Comm: the layout Accumulate needs, whose sums
+// MPI makes atomic only within one window of one target.
+func NewPrivateDistArray(c *Comm, localRows int64, rowBytes int, t Transport) (*DistArray, error) {
+	return newDistArray(c, localRows, rowBytes, t, false)
+}
+
+func newDistArray(c *Comm, localRows int64, rowBytes int, t Transport, shared bool) (*DistArray, error) {
 	if t != TransportRMA && t != TransportAlltoallv {
 		return nil, fmt.Errorf("distarray: transport %v is not resolved", t)
 	}
@@ -192,12 +210,26 @@ func NewDistArray(c *Comm, localRows int64, rowBytes int, t Transport) (*DistArr
 		}
 		a.offsets[p+1] = a.offsets[p] + n
 	}
-	if t == TransportRMA {
+	switch {
+	case shared:
+		first := c.shared.first
+		a.gOff = make([]int64, len(first))
+		for g, r := range first {
+			a.gOff[g] = a.offsets[r]
+		}
+		my := c.shared.of[c.rank]
+		rb := int64(rowBytes)
+		if a.seg, err = newSharedSegment(c, (a.gOff[my+1]-a.gOff[my])*rb, t == TransportRMA); err != nil {
+			return nil, fmt.Errorf("distarray: %w", err)
+		}
+		lo, hi := a.offsets[c.rank]-a.gOff[my], a.offsets[c.rank+1]-a.gOff[my]
+		a.local = a.seg.bytes[lo*rb : hi*rb : hi*rb]
+	case t == TransportRMA:
 		if a.win, err = NewWindow(c, localRows*int64(rowBytes)); err != nil {
 			return nil, fmt.Errorf("distarray: %w", err)
 		}
 		a.local = a.win.Bytes()
-	} else {
+	default:
 		a.local = make([]byte, localRows*int64(rowBytes))
 	}
 	return a, nil
@@ -208,6 +240,9 @@ func (a *DistArray) Local() []byte { return a.local }
 
 // Seal makes the filled rows visible to every rank. It is collective.
 func (a *DistArray) Seal() error {
+	if a.seg != nil {
+		return a.seg.expose()
+	}
 	if a.win != nil {
 		return a.win.Expose()
 	}
@@ -234,10 +269,52 @@ func (a *DistArray) Owner(r int64) int {
 // Free releases the array. It is collective.
 func (a *DistArray) Free() error {
 	a.local = nil
+	if a.seg != nil {
+		seg := a.seg
+		a.seg = nil
+		return seg.free()
+	}
 	if a.win != nil {
 		return a.win.Free()
 	}
 	return nil
+}
+
+// base returns the global row at displacement 0 of what rank p serves:
+// its first row, or its group's on a shared Comm.
+func (a *DistArray) base(p int) int64 {
+	if a.seg != nil {
+		return a.gOff[a.c.shared.of[p]]
+	}
+	return a.offsets[p]
+}
+
+// served returns the rows this rank reads without MPI and answers requests
+// from: its own, or its group's on a shared Comm.
+func (a *DistArray) served() []byte {
+	if a.seg != nil {
+		return a.seg.bytes
+	}
+	return a.local
+}
+
+// target returns the rank that serves global row r to this rank: its owner,
+// or on a shared Comm this rank for a row of its group and otherwise one
+// rank of the row's group (spread over the group's ranks by this rank's
+// place in its own group, so that a group's reads do not all go to one
+// rank).
+func (a *DistArray) target(r int64) int {
+	if a.seg == nil {
+		return a.Owner(r)
+	}
+	sh := a.c.shared
+	h := sort.Search(len(a.gOff)-1, func(g int) bool { return a.gOff[g+1] > r })
+	my := sh.of[a.c.rank]
+	if h == my {
+		return a.c.rank
+	}
+	size := sh.first[h+1] - sh.first[h]
+	return sh.first[h] + (a.c.rank-sh.first[my])%size
 }
 
 // Fetch copies the given global rows into dst, row i at dst[i*RowBytes():],
@@ -257,7 +334,7 @@ func (a *DistArray) Fetch(rows []int64, dst []byte) error {
 		if r < 0 || r >= total {
 			return fmt.Errorf("fetch: row %d outside [0,%d) on rank %d", r, total, a.c.rank)
 		}
-		p := a.Owner(r)
+		p := a.target(r)
 		owners[i] = int32(p)
 		a.counts[p]++
 	}
@@ -269,14 +346,14 @@ func (a *DistArray) Fetch(rows []int64, dst []byte) error {
 		next[p]++
 	}
 	me := a.c.rank
-	// Own rows are copied directly, in parallel (each request has its own
-	// slot of dst).
-	lo := a.offsets[me]
+	// Own rows (a shared Comm's group rows) are copied directly, in
+	// parallel (each request has its own slot of dst).
+	lo, mem := a.base(me), a.served()
 	own := a.order[starts[me] : starts[me]+a.counts[me]]
 	par.Range(len(own), len(own)*a.rowBytes/4, func(k0, k1 int) {
 		for _, i := range own[k0:k1] {
 			src := (rows[i] - lo) * rb
-			copy(dst[int64(i)*rb:int64(i+1)*rb], a.local[src:src+rb])
+			copy(dst[int64(i)*rb:int64(i+1)*rb], mem[src:src+rb])
 		}
 	})
 	remote := int64(len(rows)) - a.counts[me]
@@ -309,7 +386,7 @@ func (a *DistArray) fetchRMA(rows []int64, dst []byte, starts []int64) error {
 		if p == a.c.rank || a.counts[p] == 0 {
 			continue
 		}
-		lo := a.offsets[p]
+		lo := a.base(p)
 		reqs := a.order[starts[p] : starts[p]+a.counts[p]]
 		for len(reqs) > 0 {
 			k := min(int64(len(reqs)), a.c.maxCount)
@@ -321,17 +398,24 @@ func (a *DistArray) fetchRMA(rows []int64, dst []byte, starts []int64) error {
 			}
 			reqs = reqs[k:]
 			if int64(len(tdisp)) >= a.c.maxCount {
-				if err := a.win.getRows(ranks, counts, tdisp, odisp, a.rowBytes, dst); err != nil {
+				if err := a.getRows(ranks, counts, tdisp, odisp, dst); err != nil {
 					return fmt.Errorf("fetch on rank %d: %w", a.c.rank, err)
 				}
 				ranks, counts, tdisp, odisp = ranks[:0], counts[:0], tdisp[:0], odisp[:0]
 			}
 		}
 	}
-	if err := a.win.getRows(ranks, counts, tdisp, odisp, a.rowBytes, dst); err != nil {
+	if err := a.getRows(ranks, counts, tdisp, odisp, dst); err != nil {
 		return fmt.Errorf("fetch on rank %d: %w", a.c.rank, err)
 	}
 	return nil
+}
+
+func (a *DistArray) getRows(ranks []C.int, counts []C.int, tdisp, odisp []C.MPI_Aint, dst []byte) error {
+	if a.seg != nil {
+		return a.seg.getRows(ranks, counts, tdisp, odisp, a.rowBytes, dst)
+	}
+	return a.win.getRows(ranks, counts, tdisp, odisp, a.rowBytes, dst)
 }
 
 func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) error {
@@ -347,7 +431,7 @@ func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) err
 			continue
 		}
 		for _, i := range a.order[starts[p] : starts[p]+a.counts[p]] {
-			req = append(req, rows[i]-a.offsets[p])
+			req = append(req, rows[i]-a.base(p))
 		}
 	}
 	got, gotCounts, err := Alltoallv(a.c, req, sendCounts)
@@ -358,11 +442,12 @@ func (a *DistArray) fetchAlltoallv(rows []int64, dst []byte, starts []int64) err
 	// request outside this rank's rows is answered with zeros and reported
 	// after the response exchange, which every rank must still make.
 	resp := make([]byte, int64(len(got))*rb)
-	nLocal := int64(len(a.local)) / rb
+	mem := a.served()
+	nLocal := int64(len(mem)) / rb
 	par.Range(len(got), len(got)*a.rowBytes/4, func(j0, j1 int) {
 		for j := j0; j < j1; j++ {
 			if r := got[j]; r >= 0 && r < nLocal {
-				copy(resp[int64(j)*rb:], a.local[r*rb:(r+1)*rb])
+				copy(resp[int64(j)*rb:], mem[r*rb:(r+1)*rb])
 			}
 		}
 	})

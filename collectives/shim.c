@@ -197,6 +197,50 @@ int shim_local_size(int *n) {
     return rc;
 }
 
+int shim_node_leader(int *leader) {
+    MPI_Comm node;
+    int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS) return rc;
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    // The node's lowest world rank names the node on every rank of it.
+    rc = MPI_Allreduce(&me, leader, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    return rc;
+}
+
+int shim_comm_split(int color, MPI_Comm *out) {
+    int me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    int rc = MPI_Comm_split(MPI_COMM_WORLD, color, me, out);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+}
+
+int shim_comm_free(MPI_Comm *comm) { return MPI_Comm_free(comm); }
+
+int shim_win_allocate_shared(MPI_Comm comm, int64_t bytes, void **base0, MPI_Win *win) {
+    void *mine;
+    int rc = MPI_Win_allocate_shared((MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, &mine, win);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Aint size;
+    int unit;
+    return MPI_Win_shared_query(*win, 0, &size, &unit, base0);
+}
+
+int shim_win_create(void *base, int64_t bytes, MPI_Win *win) {
+    MPI_Info info;
+    int rc = MPI_Info_create(&info);
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Info_set(info, "same_disp_unit", "true");
+    rc = MPI_Win_create(base, (MPI_Aint)bytes, 1, info, MPI_COMM_WORLD, win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
+}
+
 int shim_ibarrier(MPI_Comm comm, MPI_Request *req) { return MPI_Ibarrier(comm, req); }
 
 // send_note sends one gate number without waiting for the send to complete.

@@ -55,6 +55,22 @@ int shim_comm_dup(MPI_Comm *out);
 // can share memory: MPI_COMM_TYPE_SHARED). Collective.
 int shim_local_size(int *n);
 int shim_ibarrier(MPI_Comm comm, MPI_Request *req);
+
+// Shared partitions (see shared.go).
+// *leader is the world rank of the lowest rank on this rank's node (the
+// ranks of MPI_COMM_TYPE_SHARED). Collective.
+int shim_node_leader(int *leader);
+// Splits the world into communicators by color (ranks in world order).
+// Collective.
+int shim_comm_split(int color, MPI_Comm *out);
+int shim_comm_free(MPI_Comm *comm);
+// Allocates a shared-memory window on comm (every rank on one node) where
+// this rank contributes bytes, and returns in *base0 the address of the
+// first rank's segment in this process. Collective on comm.
+int shim_win_allocate_shared(MPI_Comm comm, int64_t bytes, void **base0, MPI_Win *win);
+// Creates a window on the world over bytes of existing memory at base.
+// Collective.
+int shim_win_create(void *base, int64_t bytes, MPI_Win *win);
 // *done says whether the n requests are complete (MPI_Testall).
 int shim_testall(int n, MPI_Request *reqs, int *done);
 // Answers one pending probe, if any, with this rank's gate number seq, and

@@ -221,66 +221,77 @@ var errChecksum = errors.New("checksum mismatch")
 // accepted and memory grows only as data actually decompresses, so a forged
 // header cannot force a huge allocation.
 func decodeArray[T elem](r io.Reader, want, maxLen int64) ([]T, error) {
+	var out []T
+	if want >= 0 {
+		out = make([]T, 0, want)
+	}
+	if _, err := decodeArrayEach(r, want, maxLen, func(_ int64, xs []T) { out = append(out, xs...) }); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []T{}
+	}
+	return out, nil
+}
+
+// decodeArrayEach is decodeArray handing the elements to visit chunk by
+// chunk (start is the index of xs[0]; xs is reused after visit returns)
+// instead of keeping them: the way to keep a part of a file without holding
+// all of it. It returns the element count.
+func decodeArrayEach[T elem](r io.Reader, want, maxLen int64, visit func(start int64, xs []T)) (int64, error) {
 	var hdr [arrayHeaderSize]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, fmt.Errorf("header: %w", err)
+		return 0, fmt.Errorf("header: %w", err)
 	}
 	if string(hdr[:4]) != arrayMagic {
-		return nil, fmt.Errorf("bad magic %q", hdr[:4])
+		return 0, fmt.Errorf("bad magic %q", hdr[:4])
 	}
 	dt := dtypeOf[T]()
 	if got := dtype(hdr[4]); got != dt {
-		return nil, fmt.Errorf("dtype %v, want %v", got, dt)
+		return 0, fmt.Errorf("dtype %v, want %v", got, dt)
 	}
 	if hdr[5] != 0 || hdr[6] != 0 || hdr[7] != 0 {
-		return nil, fmt.Errorf("reserved header bytes not zero")
+		return 0, fmt.Errorf("reserved header bytes not zero")
 	}
 	n64 := binary.LittleEndian.Uint64(hdr[8:])
 	if n64 > math.MaxInt64/8 {
-		return nil, fmt.Errorf("length %d too large", n64)
+		return 0, fmt.Errorf("length %d too large", n64)
 	}
 	n := int64(n64)
 	if want >= 0 && n != want {
-		return nil, fmt.Errorf("length %d, want %d", n, want)
+		return 0, fmt.Errorf("length %d, want %d", n, want)
 	}
 	if want < 0 && n > maxLen {
-		return nil, fmt.Errorf("length %d exceeds limit %d", n, maxLen)
+		return 0, fmt.Errorf("length %d exceeds limit %d", n, maxLen)
 	}
 	// The window limit keeps a forged frame header from making the
 	// decoder allocate a huge history buffer; the writer never uses more.
 	dec, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderMaxWindow(2*encoderWindow), zstd.WithDecoderMaxMemory(1<<40))
 	if err != nil {
-		return nil, fmt.Errorf("zstd: %w", err)
+		return 0, fmt.Errorf("zstd: %w", err)
 	}
 	defer dec.Close()
 	sz := int64(dt.size())
-	var out []T
-	if want >= 0 {
-		out = make([]T, 0, n)
-	}
 	buf := make([]byte, chunkElems*sz)
 	tmp := make([]T, chunkElems)
 	for left := n; left > 0; {
 		k := min(left, chunkElems)
 		if _, err := io.ReadFull(dec, buf[:k*sz]); err != nil {
-			return nil, fmt.Errorf("data at element %d of %d: %w", n-left, n, err)
+			return 0, fmt.Errorf("data at element %d of %d: %w", n-left, n, err)
 		}
 		getLE(tmp[:k], buf[:k*sz])
-		out = append(out, tmp[:k]...)
+		visit(n-left, tmp[:k])
 		left -= k
 	}
 	var one [1]byte
 	if m, err := dec.Read(one[:]); m != 0 || err != io.EOF {
 		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("after %d elements: %w", n, err)
+			return 0, fmt.Errorf("after %d elements: %w", n, err)
 		}
-		return nil, fmt.Errorf("extra data after %d elements", n)
+		return 0, fmt.Errorf("extra data after %d elements", n)
 	}
-	if out == nil {
-		out = []T{}
-	}
-	return out, nil
+	return n, nil
 }
 
 // readArrayFile reads and verifies one array file against its META entry.
@@ -289,32 +300,58 @@ func decodeArray[T elem](r io.Reader, want, maxLen int64) ([]T, error) {
 // file is reported as a checksum mismatch (the root cause) rather than as
 // whatever the decoder tripped over.
 func readArrayFile[T elem](path string, fi fileInfo) ([]T, error) {
+	var xs []T
+	err := readArrayEach[T](path, fi, func(r io.Reader) error {
+		var derr error
+		xs, derr = decodeArray[T](r, fi.Len, 0)
+		return derr
+	})
+	if err != nil {
+		return nil, err
+	}
+	return xs, nil
+}
+
+// readArrayVisit reads and verifies one array file like readArrayFile,
+// handing its elements to visit chunk by chunk (see decodeArrayEach).
+func readArrayVisit[T elem](path string, fi fileInfo, visit func(start int64, xs []T)) error {
+	return readArrayEach[T](path, fi, func(r io.Reader) error {
+		_, err := decodeArrayEach(r, fi.Len, 0, visit)
+		return err
+	})
+}
+
+// readArrayEach opens path, checks its dtype (T's) and size against fi, runs
+// decode over the stream and checks the stream's SHA-256 (the whole file is
+// hashed even when decode fails, so that a corrupted file is reported as a
+// checksum mismatch).
+func readArrayEach[T elem](path string, fi fileInfo, decode func(io.Reader) error) error {
 	if want := dtypeOf[T]().String(); fi.DType != want {
-		return nil, fmt.Errorf("read %s: META.json records dtype %q, want %q", path, fi.DType, want)
+		return fmt.Errorf("read %s: META.json records dtype %q, want %q", path, fi.DType, want)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", path, err)
 	}
 	if st.Size() != fi.Bytes {
-		return nil, fmt.Errorf("read %s: size %d bytes, META.json records %d (truncated or replaced file)", path, st.Size(), fi.Bytes)
+		return fmt.Errorf("read %s: size %d bytes, META.json records %d (truncated or replaced file)", path, st.Size(), fi.Bytes)
 	}
 	ch := &countingHash{h: sha256.New()}
 	tr := io.TeeReader(bufio.NewReaderSize(f, 1<<20), ch)
-	xs, derr := decodeArray[T](tr, fi.Len, 0)
+	derr := decode(tr)
 	if _, err := io.Copy(io.Discard, tr); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", path, err)
 	}
 	if sum := ch.sum(); sum != fi.SHA256 {
-		return nil, fmt.Errorf("read %s: %w (sha256 %s, META.json records %s)", path, errChecksum, sum, fi.SHA256)
+		return fmt.Errorf("read %s: %w (sha256 %s, META.json records %s)", path, errChecksum, sum, fi.SHA256)
 	}
 	if derr != nil {
-		return nil, fmt.Errorf("read %s: %w", path, derr)
+		return fmt.Errorf("read %s: %w", path, derr)
 	}
-	return xs, nil
+	return nil
 }

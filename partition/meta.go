@@ -87,6 +87,9 @@ type Meta struct {
 	// Time describes the times of a timed partition (Options.Time; nil
 	// for an untimed one, whose META and files are as before times).
 	Time *TimeMeta `json:"time,omitempty"`
+	// Shared is set (never on disk) in the Meta of a share: the view of a
+	// partition whose parts several ranks serve (ShareView).
+	Shared *SharedView `json:"-"`
 }
 
 // EdgeCut is the fraction of edges whose endpoints have different owners.

@@ -47,10 +47,16 @@ type globalBatchRun struct {
 // metrics file and returns its final weights and per-epoch losses.
 func trainGlobalBatch(t *testing.T, bin string, p int, args ...string) globalBatchRun {
 	t.Helper()
+	return trainGlobalBatchEnv(t, bin, p, nil, args...)
+}
+
+// trainGlobalBatchEnv is trainGlobalBatch with extra environment.
+func trainGlobalBatchEnv(t *testing.T, bin string, p int, env []string, args ...string) globalBatchRun {
+	t.Helper()
 	work := t.TempDir()
 	ck, metrics := filepath.Join(work, "ck"), filepath.Join(work, "m.jsonl")
 	full := append([]string{bin, "train", "--checkpoint", ck, "--metrics", metrics}, args...)
-	res := h.MPI(Job{Ranks: p, Args: full, Timeout: 4 * time.Minute})
+	res := h.MPI(Job{Ranks: p, Env: env, Args: full, Timeout: 4 * time.Minute})
 	require.NoError(t, res.Err, "%d ranks:\n%s", p, tail(res.Output, 30))
 	c, err := train.LoadCheckpoint(ck)
 	require.NoError(t, err)

@@ -113,17 +113,19 @@ func TestNewUserPipeline(t *testing.T) {
 		for _, tc := range []struct {
 			name  string
 			ranks int
+			env   []string
 			args  []string
 			want  string
 		}{
-			{"parts != ranks", 3, []string{"train", "--parts", filepath.Join(dir, "ogb-2"), "--epochs", "1", "--checkpoint", filepath.Join(dir, "ck1")}, "has 2 parts but the job runs 3 ranks"},
-			{"missing checkpoint", 2, []string{"train", "--parts", filepath.Join(dir, "ogb-2"), "--resume", "--checkpoint", filepath.Join(dir, "nock")}, "no checkpoint"},
-			{"one chunk for PT-Scotch", 2, []string{"train", "--data", one, "--method", "parmetis", "--epochs", "1", "--checkpoint", filepath.Join(dir, "ck2"), "--cache-dir", filepath.Join(dir, "cache")}, "holds no node chunk"},
+			// Ranks on 3 (pretend) nodes cannot share 2 parts.
+			{"parts != ranks", 3, pretendNodes(1), []string{"train", "--parts", filepath.Join(dir, "ogb-2"), "--epochs", "1", "--checkpoint", filepath.Join(dir, "ck1")}, "has 2 parts but the job's 3 ranks run on 3 nodes"},
+			{"missing checkpoint", 2, nil, []string{"train", "--parts", filepath.Join(dir, "ogb-2"), "--resume", "--checkpoint", filepath.Join(dir, "nock")}, "no checkpoint"},
+			{"one chunk for PT-Scotch", 2, nil, []string{"train", "--data", one, "--method", "parmetis", "--epochs", "1", "--checkpoint", filepath.Join(dir, "ck2"), "--cache-dir", filepath.Join(dir, "cache")}, "holds no node chunk"},
 		} {
 			if tc.name == "one chunk for PT-Scotch" && os.Getenv("MPIGNN_MPI") == "mpich" {
 				continue
 			}
-			r := h.MPI(Job{Ranks: tc.ranks, Args: append([]string{bin}, tc.args...), Timeout: time.Minute})
+			r := h.MPI(Job{Ranks: tc.ranks, Env: tc.env, Args: append([]string{bin}, tc.args...), Timeout: time.Minute})
 			assert.Equal(t, 1, exitCode(t, r), r.Output)
 			lines := fatalLines(r.Output)
 			if assert.Len(t, lines, 1, "%s: one error line:\n%s", tc.name, r.Output) {

@@ -14,6 +14,7 @@ import (
 	"mpignn/collectives"
 	"mpignn/partition"
 	"mpignn/partition/dpartition"
+	"mpignn/sample/dsample"
 	"mpignn/spmd"
 	"mpignn/train/kernels"
 )
@@ -155,7 +156,7 @@ func openRankPart(w *spmd.World, parts string, timeout time.Duration, shared []c
 	if err := agreeStartup(c, append(shared, dpartition.MetaFields(parts)...)); err != nil {
 		return nil, nil, err
 	}
-	part, err := partition.LoadRank(parts, c.Rank(), c.Size())
+	part, err := dsample.OpenPart(c, parts)
 	if err != nil {
 		return nil, nil, err
 	}

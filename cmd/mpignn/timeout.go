@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"mpignn/collectives"
@@ -43,6 +46,18 @@ func newComm(w *spmd.World, timeout time.Duration) (*collectives.Comm, error) {
 	}
 	if err := c.Watch(w, timeout); err != nil {
 		return nil, err
+	}
+	// MPIGNN_NODE_RANKS=n makes every n consecutive ranks a pretend node
+	// for shared partitions: the way to run a job of several nodes' layout
+	// on one machine (tests, trials).
+	if v := os.Getenv("MPIGNN_NODE_RANKS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("MPIGNN_NODE_RANKS=%q: want a positive number of ranks per pretend node", v)
+		}
+		if err := c.SetNodeRanks(n); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }

@@ -150,7 +150,7 @@ func openEmbeddingTable(c *collectives.Comm, p *partition.Part, o embeddingOptio
 		return nil, fmt.Errorf("open embedding %s: %w", o.NodeType, err)
 	}
 	if e.accumulate {
-		if e.grad, err = collectives.NewDistArray(c, m.Owned(), 4*(o.Dim+1), collectives.TransportRMA); err != nil {
+		if e.grad, err = collectives.NewPrivateDistArray(c, m.Owned(), 4*(o.Dim+1), collectives.TransportRMA); err != nil {
 			return nil, fmt.Errorf("open embedding %s gradients: %w", o.NodeType, err)
 		}
 		clear(e.grad.Local()) // MPI does not promise zeroed memory

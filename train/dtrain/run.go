@@ -260,18 +260,11 @@ func (c *TrainConfig) Validate() error {
 	return nil
 }
 
-// openPart loads this rank's partition after checking that the directory has
-// exactly one part per rank. Every rank reads META itself, so a mismatch is
-// reported by all of them; the result is agreed before returning.
+// openPart loads this rank's partition: its part, or with fewer parts than
+// ranks its share of the part its node's ranks hold in one copy (see
+// dsample.OpenPart, which makes c shared then). It is collective.
 func openPart(c *collectives.Comm, dir string) (*partition.Part, error) {
-	p, err := partition.LoadRank(dir, c.Rank(), c.Size())
-	if err != nil {
-		err = fmt.Errorf("rank %d: %w", c.Rank(), err)
-	}
-	if err := collectives.Agree(c, err); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return dsample.OpenPart(c, dir)
 }
 
 // openLoader opens the feature store and the loader over part. It is

@@ -1,0 +1,282 @@
+package collectives
+
+// #include "shim.h"
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// Shared partitions: the ranks of one node (or of one part of a node) form a
+// group that holds one partition in one copy. A DistArray of a shared Comm
+// keeps a group's rows in one MPI_Win_allocate_shared segment: each rank
+// still fills its own rows (its slice of the segment), reads every row of
+// its group straight from memory with no MPI call, and reads the rows of
+// other groups with one-sided gets on a world window created over the
+// segments (or with Alltoallv), one target rank per group. Ranks keep their
+// own rows, so everything above DistArray sees a partition of P parts
+// whose consecutive parts happen to share memory.
+
+// groups is the layout of a shared Comm.
+type groups struct {
+	// first[g] is the lowest world rank of group g; the group holds the
+	// world ranks [first[g], first[g+1]).
+	first []int
+	of    []int // group of each world rank
+	comm  C.MPI_Comm
+}
+
+// SetNodeRanks makes the node layout (NodeLeaders) treat every n
+// consecutive ranks as one node, so that shared partitions can be tested on
+// one machine with several pretend nodes; 0 restores the real layout. A
+// pretend node must lie within one real node (checked by NodeLeaders). It
+// is not collective, but every rank must set the same value before
+// NodeLeaders.
+func (c *Comm) SetNodeRanks(n int) error {
+	if n < 0 {
+		return fmt.Errorf("node ranks %d: want >= 0", n)
+	}
+	c.nodeRanks = n
+	return nil
+}
+
+// NodeLeaders returns, for every world rank, the lowest world rank on its
+// node (MPI_COMM_TYPE_SHARED), or on its pretend node (SetNodeRanks). It
+// fails where a pretend node spans two real nodes. It is collective.
+func NodeLeaders(c *Comm) ([]int, error) {
+	var leader C.int
+	if err := c.call("MPI_Comm_split_type", gated, func() C.int { return C.shim_node_leader(&leader) }); err != nil {
+		return nil, fmt.Errorf("node layout: %w", err)
+	}
+	all, err := Allgather(c, []int64{int64(leader), int64(c.nodeRanks)})
+	if err != nil {
+		return nil, fmt.Errorf("node layout: %w", err)
+	}
+	out := make([]int, c.size)
+	for r := range out {
+		if all[2*r+1] != int64(c.nodeRanks) {
+			return nil, fmt.Errorf("node layout: rank %d groups %d ranks into a pretend node but rank %d %d", r, all[2*r+1], c.rank, c.nodeRanks)
+		}
+		out[r] = int(all[2*r])
+		if n := c.nodeRanks; n > 0 {
+			out[r] = r / n * n
+			if all[2*r] != all[2*out[r]] {
+				return nil, fmt.Errorf("node layout: pretend nodes of %d ranks: ranks %d and %d are on different machines", n, out[r], r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// GroupRanks cuts the ranks into parts groups of consecutive ranks within
+// nodes, given every rank's node leader (NodeLeaders): one group per node
+// when parts equals the node count, parts/nodes groups per node (as even as
+// possible) when it is a multiple. The result is first (len parts+1): group
+// g holds ranks [first[g], first[g+1]). It fails, saying how to launch,
+// when the nodes' ranks are not consecutive or parts does not fit them.
+func GroupRanks(leaders []int, parts int) ([]int, error) {
+	P := len(leaders)
+	// Node runs: [starts[i], starts[i+1]).
+	var starts []int
+	for r, l := range leaders {
+		if r == 0 || l != leaders[r-1] {
+			if l != r {
+				return nil, fmt.Errorf("the ranks of a node are not consecutive (rank %d shares a node with rank %d): place ranks node by node (mpirun --map-by slot, srun --distribution=block)", r, l)
+			}
+			starts = append(starts, r)
+		}
+	}
+	starts = append(starts, P)
+	nodes := len(starts) - 1
+	if parts <= 0 || parts%nodes != 0 {
+		return nil, fmt.Errorf("the partition has %d parts but the job's %d ranks run on %d nodes: partition into %d parts (one per node), a multiple of %d, or %d (one per rank)", parts, P, nodes, nodes, nodes, P)
+	}
+	per := parts / nodes
+	first := make([]int, 0, parts+1)
+	for i := range nodes {
+		s := starts[i+1] - starts[i]
+		if s < per {
+			return nil, fmt.Errorf("the partition has %d parts, %d per node, but node %d runs only %d ranks: partition into %d parts (one per node)", parts, per, i, s, nodes)
+		}
+		for j := range per {
+			first = append(first, starts[i]+s*j/per)
+		}
+	}
+	return append(first, P), nil
+}
+
+// ShareGroups makes c's distributed arrays share each group's rows in
+// memory (see the comment at the top of this file); first is GroupRanks'
+// result, the same on every rank. Arrays created before keep their layout.
+// It is collective.
+func (c *Comm) ShareGroups(first []int) error {
+	if c.shared != nil {
+		return errors.New("share groups: already shared")
+	}
+	if len(first) < 2 || first[0] != 0 || first[len(first)-1] != c.size {
+		return fmt.Errorf("share groups: groups %v do not cover %d ranks", first, c.size)
+	}
+	g := &groups{first: append([]int(nil), first...), of: make([]int, c.size)}
+	for k := range len(first) - 1 {
+		if first[k+1] <= first[k] {
+			return fmt.Errorf("share groups: group %d is empty", k)
+		}
+		for r := first[k]; r < first[k+1]; r++ {
+			g.of[r] = k
+		}
+	}
+	if err := c.call("MPI_Comm_split", gated, func() C.int { return C.shim_comm_split(C.int(g.of[c.rank]), &g.comm) }); err != nil {
+		return fmt.Errorf("share groups: %w", err)
+	}
+	c.shared = g
+	return nil
+}
+
+// Groups returns the group layout of a shared Comm (first, as given to
+// ShareGroups) and this rank's group; nil and -1 for an unshared one.
+func (c *Comm) Groups() (first []int, mine int) {
+	if c.shared == nil {
+		return nil, -1
+	}
+	return c.shared.first, c.shared.of[c.rank]
+}
+
+// sharedSegment is one group's rows of a DistArray: a shared-memory window
+// on the group and, for one-sided reads by other groups, a world window
+// over the same bytes.
+type sharedSegment struct {
+	c     *Comm
+	shm   C.MPI_Win
+	world C.MPI_Win
+	rma   bool
+	bytes []byte // the group's rows, as mapped in this process
+}
+
+// newSharedSegment allocates the group's groupBytes bytes (on the group's
+// first rank: a segment of one piece, whatever other ranks add) and, with
+// rma, the world window over them. It is collective.
+func newSharedSegment(c *Comm, groupBytes int64, rma bool) (*sharedSegment, error) {
+	// With one group every row is in memory: no rank reads with MPI.
+	s := &sharedSegment{c: c, rma: rma && len(c.shared.first) > 2}
+	var mine int64
+	if c.rank == c.shared.first[c.shared.of[c.rank]] {
+		mine = (groupBytes + winAlign - 1) / winAlign * winAlign
+	}
+	var base unsafe.Pointer
+	if err := c.call("MPI_Win_allocate_shared", gated, func() C.int {
+		return C.shim_win_allocate_shared(c.shared.comm, C.int64_t(mine), &base, &s.shm)
+	}); err != nil {
+		return nil, err
+	}
+	if groupBytes > 0 {
+		s.bytes = unsafe.Slice((*byte)(base), groupBytes)
+	}
+	if s.rma {
+		if err := c.call("MPI_Win_create", gated, func() C.int { return C.shim_win_create(base, C.int64_t(groupBytes), &s.world) }); err != nil {
+			c.call("MPI_Win_free", false, func() C.int { return C.shim_win_free(&s.shm) })
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// expose publishes this rank's stores to its group and to the other
+// groups' gets. It is collective.
+func (s *sharedSegment) expose() error {
+	if err := s.c.call("MPI_Win_sync", false, func() C.int { return C.shim_win_sync(s.shm) }); err != nil {
+		return err
+	}
+	if s.rma {
+		if err := s.c.call("MPI_Win_sync", false, func() C.int { return C.shim_win_sync(s.world) }); err != nil {
+			return err
+		}
+	}
+	return s.c.Barrier()
+}
+
+// getRows reads rows of other groups' segments (see Window.getRows).
+func (s *sharedSegment) getRows(ranks []C.int, counts []C.int, tdisp, odisp []C.MPI_Aint, rowBytes int, dst []byte) error {
+	if len(ranks) == 0 {
+		return nil
+	}
+	return s.c.call("MPI_Get(rows)", false, func() C.int {
+		return C.shim_get_rows(s.world, C.int(len(ranks)), &ranks[0], &counts[0], &tdisp[0], &odisp[0], C.int(rowBytes), ptr(dst))
+	})
+}
+
+// free releases both windows. It is collective.
+func (s *sharedSegment) free() error {
+	s.bytes = nil
+	var first error
+	if s.rma {
+		s.rma = false
+		first = s.c.call("MPI_Win_free", gated, func() C.int { return C.shim_win_free(&s.world) })
+	}
+	if err := s.c.call("MPI_Win_free", gated, func() C.int { return C.shim_win_free(&s.shm) }); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// probeSharedRMA is ProbeRMA on a shared Comm: one-sided reads go to world
+// windows over the groups' segments (MPI_Win_create), which an MPI may not
+// offer where it offers MPI_Win_allocate. Every rank reads a row of the next
+// group. It is collective.
+func probeSharedRMA(c *Comm) (ok bool, why string, err error) {
+	groups := len(c.shared.first) - 1
+	if groups == 1 {
+		return true, "", nil
+	}
+	local := int64(1)
+	a, aerr := newDistArray(c, 1, 16, TransportRMA, true)
+	if aerr != nil {
+		local, why = 0, aerr.Error()
+	}
+	agreed, err := AllreduceScalar(c, local, Min)
+	if err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	if agreed == 0 {
+		if a != nil {
+			a.Free()
+		}
+		if why == "" {
+			why = "window creation failed on another rank"
+		}
+		return false, why, nil
+	}
+	for i := range a.Local() {
+		a.Local()[i] = byte(c.rank*31 + i)
+	}
+	if err := a.Seal(); err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	next := c.shared.first[(c.shared.of[c.rank]+1)%groups]
+	got := make([]byte, 16)
+	if gerr := a.Fetch([]int64{int64(next)}, got); gerr != nil {
+		local, why = 0, gerr.Error()
+	} else {
+		for i, b := range got {
+			if b != byte(next*31+i) {
+				local, why = 0, fmt.Sprintf("rank %d read wrong bytes from rank %d", c.rank, next)
+				break
+			}
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	if err := a.Free(); err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	agreed, err = AllreduceScalar(c, local, Min)
+	if err != nil {
+		return false, "", fmt.Errorf("rma probe: %w", err)
+	}
+	if agreed == 0 && why == "" {
+		why = "a one-sided read failed on another rank"
+	}
+	return agreed == 1, why, nil
+}

@@ -1,0 +1,260 @@
+package partition
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"mpignn/graph"
+)
+
+// Shared partitions: a part served by several ranks (the ranks of a node,
+// which hold it in one copy) is cut into shares of consecutive owned nodes,
+// one per rank. A share is loaded as a Part of its own (LoadRange) whose
+// Meta is a view of the partition with one part per rank (ShareView), so
+// that the stores and samplers above see an ordinary partition of P parts.
+// New ids, and so every sampled batch, are those of the partition.
+
+// SharedView records, in the Meta of a share, the partition it was cut from.
+type SharedView struct {
+	Parts  int     // parts of the partition on disk
+	First  []int   // part g is served by ranks [First[g], First[g+1])
+	PartOf []int64 // the partition's own offsets (len Parts+1)
+}
+
+// ShareBounds cuts part p into n shares of consecutive owned nodes: share j
+// holds the owned positions [b[j], b[j+1]). The cuts fall at quantiles of
+// the training nodes of the partition's default split (Meta.Split), so every
+// rank gets an even share of each global batch; without a split, or with
+// fewer training nodes than shares, at quantiles of the nodes. It reads only
+// the split's training list.
+func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
+	if p < 0 || p >= m.NumParts || n <= 0 {
+		return nil, fmt.Errorf("share bounds %s: part %d of %d in %d shares", dir, p, m.NumParts, n)
+	}
+	owned := m.Offsets[p+1] - m.Offsets[p]
+	b := make([]int64, n+1)
+	b[n] = owned
+	for j := 1; j < n; j++ {
+		b[j] = owned * int64(j) / int64(n)
+	}
+	if m.Split == "" || m.Hetero != nil {
+		return b, nil
+	}
+	name := partDir(p) + "/" + splitFile(m.Split, "train")
+	fi, ok := m.Files[name]
+	if !ok || fi.Len < int64(n) {
+		return b, nil
+	}
+	T := fi.Len
+	j := 1
+	err := readArrayVisit(filepath.Join(dir, name), fi, func(start int64, xs []int64) {
+		for j < n && T*int64(j)/int64(n) < start+int64(len(xs)) {
+			b[j] = xs[T*int64(j)/int64(n)-start] - m.Offsets[p]
+			j++
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for j := 1; j <= n; j++ {
+		if b[j] < b[j-1] || b[j] > owned {
+			return nil, fmt.Errorf("load %s: training nodes not ascending within part %d", filepath.Join(dir, name), p)
+		}
+	}
+	return b, nil
+}
+
+// SupportsShares returns why the partition's parts cannot be served by
+// several ranks each ("" if they can).
+func (m *Meta) SupportsShares() string {
+	switch {
+	case m.Hetero != nil:
+		return "a heterogeneous partition"
+	case m.Link != nil:
+		return "a partition with a link split"
+	case m.Time != nil:
+		return "a timed partition"
+	case m.SparseFeat:
+		return "a partition with sparse features"
+	}
+	return ""
+}
+
+// LoadRange reads the share [lo, hi) (owned positions) of part p: its
+// nodes' in-edges, ids, features and labels, its share of every split, and
+// as halo the sources of its edges that part p does not own (with their
+// feature rows when the partition stores halo features). Other shares of
+// the part are not halo: their ranks hold them in memory. Every file is
+// read whole and checked against its checksum, but only the share is kept.
+// The result's Meta is m; give it a ShareView before opening stores.
+func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
+	if why := m.SupportsShares(); why != "" {
+		return nil, fmt.Errorf("load %s: %s cannot be shared by several ranks yet: run one rank per part (-n %d)", dir, why, m.NumParts)
+	}
+	if p < 0 || p >= m.NumParts || lo < 0 || lo > hi || hi > m.Offsets[p+1]-m.Offsets[p] {
+		return nil, fmt.Errorf("load %s: share [%d,%d) of part %d does not exist", dir, lo, hi, p)
+	}
+	pLo, pHi := m.Offsets[p], m.Offsets[p+1]
+	pt := &Part{Meta: m, ID: p, Lo: pLo + lo, Hi: pLo + hi, Splits: map[string]*graph.Split{}}
+	file := func(name string) (string, fileInfo) {
+		key := partDir(p) + "/" + name
+		return filepath.Join(dir, partDir(p), name), m.Files[key]
+	}
+	var err error
+	if pt.Indptr, err = readRange[int64](file, fileIndptr, lo, hi+1); err != nil {
+		return nil, err
+	}
+	e0, e1 := pt.Indptr[0], pt.Indptr[hi-lo]
+	if e1 < e0 {
+		path, _ := file(fileIndptr)
+		return nil, fmt.Errorf("load %s: offsets decrease within rows [%d,%d]", path, lo, hi)
+	}
+	for i := range pt.Indptr {
+		pt.Indptr[i] -= e0
+	}
+	if pt.Indices, err = readRange[int64](file, fileIndices, e0, e1); err != nil {
+		return nil, err
+	}
+	if pt.IndicesOrig, err = readRange[int64](file, fileIndOrig, e0, e1); err != nil {
+		return nil, err
+	}
+	if pt.Orig, err = readRange[int64](file, fileOrig, lo, hi); err != nil {
+		return nil, err
+	}
+	dim := int64(m.FeatDim)
+	if pt.Feat, err = readRange[float32](file, fileFeat, lo*dim, hi*dim); err != nil {
+		return nil, err
+	}
+	if m.NumClasses > 0 {
+		if pt.Labels, err = readRange[int32](file, fileLabels, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	// The halo of the share: the sources outside the part, ascending, with
+	// their original ids.
+	type pair struct{ id, orig int64 }
+	var halo []pair
+	for i, v := range pt.Indices {
+		if v < pLo || v >= pHi {
+			halo = append(halo, pair{v, pt.IndicesOrig[i]})
+		}
+	}
+	slices.SortFunc(halo, func(a, b pair) int { return cmp.Compare(a.id, b.id) })
+	halo = slices.CompactFunc(halo, func(a, b pair) bool { return a.id == b.id })
+	pt.Halo, pt.HaloOrig = make([]int64, len(halo)), make([]int64, len(halo))
+	for i, h := range halo {
+		pt.Halo[i], pt.HaloOrig[i] = h.id, h.orig
+	}
+	if m.HaloFeats {
+		if pt.HaloFeat, err = shareHaloFeat(file, pt.Halo, m.FeatDim); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range m.splitNames() {
+		s := &graph.Split{}
+		for _, set := range []struct {
+			name string
+			ids  *[]int64
+		}{{"train", &s.Train}, {"valid", &s.Valid}, {"test", &s.Test}} {
+			path, fi := file(splitFile(name, set.name))
+			*set.ids = []int64{}
+			err := readArrayVisit(path, fi, func(_ int64, xs []int64) {
+				for _, v := range xs {
+					if v >= pt.Lo && v < pt.Hi {
+						*set.ids = append(*set.ids, v)
+					}
+				}
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		pt.Splits[name] = s
+	}
+	if err := pt.check(dir); err != nil {
+		return nil, err
+	}
+	return pt, nil
+}
+
+// readRange reads elements [lo, hi) of one file of a part (see LoadRange).
+func readRange[T elem](file func(string) (string, fileInfo), name string, lo, hi int64) ([]T, error) {
+	path, fi := file(name)
+	if hi > fi.Len {
+		return nil, fmt.Errorf("load %s: elements [%d,%d) of %d", path, lo, hi, fi.Len)
+	}
+	out := make([]T, 0, hi-lo)
+	err := readArrayVisit(path, fi, func(start int64, xs []T) {
+		a, b := max(lo, start), min(hi, start+int64(len(xs)))
+		if a < b {
+			out = append(out, xs[a-start:b-start]...)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// shareHaloFeat reads the feature rows of the share's halo (ascending, a
+// subset of the part's halo) from the part's halo feature file: it finds
+// their positions in the part's halo list, then keeps those rows.
+func shareHaloFeat(file func(string) (string, fileInfo), halo []int64, dim int) ([]float32, error) {
+	pos := make([]int64, 0, len(halo))
+	k := 0
+	path, fi := file(fileHalo)
+	err := readArrayVisit(path, fi, func(start int64, xs []int64) {
+		for i, v := range xs {
+			for k < len(halo) && halo[k] < v {
+				k++ // not in the part's halo: reported below
+			}
+			if k < len(halo) && halo[k] == v {
+				pos = append(pos, start+int64(i))
+				k++
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != len(halo) {
+		return nil, fmt.Errorf("load %s: %d of the share's %d halo nodes are missing", path, len(halo)-len(pos), len(halo))
+	}
+	d := int64(dim)
+	out := make([]float32, 0, int64(len(pos))*d)
+	k = 0
+	path, fi = file(fileHaloFeat)
+	err = readArrayVisit(path, fi, func(start int64, xs []float32) {
+		end := start + int64(len(xs))
+		for k < len(pos) && pos[k]*d < end {
+			a, b := max(pos[k]*d, start), min((pos[k]+1)*d, end)
+			out = append(out, xs[a-start:b-start]...)
+			if b < (pos[k]+1)*d {
+				return // the row goes on in the next chunk
+			}
+			k++
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) != int64(len(pos))*d {
+		return nil, fmt.Errorf("load %s: %d values for %d rows of %d", path, len(out), len(pos), dim)
+	}
+	return out, nil
+}
+
+// ShareView returns the Meta of a partition whose parts are served by
+// groups of ranks (first: part g by ranks [first[g], first[g+1])) as one
+// part per rank: offsets (len P+1) are the ranks' shares. Per-part
+// statistics are left out (Parts); Shared records the partition on disk.
+func (m *Meta) ShareView(first []int, offsets []int64) *Meta {
+	v := *m
+	v.NumParts = len(offsets) - 1
+	v.Offsets = offsets
+	v.Parts = nil
+	v.Shared = &SharedView{Parts: m.NumParts, First: first, PartOf: m.Offsets}
+	return &v
+}
