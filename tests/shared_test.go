@@ -60,4 +60,3 @@ func TestSharedPartitions(t *testing.T) {
 	require.NoError(t, err)
 	sameModel(t, "resumed on a part per rank", perRank, globalBatchRun{ranks: 2, params: c.Params, loss: perRank.loss})
 }
-

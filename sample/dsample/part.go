@@ -2,6 +2,7 @@ package dsample
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	"mpignn/collectives"
 	"mpignn/partition"
@@ -79,6 +80,10 @@ func OpenPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 	}
 	part.Meta = m.ShareView(first, offsets)
 	part.ID = c.Rank()
+	// Each rank streamed its part's whole files to keep its share: hand the
+	// decoders' garbage back now, or every rank of a node holds a heap
+	// grown to the part's size for the rest of the job.
+	debug.FreeOSMemory()
 	return part, nil
 }
 
