@@ -5,9 +5,67 @@ package partition
 #include <stdint.h>
 #include <metis.h>
 
+#include <errno.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 // Functions rather than static constants: cgo cannot link to static data.
 static int64_t mpignn_idx_max(void) { return IDX_MAX; }
 static int mpignn_idx_width(void) { return IDXTYPEWIDTH; }
+
+// mpignn_kway_start forks a child that runs METIS_PartGraphKway and writes
+// its return code, objval and parts to out (a MAP_SHARED mapping of 2 + nv
+// idx_t), and returns the child's PID (-1 and errno if fork failed). See
+// kway for why METIS runs in a child. The child uses no Go: it resets
+// every signal the Go runtime handles to its default, blocks SIGINT and
+// SIGTERM (its parent's handlers end the job; METIS' own SIGTERM trap
+// would turn one into a METIS error), dies with its parent, and ends with
+// _exit.
+static pid_t mpignn_kway_start(idx_t *nv, idx_t *nc, idx_t *xadj, idx_t *adj, idx_t *vwgt, idx_t *ewgt,
+		idx_t *np, real_t *ub, idx_t *options, idx_t *out) {
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid != 0) {
+		return pid;
+	}
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_SETMASK, &block, NULL);
+	for (int s = 1; s < 32; s++) {
+		if (s != SIGKILL && s != SIGSTOP) {
+			signal(s, SIG_DFL);
+		}
+	}
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
+		_exit(126);
+	}
+	out[0] = METIS_PartGraphKway(nv, nc, xadj, adj, vwgt, NULL, ewgt, np, NULL, ub, options, &out[1], out + 2);
+	_exit(0);
+}
+
+// mpignn_kway_wait waits for the child pid and returns its wait status
+// (-1 and errno if waitpid failed).
+static int mpignn_kway_wait(pid_t pid) {
+	int status;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, 0);
+		if (r == pid) {
+			return status;
+		}
+		if (r < 0 && errno != EINTR) {
+			return -1;
+		}
+	}
+}
+
+static int mpignn_exited(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+static int mpignn_termsig(int status) { return WIFSIGNALED(status) ? WTERMSIG(status) : 0; }
 */
 import "C"
 
@@ -19,8 +77,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"unsafe"
 
 	"mpignn/graph"
+	"mpignn/internal/testhold"
 )
 
 // Balance constraint names accepted in MetisOptions.Balance.
@@ -216,19 +277,49 @@ func kway(xadj, adj, vwgt, ewgt []C.idx_t, ncon, nparts int, ub float64, seed ui
 	// seeds stay distinct.
 	options[C.METIS_OPTION_SEED] = C.idx_t((seed ^ seed>>32) & 0x7fffffff)
 	nv, nc, np := C.idx_t(n), C.idx_t(ncon), C.idx_t(nparts)
-	var objval C.idx_t
-	part := make([]C.idx_t, n)
 	ptr := func(a []C.idx_t) *C.idx_t {
 		if len(a) == 0 {
 			return nil
 		}
 		return &a[0]
 	}
-	ret := C.METIS_PartGraphKway(&nv, &nc, &xadj[0], ptr(adj), ptr(vwgt), nil, ptr(ewgt), &np, nil, &ubvec[0], &options[0], &objval, &part[0])
+	// METIS runs in a child process: METIS_PartGraphKway replaces the
+	// process's SIGTERM and SIGABRT handlers with its own while it runs
+	// (GKlib's gk_sigtrap: a longjmp into the METIS thread's frame), so a
+	// SIGTERM then (mpirun forwards SIGINT as one) crashed whichever Go
+	// thread took it, and the Go handlers it restores lack SA_ONSTACK and
+	// SA_SIGINFO. In a child it changes only the child's handlers, and the
+	// parent's signal handling (tempout's cleanup: one line, exit 143)
+	// works at every moment. The inputs reach the child by fork's copy of
+	// memory, the parts come back through a shared mapping.
+	words := 2 + n
+	mem, err := syscall.Mmap(-1, 0, words*int(unsafe.Sizeof(C.idx_t(0))), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_ANON)
+	if err != nil {
+		return nil, fmt.Errorf("metis: map %d parts: %w", n, err)
+	}
+	defer syscall.Munmap(mem)
+	out := unsafe.Slice((*C.idx_t)(unsafe.Pointer(&mem[0])), words)
+	pid, errno := C.mpignn_kway_start(&nv, &nc, &xadj[0], ptr(adj), ptr(vwgt), ptr(ewgt), &np, &ubvec[0], &options[0], &out[0])
 	runtime.KeepAlive(xadj)
 	runtime.KeepAlive(adj)
 	runtime.KeepAlive(vwgt)
 	runtime.KeepAlive(ewgt)
+	if pid < 0 {
+		return nil, fmt.Errorf("metis: start a process for METIS: %w", errno)
+	}
+	// A test stops here to signal the job while METIS runs.
+	testhold.At("metis")
+	status, errno := C.mpignn_kway_wait(pid)
+	switch {
+	case status == -1:
+		return nil, fmt.Errorf("metis: wait for METIS (process %d): %w", pid, errno)
+	case C.mpignn_termsig(status) != 0:
+		sig := syscall.Signal(C.mpignn_termsig(status))
+		return nil, fmt.Errorf("metis: the METIS process (%d) was killed by %v (%s)", pid, sig, what)
+	case C.mpignn_exited(status) != 0:
+		return nil, fmt.Errorf("metis: the METIS process (%d) could not start (exit status %d)", pid, C.mpignn_exited(status))
+	}
+	ret, part := out[0], out[2:]
 	switch ret {
 	case C.METIS_OK:
 	case C.METIS_ERROR_INPUT:
@@ -238,14 +329,14 @@ func kway(xadj, adj, vwgt, ewgt []C.idx_t, ncon, nparts int, ub float64, seed ui
 	default:
 		return nil, fmt.Errorf("metis: METIS_PartGraphKway failed (code %d; %s)", int(ret), what)
 	}
-	out := make([]int32, n)
+	res := make([]int32, n)
 	for i, p := range part {
 		if p < 0 || int(p) >= nparts {
 			return nil, fmt.Errorf("metis: node %d assigned to part %d outside [0,%d)", i, int(p), nparts)
 		}
-		out[i] = int32(p)
+		res[i] = int32(p)
 	}
-	return out, nil
+	return res, nil
 }
 
 // checkNoEmptyPart refuses an assignment that leaves a part without nodes:

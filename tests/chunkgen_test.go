@@ -238,3 +238,37 @@ func TestPartitionChunkedInterrupted(t *testing.T) {
 	assert.Empty(t, temps(t, out))
 	assert.FileExists(t, filepath.Join(out, "META.json"))
 }
+
+// TestPartitionMLInterruptedInMetis: SIGTERM or SIGINT to the launcher of
+// `partition --method ml` while rank 0 partitions the coarsest graph with
+// METIS (held in the test hold "metis", which METIS's process runs
+// through) ends the job with the command's one line, no crash, and nothing
+// left beside --out. METIS used to trap SIGTERM in the rank itself: a
+// signal then ended the ranks with SIGSEGV and "panic during panic".
+func TestPartitionMLInterruptedInMetis(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "g")
+	r := h.MPI(Job{Ranks: 2, Args: append([]string{bin}, genChunkedArgs(data)...), Timeout: 2 * time.Minute})
+	require.NoError(t, r.Err, "%s", tail(r.Output, 20))
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			out := filepath.Join(dir, "parts-"+strconv.Itoa(int(sig)))
+			args := []string{bin, "partition", "--data", data, "--parts", "2", "--method", "ml", "--seed", "4", "--out", out}
+			p := startHeldMPI(t, "metis", 0, 2, args...)
+			p.await(t)
+			require.NoError(t, p.cmd.Process.Signal(sig))
+			code := p.wait(t, 30*time.Second)
+			msg := p.output()
+			assert.NotEqual(t, 0, code, "%s", tail(msg, 10))
+			// mpirun forwards SIGINT to the ranks as SIGTERM.
+			assert.Contains(t, msg, "mpignn partition: interrupted by SIG")
+			for _, bad := range []string{"SIGSEGV", "panic", "goroutine ", "METIS"} {
+				assert.NotContains(t, msg, bad, "%s", tail(msg, 20))
+			}
+			assert.Empty(t, temps(t, out), "%s", tail(msg, 10))
+			assert.NoDirExists(t, out)
+		})
+	}
+}

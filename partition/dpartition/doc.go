@@ -69,9 +69,9 @@
 // weights and edge weights summed), until at most 2000 x k vertices remain
 // or a level shrinks by less than 5 % (vertices without edges, which no
 // clustering joins, go into hashed buckets instead). Every rank gathers
-// the coarsest graph in key order and partitions it with libmetis
-// (partition.MetisCSR, every constraint within 1.03), so that all ranks
-// agree without a broadcast. Uncoarsening projects the parts down a level
+// the coarsest graph in key order; rank 0 partitions it with libmetis
+// (partition.MetisCSR, every constraint within 1.03) and broadcasts the
+// parts. Uncoarsening projects the parts down a level
 // at a time and refines each level by lp's rounds with edge weights and a
 // bound per constraint: max(1.05 x average, average + the finest level's
 // heaviest vertex), METIS' ufactor 50. A vertex of a part over a bound in
@@ -90,8 +90,9 @@
 // vertex at a time and go out as vertex, length, pairs in one buffer) and
 // 32 per one received (received, then placed by vertex), the coarsest
 // graph on every rank (about 2000 k vertices, more where a level stopped
-// shrinking, with their edges and METIS' copy), and k^2 x 128 x ncon
-// words of histogram.
+// shrinking, with their edges; METIS' copy on rank 0), and a refinement
+// round's histogram: (ncon + 2) words per distinct (from, to, bucket) that
+// some rank proposed, at most the round's proposals (no k^2 term).
 //
 // PT-Scotch's cost on small-world graphs is its sequential
 // Fiduccia-Mattheyses refinement of the band graph around each

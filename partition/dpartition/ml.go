@@ -2,6 +2,8 @@ package dpartition
 
 import (
 	"cmp"
+	"encoding/binary"
+	"fmt"
 	"slices"
 	"time"
 
@@ -112,9 +114,9 @@ func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(f
 	}
 }
 
-// mlInitial partitions the coarsest level with METIS on every rank: each
+// mlInitial partitions the coarsest level with METIS on rank 0: each rank
 // gathers the whole coarse graph and renumbers it by key, so that every
-// rank (and every rank count) gives METIS the same input.
+// rank count gives METIS the same input, and rank 0 broadcasts the parts.
 func mlInitial(c *collectives.Comm, L *mlLevel, K int, seed uint64) ([]int32, error) {
 	g := L.g
 	n, ncon := g.n(), g.ncon
@@ -151,6 +153,36 @@ func mlInitial(c *collectives.Comm, L *mlLevel, K int, seed uint64) ([]int32, er
 	if err != nil {
 		return nil, err
 	}
+	// METIS gives every rank the same parts, so one rank runs it and
+	// broadcasts them (by global id): K parts of up to mlContraction x K
+	// vertices take METIS minutes at K = 1024, every rank's cores at once
+	// when each ran it.
+	N := int64(len(keys))
+	var msg []byte
+	var merr error
+	if c.Rank() == 0 {
+		msg, merr = mlMetis(keys, degs, adjs, ews, cws, ncon, K, seed)
+	}
+	keys, degs, adjs, ews, cws = nil, nil, nil, nil, nil // the broadcast's buffer takes their place
+	msg, err = collectives.BcastBytes(c, 0, msg, merr)
+	if err != nil {
+		return nil, fmt.Errorf("coarsest graph (%d vertices): %w", N, err)
+	}
+	if int64(len(msg)) != 4*N {
+		return nil, fmt.Errorf("coarsest graph: %d bytes of parts for %d vertices", len(msg), N)
+	}
+	part := make([]int32, n)
+	for i := range n {
+		part[i] = int32(binary.LittleEndian.Uint32(msg[4*(lo+i):]))
+	}
+	return part, nil
+}
+
+// mlMetis partitions the gathered coarsest graph (every rank's keys,
+// degrees, adjacency in global ids, edge and constraint weights) with
+// METIS, renumbered by key, and returns the part of each global id as 4
+// little-endian bytes.
+func mlMetis(keys []uint64, degs, adjs, ews, cws []int64, ncon, K int, seed uint64) ([]byte, error) {
 	N := int64(len(keys))
 	order := make([]int64, N) // canonical index -> global id
 	for v := range N {
@@ -205,11 +237,11 @@ func mlInitial(c *collectives.Comm, L *mlLevel, K int, seed uint64) ([]int32, er
 	if err != nil {
 		return nil, err
 	}
-	part := make([]int32, n)
-	for i := range n {
-		part[i] = all[pos[lo+i]]
+	msg := make([]byte, 4*N)
+	for v := range N {
+		binary.LittleEndian.PutUint32(msg[4*v:], uint32(all[pos[v]]))
 	}
-	return part, nil
+	return msg, nil
 }
 
 // mlAssign partitions the symmetric graph by the multilevel scheme and

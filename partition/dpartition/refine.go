@@ -85,9 +85,8 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 	var touched []int32
 	var candI []int64
 	var candTo []int32
-	var candB []uint8
-	hist := make([]int64, K*K*B*ncon)
-	take := make([]bool, K*K*B)
+	var candKey []uint64 // mlHist key of each proposal; then its index in the round's histogram
+	var hist mlHist
 	cwOf := func(i int64) []int64 { return g.cw[i*int64(ncon) : (i+1)*int64(ncon)] }
 	fits := func(p int32, i int64) bool {
 		for k, w := range cwOf(i) {
@@ -108,8 +107,7 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 		return m
 	}
 	for round := range uint64(mlRefineRounds) {
-		clear(hist)
-		candI, candTo, candB = candI[:0], candTo[:0], candB[:0]
+		candI, candTo, candKey = candI[:0], candTo[:0], candKey[:0]
 		for i := range n {
 			h := hashkey.Hash64(seed, mlTag, 1<<32+uint64(lev), round, g.key[i])
 			if h>>63 != 0 {
@@ -168,20 +166,23 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 			} else {
 				b = 64 + min(bits.Len64(uint64(-gain)), 7)*8 + int(h>>60&7)
 			}
-			at := ((int(a)*K+int(best))*B + b) * ncon
-			for k, w := range cwOf(i) {
-				hist[at+k] += w
-			}
-			candI, candTo, candB = append(candI, i), append(candTo, best), append(candB, uint8(b))
+			candI, candTo = append(candI, i), append(candTo, best)
+			candKey = append(candKey, mlHistKey(a, best, b, K))
 		}
-		if err := collectives.Allreduce(c, hist, collectives.Sum); err != nil {
+		if err := hist.gather(c, candKey, ncon); err != nil {
 			return nil, err
 		}
-		mlTake(hist, W, U, K, ncon, take)
-		mlFeasible(hist, W, U, K, ncon, take)
+		for j, i := range candI {
+			hist.add(int(candKey[j]), cwOf(i))
+		}
+		if err := collectives.Allreduce(c, hist.w, collectives.Sum); err != nil {
+			return nil, err
+		}
+		mlTake(&hist, W, U, K)
+		mlFeasible(&hist, W, U, K)
 		moved := int64(0)
 		for j, i := range candI {
-			if take[(int(lab[i])*K+int(candTo[j]))*B+int(candB[j])] {
+			if hist.take[candKey[j]] {
 				lab[i] = candTo[j]
 				moved++
 			}
@@ -189,7 +190,7 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 		if moved, err = collectives.AllreduceScalar(c, moved, collectives.Sum); err != nil {
 			return nil, err
 		}
-		mlApply(hist, W, K, ncon, take)
+		mlApply(&hist, W, K)
 		over := false
 		for p := range K {
 			for k := range ncon {
@@ -206,56 +207,144 @@ func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64,
 	return lab[:n], nil
 }
 
-// mlTake sets take[(a*K+b)*B+t] for the priority buckets t of pair (a, b)
-// that move: lpThresholds' allowance per constraint (the pair's smaller
+// mlHist is a refinement round's histogram: the summed weight, over all
+// ranks, of the proposals of every (from, to, priority bucket) that some
+// rank proposed, by key (from*K+to)*B+bucket in ascending order (so by
+// pair, then by priority). It holds only the keys that occur: a dense
+// K x K x B table is gigabytes at K = 1024 (8 K^2 B ncon bytes), while the
+// keys of a round are at most its proposals. A key no rank proposed
+// weighs nothing and moves nothing, so leaving it out takes the same
+// buckets as the dense table did.
+type mlHist struct {
+	ncon int
+	keys []uint64 // sorted, distinct, the same on every rank
+	w    []int64  // len(keys) x ncon
+	take []bool   // len(keys)
+}
+
+// mlHistKey is the key of bucket b of pair (a, to); K < 2^28 keeps it in
+// 63 bits.
+func mlHistKey(a, to int32, b, K int) uint64 {
+	return (uint64(a)*uint64(K)+uint64(to))*mlBuckets + uint64(b)
+}
+
+// pair splits the key of entry j into its pair (a, b) and bucket t.
+func (h *mlHist) pair(j, K int) (a, b, t int) {
+	key := h.keys[j]
+	t = int(key % mlBuckets)
+	ab := key / mlBuckets
+	return int(ab / uint64(K)), int(ab % uint64(K)), t
+}
+
+// gather sets the keys to the union of every rank's proposals' keys
+// (collective) and replaces each of cand by its index among them, with
+// zero weights.
+func (h *mlHist) gather(c *collectives.Comm, cand []uint64, ncon int) error {
+	mine := slices.Clone(cand)
+	slices.Sort(mine)
+	mine = slices.Compact(mine)
+	all, _, err := collectives.Allgatherv(c, mine)
+	if err != nil {
+		return err
+	}
+	slices.Sort(all)
+	h.ncon, h.keys = ncon, slices.Compact(all)
+	h.w = slices.Grow(h.w[:0], len(h.keys)*ncon)[:len(h.keys)*ncon]
+	clear(h.w)
+	h.take = slices.Grow(h.take[:0], len(h.keys))[:len(h.keys)]
+	clear(h.take)
+	for j, key := range cand {
+		x, _ := slices.BinarySearch(h.keys, key)
+		cand[j] = uint64(x)
+	}
+	return nil
+}
+
+// add adds a proposal's weights to entry j.
+func (h *mlHist) add(j int, cw []int64) {
+	for k, w := range cw {
+		h.w[j*h.ncon+k] += w
+	}
+}
+
+// pairs returns the entries' pairs in key order: the pair (a*K+b) of
+// each and the first entry of each, with len(keys) appended.
+func (h *mlHist) pairs() (pair []uint64, first []int) {
+	for j, key := range h.keys {
+		if ab := key / mlBuckets; len(pair) == 0 || pair[len(pair)-1] != ab {
+			pair, first = append(pair, ab), append(first, j)
+		}
+	}
+	return pair, append(first, len(h.keys))
+}
+
+// mlTake sets h.take for the priority buckets of each pair (a, b) that
+// move: lpThresholds' allowance per constraint (the pair's smaller
 // direction, plus b's room shared by excess), taking buckets in priority
 // order and passing over those that do not fit every constraint's
 // allowance (a bucket of nodes of a full node type must not stop the
 // rest).
-func mlTake(hist, W, U []int64, K, ncon int, take []bool) {
-	const B = mlBuckets
-	D := make([]int64, K*K*ncon)
-	for pr := range K * K {
-		for t := range B {
+func mlTake(h *mlHist, W, U []int64, K int) {
+	ncon := h.ncon
+	pair, first := h.pairs()
+	// D: each pair's flow per constraint, the sum of its buckets.
+	D := make([]int64, len(pair)*ncon)
+	for x := range pair {
+		for j := first[x]; j < first[x+1]; j++ {
 			for k := range ncon {
-				D[pr*ncon+k] += hist[(pr*B+t)*ncon+k]
+				D[x*ncon+k] += h.w[j*ncon+k]
 			}
 		}
 	}
-	excess := func(a, b, k int) int64 { return max(0, D[(a*K+b)*ncon+k]-D[(b*K+a)*ncon+k]) }
+	// rev: the index of pair (b, a) for pair x = (a, b), -1 if absent.
+	rev := make([]int, len(pair))
+	for x, ab := range pair {
+		y, ok := slices.BinarySearch(pair, ab%uint64(K)*uint64(K)+ab/uint64(K))
+		if !ok {
+			y = -1
+		}
+		rev[x] = y
+	}
+	flow := func(x, k int) int64 {
+		if x < 0 {
+			return 0
+		}
+		return D[x*ncon+k]
+	}
+	excess := func(x, k int) int64 { return max(0, flow(x, k)-flow(rev[x], k)) }
+	// exSum: the excess into each part per constraint (pairs that do not
+	// occur have none).
+	exSum := make([]int64, K*ncon)
+	for x, ab := range pair {
+		b := int(ab % uint64(K))
+		for k := range ncon {
+			exSum[b*ncon+k] += excess(x, k)
+		}
+	}
 	allow := make([]int64, ncon)
 	sum := make([]int64, ncon)
-	exSum := make([]int64, ncon)
-	for b := range K {
+	for x, ab := range pair {
+		b := int(ab % uint64(K))
 		for k := range ncon {
-			exSum[k] = 0
-			for a := range K {
-				exSum[k] += excess(a, b, k)
+			fwd, back := flow(x, k), flow(rev[x], k)
+			allow[k] = min(fwd, back)
+			if ex := excess(x, k); ex > 0 {
+				room := max(0, U[k]-W[b*ncon+k])
+				hi, lo := bits.Mul64(uint64(room), uint64(ex))
+				q, _ := bits.Div64(hi, lo, uint64(exSum[b*ncon+k]))
+				allow[k] = min(fwd, back+int64(q))
 			}
 		}
-		for a := range K {
+		clear(sum)
+		for j := first[x]; j < first[x+1]; j++ {
+			ok := true
 			for k := range ncon {
-				ab, ba := D[(a*K+b)*ncon+k], D[(b*K+a)*ncon+k]
-				allow[k] = min(ab, ba)
-				if ex := excess(a, b, k); ex > 0 {
-					room := max(0, U[k]-W[b*ncon+k])
-					hi, lo := bits.Mul64(uint64(room), uint64(ex))
-					q, _ := bits.Div64(hi, lo, uint64(exSum[k]))
-					allow[k] = min(ab, ba+int64(q))
-				}
+				ok = ok && sum[k]+h.w[j*ncon+k] <= allow[k]
 			}
-			clear(sum)
-			for t := range B {
-				at := ((a*K+b)*B + t) * ncon
-				ok := true
+			h.take[j] = ok
+			if ok {
 				for k := range ncon {
-					ok = ok && sum[k]+hist[at+k] <= allow[k]
-				}
-				take[(a*K+b)*B+t] = ok
-				if ok {
-					for k := range ncon {
-						sum[k] += hist[at+k]
-					}
+					sum[k] += h.w[j*ncon+k]
 				}
 			}
 		}
@@ -263,20 +352,16 @@ func mlTake(hist, W, U []int64, K, ncon int, take []bool) {
 }
 
 // mlApply adds the taken buckets' flows to the part weights W.
-func mlApply(hist, W []int64, K, ncon int, take []bool) {
-	const B = mlBuckets
-	for a := range K {
-		for b := range K {
-			for t := range B {
-				if !take[(a*K+b)*B+t] {
-					continue
-				}
-				at := ((a*K+b)*B + t) * ncon
-				for k := range ncon {
-					W[a*ncon+k] -= hist[at+k]
-					W[b*ncon+k] += hist[at+k]
-				}
-			}
+func mlApply(h *mlHist, W []int64, K int) {
+	ncon := h.ncon
+	for j := range h.keys {
+		if !h.take[j] {
+			continue
+		}
+		a, b, _ := h.pair(j, K)
+		for k := range ncon {
+			W[a*ncon+k] -= h.w[j*ncon+k]
+			W[b*ncon+k] += h.w[j*ncon+k]
 		}
 	}
 }
@@ -286,12 +371,17 @@ func mlApply(hist, W []int64, K, ncon int, take []bool) {
 // so every rank finds the same weights after the round without another
 // Allreduce. While a part p ends over the bound of constraint k (and
 // over what it weighed), the taken bucket into p of lowest priority that
-// weighs in k is dropped (which can put its source over, so the check
-// repeats; every step drops a bucket, so it ends).
-func mlFeasible(hist, W, U []int64, K, ncon int, take []bool) {
-	const B = mlBuckets
+// weighs in k is dropped (of those, the one from the lowest part; which
+// can put its source over, so the check repeats; every step drops a
+// bucket, so it ends).
+func mlFeasible(h *mlHist, W, U []int64, K int) {
+	ncon := h.ncon
 	Wn := slices.Clone(W)
-	mlApply(hist, Wn, K, ncon, take)
+	mlApply(h, Wn, K)
+	// into: the entries into each part, lowest priority first, then by
+	// source part (the order the drops look in); intoAt[p] starts p's.
+	var into []int32
+	var intoAt []int
 	for {
 		p, k := -1, -1
 		for q := 0; q < K && p < 0; q++ {
@@ -305,24 +395,55 @@ func mlFeasible(hist, W, U []int64, K, ncon int, take []bool) {
 		if p < 0 {
 			return
 		}
+		if into == nil {
+			into, intoAt = mlInto(h, K)
+		}
 		dropped := false
-		for t := B - 1; t >= 0 && !dropped; t-- {
-			for a := range K {
-				at := ((a*K+p)*B + t) * ncon
-				if a == p || !take[(a*K+p)*B+t] || hist[at+k] == 0 {
-					continue
-				}
-				take[(a*K+p)*B+t] = false
-				for kk := range ncon {
-					Wn[a*ncon+kk] += hist[at+kk]
-					Wn[p*ncon+kk] -= hist[at+kk]
-				}
-				dropped = true
-				break
+		for _, j := range into[intoAt[p]:intoAt[p+1]] {
+			if !h.take[j] || h.w[int(j)*ncon+k] == 0 {
+				continue
 			}
+			h.take[j] = false
+			a, _, _ := h.pair(int(j), K)
+			for kk := range ncon {
+				Wn[a*ncon+kk] += h.w[int(j)*ncon+kk]
+				Wn[p*ncon+kk] -= h.w[int(j)*ncon+kk]
+			}
+			dropped = true
+			break
 		}
 		if !dropped {
 			return // cannot happen: p gained weight in k, so some bucket into it weighs in k
 		}
 	}
+}
+
+// mlInto orders h's entries by target part, then by bucket from the
+// lowest priority (the last), then by source part, and returns where each
+// target's entries start (K+1 offsets).
+func mlInto(h *mlHist, K int) (into []int32, at []int) {
+	into = make([]int32, len(h.keys))
+	for j := range into {
+		into[j] = int32(j)
+	}
+	slices.SortFunc(into, func(x, y int32) int {
+		ax, bx, tx := h.pair(int(x), K)
+		ay, by, ty := h.pair(int(y), K)
+		if bx != by {
+			return bx - by
+		}
+		if tx != ty {
+			return ty - tx
+		}
+		return ax - ay
+	})
+	at = make([]int, K+1)
+	for _, j := range into {
+		_, b, _ := h.pair(int(j), K)
+		at[b+1]++
+	}
+	for p := range K {
+		at[p+1] += at[p]
+	}
+	return into, at
 }
