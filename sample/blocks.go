@@ -57,6 +57,22 @@ type BlockBuilder struct {
 	// no probing; it is used when ids are known to lie in [0,len(dense)).
 	dense []uint64
 
+	// Bounded mode (see UseBoundedIDs): ids in the window [lo,
+	// lo+len(dense)) use dense[g-lo]; the others tab, an open-addressing
+	// table (linear probing, power-of-two size) of pairs {tag, entry}:
+	// tag = gen24<<40 | (g+1), where gen24 is the low 24 bits of gen, so
+	// a pair is live exactly when its tag carries the current generation,
+	// and the claim of a pair is one CAS (the parallel AddRows needs
+	// that); entry packs gen<<32 | local index as dense's do. It holds the
+	// block's nodes outside the window, not one entry per graph node.
+	// tabLen counts its live pairs (serial inserts). idN bounds the ids
+	// of either mode: every id lies in [0,idN).
+	tab      []uint64
+	tabShift uint // 64 - log2(len(tab)/2)
+	tabLen   int
+	lo       int64
+	idN      int64
+
 	// Scratch of the parallel AddRows (addRowsDense): per edge, the
 	// dense entry it found; per block of edges or rows, a count or the
 	// first bad index.
@@ -84,18 +100,27 @@ func (bb *BlockBuilder) SetTemporal(on bool) {
 	bb.temporal = on
 }
 
-// useDense reports whether the direct-mapped index is in use.
-func (bb *BlockBuilder) useDense() bool { return bb.dense != nil && !bb.temporal }
+// useDense reports whether the direct-mapped index alone is in use.
+func (bb *BlockBuilder) useDense() bool { return bb.dense != nil && bb.tab == nil && !bb.temporal }
+
+// useTab reports whether the bounded table is in use.
+func (bb *BlockBuilder) useTab() bool { return bb.tab != nil && !bb.temporal }
+
+// useIDs reports whether ids are known to lie in [0,idN): the direct-mapped
+// index or the bounded table is in use.
+func (bb *BlockBuilder) useIDs() bool { return (bb.dense != nil || bb.tab != nil) && !bb.temporal }
 
 // UseDenseIDs switches the builder to a direct-mapped index of n entries
 // (8n bytes): every global id passed afterwards must lie in [0,n). It does
 // not change the blocks built, only how fast. n <= 0 switches back to the
 // hash table.
 func (bb *BlockBuilder) UseDenseIDs(n int64) {
+	bb.tab, bb.idN, bb.lo = nil, 0, 0
 	if n <= 0 {
 		bb.dense = nil
 		return
 	}
+	bb.idN = n
 	if int64(len(bb.dense)) != n {
 		bb.dense = make([]uint64, n)
 	} else {
@@ -103,6 +128,148 @@ func (bb *BlockBuilder) UseDenseIDs(n int64) {
 	}
 	bb.nextGen()
 }
+
+// maxTabIDs bounds the ids of the bounded table: an id and one (its +1)
+// must fit in the 40 bits of a tag below the generation.
+const maxTabIDs = 1<<40 - 1
+
+// UseBoundedIDs tells the builder that every global id passed afterwards
+// lies in [0,n), as UseDenseIDs does, but direct-maps only the window
+// [lo,hi) (8 bytes per id in it: a rank's own nodes, the most frequent)
+// and indexes the other ids with a table sized by the block (16 bytes
+// per pair at load <= 1/2): its memory scales with the window and the
+// blocks built, not with the graph, and it keeps the dense mode's tight
+// AddRows passes (serial and parallel). It does not change the blocks
+// built. n <= 0, n beyond 2^40-1 or a window outside [0,n) switches back
+// to the general hash table.
+func (bb *BlockBuilder) UseBoundedIDs(n, lo, hi int64) {
+	if n <= 0 || n > maxTabIDs || lo < 0 || hi < lo || hi > n {
+		bb.dense, bb.tab, bb.idN, bb.lo = nil, nil, 0, 0
+		return
+	}
+	bb.idN, bb.lo = n, lo
+	if int64(len(bb.dense)) != hi-lo || bb.dense == nil {
+		bb.dense = make([]uint64, hi-lo)
+	} else {
+		clear(bb.dense) // entries of an earlier period may carry a live gen
+	}
+	if bb.tab == nil {
+		bb.tab = make([]uint64, 2*16)
+		bb.tabShift = 64 - 4
+	}
+	bb.nextGen()
+}
+
+// IndexBytes returns the bytes of the builder's id index: the dense
+// index, the bounded table and the general hash table.
+func (bb *BlockBuilder) IndexBytes() int64 {
+	return 8*int64(len(bb.dense)) + 8*int64(len(bb.tab)) + 16*int64(len(bb.slots))
+}
+
+// tabTag returns the live tag of id g (in range).
+func (bb *BlockBuilder) tabTag(g int64) uint64 { return uint64(bb.gen&tabGenMask)<<40 | uint64(g+1) }
+
+// tabGenMask is the part of gen that a tag carries.
+const tabGenMask = 1<<24 - 1
+
+// tabHome is the home pair of id g.
+func (bb *BlockBuilder) tabHome(g int64) int { return int((uint64(g) * hashkey.Golden) >> bb.tabShift) }
+
+// ensureTab grows the bounded table, if needed, to hold n ids at load
+// <= 1/2, re-inserting the nodes the block holds so far (their entries
+// are their local indices).
+func (bb *BlockBuilder) ensureTab(n int) {
+	if bb.growTab(n) {
+		w := uint64(len(bb.dense))
+		for i, g := range bb.nodes {
+			if uint64(g-bb.lo) >= w {
+				bb.tabPut(g, int32(i))
+			}
+		}
+	}
+}
+
+// growTab makes the bounded table, empty, large enough for n ids at load
+// <= 1/2 if it is not; it reports whether it made a new one.
+func (bb *BlockBuilder) growTab(n int) bool {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	if 2*size <= len(bb.tab) {
+		return false
+	}
+	bb.tab = make([]uint64, 2*size) // tags of generation 0 are never live
+	bb.tabShift = uint(64 - log2(size))
+	bb.tabLen = 0
+	return true
+}
+
+// tabPut enters id g, known to be absent, with local index v.
+func (bb *BlockBuilder) tabPut(g int64, v int32) {
+	tag, live := bb.tabTag(g), uint64(bb.gen&tabGenMask)
+	mask := len(bb.tab)/2 - 1
+	i := bb.tabHome(g)
+	for bb.tab[2*i]>>40 == live {
+		i = (i + 1) & mask
+	}
+	bb.tab[2*i] = tag
+	bb.tab[2*i+1] = uint64(bb.gen)<<32 | uint64(uint32(v))
+	bb.tabLen++
+}
+
+// insertTab is insert in bounded mode; g is in range. A new node outside
+// the window may grow the table first (the caller appends g to nodes once
+// this returns v).
+func (bb *BlockBuilder) insertTab(g int64, v int32) int32 {
+	if o := uint64(g - bb.lo); o < uint64(len(bb.dense)) {
+		return bb.insertDense(int64(o), v)
+	}
+	tag, live := bb.tabTag(g), uint64(bb.gen&tabGenMask)
+	mask := len(bb.tab)/2 - 1
+	i := bb.tabHome(g)
+	for {
+		k := bb.tab[2*i]
+		if k == tag {
+			return int32(uint32(bb.tab[2*i+1]))
+		}
+		if k>>40 != live {
+			break
+		}
+		i = (i + 1) & mask
+	}
+	if 2*(bb.tabLen+1) > len(bb.tab)/2 {
+		bb.ensureTab(bb.tabLen + 1)
+	}
+	bb.tabPut(g, v)
+	return v
+}
+
+// tabClaim returns the pair of id g (in range), claiming a free one with a
+// CAS if g has none: safe on many goroutines as long as the table has room
+// for every id entered (the parallel passes size it first).
+func (bb *BlockBuilder) tabClaim(g int64, mask int) int {
+	tag, live := bb.tabTag(g), uint64(bb.gen&tabGenMask)
+	i := bb.tabHome(g)
+	for {
+		p := &bb.tab[2*i]
+		k := atomic.LoadUint64(p)
+		if k == tag {
+			return i
+		}
+		if k>>40 != live {
+			if atomic.CompareAndSwapUint64(p, k, tag) {
+				return i
+			}
+			continue // taken meanwhile: look at the same pair again
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// tabParOK reports whether the parallel passes can use the bounded table
+// for n ids: its pair indices must fit the uint32 scratch.
+func tabParOK(n int) bool { return int64(n) <= 1<<30 }
 
 type slot struct {
 	key int64
@@ -163,18 +330,29 @@ func (bb *BlockBuilder) reset(dstGlobal, dstOrig, dstTime []int64) error {
 	bb.relLast = -1
 
 	bb.nextGen()
-	if !bb.useDense() {
+	bb.tabLen = 0
+	switch {
+	case !bb.useIDs():
 		bb.ensureTable(4 * n)
-	} else if n >= par.MinWork && par.Threads() >= parDedupThreads {
+	case bb.useTab() && !tabParOK(n):
+		bb.growTab(n)
+	case n >= par.MinWork && par.Threads() >= parDedupThreads:
+		if bb.useTab() {
+			bb.growTab(n)
+		}
 		return bb.resetDense()
+	case bb.useTab():
+		bb.growTab(n)
 	}
 	for i, g := range bb.nodes {
-		if bb.useDense() && (g < 0 || g >= int64(len(bb.dense))) {
-			return fmt.Errorf("block builder: destination %d has id %d outside [0,%d)", i, g, len(bb.dense))
+		if bb.useIDs() && (g < 0 || g >= bb.idN) {
+			return fmt.Errorf("block builder: destination %d has id %d outside [0,%d)", i, g, bb.idN)
 		}
 		var j int32
 		if bb.useDense() {
 			j = bb.insertDense(g, int32(i))
+		} else if bb.useTab() {
+			j = bb.insertTab(g, int32(i))
 		} else {
 			j = bb.insert(g, bb.timeOf(i), int32(i))
 		}
@@ -193,12 +371,20 @@ func (bb *BlockBuilder) reset(dstGlobal, dstOrig, dstTime []int64) error {
 // its id (CAS, as addRowsDense's first pass), then a destination whose
 // entry holds another index repeats that one. The first bad destination in
 // index order is reported, out of range or repeated, as the loop would.
+//
+// In bounded mode each destination first claims its id's pair of the table
+// (tabClaim) and keeps the pair's index in code; the entry then plays the
+// dense entry's part.
 func (bb *BlockBuilder) resetDense() error {
 	nd := len(bb.nodes)
 	gen := uint64(bb.gen) << 32
-	n := int64(len(bb.dense))
+	n := bb.idN
 	nb := par.NumBlocks(nd, edgeBlock)
 	bb.bad = grow(bb.bad, nb)
+	tab, mask := bb.useTab(), len(bb.tab)/2-1
+	if tab {
+		bb.code = grow(bb.code, nd)
+	}
 	par.Blocks(nd, edgeBlock, nd*8, func(lo, hi int) {
 		bad := -1
 		for i := lo; i < hi; i++ {
@@ -209,7 +395,13 @@ func (bb *BlockBuilder) resetDense() error {
 				}
 				continue
 			}
-			casMin(&bb.dense[g], gen, gen|uint64(i))
+			if o := uint64(g - bb.lo); tab && o >= uint64(len(bb.dense)) {
+				s := bb.tabClaim(g, mask)
+				bb.code[i] = uint32(s)
+				casMin(&bb.tab[2*s+1], gen, gen|uint64(i))
+				continue
+			}
+			casMin(&bb.dense[g-bb.lo], gen, gen|uint64(i))
 		}
 		bb.bad[lo/edgeBlock] = bad
 	})
@@ -224,7 +416,7 @@ func (bb *BlockBuilder) resetDense() error {
 		bad := -1
 		for i := lo; i < hi; i++ {
 			g := bb.nodes[i]
-			if g >= 0 && g < n && uint32(bb.dense[g]) != uint32(i) {
+			if g >= 0 && g < n && bb.dstEntry(i) != uint32(i) {
 				bad = i
 				break
 			}
@@ -233,14 +425,23 @@ func (bb *BlockBuilder) resetDense() error {
 	})
 	for _, i := range bb.bad[:nb] {
 		if i >= 0 && (first < 0 || i < first) {
-			g := bb.nodes[i]
-			return fmt.Errorf("block builder: destination %d (global id %d) repeats destination %d", i, g, uint32(bb.dense[g]))
+			return fmt.Errorf("block builder: destination %d (global id %d) repeats destination %d", i, bb.nodes[i], bb.dstEntry(i))
 		}
 	}
 	if first >= 0 {
 		return fmt.Errorf("block builder: destination %d has id %d outside [0,%d)", first, bb.nodes[first], n)
 	}
 	return nil
+}
+
+// dstEntry is the index held by the entry of destination i's id (in
+// range) after resetDense's first pass.
+func (bb *BlockBuilder) dstEntry(i int) uint32 {
+	g := bb.nodes[i]
+	if o := uint64(g - bb.lo); bb.useTab() && o >= uint64(len(bb.dense)) {
+		return uint32(bb.tab[2*bb.code[i]+1])
+	}
+	return uint32(bb.dense[g-bb.lo])
 }
 
 // casMin lowers *p to v (whose high word is the generation gen) unless it
@@ -354,9 +555,12 @@ func (bb *BlockBuilder) AddRows(offsets []int64, srcGlobal, srcOrig []int64) err
 	if offsets[0] != 0 || offsets[bb.numDst] != int64(len(srcGlobal)) {
 		return fmt.Errorf("block builder: row offsets span [%d,%d) but there are %d neighbors", offsets[0], offsets[bb.numDst], len(srcGlobal))
 	}
-	if bb.useDense() && !bb.typed {
-		if len(srcGlobal) >= par.MinWork && par.Threads() >= parDedupThreads {
+	if bb.useIDs() && !bb.typed {
+		if len(srcGlobal) >= par.MinWork && par.Threads() >= parDedupThreads && (bb.useDense() || tabParOK(bb.numDst+len(srcGlobal))) {
 			return bb.addRowsDense(offsets, srcGlobal, srcOrig)
+		}
+		if bb.useTab() {
+			return bb.addRowsTabSerial(offsets, srcGlobal, srcOrig)
 		}
 		return bb.addRowsDenseSerial(offsets, srcGlobal, srcOrig)
 	}
@@ -431,6 +635,88 @@ func (bb *BlockBuilder) addRowsDenseSerial(offsets []int64, srcGlobal, srcOrig [
 	return nil
 }
 
+// addRowsTabSerial is addRowsDenseSerial in bounded mode: the same pass,
+// with the table's probe in place of the direct-mapped read.
+func (bb *BlockBuilder) addRowsTabSerial(offsets []int64, srcGlobal, srcOrig []int64) error {
+	nd, E := bb.numDst, len(srcGlobal)
+	if E > maxLocal {
+		return fmt.Errorf("block builder: more than %d edges in one block", maxLocal)
+	}
+	bb.indptr = grow(bb.indptr, nd+1)
+	bb.indptr[0] = 0
+	for i := range nd {
+		if offsets[i+1] < offsets[i] {
+			return fmt.Errorf("block builder: row offsets decrease at destination %d", i)
+		}
+		bb.indptr[i+1] = int32(offsets[i+1])
+	}
+	bb.indices = grow(bb.indices, E)
+	n := bb.idN
+	live := uint64(bb.gen&tabGenMask) << 40
+	gen := uint64(bb.gen) << 32
+	tab, shift := bb.tab, bb.tabShift
+	mask := len(tab)/2 - 1
+	dense, lo, w := bb.dense, bb.lo, uint64(len(bb.dense))
+	for e, g := range srcGlobal {
+		if g < 0 || g >= n {
+			return fmt.Errorf("block builder: source id %d outside [0,%d)", g, n)
+		}
+		if o := uint64(g - lo); o < w {
+			x := dense[o]
+			if x&^0xffffffff == gen {
+				bb.indices[e] = int32(uint32(x))
+				continue
+			}
+			k := len(bb.nodes)
+			if k == maxLocal {
+				return fmt.Errorf("block builder: more than %d nodes in one block", maxLocal)
+			}
+			dense[o] = gen | uint64(k)
+			bb.nodes = append(bb.nodes, g)
+			bb.orig = append(bb.orig, srcOrig[e])
+			bb.indices[e] = int32(k)
+			continue
+		}
+		tag := live | uint64(g+1)
+		i := int((uint64(g) * hashkey.Golden) >> shift)
+		for {
+			k := tab[2*i]
+			if k == tag {
+				bb.indices[e] = int32(uint32(tab[2*i+1]))
+				goto next
+			}
+			if k&^(1<<40-1) != live {
+				break
+			}
+			i = (i + 1) & mask
+		}
+		{
+			k := len(bb.nodes)
+			if k == maxLocal {
+				return fmt.Errorf("block builder: more than %d nodes in one block", maxLocal)
+			}
+			if 2*(bb.tabLen+1) > len(tab)/2 {
+				bb.ensureTab(bb.tabLen + 1)
+				tab, shift = bb.tab, bb.tabShift
+				mask = len(tab)/2 - 1
+				i = int((uint64(g) * hashkey.Golden) >> shift)
+				for tab[2*i]&^(1<<40-1) == live {
+					i = (i + 1) & mask
+				}
+			}
+			tab[2*i] = tag
+			tab[2*i+1] = gen | uint64(k)
+			bb.tabLen++
+			bb.nodes = append(bb.nodes, g)
+			bb.orig = append(bb.orig, srcOrig[e])
+			bb.indices[e] = int32(k)
+		}
+	next:
+	}
+	bb.row = nd
+	return nil
+}
+
 // addRowsDense is AddRows in dense mode (untyped, untimed) on all threads,
 // building exactly the block the serial path builds. A node's local index
 // is its order of first appearance: destinations first, then the edges in
@@ -470,13 +756,22 @@ func (bb *BlockBuilder) addRowsDense(offsets []int64, srcGlobal, srcOrig []int64
 			return fmt.Errorf("block builder: row offsets decrease at destination %d", i)
 		}
 	}
-	// Pass 1: the minimum code per id.
+	// Pass 1: the minimum code per id. In bounded mode each edge first
+	// claims its id's pair (the table is sized for every id first, so no
+	// claim fails) and keeps the pair's index in code.
 	nb := par.NumBlocks(E, edgeBlock)
 	gen := uint64(bb.gen) << 32
-	n := int64(len(bb.dense))
-	par.Blocks(E, edgeBlock, E*8, func(lo, hi int) {
+	n := bb.idN
+	bb.code = grow(bb.code, E)
+	tab := bb.useTab()
+	if tab {
+		bb.ensureTab(nd + E)
+	}
+	mask := len(bb.tab)/2 - 1
+	lo, w := bb.lo, uint64(len(bb.dense))
+	par.Blocks(E, edgeBlock, E*8, func(b0, b1 int) {
 		bad := -1
-		for e := lo; e < hi; e++ {
+		for e := b0; e < b1; e++ {
 			g := srcGlobal[e]
 			if g < 0 || g >= n {
 				if bad < 0 {
@@ -484,9 +779,15 @@ func (bb *BlockBuilder) addRowsDense(offsets []int64, srcGlobal, srcOrig []int64
 				}
 				continue
 			}
-			casMin(&bb.dense[g], gen, gen|uint64(uint32(nd+e)))
+			if o := uint64(g - lo); tab && o >= w {
+				s := bb.tabClaim(g, mask)
+				bb.code[e] = uint32(s)
+				casMin(&bb.tab[2*s+1], gen, gen|uint64(uint32(nd+e)))
+				continue
+			}
+			casMin(&bb.dense[g-lo], gen, gen|uint64(uint32(nd+e)))
 		}
-		bb.bad[lo/edgeBlock] = bad
+		bb.bad[b0/edgeBlock] = bad
 	})
 	for _, e := range bb.bad[:nb] {
 		if e >= 0 {
@@ -495,18 +796,22 @@ func (bb *BlockBuilder) addRowsDense(offsets []int64, srcGlobal, srcOrig []int64
 	}
 	// Pass 2: each edge's winning code, and the first appearances per
 	// block.
-	bb.code = grow(bb.code, E)
 	bb.blk = grow(bb.blk, nb)
-	par.Blocks(E, edgeBlock, E*4, func(lo, hi int) {
+	par.Blocks(E, edgeBlock, E*4, func(b0, b1 int) {
 		c := 0
-		for e := lo; e < hi; e++ {
-			v := uint32(bb.dense[srcGlobal[e]])
+		for e := b0; e < b1; e++ {
+			var v uint32
+			if o := uint64(srcGlobal[e] - lo); tab && o >= w {
+				v = uint32(bb.tab[2*bb.code[e]+1])
+			} else {
+				v = uint32(bb.dense[o])
+			}
 			bb.code[e] = v
 			if v == uint32(nd+e) {
 				c++
 			}
 		}
-		bb.blk[lo/edgeBlock] = c
+		bb.blk[b0/edgeBlock] = c
 	})
 	fresh := par.Offsets(bb.blk)
 	if int64(nd)+int64(fresh) > maxLocal {
@@ -570,11 +875,15 @@ func (bb *BlockBuilder) addSource(g, o int64) error {
 	n := len(bb.nodes)
 	var j int32
 	var t int64
-	if bb.useDense() {
-		if g < 0 || g >= int64(len(bb.dense)) {
-			return fmt.Errorf("block builder: source id %d outside [0,%d)", g, len(bb.dense))
+	if bb.useIDs() {
+		if g < 0 || g >= bb.idN {
+			return fmt.Errorf("block builder: source id %d outside [0,%d)", g, bb.idN)
 		}
-		j = bb.insertDense(g, int32(n))
+		if bb.useDense() {
+			j = bb.insertDense(g, int32(n))
+		} else {
+			j = bb.insertTab(g, int32(n))
+		}
 	} else {
 		t = bb.timeOf(bb.row)
 		j = bb.insert(g, t, int32(n))
@@ -711,7 +1020,14 @@ func (bb *BlockBuilder) nextGen() {
 		// Generation counter wrapped: stale slots could look live again.
 		clear(bb.slots)
 		clear(bb.dense)
+		clear(bb.tab)
 		bb.gen = 1
+	}
+	if bb.gen&tabGenMask == 0 {
+		// The tags' 24 bits wrapped: old tags could look live again, and
+		// tags of generation 0 (a fresh table) must never be live.
+		clear(bb.tab)
+		bb.gen++
 	}
 }
 

@@ -63,12 +63,32 @@ func TestExcluderThreads(t *testing.T) {
 	}
 }
 
-// TestBlockBuilderThreads: in dense mode, AddRows builds the block that
-// AddNeighbors row by row builds (node order included), with its serial
-// pass (1 thread) and its parallel one (4 threads),
-// twice in a row on one builder (stale dense entries of the first block
-// must not leak into the second).
+// indexModes are the id indexes of a builder whose ids lie in [0,n):
+// the direct-mapped one and the bounded one (a window and a table) with
+// a window of a sixth, none and all, which must build the same blocks with
+// the same errors.
+var indexModes = []struct {
+	name string
+	use  func(bb *BlockBuilder, n int64)
+}{
+	{"dense", (*BlockBuilder).UseDenseIDs},
+	{"bounded", func(bb *BlockBuilder, n int64) { bb.UseBoundedIDs(n, n/3, n/2) }}, // a rank's share of 6
+	{"table", func(bb *BlockBuilder, n int64) { bb.UseBoundedIDs(n, 0, 0) }},       // no window
+	{"window", func(bb *BlockBuilder, n int64) { bb.UseBoundedIDs(n, 0, n) }},      // one rank
+}
+
+// TestBlockBuilderThreads: in dense and bounded mode, AddRows builds the
+// block that AddNeighbors row by row builds (node order included), with its
+// serial pass (1 thread) and its parallel one (4 threads), three times in
+// a row on one builder (stale entries of a block must not leak into the
+// next).
 func TestBlockBuilderThreads(t *testing.T) {
+	for _, m := range indexModes {
+		t.Run(m.name, func(t *testing.T) { testBlockBuilderThreads(t, m.use) })
+	}
+}
+
+func testBlockBuilderThreads(t *testing.T, use func(*BlockBuilder, int64)) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n = 30000
 	build := func(threads int, bb *BlockBuilder, dst, offsets, srcG []int64) Block {
@@ -80,8 +100,8 @@ func TestBlockBuilderThreads(t *testing.T) {
 	}
 	var one, four, rowByRow BlockBuilder
 	rowByRow.UseDenseIDs(n)
-	one.UseDenseIDs(n)
-	four.UseDenseIDs(n)
+	use(&one, n)
+	use(&four, n)
 	for round := range 3 {
 		rows := 8000 + 1000*round
 		perm := rng.Perm(n)[:rows]
@@ -104,8 +124,9 @@ func TestBlockBuilderThreads(t *testing.T) {
 	}
 }
 
-// BenchmarkAddRowsDense measures the dense-mode AddRows on 1 and 2 threads
-// (the serial path and the parallel one): 8192 destinations with about 40
+// BenchmarkAddRowsDense measures AddRows with the dense index and the
+// bounded table on 1, 2 and 4 threads (the serial path and the parallel
+// one): 8192 destinations with about 40
 // random neighbors each among 200k nodes, the layer-wise inference shape.
 //
 //	go test -run '^$' -bench AddRowsDense ./sample/
@@ -125,38 +146,46 @@ func BenchmarkAddRowsDense(b *testing.B) {
 		}
 		offsets = append(offsets, int64(len(srcG)))
 	}
-	for _, c := range []struct {
-		name    string
-		threads int
-		perRow  bool // AddNeighbors row by row (the general path)
-	}{{"rows", 1, true}, {"threads=1", 1, false}, {"threads=2", 2, false}, {"threads=4", 4, false}} {
-		b.Run(c.name, func(b *testing.B) {
-			prev := runtime.GOMAXPROCS(c.threads)
-			defer runtime.GOMAXPROCS(prev)
-			var bb BlockBuilder
-			bb.UseDenseIDs(n)
-			var out Block
-			b.ReportAllocs()
-			cpu0 := cpuTime()
-			for b.Loop() {
-				if err := bb.Reset(dst, dst); err != nil {
-					b.Fatal(err)
-				}
-				if c.perRow {
-					for i := range rows {
-						if err := bb.AddNeighbors(i, srcG[offsets[i]:offsets[i+1]], srcG[offsets[i]:offsets[i+1]]); err != nil {
-							b.Fatal(err)
-						}
-					}
-				} else if err := bb.AddRows(offsets, srcG, srcG); err != nil {
-					b.Fatal(err)
-				}
-				bb.BlockInto(&out)
-			}
-			b.ReportMetric(float64(len(srcG))*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
-			b.ReportMetric(float64(len(srcG))*float64(b.N)/(cpuTime()-cpu0).Seconds(), "edges/cpu-s")
-		})
+	for _, m := range indexModes {
+		for _, c := range []struct {
+			name    string
+			threads int
+			perRow  bool // AddNeighbors row by row (the general path)
+		}{{"rows", 1, true}, {"threads=1", 1, false}, {"threads=2", 2, false}, {"threads=4", 4, false}} {
+			benchAddRows(b, m.name+"/"+c.name, m.use, c.threads, c.perRow, n, dst, offsets, srcG)
+		}
 	}
+}
+
+// benchAddRows is one case of BenchmarkAddRowsDense: use picks the index,
+// perRow adds the rows one by one (the general path).
+func benchAddRows(b *testing.B, name string, use func(*BlockBuilder, int64), threads int, perRow bool, n int64, dst, offsets, srcG []int64) {
+	b.Run(name, func(b *testing.B) {
+		prev := runtime.GOMAXPROCS(threads)
+		defer runtime.GOMAXPROCS(prev)
+		var bb BlockBuilder
+		use(&bb, n)
+		var out Block
+		b.ReportAllocs()
+		cpu0 := cpuTime()
+		for b.Loop() {
+			if err := bb.Reset(dst, dst); err != nil {
+				b.Fatal(err)
+			}
+			if perRow {
+				for i := range dst {
+					if err := bb.AddNeighbors(i, srcG[offsets[i]:offsets[i+1]], srcG[offsets[i]:offsets[i+1]]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else if err := bb.AddRows(offsets, srcG, srcG); err != nil {
+				b.Fatal(err)
+			}
+			bb.BlockInto(&out)
+		}
+		b.ReportMetric(float64(len(srcG))*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
+		b.ReportMetric(float64(len(srcG))*float64(b.N)/(cpuTime()-cpu0).Seconds(), "edges/cpu-s")
+	})
 }
 
 // cpuTime is the process's user+system CPU time: the machine the
@@ -189,16 +218,18 @@ func TestAddRowsDenseErrors(t *testing.T) {
 			{"id too large", func(_, s []int64) { s[len(s)/2] = n }, "source id 30000 outside [0,30000)"},
 			{"negative id", func(_, s []int64) { s[len(s)-1] = -4 }, "source id -4 outside [0,30000)"},
 		} {
-			for _, threads := range []int{1, 4} {
-				o, s := slices.Clone(offsets), slices.Clone(srcG)
-				tc.spoil(o, s)
-				prev := runtime.GOMAXPROCS(threads)
-				var bb BlockBuilder
-				bb.UseDenseIDs(n)
-				require.NoError(t, bb.Reset(dst, dst))
-				err := bb.AddRows(o, s, s)
-				runtime.GOMAXPROCS(prev)
-				require.ErrorContains(t, err, tc.want, "%s, %d rows, %d threads", tc.name, rows, threads)
+			for _, m := range indexModes {
+				for _, threads := range []int{1, 4} {
+					o, s := slices.Clone(offsets), slices.Clone(srcG)
+					tc.spoil(o, s)
+					prev := runtime.GOMAXPROCS(threads)
+					var bb BlockBuilder
+					m.use(&bb, n)
+					require.NoError(t, bb.Reset(dst, dst))
+					err := bb.AddRows(o, s, s)
+					runtime.GOMAXPROCS(prev)
+					require.ErrorContains(t, err, tc.want, "%s, %s, %d rows, %d threads", m.name, tc.name, rows, threads)
+				}
 			}
 		}
 	}
@@ -219,27 +250,29 @@ func TestResetDenseErrors(t *testing.T) {
 		{"repeat before out of range", func(d []int64) { d[50000] = d[7]; d[60000] = n }, "destination 50000 (global id 7) repeats destination 7"},
 		{"out of range first", func(d []int64) { d[50000] = -1; d[60000] = d[7] }, "destination 50000 has id -1 outside [0,300000)"},
 	} {
-		for _, threads := range []int{1, 4} {
-			d := make([]int64, rows)
-			for i := range d {
-				d[i] = int64(i)
+		for _, m := range indexModes {
+			for _, threads := range []int{1, 4} {
+				d := make([]int64, rows)
+				for i := range d {
+					d[i] = int64(i)
+				}
+				tc.spoil(d)
+				prev := runtime.GOMAXPROCS(threads)
+				var bb BlockBuilder
+				m.use(&bb, n)
+				err := bb.Reset(d, d)
+				if err == nil {
+					// A fine list is usable: destinations keep their indices.
+					require.NoError(t, bb.AddRows(make([]int64, rows+1), []int64{}, []int64{}))
+				}
+				runtime.GOMAXPROCS(prev)
+				if tc.want == "" {
+					require.NoError(t, err, "%s, %s, %d threads", m.name, tc.name, threads)
+					require.Equal(t, d, bb.Block().Nodes)
+					continue
+				}
+				require.EqualError(t, err, "block builder: "+tc.want, "%s, %s, %d threads", m.name, tc.name, threads)
 			}
-			tc.spoil(d)
-			prev := runtime.GOMAXPROCS(threads)
-			var bb BlockBuilder
-			bb.UseDenseIDs(n)
-			err := bb.Reset(d, d)
-			if err == nil {
-				// A fine list is usable: destinations keep their indices.
-				require.NoError(t, bb.AddRows(make([]int64, rows+1), []int64{}, []int64{}))
-			}
-			runtime.GOMAXPROCS(prev)
-			if tc.want == "" {
-				require.NoError(t, err, "%s, %d threads", tc.name, threads)
-				require.Equal(t, d, bb.Block().Nodes)
-				continue
-			}
-			require.EqualError(t, err, "block builder: "+tc.want, "%s, %d threads", tc.name, threads)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"mpignn/graph"
 )
 
@@ -218,36 +220,63 @@ func TestBlockBuilder(t *testing.T) {
 	}
 }
 
-// TestBlockBuilderDense checks that dense mode builds the same blocks as
-// the hash table and rejects ids outside its range.
+// TestBlockBuilderDense checks that dense and bounded mode build the same
+// blocks as the hash table, row by row and in bulk, across generations
+// (the bounded table's 24-bit tags wrap among them), and reject ids outside
+// their range.
 func TestBlockBuilderDense(t *testing.T) {
-	var hash, dense BlockBuilder
-	dense.UseDenseIDs(100)
-	src := []int64{5, 7, 5, 99, 0, 7, 42}
-	for round := range 3 { // several generations
-		dst := []int64{int64(round), 50}
-		for _, bb := range []*BlockBuilder{&hash, &dense} {
-			if err := bb.Reset(dst, dst); err != nil {
-				t.Fatal(err)
+	for _, m := range indexModes {
+		t.Run(m.name, func(t *testing.T) {
+			var hash, idx BlockBuilder
+			m.use(&idx, 100)
+			idx.gen = tabGenMask - 3 // the tags wrap in round 2 or 3
+			src := []int64{5, 7, 5, 99, 0, 7, 42}
+			for round := range 6 {
+				dst := []int64{int64(round), 50}
+				for _, bb := range []*BlockBuilder{&hash, &idx} {
+					require.NoError(t, bb.Reset(dst, dst))
+					require.NoError(t, bb.AddNeighbors(1, src, src))
+				}
+				h, d := hash.Block(), idx.Block()
+				require.Equal(t, h, d, "round %d", round)
+				// Bulk: the same rows through AddRows.
+				require.NoError(t, idx.Reset(dst, dst))
+				require.NoError(t, idx.AddRows([]int64{0, 0, int64(len(src))}, src, src))
+				require.Equal(t, h, idx.Block(), "round %d, AddRows", round)
 			}
-			if err := bb.AddNeighbors(1, src, src); err != nil {
-				t.Fatal(err)
-			}
-		}
-		h, d := hash.Block(), dense.Block()
-		if !slices.Equal(h.Nodes, d.Nodes) || !slices.Equal(h.Indices, d.Indices) || !slices.Equal(h.Indptr, d.Indptr) {
-			t.Fatalf("round %d: dense %+v, hash %+v", round, d, h)
-		}
+			require.EqualError(t, idx.Reset([]int64{100}, []int64{100}), "block builder: destination 0 has id 100 outside [0,100)")
+			require.NoError(t, idx.Reset([]int64{1}, []int64{1}))
+			require.EqualError(t, idx.AddNeighbors(0, []int64{-1}, []int64{-1}), "block builder: source id -1 outside [0,100)")
+		})
 	}
-	if err := dense.Reset([]int64{100}, []int64{100}); err == nil {
-		t.Error("destination outside the dense range accepted")
+}
+
+// TestBlockBuilderBoundedGrows: the bounded table grows with the block
+// (from its 16 slots, through rehashes in the middle of a row and of
+// AddRows) and not with the id range, and builds the hash table's blocks.
+func TestBlockBuilderBoundedGrows(t *testing.T) {
+	const n = 1 << 36 // a range no dense index could hold
+	var hash, bd BlockBuilder
+	bd.UseBoundedIDs(n, 0, 0)
+	var src []int64
+	for i := range int64(3000) {
+		src = append(src, (i*7919)%2000*(n/2000)) // 2000 distinct ids, repeated
 	}
-	if err := dense.Reset([]int64{1}, []int64{1}); err != nil {
-		t.Fatal(err)
+	dst := []int64{n - 1, 3}
+	for _, bb := range []*BlockBuilder{&hash, &bd} {
+		require.NoError(t, bb.Reset(dst, dst))
+		require.NoError(t, bb.AddNeighbors(0, src[:1000], src[:1000]))
+		require.NoError(t, bb.AddNeighbors(1, src[1000:], src[1000:]))
 	}
-	if err := dense.AddNeighbors(0, []int64{-1}, []int64{-1}); err == nil {
-		t.Error("source outside the dense range accepted")
-	}
+	want := hash.Block()
+	require.Equal(t, want, bd.Block())
+	require.NoError(t, bd.Reset(dst, dst))
+	require.NoError(t, bd.AddRows([]int64{0, 1000, 3000}, src, src))
+	require.Equal(t, want, bd.Block())
+	require.Less(t, bd.IndexBytes(), int64(1<<20), "the table is sized by the block")
+	// Past 2^40-1 ids the builder falls back to the general hash table.
+	bd.UseBoundedIDs(1<<41, 0, 0)
+	require.NoError(t, bd.Reset([]int64{1 << 40}, []int64{0}))
 }
 
 // TestBlockBuilderManyNodes grows the hash table through several rehashes.

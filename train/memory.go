@@ -18,23 +18,51 @@ type MemoryEstimate struct {
 	Adam        float64 // Adam's first and second moments; 0 for inference
 	Best        float64 // the best-validation copy of the weights; 0 for inference
 	Activations float64 // the largest step's inputs, activations and their gradients
+	// Store lists what the rank's sampling store allocates besides the
+	// model (its share of the graph and features, tables replicated on
+	// every rank, indexes), each part named; the caller fills it.
+	Store []MemoryPart
+}
+
+// MemoryPart is one named allocation of an estimate, in bytes.
+type MemoryPart struct {
+	Name  string
+	Bytes float64
 }
 
 // Total is the sum of all parts.
 func (e MemoryEstimate) Total() float64 {
-	return e.Params + e.Grads + e.Adam + e.Best + e.Activations
+	t := e.Params + e.Grads + e.Adam + e.Best + e.Activations
+	for _, p := range e.Store {
+		t += p.Bytes
+	}
+	return t
+}
+
+// parts lists every part of the estimate, named, model parts first.
+func (e MemoryEstimate) parts() []MemoryPart {
+	return append([]MemoryPart{{"parameters", e.Params}, {"gradients", e.Grads}, {"Adam", e.Adam}, {"best copy", e.Best}, {"activations", e.Activations}}, e.Store...)
+}
+
+// Largest returns the biggest part (the first of equals): what to shrink
+// first when a job does not fit.
+func (e MemoryEstimate) Largest() MemoryPart {
+	var big MemoryPart
+	for _, p := range e.parts() {
+		if p.Bytes > big.Bytes {
+			big = p
+		}
+	}
+	return big
 }
 
 // String lists the total and its non-zero parts, e.g.
 // "~7.4 TiB (parameters 1.8 TiB, gradients 1.8 TiB, Adam 3.7 TiB, ...)".
 func (e MemoryEstimate) String() string {
 	var parts []string
-	for _, p := range []struct {
-		name string
-		b    float64
-	}{{"parameters", e.Params}, {"gradients", e.Grads}, {"Adam", e.Adam}, {"best copy", e.Best}, {"activations", e.Activations}} {
-		if p.b > 0 {
-			parts = append(parts, p.name+" "+osx.FormatBytes(p.b))
+	for _, p := range e.parts() {
+		if p.Bytes > 0 {
+			parts = append(parts, p.Name+" "+osx.FormatBytes(p.Bytes))
 		}
 	}
 	return fmt.Sprintf("~%s (%s)", osx.FormatBytes(e.Total()), strings.Join(parts, ", "))
@@ -179,7 +207,9 @@ func (c Config) EstimateInference(fanouts []int, batch int, numNodes int64) Memo
 // CheckMemory refuses an estimate that does not fit: available is the
 // node's available memory in bytes (0 = unknown: only the address-space
 // bound applies) shared by ranksHere ranks, and hint says which flags to
-// lower. The error gives the estimate and what is available.
+// lower. The error gives the estimate and what is available, and names
+// its largest part when the estimate has store parts (the model's parts
+// are named by the hint).
 func CheckMemory(e MemoryEstimate, available int64, ranksHere int, hint string) error {
 	need := e.Total()
 	ranksHere = max(ranksHere, 1)
@@ -193,8 +223,12 @@ func CheckMemory(e MemoryEstimate, available int64, ranksHere int, hint string) 
 		if ranksHere > 1 {
 			per = fmt.Sprintf(" for %d ranks (%s each)", ranksHere, osx.FormatBytes(float64(available)/float64(ranksHere)))
 		}
-		return fmt.Errorf("model needs %s per rank but this node has %s available%s; %s",
-			e, osx.FormatBytes(float64(available)), per, hint)
+		big := ""
+		if l := e.Largest(); len(e.Store) > 0 && l.Bytes > 0 {
+			big = fmt.Sprintf("; the largest part is %s (%s)", l.Name, osx.FormatBytes(l.Bytes))
+		}
+		return fmt.Errorf("model needs %s per rank but this node has %s available%s%s; %s",
+			e, osx.FormatBytes(float64(available)), per, big, hint)
 	}
 	return nil
 }

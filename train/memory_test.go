@@ -87,3 +87,39 @@ func TestCheckMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckMemoryNamesLargest: an estimate with store parts that does not
+// fit is refused in one line naming its largest part, model or store; one
+// that fits passes, and the model-only message is unchanged.
+func TestCheckMemoryNamesLargest(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		name      string
+		e         MemoryEstimate
+		available int64
+		want      string // "" = fits
+	}{
+		{"fits", MemoryEstimate{Params: gib, Store: []MemoryPart{{"degree table", gib}}}, 4 * gib, ""},
+		{"store part largest", MemoryEstimate{Params: gib, Store: []MemoryPart{{"graph share", 2 * gib}, {"degree table", 3 * gib}}}, 4 * gib,
+			"; the largest part is degree table (3 GiB); lower it"},
+		{"model part largest", MemoryEstimate{Activations: 5 * gib, Store: []MemoryPart{{"feature share", gib}}}, 4 * gib,
+			"; the largest part is activations (5 GiB); lower it"},
+		{"model only", MemoryEstimate{Activations: 5 * gib}, 4 * gib, "available; lower it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckMemory(tc.e, tc.available, 1, "lower it")
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "\n")
+			for _, p := range tc.e.Store {
+				assert.Contains(t, err.Error(), p.Name, "the estimate lists every part")
+			}
+		})
+	}
+	assert.Equal(t, MemoryPart{"b", 3}, MemoryEstimate{Params: 1, Store: []MemoryPart{{"a", 2}, {"b", 3}, {"c", 3}}}.Largest())
+	assert.Equal(t, 6.0, MemoryEstimate{Params: 1, Store: []MemoryPart{{"a", 2}, {"b", 3}}}.Total())
+}

@@ -336,9 +336,12 @@ func (s *Sampler) finishRows(dstG []int64, out *sample.Block, st *sample.SampleS
 func (s *Sampler) startBlock(dstG, dstO []int64) ([]int64, []int64, error) {
 	bb := &s.sm.bb
 	if !s.sm.dense {
-		// Global ids of this store lie in [0,NumNodes): the builder's
-		// direct-mapped index is faster than its hash table.
-		bb.UseDenseIDs(s.g.n)
+		// Global ids of this store lie in [0,NumNodes): the builder
+		// direct-maps this rank's own ids (the most frequent, and on one
+		// rank all of them, as fast as the whole-graph index was) and
+		// keeps the others in a table sized by the block, so its memory
+		// is 8 bytes per owned node, not per graph node (issue 40 §2).
+		bb.UseBoundedIDs(s.g.n, s.g.lo, s.g.hi)
 		s.sm.dense = true
 	}
 	var err error

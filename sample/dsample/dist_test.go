@@ -170,7 +170,7 @@ func TestGatherFeatures(t *testing.T) {
 			// 40 rows of hot cache.
 			s := f.openStore(t, tr, float64(40*testDim*4)/(1<<20))
 			// Both cache lookups: the slot map, and the binary search used
-			// when the map would be too big.
+			// without one.
 			for _, slots := range []bool{true, false} {
 				if !slots {
 					s.feat.tables[0].cacheSlot = nil

@@ -78,9 +78,11 @@ type featTable struct {
 	// cacheSlot maps a global id to its cached row in O(1) instead of two
 	// binary searches per row (which made a large hot cache slower than
 	// reading the rows remotely): 0 = not cached, k > 0 = hot row k-1,
-	// k < 0 = halo row -k-1. Nil when the caches are empty or the map would
-	// exceed cacheSlotMaxBytes; Gather then falls back to binary search.
-	cacheSlot []int32
+	// k < 0 = halo row -k-1. It is a hash table sized by the cached rows
+	// (it was an array of 4 bytes per graph node on every rank: issue 40
+	// §2). Nil when the caches are empty; Gather then falls back to binary
+	// search.
+	cacheSlot *slotMap
 
 	// typed maps new global ids to the table's rows in a heterogeneous
 	// partition, where a table holds one node type's rows indexed by
@@ -157,7 +159,7 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 	if err := f.fillHotCache(tb, p, cacheMB); err != nil {
 		return nil, fmt.Errorf("open feature store: %s hot cache: %w", NodeFeat(), err)
 	}
-	tb.buildCacheSlots(f.n)
+	tb.buildCacheSlots()
 	ok = true
 	return f, nil
 }
@@ -454,23 +456,70 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 	return nil
 }
 
-// cacheSlotMaxBytes bounds the cache slot map (4 bytes per graph node): it
-// covers graphs up to 64 M nodes; larger ones use binary search.
-const cacheSlotMaxBytes = 256 << 20
-
-func (tb *featTable) buildCacheSlots(n int64) {
-	if len(tb.haloIDs)+len(tb.hotIDs) == 0 || 4*n > cacheSlotMaxBytes ||
-		len(tb.haloIDs) >= math.MaxInt32 || len(tb.hotIDs) >= math.MaxInt32 {
+func (tb *featTable) buildCacheSlots() {
+	if len(tb.haloIDs)+len(tb.hotIDs) == 0 || len(tb.haloIDs) >= math.MaxInt32 || len(tb.hotIDs) >= math.MaxInt32 {
 		return
 	}
-	tb.cacheSlot = make([]int32, n)
+	m := newSlotMap(len(tb.haloIDs) + len(tb.hotIDs))
 	for j, v := range tb.haloIDs {
-		tb.cacheSlot[v] = -int32(j) - 1
+		m.put(v, -int32(j)-1)
 	}
 	for j, v := range tb.hotIDs {
-		tb.cacheSlot[v] = int32(j) + 1
+		m.put(v, int32(j)+1)
+	}
+	tb.cacheSlot = m
+}
+
+// slotMap is an open-addressing hash table (linear probing, power-of-two
+// size, load <= 1/2) from a non-negative id to a non-zero int32: 12 bytes
+// a slot, two slots per cached row.
+type slotMap struct {
+	keys  []int64 // id+1; 0 = empty
+	vals  []int32
+	shift uint // 64 - log2(len(keys))
+}
+
+// fibMul is 2^64/φ: Fibonacci hashing spreads consecutive ids over the
+// table (hashkey.Golden's value; that package is not a dependency here).
+const fibMul = 0x9E3779B97F4A7C15
+
+// newSlotMap returns an empty map for up to n ids.
+func newSlotMap(n int) *slotMap {
+	size, lg := 16, 4
+	for size < 2*n {
+		size *= 2
+		lg++
+	}
+	return &slotMap{keys: make([]int64, size), vals: make([]int32, size), shift: uint(64 - lg)}
+}
+
+// put sets id's value to v (id >= 0, at most n ids in all).
+func (m *slotMap) put(id int64, v int32) {
+	mask := len(m.keys) - 1
+	i := int((uint64(id) * fibMul) >> m.shift)
+	for m.keys[i] != 0 && m.keys[i] != id+1 {
+		i = (i + 1) & mask
+	}
+	m.keys[i], m.vals[i] = id+1, v
+}
+
+// get returns id's value, 0 if it has none.
+func (m *slotMap) get(id int64) int32 {
+	mask := len(m.keys) - 1
+	i := int((uint64(id) * fibMul) >> m.shift)
+	for {
+		switch m.keys[i] {
+		case id + 1:
+			return m.vals[i]
+		case 0:
+			return 0
+		}
+		i = (i + 1) & mask
 	}
 }
+
+// bytes returns the map's memory.
+func (m *slotMap) bytes() int64 { return 12 * int64(len(m.keys)) }
 
 // cachedRow returns the cached row of non-owned node v (in range) and
 // whether it came from the halo cache; nil if v is not cached.
@@ -490,7 +539,7 @@ func (tb *featTable) cachedRow(v int64) (row []float32, halo bool) {
 // index in the halo (halo set) or hot cache; ok is false if not cached.
 func (tb *featTable) cacheIndex(v int64) (j int, halo, ok bool) {
 	if tb.cacheSlot != nil {
-		switch k := int(tb.cacheSlot[v]); {
+		switch k := int(tb.cacheSlot.get(v)); {
 		case k > 0:
 			return k - 1, false, true
 		case k < 0:

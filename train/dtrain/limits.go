@@ -57,7 +57,7 @@ func batchField(lo dsample.LoaderOptions) string {
 // fit in memory. It is collective.
 // lo is the loader's options as the run resolved them (split and eval
 // fanouts filled in).
-func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, model train.Config) error {
+func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, so dsample.StoreOptions, model train.Config) error {
 	var err error
 	if lo.GlobalBatch == 0 && lo.Batch > math.MaxInt32/c.Size() {
 		// Global batches index seeds with ints and every rank's share is
@@ -71,9 +71,45 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 	if err := collectives.Agree(c, err); err != nil {
 		return err
 	}
-	if err := checkFits(c, model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.RankShare(c.Size()), meta.NumNodes),
-		"lower {Model.Hidden}, "+batchField(lo)+" or {Loader.Fanouts}"); err != nil {
+	e := model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.RankShare(c.Size()), meta.NumNodes)
+	e.Store = storeParts(meta, c.Rank(), so)
+	if err := checkFits(c, e, "lower {Model.Hidden}, "+batchField(lo)+" or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil
+}
+
+// storeParts estimates what rank's sampling store allocates (see
+// dsample.Store): its share of the adjacency ({first edge, degree} per node
+// and relation, {new id, original id} per in-edge) and of the features,
+// the degree table replicated on every rank when one-sided reads may build
+// it (16 bytes per node and relation, up to {Store.DegreeTableMB}), the
+// block builder's window over its own nodes (8 bytes each) and the hot
+// cache with its slot map (two 12-byte slots per row). The blocks' table
+// and the halo cache scale with a step and a partition's cut, which the
+// model's activations and the partition's halo already bound.
+func storeParts(meta *partition.Meta, rank int, so dsample.StoreOptions) []train.MemoryPart {
+	if meta == nil || rank < 0 || rank >= len(meta.Parts) {
+		return nil
+	}
+	pi := meta.Parts[rank]
+	R := float64(max(meta.NumRels(), 1))
+	parts := []train.MemoryPart{
+		{Name: "graph share", Bytes: 16*float64(pi.Nodes)*R + 16*float64(pi.Edges)},
+		{Name: "feature share", Bytes: 4 * float64(pi.Nodes) * float64(meta.FeatDim)},
+		{Name: "block index", Bytes: 8 * float64(pi.Nodes)},
+	}
+	limit := so.DegreeTableMB
+	if limit == 0 {
+		limit = 256
+	}
+	if deg := 16 * float64(meta.NumNodes) * R; so.Transport != collectives.TransportAlltoallv && limit > 0 && deg <= limit*(1<<20) {
+		parts = append(parts, train.MemoryPart{Name: "degree table", Bytes: deg})
+	}
+	if so.CacheMB > 0 && meta.FeatDim > 0 {
+		cache := so.CacheMB * (1 << 20)
+		rows := cache / (4 * float64(meta.FeatDim))
+		parts = append(parts, train.MemoryPart{Name: "hot cache", Bytes: cache + 24*rows})
+	}
+	return parts
 }

@@ -44,7 +44,7 @@ func (o LinkOptions) Validate() error {
 }
 
 // checkLinkTrainable is checkTrainable for the link task. It is collective.
-func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, o LinkOptions, want, relation string, model train.Config) error {
+func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, lo dsample.LoaderOptions, so dsample.StoreOptions, o LinkOptions, want, relation string, model train.Config) error {
 	var err error
 	k := o.NegRatio
 	switch lm := meta.Link; {
@@ -72,8 +72,9 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 	if err := collectives.Agree(c, err); err != nil {
 		return err
 	}
-	if err := checkFits(c, model.EstimateLinkTraining(lo.Fanouts, lo.EvalFanouts, lo.RankShare(c.Size())*(1+k), meta.NumNodes),
-		"lower {Model.Hidden}, "+batchField(lo)+", {Link.NegRatio} or {Loader.Fanouts}"); err != nil {
+	e := model.EstimateLinkTraining(lo.Fanouts, lo.EvalFanouts, lo.RankShare(c.Size())*(1+k), meta.NumNodes)
+	e.Store = storeParts(meta, c.Rank(), so)
+	if err := checkFits(c, e, "lower {Model.Hidden}, "+batchField(lo)+", {Link.NegRatio} or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil

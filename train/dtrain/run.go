@@ -371,9 +371,9 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 		if mcfg.Decoder == "" {
 			mcfg.Decoder = train.DecoderDot
 		}
-		err = checkLinkTrainable(c, cfg.PartDir, meta, lo, cfg.Link, cfg.LinkSplit, cfg.LinkRelation, mcfg)
+		err = checkLinkTrainable(c, cfg.PartDir, meta, lo, cfg.Store, cfg.Link, cfg.LinkSplit, cfg.LinkRelation, mcfg)
 	} else {
-		err = checkTrainable(c, cfg.PartDir, meta, lo, mcfg)
+		err = checkTrainable(c, cfg.PartDir, meta, lo, cfg.Store, mcfg)
 	}
 	if err != nil {
 		return nil, err
