@@ -280,6 +280,16 @@ func (a *DistArray) Free() error {
 	return nil
 }
 
+// MemoryRows returns the global rows this rank reads from memory, with no
+// MPI call: its own, or its group's on a shared Comm.
+func (a *DistArray) MemoryRows() (lo, hi int64) {
+	if a.seg != nil {
+		g := a.c.shared.of[a.c.rank]
+		return a.gOff[g], a.gOff[g+1]
+	}
+	return a.offsets[a.c.rank], a.offsets[a.c.rank+1]
+}
+
 // base returns the global row at displacement 0 of what rank p serves:
 // its first row, or its group's on a shared Comm.
 func (a *DistArray) base(p int) int64 {

@@ -280,3 +280,46 @@ func probeSharedRMA(c *Comm) (ok bool, why string, err error) {
 	}
 	return agreed == 1, why, nil
 }
+
+// SharedBuffer is memory held once by each group of a shared Comm and
+// mapped by all of the group's ranks: one rank of the group (Filler) fills
+// it, Expose publishes it, and then every rank of the group reads it.
+type SharedBuffer struct {
+	seg    *sharedSegment
+	filler bool
+}
+
+// NewSharedBuffer allocates bytes bytes per group of a shared Comm. It is
+// collective.
+func NewSharedBuffer(c *Comm, bytes int64) (*SharedBuffer, error) {
+	if c.shared == nil {
+		return nil, errors.New("shared buffer: the communicator is not shared")
+	}
+	if bytes < 0 {
+		return nil, fmt.Errorf("shared buffer: negative size %d", bytes)
+	}
+	seg, err := newSharedSegment(c, bytes, false)
+	if err != nil {
+		return nil, fmt.Errorf("shared buffer: %w", err)
+	}
+	return &SharedBuffer{seg: seg, filler: c.rank == c.shared.first[c.shared.of[c.rank]]}, nil
+}
+
+// Bytes returns the group's buffer.
+func (b *SharedBuffer) Bytes() []byte { return b.seg.bytes }
+
+// Filler reports whether this rank fills the buffer (its group's first).
+func (b *SharedBuffer) Filler() bool { return b.filler }
+
+// Expose makes the filler's stores visible to its group. It is collective.
+func (b *SharedBuffer) Expose() error { return b.seg.expose() }
+
+// Free releases the buffer. It is collective.
+func (b *SharedBuffer) Free() error {
+	if b == nil || b.seg == nil {
+		return nil
+	}
+	seg := b.seg
+	b.seg = nil
+	return seg.free()
+}

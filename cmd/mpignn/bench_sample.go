@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/internal/osx"
 	"mpignn/sample"
 	"mpignn/sample/dsample"
 	"mpignn/spmd"
@@ -249,20 +249,9 @@ func benchFanoutString(f []int) string {
 // procMB reads the kB value of the line starting with key (such as VmHWM:
 // in /proc/self/status) in MB; 0 where /proc is unavailable.
 func procMB(file, key string) float64 {
-	f, err := os.Open(file)
-	if err != nil {
+	kb := osx.ProcKB(file, key)
+	if kb < 0 {
 		return 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
-			if fields := strings.Fields(rest); len(fields) >= 1 {
-				if kb, err := strconv.ParseFloat(fields[0], 64); err == nil {
-					return kb / 1024
-				}
-			}
-		}
-	}
-	return 0
+	return float64(kb) / 1024
 }

@@ -88,3 +88,38 @@ func AvailableMemory() int64 {
 	}
 	return n
 }
+
+// ProcKB returns the first number, in kB, of the line of a /proc file that
+// starts with key ("Pss:" of /proc/self/smaps_rollup, "VmHWM:" of
+// /proc/self/status), or -1 where the file or the line is missing (not
+// Linux, an old kernel).
+func ProcKB(file, key string) int64 {
+	f, err := os.Open(file)
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+			if fields := strings.Fields(rest); len(fields) >= 1 {
+				if kb, err := strconv.ParseInt(fields[0], 10, 64); err == nil {
+					return kb
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// PSS returns this process's proportional set size in bytes (-1 where the
+// kernel does not tell): its private pages plus its share of the pages it
+// maps with other processes. Ranks of a node that map one shared window
+// each count a part of it, where RSS would count all of it in every rank.
+func PSS() int64 {
+	kb := ProcKB("/proc/self/smaps_rollup", "Pss:")
+	if kb < 0 {
+		return -1
+	}
+	return kb << 10
+}

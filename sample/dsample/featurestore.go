@@ -427,10 +427,16 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 	if err != nil {
 		return err
 	}
+	// Rows this rank reads from memory (its own; its node's when the
+	// partition is shared) gain nothing from the cache.
+	memLo, memHi := f.lo, f.hi
+	if tb.arr != nil && p.Meta.Shared != nil {
+		memLo, memHi = tb.arr.MemoryRows()
+	}
 	var cands []cand
 	for i := 0; i+1 < len(all); i += 2 {
 		id := all[i]
-		if id >= f.lo && id < f.hi {
+		if id >= memLo && id < memHi {
 			continue
 		}
 		if _, ok := slices.BinarySearch(tb.haloIDs, id); ok {

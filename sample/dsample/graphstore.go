@@ -65,6 +65,9 @@ type GraphStore struct {
 	// allNodes replicates the nodes array (all relation rows) on every rank (nil if too big or
 	// with transport alltoallv, whose owner-side sampling does not need it).
 	allNodes []int64
+	// degTable holds allNodes once per node on a shared partition (nil
+	// otherwise).
+	degTable *collectives.SharedBuffer
 }
 
 // OpenGraphStore copies the in-edges of partition p into distributed arrays
@@ -165,7 +168,8 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 	if limit == 0 {
 		limit = 256
 	}
-	if t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes*R) <= limit*(1<<20) {
+	shared := m.Shared != nil
+	if !shared && t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes*R) <= limit*(1<<20) {
 		if g.allNodes, _, err = collectives.Allgatherv(c, nv); err != nil {
 			return nil, fmt.Errorf("open graph store: degree table: %w", err)
 		}
@@ -178,6 +182,13 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 			return nil, fmt.Errorf("open graph store: %w", err)
 		}
 	}
+	// A shared partition holds the table once per node: the limit is per
+	// rank, and the node's ranks share one copy.
+	if shared && t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes*R) <= limit*(1<<20)*float64(nodeRanks(m, c.Rank())) {
+		if err := g.sharedDegreeTable(); err != nil {
+			return nil, fmt.Errorf("open graph store: degree table: %w", err)
+		}
+	}
 	g.localNodes, g.localEdges, g.edgeBase = nv, ev, base
 	ok = true
 	return g, nil
@@ -188,7 +199,60 @@ func (g *GraphStore) Close() error {
 	if g == nil {
 		return nil
 	}
-	return freeArrays("close graph store", &g.nodes, &g.edges, &g.times)
+	err := freeArrays("close graph store", &g.nodes, &g.edges, &g.times)
+	if g.degTable != nil {
+		if ferr := g.degTable.Free(); ferr != nil && err == nil {
+			err = fmt.Errorf("close graph store: %w", ferr)
+		}
+		g.degTable, g.allNodes = nil, nil
+	}
+	return err
+}
+
+// degreeChunk bounds the rows one read of sharedDegreeTable asks for.
+const degreeChunk = 1 << 20
+
+// sharedDegreeTable fills allNodes in memory shared by the ranks of a node:
+// the node's first rank reads every node's row (its node's from memory, the
+// others with one-sided reads, in chunks), the others take part in the same
+// number of reads with nothing to read. It is collective.
+func (g *GraphStore) sharedDegreeTable() error {
+	rows := g.n * g.R
+	tbl, err := collectives.NewSharedBuffer(g.c, 16*rows)
+	if err != nil {
+		return err
+	}
+	g.degTable = tbl
+	all := collectives.View[int64](tbl.Bytes())
+	var req []int64
+	for lo := int64(0); lo < rows; lo += degreeChunk {
+		hi := min(lo+degreeChunk, rows)
+		req = req[:0]
+		if tbl.Filler() {
+			for r := lo; r < hi; r++ {
+				req = append(req, r)
+			}
+		}
+		if err := g.nodes.Fetch(req, collectives.Bytes(all[2*lo:2*hi])); err != nil {
+			return err
+		}
+	}
+	if err := tbl.Expose(); err != nil {
+		return err
+	}
+	g.allNodes = all
+	return nil
+}
+
+// nodeRanks returns how many ranks share rank's part of a shared partition.
+func nodeRanks(m *partition.Meta, rank int) int {
+	f := m.Shared.First
+	for g := range len(f) - 1 {
+		if rank < f[g+1] {
+			return f[g+1] - f[g]
+		}
+	}
+	return 1
 }
 
 // Transport returns the resolved transport (never TransportAuto).

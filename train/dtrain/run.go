@@ -429,6 +429,9 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	fmt.Fprintln(out, kernelsLine(kern, uniform))
 	fmt.Fprintln(out, transportLine(cfg.Store.Transport, store))
+	if line := layoutLine(meta); line != "" {
+		fmt.Fprintln(out, line)
+	}
 
 	model, err := train.NewModel(mcfg, cfg.Trainer.Seed)
 	if err != nil {
@@ -539,6 +542,15 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	// Measured while the stores and the model are still held: what the
+	// job needs, per rank.
+	mem, err := memoryLine(c)
+	if err != nil {
+		return nil, err
+	}
+	if mem != "" {
+		fmt.Fprintln(out, mem)
 	}
 	res.Summary = sum
 	res.Epochs = rec.epochs
