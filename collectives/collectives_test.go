@@ -416,9 +416,10 @@ func TestAgree(t *testing.T) {
 }
 
 // TestSharedDistArray reads rows of arrays whose groups of ranks share their
-// rows in memory (ShareGroups): all ranks in one group, pretend nodes of two
-// ranks, and one rank per group. Every row must come back right on both
-// transports, and only rows of other groups may count as remote.
+// rows in memory (ShareGroups): all ranks in one group, one node of two
+// groups, pretend nodes of two ranks, and one rank per node. Every row must
+// come back right on both transports, and only rows of other nodes may
+// count as remote.
 func TestSharedDistArray(t *testing.T) {
 	probe, err := NewComm()
 	require.NoError(t, err)
@@ -432,7 +433,11 @@ func TestSharedDistArray(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		nodeRanks int
-	}{{"one node", size}, {"pretend nodes of 2", 2}, {"a node per rank", 1}} {
+		perNode   int // groups per node
+	}{{"one node", size, 1}, {"one node, two groups", size, 2}, {"pretend nodes of 2", 2, 1}, {"a node per rank", 1, 1}} {
+		if tc.perNode > size {
+			continue
+		}
 		c, err := NewComm()
 		require.NoError(t, err)
 		require.NoError(t, c.SetNodeRanks(tc.nodeRanks))
@@ -444,10 +449,14 @@ func TestSharedDistArray(t *testing.T) {
 				nodes++
 			}
 		}
-		first, err := GroupRanks(leaders, nodes)
+		first, err := GroupRanks(leaders, nodes*tc.perNode)
 		require.NoError(t, err)
-		require.NoError(t, c.ShareGroups(first))
-		_, mine := c.Groups()
+		require.NoError(t, c.ShareGroups(leaders, first))
+		// The node's ranks: those with this rank's leader.
+		nodeLo, nodeHi := leaders[c.Rank()], leaders[c.Rank()]
+		for nodeHi < size && leaders[nodeHi] == leaders[c.Rank()] {
+			nodeHi++
+		}
 		me := c.Rank()
 		localRows := int64(29 + 7*me)
 		if size > 2 && me == 1 {
@@ -463,7 +472,7 @@ func TestSharedDistArray(t *testing.T) {
 				}
 				require.NoError(t, a.Seal())
 				total := a.Offsets()[size]
-				gLo, gHi := a.Offsets()[first[mine]], a.Offsets()[first[mine+1]]
+				gLo, gHi := a.Offsets()[nodeLo], a.Offsets()[nodeHi]
 				rng := rand.New(rand.NewPCG(uint64(me), 5))
 				rows := make([]int64, 200)
 				var wantRemote int64
@@ -478,7 +487,9 @@ func TestSharedDistArray(t *testing.T) {
 				for i, g := range rows {
 					require.Equal(t, rowOf(g, rb), dst[i*rb:(i+1)*rb], "%s %v rb=%d: row %d (global %d)", tc.name, tp, rb, i, g)
 				}
-				assert.Equal(t, wantRemote, a.Stats().RemoteRows, "%s %v: rows of other groups", tc.name, tp)
+				assert.Equal(t, wantRemote, a.Stats().RemoteRows, "%s %v: rows of other nodes", tc.name, tp)
+				lo, hi := a.MemoryRows()
+				assert.Equal(t, [2]int64{gLo, gHi}, [2]int64{lo, hi}, "%s: the node's rows are read from memory", tc.name)
 				require.NoError(t, a.Free())
 			}
 		}

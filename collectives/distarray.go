@@ -219,7 +219,11 @@ func newDistArray(c *Comm, localRows int64, rowBytes int, t Transport, shared bo
 		}
 		my := c.shared.of[c.rank]
 		rb := int64(rowBytes)
-		if a.seg, err = newSharedSegment(c, (a.gOff[my+1]-a.gOff[my])*rb, t == TransportRMA); err != nil {
+		sizes := make([]int64, len(first)-1)
+		for g := range sizes {
+			sizes[g] = (a.gOff[g+1] - a.gOff[g]) * rb
+		}
+		if a.seg, err = newSharedSegment(c, sizes, t == TransportRMA); err != nil {
 			return nil, fmt.Errorf("distarray: %w", err)
 		}
 		lo, hi := a.offsets[c.rank]-a.gOff[my], a.offsets[c.rank+1]-a.gOff[my]
@@ -281,13 +285,18 @@ func (a *DistArray) Free() error {
 }
 
 // MemoryRows returns the global rows this rank reads from memory, with no
-// MPI call: its own, or its group's on a shared Comm.
+// MPI call: its own, or its node's on a shared Comm.
 func (a *DistArray) MemoryRows() (lo, hi int64) {
 	if a.seg != nil {
-		g := a.c.shared.of[a.c.rank]
-		return a.gOff[g], a.gOff[g+1]
+		sh := a.c.shared
+		return a.gOff[sh.g0], a.gOff[sh.g1]
 	}
 	return a.offsets[a.c.rank], a.offsets[a.c.rank+1]
+}
+
+// groupOf returns the group holding global row r of a shared array.
+func (a *DistArray) groupOf(r int64) int {
+	return sort.Search(len(a.gOff)-1, func(g int) bool { return a.gOff[g+1] > r })
 }
 
 // base returns the global row at displacement 0 of what rank p serves:
@@ -299,8 +308,8 @@ func (a *DistArray) base(p int) int64 {
 	return a.offsets[p]
 }
 
-// served returns the rows this rank reads without MPI and answers requests
-// from: its own, or its group's on a shared Comm.
+// served returns the rows this rank answers requests from: its own, or its
+// group's on a shared Comm.
 func (a *DistArray) served() []byte {
 	if a.seg != nil {
 		return a.seg.bytes
@@ -309,7 +318,7 @@ func (a *DistArray) served() []byte {
 }
 
 // target returns the rank that serves global row r to this rank: its owner,
-// or on a shared Comm this rank for a row of its group and otherwise one
+// or on a shared Comm this rank for a row of its node and otherwise one
 // rank of the row's group (spread over the group's ranks by this rank's
 // place in its own group, so that a group's reads do not all go to one
 // rank).
@@ -318,11 +327,11 @@ func (a *DistArray) target(r int64) int {
 		return a.Owner(r)
 	}
 	sh := a.c.shared
-	h := sort.Search(len(a.gOff)-1, func(g int) bool { return a.gOff[g+1] > r })
-	my := sh.of[a.c.rank]
-	if h == my {
+	h := a.groupOf(r)
+	if h >= sh.g0 && h < sh.g1 {
 		return a.c.rank
 	}
+	my := sh.of[a.c.rank]
 	size := sh.first[h+1] - sh.first[h]
 	return sh.first[h] + (a.c.rank-sh.first[my])%size
 }
@@ -356,16 +365,27 @@ func (a *DistArray) Fetch(rows []int64, dst []byte) error {
 		next[p]++
 	}
 	me := a.c.rank
-	// Own rows (a shared Comm's group rows) are copied directly, in
+	// Own rows (a shared Comm's node's rows) are copied directly, in
 	// parallel (each request has its own slot of dst).
-	lo, mem := a.base(me), a.served()
 	own := a.order[starts[me] : starts[me]+a.counts[me]]
-	par.Range(len(own), len(own)*a.rowBytes/4, func(k0, k1 int) {
-		for _, i := range own[k0:k1] {
-			src := (rows[i] - lo) * rb
-			copy(dst[int64(i)*rb:int64(i+1)*rb], mem[src:src+rb])
-		}
-	})
+	if a.seg == nil {
+		lo := a.offsets[me]
+		par.Range(len(own), len(own)*a.rowBytes/4, func(k0, k1 int) {
+			for _, i := range own[k0:k1] {
+				src := (rows[i] - lo) * rb
+				copy(dst[int64(i)*rb:int64(i+1)*rb], a.local[src:src+rb])
+			}
+		})
+	} else {
+		g0 := a.c.shared.g0
+		par.Range(len(own), len(own)*a.rowBytes/4, func(k0, k1 int) {
+			for _, i := range own[k0:k1] {
+				h := a.groupOf(rows[i])
+				src := (rows[i] - a.gOff[h]) * rb
+				copy(dst[int64(i)*rb:int64(i+1)*rb], a.seg.groups[h-g0][src:src+rb])
+			}
+		})
+	}
 	remote := int64(len(rows)) - a.counts[me]
 	a.stats.Calls++
 	a.stats.LocalRows += a.counts[me]

@@ -11,13 +11,14 @@ import (
 
 // Shared partitions: the ranks of one node (or of one part of a node) form a
 // group that holds one partition in one copy. A DistArray of a shared Comm
-// keeps a group's rows in one MPI_Win_allocate_shared segment: each rank
-// still fills its own rows (its slice of the segment), reads every row of
-// its group straight from memory with no MPI call, and reads the rows of
-// other groups with one-sided gets on a world window created over the
-// segments (or with Alltoallv), one target rank per group. Ranks keep their
-// own rows, so everything above DistArray sees a partition of P parts
-// whose consecutive parts happen to share memory.
+// keeps a group's rows in one shared-memory segment of the node
+// (MPI_Win_allocate_shared over the node's ranks): each rank still fills its
+// own rows (its slice of its group's segment), reads every row of its node
+// (its group's and those of the node's other groups) straight from memory
+// with no MPI call, and reads the rows of other nodes with one-sided gets on
+// a world window created over the segments (or with Alltoallv), one target
+// rank per group. Ranks keep their own rows, so everything above DistArray
+// sees a partition of P parts whose consecutive parts share memory.
 
 // groups is the layout of a shared Comm.
 type groups struct {
@@ -25,7 +26,11 @@ type groups struct {
 	// world ranks [first[g], first[g+1]).
 	first []int
 	of    []int // group of each world rank
-	comm  C.MPI_Comm
+	// The groups of this rank's node are [g0, g1); leader is the node's
+	// lowest world rank; nodes is the job's node count.
+	g0, g1, leader, nodes int
+	leaders               []int      // NodeLeaders
+	comm                  C.MPI_Comm // this rank's node
 }
 
 // SetNodeRanks makes the node layout (NodeLeaders) treat every n
@@ -108,26 +113,38 @@ func GroupRanks(leaders []int, parts int) ([]int, error) {
 }
 
 // ShareGroups makes c's distributed arrays share each group's rows in
-// memory (see the comment at the top of this file); first is GroupRanks'
-// result, the same on every rank. Arrays created before keep their layout.
-// It is collective.
-func (c *Comm) ShareGroups(first []int) error {
+// memory (see the comment at the top of this file); leaders is NodeLeaders'
+// result and first GroupRanks', the same on every rank. Arrays created
+// before keep their layout. It is collective.
+func (c *Comm) ShareGroups(leaders, first []int) error {
 	if c.shared != nil {
 		return errors.New("share groups: already shared")
 	}
-	if len(first) < 2 || first[0] != 0 || first[len(first)-1] != c.size {
+	if len(leaders) != c.size || len(first) < 2 || first[0] != 0 || first[len(first)-1] != c.size {
 		return fmt.Errorf("share groups: groups %v do not cover %d ranks", first, c.size)
 	}
-	g := &groups{first: append([]int(nil), first...), of: make([]int, c.size)}
+	g := &groups{first: append([]int(nil), first...), of: make([]int, c.size), leader: leaders[c.rank], g0: -1, leaders: append([]int(nil), leaders...)}
 	for k := range len(first) - 1 {
 		if first[k+1] <= first[k] {
 			return fmt.Errorf("share groups: group %d is empty", k)
 		}
 		for r := first[k]; r < first[k+1]; r++ {
 			g.of[r] = k
+			if leaders[r] != leaders[first[k]] {
+				return fmt.Errorf("share groups: group %d spans two nodes (ranks %d and %d)", k, first[k], r)
+			}
+		}
+		if leaders[first[k]] == g.leader {
+			if g.g0 < 0 {
+				g.g0 = k
+			}
+			g.g1 = k + 1
+		}
+		if k == 0 || leaders[first[k]] != leaders[first[k-1]] {
+			g.nodes++
 		}
 	}
-	if err := c.call("MPI_Comm_split", gated, func() C.int { return C.shim_comm_split(C.int(g.of[c.rank]), &g.comm) }); err != nil {
+	if err := c.call("MPI_Comm_split", gated, func() C.int { return C.shim_comm_split(C.int(g.leader), &g.comm) }); err != nil {
 		return fmt.Errorf("share groups: %w", err)
 	}
 	c.shared = g
@@ -143,38 +160,61 @@ func (c *Comm) Groups() (first []int, mine int) {
 	return c.shared.first, c.shared.of[c.rank]
 }
 
-// sharedSegment is one group's rows of a DistArray: a shared-memory window
-// on the group and, for one-sided reads by other groups, a world window
-// over the same bytes.
+// sharedSegment holds the rows of a DistArray's groups on one node: a
+// shared-memory window on the node where each group's first rank
+// allocates its group's rows, every group's rows as mapped in this process,
+// and, for one-sided reads by other nodes, a world window over this rank's
+// group's rows.
 type sharedSegment struct {
 	c     *Comm
 	shm   C.MPI_Win
 	world C.MPI_Win
 	rma   bool
-	bytes []byte // the group's rows, as mapped in this process
+	// groups[g-g0] are the rows of the node's group g; bytes this rank's
+	// group's.
+	groups [][]byte
+	bytes  []byte
 }
 
-// newSharedSegment allocates the group's groupBytes bytes (on the group's
-// first rank: a segment of one piece, whatever other ranks add) and, with
-// rma, the world window over them. It is collective.
-func newSharedSegment(c *Comm, groupBytes int64, rma bool) (*sharedSegment, error) {
-	// With one group every row is in memory: no rank reads with MPI.
-	s := &sharedSegment{c: c, rma: rma && len(c.shared.first) > 2}
+// newSharedSegment allocates the node's groups' rows (groupBytes: the bytes
+// of every group, indexed by group) and, with rma, the world window. It is
+// collective.
+func newSharedSegment(c *Comm, groupBytes []int64, rma bool) (*sharedSegment, error) {
+	sh := c.shared
+	// With one node every row is in memory: no rank reads with MPI.
+	s := &sharedSegment{c: c, rma: rma && sh.nodes > 1}
+	my := sh.of[c.rank]
 	var mine int64
-	if c.rank == c.shared.first[c.shared.of[c.rank]] {
-		mine = (groupBytes + winAlign - 1) / winAlign * winAlign
+	if c.rank == sh.first[my] {
+		mine = (groupBytes[my] + winAlign - 1) / winAlign * winAlign
 	}
-	var base unsafe.Pointer
 	if err := c.call("MPI_Win_allocate_shared", gated, func() C.int {
-		return C.shim_win_allocate_shared(c.shared.comm, C.int64_t(mine), &base, &s.shm)
+		return C.shim_win_allocate_shared(sh.comm, C.int64_t(mine), &s.shm)
 	}); err != nil {
 		return nil, err
 	}
-	if groupBytes > 0 {
-		s.bytes = unsafe.Slice((*byte)(base), groupBytes)
+	s.groups = make([][]byte, sh.g1-sh.g0)
+	for g := sh.g0; g < sh.g1; g++ {
+		var base unsafe.Pointer
+		// Ranks of a node are consecutive: a rank's place on its node is
+		// its distance from the node's first.
+		if err := c.call("MPI_Win_shared_query", false, func() C.int {
+			return C.shim_win_shared_query(s.shm, C.int(sh.first[g]-sh.leader), &base)
+		}); err != nil {
+			c.call("MPI_Win_free", false, func() C.int { return C.shim_win_free(&s.shm) })
+			return nil, err
+		}
+		if groupBytes[g] > 0 {
+			s.groups[g-sh.g0] = unsafe.Slice((*byte)(base), groupBytes[g])
+		}
 	}
+	s.bytes = s.groups[my-sh.g0]
 	if s.rma {
-		if err := c.call("MPI_Win_create", gated, func() C.int { return C.shim_win_create(base, C.int64_t(groupBytes), &s.world) }); err != nil {
+		var base unsafe.Pointer
+		if len(s.bytes) > 0 {
+			base = unsafe.Pointer(&s.bytes[0])
+		}
+		if err := c.call("MPI_Win_create", gated, func() C.int { return C.shim_win_create(base, C.int64_t(len(s.bytes)), &s.world) }); err != nil {
 			c.call("MPI_Win_free", false, func() C.int { return C.shim_win_free(&s.shm) })
 			return nil, err
 		}
@@ -225,8 +265,8 @@ func (s *sharedSegment) free() error {
 // offer where it offers MPI_Win_allocate. Every rank reads a row of the next
 // group. It is collective.
 func probeSharedRMA(c *Comm) (ok bool, why string, err error) {
-	groups := len(c.shared.first) - 1
-	if groups == 1 {
+	sh := c.shared
+	if sh.nodes == 1 {
 		return true, "", nil
 	}
 	local := int64(1)
@@ -253,7 +293,8 @@ func probeSharedRMA(c *Comm) (ok bool, why string, err error) {
 	if err := a.Seal(); err != nil {
 		return false, "", fmt.Errorf("rma probe: %w", err)
 	}
-	next := c.shared.first[(c.shared.of[c.rank]+1)%groups]
+	// The first rank of the next node holds the row to read.
+	next := sh.first[sh.g1%(len(sh.first)-1)]
 	got := make([]byte, 16)
 	if gerr := a.Fetch([]int64{int64(next)}, got); gerr != nil {
 		local, why = 0, gerr.Error()
@@ -298,11 +339,20 @@ func NewSharedBuffer(c *Comm, bytes int64) (*SharedBuffer, error) {
 	if bytes < 0 {
 		return nil, fmt.Errorf("shared buffer: negative size %d", bytes)
 	}
-	seg, err := newSharedSegment(c, bytes, false)
+	// The buffer is the segment of each node's first group: one per node.
+	sh := c.shared
+	sizes := make([]int64, len(sh.first)-1)
+	for g := range sizes {
+		if sh.leaders[sh.first[g]] == sh.first[g] {
+			sizes[g] = bytes
+		}
+	}
+	seg, err := newSharedSegment(c, sizes, false)
 	if err != nil {
 		return nil, fmt.Errorf("shared buffer: %w", err)
 	}
-	return &SharedBuffer{seg: seg, filler: c.rank == c.shared.first[c.shared.of[c.rank]]}, nil
+	seg.bytes = seg.groups[0]
+	return &SharedBuffer{seg: seg, filler: c.rank == sh.leader}, nil
 }
 
 // Bytes returns the group's buffer.

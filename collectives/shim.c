@@ -219,15 +219,17 @@ int shim_comm_split(int color, MPI_Comm *out) {
 
 int shim_comm_free(MPI_Comm *comm) { return MPI_Comm_free(comm); }
 
-int shim_win_allocate_shared(MPI_Comm comm, int64_t bytes, void **base0, MPI_Win *win) {
+int shim_win_allocate_shared(MPI_Comm comm, int64_t bytes, MPI_Win *win) {
     void *mine;
     int rc = MPI_Win_allocate_shared((MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, &mine, win);
     if (rc != MPI_SUCCESS) return rc;
-    rc = MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
-    if (rc != MPI_SUCCESS) return rc;
+    return MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
+}
+
+int shim_win_shared_query(MPI_Win win, int rank, void **base) {
     MPI_Aint size;
     int unit;
-    return MPI_Win_shared_query(*win, 0, &size, &unit, base0);
+    return MPI_Win_shared_query(win, rank, &size, &unit, base);
 }
 
 int shim_win_create(void *base, int64_t bytes, MPI_Win *win) {

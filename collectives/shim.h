@@ -65,9 +65,11 @@ int shim_node_leader(int *leader);
 int shim_comm_split(int color, MPI_Comm *out);
 int shim_comm_free(MPI_Comm *comm);
 // Allocates a shared-memory window on comm (every rank on one node) where
-// this rank contributes bytes, and returns in *base0 the address of the
-// first rank's segment in this process. Collective on comm.
-int shim_win_allocate_shared(MPI_Comm comm, int64_t bytes, void **base0, MPI_Win *win);
+// this rank contributes bytes. Collective on comm.
+int shim_win_allocate_shared(MPI_Comm comm, int64_t bytes, MPI_Win *win);
+// *base is the address, in this process, of the segment of rank (of the
+// window's communicator) in a shared-memory window.
+int shim_win_shared_query(MPI_Win win, int rank, void **base);
 // Creates a window on the world over bytes of existing memory at base.
 // Collective.
 int shim_win_create(void *base, int64_t bytes, MPI_Win *win);

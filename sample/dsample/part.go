@@ -52,7 +52,7 @@ func OpenPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 	if err := collectives.Agree(c, err); err != nil {
 		return nil, err
 	}
-	if err := c.ShareGroups(first); err != nil {
+	if err := c.ShareGroups(leaders, first); err != nil {
 		return nil, err
 	}
 	_, g := c.Groups()
