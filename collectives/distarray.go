@@ -294,6 +294,17 @@ func (a *DistArray) MemoryRows() (lo, hi int64) {
 	return a.offsets[a.c.rank], a.offsets[a.c.rank+1]
 }
 
+// GroupRows returns the rows of this rank's group as this rank maps them
+// and the global row of the first: on a shared Comm its group's segment
+// (which holds Local), otherwise Local itself. Rows of other ranks of the
+// group are theirs to write; read them after Seal.
+func (a *DistArray) GroupRows() (first int64, rows []byte) {
+	if a.seg != nil {
+		return a.gOff[a.c.shared.of[a.c.rank]], a.seg.bytes
+	}
+	return a.offsets[a.c.rank], a.local
+}
+
 // groupOf returns the group holding global row r of a shared array.
 func (a *DistArray) groupOf(r int64) int {
 	return sort.Search(len(a.gOff)-1, func(g int) bool { return a.gOff[g+1] > r })

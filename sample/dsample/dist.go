@@ -443,8 +443,8 @@ func (s *Sampler) readRows(dstG []int64, rows int, st *sample.SampleStats) (tl, 
 		n := int64(0)
 		for j := lo; j < hi; j++ {
 			i, r := sc.row(j)
-			if g := dstG[i]; p.Owns(g) {
-				lr := (g-p.lo)*R + r
+			if g := dstG[i]; p.inMemory(g) {
+				lr := (g-p.memLo)*R + r
 				sc.rowStart[j], sc.deg[j] = ln[2*lr]-p.edgeBase, ln[2*lr+1]
 			} else {
 				n++
@@ -465,7 +465,7 @@ func (s *Sampler) readRows(dstG []int64, rows int, st *sample.SampleStats) (tl, 
 			x := sc.blkRem[lo/rowBlock]
 			for j := lo; j < hi; j++ {
 				i, r := sc.row(j)
-				if g := dstG[i]; !p.Owns(g) {
+				if g := dstG[i]; !p.inMemory(g) {
 					row := g*R + r
 					if p.allNodes != nil {
 						sc.nodeRows[2*x], sc.nodeRows[2*x+1] = p.allNodes[2*row], p.allNodes[2*row+1]
@@ -492,7 +492,7 @@ func (s *Sampler) readRows(dstG []int64, rows int, st *sample.SampleStats) (tl, 
 		par.Blocks(rows, rowBlock, rowWork(rows), func(lo, hi int) {
 			x := sc.blkRem[lo/rowBlock]
 			for j := lo; j < hi; j++ {
-				if i, _ := sc.row(j); !p.Owns(dstG[i]) {
+				if i, _ := sc.row(j); !p.inMemory(dstG[i]) {
 					sc.rowStart[j], sc.deg[j] = -1-sc.nodeRows[2*x], sc.nodeRows[2*x+1]
 					x++
 				}

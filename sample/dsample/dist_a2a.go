@@ -99,7 +99,7 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 	for j := range rows {
 		i, _ := sc.row(j)
 		g := dstG[i]
-		if p.Owns(g) {
+		if p.inMemory(g) {
 			ac.ownerOf[j] = -1
 			continue
 		}
@@ -282,7 +282,7 @@ func (s *Sampler) serveA2A(q int, chunk []int64) error {
 				ac.bad[b] = int64(j)
 				return
 			}
-			lr := (g-p.lo)*p.R + r
+			lr := (g-p.memLo)*p.R + r
 			first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
 			var c int64
 			if timed {
@@ -360,8 +360,8 @@ func (s *Sampler) requestRow(body []int64, j int, words, hfan int64) (g, r, fq i
 // anything.
 func (s *Sampler) checkRequestRow(q int, g, r, fq int64) error {
 	p := s.g
-	if g < p.lo || g >= p.hi {
-		return fmt.Errorf("rank %d asked rank %d for node %d, which it does not own", q, p.c.Rank(), g)
+	if !p.inMemory(g) {
+		return fmt.Errorf("rank %d asked rank %d for node %d, which it does not hold", q, p.c.Rank(), g)
 	}
 	if r < 0 || r >= p.R || fq == 0 || fq < -1 || fq > maxFanout {
 		return fmt.Errorf("rank %d sent a request for relation %d with fanout %d", q, r, fq)
@@ -398,7 +398,7 @@ func (s *Sampler) layoutA2A(rows int, dstG, back, backCounts []int64, ew int64, 
 				continue
 			}
 			i, r := sc.row(j)
-			lr := (dstG[i]-p.lo)*R + r
+			lr := (dstG[i]-p.memLo)*R + r
 			first, deg := ln[2*lr]-p.edgeBase, ln[2*lr+1]
 			sc.rowStart[j], sc.deg[j] = first, deg
 			var c int64

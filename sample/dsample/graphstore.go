@@ -58,10 +58,12 @@ type GraphStore struct {
 	times      *collectives.DistArray
 	localTimes []int64
 
-	// This rank's rows of nodes and edges, read directly by the local
-	// sampling path; edgeBase is the global row of its first edge.
+	// The rows of nodes and edges that the local sampling path reads
+	// directly: this rank's, or on a shared partition its group's (the
+	// nodes [memLo, memHi)); edgeBase is the global row of the first edge.
 	localNodes, localEdges []int64
 	edgeBase               int64
+	memLo, memHi           int64
 	// allNodes replicates the nodes array (all relation rows) on every rank (nil if too big or
 	// with transport alltoallv, whose owner-side sampling does not need it).
 	allNodes []int64
@@ -190,6 +192,22 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 		}
 	}
 	g.localNodes, g.localEdges, g.edgeBase = nv, ev, base
+	g.memLo, g.memHi = g.lo, g.hi
+	if m.Shared != nil {
+		// The group's rows, sealed above: the local path samples every
+		// node of the group from memory (the sampled blocks do not depend
+		// on where a row is read).
+		first, rows := g.nodes.GroupRows()
+		g.localNodes = collectives.View[int64](rows)
+		g.memLo = first / R
+		g.memHi = g.memLo + int64(len(g.localNodes))/(2*R)
+		first, rows = g.edges.GroupRows()
+		g.localEdges, g.edgeBase = collectives.View[int64](rows), first
+		if g.times != nil {
+			_, rows = g.times.GroupRows()
+			g.localTimes = collectives.View[int64](rows)
+		}
+	}
 	ok = true
 	return g, nil
 }
@@ -269,6 +287,10 @@ func (g *GraphStore) Owner(v int64) int { return partition.Owner(g.offsets, v) }
 
 // Owns reports whether this rank owns global node v.
 func (g *GraphStore) Owns(v int64) bool { return v >= g.lo && v < g.hi }
+
+// inMemory reports whether the local sampling path reads node v's rows:
+// owned by this rank, or by its group on a shared partition.
+func (g *GraphStore) inMemory(v int64) bool { return v >= g.memLo && v < g.memHi }
 
 // NumRels returns the number of relations R (1 for a homogeneous graph).
 func (g *GraphStore) NumRels() int { return int(g.R) }

@@ -153,7 +153,7 @@ func (s *Sampler) countRows(dstG []int64, st *sample.SampleStats) {
 	par.Blocks(len(dstG), rowBlock, len(dstG), func(lo, hi int) {
 		n := int64(0)
 		for _, g := range dstG[lo:hi] {
-			if p.Owns(g) {
+			if p.inMemory(g) {
 				n++
 			}
 		}
@@ -170,7 +170,7 @@ func (s *Sampler) countRows(dstG []int64, st *sample.SampleStats) {
 	par.Blocks(rows, rowBlock, rows, func(lo, hi int) {
 		n := int64(0)
 		for j := lo; j < hi; j++ {
-			if i, _ := sc.row(j); p.Owns(dstG[i]) {
+			if i, _ := sc.row(j); p.inMemory(dstG[i]) {
 				n += sc.posOff[j+1] - sc.posOff[j]
 			}
 		}
