@@ -79,7 +79,20 @@
 // lightest) part it fits; a pair's priority buckets move while they fit
 // every constraint's allowance (passing over one that does not), and the
 // global histogram alone (every rank computes the same) drops the
-// lowest-priority bucket into any part that would end over a bound. As for
+// lowest-priority bucket into any part that would end over a bound. That
+// bound can exceed 1.05 x average (a degree constraint's heaviest vertex
+// is large), and at large k, where METIS partitions the finest graph
+// itself, its degree balance misses 1.05 (1.09 at k = 256, 1.36 at
+// k = 1024 on a 200k-node graph) with parts at their node bound, so no
+// single move can repair it. Only then (a partition within max(1.05 x
+// average, average rounded up) in every constraint is returned as it
+// is), rebalancing rounds (rebalance.go) swap a vertex of an over part,
+// heavy in the constraint, with a lighter vertex of a part with room that
+// weighs the same in every other constraint: each over part nominates
+// its vertices of least cut loss per unit shed, and its heaviest useful
+// ones, each to its best connected part with room; each such part its
+// lightest vertices of the profiles asked for; a few per part are
+// gathered and matched alike on every rank. As for
 // lp every choice hashes (seed, key) and every sum is an integer one, so
 // the assignment is the same on any number of ranks; the number of parts k
 // is a parameter of the scheme (Run still uses it with one part per
@@ -92,7 +105,9 @@
 // graph on every rank (about 2000 k vertices, more where a level stopped
 // shrinking, with their edges; METIS' copy on rank 0), and a refinement
 // round's histogram: (ncon + 2) words per distinct (from, to, bucket) that
-// some rank proposed, at most the round's proposals (no k^2 term).
+// some rank proposed, at most the round's proposals (no k^2 term); a
+// rebalancing round's candidates, (ncon + 5) words each, at most 16 per
+// over part and 8 per asked (part, profile).
 //
 // PT-Scotch's cost on small-world graphs is its sequential
 // Fiduccia-Mattheyses refinement of the band graph around each

@@ -14,8 +14,9 @@ import (
 
 // MethodML partitions by a distributed multilevel scheme (in the style of
 // ParHIP and dKaMinPar): size-constrained label-propagation clustering and
-// contraction on all ranks, METIS on the coarsest graph, and balanced
-// label propagation on every level back up.
+// contraction on all ranks, METIS on the coarsest graph, balanced label
+// propagation on every level back up, and, where the finest level ends
+// over a bound, rebalancing swaps (mlRebalance).
 const MethodML = "ml"
 
 // mlInitialUB is METIS' imbalance on the coarsest graph, under the
@@ -96,6 +97,9 @@ func multilevel(c *collectives.Comm, g *mlGraph, K int, seed uint64, logf func(f
 			return nil, err
 		}
 		if l == 0 {
+			if part, err = mlRebalance(c, levels[0], part, K, logf); err != nil {
+				return nil, err
+			}
 			step("refinement")
 			return part, nil
 		}
