@@ -7,23 +7,40 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpignn/graph"
 )
 
 // TestLoadRange: the shares of a part, loaded on their own, are the part's
 // rows cut at ShareBounds: the same adjacency (offsets rebased), ids,
-// features, labels and split entries, and as halo exactly the sources
-// outside the part with their halo feature rows.
+// features (dense or CSR), labels, edge and node times and split entries,
+// and as halo exactly the sources outside the part with their halo feature
+// rows.
 func TestLoadRange(t *testing.T) {
-	d := communityDataset(900, 4, 5)
 	for _, tc := range []struct {
 		name   string
-		halo   bool
+		d      *graph.Dataset
+		opt    Options
 		shares int
-	}{{"2 shares", false, 2}, {"3 shares, halo features", true, 3}, {"7 shares, halo features", true, 7}} {
+	}{
+		{"2 shares", communityDataset(900, 4, 5), Options{}, 2},
+		{"3 shares, halo features", communityDataset(900, 4, 5), Options{HaloFeats: true}, 3},
+		{"7 shares, halo features", communityDataset(900, 4, 5), Options{HaloFeats: true}, 7},
+		{"timed, 3 shares", timedCommunity(600, 2), Options{Time: true}, 3},
+		{"timed without node times, 2 shares", untimedNodes(timedCommunity(600, 3)), Options{Time: true, HaloFeats: true}, 2},
+		{"sparse, 3 shares", sparseDataset(700, 4), Options{SparseFeatures: SparseOn}, 3},
+		{"sparse, 5 shares, halo features", sparseDataset(700, 4), Options{SparseFeatures: SparseOn, HaloFeats: true}, 5},
+		{"sparse timed, 2 shares, halo features", sparseTimed(500, 6), Options{SparseFeatures: SparseOn, HaloFeats: true, Time: true}, 2},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "p")
-			m, err := WriteDataset(dir, d, 2, Options{Method: MethodRandom, Seed: 3, HaloFeats: tc.halo})
+			opt := tc.opt
+			opt.Method, opt.Seed = MethodRandom, 3
+			m, err := WriteDataset(dir, tc.d, 2, opt)
 			require.NoError(t, err)
+			require.Equal(t, tc.opt.Time, m.Time != nil)
+			require.Equal(t, tc.opt.SparseFeatures == SparseOn, m.SparseFeat)
+			dim := int64(m.FeatDim)
 			for p := range m.NumParts {
 				full, err := LoadWithMeta(dir, m, p)
 				require.NoError(t, err)
@@ -44,8 +61,33 @@ func TestLoadRange(t *testing.T) {
 					assert.Equal(t, full.Indices[e0:e1], s.Indices)
 					assert.Equal(t, full.IndicesOrig[e0:e1], s.IndicesOrig)
 					assert.Equal(t, full.Orig[lo:hi], s.Orig)
-					assert.Equal(t, full.Feat[lo*3:hi*3], s.Feat)
+					if m.SparseFeat {
+						assert.Nil(t, s.Feat)
+						require.NotNil(t, s.FeatCSR)
+						require.Equal(t, int(hi-lo), s.FeatCSR.Rows())
+						assert.Equal(t, full.FeatCSR.Dense(m.FeatDim)[lo*dim:hi*dim], s.FeatCSR.Dense(m.FeatDim))
+						for i := range s.FeatCSR.Rows() {
+							wc, wv := full.FeatCSR.Row(int(lo) + i)
+							gc, gv := s.FeatCSR.Row(i)
+							assert.Equal(t, wc, gc)
+							assert.Equal(t, wv, gv)
+						}
+					} else {
+						assert.Nil(t, s.FeatCSR)
+						assert.Equal(t, full.Feat[lo*dim:hi*dim], s.Feat)
+					}
 					assert.Equal(t, full.Labels[lo:hi], s.Labels)
+					if m.Time != nil {
+						assert.Equal(t, full.Times[e0:e1], s.Times)
+						if m.Time.NodeTime {
+							assert.Equal(t, full.NodeTime[lo:hi], s.NodeTime)
+						} else {
+							assert.Nil(t, s.NodeTime)
+						}
+					} else {
+						assert.Nil(t, s.Times)
+						assert.Nil(t, s.NodeTime)
+					}
 					var wantTrain []int64
 					for _, v := range train {
 						if v >= s.Lo && v < s.Hi {
@@ -63,19 +105,46 @@ func TestLoadRange(t *testing.T) {
 					}
 					slices.Sort(halo)
 					halo = slices.Compact(halo)
-					assert.Equal(t, len(halo), len(s.Halo))
+					assert.Equal(t, halo, s.Halo)
+					if m.HaloFeats && m.SparseFeat {
+						require.NotNil(t, s.HaloFeatCSR)
+						require.Equal(t, len(s.Halo), s.HaloFeatCSR.Rows())
+					}
 					for i, v := range s.Halo {
 						k, ok := slices.BinarySearch(full.Halo, v)
 						require.True(t, ok, "share halo node %d is in the part's halo", v)
 						assert.Equal(t, full.HaloOrig[k], s.HaloOrig[i])
-						if tc.halo {
-							assert.Equal(t, full.HaloFeat[int64(k)*3:int64(k+1)*3], s.HaloFeat[i*3:(i+1)*3])
+						switch {
+						case m.HaloFeats && m.SparseFeat:
+							wc, wv := full.HaloFeatCSR.Row(k)
+							gc, gv := s.HaloFeatCSR.Row(i)
+							assert.Equal(t, wc, gc)
+							assert.Equal(t, wv, gv)
+						case m.HaloFeats:
+							assert.Equal(t, full.HaloFeat[int64(k)*dim:int64(k+1)*dim], s.HaloFeat[int64(i)*dim:int64(i+1)*dim])
 						}
+					}
+					if !m.HaloFeats {
+						assert.Nil(t, s.HaloFeat)
+						assert.Nil(t, s.HaloFeatCSR)
 					}
 				}
 			}
 		})
 	}
+}
+
+// untimedNodes drops a timed dataset's node times.
+func untimedNodes(d *graph.Dataset) *graph.Dataset {
+	d.NodeTime = nil
+	return d
+}
+
+// sparseTimed is timedCommunity with sparseDataset's wide features.
+func sparseTimed(n int64, seed uint64) *graph.Dataset {
+	d := timedCommunity(n, seed)
+	d.Feat = sparseDataset(n, seed).Feat
+	return d
 }
 
 func TestShareViewAndRefusals(t *testing.T) {
@@ -93,8 +162,8 @@ func TestShareViewAndRefusals(t *testing.T) {
 	}{
 		{"homogeneous", Meta{}, ""},
 		{"link", Meta{Link: &LinkMeta{}}, "a partition with a link split"},
-		{"timed", Meta{Time: &TimeMeta{}}, "a timed partition"},
-		{"sparse", Meta{SparseFeat: true}, "a partition with sparse features"},
+		{"timed", Meta{Time: &TimeMeta{}}, ""},
+		{"sparse", Meta{SparseFeat: true}, ""},
 		{"hetero", Meta{Hetero: &HeteroMeta{}}, "a heterogeneous partition"},
 	} {
 		assert.Equal(t, tc.why, tc.m.SupportsShares(), tc.name)

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -59,4 +60,63 @@ func TestSharedPartitions(t *testing.T) {
 	c, err := train.LoadCheckpoint(ck)
 	require.NoError(t, err)
 	sameModel(t, "resumed on a part per rank", perRank, globalBatchRun{ranks: 2, params: c.Params, loss: perRank.loss})
+}
+
+// sharedSampleSame runs `sample` with args on a part per rank (parts[2], 2
+// ranks) and on shared layouts of the same partition (4 ranks as 2 pretend
+// nodes of 2, under both transports; 3 ranks on this machine), and checks
+// that every layout prints the text of a part per rank.
+func sharedSampleSame(t *testing.T, bin, dir string, args ...string) {
+	t.Helper()
+	sample := func(ranks int, env []string, extra ...string) string {
+		full := append(append([]string{bin, "sample", "--parts", dir}, args...), extra...)
+		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 2 * time.Minute, Args: full})
+		require.NoError(t, res.Err, tail(res.Output, 20))
+		return res.Stdout
+	}
+	want := sample(2, nil)
+	require.Contains(t, want, "\n", "sampled something")
+	for _, tr := range goldenTransports {
+		assert.Equal(t, want, sample(4, pretendNodes(2), "--transport", tr), "%v: 2 parts on 2 pretend nodes of 2 ranks, %s", args, tr)
+	}
+	assert.Equal(t, want, sample(3, nil), "%v: 2 parts on the 3 ranks of this machine", args)
+}
+
+// TestSharedPartitionsTimed: a timed partition (partition --time) shared
+// by the ranks of a node samples temporally exactly as a part per rank
+// (each seed at its node time, at a fixed --seed-time, strict, with
+// replacement) and trains the same --global-batch model with --temporal.
+func TestSharedPartitionsTimed(t *testing.T) {
+	g := temporalGraph.getTemporal(t)
+	bin, _ := h.Mpignn()
+	for _, args := range [][]string{
+		{"--seeds", "0,7,99,512,1024,1999", "--fanout", "5,-1", "--temporal", "uniform", "--seed", "3"},
+		{"--seeds", "3,250,1200,1777", "--fanout", "4,3", "--temporal", "last", "--temporal-strict", "--seed-time", "500000", "--seed", "9"},
+		{"--seeds", "3,250,1200,1777", "--fanout", "6,2", "--replace", "--temporal", "uniform", "--seed-time", "300000", "--seed", "9"},
+	} {
+		sharedSampleSame(t, bin, g.parts[2], args...)
+	}
+	args := []string{"--parts", g.parts[2], "--global-batch", "60", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1",
+		"--temporal", "uniform", "--quiet"}
+	perRank := trainGlobalBatch(t, bin, 2, args...)
+	sameModel(t, "timed, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
+}
+
+// TestSharedPartitionsSparse: Cora partitioned with CSR features and halo
+// feature rows (partition --sparse-features on --halo-feats) shared by the
+// ranks of a node samples exactly as a part per rank and trains the same
+// --global-batch model, its first layer reading the shares' CSR rows.
+func TestSharedPartitionsSparse(t *testing.T) {
+	data := needDataset(t, "cora", "raw", "edge.csv.gz")
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := filepath.Join(t.TempDir(), "cora-sparse-2")
+	msg, err := exec.Command(bin, "partition", "--data", data, "--split", "public", "--seed", "0", "--parts", "2",
+		"--sparse-features", "on", "--halo-feats", "--out", dir).CombinedOutput()
+	require.NoError(t, err, "partition:\n%s", msg)
+	sharedSampleSame(t, bin, dir, "--seeds", "0,17,42,999,1500,2700", "--fanout", "5,-1", "--seed", "3")
+	args := []string{"--parts", dir, "--global-batch", "35", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet"}
+	perRank := trainGlobalBatch(t, bin, 2, args...)
+	sameModel(t, "sparse, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
+	sameModel(t, "sparse, 2 parts, one node of 3 ranks", perRank, trainGlobalBatchEnv(t, bin, 3, nil, args...))
 }
