@@ -27,8 +27,11 @@ type SharedView struct {
 // holds the owned positions [b[j], b[j+1]). The cuts fall at quantiles of
 // the training nodes of the partition's default split (Meta.Split), so every
 // rank gets an even share of each global batch; without a split, or with
-// fewer training nodes than shares, at quantiles of the nodes. It reads only
-// the split's training list.
+// fewer training nodes than shares, at quantiles of the nodes. A
+// heterogeneous part is cut at quantiles of its nodes too: its training
+// nodes are of one type, and cutting at their quantiles would leave the
+// part's other types to its first and last shares. It reads only the
+// split's training list.
 func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
 	if p < 0 || p >= m.NumParts || n <= 0 {
 		return nil, fmt.Errorf("share bounds %s: part %d of %d in %d shares", dir, p, m.NumParts, n)
@@ -70,8 +73,6 @@ func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
 // several ranks each ("" if they can).
 func (m *Meta) SupportsShares() string {
 	switch {
-	case m.Hetero != nil:
-		return "a heterogeneous partition"
 	case m.Link != nil:
 		return "a partition with a link split"
 	}
@@ -100,11 +101,13 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 		key := partDir(p) + "/" + name
 		return filepath.Join(dir, partDir(p), name), m.Files[key]
 	}
+	// Rows are nodes, or (node, relation) pairs of a heterogeneous part.
+	R := int64(m.NumRels())
 	var err error
-	if pt.Indptr, err = readRange[int64](file, fileIndptr, lo, hi+1); err != nil {
+	if pt.Indptr, err = readRange[int64](file, fileIndptr, lo*R, hi*R+1); err != nil {
 		return nil, err
 	}
-	e0, e1 := pt.Indptr[0], pt.Indptr[hi-lo]
+	e0, e1 := pt.Indptr[0], pt.Indptr[(hi-lo)*R]
 	if e1 < e0 {
 		path, _ := file(fileIndptr)
 		return nil, fmt.Errorf("load %s: offsets decrease within rows [%d,%d]", path, lo, hi)
@@ -129,6 +132,27 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 		}
 	} else if pt.Feat, err = readRange[float32](file, fileFeat, lo*dim, hi*dim); err != nil {
 		return nil, err
+	}
+	if h := m.Hetero; h != nil {
+		// The part's nodes are grouped by type in type order: the share
+		// holds of each type the nodes of its range, and their feature rows.
+		pt.TypeLo = make([]int64, len(h.NodeTypes)+1)
+		pt.TypeFeat = map[string][]float32{}
+		start := int64(0) // owned position of the part's first node of type t
+		for t, typ := range h.NodeTypes {
+			c := h.TypeCount(t, p)
+			pt.TypeLo[t] = pLo + min(max(start, lo), hi)
+			// The share's rows of the type's table: [x, x+n).
+			x := min(max(lo-start, 0), c)
+			n := max(min(start+c, hi)-max(start, lo), 0)
+			if d, ok := h.FeatDims[typ]; ok {
+				if pt.TypeFeat[typ], err = readRange[float32](file, featFile(typ), x*int64(d), (x+n)*int64(d)); err != nil {
+					return nil, err
+				}
+			}
+			start += c
+		}
+		pt.TypeLo[len(h.NodeTypes)] = pt.Hi
 	}
 	if m.NumClasses > 0 {
 		if pt.Labels, err = readRange[int32](file, fileLabels, lo, hi); err != nil {
@@ -346,5 +370,34 @@ func (m *Meta) ShareView(first []int, offsets []int64) *Meta {
 	v.Offsets = offsets
 	v.Parts = nil
 	v.Shared = &SharedView{Parts: m.NumParts, First: first, PartOf: m.Offsets}
+	if h := m.Hetero; h != nil {
+		v.Hetero = h.shareView(m.Offsets, first, offsets)
+	}
+	return &v
+}
+
+// shareView returns the heterogeneous meta of a ShareView: the type
+// offsets refined to one part per rank. Rank r's share [lo, hi) of part g
+// holds of type t the part's nodes of the type whose owned positions fall
+// in [lo, hi) (the part groups its nodes by type, in type order), so it
+// starts at type-local id TypeOffsets[t][g] plus the part's nodes of type
+// t before lo.
+func (h *HeteroMeta) shareView(partOf []int64, first []int, offsets []int64) *HeteroMeta {
+	v := *h
+	P, K := len(offsets)-1, len(partOf)-1
+	v.TypeOffsets = make([][]int64, len(h.NodeTypes))
+	for t := range h.NodeTypes {
+		to := make([]int64, P+1)
+		for g := range K {
+			start := h.TypeStart(t, g, 0) // owned position of type t's first node
+			c := h.TypeCount(t, g)
+			for r := first[g]; r < first[g+1]; r++ {
+				lo := offsets[r] - partOf[g]
+				to[r] = h.TypeOffsets[t][g] + min(max(lo-start, 0), c)
+			}
+		}
+		to[P] = h.TypeOffsets[t][K]
+		v.TypeOffsets[t] = to
+	}
 	return &v
 }

@@ -3,6 +3,7 @@ package partition
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -164,8 +165,126 @@ func TestShareViewAndRefusals(t *testing.T) {
 		{"link", Meta{Link: &LinkMeta{}}, "a partition with a link split"},
 		{"timed", Meta{Time: &TimeMeta{}}, ""},
 		{"sparse", Meta{SparseFeat: true}, ""},
-		{"hetero", Meta{Hetero: &HeteroMeta{}}, "a heterogeneous partition"},
+		{"hetero", Meta{Hetero: &HeteroMeta{}}, ""},
 	} {
 		assert.Equal(t, tc.why, tc.m.SupportsShares(), tc.name)
+	}
+}
+
+// TestLoadRangeHetero: the shares of a heterogeneous part hold the part's
+// (node, relation) rows of their nodes, ids, labels, splits, the typed
+// ranges (TypeLo) and typed features of their nodes, and edge times in a
+// timed partition; ShareView's type offsets give every rank's share its
+// own type ranges, type-local ids those of the partition.
+func TestLoadRangeHetero(t *testing.T) {
+	type dataset struct {
+		name string
+		d    func(t *testing.T) *graph.HeteroDataset
+		opt  Options
+	}
+	sets := []dataset{
+		{"generated", func(t *testing.T) *graph.HeteroDataset { return heteroDataset(t, 3) }, Options{Method: MethodMetis, Seed: 1}},
+		{"generated random", func(t *testing.T) *graph.HeteroDataset { return heteroDataset(t, 4) }, Options{Method: MethodRandom, Seed: 2}},
+		{"movielens timed", func(t *testing.T) *graph.HeteroDataset {
+			ro := graph.DefaultHeteroReadOptions()
+			ro.Time = true
+			d, err := graph.ReadOGBHetero(dataDir(t, "movielens100k"), ro)
+			require.NoError(t, err)
+			return d
+		}, Options{Method: MethodMetis, Seed: 1, Time: true}},
+	}
+	for _, ds := range sets {
+		for _, shares := range []int{2, 3, 5} {
+			t.Run(ds.name+"/"+strconv.Itoa(shares), func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "p")
+				m, err := WriteHeteroDataset(dir, ds.d(t), 2, ds.opt)
+				require.NoError(t, err)
+				h := m.Hetero
+				R := int64(m.NumRels())
+				first := []int{0, shares, 2 * shares}
+				offsets := []int64{0}
+				var got []*Part
+				for p := range m.NumParts {
+					full, err := LoadWithMeta(dir, m, p)
+					require.NoError(t, err)
+					b, err := ShareBounds(dir, m, p, shares)
+					require.NoError(t, err)
+					for j := range shares {
+						lo, hi := b[j], b[j+1]
+						s, err := LoadRange(dir, m, p, lo, hi)
+						require.NoError(t, err)
+						got = append(got, s)
+						offsets = append(offsets, s.Hi)
+						e0, e1 := full.Indptr[lo*R], full.Indptr[hi*R]
+						require.Len(t, s.Indptr, int((hi-lo)*R+1))
+						for i := range s.Indptr {
+							require.Equal(t, full.Indptr[lo*R+int64(i)]-e0, s.Indptr[i])
+						}
+						assert.Equal(t, full.Indices[e0:e1], s.Indices)
+						assert.Equal(t, full.IndicesOrig[e0:e1], s.IndicesOrig)
+						assert.Equal(t, full.Orig[lo:hi], s.Orig)
+						if full.Labels != nil {
+							assert.Equal(t, full.Labels[lo:hi], s.Labels)
+						}
+						if m.Time != nil {
+							assert.Equal(t, full.Times[e0:e1], s.Times)
+						}
+						for name, sp := range full.Splits {
+							for _, set := range []struct{ want, got []int64 }{
+								{sp.Train, s.Splits[name].Train}, {sp.Valid, s.Splits[name].Valid}, {sp.Test, s.Splits[name].Test},
+							} {
+								want := []int64{}
+								for _, v := range set.want {
+									if v >= s.Lo && v < s.Hi {
+										want = append(want, v)
+									}
+								}
+								assert.Equal(t, want, set.got, "split %s", name)
+							}
+						}
+						require.Len(t, s.TypeLo, len(h.NodeTypes)+1)
+						for ty, typ := range h.NodeTypes {
+							a := min(max(full.TypeLo[ty], s.Lo), s.Hi)
+							z := min(max(full.TypeLo[ty+1], s.Lo), s.Hi)
+							assert.Equal(t, a, s.TypeLo[ty], "type %s", typ)
+							assert.Equal(t, z, s.TypeLo[ty+1], "type %s", typ)
+							if d, ok := h.FeatDims[typ]; ok {
+								// The type's rows that the share owns, if any.
+								x0, x1 := max(full.TypeLo[ty], s.Lo), min(full.TypeLo[ty+1], s.Hi)
+								x1 = max(x1, x0)
+								k0, k1 := (x0-full.TypeLo[ty])*int64(d), (x1-full.TypeLo[ty])*int64(d)
+								if k0 == k1 {
+									k0, k1 = 0, 0
+								}
+								assert.Equal(t, full.TypeFeat[typ][k0:k1], s.TypeFeat[typ], "type %s", typ)
+							}
+						}
+						for i, v := range s.Halo {
+							k, ok := slices.BinarySearch(full.Halo, v)
+							require.True(t, ok, "share halo node %d is in the part's halo", v)
+							assert.Equal(t, full.HaloOrig[k], s.HaloOrig[i])
+						}
+					}
+				}
+				v := m.ShareView(first, offsets)
+				assert.Equal(t, 2, m.NumParts)
+				assert.Len(t, m.Hetero.TypeOffsets[0], 3, "the partition's own type offsets are left as they were")
+				for r, s := range got {
+					g := r / shares
+					for ty := range h.NodeTypes {
+						assert.Equal(t, s.TypeLo[ty], v.Hetero.TypeStart(ty, r, v.Offsets[r]), "rank %d type %d", r, ty)
+						assert.Equal(t, s.TypeLo[ty+1]-s.TypeLo[ty], v.Hetero.TypeCount(ty, r), "rank %d type %d", r, ty)
+						// The share's first node of the type keeps its type-local
+						// id (with none, the share sits between the type's ids).
+						before := s.TypeLo[ty] - h.TypeStart(ty, g, m.Offsets[g])
+						full := h.TypeOffsets[ty][g] + min(max(before, 0), h.TypeCount(ty, g))
+						assert.Equal(t, full, v.Hetero.TypeOffsets[ty][r], "rank %d type %d", r, ty)
+					}
+				}
+				for ty := range h.NodeTypes {
+					assert.Equal(t, h.TypeOffsets[ty][2], v.Hetero.TypeOffsets[ty][len(got)])
+				}
+			})
+		}
 	}
 }

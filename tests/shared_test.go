@@ -1,9 +1,12 @@
 package tests
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +122,59 @@ func TestSharedPartitionsSparse(t *testing.T) {
 	perRank := trainGlobalBatch(t, bin, 2, args...)
 	sameModel(t, "sparse, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
 	sameModel(t, "sparse, 2 parts, one node of 3 ranks", perRank, trainGlobalBatchEnv(t, bin, 3, nil, args...))
+}
+
+// TestSharedPartitionsHetero: a heterogeneous partition shared by the
+// ranks of a node (the type offsets refined to one part per rank) samples
+// typed neighbourhoods exactly as a part per rank, temporally too on a
+// timed one, trains the same --global-batch model with the same learnable
+// embeddings, and predicts the same labels.
+func TestSharedPartitionsHetero(t *testing.T) {
+	g := heteroGraph.getHetero(t)
+	timed := temporalHetero.getTemporalHetero(t)
+	bin, _ := h.Mpignn()
+	sharedSampleSame(t, bin, g.parts[2], "--seeds", heteroSeeds, "--fanout", "paper___cites___paper=4,-1;author___writes___paper=0,2;*=3,2",
+		"--seed", "7", "--epoch", "1", "--step", "2")
+	sharedSampleSame(t, bin, timed.parts[2], "--seeds", "paper:0,paper:400,author:5,author:899,field_of_study:3", "--fanout", "3,2",
+		"--temporal", "uniform", "--temporal-strict", "--seed-time", "600000", "--seed", "3")
+
+	work := t.TempDir()
+	args := []string{"--parts", g.parts[2], "--global-batch", "100", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet"}
+	// run trains on ranks and returns the model, the final line's digest of
+	// the learnable embeddings and the checkpoint.
+	run := func(ranks int, env []string) (globalBatchRun, string, string) {
+		ck, metrics := filepath.Join(work, "ck-"+strconv.Itoa(ranks)), filepath.Join(work, "m-"+strconv.Itoa(ranks)+".jsonl")
+		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 4 * time.Minute, Args: append([]string{bin, "train", "--checkpoint", ck, "--metrics", metrics}, args...)})
+		require.NoError(t, res.Err, tail(res.Output, 30))
+		emb := regexp.MustCompile(`embeddings=([0-9a-f]+)`).FindStringSubmatch(res.Stdout)
+		require.NotNil(t, emb, "no embeddings digest:\n%s", tail(res.Output, 10))
+		c, err := train.LoadCheckpoint(ck)
+		require.NoError(t, err)
+		var loss []float64
+		for _, x := range epochValues(t, metrics, "loss")["loss"] {
+			v, err := strconv.ParseFloat(x, 64)
+			require.NoError(t, err)
+			loss = append(loss, v)
+		}
+		return globalBatchRun{ranks: ranks, params: c.Params, loss: loss}, emb[1], ck
+	}
+	perRank, wantEmb, _ := run(2, nil)
+	shared, emb, ck := run(4, pretendNodes(2))
+	sameModel(t, "hetero, 2 parts, 2 pretend nodes of 2 ranks", perRank, shared)
+	assert.Equal(t, wantEmb, emb, "learnable embeddings on 2 pretend nodes of 2 ranks")
+	one, emb, _ := run(3, nil)
+	sameModel(t, "hetero, 2 parts, one node of 3 ranks", perRank, one)
+	assert.Equal(t, wantEmb, emb, "learnable embeddings on one node of 3 ranks")
+	predict := func(ranks int, env []string) string {
+		out := filepath.Join(work, "pred-"+strconv.Itoa(ranks)+".csv")
+		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 2 * time.Minute,
+			Args: []string{bin, "predict", "--parts", g.parts[2], "--checkpoint", ck, "--out", out}})
+		require.NoError(t, res.Err, tail(res.Output, 20))
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		return string(b)
+	}
+	want := predict(2, nil)
+	require.Greater(t, strings.Count(want, "\n"), 1000, "predicted the papers")
+	assert.Equal(t, want, predict(4, pretendNodes(2)), "predictions on 2 pretend nodes of 2 ranks")
 }
