@@ -27,8 +27,11 @@ type SharedView struct {
 // holds the owned positions [b[j], b[j+1]). The cuts fall at quantiles of
 // the training nodes of the partition's default split (Meta.Split), so every
 // rank gets an even share of each global batch; without a split, or with
-// fewer training nodes than shares, at quantiles of the nodes. It reads only
-// the split's training list.
+// fewer training nodes than shares, at quantiles of the nodes. A
+// heterogeneous part is cut at quantiles of its nodes too: its training
+// nodes are of one type, and cutting at their quantiles would leave the
+// part's other types to its first and last shares. It reads only the
+// split's training list.
 func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
 	if p < 0 || p >= m.NumParts || n <= 0 {
 		return nil, fmt.Errorf("share bounds %s: part %d of %d in %d shares", dir, p, m.NumParts, n)
@@ -70,22 +73,18 @@ func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
 // several ranks each ("" if they can).
 func (m *Meta) SupportsShares() string {
 	switch {
-	case m.Hetero != nil:
-		return "a heterogeneous partition"
 	case m.Link != nil:
 		return "a partition with a link split"
-	case m.Time != nil:
-		return "a timed partition"
-	case m.SparseFeat:
-		return "a partition with sparse features"
 	}
 	return ""
 }
 
 // LoadRange reads the share [lo, hi) (owned positions) of part p: its
-// nodes' in-edges, ids, features and labels, its share of every split, and
-// as halo the sources of its edges that part p does not own (with their
-// feature rows when the partition stores halo features). Other shares of
+// nodes' in-edges (with their times in a timed partition), ids, features
+// (CSR rows in a sparse-feature partition), labels and node times, its
+// share of every split, and as halo the sources of its edges that part p
+// does not own (with their feature rows when the partition stores halo
+// features: the share's rows of the part's halo files). Other shares of
 // the part are not halo: their ranks hold them in memory. Every file is
 // read whole and checked against its checksum, but only the share is kept.
 // The result's Meta is m; give it a ShareView before opening stores.
@@ -102,11 +101,13 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 		key := partDir(p) + "/" + name
 		return filepath.Join(dir, partDir(p), name), m.Files[key]
 	}
+	// Rows are nodes, or (node, relation) pairs of a heterogeneous part.
+	R := int64(m.NumRels())
 	var err error
-	if pt.Indptr, err = readRange[int64](file, fileIndptr, lo, hi+1); err != nil {
+	if pt.Indptr, err = readRange[int64](file, fileIndptr, lo*R, hi*R+1); err != nil {
 		return nil, err
 	}
-	e0, e1 := pt.Indptr[0], pt.Indptr[hi-lo]
+	e0, e1 := pt.Indptr[0], pt.Indptr[(hi-lo)*R]
 	if e1 < e0 {
 		path, _ := file(fileIndptr)
 		return nil, fmt.Errorf("load %s: offsets decrease within rows [%d,%d]", path, lo, hi)
@@ -124,8 +125,34 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 		return nil, err
 	}
 	dim := int64(m.FeatDim)
-	if pt.Feat, err = readRange[float32](file, fileFeat, lo*dim, hi*dim); err != nil {
+	if m.SparseFeat {
+		names := [3]string{fileFeatIndptr, fileFeatIndices, fileFeatValues}
+		if pt.FeatCSR, err = readCSRRows(file, names, [][2]int64{{lo, hi}}, m.FeatDim); err != nil {
+			return nil, err
+		}
+	} else if pt.Feat, err = readRange[float32](file, fileFeat, lo*dim, hi*dim); err != nil {
 		return nil, err
+	}
+	if h := m.Hetero; h != nil {
+		// The part's nodes are grouped by type in type order: the share
+		// holds of each type the nodes of its range, and their feature rows.
+		pt.TypeLo = make([]int64, len(h.NodeTypes)+1)
+		pt.TypeFeat = map[string][]float32{}
+		start := int64(0) // owned position of the part's first node of type t
+		for t, typ := range h.NodeTypes {
+			c := h.TypeCount(t, p)
+			pt.TypeLo[t] = pLo + min(max(start, lo), hi)
+			// The share's rows of the type's table: [x, x+n).
+			x := min(max(lo-start, 0), c)
+			n := max(min(start+c, hi)-max(start, lo), 0)
+			if d, ok := h.FeatDims[typ]; ok {
+				if pt.TypeFeat[typ], err = readRange[float32](file, featFile(typ), x*int64(d), (x+n)*int64(d)); err != nil {
+					return nil, err
+				}
+			}
+			start += c
+		}
+		pt.TypeLo[len(h.NodeTypes)] = pt.Hi
 	}
 	if m.NumClasses > 0 {
 		if pt.Labels, err = readRange[int32](file, fileLabels, lo, hi); err != nil {
@@ -148,8 +175,28 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 		pt.Halo[i], pt.HaloOrig[i] = h.id, h.orig
 	}
 	if m.HaloFeats {
-		if pt.HaloFeat, err = shareHaloFeat(file, pt.Halo, m.FeatDim); err != nil {
+		// The share's halo rows are rows of the part's halo files.
+		pos, err := haloPositions(file, pt.Halo)
+		if err != nil {
 			return nil, err
+		}
+		rows := make([][2]int64, len(pos))
+		for i, k := range pos {
+			rows[i] = [2]int64{k, k + 1}
+		}
+		if m.SparseFeat {
+			names := [3]string{fileHaloFeatIndptr, fileHaloFeatIndices, fileHaloFeatValues}
+			if pt.HaloFeatCSR, err = readCSRRows(file, names, rows, m.FeatDim); err != nil {
+				return nil, err
+			}
+		} else {
+			for i := range rows {
+				rows[i][0] *= dim
+				rows[i][1] *= dim
+			}
+			if pt.HaloFeat, err = readRanges[float32](file, fileHaloFeat, rows); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, name := range m.splitNames() {
@@ -176,32 +223,120 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 	if err := pt.check(dir); err != nil {
 		return nil, err
 	}
+	if m.Time != nil {
+		if pt.Times, err = readRange[int64](file, fileTimes, e0, e1); err != nil {
+			return nil, err
+		}
+		if m.Time.NodeTime {
+			if pt.NodeTime, err = readRange[int64](file, fileNodeTime, lo, hi); err != nil {
+				return nil, err
+			}
+		}
+		if err := pt.checkTime(dir); err != nil {
+			return nil, err
+		}
+	}
 	return pt, nil
 }
 
 // readRange reads elements [lo, hi) of one file of a part (see LoadRange).
 func readRange[T elem](file func(string) (string, fileInfo), name string, lo, hi int64) ([]T, error) {
+	return readRanges[T](file, name, [][2]int64{{lo, hi}})
+}
+
+// readRanges reads the elements of the given ranges [lo, hi) (ascending,
+// not overlapping) of one file of a part, concatenated, streaming the file
+// and keeping only them.
+func readRanges[T elem](file func(string) (string, fileInfo), name string, ranges [][2]int64) ([]T, error) {
 	path, fi := file(name)
-	if hi > fi.Len {
-		return nil, fmt.Errorf("load %s: elements [%d,%d) of %d", path, lo, hi, fi.Len)
+	want := int64(0)
+	for i, r := range ranges {
+		if r[0] < 0 || r[0] > r[1] || r[1] > fi.Len || (i > 0 && r[0] < ranges[i-1][1]) {
+			return nil, fmt.Errorf("load %s: elements [%d,%d) of %d (range %d of %d)", path, r[0], r[1], fi.Len, i, len(ranges))
+		}
+		want += r[1] - r[0]
 	}
-	out := make([]T, 0, hi-lo)
+	out := make([]T, 0, want)
+	k := 0
 	err := readArrayVisit(path, fi, func(start int64, xs []T) {
-		a, b := max(lo, start), min(hi, start+int64(len(xs)))
-		if a < b {
-			out = append(out, xs[a-start:b-start]...)
+		end := start + int64(len(xs))
+		for k < len(ranges) && ranges[k][0] < end {
+			a, b := max(ranges[k][0], start), min(ranges[k][1], end)
+			if a < b {
+				out = append(out, xs[a-start:b-start]...)
+			}
+			if ranges[k][1] > end {
+				return // the range goes on in the next chunk
+			}
+			k++
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
+	if int64(len(out)) != want {
+		return nil, fmt.Errorf("load %s: read %d of %d elements", path, len(out), want)
+	}
 	return out, nil
 }
 
-// shareHaloFeat reads the feature rows of the share's halo (ascending, a
-// subset of the part's halo) from the part's halo feature file: it finds
-// their positions in the part's halo list, then keeps those rows.
-func shareHaloFeat(file func(string) (string, fileInfo), halo []int64, dim int) ([]float32, error) {
+// readCSRRows reads the given row ranges (ascending, not overlapping) of
+// the CSR feature files names (offsets, columns, values) of a part as rows
+// of their own, in order, and checks them against dim.
+func readCSRRows(file func(string) (string, fileInfo), names [3]string, rows [][2]int64, dim int) (*CSRRows, error) {
+	// Each row range [a, b) needs offsets [a, b+1); consecutive ranges
+	// share an offset, so read each offset once and index into them.
+	var offs [][2]int64
+	for _, r := range rows {
+		if n := len(offs); n > 0 && offs[n-1][1] > r[0] {
+			offs[n-1][1] = r[1] + 1
+		} else {
+			offs = append(offs, [2]int64{r[0], r[1] + 1})
+		}
+	}
+	ptr, err := readRanges[int64](file, names[0], offs)
+	if err != nil {
+		return nil, err
+	}
+	c := &CSRRows{Indptr: make([]int64, 1, len(ptr))}
+	entries := make([][2]int64, 0, len(rows))
+	path, _ := file(names[0])
+	i, o := 0, int64(0) // offs[i] starts at ptr[o]
+	for _, r := range rows {
+		for r[0] >= offs[i][1] {
+			o += offs[i][1] - offs[i][0]
+			i++
+		}
+		e0, e1 := ptr[o+r[0]-offs[i][0]], ptr[o+r[1]-offs[i][0]]
+		if e1 < e0 {
+			return nil, fmt.Errorf("load %s: offsets decrease within rows [%d,%d]", path, r[0], r[1])
+		}
+		for k := r[0] + 1; k <= r[1]; k++ {
+			c.Indptr = append(c.Indptr, c.Indptr[len(c.Indptr)-1]+ptr[o+k-offs[i][0]]-ptr[o+k-1-offs[i][0]])
+		}
+		if n := len(entries); n > 0 && entries[n-1][1] == e0 {
+			entries[n-1][1] = e1
+		} else if e0 < e1 {
+			entries = append(entries, [2]int64{e0, e1})
+		}
+	}
+	if c.Indices, err = readRanges[int32](file, names[1], entries); err != nil {
+		return nil, err
+	}
+	if c.Values, err = readRanges[float32](file, names[2], entries); err != nil {
+		return nil, err
+	}
+	if f, err := c.check(dim); err != nil {
+		path, _ := file(names[f])
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// haloPositions returns the positions of the share's halo (ascending, a
+// subset of the part's halo) in the part's halo list, whose feature rows
+// the part's halo feature files hold in that order.
+func haloPositions(file func(string) (string, fileInfo), halo []int64) ([]int64, error) {
 	pos := make([]int64, 0, len(halo))
 	k := 0
 	path, fi := file(fileHalo)
@@ -222,28 +357,7 @@ func shareHaloFeat(file func(string) (string, fileInfo), halo []int64, dim int) 
 	if len(pos) != len(halo) {
 		return nil, fmt.Errorf("load %s: %d of the share's %d halo nodes are missing", path, len(halo)-len(pos), len(halo))
 	}
-	d := int64(dim)
-	out := make([]float32, 0, int64(len(pos))*d)
-	k = 0
-	path, fi = file(fileHaloFeat)
-	err = readArrayVisit(path, fi, func(start int64, xs []float32) {
-		end := start + int64(len(xs))
-		for k < len(pos) && pos[k]*d < end {
-			a, b := max(pos[k]*d, start), min((pos[k]+1)*d, end)
-			out = append(out, xs[a-start:b-start]...)
-			if b < (pos[k]+1)*d {
-				return // the row goes on in the next chunk
-			}
-			k++
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(out)) != int64(len(pos))*d {
-		return nil, fmt.Errorf("load %s: %d values for %d rows of %d", path, len(out), len(pos), dim)
-	}
-	return out, nil
+	return pos, nil
 }
 
 // ShareView returns the Meta of a partition whose parts are served by
@@ -256,5 +370,34 @@ func (m *Meta) ShareView(first []int, offsets []int64) *Meta {
 	v.Offsets = offsets
 	v.Parts = nil
 	v.Shared = &SharedView{Parts: m.NumParts, First: first, PartOf: m.Offsets}
+	if h := m.Hetero; h != nil {
+		v.Hetero = h.shareView(m.Offsets, first, offsets)
+	}
+	return &v
+}
+
+// shareView returns the heterogeneous meta of a ShareView: the type
+// offsets refined to one part per rank. Rank r's share [lo, hi) of part g
+// holds of type t the part's nodes of the type whose owned positions fall
+// in [lo, hi) (the part groups its nodes by type, in type order), so it
+// starts at type-local id TypeOffsets[t][g] plus the part's nodes of type
+// t before lo.
+func (h *HeteroMeta) shareView(partOf []int64, first []int, offsets []int64) *HeteroMeta {
+	v := *h
+	P, K := len(offsets)-1, len(partOf)-1
+	v.TypeOffsets = make([][]int64, len(h.NodeTypes))
+	for t := range h.NodeTypes {
+		to := make([]int64, P+1)
+		for g := range K {
+			start := h.TypeStart(t, g, 0) // owned position of type t's first node
+			c := h.TypeCount(t, g)
+			for r := first[g]; r < first[g+1]; r++ {
+				lo := offsets[r] - partOf[g]
+				to[r] = h.TypeOffsets[t][g] + min(max(lo-start, 0), c)
+			}
+		}
+		to[P] = h.TypeOffsets[t][K]
+		v.TypeOffsets[t] = to
+	}
 	return &v
 }

@@ -124,9 +124,7 @@ func (m *Meta) timeFiles(p int) []fileSpec {
 	return fs
 }
 
-// loadTime reads part p's time files and checks them: times inside META's
-// range, and every row strictly ascending in (time, original id), the
-// order temporal sampling's binary search relies on.
+// loadTime reads part p's time files and checks them (checkTime).
 func (pt *Part) loadTime(dir string) error {
 	m := pt.Meta
 	if m.Time == nil {
@@ -141,7 +139,19 @@ func (pt *Part) loadTime(dir string) error {
 			return err
 		}
 	}
+	return pt.checkTime(dir)
+}
+
+// checkTime checks the times of a part (or of a share of part p, whose
+// files it names): times inside META's range, and every row strictly
+// ascending in (time, original id), the order temporal sampling's binary
+// search relies on.
+func (pt *Part) checkTime(dir string) error {
+	m := pt.Meta
 	file := func(name string) string { return filepath.Join(dir, partDir(pt.ID), name) }
+	if int64(len(pt.Times)) != int64(len(pt.Indices)) || (m.Time.NodeTime && int64(len(pt.NodeTime)) != pt.NumOwned()) {
+		return fmt.Errorf("load %s: %d edge times for %d edges, %d node times for %d nodes", file(fileTimes), len(pt.Times), len(pt.Indices), len(pt.NodeTime), pt.NumOwned())
+	}
 	for _, xs := range []struct {
 		name string
 		ts   []int64

@@ -1,8 +1,12 @@
 package tests
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,4 +63,118 @@ func TestSharedPartitions(t *testing.T) {
 	c, err := train.LoadCheckpoint(ck)
 	require.NoError(t, err)
 	sameModel(t, "resumed on a part per rank", perRank, globalBatchRun{ranks: 2, params: c.Params, loss: perRank.loss})
+}
+
+// sharedSampleSame runs `sample` with args on a part per rank (parts[2], 2
+// ranks) and on shared layouts of the same partition (4 ranks as 2 pretend
+// nodes of 2, under both transports; 3 ranks on this machine), and checks
+// that every layout prints the text of a part per rank.
+func sharedSampleSame(t *testing.T, bin, dir string, args ...string) {
+	t.Helper()
+	sample := func(ranks int, env []string, extra ...string) string {
+		full := append(append([]string{bin, "sample", "--parts", dir}, args...), extra...)
+		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 2 * time.Minute, Args: full})
+		require.NoError(t, res.Err, tail(res.Output, 20))
+		return res.Stdout
+	}
+	want := sample(2, nil)
+	require.Contains(t, want, "\n", "sampled something")
+	for _, tr := range goldenTransports {
+		assert.Equal(t, want, sample(4, pretendNodes(2), "--transport", tr), "%v: 2 parts on 2 pretend nodes of 2 ranks, %s", args, tr)
+	}
+	assert.Equal(t, want, sample(3, nil), "%v: 2 parts on the 3 ranks of this machine", args)
+}
+
+// TestSharedPartitionsTimed: a timed partition (partition --time) shared
+// by the ranks of a node samples temporally exactly as a part per rank
+// (each seed at its node time, at a fixed --seed-time, strict, with
+// replacement) and trains the same --global-batch model with --temporal.
+func TestSharedPartitionsTimed(t *testing.T) {
+	g := temporalGraph.getTemporal(t)
+	bin, _ := h.Mpignn()
+	for _, args := range [][]string{
+		{"--seeds", "0,7,99,512,1024,1999", "--fanout", "5,-1", "--temporal", "uniform", "--seed", "3"},
+		{"--seeds", "3,250,1200,1777", "--fanout", "4,3", "--temporal", "last", "--temporal-strict", "--seed-time", "500000", "--seed", "9"},
+		{"--seeds", "3,250,1200,1777", "--fanout", "6,2", "--replace", "--temporal", "uniform", "--seed-time", "300000", "--seed", "9"},
+	} {
+		sharedSampleSame(t, bin, g.parts[2], args...)
+	}
+	args := []string{"--parts", g.parts[2], "--global-batch", "60", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1",
+		"--temporal", "uniform", "--quiet"}
+	perRank := trainGlobalBatch(t, bin, 2, args...)
+	sameModel(t, "timed, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
+}
+
+// TestSharedPartitionsSparse: Cora partitioned with CSR features and halo
+// feature rows (partition --sparse-features on --halo-feats) shared by the
+// ranks of a node samples exactly as a part per rank and trains the same
+// --global-batch model, its first layer reading the shares' CSR rows.
+func TestSharedPartitionsSparse(t *testing.T) {
+	data := needDataset(t, "cora", "raw", "edge.csv.gz")
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := filepath.Join(t.TempDir(), "cora-sparse-2")
+	msg, err := exec.Command(bin, "partition", "--data", data, "--split", "public", "--seed", "0", "--parts", "2",
+		"--sparse-features", "on", "--halo-feats", "--out", dir).CombinedOutput()
+	require.NoError(t, err, "partition:\n%s", msg)
+	sharedSampleSame(t, bin, dir, "--seeds", "0,17,42,999,1500,2700", "--fanout", "5,-1", "--seed", "3")
+	args := []string{"--parts", dir, "--global-batch", "35", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet"}
+	perRank := trainGlobalBatch(t, bin, 2, args...)
+	sameModel(t, "sparse, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
+	sameModel(t, "sparse, 2 parts, one node of 3 ranks", perRank, trainGlobalBatchEnv(t, bin, 3, nil, args...))
+}
+
+// TestSharedPartitionsHetero: a heterogeneous partition shared by the
+// ranks of a node (the type offsets refined to one part per rank) samples
+// typed neighbourhoods exactly as a part per rank, temporally too on a
+// timed one, trains the same --global-batch model with the same learnable
+// embeddings, and predicts the same labels.
+func TestSharedPartitionsHetero(t *testing.T) {
+	g := heteroGraph.getHetero(t)
+	timed := temporalHetero.getTemporalHetero(t)
+	bin, _ := h.Mpignn()
+	sharedSampleSame(t, bin, g.parts[2], "--seeds", heteroSeeds, "--fanout", "paper___cites___paper=4,-1;author___writes___paper=0,2;*=3,2",
+		"--seed", "7", "--epoch", "1", "--step", "2")
+	sharedSampleSame(t, bin, timed.parts[2], "--seeds", "paper:0,paper:400,author:5,author:899,field_of_study:3", "--fanout", "3,2",
+		"--temporal", "uniform", "--temporal-strict", "--seed-time", "600000", "--seed", "3")
+
+	work := t.TempDir()
+	args := []string{"--parts", g.parts[2], "--global-batch", "100", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet"}
+	// run trains on ranks and returns the model, the final line's digest of
+	// the learnable embeddings and the checkpoint.
+	run := func(ranks int, env []string) (globalBatchRun, string, string) {
+		ck, metrics := filepath.Join(work, "ck-"+strconv.Itoa(ranks)), filepath.Join(work, "m-"+strconv.Itoa(ranks)+".jsonl")
+		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 4 * time.Minute, Args: append([]string{bin, "train", "--checkpoint", ck, "--metrics", metrics}, args...)})
+		require.NoError(t, res.Err, tail(res.Output, 30))
+		emb := regexp.MustCompile(`embeddings=([0-9a-f]+)`).FindStringSubmatch(res.Stdout)
+		require.NotNil(t, emb, "no embeddings digest:\n%s", tail(res.Output, 10))
+		c, err := train.LoadCheckpoint(ck)
+		require.NoError(t, err)
+		var loss []float64
+		for _, x := range epochValues(t, metrics, "loss")["loss"] {
+			v, err := strconv.ParseFloat(x, 64)
+			require.NoError(t, err)
+			loss = append(loss, v)
+		}
+		return globalBatchRun{ranks: ranks, params: c.Params, loss: loss}, emb[1], ck
+	}
+	perRank, wantEmb, _ := run(2, nil)
+	shared, emb, ck := run(4, pretendNodes(2))
+	sameModel(t, "hetero, 2 parts, 2 pretend nodes of 2 ranks", perRank, shared)
+	assert.Equal(t, wantEmb, emb, "learnable embeddings on 2 pretend nodes of 2 ranks")
+	one, emb, _ := run(3, nil)
+	sameModel(t, "hetero, 2 parts, one node of 3 ranks", perRank, one)
+	assert.Equal(t, wantEmb, emb, "learnable embeddings on one node of 3 ranks")
+	predict := func(ranks int, env []string) string {
+		out := filepath.Join(work, "pred-"+strconv.Itoa(ranks)+".csv")
+		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 2 * time.Minute,
+			Args: []string{bin, "predict", "--parts", g.parts[2], "--checkpoint", ck, "--out", out}})
+		require.NoError(t, res.Err, tail(res.Output, 20))
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		return string(b)
+	}
+	want := predict(2, nil)
+	require.Greater(t, strings.Count(want, "\n"), 1000, "predicted the papers")
+	assert.Equal(t, want, predict(4, pretendNodes(2)), "predictions on 2 pretend nodes of 2 ranks")
 }
