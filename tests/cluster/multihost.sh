@@ -8,7 +8,9 @@
 # different hosts and their traffic crossed the veth, (b) `auto` chose the
 # transport that works there (OpenMPI's one-sided fails over TCP, so
 # Alltoallv; MPICH's works, so one-sided) while the 1-host run uses
-# one-sided, and (c) both runs end with the same weights.
+# one-sided, and (c) both runs end with the same weights. Then (d) 2 parts
+# shared by 2 ranks per host end with the weights of the same layout on
+# one host as pretend nodes (docs/cluster.md, "One partition per node").
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -104,3 +106,19 @@ w1="$(weights "$tmp/one-host.log")" w2="$(weights "$tmp/two-hosts.log")"
 [[ -n "$w1" ]] || fail "no weights digest in the 1-host log"
 [[ "$w1" == "$w2" ]] || fail "weights differ: 1 host $w1, 2 hosts $w2"
 say "PASS ($mpi): 1 host (rma) and 2 hosts over TCP ($want, $((sent / 1000000)) MB sent from h1) end with $w1; $(final_line "$tmp/two-hosts.log")"
+
+# Shared partitions: the same 2 parts on 2 ranks per host, each host's
+# ranks holding their part once. The hosts are real nodes to MPI (each its
+# own MPI_COMM_TYPE_SHARED); one host with pretend nodes of 2 ranks is the
+# same layout, so it must end with the same weights.
+printf '10.77.0.1 slots=2\n10.77.0.2 slots=2\n' >"$tmp/hosts"
+[[ "$mpi" == mpich ]] && net=(-launcher rsh -launcher-exec "$tmp/nsrsh" -hosts 10.77.0.1:2,10.77.0.2:2 -iface mpi0)
+MPIGNN_NODE_RANKS=2 ./mpirun.sh -n 4 "${train[@]}" >"$tmp/one-host-shared.log" 2>&1 ||
+	fail "1-host shared run: $(tail -20 "$tmp/one-host-shared.log")"
+on_h1 env "${net_env[@]}" ./mpirun.sh -v -n 4 "${net[@]}" "${train[@]}" >"$tmp/two-hosts-shared.log" 2>&1 ||
+	fail "2-host shared run: $(tail -20 "$tmp/two-hosts-shared.log")"
+grep -q 'layout: 2 parts for 4 ranks' "$tmp/two-hosts-shared.log" || fail "the 2-host run did not share its parts: $(cat "$tmp/two-hosts-shared.log")"
+w3="$(weights "$tmp/one-host-shared.log")" w4="$(weights "$tmp/two-hosts-shared.log")"
+[[ -n "$w3" ]] || fail "no weights digest in the 1-host shared log"
+[[ "$w3" == "$w4" ]] || fail "shared parts: weights differ: 1 host $w3, 2 hosts $w4"
+say "PASS ($mpi): 2 parts shared by 2 ranks per host, 1 host (pretend nodes) and 2 hosts over TCP ($(grep -m1 '^transport:' "$tmp/two-hosts-shared.log")) end with $w4"
