@@ -21,6 +21,9 @@ type SharedView struct {
 	Parts  int     // parts of the partition on disk
 	First  []int   // part g is served by ranks [First[g], First[g+1])
 	PartOf []int64 // the partition's own offsets (len Parts+1)
+	// Infos are the statistics of the parts on disk (Meta.Parts of the
+	// partition), which the view's Parts leaves out.
+	Infos []PartInfo
 }
 
 // ShareBounds cuts part p into n shares of consecutive owned nodes: share j
@@ -369,7 +372,7 @@ func (m *Meta) ShareView(first []int, offsets []int64) *Meta {
 	v.NumParts = len(offsets) - 1
 	v.Offsets = offsets
 	v.Parts = nil
-	v.Shared = &SharedView{Parts: m.NumParts, First: first, PartOf: m.Offsets}
+	v.Shared = &SharedView{Parts: m.NumParts, First: first, PartOf: m.Offsets, Infos: m.Parts}
 	if h := m.Hetero; h != nil {
 		v.Hetero = h.shareView(m.Offsets, first, offsets)
 	}

@@ -154,7 +154,7 @@ func TestShareViewAndRefusals(t *testing.T) {
 	assert.Equal(t, 3, v.NumParts)
 	assert.Equal(t, []int64{0, 3, 5, 9}, v.Offsets)
 	assert.Nil(t, v.Parts)
-	assert.Equal(t, &SharedView{Parts: 2, First: []int{0, 2, 3}, PartOf: []int64{0, 5, 9}}, v.Shared)
+	assert.Equal(t, &SharedView{Parts: 2, First: []int{0, 2, 3}, PartOf: []int64{0, 5, 9}, Infos: m.Parts}, v.Shared)
 	assert.Equal(t, 2, m.NumParts, "the partition's own Meta is left as it was")
 	for _, tc := range []struct {
 		name string

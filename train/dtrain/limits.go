@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -88,23 +89,41 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 // cache with its slot map (two 12-byte slots per row). The blocks' table
 // and the halo cache scale with a step and a partition's cut, which the
 // model's activations and the partition's halo already bound.
+//
+// On shared parts (Meta.Shared) a node holds its part, and the degree
+// table, once: a rank counts its part's share of them (the part over its
+// ranks), and the block index over its own share of nodes.
 func storeParts(meta *partition.Meta, rank int, so dsample.StoreOptions) []train.MemoryPart {
-	if meta == nil || rank < 0 || rank >= len(meta.Parts) {
+	if meta == nil || rank < 0 || rank >= meta.NumParts {
 		return nil
 	}
-	pi := meta.Parts[rank]
+	var pi partition.PartInfo
+	ranks := 1.0 // ranks that hold the part
+	own := float64(meta.Offsets[rank+1] - meta.Offsets[rank])
+	switch sh := meta.Shared; {
+	case sh != nil:
+		g := sort.Search(len(sh.First)-1, func(g int) bool { return sh.First[g+1] > rank })
+		if g >= len(sh.Infos) {
+			return nil
+		}
+		pi, ranks = sh.Infos[g], float64(sh.First[g+1]-sh.First[g])
+	case rank < len(meta.Parts):
+		pi = meta.Parts[rank]
+	default:
+		return nil
+	}
 	R := float64(max(meta.NumRels(), 1))
 	parts := []train.MemoryPart{
-		{Name: "graph share", Bytes: 16*float64(pi.Nodes)*R + 16*float64(pi.Edges)},
-		{Name: "feature share", Bytes: 4 * float64(pi.Nodes) * float64(meta.FeatDim)},
-		{Name: "block index", Bytes: 8 * float64(pi.Nodes)},
+		{Name: "graph share", Bytes: (16*float64(pi.Nodes)*R + 16*float64(pi.Edges)) / ranks},
+		{Name: "feature share", Bytes: 4 * float64(pi.Nodes) * float64(meta.FeatDim) / ranks},
+		{Name: "block index", Bytes: 8 * own},
 	}
 	limit := so.DegreeTableMB
 	if limit == 0 {
 		limit = 256
 	}
-	if deg := 16 * float64(meta.NumNodes) * R; so.Transport != collectives.TransportAlltoallv && limit > 0 && deg <= limit*(1<<20) {
-		parts = append(parts, train.MemoryPart{Name: "degree table", Bytes: deg})
+	if deg := 16 * float64(meta.NumNodes) * R; so.Transport != collectives.TransportAlltoallv && limit > 0 && deg <= limit*(1<<20)*ranks {
+		parts = append(parts, train.MemoryPart{Name: "degree table", Bytes: deg / ranks})
 	}
 	if so.CacheMB > 0 && meta.FeatDim > 0 {
 		cache := so.CacheMB * (1 << 20)
