@@ -72,42 +72,46 @@ func ResolveTransport(c *Comm, t Transport) (Transport, error) {
 }
 
 // ProbeRMA checks that one-sided reads work between all ranks: it creates a
-// small window, has every rank read its neighbor's part, and agrees on the
-// outcome with an Allreduce. It returns why RMA is unusable when it is not.
-// It is collective.
+// small distributed array with the layout the Comm's arrays will have, has
+// every rank read a row of another rank (of another node on a shared
+// Comm, whose world window MPI_Win_create makes), and agrees on the outcome
+// with an Allreduce. It returns why RMA is unusable when it is not. It is
+// collective.
 func ProbeRMA(c *Comm) (ok bool, why string, err error) {
-	if c.shared != nil {
-		return probeSharedRMA(c)
+	peer := (c.rank + 1) % c.size
+	if sh := c.shared; sh != nil {
+		if sh.nodes == 1 {
+			return true, "", nil // every row is in memory
+		}
+		peer = sh.first[sh.g1%(len(sh.first)-1)] // the next node's first rank
 	}
 	const n = 16
-	local := 1
-	w, werr := NewWindow(c, n)
-	if werr != nil {
-		local, why = 0, werr.Error()
+	local := int64(1)
+	a, aerr := newDistArray(c, 1, n, TransportRMA, c.shared != nil)
+	if aerr != nil {
+		local, why = 0, aerr.Error()
 	}
-	agreed, err := AllreduceScalar(c, int64(local), Min)
+	agreed, err := AllreduceScalar(c, local, Min)
 	if err != nil {
 		return false, "", fmt.Errorf("rma probe: %w", err)
 	}
 	if agreed == 0 {
-		if w != nil {
-			w.Free()
+		if a != nil {
+			a.Free()
 		}
 		if why == "" {
 			why = "window creation failed on another rank"
 		}
 		return false, why, nil
 	}
-	for i := range w.Bytes() {
-		w.Bytes()[i] = byte(c.rank*31 + i)
+	for i := range a.Local() {
+		a.Local()[i] = byte(c.rank*31 + i)
 	}
-	if err := w.Expose(); err != nil {
+	if err := a.Seal(); err != nil {
 		return false, "", fmt.Errorf("rma probe: %w", err)
 	}
-	peer := (c.rank + 1) % c.size
 	got := make([]byte, n)
-	gerr := w.getRows([]C.int{C.int(peer)}, []C.int{1}, []C.MPI_Aint{0}, []C.MPI_Aint{0}, n, got)
-	if gerr != nil {
+	if gerr := a.Fetch([]int64{int64(peer)}, got); gerr != nil {
 		local, why = 0, gerr.Error()
 	} else {
 		for i, b := range got {
@@ -117,14 +121,14 @@ func ProbeRMA(c *Comm) (ok bool, why string, err error) {
 			}
 		}
 	}
-	// Nobody may free the window while a neighbor still reads it.
+	// Nobody may free the array while another rank still reads it.
 	if err := c.Barrier(); err != nil {
 		return false, "", fmt.Errorf("rma probe: %w", err)
 	}
-	if err := w.Free(); err != nil {
+	if err := a.Free(); err != nil {
 		return false, "", fmt.Errorf("rma probe: %w", err)
 	}
-	agreed, err = AllreduceScalar(c, int64(local), Min)
+	agreed, err = AllreduceScalar(c, local, Min)
 	if err != nil {
 		return false, "", fmt.Errorf("rma probe: %w", err)
 	}

@@ -260,68 +260,6 @@ func (s *sharedSegment) free() error {
 	return first
 }
 
-// probeSharedRMA is ProbeRMA on a shared Comm: one-sided reads go to world
-// windows over the groups' segments (MPI_Win_create), which an MPI may not
-// offer where it offers MPI_Win_allocate. Every rank reads a row of the next
-// group. It is collective.
-func probeSharedRMA(c *Comm) (ok bool, why string, err error) {
-	sh := c.shared
-	if sh.nodes == 1 {
-		return true, "", nil
-	}
-	local := int64(1)
-	a, aerr := newDistArray(c, 1, 16, TransportRMA, true)
-	if aerr != nil {
-		local, why = 0, aerr.Error()
-	}
-	agreed, err := AllreduceScalar(c, local, Min)
-	if err != nil {
-		return false, "", fmt.Errorf("rma probe: %w", err)
-	}
-	if agreed == 0 {
-		if a != nil {
-			a.Free()
-		}
-		if why == "" {
-			why = "window creation failed on another rank"
-		}
-		return false, why, nil
-	}
-	for i := range a.Local() {
-		a.Local()[i] = byte(c.rank*31 + i)
-	}
-	if err := a.Seal(); err != nil {
-		return false, "", fmt.Errorf("rma probe: %w", err)
-	}
-	// The first rank of the next node holds the row to read.
-	next := sh.first[sh.g1%(len(sh.first)-1)]
-	got := make([]byte, 16)
-	if gerr := a.Fetch([]int64{int64(next)}, got); gerr != nil {
-		local, why = 0, gerr.Error()
-	} else {
-		for i, b := range got {
-			if b != byte(next*31+i) {
-				local, why = 0, fmt.Sprintf("rank %d read wrong bytes from rank %d", c.rank, next)
-				break
-			}
-		}
-	}
-	if err := c.Barrier(); err != nil {
-		return false, "", fmt.Errorf("rma probe: %w", err)
-	}
-	if err := a.Free(); err != nil {
-		return false, "", fmt.Errorf("rma probe: %w", err)
-	}
-	agreed, err = AllreduceScalar(c, local, Min)
-	if err != nil {
-		return false, "", fmt.Errorf("rma probe: %w", err)
-	}
-	if agreed == 0 && why == "" {
-		why = "a one-sided read failed on another rank"
-	}
-	return agreed == 1, why, nil
-}
-
 // SharedBuffer is memory held once by each group of a shared Comm and
 // mapped by all of the group's ranks: one rank of the group (Filler) fills
 // it, Expose publishes it, and then every rank of the group reads it.

@@ -591,11 +591,10 @@ const (
 // the faster.
 const parDedupThreads = 4
 
-// addRowsDenseSerial is AddRows in dense mode (untyped, untimed) in one
-// tight pass: the serial reference of addRowsDense, and the faster one on
-// few threads.
-func (bb *BlockBuilder) addRowsDenseSerial(offsets []int64, srcGlobal, srcOrig []int64) error {
-	nd, E := bb.numDst, len(srcGlobal)
+// startRows checks a serial pass's row offsets and E edges and sizes
+// indptr (filled from offsets) and indices for them.
+func (bb *BlockBuilder) startRows(offsets []int64, E int) error {
+	nd := bb.numDst
 	if E > maxLocal {
 		return fmt.Errorf("block builder: more than %d edges in one block", maxLocal)
 	}
@@ -608,6 +607,17 @@ func (bb *BlockBuilder) addRowsDenseSerial(offsets []int64, srcGlobal, srcOrig [
 		bb.indptr[i+1] = int32(offsets[i+1])
 	}
 	bb.indices = grow(bb.indices, E)
+	return nil
+}
+
+// addRowsDenseSerial is AddRows in dense mode (untyped, untimed) in one
+// tight pass: the serial reference of addRowsDense, and the faster one on
+// few threads.
+func (bb *BlockBuilder) addRowsDenseSerial(offsets []int64, srcGlobal, srcOrig []int64) error {
+	nd := bb.numDst
+	if err := bb.startRows(offsets, len(srcGlobal)); err != nil {
+		return err
+	}
 	gen := uint64(bb.gen) << 32
 	dense := bb.dense
 	n := int64(len(dense))
@@ -638,19 +648,10 @@ func (bb *BlockBuilder) addRowsDenseSerial(offsets []int64, srcGlobal, srcOrig [
 // addRowsTabSerial is addRowsDenseSerial in bounded mode: the same pass,
 // with the table's probe in place of the direct-mapped read.
 func (bb *BlockBuilder) addRowsTabSerial(offsets []int64, srcGlobal, srcOrig []int64) error {
-	nd, E := bb.numDst, len(srcGlobal)
-	if E > maxLocal {
-		return fmt.Errorf("block builder: more than %d edges in one block", maxLocal)
+	nd := bb.numDst
+	if err := bb.startRows(offsets, len(srcGlobal)); err != nil {
+		return err
 	}
-	bb.indptr = grow(bb.indptr, nd+1)
-	bb.indptr[0] = 0
-	for i := range nd {
-		if offsets[i+1] < offsets[i] {
-			return fmt.Errorf("block builder: row offsets decrease at destination %d", i)
-		}
-		bb.indptr[i+1] = int32(offsets[i+1])
-	}
-	bb.indices = grow(bb.indices, E)
 	n := bb.idN
 	live := uint64(bb.gen&tabGenMask) << 40
 	gen := uint64(bb.gen) << 32

@@ -70,9 +70,8 @@ type rbCand struct {
 func mlRebalance(c *collectives.Comm, L *mlLevel, part []int32, K int, logf func(format string, args ...any)) ([]int32, error) {
 	g := L.g
 	n, ncon := g.n(), g.ncon
-	lab := make([]int32, n+int64(L.ghosts))
-	copy(lab, part)
-	if err := exchangeLabels(L.gx, lab, n); err != nil {
+	lab, err := ghostLabels(L, part)
+	if err != nil {
 		return nil, err
 	}
 	cwOf := func(i int64) []int64 { return g.cw[i*int64(ncon) : (i+1)*int64(ncon)] }

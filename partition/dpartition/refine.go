@@ -60,6 +60,19 @@ func mlBounds(c *collectives.Comm, g *mlGraph, lab []int32, K int, maxw []int64)
 	return U, W, nil
 }
 
+// ghostLabels returns part (the labels of the level's own vertices)
+// followed by the labels of its ghost vertices, read from their owners. It
+// is collective.
+func ghostLabels(L *mlLevel, part []int32) ([]int32, error) {
+	n := L.g.n()
+	lab := make([]int32, n+int64(L.ghosts))
+	copy(lab, part)
+	if err := exchangeLabels(L.gx, lab, n); err != nil {
+		return nil, err
+	}
+	return lab, nil
+}
+
 // mlRefine improves the parts (lab, one per local vertex) of level L by
 // balanced label propagation, lp's rounds with edge weights and a bound
 // per constraint: a hashed half of the vertices each proposes the part it
@@ -71,9 +84,8 @@ func mlBounds(c *collectives.Comm, g *mlGraph, lab []int32, K int, maxw []int64)
 func mlRefine(c *collectives.Comm, L *mlLevel, part []int32, K int, seed uint64, lev int, maxw []int64) ([]int32, error) {
 	g := L.g
 	n, ncon := g.n(), g.ncon
-	lab := make([]int32, n+int64(L.ghosts))
-	copy(lab, part)
-	if err := exchangeLabels(L.gx, lab, n); err != nil {
+	lab, err := ghostLabels(L, part)
+	if err != nil {
 		return nil, err
 	}
 	U, W, err := mlBounds(c, g, lab, K, maxw)
