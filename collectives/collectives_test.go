@@ -496,6 +496,66 @@ func TestSharedDistArray(t *testing.T) {
 	}
 }
 
+// TestSharedBuffer: a buffer is one copy per node on a shared Comm and on
+// an unshared one (a part per rank), with real and pretend nodes: what the
+// node's first rank writes, every rank of its node reads, and
+// FewestNodeRanks is the smallest node's rank count on every rank.
+func TestSharedBuffer(t *testing.T) {
+	size := func() int {
+		c, err := NewComm()
+		require.NoError(t, err)
+		return c.Size()
+	}()
+	for _, tc := range []struct {
+		name      string
+		nodeRanks int // 0: the real nodes
+		share     bool
+	}{{"real node", 0, false}, {"pretend nodes of 2", 2, false}, {"a node per rank", 1, false}, {"shared, pretend nodes of 2", 2, true}, {"shared, real node", 0, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewComm()
+			require.NoError(t, err)
+			require.NoError(t, c.SetNodeRanks(tc.nodeRanks))
+			leaders, err := NodeLeaders(c)
+			require.NoError(t, err)
+			if tc.share {
+				nodes := 0
+				for r, l := range leaders {
+					if l == r {
+						nodes++
+					}
+				}
+				first, err := GroupRanks(leaders, nodes)
+				require.NoError(t, err)
+				require.NoError(t, c.ShareGroups(leaders, first))
+			}
+			me, leader := c.Rank(), leaders[c.Rank()]
+			b, err := NewSharedBuffer(c, 24)
+			require.NoError(t, err)
+			assert.Equal(t, me == leader, b.Filler())
+			if b.Filler() {
+				copy(b.Bytes(), rowOf(int64(leader), 24))
+			}
+			require.NoError(t, b.Expose())
+			assert.Equal(t, rowOf(int64(leader), 24), b.Bytes(), "rank %d reads its node's (leader %d) copy", me, leader)
+			// Every rank agrees before the buffer is gone.
+			require.NoError(t, c.Barrier())
+			require.NoError(t, b.Free())
+			require.NoError(t, b.Free(), "a second Free is a no-op")
+
+			fewest, err := FewestNodeRanks(c)
+			require.NoError(t, err)
+			want := size
+			if tc.nodeRanks > 0 {
+				want = min(tc.nodeRanks, size)
+				if size%tc.nodeRanks != 0 {
+					want = size % tc.nodeRanks
+				}
+			}
+			assert.Equal(t, want, fewest)
+		})
+	}
+}
+
 func TestGroupRanks(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

@@ -260,54 +260,125 @@ func (s *sharedSegment) free() error {
 	return first
 }
 
-// SharedBuffer is memory held once by each group of a shared Comm and
-// mapped by all of the group's ranks: one rank of the group (Filler) fills
-// it, Expose publishes it, and then every rank of the group reads it.
+// SharedBuffer is memory held once per node (or pretend node, SetNodeRanks)
+// and mapped by all of the node's ranks: the node's first rank (Filler)
+// fills it, Expose publishes it, and then every rank of the node reads it.
+// It works on any Comm: a shared Comm lends its node communicator, an
+// unshared one (a part per rank) gets a node communicator of its own for
+// the buffer's life.
 type SharedBuffer struct {
-	seg    *sharedSegment
-	filler bool
+	c       *Comm
+	comm    C.MPI_Comm // the node's ranks
+	ownComm bool       // comm was split for this buffer and is freed with it
+	win     C.MPI_Win
+	live    bool
+	bytes   []byte
+	filler  bool
 }
 
-// NewSharedBuffer allocates bytes bytes per group of a shared Comm. It is
-// collective.
+// NewSharedBuffer allocates bytes bytes once per node; every rank must pass
+// the same size. It is collective.
 func NewSharedBuffer(c *Comm, bytes int64) (*SharedBuffer, error) {
-	if c.shared == nil {
-		return nil, errors.New("shared buffer: the communicator is not shared")
-	}
 	if bytes < 0 {
 		return nil, fmt.Errorf("shared buffer: negative size %d", bytes)
 	}
-	// The buffer is the segment of each node's first group: one per node.
-	sh := c.shared
-	sizes := make([]int64, len(sh.first)-1)
-	for g := range sizes {
-		if sh.leaders[sh.first[g]] == sh.first[g] {
-			sizes[g] = bytes
+	b := &SharedBuffer{c: c}
+	var leader int
+	if sh := c.shared; sh != nil {
+		b.comm, leader = sh.comm, sh.leader
+	} else {
+		leaders, err := NodeLeaders(c)
+		if err != nil {
+			return nil, fmt.Errorf("shared buffer: %w", err)
 		}
+		leader = leaders[c.rank]
+		if err := c.call("MPI_Comm_split", gated, func() C.int { return C.shim_comm_split(C.int(leader), &b.comm) }); err != nil {
+			return nil, fmt.Errorf("shared buffer: %w", err)
+		}
+		b.ownComm = true
 	}
-	seg, err := newSharedSegment(c, sizes, false)
-	if err != nil {
+	b.filler = c.rank == leader
+	var mine int64
+	if b.filler {
+		mine = (bytes + winAlign - 1) / winAlign * winAlign
+	}
+	if err := c.call("MPI_Win_allocate_shared", gated, func() C.int {
+		return C.shim_win_allocate_shared(b.comm, C.int64_t(mine), &b.win)
+	}); err != nil {
+		b.freeComm()
 		return nil, fmt.Errorf("shared buffer: %w", err)
 	}
-	seg.bytes = seg.groups[0]
-	return &SharedBuffer{seg: seg, filler: c.rank == sh.leader}, nil
+	b.live = true
+	// The node communicator ranks its members by world rank, so the
+	// leader is its rank 0.
+	var base unsafe.Pointer
+	if err := c.call("MPI_Win_shared_query", false, func() C.int { return C.shim_win_shared_query(b.win, 0, &base) }); err != nil {
+		b.Free()
+		return nil, fmt.Errorf("shared buffer: %w", err)
+	}
+	if bytes > 0 {
+		b.bytes = unsafe.Slice((*byte)(base), bytes)
+	}
+	return b, nil
 }
 
-// Bytes returns the group's buffer.
-func (b *SharedBuffer) Bytes() []byte { return b.seg.bytes }
+// Bytes returns the node's buffer.
+func (b *SharedBuffer) Bytes() []byte { return b.bytes }
 
-// Filler reports whether this rank fills the buffer (its group's first).
+// Filler reports whether this rank fills the buffer (its node's first).
 func (b *SharedBuffer) Filler() bool { return b.filler }
 
-// Expose makes the filler's stores visible to its group. It is collective.
-func (b *SharedBuffer) Expose() error { return b.seg.expose() }
+// Expose makes the filler's stores visible to the node's ranks. It is
+// collective.
+func (b *SharedBuffer) Expose() error {
+	if err := b.c.call("MPI_Win_sync", false, func() C.int { return C.shim_win_sync(b.win) }); err != nil {
+		return fmt.Errorf("shared buffer: %w", err)
+	}
+	return b.c.Barrier()
+}
 
-// Free releases the buffer. It is collective.
+// Free releases the buffer (and the node communicator it split). It is
+// collective.
 func (b *SharedBuffer) Free() error {
-	if b == nil || b.seg == nil {
+	if b == nil || !b.live {
 		return nil
 	}
-	seg := b.seg
-	b.seg = nil
-	return seg.free()
+	b.live, b.bytes = false, nil
+	err := b.c.call("MPI_Win_free", gated, func() C.int { return C.shim_win_free(&b.win) })
+	if ferr := b.freeComm(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return fmt.Errorf("shared buffer: %w", err)
+	}
+	return nil
+}
+
+func (b *SharedBuffer) freeComm() error {
+	if !b.ownComm {
+		return nil
+	}
+	b.ownComm = false
+	return b.c.call("MPI_Comm_free", gated, func() C.int { return C.shim_comm_free(&b.comm) })
+}
+
+// FewestNodeRanks returns the fewest ranks that any node (or pretend node)
+// of the job runs, the same on every rank: a buffer held once per node
+// costs each rank at most its size over this. It is collective.
+func FewestNodeRanks(c *Comm) (int, error) {
+	leaders, err := NodeLeaders(c)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range leaders {
+		if l == leaders[c.rank] {
+			n++
+		}
+	}
+	fewest, err := AllreduceScalar(c, int64(n), Min)
+	if err != nil {
+		return 0, fmt.Errorf("node layout: %w", err)
+	}
+	return int(fewest), nil
 }

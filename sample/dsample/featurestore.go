@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"mpignn/collectives"
@@ -385,9 +386,13 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 }
 
 // fillHotCache picks the remote nodes of highest in-degree whose rows of tb
-// fit in mb MiB and fetches them with one batched read. Each rank offers its
-// own top candidates (the global top k of remote nodes is contained in the
-// union of every rank's local top k), so only k ids per rank travel.
+// fit in mb MiB and fetches them with one batched read. The candidates are
+// the best 2k of the union of every rank's own top k (k: the rows that fit;
+// the global top k of remote nodes is contained in that union), found by a
+// distributed threshold search (hotThreshold) so that only those 2k ids
+// travel, not k per rank: a rank's memory for them does not grow with the
+// rank count. A rank then drops the rows it reads from memory or holds in
+// its halo cache and keeps the best k left (2k leaves room for its own).
 // It is collective: every rank calls Allgatherv and Fetch once, even with
 // the cache off.
 func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64) error {
@@ -406,21 +411,18 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 		return err
 	}
 	owned := p.NumOwned()
-	type cand struct{ id, deg int64 }
-	byDeg := func(a, b cand) int {
-		if c := cmp.Compare(b.deg, a.deg); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.id, b.id)
-	}
-	mine := make([]cand, owned)
+	mine := make([]hotCand, owned)
 	for i := range owned {
-		mine[i] = cand{p.Lo + i, p.Indptr[i+1] - p.Indptr[i]}
+		mine[i] = hotCand{p.Lo + i, p.Indptr[i+1] - p.Indptr[i]}
 	}
-	slices.SortFunc(mine, byDeg)
-	mine = mine[:min(int64(k), owned)]
-	send := make([]int64, 0, 2*len(mine))
-	for _, c := range mine {
+	slices.SortFunc(mine, hotBetter)
+	mine = mine[:min(anyK, owned)]
+	n, err := hotThreshold(f.c, mine, 2*anyK, p.Meta.NumNodes)
+	if err != nil {
+		return err
+	}
+	send := make([]int64, 0, 2*n)
+	for _, c := range mine[:n] {
 		send = append(send, c.id, c.deg)
 	}
 	all, _, err := collectives.Allgatherv(f.c, send)
@@ -433,7 +435,7 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 	if tb.arr != nil && p.Meta.Shared != nil {
 		memLo, memHi = tb.arr.MemoryRows()
 	}
-	var cands []cand
+	var cands []hotCand
 	for i := 0; i+1 < len(all); i += 2 {
 		id := all[i]
 		if id >= memLo && id < memHi {
@@ -442,9 +444,9 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 		if _, ok := slices.BinarySearch(tb.haloIDs, id); ok {
 			continue // already cached from the halo file
 		}
-		cands = append(cands, cand{id, all[i+1]})
+		cands = append(cands, hotCand{id, all[i+1]})
 	}
-	slices.SortFunc(cands, byDeg)
+	slices.SortFunc(cands, hotBetter)
 	cands = cands[:min(k, len(cands))]
 	ids := make([]int64, len(cands))
 	for i, c := range cands {
@@ -460,6 +462,81 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 	}
 	tb.hotIDs, tb.hotFeat = ids, feat
 	return nil
+}
+
+// hotCand is a hot-cache candidate: a node and its in-degree.
+type hotCand struct{ id, deg int64 }
+
+// hotBetter orders candidates best first: higher degree, then lower id.
+func hotBetter(a, b hotCand) int {
+	if c := cmp.Compare(b.deg, a.deg); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
+// hotThreshold finds the best want candidates of the union of every rank's
+// list (each sorted by hotBetter, ids in [0, nodes) and distinct across
+// ranks) and returns how
+// many of this rank's they are: a prefix of its list, since the best want
+// are those at least as good as the want-th. It searches the want-th's
+// degree, then its id among that degree, each by bisection with one
+// Allreduce of a count per probe, so no rank sees another's list. It is
+// collective.
+func hotThreshold(c *collectives.Comm, mine []hotCand, want, nodes int64) (int, error) {
+	total, err := collectives.AllreduceScalar(c, int64(len(mine)), collectives.Sum)
+	if err != nil || total <= want {
+		return len(mine), err
+	}
+	var top int64
+	if len(mine) > 0 {
+		top = mine[0].deg
+	}
+	if top, err = collectives.AllreduceScalar(c, top, collectives.Max); err != nil {
+		return 0, err
+	}
+	// count sums a prefix length over the ranks; degAtLeast is the prefix
+	// of degree >= d.
+	count := func(n int) (int64, error) { return collectives.AllreduceScalar(c, int64(n), collectives.Sum) }
+	degAtLeast := func(d int64) int { return sort.Search(len(mine), func(i int) bool { return mine[i].deg < d }) }
+	// The largest d with at least want candidates of degree >= d: d = 0
+	// qualifies (total > want), top+1 does not.
+	lo, hi := int64(0), top+1
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		n, err := count(degAtLeast(mid))
+		if err != nil {
+			return 0, err
+		}
+		if n >= want {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	d := lo
+	// Every candidate of degree > d is in; of degree d, those of the lowest
+	// ids up to want in all. Bisect the last id taken: the smallest x with
+	// at least want candidates better than or equal to (d, x).
+	above := degAtLeast(d + 1)
+	upTo := func(x int64) int {
+		rest := mine[above:]
+		return above + sort.Search(len(rest), func(i int) bool { return rest[i].deg < d || rest[i].id > x })
+	}
+	idLo, idHi := int64(-1), nodes-1
+	for idHi-idLo > 1 {
+		mid := idLo + (idHi-idLo)/2
+		n, err := count(upTo(mid))
+		if err != nil {
+			return 0, err
+		}
+		if n >= want {
+			idHi = mid
+		} else {
+			idLo = mid
+		}
+	}
+	return upTo(idHi), nil
 }
 
 func (tb *featTable) buildCacheSlots() {

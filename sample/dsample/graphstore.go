@@ -14,10 +14,12 @@ type GraphOptions struct {
 	// Transport reads remote rows; TransportAuto is resolved inside
 	// OpenGraphStore (collectively) to rma where one-sided MPI works.
 	Transport collectives.Transport
-	// DegreeTableMB bounds the replicated table of every node's {first edge
-	// row, degree} (16 bytes per node) that lets one-sided sampling skip the
-	// degree read of remote nodes: the table is built when it fits (0 means
-	// 256 MiB); negative never builds it. Every rank must pass the same value.
+	// DegreeTableMB bounds a rank's part of the table of every node's
+	// {first edge row, degree} (16 bytes per node and relation, held once
+	// per node and shared by its ranks) that lets one-sided sampling skip
+	// the degree read of remote nodes: the table is built when it fits in
+	// this many MiB times the fewest ranks of a node (0 means 256 MiB);
+	// negative never builds it. Every rank must pass the same value.
 	DegreeTableMB float64
 }
 
@@ -64,11 +66,10 @@ type GraphStore struct {
 	localNodes, localEdges []int64
 	edgeBase               int64
 	memLo, memHi           int64
-	// allNodes replicates the nodes array (all relation rows) on every rank (nil if too big or
-	// with transport alltoallv, whose owner-side sampling does not need it).
+	// allNodes is the nodes array (all relation rows) of the whole graph,
+	// in degTable, memory held once per node (nil if too big or with
+	// transport alltoallv, whose owner-side sampling does not need it).
 	allNodes []int64
-	// degTable holds allNodes once per node on a shared partition (nil
-	// otherwise).
 	degTable *collectives.SharedBuffer
 }
 
@@ -170,12 +171,6 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 	if limit == 0 {
 		limit = 256
 	}
-	shared := m.Shared != nil
-	if !shared && t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes*R) <= limit*(1<<20) {
-		if g.allNodes, _, err = collectives.Allgatherv(c, nv); err != nil {
-			return nil, fmt.Errorf("open graph store: degree table: %w", err)
-		}
-	}
 	for _, a := range []*collectives.DistArray{g.edges, g.nodes, g.times} {
 		if a == nil {
 			continue
@@ -184,11 +179,17 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 			return nil, fmt.Errorf("open graph store: %w", err)
 		}
 	}
-	// A shared partition holds the table once per node: the limit is per
-	// rank, and the node's ranks share one copy.
-	if shared && t == collectives.TransportRMA && limit > 0 && float64(16*m.NumNodes*R) <= limit*(1<<20)*float64(nodeRanks(m, c.Rank())) {
-		if err := g.sharedDegreeTable(); err != nil {
+	// The table is held once per node, on either layout: the limit is per
+	// rank, and the ranks of a node share one copy.
+	if t == collectives.TransportRMA && limit > 0 {
+		ranks, err := collectives.FewestNodeRanks(c)
+		if err != nil {
 			return nil, fmt.Errorf("open graph store: degree table: %w", err)
+		}
+		if float64(16*m.NumNodes*R) <= limit*(1<<20)*float64(ranks) {
+			if err := g.sharedDegreeTable(); err != nil {
+				return nil, fmt.Errorf("open graph store: degree table: %w", err)
+			}
 		}
 	}
 	g.localNodes, g.localEdges, g.edgeBase = nv, ev, base
@@ -230,7 +231,8 @@ func (g *GraphStore) Close() error {
 // degreeChunk bounds the rows one read of sharedDegreeTable asks for.
 const degreeChunk = 1 << 20
 
-// sharedDegreeTable fills allNodes in memory shared by the ranks of a node:
+// sharedDegreeTable fills allNodes in memory shared by the ranks of a node
+// (so a rank holds 16 bytes per node and relation over its node's ranks):
 // the node's first rank reads every node's row (its node's from memory, the
 // others with one-sided reads, in chunks), the others take part in the same
 // number of reads with nothing to read. It is collective.
@@ -262,17 +264,6 @@ func (g *GraphStore) sharedDegreeTable() error {
 	return nil
 }
 
-// nodeRanks returns how many ranks share rank's part of a shared partition.
-func nodeRanks(m *partition.Meta, rank int) int {
-	f := m.Shared.First
-	for g := range len(f) - 1 {
-		if rank < f[g+1] {
-			return f[g+1] - f[g]
-		}
-	}
-	return 1
-}
-
 // Transport returns the resolved transport (never TransportAuto).
 func (g *GraphStore) Transport() collectives.Transport { return g.t }
 
@@ -298,7 +289,7 @@ func (g *GraphStore) NumRels() int { return int(g.R) }
 // Schema returns the schema of a heterogeneous graph (nil: homogeneous).
 func (g *GraphStore) Schema() *graph.Schema { return g.schema }
 
-// HasDegreeTable reports whether the replicated {first edge, degree} table
+// HasDegreeTable reports whether the {first edge, degree} table
 // was built (see GraphOptions.DegreeTableMB).
 func (g *GraphStore) HasDegreeTable() bool { return g.allNodes != nil }
 

@@ -73,11 +73,23 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 		return err
 	}
 	e := model.EstimateTraining(lo.Fanouts, lo.EvalFanouts, lo.RankShare(c.Size()), meta.NumNodes)
-	e.Store = storeParts(meta, c.Rank(), so)
+	if e.Store, err = storeEstimate(c, meta, so); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
 	if err := checkFits(c, e, "lower {Model.Hidden}, "+batchField(lo)+" or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil
+}
+
+// storeEstimate is storeParts for this rank of c, with its node layout. It
+// is collective.
+func storeEstimate(c *collectives.Comm, meta *partition.Meta, so dsample.StoreOptions) ([]train.MemoryPart, error) {
+	nodeRanks, err := collectives.FewestNodeRanks(c)
+	if err != nil {
+		return nil, err
+	}
+	return storeParts(meta, c.Rank(), nodeRanks, so), nil
 }
 
 // storeParts estimates what rank's sampling store allocates (see
@@ -90,10 +102,10 @@ func checkTrainable(c *collectives.Comm, partDir string, meta *partition.Meta, l
 // and the halo cache scale with a step and a partition's cut, which the
 // model's activations and the partition's halo already bound.
 //
-// On shared parts (Meta.Shared) a node holds its part, and the degree
-// table, once: a rank counts its part's share of them (the part over its
-// ranks), and the block index over its own share of nodes.
-func storeParts(meta *partition.Meta, rank int, so dsample.StoreOptions) []train.MemoryPart {
+// On shared parts (Meta.Shared) a node holds its part once: a rank counts
+// its part's share of it (the part over its ranks), and the block index
+// over its own share of nodes.
+func storeParts(meta *partition.Meta, rank, nodeRanks int, so dsample.StoreOptions) []train.MemoryPart {
 	if meta == nil || rank < 0 || rank >= meta.NumParts {
 		return nil
 	}
@@ -122,8 +134,9 @@ func storeParts(meta *partition.Meta, rank int, so dsample.StoreOptions) []train
 	if limit == 0 {
 		limit = 256
 	}
-	if deg := 16 * float64(meta.NumNodes) * R; so.Transport != collectives.TransportAlltoallv && limit > 0 && deg <= limit*(1<<20)*ranks {
-		parts = append(parts, train.MemoryPart{Name: "degree table", Bytes: deg / ranks})
+	nr := float64(max(nodeRanks, 1))
+	if deg := 16 * float64(meta.NumNodes) * R; so.Transport != collectives.TransportAlltoallv && limit > 0 && deg <= limit*(1<<20)*nr {
+		parts = append(parts, train.MemoryPart{Name: "degree table", Bytes: deg / nr})
 	}
 	if so.CacheMB > 0 && meta.FeatDim > 0 {
 		cache := so.CacheMB * (1 << 20)

@@ -73,7 +73,9 @@ func checkLinkTrainable(c *collectives.Comm, partDir string, meta *partition.Met
 		return err
 	}
 	e := model.EstimateLinkTraining(lo.Fanouts, lo.EvalFanouts, lo.RankShare(c.Size())*(1+k), meta.NumNodes)
-	e.Store = storeParts(meta, c.Rank(), so)
+	if e.Store, err = storeEstimate(c, meta, so); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
 	if err := checkFits(c, e, "lower {Model.Hidden}, "+batchField(lo)+", {Link.NegRatio} or {Loader.Fanouts}"); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
