@@ -141,10 +141,10 @@ type LinkPart struct {
 	// Meta.Link.ValidAdj. Part.MergedValidAdjacency returns training+valid.
 	ValidIndptr, ValidIndices, ValidIndicesOrig []int64
 	// Orig2New[i] is the new global id of the node with original id
-	// OrigLo+i; [OrigLo,OrigHi) = OrigBlock(NumNodes, NumParts, ID). The
-	// blocks of all parts tile [0,N): a rank translates an original id (a
-	// pair file given to predict, say) by asking the part that holds its
-	// block.
+	// OrigLo+i; [OrigLo,OrigHi) = OrigBlock(NumNodes, NumParts, ID) (for a
+	// share, of its ShareView's parts: LoadOrigBlock). The blocks of all
+	// parts tile [0,N): a rank translates an original id (a pair file
+	// given to predict, say) by asking the part that holds its block.
 	OrigLo, OrigHi int64
 	Orig2New       []int64
 }

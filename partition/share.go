@@ -29,12 +29,15 @@ type SharedView struct {
 // ShareBounds cuts part p into n shares of consecutive owned nodes: share j
 // holds the owned positions [b[j], b[j+1]). The cuts fall at quantiles of
 // the training nodes of the partition's default split (Meta.Split), so every
-// rank gets an even share of each global batch; without a split, or with
-// fewer training nodes than shares, at quantiles of the nodes. A
-// heterogeneous part is cut at quantiles of its nodes too: its training
-// nodes are of one type, and cutting at their quantiles would leave the
-// part's other types to its first and last shares. It reads only the
-// split's training list.
+// rank gets an even share of each global batch; in a link partition at
+// quantiles of the sources of the training positives, the seeds of a link
+// step (a share holds the positives whose source it owns); without a
+// split, or with fewer training nodes (positives) than shares, at
+// quantiles of the nodes. A heterogeneous part is cut at quantiles of its
+// nodes too: its training nodes (sources) are of one type, and cutting at
+// their quantiles would leave the part's other types to its first and
+// last shares. It reads only the split's training list (the training
+// positives' file).
 func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
 	if p < 0 || p >= m.NumParts || n <= 0 {
 		return nil, fmt.Errorf("share bounds %s: part %d of %d in %d shares", dir, p, m.NumParts, n)
@@ -45,7 +48,17 @@ func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
 	for j := 1; j < n; j++ {
 		b[j] = owned * int64(j) / int64(n)
 	}
-	if m.Split == "" || m.Hetero != nil {
+	if m.Hetero != nil {
+		return b, nil
+	}
+	if m.Link != nil {
+		lb, err := linkShareBounds(dir, m, p, n)
+		if err != nil || lb == nil {
+			return b, err
+		}
+		return lb, nil
+	}
+	if m.Split == "" {
 		return b, nil
 	}
 	name := partDir(p) + "/" + splitFile(m.Split, "train")
@@ -72,29 +85,19 @@ func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
 	return b, nil
 }
 
-// SupportsShares returns why the partition's parts cannot be served by
-// several ranks each ("" if they can).
-func (m *Meta) SupportsShares() string {
-	switch {
-	case m.Link != nil:
-		return "a partition with a link split"
-	}
-	return ""
-}
-
 // LoadRange reads the share [lo, hi) (owned positions) of part p: its
 // nodes' in-edges (with their times in a timed partition), ids, features
 // (CSR rows in a sparse-feature partition), labels and node times, its
 // share of every split, and as halo the sources of its edges that part p
 // does not own (with their feature rows when the partition stores halo
 // features: the share's rows of the part's halo files). Other shares of
-// the part are not halo: their ranks hold them in memory. Every file is
-// read whole and checked against its checksum, but only the share is kept.
-// The result's Meta is m; give it a ShareView before opening stores.
+// the part are not halo: their ranks hold them in memory. In a link
+// partition it reads the share's piece of the link split (sharelink.go),
+// all but the id map, whose block LoadOrigBlock fills once the view is
+// known. Every file is read whole and checked against its checksum, but
+// only the share is kept. The result's Meta is m; give it a ShareView
+// before opening stores.
 func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
-	if why := m.SupportsShares(); why != "" {
-		return nil, fmt.Errorf("load %s: %s cannot be shared by several ranks yet: run one rank per part (-n %d)", dir, why, m.NumParts)
-	}
 	if p < 0 || p >= m.NumParts || lo < 0 || lo > hi || hi > m.Offsets[p+1]-m.Offsets[p] {
 		return nil, fmt.Errorf("load %s: share [%d,%d) of part %d does not exist", dir, lo, hi, p)
 	}
@@ -236,6 +239,14 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 			}
 		}
 		if err := pt.checkTime(dir); err != nil {
+			return nil, err
+		}
+	}
+	if m.Link != nil {
+		if err := loadLinkRange(file, m, pt, lo, hi); err != nil {
+			return nil, err
+		}
+		if err := pt.checkLink(dir); err != nil {
 			return nil, err
 		}
 	}

@@ -135,6 +135,25 @@ func TestLoadRange(t *testing.T) {
 	}
 }
 
+// hubDataset is a ring of n nodes whose node 0 is also linked to nine
+// other nodes in ten (not all: its fixed negatives need non-neighbours):
+// the source (smaller original id) of most positives of a random link
+// split, more than a share's even part of its part's.
+func hubDataset(n int64) *graph.Dataset {
+	var src, dst []int64
+	for v := int64(1); v < n; v++ {
+		src, dst = append(src, v), append(dst, (v+1)%n)
+		if v%10 != 0 {
+			src, dst = append(src, 0), append(dst, v)
+		}
+	}
+	return &graph.Dataset{
+		Name: "hub", NumNodes: n,
+		In:   graph.BuildInCSR(n, src, dst, graph.BuildOptions{Undirected: true, DropSelfLoops: true, Dedup: true}),
+		Feat: &graph.Features{Dim: 2, Data: make([]float32, 2*n)},
+	}
+}
+
 // untimedNodes drops a timed dataset's node times.
 func untimedNodes(d *graph.Dataset) *graph.Dataset {
 	d.NodeTime = nil
@@ -148,7 +167,7 @@ func sparseTimed(n int64, seed uint64) *graph.Dataset {
 	return d
 }
 
-func TestShareViewAndRefusals(t *testing.T) {
+func TestShareView(t *testing.T) {
 	m := &Meta{NumParts: 2, Offsets: []int64{0, 5, 9}, Parts: []PartInfo{{Nodes: 5}, {Nodes: 4}}}
 	v := m.ShareView([]int{0, 2, 3}, []int64{0, 3, 5, 9})
 	assert.Equal(t, 3, v.NumParts)
@@ -156,18 +175,156 @@ func TestShareViewAndRefusals(t *testing.T) {
 	assert.Nil(t, v.Parts)
 	assert.Equal(t, &SharedView{Parts: 2, First: []int{0, 2, 3}, PartOf: []int64{0, 5, 9}, Infos: m.Parts}, v.Shared)
 	assert.Equal(t, 2, m.NumParts, "the partition's own Meta is left as it was")
+}
+
+// TestLoadRangeLink: the shares of a link part tile its link data exactly:
+// each holds the part's positives and pool pairs whose source it owns, in
+// the part's order, their fixed negatives and the valid-edge rows of its
+// nodes; the training positives are spread evenly over the shares; and the
+// id-map blocks LoadOrigBlock reads for the ranks of the view (P blocks of
+// [0,N) out of the K parts' files) are the partition's id map. Homogeneous
+// (random and time splits, with and without the valid adjacency) and
+// heterogeneous (random and named splits of a relation).
+func TestLoadRangeLink(t *testing.T) {
+	hetero := heteroDataset(t, 4)
 	for _, tc := range []struct {
-		name string
-		m    Meta
-		why  string
+		name   string
+		write  func(dir string) (*Meta, error)
+		shares int
 	}{
-		{"homogeneous", Meta{}, ""},
-		{"link", Meta{Link: &LinkMeta{}}, "a partition with a link split"},
-		{"timed", Meta{Time: &TimeMeta{}}, ""},
-		{"sparse", Meta{SparseFeat: true}, ""},
-		{"hetero", Meta{Hetero: &HeteroMeta{}}, ""},
+		{"random, 3 shares", func(dir string) (*Meta, error) {
+			return WriteDataset(dir, communityDataset(900, 4, 5), 2, Options{Method: MethodRandom, Seed: 3,
+				Link: &LinkOptions{Split: "random:0.8,0.1,0.1", NegsPerPos: 4, Pool: 60}})
+		}, 3},
+		{"random metis, 4 shares, no valid adjacency", func(dir string) (*Meta, error) {
+			return WriteDataset(dir, communityDataset(700, 3, 2), 2, Options{Seed: 1,
+				Link: &LinkOptions{Split: "random:0.7,0.1,0.2", NegsPerPos: 3, Pool: 40, NoValidAdj: true}})
+		}, 4},
+		{"hub, 4 shares", func(dir string) (*Meta, error) {
+			return WriteDataset(dir, hubDataset(240), 2, Options{Method: MethodRandom, Seed: 4,
+				Link: &LinkOptions{Split: "random:0.8,0.1,0.1", NegsPerPos: 2, Pool: 20}})
+		}, 4},
+		{"time, 2 shares", func(dir string) (*Meta, error) {
+			return WriteDataset(dir, timeDataset(), 2, Options{Seed: 3, Undirected: true, Method: MethodRandom,
+				Link: &LinkOptions{Split: "time", Pool: 5, NegsPerPos: 2}})
+		}, 2},
+		{"hetero random, 3 shares", func(dir string) (*Meta, error) {
+			return WriteHeteroDataset(dir, hetero, 2, Options{Seed: 9, Undirected: true,
+				Link: &LinkOptions{Split: "random:0.7,0.1,0.2", Relation: "author___writes___paper", NegsPerPos: 4, Pool: 30}})
+		}, 3},
+		{"hetero named, 2 shares", func(dir string) (*Meta, error) {
+			return WriteHeteroDataset(dir, hetero, 2, Options{Seed: 9, Undirected: true,
+				Link: &LinkOptions{Split: "time", Relation: "paper___cites___paper", NegsPerPos: 5, Pool: 25,
+					Rows: heteroLinkRows(hetero, "paper___cites___paper", false)}})
+		}, 2},
 	} {
-		assert.Equal(t, tc.why, tc.m.SupportsShares(), tc.name)
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "p")
+			m, err := tc.write(dir)
+			require.NoError(t, err)
+			require.NotNil(t, m.Link)
+			R := int64(m.NumRels())
+			k := m.Link.NegsPerPos
+			first := []int{0, tc.shares, 2 * tc.shares}
+			offsets := []int64{0}
+			var got []*Part
+			var fullMap []int64
+			for p := range m.NumParts {
+				full, err := LoadWithMeta(dir, m, p)
+				require.NoError(t, err)
+				fullMap = append(fullMap, full.Link.Orig2New...)
+				b, err := ShareBounds(dir, m, p, tc.shares)
+				require.NoError(t, err)
+				for j := range tc.shares {
+					assert.Less(t, b[j], b[j+1], "part %d: share %d has a node", p, j)
+				}
+				// Positives of a source, for the evenness bound below.
+				perSource := map[int64]int{}
+				for _, u := range full.Link.Train.Src {
+					perSource[u]++
+				}
+				most := 0
+				for _, c := range perSource {
+					most = max(most, c)
+				}
+				total := [5]int{}
+				for j := range tc.shares {
+					s, err := LoadRange(dir, m, p, b[j], b[j+1])
+					require.NoError(t, err)
+					require.NotNil(t, s.Link)
+					got = append(got, s)
+					offsets = append(offsets, s.Hi)
+					lp, fp := s.Link, full.Link
+					for x, set := range []struct {
+						name      string
+						full, got *LinkEdges
+					}{
+						{"train", &fp.Train, &lp.Train}, {"valid", &fp.Valid, &lp.Valid}, {"test", &fp.Test, &lp.Test},
+						{"valid pool", &fp.ValidPool, &lp.ValidPool}, {"test pool", &fp.TestPool, &lp.TestPool},
+					} {
+						want := LinkEdges{Src: []int64{}, Dst: []int64{}, SrcOrig: []int64{}, DstOrig: []int64{}, ID: []int64{}, Time: []int64{}}
+						var negs, negsOrig []int64
+						fneg, fnegOrig := fp.Negatives(set.name)
+						for i := range set.full.Len() {
+							if u := set.full.Src[i]; u < s.Lo || u >= s.Hi {
+								continue
+							}
+							e := set.full
+							want.Src, want.Dst = append(want.Src, e.Src[i]), append(want.Dst, e.Dst[i])
+							want.SrcOrig, want.DstOrig = append(want.SrcOrig, e.SrcOrig[i]), append(want.DstOrig, e.DstOrig[i])
+							want.ID, want.Time = append(want.ID, e.ID[i]), append(want.Time, e.Time[i])
+							if fneg != nil {
+								negs = append(negs, fneg[i*k:(i+1)*k]...)
+								negsOrig = append(negsOrig, fnegOrig[i*k:(i+1)*k]...)
+							}
+						}
+						assert.Equal(t, want, *set.got, "share %d of part %d: %s", j, p, set.name)
+						if neg, negOrig := lp.Negatives(set.name); fneg != nil {
+							assert.Equal(t, len(negs), len(neg), "share %d of part %d: %s negatives", j, p, set.name)
+							if len(negs) > 0 {
+								assert.Equal(t, negs, neg, "share %d of part %d: %s negatives", j, p, set.name)
+								assert.Equal(t, negsOrig, negOrig, "share %d of part %d: %s negatives", j, p, set.name)
+							}
+						}
+						total[x] += set.got.Len()
+					}
+					// The training positives fall evenly, up to one source's
+					// (a heterogeneous part is cut at node quantiles).
+					if T := float64(fp.Train.Len()); m.Hetero == nil && T >= float64(tc.shares) {
+						assert.InDelta(t, T/float64(tc.shares), float64(lp.Train.Len()), float64(most)+1, "share %d of part %d", j, p)
+					}
+					if m.Link.ValidAdj {
+						lo, hi := (s.Lo-full.Lo)*R, (s.Hi-full.Lo)*R
+						e0, e1 := fp.ValidIndptr[lo], fp.ValidIndptr[hi]
+						require.Len(t, lp.ValidIndptr, int(hi-lo+1))
+						for i := range lp.ValidIndptr {
+							require.Equal(t, fp.ValidIndptr[lo+int64(i)]-e0, lp.ValidIndptr[i])
+						}
+						assert.Equal(t, fp.ValidIndices[e0:e1], lp.ValidIndices)
+						assert.Equal(t, fp.ValidIndicesOrig[e0:e1], lp.ValidIndicesOrig)
+					} else {
+						assert.Nil(t, lp.ValidIndptr)
+					}
+					assert.Empty(t, lp.Orig2New, "the id map waits for the view")
+				}
+				fp := full.Link
+				assert.Equal(t, [5]int{fp.Train.Len(), fp.Valid.Len(), fp.Test.Len(), fp.ValidPool.Len(), fp.TestPool.Len()}, total,
+					"part %d: the shares hold every edge once", p)
+			}
+			v := m.ShareView(first, offsets)
+			P := v.NumParts
+			var view []int64
+			for r, s := range got {
+				lo, hi := OrigBlock(m.NumNodes, P, r)
+				require.NoError(t, s.LoadOrigBlock(dir, m, lo, hi))
+				assert.Equal(t, lo, s.Link.OrigLo)
+				assert.Equal(t, hi, s.Link.OrigHi)
+				view = append(view, s.Link.Orig2New...)
+			}
+			assert.Equal(t, fullMap, view, "the view's blocks are the partition's id map")
+			require.Error(t, got[0].LoadOrigBlock(dir, m, 3, 2))
+			require.Error(t, got[0].LoadOrigBlock(dir, m, 0, m.NumNodes+1))
+		})
 	}
 }
 

@@ -178,3 +178,93 @@ func TestSharedPartitionsHetero(t *testing.T) {
 	require.Greater(t, strings.Count(want, "\n"), 1000, "predicted the papers")
 	assert.Equal(t, want, predict(4, pretendNodes(2)), "predictions on 2 pretend nodes of 2 ranks")
 }
+
+// TestSharedPartitionsLink: a partition with a link split shared by the
+// ranks of a node (each rank holds the positives, negatives, pool pairs
+// and valid-edge rows of its share's sources, and the id-map block of its
+// rank) samples exactly as a part per rank and trains the same
+// --global-batch link model: on Cora's random split with strict negatives
+// (which read the source's row in the node's memory) and the test split
+// embedded over training and valid edges, on 2 pretend nodes of 2 ranks
+// and on one node of 3 ranks, and `predict --task link` scores the split's
+// test pairs alike (within the rounding of layer-wise inference, whose
+// products see another number of rows per rank); and on MovieLens' time
+// split of a relation (heterogeneous, timed, --link-graph all, trained
+// with strict temporal sampling) when the data set is there.
+func TestSharedPartitionsLink(t *testing.T) {
+	data := needDataset(t, "cora", "raw", "edge.csv.gz")
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	dir := filepath.Join(work, "cora-link-2")
+	msg, err := exec.Command(bin, "partition", "--data", data, "--parts", "2", "--seed", "1",
+		"--link-split", "random:0.85,0.05,0.10", "--out", dir).CombinedOutput()
+	require.NoError(t, err, "partition:\n%s", msg)
+	sharedSampleSame(t, bin, dir, "--seeds", "0,17,42,999,1500,2700", "--fanout", "5,-1", "--seed", "3")
+
+	args := []string{"--task", "link", "--parts", dir, "--global-batch", "500", "--fanout", "5,5", "--hidden", "16", "--epochs", "3",
+		"--seed", "1", "--neg-strict", "--use-valid-edges", "--quiet"}
+	// run trains on ranks and returns the model and its checkpoint.
+	run := func(ranks int, env []string) (globalBatchRun, string) {
+		ck, metrics := filepath.Join(work, "ck-"+strconv.Itoa(ranks)), filepath.Join(work, "m-"+strconv.Itoa(ranks)+".jsonl")
+		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 4 * time.Minute, Args: append([]string{bin, "train", "--checkpoint", ck, "--metrics", metrics}, args...)})
+		require.NoError(t, res.Err, tail(res.Output, 30))
+		c, err := train.LoadCheckpoint(ck)
+		require.NoError(t, err)
+		var loss []float64
+		for _, x := range epochValues(t, metrics, "loss")["loss"] {
+			v, err := strconv.ParseFloat(x, 64)
+			require.NoError(t, err)
+			loss = append(loss, v)
+		}
+		return globalBatchRun{ranks: ranks, params: c.Params, loss: loss}, ck
+	}
+	perRank, _ := run(2, nil)
+	shared, ck := run(4, pretendNodes(2))
+	sameModel(t, "link, 2 parts, 2 pretend nodes of 2 ranks", perRank, shared)
+	one, _ := run(3, nil)
+	sameModel(t, "link, 2 parts, one node of 3 ranks", perRank, one)
+
+	pairs := filepath.Join(work, "test-pairs.csv")
+	msg, err = exec.Command(bin, "inspect", dir, "--link-pairs", "test", "--out", pairs).CombinedOutput()
+	require.NoError(t, err, "inspect:\n%s", msg)
+	predict := func(ranks int, env []string) map[string]float64 {
+		out := filepath.Join(work, "pred-"+strconv.Itoa(ranks)+".csv")
+		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 2 * time.Minute,
+			Args: []string{bin, "predict", "--task", "link", "--parts", dir, "--checkpoint", ck, "--pairs", pairs, "--out", out}})
+		require.NoError(t, res.Err, tail(res.Output, 20))
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		scores := map[string]float64{}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+			f := strings.Split(line, ",")
+			require.Len(t, f, 4, line)
+			v, err := strconv.ParseFloat(f[2], 64)
+			require.NoError(t, err, line)
+			scores[f[0]+","+f[1]] = v
+		}
+		return scores
+	}
+	want := predict(2, nil)
+	require.Greater(t, len(want), 1000, "scored the test pairs")
+	got := predict(4, pretendNodes(2))
+	require.Len(t, got, len(want))
+	for pair, s := range want {
+		assert.InDelta(t, s, got[pair], 1e-5, "pair %s on 2 pretend nodes of 2 ranks", pair)
+	}
+
+	t.Run("temporal-hetero", func(t *testing.T) {
+		ml := needDataset(t, "movielens100k", "raw")
+		dir := filepath.Join(work, "ml-link-2")
+		// Few fixed negatives and pool pairs: temporal evaluation samples
+		// every scored pair at its own time.
+		msg, err := exec.Command(bin, "partition", "--data", ml, "--parts", "2", "--out", dir, "--link-split", "time",
+			"--relation", "user___rates___movie", "--time", "--link-graph", "all", "--link-negs", "5", "--link-pool", "200").CombinedOutput()
+		require.NoError(t, err, "partition:\n%s", msg)
+		args := []string{"--task", "link", "--parts", dir, "--embed-types", "all", "--temporal", "uniform", "--temporal-strict",
+			"--global-batch", "300", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--max-steps", "2", "--eval-every", "3",
+			"--seed", "1", "--quiet"}
+		perRank := trainGlobalBatch(t, bin, 2, args...)
+		sameModel(t, "temporal hetero link, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
+	})
+}

@@ -354,7 +354,9 @@ func (l *LinkLoader) drawNegative(epoch int, edge, src, srcOrig int64, j int) in
 // heterogeneous: see the package comment on NegStrict.
 func (l *LinkLoader) adjacent(v, w int64) bool {
 	g := l.s.graph
-	r := (v-g.lo)*g.R + l.strictRow
+	// The local rows start at memLo: the rank's own nodes, or on shared
+	// parts its node's part, of which v is one.
+	r := (v-g.memLo)*g.R + l.strictRow
 	first, deg := g.localNodes[2*r]-g.edgeBase, g.localNodes[2*r+1]
 	if g.Timed() {
 		// A timed row is in (time, id) order: scan it.

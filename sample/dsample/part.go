@@ -17,7 +17,8 @@ import (
 //     a part cut it into shares of consecutive nodes (partition.ShareBounds),
 //     each loads its share (partition.LoadRange), and c becomes shared
 //     (collectives.Comm.ShareGroups), so the stores opened afterwards keep
-//     one copy of the part in the node's memory.
+//     one copy of the part in the node's memory; in a link partition each
+//     rank also reads the id-map block of its rank in the view.
 //
 // The Part returned is seen as one of P parts either way (Meta.Shared tells
 // a share). It is collective; every failure is every rank's.
@@ -38,11 +39,6 @@ func OpenPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 	var first []int
 	if err == nil {
 		first, err = collectives.GroupRanks(leaders, m.NumParts)
-	}
-	if err == nil {
-		if why := m.SupportsShares(); why != "" {
-			err = fmt.Errorf("it has %d parts for %d ranks, but %s cannot be shared by several ranks yet: run one rank per part (-n %d) or repartition into %d parts", m.NumParts, c.Size(), why, m.NumParts, c.Size())
-		}
 	}
 	if err != nil {
 		err = fmt.Errorf("partition %s: %w", dir, err)
@@ -80,6 +76,16 @@ func OpenPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 	}
 	part.Meta = m.ShareView(first, offsets)
 	part.ID = c.Rank()
+	if m.Link != nil {
+		// The id map's block of rank r is that of part r of the view (see
+		// partition.LoadOrigBlock): the parts on disk cut [0,N) into K
+		// blocks, the view into P.
+		lo, hi := partition.OrigBlock(m.NumNodes, c.Size(), c.Rank())
+		err := part.LoadOrigBlock(dir, m, lo, hi)
+		if err = collectives.Agree(c, rankErr(c, err)); err != nil {
+			return nil, err
+		}
+	}
 	// Each rank streamed its part's whole files to keep its share: hand the
 	// decoders' garbage back now, or every rank of a node holds a heap
 	// grown to the part's size for the rest of the job.
