@@ -112,7 +112,9 @@ say "PASS ($mpi): 1 host (rma) and 2 hosts over TCP ($want, $((sent / 1000000)) 
 # own MPI_COMM_TYPE_SHARED); one host with pretend nodes of 2 ranks is the
 # same layout, so it must end with the same weights. (MPICH on UCX over TCP
 # often hangs in MPI_Finalize with 2 ranks per host, a part per rank or
-# shared alike; CI runs this script with OpenMPI.)
+# shared alike, after the run's last line: every rank in MPI_Finalize, one
+# polling ucp_worker_progress on TCP, as in openucx/ucx#8738; CI runs this
+# script with OpenMPI.)
 printf '10.77.0.1 slots=2\n10.77.0.2 slots=2\n' >"$tmp/hosts"
 [[ "$mpi" == mpich ]] && net=(-launcher rsh -launcher-exec "$tmp/nsrsh" -hosts 10.77.0.1:2,10.77.0.2:2 -iface mpi0)
 MPIGNN_NODE_RANKS=2 ./mpirun.sh -n 4 "${train[@]}" >"$tmp/one-host-shared.log" 2>&1 ||
