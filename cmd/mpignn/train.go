@@ -477,6 +477,14 @@ func runTrain(args []string) error {
 		defer stopProfile()
 		res, err := dtrain.Train(c, f.cfg)
 		stopped = err == nil && res.Stopped
+		if err == nil && w.IsRoot() {
+			// The last line of a run: its figures, from the Result (a
+			// stopped run has none), before the profile is closed as
+			// it always was. A failed write is not the run's error, as
+			// for every other line on stdout: it would be rank 0's
+			// alone and abort a job that trained.
+			_ = res.WriteFinal(f.cfg.Out)
+		}
 		if perr := stopProfile(); err == nil {
 			err = perr
 		}

@@ -157,9 +157,10 @@ type heteroSetup struct {
 // setupHetero resolves the model and loader options of a run on the
 // heterogeneous partition meta: the architecture (HeteroSAGE unless
 // R-GCN is asked for), per-type input widths (features, or embeddings for
-// featureless types), and the relation fanouts. It is local: every rank
-// computes the same from the same flags and META.
-func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo *dsample.LoaderOptions, link bool) (*heteroSetup, error) {
+// featureless types), and the relation fanouts. labelled is the task's
+// (task.labelled): the partition must then have a labelled node type. It
+// is local: every rank computes the same from the same flags and META.
+func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo *dsample.LoaderOptions, labelled bool) (*heteroSetup, error) {
 	h := meta.Hetero
 	if h == nil {
 		if slices.Contains(train.HeteroArchs(), mcfg.Arch) {
@@ -180,7 +181,7 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 	if ho.Bases > 0 && mcfg.Arch != train.ArchRGCN {
 		return nil, config.Errorf("{Hetero.Bases} applies to {Model.Arch} %s only", train.ArchRGCN)
 	}
-	if !link && (h.LabelType == "" || meta.NumClasses == 0) {
+	if labelled && (h.LabelType == "" || meta.NumClasses == 0) {
 		return nil, errors.New("the heterogeneous partition has no labelled node type to classify")
 	}
 	schema, err := h.Schema()

@@ -12,12 +12,6 @@ import (
 	"mpignn/train/metrics"
 )
 
-// Task names of TrainConfig.Task.
-const (
-	TaskNode = "node"
-	TaskLink = "link"
-)
-
 // LinkOptions configure a link-prediction run. They are stored in the
 // checkpoint's run info (a resume must not change them).
 type LinkOptions struct {

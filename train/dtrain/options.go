@@ -31,22 +31,18 @@ func (cfg EmbedConfig) Validate() error {
 // field at fault, as EmbedConfig.Validate does; logits (of the node task)
 // go to a .npy file, and the link task scores the pairs of a file.
 func (cfg PredictConfig) Validate() error {
-	link := cfg.Task == TaskLink
 	if cfg.Logits && cfg.Task != "" && cfg.Task != TaskNode {
 		return config.Errorf("{Logits} applies to {Task} node only")
 	}
 	if err := cfg.EmbedConfig.Validate(); err != nil {
 		return err
 	}
-	switch {
-	case cfg.Logits && !strings.HasSuffix(cfg.Out, ".npy"):
+	if cfg.Logits && !strings.HasSuffix(cfg.Out, ".npy") {
 		return config.Errorf("{Logits}: {Out} %s must end in .npy", cfg.Out)
-	case cfg.Task != "" && cfg.Task != TaskNode && !link:
-		return config.Errorf("{Task} %q: want %s or %s", cfg.Task, TaskNode, TaskLink)
-	case link && cfg.Pairs == "":
-		return config.Errorf("{Task} link needs {Pairs} FILE (src,dst lines in original ids)")
-	case !link && cfg.Pairs != "":
-		return config.Errorf("{Pairs} applies to {Task} link only")
 	}
-	return nil
+	t, err := taskNamed(cfg.Task)
+	if err != nil {
+		return err
+	}
+	return t.validatePredict(cfg)
 }

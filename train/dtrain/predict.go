@@ -48,9 +48,16 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	if err := cfg.Validate(); err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
-	if cfg.Task == TaskLink {
-		return PredictLink(c, cfg.EmbedConfig)
+	t, err := taskNamed(cfg.Task)
+	if err != nil {
+		return 0, fmt.Errorf("predict: %w", err)
 	}
+	return t.predict(c, cfg)
+}
+
+// predictNodes is Predict of the node task: it classifies every node (cfg
+// is valid). It is collective.
+func predictNodes(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	// Every owned node (of a heterogeneous graph: of the labelled type) is
 	// scored: the loader sees them as the "test" share of the run's split
 	// (it batches evaluation splits in fixed order over all ranks).

@@ -280,23 +280,11 @@ func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	} else {
 		add("Eval", EvalSampled)
 	}
-	if ri.Task == TaskLink {
-		add("Task", TaskLink)
-		if m.Decoder != "" {
-			add("Model.Decoder", m.Decoder)
-		}
-		if ri.Link != nil {
-			add("Link.NegRatio", strconv.Itoa(ri.Link.NegRatio))
-			add("Link.NegStrict", strconv.FormatBool(ri.Link.NegStrict))
-			add("Link.UseValidEdges", strconv.FormatBool(ri.Link.UseValidEdges))
-			add("Link.KeepSeedEdges", strconv.FormatBool(ri.Link.KeepSeedEdges))
-		}
-	} else {
-		add("Task", TaskNode)
-		if ri.Split != "" {
-			add("Loader.Split", ri.Split)
-		}
+	t, err := taskNamed(ri.Task)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint run info: %w", err)
 	}
+	t.checkpointSettings(ri, m, add)
 	if tp := ri.Temporal; tp != nil {
 		add("Loader.Temporal", tp.Strategy)
 		add("Loader.Temporal.Strict", strconv.FormatBool(tp.Strict))

@@ -94,7 +94,10 @@ type TrainConfig struct {
 	// run is refused, so an old checkpoint is never replaced by accident.
 	OverwriteCheckpoint bool
 
-	Out      io.Writer // result lines (transport, final); nil = discard
+	// Out takes the result lines (kernels, transport, layout, resume,
+	// memory; the final line is the caller's, Result.WriteFinal); nil =
+	// discard.
+	Out      io.Writer
 	Progress io.Writer // progress bar / lines; nil = none
 	Quiet    bool
 	// Settings is the command line's resolved settings, kept in the run
@@ -117,6 +120,11 @@ type Result struct {
 	// Stopped is set when the run stopped early on request (Stop) after
 	// writing its checkpoint; Summary and the digests are then empty.
 	Stopped bool
+
+	// What WriteFinal needs besides the figures: the task formats them,
+	// and a run of no epochs names its start and its checkpoint.
+	task                    task
+	initFrom, checkpointDir string
 }
 
 // runInfo is stored in checkpoints: the settings that must not change when a
@@ -212,19 +220,13 @@ func (c *TrainConfig) Validate() error {
 		return config.Errorf("{Model.InDim}, Classes and Layers come from the partition and the fanouts: leave them zero")
 	case c.Run.Metrics != nil || c.Run.RunInfo != nil:
 		return config.Errorf("{Run.Metrics} and {Run.RunInfo} are set by Train: leave them nil")
-	case c.Task != "" && c.Task != TaskNode && c.Task != TaskLink:
-		return config.Errorf("{Task} %q: want %s or %s", c.Task, TaskNode, TaskLink)
-	case c.Task != TaskLink && m.Decoder != "":
-		return config.Errorf("{Model.Decoder} applies to the link task only")
-	case c.Task != TaskLink && (c.Link != LinkOptions{} || c.LinkSplit != ""):
-		return config.Errorf("{Link} and {LinkSplit} apply to the link task only")
-	case lo.FixedSeedTime && c.Task == TaskLink:
-		return config.Errorf("{Loader.SeedTime}: link seeds are expanded at their own edge's time; it is for node tasks")
 	}
-	if c.Task == TaskLink {
-		if err := config.In("Link", c.Link.Validate()); err != nil {
-			return err
-		}
+	t, err := taskNamed(c.Task)
+	if err != nil {
+		return err
+	}
+	if err := t.validate(c); err != nil {
+		return err
 	}
 	if err := config.In("Loader", lo.Validate()); err != nil {
 		return err
@@ -301,41 +303,129 @@ func transportLine(requested collectives.Transport, st *dsample.Store) string {
 
 // Train runs the whole training job on every rank: load the partition, open
 // the store and loader, build (or resume) the trainer, run the epochs with
-// metrics and checkpoints on rank 0, and print the transport and final
-// lines on rank 0. It is collective.
+// metrics and checkpoints on rank 0, and print the kernels, transport and
+// layout lines (and on the way out the memory line) on rank 0. The final
+// line is the caller's to print, from the Result (Result.WriteFinal). It is
+// collective.
 func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	t, err := taskNamed(cfg.Task)
+	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	out := cfg.Out
 	if out == nil || c.Rank() != 0 {
 		out = io.Discard
 	}
-	// Outputs first: a bad checkpoint directory is refused before the
-	// partition is loaded, and whatever this run created is removed again
-	// on the way out if nothing was written to it.
+	// Whatever this run created is removed again on the way out if
+	// nothing was written to it.
 	var made createdOutputs
 	defer made.removeEmpty()
+	if err := prepareOutputs(c, &cfg, &made, out); err != nil {
+		return nil, err
+	}
+	j, err := openJob(c, cfg, t, out)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	tr, info, err := j.newTrainer()
+	if err != nil {
+		return nil, err
+	}
+	return j.run(tr, info, &made)
+}
+
+// prepareOutputs resolves ResumeAuto into cfg.Resume and prepares the
+// checkpoint directory. Outputs come first: a bad checkpoint directory is
+// refused before the partition is loaded. It is collective.
+func prepareOutputs(c *collectives.Comm, cfg *TrainConfig, made *createdOutputs, out io.Writer) error {
 	if cfg.ResumeAuto {
 		found, err := hasCheckpoint(c, cfg.Run.CheckpointDir)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cfg.Resume = found
 		if !found {
 			config.Fprintf(out, "no checkpoint in %s: starting a fresh run ({ResumeAuto})\n", cfg.Run.CheckpointDir)
 		}
 	}
-	if err := made.prepareCheckpointDir(c, cfg); err != nil {
-		return nil, err
-	}
+	return made.prepareCheckpointDir(c, *cfg)
+}
+
+// job is one Train call between its stages: the configuration as the run
+// resolved it and what it opened over the partition.
+type job struct {
+	c    *collectives.Comm
+	cfg  TrainConfig // Resume resolved (prepareOutputs)
+	task task
+	out  io.Writer // rank 0's result lines; io.Discard elsewhere
+	meta *partition.Meta
+	// lo is the loader's options as this run resolves them: what the
+	// loader samples and what the checkpoint records are the same values.
+	lo       dsample.LoaderOptions
+	evalMode string       // EvalLayerwise or EvalSampled
+	model    train.Config // the model's config with the partition's sizes
+	het      *heteroSetup // nil for a homogeneous partition
+	data     *taskData
+	sparse   *sparseInputs       // learnable input embeddings (nil without)
+	typed    dsample.TypedInputs // heterogeneous inputs, nil otherwise
+	kern     string              // the numeric path (jobKernels)
+}
+
+// openJob loads the partition, resolves the run's options and model for
+// the task, checks that the run can be trained, opens the task's store,
+// batch source and evaluator (and the learnable embeddings), and prints
+// the kernels, transport and layout lines. It is collective; the caller
+// closes the job.
+func openJob(c *collectives.Comm, cfg TrainConfig, t task, out io.Writer) (*job, error) {
 	part, err := openPart(c, cfg.PartDir)
 	if err != nil {
 		return nil, err
 	}
-	meta := part.Meta
-	// The options as this run resolves them: what the loader samples and
-	// what the checkpoint records are the same values.
+	j := &job{c: c, cfg: cfg, task: t, out: out, meta: part.Meta}
+	if err := j.resolve(); err != nil {
+		return nil, err
+	}
+	if cfg.RowNorm {
+		rowNormalizePart(part)
+		rowNormalizeTyped(part)
+	}
+	if j.data, err = t.open(c, part, &j.cfg, j.lo, j.model); err != nil {
+		return nil, err
+	}
+	if j.het != nil {
+		if j.sparse, err = j.het.openEmbeddings(c, j.data.store, cfg.Trainer.Seed); err != nil {
+			j.data.store.Close()
+			if j.data.close != nil {
+				j.data.close()
+			}
+			return nil, err
+		}
+		j.typed = j.het.typedInputs(j.data.store, j.sparse.embOf())
+		j.data.src.SetTypedInputs(j.typed)
+	}
+	kern, uniform, err := jobKernels(c)
+	if err != nil {
+		j.close()
+		return nil, err
+	}
+	j.kern = kern
+	fmt.Fprintln(out, kernelsLine(kern, uniform))
+	fmt.Fprintln(out, transportLine(cfg.Store.Transport, j.data.store))
+	if line := layoutLine(j.meta); line != "" {
+		fmt.Fprintln(out, line)
+	}
+	return j, nil
+}
+
+// resolve fills in the loader's options, the evaluation mode and the
+// model's config from the partition's META, the heterogeneous setup and
+// the task, and checks that the run can be trained. It is collective.
+func (j *job) resolve() error {
+	cfg, meta := &j.cfg, j.meta
 	lo := cfg.Loader
 	lo.Seed = cfg.Trainer.Seed
 	if lo.Split == "" {
@@ -349,154 +439,117 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	}
 	evalMode, err := resolveEval(cfg.Eval, cfg.EvalFull, lo.Temporal.On())
 	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return fmt.Errorf("train: %w", err)
 	}
-	link := cfg.Task == TaskLink
 	mcfg := cfg.Model
 	mcfg.InDim, mcfg.Classes, mcfg.Layers = meta.FeatDim, meta.NumClasses, len(lo.Fanouts)
 	// A heterogeneous partition types the model, its inputs and the
 	// fanouts; the outcome depends only on META and the (agreed) flags, so
 	// every rank decides the same.
-	het, err := setupHetero(meta, cfg.Hetero, &mcfg, &lo, link)
+	het, err := setupHetero(meta, cfg.Hetero, &mcfg, &lo, j.task.labelled())
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("train: %w", err)
+		return fmt.Errorf("train: %w", err)
 	case het != nil && cfg.EvalFull:
 		lo.EvalRelFanouts = nil // every relation takes all neighbours
 	}
-	if link {
-		// The encoder's last layer outputs the embedding (width --hidden)
-		// that the decoder scores.
-		mcfg.Classes = mcfg.Hidden
-		if mcfg.Decoder == "" {
-			mcfg.Decoder = train.DecoderDot
-		}
-		err = checkLinkTrainable(c, cfg.PartDir, meta, lo, cfg.Store, cfg.Link, cfg.LinkSplit, cfg.LinkRelation, mcfg)
-	} else {
-		err = checkTrainable(c, cfg.PartDir, meta, lo, cfg.Store, mcfg)
+	j.task.resolveModel(&mcfg)
+	if err := j.task.checkTrainable(j.c, cfg, meta, lo, mcfg); err != nil {
+		return err
 	}
-	if err != nil {
-		return nil, err
-	}
-	if cfg.RowNorm {
-		rowNormalizePart(part)
-		rowNormalizeTyped(part)
-	}
-	var (
-		store  *dsample.Store
-		src    train.BatchSource
-		ev     *linkEvaluator
-		sparse *sparseInputs
-		typed  dsample.TypedInputs // heterogeneous inputs, nil otherwise
-	)
-	if link {
-		var ll *dsample.LinkLoader
-		store, ll, ev, err = openLinkLoader(c, part, cfg.Store, lo, cfg.Link, mcfg.Classes)
-		if err != nil {
-			return nil, err
-		}
-		defer ev.closeAll()
-		src = ll
-		if het != nil {
-			if sparse, err = het.openEmbeddings(c, store, cfg.Trainer.Seed); err != nil {
-				store.Close()
-				return nil, err
-			}
-			typed = het.typedInputs(store, sparse.embOf())
-			ll.SetTypedInputs(typed)
-		}
-	} else {
-		var loader *dsample.Loader
-		if store, loader, err = openLoader(c, part, cfg.Store, lo); err != nil {
-			return nil, err
-		}
-		src = loader
-		if het != nil {
-			if sparse, err = het.openEmbeddings(c, store, cfg.Trainer.Seed); err != nil {
-				store.Close()
-				return nil, err
-			}
-			typed = het.typedInputs(store, sparse.embOf())
-			loader.SetTypedInputs(typed)
-		}
-	}
-	defer store.Close()
-	defer sparse.close()
-	res := &Result{Transport: store.Transport()}
-	kern, uniform, err := jobKernels(c)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(out, kernelsLine(kern, uniform))
-	fmt.Fprintln(out, transportLine(cfg.Store.Transport, store))
-	if line := layoutLine(meta); line != "" {
-		fmt.Fprintln(out, line)
-	}
+	j.lo, j.evalMode, j.model, j.het = lo, evalMode, mcfg, het
+	return nil
+}
 
-	model, err := train.NewModel(mcfg, cfg.Trainer.Seed)
+// close frees what openJob opened, in the order Train always has: the
+// embeddings, the store, then the rest of the task's data. It is
+// collective.
+func (j *job) close() {
+	j.sparse.close()
+	j.data.store.Close()
+	if j.data.close != nil {
+		j.data.close()
+	}
+}
+
+// newTrainer builds the model (with imported weights for InitFrom), the
+// run info and the trainer with the task's evaluator, and restores the
+// checkpoint of a resumed run, printing the resume lines. It returns the
+// trainer and the run info's JSON. It is collective.
+func (j *job) newTrainer() (*train.Trainer, []byte, error) {
+	c, cfg := j.c, &j.cfg
+	model, err := train.NewModel(j.model, cfg.Trainer.Seed)
 	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, nil, fmt.Errorf("train: %w", err)
 	}
 	if cfg.InitFrom != "" {
-		if err := initFrom(c, cfg.InitFrom, model, sparse); err != nil {
-			return nil, err
+		if err := initFrom(c, cfg.InitFrom, model, j.sparse); err != nil {
+			return nil, nil, err
 		}
 	}
-	ri := newRunInfo(meta.Dataset, c.Size(), lo, cfg.RowNorm)
+	ri := newRunInfo(j.meta.Dataset, c.Size(), j.lo, cfg.RowNorm)
 	ri.MaxSteps = cfg.Trainer.MaxSteps
 	ri.Settings = cfg.Settings
-	ri.Kernels = kern
-	if evalMode == EvalLayerwise {
+	ri.Kernels = j.kern
+	if j.evalMode == EvalLayerwise {
 		ri.Eval = EvalLayerwise
 	}
-	if het != nil {
-		ri.Hetero = het.runInfo(lo)
+	if j.het != nil {
+		ri.Hetero = j.het.runInfo(j.lo)
 	}
-	if link {
-		lk := cfg.Link
-		ri.Task, ri.LinkSplit, ri.Link = TaskLink, meta.Link.Split, &lk
-	}
+	j.task.runInfo(&ri, cfg, j.meta)
 	info, err := json.Marshal(ri)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	tr, err := train.NewTrainer(cfg.Trainer, model, Reducer{C: c}, src)
+	tr, err := train.NewTrainer(cfg.Trainer, model, Reducer{C: c}, j.data.src)
 	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
+		return nil, nil, fmt.Errorf("train: %w", err)
 	}
-	switch {
-	case ev != nil:
-		if evalMode == EvalLayerwise {
-			ev.infer = &linkInfer{store: store, typed: typed}
-		}
+	if ev := j.data.evaluator(j.evalMode, j.typed); ev != nil {
 		tr.Evaluator = ev
-	case evalMode == EvalLayerwise:
-		tr.Evaluator = &layerwiseEvaluator{c: c, store: store, split: lo.Split, typed: typed}
 	}
-	if sparse != nil {
-		tr.Sparse = sparse
+	if j.sparse != nil {
+		tr.Sparse = j.sparse
 	}
 	if cfg.Resume {
-		ck, err := LoadCheckpoint(c, cfg.Run.CheckpointDir)
-		if err == nil {
-			err = checkResume(ck, model.Config(), cfg.Trainer.Adam, cfg.Trainer.Seed, info)
-		}
-		if err == nil {
-			err = tr.Restore(ck)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("resume: %w", err)
-		}
-		if line := resumeKernelsLine(checkpointKernels(ck), kern); line != "" {
-			fmt.Fprintln(out, line)
-		}
-		if ck.EpochStep > 0 {
-			fmt.Fprintf(out, "resumed from %s in epoch %d after its step %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch()+1, ck.EpochStep, tr.Step())
-		} else {
-			fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch(), tr.Step())
+		if err := j.restore(tr, info); err != nil {
+			return nil, nil, err
 		}
 	}
+	return tr, info, nil
+}
 
+// restore loads the checkpoint of a resumed run into tr after checking its
+// settings against this run's (info), and prints where the run resumes. It
+// is collective.
+func (j *job) restore(tr *train.Trainer, info []byte) error {
+	cfg, out := &j.cfg, j.out
+	ck, err := LoadCheckpoint(j.c, cfg.Run.CheckpointDir)
+	if err == nil {
+		err = checkResume(ck, tr.Model().Config(), cfg.Trainer.Adam, cfg.Trainer.Seed, info)
+	}
+	if err == nil {
+		err = tr.Restore(ck)
+	}
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if line := resumeKernelsLine(checkpointKernels(ck), j.kern); line != "" {
+		fmt.Fprintln(out, line)
+	}
+	if ck.EpochStep > 0 {
+		fmt.Fprintf(out, "resumed from %s in epoch %d after its step %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch()+1, ck.EpochStep, tr.Step())
+	} else {
+		fmt.Fprintf(out, "resumed from %s at epoch %d (step %d)\n", cfg.Run.CheckpointDir, tr.Epoch(), tr.Step())
+	}
+	return nil
+}
+
+// run runs the epochs with the metrics file and progress on rank 0 and
+// returns the Result: stopped on request, or summarized. It is collective.
+func (j *job) run(tr *train.Trainer, info []byte, made *createdOutputs) (*Result, error) {
+	c, cfg, out := j.c, &j.cfg, j.out
 	var mw *metrics.Writer
 	var localErr error
 	if c.Rank() == 0 && cfg.Metrics != "" {
@@ -519,7 +572,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	tr.Reporter = &phaseReporter{c: c, next: rec}
 	tr.Stop = cfg.Stop
 	ro := cfg.Run
-	ro.Metrics, ro.RunInfo, ro.Kernels = mw, info, kern
+	ro.Metrics, ro.RunInfo, ro.Kernels = mw, info, j.kern
 	ro.Checkpointing = ro.CheckpointDir != ""
 	if c.Rank() != 0 {
 		ro.CheckpointDir = "" // rank 0 writes the checkpoints
@@ -529,6 +582,7 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 			return nil, err
 		}
 	}
+	res := &Result{Transport: j.data.store.Transport(), task: j.task, initFrom: cfg.InitFrom, checkpointDir: cfg.Run.CheckpointDir}
 	sum, err := tr.Run(ro)
 	if errors.Is(err, train.ErrStopped) {
 		res.Stopped = true
@@ -543,53 +597,71 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Measured while the stores and the model are still held: what the
-	// job needs, per rank.
-	mem, err := memoryLine(c)
-	if err != nil {
-		return nil, err
-	}
-	if mem != "" {
-		fmt.Fprintln(out, mem)
-	}
 	res.Summary = sum
 	res.Epochs = rec.epochs
+	if err := j.summarize(tr, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// summarize prints the memory line (measured while the stores and the
+// model are still held: what the job needs, per rank) and fills in res's
+// weights and their digests, printing the embedding push time. It is
+// collective.
+func (j *job) summarize(tr *train.Trainer, res *Result) error {
+	mem, err := memoryLine(j.c)
+	if err != nil {
+		return err
+	}
+	if mem != "" {
+		fmt.Fprintln(j.out, mem)
+	}
 	res.Params = slices.Clone(tr.Model().Params())
 	res.Weights = WeightsHash(res.Params)
-	emb := ""
-	if sparse != nil {
+	if j.sparse != nil {
 		// The digest covers the tables and their optimizer state, in
 		// original-id order, so it compares runs of any rank count.
-		blob, err := sparse.Export()
+		blob, err := j.sparse.Export()
 		if err != nil {
-			return nil, fmt.Errorf("train: embeddings digest: %w", err)
+			return fmt.Errorf("train: embeddings digest: %w", err)
 		}
 		digest := sha256.Sum256(blob)
 		res.Embeddings = hex.EncodeToString(digest[:8])
-		emb = " embeddings=" + res.Embeddings
-		fmt.Fprintf(out, "embedding push: %.3fs in total (%s)\n", sparse.pushTime.Seconds(), het.opts.Push)
+		fmt.Fprintf(j.out, "embedding push: %.3fs in total (%s)\n", j.sparse.pushTime.Seconds(), j.het.opts.Push)
 	}
-	switch {
-	case sum.Epochs == 0:
+	return nil
+}
+
+// WriteFinal writes the run's final line (`final: ...`, what `train`
+// prints last) to w, with the task's figures; a stopped run has none and
+// writes nothing. Fields named in it are spelled as w spells them
+// (config.Fprintf).
+func (r *Result) WriteFinal(w io.Writer) error {
+	if r.Stopped || r.task == nil {
+		return nil
+	}
+	emb := ""
+	if r.Embeddings != "" {
+		emb = " embeddings=" + r.Embeddings
+	}
+	if r.Summary.Epochs == 0 {
 		// --epochs 0: nothing was trained or evaluated, so there are no
 		// accuracies to print (they would read 0.0000); say what the run
 		// did instead.
 		what := "the initial weights"
-		if cfg.InitFrom != "" {
-			what = "imported " + cfg.InitFrom
+		if r.initFrom != "" {
+			what = "imported " + r.initFrom
 		}
 		next := "no checkpoint written (no {Run.CheckpointDir})"
-		if cfg.Run.CheckpointDir != "" {
-			next = "predict and embed --checkpoint " + cfg.Run.CheckpointDir + " evaluate it"
+		if r.checkpointDir != "" {
+			next = "predict and embed --checkpoint " + r.checkpointDir + " evaluate it"
 		}
-		config.Fprintf(out, "final: epochs=0 weights=%s%s: %s, not trained or evaluated; %s\n", res.Weights, emb, what, next)
-	case link:
-		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d %s weights=%s\n", sum.Epochs, sum.BestEpoch, linkFinal(sum), res.Weights)
-	default:
-		fmt.Fprintf(out, "final: epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s%s\n",
-			sum.Epochs, sum.BestEpoch, sum.BestValAcc, sum.TestAcc, res.Weights, emb)
+		_, err := config.Fprintf(w, "final: epochs=0 weights=%s%s: %s, not trained or evaluated; %s\n", r.Weights, emb, what, next)
+		return err
 	}
-	return res, nil
+	_, err := fmt.Fprintf(w, "final: %s\n", r.task.final(r.Summary, r.Weights, emb))
+	return err
 }
 
 // createdOutputs records the outputs this run created on rank 0 (the

@@ -106,6 +106,9 @@ func TestTrainMatchesReference(t *testing.T) {
 				t.Errorf("final weights differ from the reference by %.3g relative", diff)
 			}
 			if c.Rank() == 0 {
+				if err := res.WriteFinal(&out); err != nil { // the line train prints last
+					t.Fatal(err)
+				}
 				s := out.String()
 				if !strings.Contains(s, "transport: ") || !strings.Contains(s, "final: ") || !strings.Contains(s, "weights="+res.Weights) {
 					t.Errorf("rank 0 output lacks the transport/final lines:\n%s", s)
