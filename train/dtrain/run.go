@@ -653,11 +653,13 @@ func (r *Result) WriteFinal(w io.Writer) error {
 		if r.initFrom != "" {
 			what = "imported " + r.initFrom
 		}
-		next := "no checkpoint written (no {Run.CheckpointDir})"
 		if r.checkpointDir != "" {
-			next = "predict and embed --checkpoint " + r.checkpointDir + " evaluate it"
+			_, err := fmt.Fprintf(w, "final: epochs=0 weights=%s%s: %s, not trained or evaluated; predict and embed --checkpoint %s evaluate it\n", r.Weights, emb, what, r.checkpointDir)
+			return err
 		}
-		_, err := config.Fprintf(w, "final: epochs=0 weights=%s%s: %s, not trained or evaluated; %s\n", r.Weights, emb, what, next)
+		// The field is in the format, not an argument, so that the
+		// writer spells it (--checkpoint on the command line).
+		_, err := config.Fprintf(w, "final: epochs=0 weights=%s%s: %s, not trained or evaluated; no checkpoint written (no {Run.CheckpointDir})\n", r.Weights, emb, what)
 		return err
 	}
 	_, err := fmt.Fprintf(w, "final: %s\n", r.task.final(r.Summary, r.Weights, emb))
