@@ -53,8 +53,16 @@ func trainGlobalBatch(t *testing.T, bin string, p int, args ...string) globalBat
 // trainGlobalBatchEnv is trainGlobalBatch with extra environment.
 func trainGlobalBatchEnv(t *testing.T, bin string, p int, env []string, args ...string) globalBatchRun {
 	t.Helper()
-	work := t.TempDir()
-	ck, metrics := filepath.Join(work, "ck"), filepath.Join(work, "m.jsonl")
+	run, _, _ := trainGlobalBatchAt(t, bin, t.TempDir(), p, env, args...)
+	return run
+}
+
+// trainGlobalBatchAt is trainGlobalBatchEnv with its checkpoint and metrics
+// under work, named by the rank count (runs of other counts keep theirs);
+// it also returns the checkpoint directory and the job's stdout.
+func trainGlobalBatchAt(t *testing.T, bin, work string, p int, env []string, args ...string) (globalBatchRun, string, string) {
+	t.Helper()
+	ck, metrics := filepath.Join(work, "ck-"+strconv.Itoa(p)), filepath.Join(work, "m-"+strconv.Itoa(p)+".jsonl")
 	full := append([]string{bin, "train", "--checkpoint", ck, "--metrics", metrics}, args...)
 	res := h.MPI(Job{Ranks: p, Env: env, Args: full, Timeout: 4 * time.Minute})
 	require.NoError(t, res.Err, "%d ranks:\n%s", p, tail(res.Output, 30))
@@ -66,7 +74,7 @@ func trainGlobalBatchEnv(t *testing.T, bin string, p int, env []string, args ...
 		require.NoError(t, err)
 		loss = append(loss, v)
 	}
-	return globalBatchRun{ranks: p, params: c.Params, loss: loss}
+	return globalBatchRun{ranks: p, params: c.Params, loss: loss}, ck, res.Stdout
 }
 
 // sameModel checks that run b trained the model of run a within the

@@ -143,20 +143,10 @@ func TestSharedPartitionsHetero(t *testing.T) {
 	// run trains on ranks and returns the model, the final line's digest of
 	// the learnable embeddings and the checkpoint.
 	run := func(ranks int, env []string) (globalBatchRun, string, string) {
-		ck, metrics := filepath.Join(work, "ck-"+strconv.Itoa(ranks)), filepath.Join(work, "m-"+strconv.Itoa(ranks)+".jsonl")
-		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 4 * time.Minute, Args: append([]string{bin, "train", "--checkpoint", ck, "--metrics", metrics}, args...)})
-		require.NoError(t, res.Err, tail(res.Output, 30))
-		emb := regexp.MustCompile(`embeddings=([0-9a-f]+)`).FindStringSubmatch(res.Stdout)
-		require.NotNil(t, emb, "no embeddings digest:\n%s", tail(res.Output, 10))
-		c, err := train.LoadCheckpoint(ck)
-		require.NoError(t, err)
-		var loss []float64
-		for _, x := range epochValues(t, metrics, "loss")["loss"] {
-			v, err := strconv.ParseFloat(x, 64)
-			require.NoError(t, err)
-			loss = append(loss, v)
-		}
-		return globalBatchRun{ranks: ranks, params: c.Params, loss: loss}, emb[1], ck
+		m, ck, stdout := trainGlobalBatchAt(t, bin, work, ranks, env, args...)
+		emb := regexp.MustCompile(`embeddings=([0-9a-f]+)`).FindStringSubmatch(stdout)
+		require.NotNil(t, emb, "no embeddings digest:\n%s", tail(stdout, 10))
+		return m, emb[1], ck
 	}
 	perRank, wantEmb, _ := run(2, nil)
 	shared, emb, ck := run(4, pretendNodes(2))
@@ -206,18 +196,8 @@ func TestSharedPartitionsLink(t *testing.T) {
 		"--seed", "1", "--neg-strict", "--use-valid-edges", "--quiet"}
 	// run trains on ranks and returns the model and its checkpoint.
 	run := func(ranks int, env []string) (globalBatchRun, string) {
-		ck, metrics := filepath.Join(work, "ck-"+strconv.Itoa(ranks)), filepath.Join(work, "m-"+strconv.Itoa(ranks)+".jsonl")
-		res := h.MPI(Job{Ranks: ranks, Env: env, Timeout: 4 * time.Minute, Args: append([]string{bin, "train", "--checkpoint", ck, "--metrics", metrics}, args...)})
-		require.NoError(t, res.Err, tail(res.Output, 30))
-		c, err := train.LoadCheckpoint(ck)
-		require.NoError(t, err)
-		var loss []float64
-		for _, x := range epochValues(t, metrics, "loss")["loss"] {
-			v, err := strconv.ParseFloat(x, 64)
-			require.NoError(t, err)
-			loss = append(loss, v)
-		}
-		return globalBatchRun{ranks: ranks, params: c.Params, loss: loss}, ck
+		m, ck, _ := trainGlobalBatchAt(t, bin, work, ranks, env, args...)
+		return m, ck
 	}
 	perRank, _ := run(2, nil)
 	shared, ck := run(4, pretendNodes(2))

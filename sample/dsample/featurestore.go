@@ -495,48 +495,59 @@ func hotThreshold(c *collectives.Comm, mine []hotCand, want, nodes int64) (int, 
 	if top, err = collectives.AllreduceScalar(c, top, collectives.Max); err != nil {
 		return 0, err
 	}
-	// count sums a prefix length over the ranks; degAtLeast is the prefix
-	// of degree >= d.
-	count := func(n int) (int64, error) { return collectives.AllreduceScalar(c, int64(n), collectives.Sum) }
+	// degAtLeast is the prefix of degree >= d; atLeastWant(n) reports
+	// whether the ranks' prefixes of length n(x) hold at least want
+	// candidates together (one Allreduce).
 	degAtLeast := func(d int64) int { return sort.Search(len(mine), func(i int) bool { return mine[i].deg < d }) }
-	// The largest d with at least want candidates of degree >= d: d = 0
-	// qualifies (total > want), top+1 does not.
-	lo, hi := int64(0), top+1
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		n, err := count(degAtLeast(mid))
-		if err != nil {
-			return 0, err
-		}
-		if n >= want {
-			lo = mid
-		} else {
-			hi = mid
+	atLeastWant := func(n func(int64) int) func(int64) (bool, error) {
+		return func(x int64) (bool, error) {
+			sum, err := collectives.AllreduceScalar(c, int64(n(x)), collectives.Sum)
+			return sum >= want, err
 		}
 	}
-	d := lo
+	// The largest d with at least want candidates of degree >= d: d = 0
+	// qualifies (total > want), top+1 does not.
+	d, err := lastTrue(0, top+1, atLeastWant(degAtLeast))
+	if err != nil {
+		return 0, err
+	}
 	// Every candidate of degree > d is in; of degree d, those of the lowest
-	// ids up to want in all. Bisect the last id taken: the smallest x with
-	// at least want candidates better than or equal to (d, x).
+	// ids up to want in all. The last id taken is the smallest x with at
+	// least want candidates better than or equal to (d, x): one past the
+	// largest with fewer (id -1 has fewer, nodes-1 does not).
 	above := degAtLeast(d + 1)
 	upTo := func(x int64) int {
 		rest := mine[above:]
 		return above + sort.Search(len(rest), func(i int) bool { return rest[i].deg < d || rest[i].id > x })
 	}
-	idLo, idHi := int64(-1), nodes-1
-	for idHi-idLo > 1 {
-		mid := idLo + (idHi-idLo)/2
-		n, err := count(upTo(mid))
+	enough := atLeastWant(upTo)
+	fewer, err := lastTrue(-1, nodes-1, func(x int64) (bool, error) {
+		ok, err := enough(x)
+		return !ok, err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return upTo(fewer + 1), nil
+}
+
+// lastTrue bisects [lo, hi] for the largest x with f(x), given f(lo), not
+// f(hi), and f true up to some point and false after it. Every rank calls
+// f on the same points in the same order, so f may be collective.
+func lastTrue(lo, hi int64, f func(int64) (bool, error)) (int64, error) {
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := f(mid)
 		if err != nil {
 			return 0, err
 		}
-		if n >= want {
-			idHi = mid
+		if ok {
+			lo = mid
 		} else {
-			idLo = mid
+			hi = mid
 		}
 	}
-	return upTo(idHi), nil
+	return lo, nil
 }
 
 func (tb *featTable) buildCacheSlots() {
