@@ -35,7 +35,12 @@ type Dataset struct {
 	Feat       *Features
 	Labels     []int32 // one per node, in [0, NumClasses); nil (NumClasses 0) for an unlabelled dataset
 	NumClasses int
-	Splits     map[string]*Split
+	// Targets are real node targets instead of class labels (Labels nil,
+	// NumClasses 0): Dim per node, row-major, NaN where a node has no
+	// value for a target. Binary tasks (0/1, multi-label classification)
+	// and regression targets are both stored so. nil for class labels.
+	Targets *Features
+	Splits  map[string]*Split
 	// LinkSplits are the link-prediction splits read on request
 	// (ReadOptions.LinkSplits), by name.
 	LinkSplits map[string]*LinkSplit

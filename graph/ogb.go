@@ -32,6 +32,9 @@ type ReadOptions struct {
 	NumClasses int
 	// Workers is the parse parallelism; 0 means GOMAXPROCS.
 	Workers int
+	// Labels says how raw/node-label.csv.gz is read: LabelsAuto (""),
+	// LabelsClasses or LabelsReal (into Dataset.Targets).
+	Labels string
 	// OptionalFeatures and OptionalLabels accept a dataset without
 	// raw/node-feat.csv.gz or raw/node-label.csv.gz (such as bitcoin-alpha,
 	// which has neither): Feat or Labels is then nil and NumClasses 0. Off,
@@ -104,6 +107,16 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 		return nil, err
 	}
 	d := &Dataset{Name: filepath.Base(filepath.Clean(dir)), NumNodes: n}
+	realTargets := opt.Labels == LabelsReal
+	if haveLabels && opt.Labels == LabelsAuto {
+		// Several columns are several targets per node: they cannot be
+		// one class, so the file is read as real targets.
+		dim, err := featureDim(labelPath)
+		if err != nil {
+			return nil, err
+		}
+		realTargets = dim > 1
+	}
 
 	// The four inputs are independent: read them concurrently so that the
 	// (serial) gunzip of one file overlaps the parsing of another. Errors
@@ -120,7 +133,10 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		if haveLabels {
+		switch {
+		case haveLabels && realTargets:
+			d.Targets, errs[1] = readTargets(labelPath, n, opt.Workers)
+		case haveLabels:
 			d.Labels, d.NumClasses, errs[1] = readLabels(labelPath, n, opt.NumClasses, opt.Workers)
 		}
 	}()

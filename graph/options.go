@@ -14,6 +14,14 @@ func (o ReadOptions) Validate() error {
 	if o.NumClasses < 0 {
 		return fmt.Errorf("read options: NumClasses %d must not be negative (0 infers it)", o.NumClasses)
 	}
+	switch o.Labels {
+	case LabelsAuto, LabelsClasses, LabelsReal:
+	default:
+		return fmt.Errorf("read options: Labels %q: want %q, %q or empty (by the label file's width)", o.Labels, LabelsClasses, LabelsReal)
+	}
+	if o.NumClasses > 0 && o.Labels == LabelsReal {
+		return fmt.Errorf("read options: NumClasses %d applies to class labels, not real targets", o.NumClasses)
+	}
 	if err := checkSplitNames("Splits", o.Splits); err != nil {
 		return err
 	}

@@ -34,8 +34,8 @@ func WriteOGB(dir string, d *Dataset, src, dst []int64) error {
 	if d.Feat == nil || d.Feat.Dim <= 0 || d.Feat.NumRows() != d.NumNodes {
 		return fmt.Errorf("write %s: need a feature row of positive dimension per node", dir)
 	}
-	if int64(len(d.Labels)) != d.NumNodes {
-		return fmt.Errorf("write %s: %d labels for %d nodes", dir, len(d.Labels), d.NumNodes)
+	if err := checkWriteLabels(dir, d); err != nil {
+		return err
 	}
 	for i := range src {
 		if src[i] < 0 || src[i] >= d.NumNodes || dst[i] < 0 || dst[i] >= d.NumNodes {
@@ -52,8 +52,8 @@ func writeOGB(dir string, d *Dataset, m int64, edge func(i int64) (int64, int64)
 	if d.Feat == nil || d.Feat.Dim <= 0 || d.Feat.NumRows() != d.NumNodes {
 		return fmt.Errorf("write %s: need a feature row of positive dimension per node", dir)
 	}
-	if int64(len(d.Labels)) != d.NumNodes {
-		return fmt.Errorf("write %s: %d labels for %d nodes", dir, len(d.Labels), d.NumNodes)
+	if err := checkWriteLabels(dir, d); err != nil {
+		return err
 	}
 	return writeDirAtomic(dir, func(tmp string) error {
 		raw := filepath.Join(tmp, "raw")
@@ -81,7 +81,15 @@ func writeOGB(dir string, d *Dataset, m int64, edge func(i int64) (int64, int64)
 		if err != nil {
 			return err
 		}
-		if err := writeLabels(filepath.Join(raw, "node-label.csv.gz"), d.Labels, workers); err != nil {
+		labelPath := filepath.Join(raw, "node-label.csv.gz")
+		if d.Targets != nil {
+			// One row of targets per node; NaN (unlabelled) is written
+			// "NaN", which the reader takes back as NaN.
+			err = writeFeatures(labelPath, d.Targets, workers)
+		} else {
+			err = writeLabels(labelPath, d.Labels, workers)
+		}
+		if err != nil {
 			return err
 		}
 		if err := writeFeatures(filepath.Join(raw, "node-feat.csv.gz"), d.Feat, workers); err != nil {
@@ -178,6 +186,20 @@ func writeFeatures(path string, f *Features, workers int) error {
 		}
 		return b
 	})
+}
+
+// checkWriteLabels checks that d has a label or a row of targets per node.
+func checkWriteLabels(dir string, d *Dataset) error {
+	if d.Targets != nil {
+		if err := CheckTargets(d.Targets, d.NumNodes); err != nil {
+			return fmt.Errorf("write %s: %w", dir, err)
+		}
+		return nil
+	}
+	if int64(len(d.Labels)) != d.NumNodes {
+		return fmt.Errorf("write %s: %d labels for %d nodes", dir, len(d.Labels), d.NumNodes)
+	}
+	return nil
 }
 
 func writeLabels(path string, labels []int32, workers int) error {

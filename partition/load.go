@@ -27,6 +27,9 @@ type Part struct {
 	// HaloFeat; nil for a dense one.
 	FeatCSR, HaloFeatCSR *CSRRows
 	Labels               []int32 // owned; nil when the dataset has no labels (NumClasses 0)
+	// Targets are the owned nodes' real targets, TargetDim per node (NaN:
+	// unlabelled); nil unless Meta.TargetDim > 0.
+	Targets []float32
 	// Halo are the distinct non-owned in-neighbors (new ids, ascending),
 	// HaloOrig their original ids.
 	Halo, HaloOrig []int64
@@ -118,6 +121,9 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	}
 	if errs == nil && m.NumClasses > 0 { // an unlabelled dataset has no labels file
 		pt.Labels, errs = readPartArray[int32](dir, m, p, fileLabels)
+	}
+	if m.TargetDim > 0 {
+		pt.Targets = f32(fileTargets)
 	}
 	pt.Halo = i64(fileHalo)
 	pt.HaloOrig = i64(fileHaloOrig)

@@ -25,6 +25,7 @@ const (
 	fileOrig     = "orig.bin"         // int64, owned: original id of each owned row
 	fileFeat     = "feat.bin"         // float32, owned*feat_dim
 	fileLabels   = "labels.bin"       // int32, owned
+	fileTargets  = "targets.bin"      // float32, owned*target_dim (real targets instead of labels)
 	fileHalo     = "halo.bin"         // int64, halo: new ids, ascending
 	fileHaloOrig = "halo_orig.bin"    // int64, halo: original ids
 	fileHaloFeat = "halo_feat.bin"    // float32, halo*feat_dim (only with halo feats)
@@ -66,11 +67,15 @@ type Meta struct {
 	NumEdges      int64   `json:"num_edges"` // stored (directed) edges of the whole graph
 	FeatDim       int     `json:"feat_dim"`
 	NumClasses    int     `json:"num_classes"`
-	Method        string  `json:"method"`
-	Seed          uint64  `json:"seed"`
-	Split         string  `json:"split"`      // split that steered balance; the default for training ("" if none)
-	Undirected    bool    `json:"undirected"` // informational: the reader added reverse edges
-	HaloFeats     bool    `json:"halo_feats"`
+	// TargetDim is the width of the real node targets (targets.bin, NaN
+	// unlabelled) a multi-label or regression dataset has instead of class
+	// labels (NumClasses 0); omitted for class labels.
+	TargetDim  int    `json:"target_dim,omitempty"`
+	Method     string `json:"method"`
+	Seed       uint64 `json:"seed"`
+	Split      string `json:"split"`      // split that steered balance; the default for training ("" if none)
+	Undirected bool   `json:"undirected"` // informational: the reader added reverse edges
+	HaloFeats  bool   `json:"halo_feats"`
 	// SparseFeat stores the node features as CSR rows (feat_indptr.bin,
 	// feat_indices.bin, feat_values.bin, and the halo_feat_* files with
 	// HaloFeats) instead of feat.bin; omitted for dense features.
@@ -180,6 +185,9 @@ func (m *Meta) partFiles(p int) []fileSpec {
 	if m.NumClasses > 0 {
 		fs = append(fs, fileSpec{fileLabels, dtInt32, pi.Nodes})
 	}
+	if m.TargetDim > 0 {
+		fs = append(fs, fileSpec{fileTargets, dtFloat32, pi.Nodes * int64(m.TargetDim)})
+	}
 	fs = append(fs,
 		fileSpec{fileHalo, dtInt64, pi.HaloNodes},
 		fileSpec{fileHaloOrig, dtInt64, pi.HaloNodes})
@@ -258,6 +266,12 @@ func (m *Meta) validate() error {
 	// int64 overflow, whatever a hand-edited META.json says.
 	if m.NumNodes > 1<<40 || m.NumEdges > 1<<44 || m.FeatDim > 1<<20 || p > 1<<20 {
 		return fmt.Errorf("num_nodes %d, num_edges %d, feat_dim %d or num_parts %d beyond supported limits", m.NumNodes, m.NumEdges, m.FeatDim, p)
+	}
+	if m.TargetDim < 0 || m.TargetDim > 1<<20 {
+		return fmt.Errorf("target_dim %d outside [0,%d]", m.TargetDim, 1<<20)
+	}
+	if m.TargetDim > 0 && (m.NumClasses > 0 || m.Hetero != nil) {
+		return fmt.Errorf("target_dim %d is set with num_classes %d or a heterogeneous graph: real targets replace the class labels of a homogeneous graph", m.TargetDim, m.NumClasses)
 	}
 	if m.SparseFeat && (m.Hetero != nil || m.FeatDim == 0) {
 		return fmt.Errorf("sparse_feat is set for a partition without homogeneous node features (feat_dim %d, hetero %v)", m.FeatDim, m.Hetero != nil)

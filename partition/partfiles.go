@@ -39,6 +39,9 @@ type PartFiles struct {
 	HetRow  func(t int, k int64, o int64) int64
 	// Label returns owned node i's label (nil: no labels.bin).
 	Label func(i int, o int64) int32
+	// Targets holds the real node targets by original id (nil: no
+	// targets.bin).
+	Targets *graph.Features
 	// Splits returns the part's share of split name, new ids ascending.
 	Splits func(name string) (train, valid, test []int64)
 	// NodeTime returns a node's time (nil: no node_time.bin).
@@ -163,6 +166,11 @@ func (pf *PartFiles) write(tmp string, m *Meta, aw *arrayWriter, splitNames []st
 			labels[i] = pf.Label(i, o)
 		}
 		if err := putArray(m.Files, aw, pdir, p, fileLabels, labels); err != nil {
+			return pi, err
+		}
+	}
+	if pf.Targets != nil {
+		if err := putArray(m.Files, aw, pdir, p, fileTargets, gatherRows(pf.Targets, pf.Orig)); err != nil {
 			return pi, err
 		}
 	}

@@ -25,6 +25,10 @@ type Source struct {
 	NormalizeFeatures bool
 	// Workers bounds the reader's parallelism (0: its default).
 	Workers int
+	// Labels says how a homogeneous dataset's node-label file is read
+	// (graph.ReadOptions.Labels): by its width, as classes, or as real
+	// targets.
+	Labels string
 }
 
 // Raw is a raw dataset read for partitioning with some Options: the
@@ -57,6 +61,8 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 			return nil, errors.New("a link split of a heterogeneous dataset needs --relation src___rel___dst (the relation whose edges are split)")
 		case opt.HaloFeats:
 			return nil, errors.New("--halo-feats: not supported for heterogeneous datasets yet")
+		case src.Labels == graph.LabelsReal:
+			return nil, errors.New("--labels real: real node targets are read for homogeneous datasets only")
 		}
 		if _, err := UseSparse(opt.SparseFeatures, nil, true, link); err != nil {
 			return nil, err
@@ -100,6 +106,7 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 		ro = opt.Link.ReadOptions(ro)
 	}
 	ro.Time = opt.Time
+	ro.Labels = src.Labels
 	d, err := graph.ReadOGB(src.Data, ro)
 	if err != nil {
 		return nil, err
@@ -118,6 +125,9 @@ func (r *Raw) Summary() string {
 	dim := 0
 	if r.d.Feat != nil {
 		dim = r.d.Feat.Dim
+	}
+	if t := r.d.Targets; t != nil {
+		return fmt.Sprintf("%d nodes, %d edges, %d features, %d real targets per node", r.d.NumNodes, r.d.In.NumEdges(), dim, t.Dim)
 	}
 	return fmt.Sprintf("%d nodes, %d edges, %d features, %d classes", r.d.NumNodes, r.d.In.NumEdges(), dim, r.d.NumClasses)
 }

@@ -165,6 +165,11 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 			return nil, err
 		}
 	}
+	if d := int64(m.TargetDim); d > 0 {
+		if pt.Targets, err = readRange[float32](file, fileTargets, lo*d, hi*d); err != nil {
+			return nil, err
+		}
+	}
 	// The halo of the share: the sources outside the part, ascending, with
 	// their original ids.
 	type pair struct{ id, orig int64 }

@@ -60,6 +60,7 @@ type Stats struct {
 	NumEdges   int64  `json:"num_edges"`
 	FeatDim    int    `json:"feat_dim"`
 	NumClasses int    `json:"num_classes"`
+	TargetDim  int    `json:"target_dim,omitempty"`
 	HaloFeats  bool   `json:"halo_feats"`
 	// SparseFeat: features stored as CSR rows, with FeatDensity the
 	// fraction of stored entries (both omitted for dense features).
@@ -86,7 +87,7 @@ type Stats struct {
 func (m *Meta) Stats() *Stats {
 	s := &Stats{
 		Dataset: m.Dataset, Method: m.Method, Seed: m.Seed, NumParts: m.NumParts,
-		NumNodes: m.NumNodes, NumEdges: m.NumEdges, FeatDim: m.FeatDim, NumClasses: m.NumClasses,
+		NumNodes: m.NumNodes, NumEdges: m.NumEdges, FeatDim: m.FeatDim, NumClasses: m.NumClasses, TargetDim: m.TargetDim,
 		HaloFeats: m.HaloFeats, Split: m.Split, EdgeCut: m.EdgeCut(), Balance: m.Balance(), Link: m.Link, Time: m.Time,
 	}
 	var maxTrain, maxEdges, train int64
@@ -152,8 +153,12 @@ func (s *Stats) WriteText(w io.Writer) error {
 		// below), none shared by all nodes.
 		feats = "features per node type"
 	}
-	fmt.Fprintf(w, "dataset %s: %d nodes, %d edges, %s, %d classes; %d parts by %s (seed %d), halo features %v\n",
-		s.Dataset, s.NumNodes, s.NumEdges, feats, s.NumClasses, s.NumParts, s.Method, s.Seed, s.HaloFeats)
+	labels := fmt.Sprintf("%d classes", s.NumClasses)
+	if s.TargetDim > 0 {
+		labels = fmt.Sprintf("%d real targets per node", s.TargetDim)
+	}
+	fmt.Fprintf(w, "dataset %s: %d nodes, %d edges, %s, %s; %d parts by %s (seed %d), halo features %v\n",
+		s.Dataset, s.NumNodes, s.NumEdges, feats, labels, s.NumParts, s.Method, s.Seed, s.HaloFeats)
 	split := s.Split
 	if split == "" {
 		split = "(none)"

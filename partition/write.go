@@ -282,7 +282,7 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 	}
 	src := &source{
 		name: d.Name, n: d.NumNodes, rels: 1, in: canonical(d.In, opt.workers()),
-		feat: d.Feat, numClasses: d.NumClasses, splits: d.Splits, split: split,
+		feat: d.Feat, numClasses: d.NumClasses, targets: d.Targets, splits: d.Splits, split: split,
 	}
 	if d.NumClasses > 0 {
 		src.label = func(v int64) int32 { return d.Labels[v] }
@@ -308,6 +308,7 @@ type source struct {
 	feat       *graph.Features     // feat.bin rows by original id; nil: empty feat.bin
 	label      func(v int64) int32 // nil: no labels.bin
 	numClasses int
+	targets    *graph.Features // targets.bin rows by original id; nil: none
 	splits     map[string]*graph.Split
 	split      string // the default split ("" if none)
 	het        *heteroSource
@@ -356,6 +357,7 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		NumNodes:      src.n,
 		FeatDim:       dim,
 		NumClasses:    src.numClasses,
+		TargetDim:     targetDim(src.targets),
 		Method:        method,
 		Seed:          opt.Seed,
 		Split:         src.split,
@@ -443,6 +445,7 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		if src.label != nil {
 			pf.Label = func(_ int, o int64) int32 { return src.label(o) }
 		}
+		pf.Targets = src.targets
 		if src.het != nil {
 			pf.HetFeat = src.het.feat
 			pf.HetRow = func(t int, _ int64, o int64) int64 { return o - src.het.schema.NodeOrig[t] }
@@ -558,6 +561,12 @@ func checkDataset(d *graph.Dataset) error {
 			return fmt.Errorf("node %d: label %d outside [0,%d)", v, l, d.NumClasses)
 		}
 	}
+	if d.Targets != nil && d.NumClasses > 0 {
+		return fmt.Errorf("dataset has both %d classes and real targets", d.NumClasses)
+	}
+	if err := graph.CheckTargets(d.Targets, n); err != nil {
+		return err
+	}
 	for _, name := range sortedSplitNames(d.Splits) {
 		if !validSplitName(name) {
 			return fmt.Errorf("split name %q: use letters, digits, '_', '.', '-'", name)
@@ -642,6 +651,14 @@ func idRange(ids []int64, lo, hi int64) []int64 {
 }
 
 // gatherRows copies the feature rows of nodes (original ids).
+// targetDim is the width of real targets (0 for none).
+func targetDim(t *graph.Features) int {
+	if t == nil {
+		return 0
+	}
+	return t.Dim
+}
+
 func gatherRows(f *graph.Features, nodes []int64) []float32 {
 	if f == nil || f.Dim == 0 {
 		return []float32{}

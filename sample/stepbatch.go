@@ -27,6 +27,11 @@ type Batch struct {
 	// without seeds in this step leaves Labels empty (Blocks and X are then
 	// ignored).
 	Labels []int32
+	// Targets are the seeds' real targets instead of Labels (multi-label
+	// and regression tasks): TargetDim per seed, row-major, NaN where a
+	// seed has no value for a target. Empty for class labels and links.
+	Targets   []float32
+	TargetDim int
 	// GlobalSeeds is the number of seeds of this step summed over ALL ranks
 	// (G, the global batch size of the step; the last step of an epoch may
 	// be short). Gradients are scaled by 1/G so that their Allreduce sum is
@@ -64,10 +69,20 @@ func (b *Batch) Reset() {
 		b.XTNodes[t] = b.XTNodes[t][:0]
 	}
 	b.Labels = b.Labels[:0]
+	b.Targets, b.TargetDim = b.Targets[:0], 0
 	b.GlobalSeeds = 0
 	b.Seeds, b.SeedsOrig = b.Seeds[:0], b.SeedsOrig[:0]
 	b.Pairs, b.PairLabels = b.Pairs[:0], b.PairLabels[:0]
 	b.Stats = BatchStats{}
+}
+
+// NodeTargets returns the number of seeds with node targets: a label or a
+// row of real targets each.
+func (b *Batch) NodeTargets() int {
+	if b.TargetDim > 0 {
+		return len(b.Targets) / b.TargetDim
+	}
+	return len(b.Labels)
 }
 
 // BatchStats is what a source measured while producing one batch. A

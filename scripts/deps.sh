@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh — make sure the system packages mpignn builds against are present:
 # Go 1.26, a C compiler, OpenMPI (or MPICH with MPI=mpich), libmetis,
-# oneDNN, OpenBLAS and pkg-config, and PyTorch + NumPy for the export test.
+# oneDNN, OpenBLAS and pkg-config, and PyTorch, NumPy and scikit-learn for the export and metric tests.
 # As root it installs what is missing with apt-get; otherwise it prints the
 # command to run and fails.
 set -euo pipefail
@@ -36,6 +36,9 @@ command -v gcc >/dev/null || missing+=(gcc)
 # models in PyTorch (scripts/pyg_check.py); Debian's python3-torch is
 # 1.13 and lives under /usr/bin (a pyenv python3 on PATH would not see it).
 /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || missing+=(python3-torch python3-numpy)
+# The real-target tests recompute ROC-AUC with scikit-learn
+# (scripts/target_check.py, tests/targets_test.go).
+/usr/bin/python3 -c 'import sklearn' 2>/dev/null || missing+=(python3-sklearn)
 
 if [[ ${#missing[@]} -gt 0 ]]; then
 	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then

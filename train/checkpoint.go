@@ -38,7 +38,11 @@ type Checkpoint struct {
 	// (nil for node classification); link runs select on BestValLink.MRR,
 	// so a resumed run needs it to continue the same selection.
 	BestValLink, BestTestLink *metrics.LinkFigures
-	BestParams                []float32
+	// BestValTargets and BestTestTargets are a real-target task's figures
+	// of the best epoch (nil otherwise); the run selects on the validation
+	// ones.
+	BestValTargets, BestTestTargets *metrics.TargetFigures
+	BestParams                      []float32
 	// RunInfo is opaque to this package (the CLI stores its flags there).
 	RunInfo []byte
 	// Sparse is the state of the learnable inputs (sharded node embeddings
@@ -91,7 +95,10 @@ type ckHeader struct {
 	// node checkpoints keep their exact header.
 	BestValLink  *metrics.LinkFigures `json:"best_val_link,omitempty"`
 	BestTestLink *metrics.LinkFigures `json:"best_test_link,omitempty"`
-	RunInfo      json.RawMessage      `json:"run_info,omitempty"`
+	// Real-target figures of the best epoch: absent for the other tasks.
+	BestValTargets  *metrics.TargetFigures `json:"best_val_targets,omitempty"`
+	BestTestTargets *metrics.TargetFigures `json:"best_test_targets,omitempty"`
+	RunInfo         json.RawMessage        `json:"run_info,omitempty"`
 	// SparseBytes is the length of the sparse-input state after the
 	// parameter arrays (absent, 0, for models without learnable inputs).
 	SparseBytes int64 `json:"sparse_bytes,omitempty,string"`
@@ -227,6 +234,7 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 		NumParams: n, BestEpoch: c.BestEpoch, BestValAcc: c.BestValAcc, BestTest: c.BestTest,
 		HasBest:     c.BestParams != nil,
 		BestValLink: c.BestValLink, BestTestLink: c.BestTestLink,
+		BestValTargets: c.BestValTargets, BestTestTargets: c.BestTestTargets,
 		SparseBytes: int64(len(c.Sparse)),
 		EpochStep:   c.EpochStep, EpochSums: c.EpochSums,
 	}
@@ -361,6 +369,7 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 		Model: cfg, Adam: h.Adam, Seed: h.Seed, Epoch: h.Epoch, Step: h.Step, AdamT: h.AdamT,
 		BestEpoch: h.BestEpoch, BestValAcc: h.BestValAcc, BestTest: h.BestTest,
 		BestValLink: h.BestValLink, BestTestLink: h.BestTestLink,
+		BestValTargets: h.BestValTargets, BestTestTargets: h.BestTestTargets,
 		RunInfo:   []byte(h.RunInfo),
 		EpochStep: h.EpochStep, EpochSums: h.EpochSums,
 	}

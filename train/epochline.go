@@ -23,6 +23,7 @@ func newEpochMetrics(tr TrainResult, val, test *EvalResult) metrics.Epoch {
 		m.TestLoss, m.TestAcc = &test.Loss, &test.Acc
 		m.EvalS = (val.Wall + test.Wall).Seconds()
 		m.SetLink(val.Link, test.Link)
+		m.SetTargets(val.Targets, test.Targets)
 	}
 	if m.EpochS > 0 {
 		m.StepsPerS = float64(tr.Steps) / m.EpochS

@@ -179,6 +179,28 @@ func (lw Layerwise) Score(logits []float32, labels []int32) (float64, int, error
 	return loss, correct, nil
 }
 
+// ScoreTargets is Score for a model of real targets: the summed loss of
+// output rows (Classes each) against targets of the same shape (NaN
+// unlabelled) and, for multilabel, the nodes whose every labelled target
+// is predicted right.
+func (lw Layerwise) ScoreTargets(rows, targets []float32) (float64, int, error) {
+	n := lw.m.n
+	if n.cfg.Targets == "" {
+		return 0, 0, errors.New("score targets: the model has no real targets")
+	}
+	c := n.cfg.Classes
+	b := &sample.Batch{Targets: targets, TargetDim: c}
+	if len(rows) != len(targets) {
+		return 0, 0, fmt.Errorf("score targets: %d values for %d targets", len(rows), len(targets))
+	}
+	if err := n.head.Check(b, len(targets)/c); err != nil {
+		return 0, 0, err
+	}
+	n.dz = grow(n.dz, len(rows))
+	loss, correct := n.head.Loss(rows, b, 0, n.dz)
+	return loss, correct, nil
+}
+
 // Predict appends to dst the arg-max class of every row of logits (one
 // row of Classes per node, as the last Layer returns them).
 func (lw Layerwise) Predict(logits []float32, dst []int32) []int32 {

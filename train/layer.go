@@ -146,6 +146,9 @@ func newHead[T Float](cfg Config) Head[T] {
 	if cfg.IsLink() {
 		return newLinkHead[T](cfg)
 	}
+	if cfg.Targets != "" {
+		return &targetHead[T]{kind: cfg.Targets, k: cfg.Classes}
+	}
 	return &classifyHead[T]{classes: cfg.Classes}
 }
 

@@ -42,6 +42,11 @@ type Config struct {
 	// omitted from JSON when empty so node configs (and their checkpoints)
 	// serialise exactly as before.
 	Decoder string `json:"decoder,omitempty"`
+	// Targets selects a head for real node targets instead of classes:
+	// TargetsMultilabel (Classes binary tasks, binary cross-entropy) or
+	// TargetsRegression (Classes values, squared error). Omitted from JSON
+	// when empty, so class and link configs serialise as before.
+	Targets string `json:"targets,omitempty"`
 	// GCNNorm selects the first GCN layer's normalisation: "" is mpignn's,
 	// 1/d_i (the mean over in-neighbours and self, as on a sampled block
 	// the sources' degrees are unknown); GCNNormSym is GCNConv's
@@ -125,6 +130,14 @@ func (c Config) validate(t archTable) error {
 		return fmt.Errorf("model config: layers %d must be positive", c.Layers)
 	case c.Layers > 1 && c.Hidden <= 0:
 		return fmt.Errorf("model config: hidden %d must be positive for %d layers", c.Hidden, c.Layers)
+	}
+	switch c.Targets {
+	case "", TargetsMultilabel, TargetsRegression:
+	default:
+		return fmt.Errorf("model config: targets %q: want %s or %s", c.Targets, TargetsMultilabel, TargetsRegression)
+	}
+	if c.Targets != "" && c.Decoder != "" {
+		return fmt.Errorf("model config: targets %q and decoder %q: a model has one head", c.Targets, c.Decoder)
 	}
 	if err := c.validateSettings(t); err != nil {
 		return fmt.Errorf("model config: %w", err)

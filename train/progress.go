@@ -124,8 +124,19 @@ func (p *Progress) EndEpoch(m *metrics.Epoch) {
 			m.Epoch, p.epochs, m.Loss, m.TrainAcc, metrics.OrNaN(m.ValMRR), metrics.OrNaN(m.TestMRR), metrics.OrNaN(m.TestAUC), m.EpochS, m.StepsPerS, m.EvalS)
 		return
 	}
-	fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f val %.4f test %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",
-		m.Epoch, p.epochs, m.Loss, m.TrainAcc, *m.ValAcc, *m.TestAcc, m.EpochS, m.StepsPerS, m.EvalS)
+	switch {
+	case m.ValROCAUC != nil || m.TestROCAUC != nil:
+		// Multi-label: ROC-AUC averaged over tasks (OGB's figure); train
+		// is the share of seeds with every target right.
+		fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f val rocauc %.4f test rocauc %.4f f1 %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",
+			m.Epoch, p.epochs, m.Loss, m.TrainAcc, metrics.OrNaN(m.ValROCAUC), metrics.OrNaN(m.TestROCAUC), metrics.OrNaN(m.TestF1Micro), m.EpochS, m.StepsPerS, m.EvalS)
+	case m.ValRMSE != nil || m.TestRMSE != nil:
+		fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f val rmse %.4f test rmse %.4f mae %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",
+			m.Epoch, p.epochs, m.Loss, metrics.OrNaN(m.ValRMSE), metrics.OrNaN(m.TestRMSE), metrics.OrNaN(m.TestMAE), m.EpochS, m.StepsPerS, m.EvalS)
+	default:
+		fmt.Fprintf(p.w, "epoch %d/%d: loss %.4f train %.4f val %.4f test %.4f | %.1f s (%.2f steps/s, eval %.1f s)\n",
+			m.Epoch, p.epochs, m.Loss, m.TrainAcc, *m.ValAcc, *m.TestAcc, m.EpochS, m.StepsPerS, m.EvalS)
+	}
 }
 
 // status renders the in-epoch line.

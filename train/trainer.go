@@ -54,7 +54,11 @@ type Best struct {
 	// ValLink and TestLink are the link figures of the best epoch (nil for
 	// node classification); ValLink.MRR is the selection score.
 	ValLink, TestLink *metrics.LinkFigures
-	Params            []float32
+	// ValTargets and TestTargets are a real-target task's figures of the
+	// best epoch (nil otherwise): validation ROC-AUC (multilabel) or RMSE
+	// (regression) selects it.
+	ValTargets, TestTargets *metrics.TargetFigures
+	Params                  []float32
 }
 
 // Evaluator replaces the Trainer's own evaluation of valid and test (one
@@ -134,6 +138,8 @@ type Trainer struct {
 
 	buf   []float32 // gradients followed by the per-step statistics
 	batch sample.Batch
+	// scores collects a real-target evaluation's rows (Evaluate).
+	scores TargetScores
 	// ahead are the extra batch buffers of prefetching (Options.Prefetch
 	// of them): batch s lives in slot s mod (Prefetch+1), slot 0 being
 	// batch, so a fetch never overwrites the batch being computed.
@@ -642,7 +648,7 @@ func batchTargets(b *sample.Batch, link bool) int {
 	if link {
 		return len(b.PairLabels)
 	}
-	return len(b.Labels)
+	return b.NodeTargets()
 }
 
 // EvalResult is the evaluation of one split over all ranks.
@@ -654,6 +660,9 @@ type EvalResult struct {
 	// Link holds the ranking figures of a link evaluation (an Evaluator's
 	// result); nil for node classification and for Trainer.Evaluate.
 	Link *metrics.LinkFigures
+	// Targets holds a real-target task's figures (nil for the others, and
+	// for a split with no nodes).
+	Targets *metrics.TargetFigures
 }
 
 // Evaluate scores split with the current weights (no dropout): every rank
@@ -673,6 +682,8 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 	}
 	var sums [4]float64 // loss, correct, count, error flag
 	var localErr error
+	kind := t.model.Config().Targets
+	t.scores.Reset()
 	b := &t.batch
 	for s := 0; s < steps; s++ {
 		b.Reset()
@@ -688,9 +699,15 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 			continue
 		}
 		loss, correct, err := t.model.Evaluate(b)
+		if err == nil && kind != "" && len(b.SeedsOrig) != targets {
+			err = fmt.Errorf("the batch source names %d of its %d seeds (target figures need every seed's original id)", len(b.SeedsOrig), targets)
+		}
 		if err != nil {
 			localErr = fmt.Errorf("evaluate %s step %d/%d: %w", split, s+1, steps, err)
 			continue
+		}
+		if kind != "" {
+			t.scores.Add(b.SeedsOrig, t.model.n.out[len(b.Blocks)-1], b.Targets)
 		}
 		sums[0] += loss
 		sums[1] += float64(correct)
@@ -713,6 +730,16 @@ func (t *Trainer) Evaluate(split string) (EvalResult, error) {
 	if res.Count > 0 {
 		res.Loss = sums[0] / sums[2]
 		res.Acc = sums[1] / sums[2]
+		if kind != "" {
+			// Every rank knows the count, so all of them gather or none.
+			g, ok := t.red.(RowGatherer)
+			if !ok {
+				return res, fmt.Errorf("evaluate %s: the %s figures need a Reducer that gathers rows", split, kind)
+			}
+			if res.Targets, err = t.scores.Figures(g, kind, t.model.Config().Classes); err != nil {
+				return res, fmt.Errorf("evaluate %s: %w", split, err)
+			}
+		}
 	}
 	return res, nil
 }
@@ -749,6 +776,7 @@ func (t *Trainer) runEpoch(eval bool) (metrics.Epoch, error) {
 	if t.best.Params == nil || t.better(&val) {
 		t.best.Epoch, t.best.ValAcc, t.best.TestAcc = tr.Epoch, val.Acc, test.Acc
 		t.best.ValLink, t.best.TestLink = cloneFigures(val.Link), cloneFigures(test.Link)
+		t.best.ValTargets, t.best.TestTargets = clonePtr(val.Targets), clonePtr(test.Targets)
 		t.best.Params = append(t.best.Params[:0], t.model.Params()...)
 	}
 	m := newEpochMetrics(tr, &val, &test)
@@ -779,6 +807,9 @@ func (t *Trainer) evaluateSplit(split string) (EvalResult, error) {
 // link results compare validation MRR, node results validation accuracy.
 // A link result always beats a best state without link figures.
 func (t *Trainer) better(val *EvalResult) bool {
+	if kind := t.model.Config().Targets; kind != "" && val.Targets != nil {
+		return betterTargets(kind, val.Targets, t.best.ValTargets)
+	}
 	if val.Count == 0 && val.Link == nil {
 		// Nothing to validate on (a split without validation data): the
 		// latest evaluated epoch stands, so the final figures are reported.
@@ -788,6 +819,15 @@ func (t *Trainer) better(val *EvalResult) bool {
 		return t.best.ValLink == nil || val.Link.MRR > t.best.ValLink.MRR
 	}
 	return val.Acc > t.best.ValAcc
+}
+
+// clonePtr copies *p (nil for nil).
+func clonePtr[E any](p *E) *E {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
 }
 
 // cloneFigures copies f so that the best state never aliases a result the
@@ -914,6 +954,7 @@ func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 		Kernels: o.Kernels,
 	}
 	s.SetLink(t.best.ValLink, t.best.TestLink)
+	s.SetTargets(t.best.ValTargets, t.best.TestTargets)
 	if o.Metrics != nil {
 		if err := t.agree(o.Metrics.WriteSummary(&s)); err != nil {
 			return s, err
@@ -956,22 +997,24 @@ func (t *Trainer) agree(localErr error) error { return t.red.Agree(localErr) }
 // Checkpoint captures the complete training state (copies, safe to keep).
 func (t *Trainer) Checkpoint(runInfo []byte) *Checkpoint {
 	return &Checkpoint{
-		Model:        t.model.Config(),
-		Adam:         t.opts.Adam,
-		Seed:         t.opts.Seed,
-		Epoch:        t.epoch,
-		Step:         t.step,
-		AdamT:        t.opt.T,
-		Params:       slices.Clone(t.model.Params()),
-		M:            slices.Clone(t.opt.M),
-		V:            slices.Clone(t.opt.V),
-		BestEpoch:    t.best.Epoch,
-		BestValAcc:   t.best.ValAcc,
-		BestTest:     t.best.TestAcc,
-		BestValLink:  cloneFigures(t.best.ValLink),
-		BestTestLink: cloneFigures(t.best.TestLink),
-		BestParams:   slices.Clone(t.best.Params),
-		RunInfo:      slices.Clone(runInfo),
+		Model:           t.model.Config(),
+		Adam:            t.opts.Adam,
+		Seed:            t.opts.Seed,
+		Epoch:           t.epoch,
+		Step:            t.step,
+		AdamT:           t.opt.T,
+		Params:          slices.Clone(t.model.Params()),
+		M:               slices.Clone(t.opt.M),
+		V:               slices.Clone(t.opt.V),
+		BestEpoch:       t.best.Epoch,
+		BestValAcc:      t.best.ValAcc,
+		BestTest:        t.best.TestAcc,
+		BestValLink:     cloneFigures(t.best.ValLink),
+		BestTestLink:    cloneFigures(t.best.TestLink),
+		BestValTargets:  clonePtr(t.best.ValTargets),
+		BestTestTargets: clonePtr(t.best.TestTargets),
+		BestParams:      slices.Clone(t.best.Params),
+		RunInfo:         slices.Clone(runInfo),
 	}
 }
 
@@ -999,7 +1042,8 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 	t.opt.T = c.AdamT
 	t.epoch, t.step = c.Epoch, c.Step
 	t.best = Best{Epoch: c.BestEpoch, ValAcc: c.BestValAcc, TestAcc: c.BestTest,
-		ValLink: cloneFigures(c.BestValLink), TestLink: cloneFigures(c.BestTestLink)}
+		ValLink: cloneFigures(c.BestValLink), TestLink: cloneFigures(c.BestTestLink),
+		ValTargets: clonePtr(c.BestValTargets), TestTargets: clonePtr(c.BestTestTargets)}
 	if c.BestParams != nil {
 		t.best.Params = slices.Clone(c.BestParams)
 	}

@@ -91,7 +91,7 @@ func TestPredictLogitsFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--out", filepath.Join(dir, "l.csv")}, "--logits: --out " + filepath.Join(dir, "l.csv") + " must end in .npy"},
-		{[]string{"--out", filepath.Join(dir, "l.npy"), "--task", "link", "--pairs", "p.csv"}, "--logits applies to --task node only"},
+		{[]string{"--out", filepath.Join(dir, "l.npy"), "--task", "link", "--pairs", "p.csv"}, "--logits applies to --task node and multilabel only"},
 	} {
 		msg, code := runCLI(t, append([]string{"predict", "--parts", dir, "--checkpoint", dir, "--logits"}, tc.args...)...)
 		assert.Equal(t, 2, code, msg)

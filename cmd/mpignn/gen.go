@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 
 // genConfig is the command line of `mpignn gen`.
 type genConfig struct {
+	targetsFlag            string     // --targets as given
+	targets                genTargets // and parsed
 	format                 string
 	out                    string
 	chunkNodes, chunkEdges int64
@@ -85,7 +88,7 @@ func runGen(args []string) (err error) {
 		}
 		return runGenChunked(gen, g.out)
 	}
-	return runGenOGB(g.o, g.out)
+	return runGenOGB(g.o, g.out, g.targets)
 }
 
 // parseGen declares and parses the flags of gen; their defaults are the
@@ -115,6 +118,7 @@ func parseGen(args []string) (*genConfig, error) {
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines (0 = GOMAXPROCS); does not change the output")
 	fs.BoolVar(&o.EdgeTime, "edge-time", false, fmt.Sprintf("also write edge times (raw/edge_time.csv.gz; with --hetero per relation; --format chunked: edge_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
 	fs.BoolVar(&o.NodeTime, "node-time", false, fmt.Sprintf("also write node times (raw/node_time.csv.gz; with --hetero raw/node_time/<type>/; --format chunked: node_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
+	fs.StringVar(&g.targetsFlag, "targets", "", "write real targets instead of class labels: multilabel:K (K binary tasks per node, each 1 mostly within one planted class) or regression:K (K values per node from its class plus noise); for train --task multilabel or regression")
 	fs.BoolVar(&g.hetero, "hetero", false, "generate an ogbn-mag-shaped heterogeneous graph (paper/author/institution/field_of_study) instead")
 	h := &g.h
 	fs.Float64Var(&g.scale, "scale", 1, "--hetero: size relative to ogbn-mag (1 = 736,389 papers, ~21 M edges); the count flags below override it")
@@ -160,6 +164,17 @@ func parseGen(args []string) (*genConfig, error) {
 func (g *genConfig) check() error {
 	if g.out == "" {
 		return errors.New("--out DIR is required")
+	}
+	if g.targetsFlag != "" {
+		kind, k, ok := strings.Cut(g.targetsFlag, ":")
+		n, err := strconv.Atoi(k)
+		switch {
+		case !ok || err != nil || n < 1 || (kind != graph.TargetsMultilabel && kind != graph.TargetsRegression):
+			return fmt.Errorf("--targets %s: want multilabel:K or regression:K with K >= 1", g.targetsFlag)
+		case g.hetero || g.format != genFormatOGB:
+			return fmt.Errorf("--targets is written in the homogeneous OGB layout only (not with --hetero or --format %s)", genFormatChunked)
+		}
+		g.targets = genTargets{kind: kind, k: n}
 	}
 	switch g.format {
 	case genFormatOGB:
@@ -247,7 +262,13 @@ func (g *genConfig) heteroOptions() error {
 
 // runGenOGB generates the homogeneous graph of o and writes it in the OGB
 // raw layout.
-func runGenOGB(o graph.GenOptions, out string) error {
+// genTargets are the real targets --targets asks for (kind "" for none).
+type genTargets struct {
+	kind string
+	k    int
+}
+
+func runGenOGB(o graph.GenOptions, out string, targets genTargets) error {
 	// Refuse sizes that cannot fit before allocating: the runtime's out of
 	// memory is a crash with a trace, not an error.
 	need, err := graph.GenMemory(o)
@@ -267,6 +288,13 @@ func runGenOGB(o graph.GenOptions, out string) error {
 	s, err := graph.Generate(o)
 	if err != nil {
 		return err
+	}
+	if targets.kind != "" {
+		// The classes stay in s for the statistics printed below; the
+		// label file gets the targets instead.
+		if s.Data.Targets, err = graph.PlantedTargets(s.Data.Labels, o.Classes, targets.kind, targets.k, o.Seed); err != nil {
+			return err
+		}
 	}
 	tGen := time.Since(t0)
 	if err := graph.WriteSynthetic(out, s); err != nil {

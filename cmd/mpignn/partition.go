@@ -30,6 +30,7 @@ type partitionConfig struct {
 	link *partition.LinkOptions
 	// Heterogeneous datasets only: the labelled node type whose labels and
 	// splits the partition keeps, and relations left without a reverse.
+	labels    string // --labels: graph.LabelsClasses, LabelsReal or "" (by the file's width)
 	labelType string
 	noReverse string
 	// Chunked datasets (distributed partitioning): per-type assignment
@@ -64,6 +65,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.IntVar(&c.workers, "workers", 0, "parallelism (0 = GOMAXPROCS)")
 	fs.BoolVar(&c.force, "force", false, "replace an existing partition directory at --out")
 	fs.BoolVar(&c.time, "time", false, "read the edge times (raw/edge_time.csv.gz) or node times (raw/node_time.csv.gz, raw/node_year.csv.gz) and store them with the parts, for temporal sampling; the adjacency then keeps repeated edges at different times")
+	fs.StringVar(&c.labels, "labels", "", "how raw/node-label.csv.gz is read: classes (one integer per node) or real (real targets of any width, NaN unlabelled, for train --task multilabel or regression); default: classes when the file has one column, real when several")
 	fs.StringVar(&c.labelType, "label-type", "", "heterogeneous datasets: the labelled node type to keep labels and splits of (default: the only labelled type)")
 	fs.StringVar(&c.noReverse, "no-reverse", "", "heterogeneous datasets: comma-separated relations (src___rel___dst) NOT given a reverse relation; \"all\" for none (default: every relation gets rev_<rel>)")
 	fs.StringVar(&c.assignment, "assignment", "", "chunked datasets: directory of per-type part-id files (<node type>.txt, one line per node; _N.txt when homogeneous), as DistDGL's pipeline takes")
@@ -183,11 +185,14 @@ func partitionCmd(w io.Writer, args []string) error {
 		}
 	}
 	src := partition.Source{Data: c.data, Undirected: c.undirected, NoReverseAll: c.noReverse == "all",
-		NormalizeFeatures: c.normalize, Workers: c.workers}
+		NormalizeFeatures: c.normalize, Workers: c.workers, Labels: c.labels}
 	if c.noReverse != "" && c.noReverse != "all" {
 		for _, r := range strings.Split(c.noReverse, ",") {
 			src.NoReverse = append(src.NoReverse, strings.TrimSpace(r))
 		}
+	}
+	if c.labels != "" && c.labels != graph.LabelsClasses && c.labels != graph.LabelsReal {
+		return fmt.Errorf("--labels %s: want %s or %s", c.labels, graph.LabelsClasses, graph.LabelsReal)
 	}
 	t0 := time.Now()
 	raw, err := partition.ReadRaw(src, opt)

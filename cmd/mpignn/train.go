@@ -115,7 +115,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", cpuProfileHelp)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
-	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification) or link (link prediction on the partition's link split)")
+	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification), link (link prediction on the partition's link split), multilabel (binary tasks per node: BCE, ROC-AUC) or regression (real values per node: MSE, RMSE/MAE); the last two need a partition of real targets (partition --labels)")
 	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default mlp)")
 	fs.StringVar(&c.LinkRelation, "relation", "", "link task on a heterogeneous graph: the relation (src___rel___dst) whose edges are predicted; --link-split may then also name a split directory of the dataset (time, u1)")
 	fs.StringVar(&f.linkSplit, "link-split", "", "link task: held-out edges, random:TRAIN,VALID,TEST (with --data the default is random:0.85,0.05,0.10) or time (the dataset's split/time edge files); with --parts it must match the partition's")
@@ -314,7 +314,7 @@ func globalBatchFlags(fs *flag.FlagSet, c *dtrain.TrainConfig) error {
 func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 	c := &f.cfg
 	switch c.Task {
-	case dtrain.TaskNode:
+	case dtrain.TaskNode, dtrain.TaskMultilabel, dtrain.TaskRegression:
 		var err error
 		fs.Visit(func(fl *flag.Flag) {
 			switch fl.Name {
@@ -322,7 +322,9 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 				err = fmt.Errorf("--%s applies to --task link only", fl.Name)
 			}
 		})
-		c.Task = ""
+		if c.Task == dtrain.TaskNode {
+			c.Task = "" // node runs' run info predates tasks
+		}
 		c.Link = dtrain.LinkOptions{}
 		return err
 	case dtrain.TaskLink:

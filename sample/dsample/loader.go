@@ -272,7 +272,13 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	if err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
 	}
-	if out.Labels, err = l.s.Labels(seeds, out.Labels); err != nil {
+	if k := l.s.part.Meta.TargetDim; k > 0 {
+		out.TargetDim = k
+		out.Targets, err = l.s.Targets(seeds, out.Targets)
+	} else {
+		out.Labels, err = l.s.Labels(seeds, out.Labels)
+	}
+	if err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
 	}
 	out.Stats = batchStats(g, st)

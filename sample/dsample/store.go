@@ -137,6 +137,22 @@ func (s *Store) relPlan(rel sample.RelFanouts) sample.RelFanouts {
 	return rel
 }
 
+// Targets writes the real targets of the given nodes (Part.Targets,
+// TargetDim each), which must be owned by this rank, into dst and returns
+// it. It is local.
+func (s *Store) Targets(nodes []int64, dst []float32) ([]float32, error) {
+	dst = dst[:0]
+	p := s.part
+	k := int64(p.Meta.TargetDim)
+	for i, v := range nodes {
+		if !s.graph.Owns(v) {
+			return dst, fmt.Errorf("targets on rank %d: node %d (entry %d) is not owned here [%d,%d)", s.c.Rank(), v, i, p.Lo, p.Hi)
+		}
+		dst = append(dst, p.Targets[(v-p.Lo)*k:(v-p.Lo+1)*k]...)
+	}
+	return dst, nil
+}
+
 // Labels writes the labels of the given nodes, which must be owned by this
 // rank (seeds always are), into dst and returns it. It is local.
 func (s *Store) Labels(nodes []int64, dst []int32) ([]int32, error) {

@@ -38,6 +38,17 @@ func (r Reducer) Rank() int { return r.C.Rank() }
 // Size is the number of ranks.
 func (r Reducer) Size() int { return r.C.Size() }
 
+// GatherRows implements train.RowGatherer with two Allgathervs.
+func (r Reducer) GatherRows(ids []int64, rows []float32) ([]int64, []float32, error) {
+	defer r.C.Phase("gather")()
+	all, _, err := collectives.Allgatherv(r.C, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	allRows, _, err := collectives.Allgatherv(r.C, rows)
+	return all, allRows, err
+}
+
 // Agree implements train.Reducer with collectives.Agree.
 func (r Reducer) Agree(localErr error) error { return collectives.Agree(r.C, localErr) }
 

@@ -115,7 +115,7 @@ func (s *sparseInputs) close() error {
 func (s *sparseInputs) Update(m *train.Model, b *sample.Batch) error {
 	start := time.Now()
 	defer func() { s.pushTime += time.Since(start) }()
-	trained := len(b.Labels) > 0 || len(b.PairLabels) > 0
+	trained := len(b.Labels) > 0 || len(b.Targets) > 0 || len(b.PairLabels) > 0
 	for t, e := range s.emb {
 		if e == nil {
 			continue

@@ -82,8 +82,11 @@ type layerwiseEvaluator struct {
 		epoch  int
 		params []float32
 	}
-	labels []int32
-	rows   []float32
+	labels  []int32
+	rows    []float32
+	targets []float32          // a real-target model's targets of the split's nodes
+	ids     []int64            // and the nodes' original ids
+	scores  train.TargetScores // what the figures are computed over
 }
 
 // Evaluate implements train.Evaluator. It is collective.
@@ -110,7 +113,17 @@ func (e *layerwiseEvaluator) Evaluate(split string, epoch int, m *train.Model) (
 	}
 	var localErr error
 	classes := m.Config().Classes
-	if e.labels, localErr = e.store.Labels(nodes, e.labels); localErr == nil {
+	kind := m.Config().Targets
+	if kind != "" {
+		e.targets, localErr = e.store.Targets(nodes, e.targets)
+		e.ids = e.ids[:0]
+		for _, v := range nodes {
+			e.ids = append(e.ids, p.Orig[v-p.Lo])
+		}
+	} else {
+		e.labels, localErr = e.store.Labels(nodes, e.labels)
+	}
+	if localErr == nil {
 		e.rows = e.rows[:0]
 		for _, v := range nodes {
 			r := int(v - p.Lo)
@@ -120,7 +133,11 @@ func (e *layerwiseEvaluator) Evaluate(split string, epoch int, m *train.Model) (
 	var sums [4]float64 // loss, correct, count, error flag
 	if localErr == nil {
 		var correct int
-		sums[0], correct, localErr = m.Layerwise().Score(e.rows, e.labels)
+		if kind != "" {
+			sums[0], correct, localErr = m.Layerwise().ScoreTargets(e.rows, e.targets)
+		} else {
+			sums[0], correct, localErr = m.Layerwise().Score(e.rows, e.labels)
+		}
 		sums[1], sums[2] = float64(correct), float64(len(nodes))
 	}
 	if localErr != nil {
@@ -138,6 +155,14 @@ func (e *layerwiseEvaluator) Evaluate(split string, epoch int, m *train.Model) (
 	res.Count = int64(sums[2])
 	if res.Count > 0 {
 		res.Loss, res.Acc = sums[0]/sums[2], sums[1]/sums[2]
+		if kind != "" {
+			// Every rank knows the count, so all of them gather or none.
+			e.scores.Reset()
+			e.scores.Add(e.ids, e.rows, e.targets)
+			if res.Targets, err = e.scores.Figures(Reducer{C: e.c}, kind, classes); err != nil {
+				return res, err
+			}
+		}
 	}
 	res.Wall = time.Since(start)
 	return res, nil

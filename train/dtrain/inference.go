@@ -26,6 +26,9 @@ type inferSpec struct {
 	// (the node loader reads typed inputs; the sampled embedding of a link
 	// model reads features only).
 	classify bool
+	// targets is the kind of real targets predict's model must have
+	// (train.Config.Targets; "" for classes).
+	targets string
 	// logits (predict --logits) needs layer-wise inference.
 	logits bool
 	// open, if set, opens the store over the partition (its error is
@@ -68,6 +71,14 @@ func (inf *inference) close() {
 	}
 }
 
+// taskOf names the node task of a model's targets kind.
+func taskOf(targets string) string {
+	if targets == "" {
+		return TaskNode
+	}
+	return targets
+}
+
 // openInference loads the checkpoint and the partition, checks that they
 // fit, opens the store and builds the model with the weights to use (and
 // a heterogeneous model's learnable embeddings). It is collective.
@@ -89,6 +100,9 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	info := inf.info
 	if s.classify && info.Task == TaskLink {
 		return nil, config.Errorf("%s: checkpoint %s holds a link-prediction model (train {Task} link), which does not classify nodes: score node pairs with predict {Task} link {Pairs} FILE, or write node embeddings with embed", what, s.cfg.CheckpointDir)
+	}
+	if s.classify && ck.Model.Targets != s.targets {
+		return nil, config.Errorf("%s: checkpoint %s holds a model of %s, not of %s: predict with {Task} %s", what, s.cfg.CheckpointDir, taskOf(ck.Model.Targets), taskOf(s.targets), taskOf(ck.Model.Targets))
 	}
 	inf.fan = inferenceFanouts(s.cfg.Fanouts, s.cfg.Full, info.EvalFanouts, ck.Model.Layers)
 	if len(inf.fan) != ck.Model.Layers {
@@ -113,7 +127,10 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	switch {
 	case (m.Hetero == nil) != (ck.Model.Hetero == nil):
 		return nil, fmt.Errorf("%s: the checkpoint holds a %s model but partition %s is %s", what, graphKind(ck.Model.Hetero != nil), s.cfg.PartDir, graphKind(m.Hetero != nil))
-	case s.classify && (m.FeatDim != ck.Model.InDim || m.NumClasses != ck.Model.Classes):
+	case s.classify && s.targets != "" && (m.FeatDim != ck.Model.InDim || m.TargetDim != ck.Model.Classes):
+		return nil, fmt.Errorf("%s: partition %s has %d features and %d targets per node, the checkpoint's model %d and %d",
+			what, s.cfg.PartDir, m.FeatDim, m.TargetDim, ck.Model.InDim, ck.Model.Classes)
+	case s.classify && s.targets == "" && (m.FeatDim != ck.Model.InDim || m.NumClasses != ck.Model.Classes):
 		return nil, fmt.Errorf("%s: partition %s has %d features and %d classes, the checkpoint's model %d and %d",
 			what, s.cfg.PartDir, m.FeatDim, m.NumClasses, ck.Model.InDim, ck.Model.Classes)
 	case m.Hetero != nil && mode != EvalLayerwise && !s.classify:

@@ -31,8 +31,8 @@ func (cfg EmbedConfig) Validate() error {
 // field at fault, as EmbedConfig.Validate does; logits (of the node task)
 // go to a .npy file, and the link task scores the pairs of a file.
 func (cfg PredictConfig) Validate() error {
-	if cfg.Logits && cfg.Task != "" && cfg.Task != TaskNode {
-		return config.Errorf("{Logits} applies to {Task} node only")
+	if cfg.Logits && cfg.Task != "" && cfg.Task != TaskNode && cfg.Task != TaskMultilabel {
+		return config.Errorf("{Logits} applies to {Task} node and multilabel only")
 	}
 	if err := cfg.EmbedConfig.Validate(); err != nil {
 		return err

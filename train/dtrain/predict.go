@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -58,6 +59,15 @@ func Predict(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 // predictNodes is Predict of the node task: it classifies every node (cfg
 // is valid). It is collective.
 func predictNodes(c *collectives.Comm, cfg PredictConfig) (int64, error) {
+	return predictNodesAs(c, cfg, "")
+}
+
+// predictNodesAs is predictNodes for a model of real targets of kind
+// (train.Config.Targets; "" classifies): the output rows of every node
+// go to cfg.Out as .npy (multilabel probabilities, or logits with
+// cfg.Logits; regression values).
+func predictNodesAs(c *collectives.Comm, cfg PredictConfig, targets string) (int64, error) {
+	wantRows := cfg.Logits || targets != ""
 	// Every owned node (of a heterogeneous graph: of the labelled type) is
 	// scored: the loader sees them as the "test" share of the run's split
 	// (it batches evaluation splits in fixed order over all ranks).
@@ -99,7 +109,7 @@ func predictNodes(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	}
 	inf, err := openInference(c, inferSpec{
 		what: "predict", cfg: cfg.EmbedConfig,
-		classify: true, logits: cfg.Logits, open: open,
+		classify: true, targets: targets, logits: cfg.Logits, open: open,
 	})
 	if err != nil {
 		return 0, err
@@ -114,10 +124,10 @@ func predictNodes(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	var rows []float32 // with Logits: this rank's logits, in pairs order
 	var localErr error
 	if mode == EvalLayerwise {
-		if pairs, rows, err = predictLayerwise(inf.store, model, inf.typed, lo, hi, origBase, cfg.Logits); err != nil {
+		if pairs, rows, err = predictLayerwise(inf.store, model, inf.typed, lo, hi, origBase, wantRows); err != nil {
 			return 0, fmt.Errorf("predict: %w", err)
 		}
-	} else if pairs, localErr, err = predictSampled(loader, model, origBase); err != nil {
+	} else if pairs, rows, localErr, err = predictSampled(loader, model, origBase, wantRows); err != nil {
 		return 0, fmt.Errorf("predict: %w", err)
 	}
 	// Tests stop a rank here, between its share of the inference and the
@@ -131,7 +141,7 @@ func predictNodes(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, fmt.Errorf("predict: gather: %w", err)
 	}
 	var logits []float32
-	if cfg.Logits {
+	if wantRows {
 		if logits, _, err = collectives.Allgatherv(c, rows); err != nil {
 			return 0, fmt.Errorf("predict: gather: %w", err)
 		}
@@ -142,7 +152,12 @@ func predictNodes(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		switch {
 		case n != total:
 			werr = fmt.Errorf("predict: scored %d nodes but the graph has %d", n, total)
-		case cfg.Logits:
+		case targets == train.TargetsMultilabel && !cfg.Logits:
+			for i, z := range logits {
+				logits[i] = float32(1 / (1 + math.Exp(-float64(z))))
+			}
+			werr = writeLogits(cfg.Out, got, logits, ck.Model.Classes)
+		case wantRows:
 			werr = writeLogits(cfg.Out, got, logits, ck.Model.Classes)
 		default:
 			werr = writePredictions(cfg.Out, got)
@@ -255,10 +270,10 @@ func inferenceFanouts(given []int, full bool, evalFanouts []int, layers int) []i
 // (every node to predict) on sampled neighbourhoods and returns (original
 // id - origBase, class) pairs. A rank-local failure is returned as
 // localErr after the rank has taken part in every step's collectives.
-func predictSampled(loader *dsample.Loader, model *train.Model, origBase int64) (pairs []int64, localErr, err error) {
+func predictSampled(loader *dsample.Loader, model *train.Model, origBase int64, wantRows bool) (pairs []int64, rows []float32, localErr, err error) {
 	steps, err := loader.Steps(train.SplitTest, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var pred []int32
 	// b's buffers are reused from step to step: Batch sets every field.
@@ -274,8 +289,17 @@ func predictSampled(loader *dsample.Loader, model *train.Model, origBase int64) 
 		if len(b.Blocks) == 0 || b.Blocks[len(b.Blocks)-1].NumDst == 0 {
 			continue
 		}
-		pred, err = model.Predict(&b, pred[:0])
-		if err != nil {
+		if wantRows {
+			// The rows' arg-max is the class: Predict's own forward is
+			// not run twice.
+			out, ferr := model.Forward(&b)
+			if ferr != nil {
+				localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, ferr)
+				continue
+			}
+			rows = append(rows, out...)
+			pred = model.Layerwise().Predict(out, pred[:0])
+		} else if pred, err = model.Predict(&b, pred[:0]); err != nil {
 			localErr = fmt.Errorf("predict step %d/%d: %w", s+1, steps, err)
 			continue
 		}
@@ -284,7 +308,7 @@ func predictSampled(loader *dsample.Loader, model *train.Model, origBase int64) 
 			pairs = append(pairs, last.Orig[i]-origBase, int64(y))
 		}
 	}
-	return pairs, localErr, nil
+	return pairs, rows, localErr, nil
 }
 
 // predictLayerwise classifies this rank's nodes with new ids in [lo,hi)

@@ -453,7 +453,7 @@ func (j *job) resolve() error {
 	case het != nil && cfg.EvalFull:
 		lo.EvalRelFanouts = nil // every relation takes all neighbours
 	}
-	j.task.resolveModel(&mcfg)
+	j.task.resolveModel(&mcfg, meta)
 	if err := j.task.checkTrainable(j.c, cfg, meta, lo, mcfg); err != nil {
 		return err
 	}

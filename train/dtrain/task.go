@@ -16,6 +16,10 @@ import (
 const (
 	TaskNode = "node"
 	TaskLink = "link"
+	// TaskMultilabel and TaskRegression learn a partition's real node
+	// targets (Meta.TargetDim per node): binary tasks, or real values.
+	TaskMultilabel = train.TargetsMultilabel
+	TaskRegression = train.TargetsRegression
 )
 
 // task is what sets one learning task apart in the drivers: the options
@@ -41,7 +45,7 @@ type task interface {
 	// resolveModel sets the model's output for the task (Classes, and the
 	// decoder) once the partition and the heterogeneous setup have filled
 	// in the rest.
-	resolveModel(m *train.Config)
+	resolveModel(m *train.Config, meta *partition.Meta)
 	// checkTrainable refuses, on every rank alike, a run the partition
 	// cannot serve or whose batches would not fit in memory. lo is the
 	// loader's options as the run resolved them. It is collective.
@@ -95,8 +99,10 @@ func taskNamed(name string) (task, error) {
 		return nodeTask{}, nil
 	case TaskLink:
 		return linkTask{}, nil
+	case TaskMultilabel, TaskRegression:
+		return targetTask{kind: name}, nil
 	}
-	return nil, config.Errorf("{Task} %q: want %s or %s", name, TaskNode, TaskLink)
+	return nil, config.Errorf("{Task} %q: want %s, %s, %s or %s", name, TaskNode, TaskLink, TaskMultilabel, TaskRegression)
 }
 
 // nodeTask is node classification on the partition's labels and split.
@@ -117,9 +123,13 @@ func (nodeTask) validate(c *TrainConfig) error {
 func (nodeTask) labelled() bool { return true }
 
 // resolveModel keeps the partition's classes, which Train has set.
-func (nodeTask) resolveModel(*train.Config) {}
+func (nodeTask) resolveModel(*train.Config, *partition.Meta) {}
 
 func (nodeTask) checkTrainable(c *collectives.Comm, cfg *TrainConfig, meta *partition.Meta, lo dsample.LoaderOptions, m train.Config) error {
+	if meta.TargetDim > 0 {
+		// Every rank reads the same META, so all refuse alike.
+		return config.Errorf("train: partition %s has %d real targets per node, not classes: train it with {Task} %s or %s", cfg.PartDir, meta.TargetDim, TaskMultilabel, TaskRegression)
+	}
 	return checkTrainable(c, cfg.PartDir, meta, lo, cfg.Store, m)
 }
 
@@ -179,7 +189,7 @@ func (linkTask) validate(c *TrainConfig) error {
 
 func (linkTask) labelled() bool { return false }
 
-func (linkTask) resolveModel(m *train.Config) {
+func (linkTask) resolveModel(m *train.Config, _ *partition.Meta) {
 	// The encoder's last layer outputs the embedding (width --hidden)
 	// that the decoder scores.
 	m.Classes = m.Hidden

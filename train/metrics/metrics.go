@@ -34,6 +34,8 @@ type Epoch struct {
 	ValAUC *float64 `json:"val_auc,omitempty"`
 	ValMRR *float64 `json:"val_mrr,omitempty"`
 	TestFigures
+	// Real-target tasks' figures (multi-label, regression); absent otherwise.
+	TargetLine
 	// EpochS is the wall time of the training steps; EvalS that of the
 	// valid+test evaluation that follows them (0 without evaluation).
 	EpochS     float64 `json:"epoch_s"`
@@ -72,6 +74,8 @@ type Summary struct {
 	// the test figures of that epoch (absent for node classification).
 	BestValMRR *float64 `json:"best_val_mrr,omitempty"`
 	TestFigures
+	// Real-target tasks: the best epoch's figures (absent otherwise).
+	TargetLine
 	// Kernels is the numeric path of the run (as on its epoch lines).
 	Kernels string `json:"kernels,omitempty"`
 }

@@ -1,0 +1,212 @@
+package tests
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// summaryLine reads the summary line of a metrics file.
+func summaryLine(t *testing.T, path string) map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &m))
+	require.Equal(t, "summary", m["type"], "last line of %s", path)
+	out := map[string]float64{}
+	for k, v := range m {
+		if f, ok := v.(float64); ok {
+			out[k] = f
+		}
+	}
+	return out
+}
+
+// sklearnPython returns a python3 with numpy and scikit-learn, or skips.
+func sklearnPython(t *testing.T) string {
+	t.Helper()
+	if exec.Command("/usr/bin/python3", "-c", "import numpy, sklearn").Run() != nil {
+		t.Skip("no /usr/bin/python3 with numpy and scikit-learn (scripts/deps.sh installs python3-numpy python3-sklearn): the figures are not recomputed")
+	}
+	return "/usr/bin/python3"
+}
+
+// TestTargetTasks: multi-label and regression targets end to end. A
+// generated data set with 12 binary tasks (and one with 3 real targets) is
+// partitioned and trained with --global-batch on every rank count: the
+// same model within the global-batch tolerances; the run's reported test
+// ROC-AUC (RMSE, MAE) equals scikit-learn's (numpy's) over predict's
+// output to 1e-6; a resume continues bit for bit.
+func TestTargetTasks(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	py := sklearnPython(t)
+	for _, tc := range []struct {
+		kind, targets string
+		figures       []string
+	}{
+		{"multilabel", "multilabel:12", []string{"rocauc"}},
+		{"regression", "regression:3", []string{"rmse", "mae"}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			work := t.TempDir()
+			data := filepath.Join(work, "data")
+			msg, err := exec.Command(bin, "gen", "--nodes", "1500", "--avg-degree", "8", "--classes", "6", "--feat-dim", "16",
+				"--targets", tc.targets, "--seed", "3", "--out", data).CombinedOutput()
+			require.NoError(t, err, "gen: %s", msg)
+			args := []string{"--task", tc.kind, "--global-batch", "150", "--fanout", "5,5", "--hidden", "16", "--epochs", "3",
+				"--eval", "layer-wise", "--seed", "1", "--quiet"}
+			var first globalBatchRun
+			var lastParts, lastCk string
+			var lastP int
+			for _, p := range h.Ranks {
+				parts := filepath.Join(work, "p"+strconv.Itoa(p))
+				msg, err := exec.Command(bin, "partition", "--data", data, "--parts", strconv.Itoa(p), "--out", parts).CombinedOutput()
+				require.NoError(t, err, "partition: %s", msg)
+				run, ck, _ := trainGlobalBatchAt(t, bin, work, p, nil, append([]string{"--parts", parts}, args...)...)
+				lastParts, lastCk, lastP = parts, ck, p
+				if first.params == nil {
+					first = run
+					continue
+				}
+				sameModel(t, tc.kind, first, run)
+			}
+			sum := summaryLine(t, filepath.Join(work, "m-"+strconv.Itoa(lastP)+".jsonl"))
+			pred := filepath.Join(work, "pred.npy")
+			pargs := []string{bin, "predict", "--task", tc.kind, "--parts", lastParts, "--checkpoint", lastCk, "--out", pred}
+			if tc.kind == "multilabel" {
+				// Logits, not probabilities: a float32 sigmoid may tie
+				// nearby logits, which ROC-AUC counts.
+				pargs = append(pargs, "--logits")
+			}
+			res := h.MPI(Job{Ranks: lastP, Timeout: 4 * time.Minute, Args: pargs})
+			require.NoError(t, res.Err, tail(res.Output, 20))
+			out, err := exec.Command(py, filepath.Join(h.Root, "scripts", "target_check.py"), "--pred", pred, "--data", data,
+				"--kind", tc.kind).CombinedOutput()
+			require.NoError(t, err, "target_check.py: %s", out)
+			var got map[string]float64
+			require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+			for _, f := range tc.figures {
+				want, ok := sum["test_"+f]
+				require.True(t, ok, "summary has no test_%s: %v", f, sum)
+				t.Logf("%s on %d ranks: test %s %.6f reported, %.6f recomputed", tc.kind, lastP, f, want, got[f])
+				assert.InDelta(t, want, got[f], 1e-6, "test %s", f)
+			}
+			if tc.kind == "multilabel" {
+				assert.Greater(t, sum["test_rocauc"], 0.55, "the planted tasks are learnable (chance is 0.5)")
+			}
+			// The other task's prediction is refused with one line.
+			res = h.MPI(Job{Ranks: lastP, Timeout: 2 * time.Minute, Args: []string{bin, "predict", "--parts", lastParts, "--checkpoint", lastCk, "--out", filepath.Join(work, "x.csv")}})
+			require.Error(t, res.Err)
+			assert.Contains(t, res.Output, "holds a model of "+tc.kind+", not of node: predict with --task "+tc.kind)
+		})
+	}
+}
+
+// TestTargetResume: a regression run stopped after two epochs and resumed
+// for the third trains the uninterrupted run's weights bit for bit.
+func TestTargetResume(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	data, parts := filepath.Join(work, "data"), filepath.Join(work, "parts")
+	msg, err := exec.Command(bin, "gen", "--nodes", "800", "--avg-degree", "6", "--classes", "4", "--feat-dim", "8",
+		"--targets", "regression:2", "--seed", "5", "--out", data).CombinedOutput()
+	require.NoError(t, err, "gen: %s", msg)
+	msg, err = exec.Command(bin, "partition", "--data", data, "--parts", "2", "--out", parts).CombinedOutput()
+	require.NoError(t, err, "partition: %s", msg)
+	run := func(ck string, extra ...string) string {
+		args := append([]string{bin, "train", "--task", "regression", "--parts", parts, "--checkpoint", ck, "--batch", "40",
+			"--fanout", "4,4", "--hidden", "8", "--seed", "2"}, extra...)
+		res := h.MPI(Job{Ranks: 2, Timeout: 4 * time.Minute, Args: args})
+		require.NoError(t, res.Err, tail(res.Output, 20))
+		i := strings.LastIndex(res.Stdout, "final: ")
+		require.GreaterOrEqual(t, i, 0, res.Stdout)
+		return strings.TrimSpace(res.Stdout[i:])
+	}
+	whole := run(filepath.Join(work, "a"), "--epochs", "3")
+	run(filepath.Join(work, "b"), "--epochs", "2")
+	resumed := run(filepath.Join(work, "b"), "--epochs", "3", "--resume")
+	assert.Equal(t, whole, resumed)
+	assert.Contains(t, whole, "best_val_rmse=")
+}
+
+// TestTargetBadInput: each bad real-target input is one line naming the
+// file (and line) or the flag.
+func TestTargetBadInput(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	msg, err := exec.Command(bin, "gen", "--nodes", "200", "--avg-degree", "4", "--classes", "3", "--feat-dim", "4",
+		"--targets", "multilabel:3", "--seed", "1", "--out", data).CombinedOutput()
+	require.NoError(t, err, "gen: %s", msg)
+	// A ragged row: line 5 loses a column.
+	label := filepath.Join(data, "raw", "node-label.csv.gz")
+	rows := readGzipLines(t, label)
+	rows[4] = rows[4][:strings.LastIndex(rows[4], ",")]
+	bad := filepath.Join(work, "bad")
+	require.NoError(t, os.CopyFS(bad, os.DirFS(data)))
+	writeGzipLines(t, filepath.Join(bad, "raw", "node-label.csv.gz"), rows)
+	out, err := exec.Command(bin, "partition", "--data", bad, "--parts", "1", "--out", filepath.Join(work, "pb")).CombinedOutput()
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(string(out)), "\n")+1, "one line: %s", out)
+	assert.Contains(t, string(out), "node-label.csv.gz line 5: 2 values, want 3 (the width of the first row)")
+
+	out, err = exec.Command(bin, "partition", "--data", data, "--parts", "1", "--labels", "bits", "--out", filepath.Join(work, "pc")).CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "--labels bits: want classes or real")
+
+	// A class task on real targets, and a real-target task on classes.
+	parts := filepath.Join(work, "p")
+	msg, err = exec.Command(bin, "partition", "--data", data, "--parts", "1", "--out", parts).CombinedOutput()
+	require.NoError(t, err, "partition: %s", msg)
+	res := h.MPI(Job{Ranks: 1, Timeout: 2 * time.Minute, Args: []string{bin, "train", "--parts", parts, "--epochs", "1"}})
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Output, "has 3 real targets per node, not classes: train it with --task multilabel or regression")
+	cls := filepath.Join(work, "classes")
+	msg, err = exec.Command(bin, "gen", "--nodes", "200", "--avg-degree", "4", "--classes", "3", "--feat-dim", "4", "--seed", "1", "--out", cls).CombinedOutput()
+	require.NoError(t, err, "gen: %s", msg)
+	msg, err = exec.Command(bin, "partition", "--data", cls, "--parts", "1", "--out", cls+"-p").CombinedOutput()
+	require.NoError(t, err, "partition: %s", msg)
+	res = h.MPI(Job{Ranks: 1, Timeout: 2 * time.Minute, Args: []string{bin, "train", "--task", "regression", "--parts", cls + "-p", "--epochs", "1"}})
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Output, "--task regression needs real node targets")
+}
+
+// readGzipLines reads a gzipped text file's lines.
+func readGzipLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	b, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+// writeGzipLines writes lines as a gzipped text file.
+func writeGzipLines(t *testing.T, path string, lines []string) {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	_, err := zw.Write([]byte(strings.Join(lines, "\n") + "\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+}
