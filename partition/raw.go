@@ -38,7 +38,8 @@ type Raw struct {
 }
 
 // ReadRaw reads src for partitioning with opt: the link split's read
-// options (LinkOptions.ReadOptions), times with opt.Time, and for a
+// options (LinkOptions.ReadOptions), times with opt.Time, edge features
+// with opt.EdgeFeat, node features from them with opt.NodeFeat, and for a
 // heterogeneous link split its rows (LinkOptions.ReadHeteroSplit). It
 // refuses what a heterogeneous partition does not take (a link split
 // without a relation, halo features, sparse features) before reading,
@@ -57,6 +58,8 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 			return nil, errors.New("a link split of a heterogeneous dataset needs --relation src___rel___dst (the relation whose edges are split)")
 		case opt.HaloFeats:
 			return nil, errors.New("--halo-feats: not supported for heterogeneous datasets yet")
+		case opt.EdgeFeat || opt.NodeFeat != "":
+			return nil, errors.New("--edge-feat and --node-feat: not supported for heterogeneous datasets yet")
 		}
 		if _, err := UseSparse(opt.SparseFeatures, nil, true, link); err != nil {
 			return nil, err
@@ -100,6 +103,7 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 		ro = opt.Link.ReadOptions(ro)
 	}
 	ro.Time = opt.Time
+	ro.EdgeFeat, ro.NodeFeatFromEdges = opt.EdgeFeat, opt.NodeFeat
 	d, err := graph.ReadOGB(src.Data, ro)
 	if err != nil {
 		return nil, err
