@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -269,6 +270,8 @@ func TestReadOGBEdgeFeatBadInput(t *testing.T) {
 			`NodeFeatFromEdges: node features "from-edges:max": want from-edges:mean or from-edges:sum`},
 		{"no node features without the flag", map[string]string{feat: ""}, ReadOptions{},
 			"missing file"},
+		{"edge features only without the flag", nil, ReadOptions{},
+			"node-feat.csv.gz; the dataset has edge features (edge-feat.csv.gz): --node-feat from-edges:mean (or from-edges:sum) makes node features from them"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -307,4 +310,45 @@ func TestWriteReadEdgeFeat(t *testing.T) {
 	err = WriteOGBFromDataset(filepath.Join(t.TempDir(), "bad"), &bad)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "edge feature rows")
+}
+
+func TestGenEdgeFeat(t *testing.T) {
+	opt := GenOptions{Nodes: 400, AvgDegree: 6, Classes: 3, FeatDim: 2, Seed: 5, EdgeFeatDim: 3, NoNodeFeat: true}
+	var dirs []string
+	for _, w := range []int{1, 3} {
+		o := opt
+		o.Workers = w
+		s, err := Generate(o)
+		require.NoError(t, err)
+		dir := filepath.Join(t.TempDir(), "g")
+		require.NoError(t, WriteSynthetic(dir, s))
+		assert.NoFileExists(t, filepath.Join(dir, "raw", "node-feat.csv.gz"))
+		ro := UndirectedOptions()
+		ro.EdgeFeat, ro.OptionalFeatures = true, true
+		d, err := ReadOGB(dir, ro)
+		require.NoError(t, err)
+		require.Nil(t, d.Feat)
+		require.Equal(t, 3, d.EdgeFeat.Dim)
+		pair := map[[2]int64]int64{}
+		for k, p := range s.Pairs {
+			u, v := int64(p>>32), int64(p&0xffffffff)
+			pair[[2]int64{min(u, v), max(u, v)}] = int64(k)
+		}
+		for v := int64(0); v < d.NumNodes; v++ {
+			for e := d.In.Indptr[v]; e < d.In.Indptr[v+1]; e++ {
+				u := d.In.Indices[e]
+				k, ok := pair[[2]int64{min(u, v), max(u, v)}]
+				require.True(t, ok)
+				for j := range 3 {
+					assert.Equal(t, GenEdgeFeat(opt.Seed, k, j, 3, d.Labels[u], d.Labels[v]), d.EdgeFeat.Row(e)[j])
+				}
+			}
+		}
+		dirs = append(dirs, dir)
+	}
+	a, err := os.ReadFile(filepath.Join(dirs[0], "raw", EdgeFeatFile))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(dirs[1], "raw", EdgeFeatFile))
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "the same file for any worker count")
 }

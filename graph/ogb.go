@@ -115,6 +115,11 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 		}
 		haveFeat = false
 	}
+	if haveFeat && !fileExists(featPath) && fileExists(filepath.Join(raw, EdgeFeatFile)) {
+		// The shape of ogbn-proteins: say how to read it rather than only
+		// what is missing.
+		return nil, fmt.Errorf("missing file %s; the dataset has edge features (%s): --node-feat %s (or %s) makes node features from them", featPath, EdgeFeatFile, FromEdgesMean, FromEdgesSum)
+	}
 	if haveLabels {
 		if err := checkPlausibleCount(labelPath, "num-node-list.csv.gz", n, 1); err != nil {
 			return nil, err
