@@ -50,6 +50,11 @@ type Dataset struct {
 	InTime []int64
 	// NodeTime is one time per node (nil when the dataset has none).
 	NodeTime []int64
+	// EdgeFeat, read on request (ReadOptions.EdgeFeat), holds one feature
+	// row per stored in-edge, aligned with In.Indices as InTime is: a
+	// reverse edge has its edge's row, and of repeated edges the first in
+	// file order is kept (BuildInCSREdgeIDs). nil without edge features.
+	EdgeFeat *Features
 	// TimeKind says where InTime comes from: TimeKindEdge (edge_time.csv.gz)
 	// or TimeKindNode (each edge has its source's node time); "" untimed.
 	TimeKind string

@@ -54,6 +54,14 @@ type GenOptions struct {
 	// [0, GenTimeRange) keyed by (Seed, pair or node). The graph itself
 	// does not change.
 	EdgeTime, NodeTime bool
+
+	// EdgeFeatDim > 0 makes WriteSynthetic also write
+	// raw/edge-feat.csv.gz, that many values per edge line (GenEdgeFeat);
+	// NoNodeFeat leaves raw/node-feat.csv.gz out. Together they give an
+	// ogbn-proteins-shaped dataset (edge features only). The graph itself
+	// does not change.
+	EdgeFeatDim int
+	NoNodeFeat  bool
 }
 
 // GenStats describe a generated graph and what the planted structure
@@ -136,6 +144,8 @@ func (o *GenOptions) fill() error {
 		return fmt.Errorf("gen: %d nodes exceed the generator's limit of 2^31-1", o.Nodes)
 	case o.FeatDim < 1:
 		return fmt.Errorf("gen: feature dimension %d must be at least 1", o.FeatDim)
+	case o.EdgeFeatDim < 0 || o.EdgeFeatDim > 1<<16:
+		return fmt.Errorf("gen: edge feature dimension %d outside [0,%d]", o.EdgeFeatDim, 1<<16)
 	case !(o.AvgDegree > 0):
 		return fmt.Errorf("gen: average degree %v must be positive", o.AvgDegree)
 	case o.AvgDegree > float64(o.Nodes-1)/4:
@@ -647,8 +657,17 @@ func WriteSynthetic(dir string, s *Synthetic) error {
 		}
 		return u, v
 	}
-	return writeOGB(dir, s.Data, m, edge, func(tmp string) error {
+	d := s.Data
+	if s.Opt.NoNodeFeat {
+		dd := *d
+		dd.Feat = nil
+		d = &dd
+	}
+	return writeOGB(dir, d, m, edge, func(tmp string) error {
 		if err := writeSyntheticTimes(filepath.Join(tmp, "raw"), s, runtime.GOMAXPROCS(0)); err != nil {
+			return err
+		}
+		if err := writeSyntheticEdgeFeat(filepath.Join(tmp, "raw"), s, runtime.GOMAXPROCS(0)); err != nil {
 			return err
 		}
 		return os.WriteFile(filepath.Join(tmp, "README.md"), []byte(s.Describe()), 0o644)
@@ -666,6 +685,9 @@ func (s *Synthetic) Describe() string {
 	fmt.Fprintf(&b, "- homophily parameter %g (measured edge homophily %.4f), feature separation %g, power-law exponent %g\n", o.Homophily, st.EdgeHomophily, o.FeatSep, o.PowerLaw)
 	fmt.Fprintf(&b, "- split %q: train %d, valid %d, test %d\n", GenSplitName, o.Train, o.Valid, o.Test)
 	fmt.Fprintf(&b, "- planted accuracy on %d test nodes: features-only Bayes %.4f, features + true neighbour labels %.4f\n", st.EvalNodes, st.FeatureOnlyAcc, st.OracleAcc)
+	if o.EdgeFeatDim > 0 || o.NoNodeFeat {
+		fmt.Fprintf(&b, "- edge features %d per edge line (noise + the ends' classes mod %d), node features written: %v (the planted accuracy above is of the generated node features)\n", o.EdgeFeatDim, max(o.EdgeFeatDim, 1), !o.NoNodeFeat)
+	}
 	fmt.Fprintf(&b, "\nRead with graph.UndirectedOptions() (or without Undirected: both directions are stored).\n")
 	return b.String()
 }

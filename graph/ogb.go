@@ -51,6 +51,16 @@ type ReadOptions struct {
 	// is then a timed adjacency (BuildInCSRTimed). At least one of the
 	// files must exist.
 	Time bool
+	// EdgeFeat also reads raw/edge-feat.csv.gz (one float row per edge
+	// line) into Dataset.EdgeFeat, aligned with In.
+	EdgeFeat bool
+	// NodeFeatFromEdges (FromEdgesMean or FromEdgesSum) makes the node
+	// features of a dataset without raw/node-feat.csv.gz: each node's row
+	// is the mean or sum of its stored in-edges' feature rows
+	// (NodeFeatFromEdges). It reads raw/edge-feat.csv.gz, which is kept in
+	// Dataset.EdgeFeat only with EdgeFeat. A dataset that has node
+	// features is refused, so that the flag never silently replaces them.
+	NodeFeatFromEdges string
 }
 
 // UndirectedOptions returns the options for the datasets of this project,
@@ -98,6 +108,21 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 	labelPath, featPath := filepath.Join(raw, "node-label.csv.gz"), filepath.Join(raw, "node-feat.csv.gz")
 	haveLabels := !opt.OptionalLabels || fileExists(labelPath)
 	haveFeat := !opt.OptionalFeatures || fileExists(featPath)
+	readEdgeFeat := opt.EdgeFeat || opt.NodeFeatFromEdges != ""
+	if opt.NodeFeatFromEdges != "" {
+		if fileExists(featPath) {
+			return nil, fmt.Errorf("read %s: node features %s, but the dataset has its own (%s); leave out --node-feat", dir, opt.NodeFeatFromEdges, featPath)
+		}
+		if !fileExists(filepath.Join(raw, EdgeFeatFile)) {
+			return nil, fmt.Errorf("read %s: node features %s, but the dataset has no edge features (%s is missing)", dir, opt.NodeFeatFromEdges, filepath.Join(raw, EdgeFeatFile))
+		}
+		haveFeat = false
+	}
+	if haveFeat && !fileExists(featPath) && fileExists(filepath.Join(raw, EdgeFeatFile)) {
+		// The shape of ogbn-proteins: say how to read it rather than only
+		// what is missing.
+		return nil, fmt.Errorf("missing file %s; the dataset has edge features (%s): --node-feat %s (or %s) makes node features from them", featPath, EdgeFeatFile, FromEdgesMean, FromEdgesSum)
+	}
 	if haveLabels {
 		if err := checkPlausibleCount(labelPath, "num-node-list.csv.gz", n, 1); err != nil {
 			return nil, err
@@ -123,10 +148,11 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 	// are reported in a fixed file order, whatever finishes first.
 	var (
 		src, dst []int64
-		errs     [4]error
+		lineFeat *Features // edge features by line of edge.csv.gz
+		errs     [5]error
 		wg       sync.WaitGroup
 	)
-	wg.Add(4)
+	wg.Add(5)
 	go func() {
 		defer wg.Done()
 		src, dst, errs[0] = readEdges(filepath.Join(raw, "edge.csv.gz"), n, m, opt.Workers)
@@ -150,6 +176,12 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 		defer wg.Done()
 		d.Splits, errs[3] = readSplits(filepath.Join(dir, "split"), opt.Splits, opt.LinkSplits, n, opt.Workers)
 	}()
+	go func() {
+		defer wg.Done()
+		if readEdgeFeat {
+			lineFeat, errs[4] = readEdgeFeatures(raw, m, opt.Workers)
+		}
+	}()
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -157,12 +189,16 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 		}
 	}
 	bo := BuildOptions{Undirected: opt.Undirected, DropSelfLoops: opt.DropSelfLoops, Dedup: opt.Dedup, Workers: opt.Workers}
+	// ids maps each stored in-edge to its line of edge.csv.gz when edge
+	// features are read (the builders that know no lines are cheaper).
+	var ids []int64
 	if opt.Time {
 		edgeTime, nodeTime, err := readTimes(raw, n, m, opt.Workers)
 		if err != nil {
 			return nil, err
 		}
 		d.TimeKind = TimeKindEdge
+		lines := int64(len(src))
 		if edgeTime == nil {
 			// An edge's time is its source's node time, so a reverse edge
 			// gets the other end's time: add the reverses here, each with
@@ -174,10 +210,32 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 			}
 			edgeTime = EdgeTimesFromNodes(src, nodeTime)
 		}
-		d.In, d.InTime = BuildInCSRTimed(n, src, dst, edgeTime, bo)
+		if readEdgeFeat {
+			d.In, d.InTime, ids = BuildInCSREdgeIDs(n, src, dst, edgeTime, bo)
+			for k, i := range ids {
+				ids[k] = i % lines // a reverse added above is line i-lines
+			}
+		} else {
+			d.In, d.InTime = BuildInCSRTimed(n, src, dst, edgeTime, bo)
+		}
 		d.NodeTime = nodeTime
+	} else if readEdgeFeat {
+		d.In, _, ids = BuildInCSREdgeIDs(n, src, dst, nil, bo)
 	} else {
 		d.In = BuildInCSR(n, src, dst, bo)
+	}
+	if readEdgeFeat {
+		ef := GatherRows(lineFeat, ids, opt.Workers)
+		lineFeat, ids = nil, nil
+		if opt.NodeFeatFromEdges != "" {
+			var err error
+			if d.Feat, err = NodeFeatFromEdges(d.In, ef, opt.NodeFeatFromEdges, opt.Workers); err != nil {
+				return nil, fmt.Errorf("read %s: %w", dir, err)
+			}
+		}
+		if opt.EdgeFeat {
+			d.EdgeFeat = ef
+		}
 	}
 	if opt.NormalizeFeatures && d.Feat != nil {
 		d.Feat.NormalizeRows(opt.Workers)

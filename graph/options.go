@@ -25,6 +25,9 @@ func (o ReadOptions) Validate() error {
 	if err := checkSplitNames("Splits", o.Splits); err != nil {
 		return err
 	}
+	if err := CheckNodeFeatFrom(o.NodeFeatFromEdges); err != nil {
+		return fmt.Errorf("read options: NodeFeatFromEdges: %w", err)
+	}
 	if err := checkSplitNames("LinkSplits", o.LinkSplits); err != nil {
 		return err
 	}

@@ -20,8 +20,10 @@ import (
 )
 
 // WriteOGB writes d in the OGB raw layout under dir: the edge lines
-// src[i],dst[i] (d.In is not used), d.Feat, d.Labels, and every split in
-// d.Splits as split/<name>/. dir must not exist or be an empty directory; the
+// src[i],dst[i] (d.In is not used), d.Feat (no node-feat.csv.gz when nil,
+// as ogbn-proteins has none), d.EdgeFeat as edge-feat.csv.gz (then one row
+// per edge line, row i for line i, not aligned with d.In), d.Labels, and
+// every split in d.Splits as split/<name>/. dir must not exist or be an empty directory; the
 // files are written to a temporary sibling directory that is renamed to dir
 // at the end, so a failure leaves nothing half-written.
 //
@@ -31,10 +33,7 @@ func WriteOGB(dir string, d *Dataset, src, dst []int64) error {
 	if len(src) != len(dst) {
 		return fmt.Errorf("write %s: %d sources but %d destinations", dir, len(src), len(dst))
 	}
-	if d.Feat == nil || d.Feat.Dim <= 0 || d.Feat.NumRows() != d.NumNodes {
-		return fmt.Errorf("write %s: need a feature row of positive dimension per node", dir)
-	}
-	if err := checkWriteLabels(dir, d); err != nil {
+	if err := checkWritable(dir, d, int64(len(src))); err != nil {
 		return err
 	}
 	for i := range src {
@@ -49,10 +48,7 @@ func WriteOGB(dir string, d *Dataset, src, dst []int64) error {
 // edge(0..m-1) under dir, atomically. extra, if not nil, may add files to
 // the temporary directory before it is renamed.
 func writeOGB(dir string, d *Dataset, m int64, edge func(i int64) (int64, int64), extra func(tmp string) error) error {
-	if d.Feat == nil || d.Feat.Dim <= 0 || d.Feat.NumRows() != d.NumNodes {
-		return fmt.Errorf("write %s: need a feature row of positive dimension per node", dir)
-	}
-	if err := checkWriteLabels(dir, d); err != nil {
+	if err := checkWritable(dir, d, m); err != nil {
 		return err
 	}
 	return writeDirAtomic(dir, func(tmp string) error {
@@ -92,8 +88,15 @@ func writeOGB(dir string, d *Dataset, m int64, edge func(i int64) (int64, int64)
 		if err != nil {
 			return err
 		}
-		if err := writeFeatures(filepath.Join(raw, "node-feat.csv.gz"), d.Feat, workers); err != nil {
-			return err
+		if d.Feat != nil {
+			if err := writeFeatures(filepath.Join(raw, "node-feat.csv.gz"), d.Feat, workers); err != nil {
+				return err
+			}
+		}
+		if d.EdgeFeat != nil {
+			if err := writeFeatures(filepath.Join(raw, EdgeFeatFile), d.EdgeFeat, workers); err != nil {
+				return err
+			}
 		}
 		for name, s := range d.Splits {
 			sd := filepath.Join(tmp, "split", name)
@@ -116,9 +119,23 @@ func writeOGB(dir string, d *Dataset, m int64, edge func(i int64) (int64, int64)
 	})
 }
 
+// checkWritable refuses what the writers cannot write: node features that
+// are not one row of positive width per node (none is fine), edge features
+// that are not one row per edge line, labels that are not one per node.
+func checkWritable(dir string, d *Dataset, lines int64) error {
+	if d.Feat != nil && (d.Feat.Dim <= 0 || d.Feat.NumRows() != d.NumNodes) {
+		return fmt.Errorf("write %s: need a feature row of positive dimension per node", dir)
+	}
+	if d.EdgeFeat != nil && (d.EdgeFeat.Dim <= 0 || d.EdgeFeat.NumRows() != lines) {
+		return fmt.Errorf("write %s: %d edge feature rows of width %d, want one of positive width per edge line (%d)", dir, d.EdgeFeat.NumRows(), d.EdgeFeat.Dim, lines)
+	}
+	return checkWriteLabels(dir, d)
+}
+
 // WriteOGBFromDataset writes d with one edge line "u,v" per stored in-edge
 // u->v of d.In (so an undirected graph stored symmetrically gets both
-// directions as lines). ReadOGB(dir, ReadOptions{}) — no Undirected, no
+// directions as lines), and d.EdgeFeat's rows, aligned with d.In, as the
+// lines' edge features. ReadOGB(dir, ReadOptions{}) — no Undirected, no
 // DropSelfLoops, no Dedup — returns d exactly (given sorted rows, as every
 // Dataset of this package has); for a symmetric d.In without duplicates,
 // UndirectedOptions() does too.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"mpignn/config"
 )
@@ -80,6 +81,13 @@ func (o CacheOptions) Name() string {
 	if o.SparseFeatures == SparseOn {
 		name += "-sparse" // dense caches keep their names
 	}
+	// Caches without edge features keep their names.
+	if _, mode, ok := strings.Cut(o.NodeFeat, ":"); ok {
+		name += "-nf" + mode // -nfmean, -nfsum
+	}
+	if o.EdgeFeat {
+		name += "-ef"
+	}
 	return name
 }
 
@@ -108,6 +116,9 @@ func (o CacheOptions) Dirs() []string {
 func (o CacheOptions) Reusable(dir string) bool {
 	m, err := LoadMeta(dir)
 	if err != nil || m.NumParts != o.Parts || m.Method != o.Method {
+		return false
+	}
+	if (m.EdgeFeatDim > 0) != o.EdgeFeat || m.NodeFeatFrom != o.NodeFeat {
 		return false
 	}
 	if (m.Time != nil) != o.Time || (m.Link != nil) != (o.Link != nil) || (o.Link != nil && !o.Link.Matches(m.Link, o.Seed)) {

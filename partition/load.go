@@ -51,6 +51,10 @@ type Part struct {
 	// appear several times in a row at different times. NodeTime holds the
 	// node time of each owned node (nil unless Meta.Time.NodeTime).
 	Times, NodeTime []int64
+	// EdgeFeat (partitions with edge features only, else nil) holds the
+	// features of every in-edge, Meta.EdgeFeatDim per edge, aligned with
+	// Indices.
+	EdgeFeat []float32
 }
 
 // NumOwned returns Hi-Lo.
@@ -127,6 +131,9 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	}
 	pt.Halo = i64(fileHalo)
 	pt.HaloOrig = i64(fileHaloOrig)
+	if m.EdgeFeatDim > 0 {
+		pt.EdgeFeat = f32(fileEdgeFeat)
+	}
 	if m.HaloFeats && !m.SparseFeat {
 		pt.HaloFeat = f32(fileHaloFeat)
 	}

@@ -92,6 +92,14 @@ type Meta struct {
 	// Time describes the times of a timed partition (Options.Time; nil
 	// for an untimed one, whose META and files are as before times).
 	Time *TimeMeta `json:"time,omitempty"`
+	// EdgeFeatDim is the width of the edge features every part stores in
+	// edge_feat.bin (Options.EdgeFeat); 0 and omitted without, so older
+	// partitions read as before.
+	EdgeFeatDim int `json:"edge_feat_dim,omitempty"`
+	// NodeFeatFrom says how the node features were derived from the edge
+	// features (graph.FromEdgesMean or FromEdgesSum; "" and omitted when
+	// they were read).
+	NodeFeatFrom string `json:"node_feat_from,omitempty"`
 	// Shared is set (never on disk) in the Meta of a share: the view of a
 	// partition whose parts several ranks serve (ShareView).
 	Shared *SharedView `json:"-"`
@@ -204,7 +212,8 @@ func (m *Meta) partFiles(p int) []fileSpec {
 	if m.Link != nil && pi.Link != nil {
 		fs = append(fs, m.linkFiles(p)...)
 	}
-	return append(fs, m.timeFiles(p)...)
+	fs = append(fs, m.timeFiles(p)...)
+	return append(fs, m.edgeFeatFiles(p)...)
 }
 
 func (m *Meta) splitNames() []string {
@@ -346,6 +355,9 @@ func (m *Meta) validate() error {
 		return err
 	}
 	if err := m.validateTime(); err != nil {
+		return err
+	}
+	if err := m.validateEdgeFeat(); err != nil {
 		return err
 	}
 	want := 0

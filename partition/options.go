@@ -15,6 +15,9 @@ func (o Options) Validate() error {
 	if err := checkSparseMode(o.SparseFeatures); err != nil {
 		return err
 	}
+	if err := o.validateEdgeFeat(); err != nil {
+		return err
+	}
 	if o.Link != nil {
 		if err := config.In("Link", o.Link.Validate()); err != nil {
 			return err

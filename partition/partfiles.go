@@ -25,6 +25,9 @@ type PartFiles struct {
 	// canonical order; Times the edge times aligned with IndOrig (nil:
 	// untimed).
 	Orig, Indptr, IndOrig, Times []int64
+	// EdgeFeat holds the edge features aligned with IndOrig,
+	// Meta.EdgeFeatDim per edge (nil: none).
+	EdgeFeat []float32
 	// NewID returns the new id of a source; FirstHalo reports whether a
 	// non-owned source u is met for the first time in this part.
 	NewID     func(u int64) int64
@@ -230,6 +233,11 @@ func (pf *PartFiles) write(tmp string, m *Meta, aw *arrayWriter, splitNames []st
 			if err := put(fileNodeTime, nt); err != nil {
 				return pi, err
 			}
+		}
+	}
+	if pf.EdgeFeat != nil {
+		if err := putArray(m.Files, aw, pdir, p, fileEdgeFeat, pf.EdgeFeat); err != nil {
+			return pi, err
 		}
 	}
 	return pi, nil

@@ -42,7 +42,8 @@ type Raw struct {
 }
 
 // ReadRaw reads src for partitioning with opt: the link split's read
-// options (LinkOptions.ReadOptions), times with opt.Time, and for a
+// options (LinkOptions.ReadOptions), times with opt.Time, edge features
+// with opt.EdgeFeat, node features from them with opt.NodeFeat, and for a
 // heterogeneous link split its rows (LinkOptions.ReadHeteroSplit). It
 // refuses what a heterogeneous partition does not take (a link split
 // without a relation, halo features, sparse features) before reading,
@@ -63,6 +64,8 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 			return nil, errors.New("--halo-feats: not supported for heterogeneous datasets yet")
 		case src.Labels == graph.LabelsReal:
 			return nil, errors.New("--labels real: real node targets are read for homogeneous datasets only")
+		case opt.EdgeFeat || opt.NodeFeat != "":
+			return nil, errors.New("--edge-feat and --node-feat: not supported for heterogeneous datasets yet")
 		}
 		if _, err := UseSparse(opt.SparseFeatures, nil, true, link); err != nil {
 			return nil, err
@@ -107,6 +110,7 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 	}
 	ro.Time = opt.Time
 	ro.Labels = src.Labels
+	ro.EdgeFeat, ro.NodeFeatFromEdges = opt.EdgeFeat, opt.NodeFeat
 	d, err := graph.ReadOGB(src.Data, ro)
 	if err != nil {
 		return nil, err

@@ -86,7 +86,8 @@ func ShareBounds(dir string, m *Meta, p, n int) ([]int64, error) {
 }
 
 // LoadRange reads the share [lo, hi) (owned positions) of part p: its
-// nodes' in-edges (with their times in a timed partition), ids, features
+// nodes' in-edges (with their times in a timed partition and their
+// features in one with edge features), ids, features
 // (CSR rows in a sparse-feature partition), labels and node times, its
 // share of every split, and as halo the sources of its edges that part p
 // does not own (with their feature rows when the partition stores halo
@@ -244,6 +245,11 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 			}
 		}
 		if err := pt.checkTime(dir); err != nil {
+			return nil, err
+		}
+	}
+	if ed := int64(m.EdgeFeatDim); ed > 0 {
+		if pt.EdgeFeat, err = readRange[float32](file, fileEdgeFeat, e0*ed, e1*ed); err != nil {
 			return nil, err
 		}
 	}

@@ -69,6 +69,15 @@ type Options struct {
 	// SparseAutoDensity) or SparseOff ("" too). Heterogeneous partitions
 	// keep their typed features dense.
 	SparseFeatures string
+	// EdgeFeat writes the dataset's edge features (Dataset.EdgeFeat, read
+	// with graph.ReadOptions.EdgeFeat): edge_feat.bin per part, aligned
+	// with its in-edges, and Meta.EdgeFeatDim. Off, edge features in the
+	// dataset are ignored and the partition is exactly the one without.
+	EdgeFeat bool
+	// NodeFeat, graph.FromEdgesMean or FromEdgesSum, says that the node
+	// features are derived from the edge features (ReadRaw reads the
+	// dataset so, graph.ReadOptions.NodeFeatFromEdges); META records it.
+	NodeFeat string
 }
 
 func (o Options) workers() int {
@@ -247,6 +256,7 @@ func checkOutDir(outDir string, overwrite bool) error {
 //	part-<p>/split-<name>-{train,valid,test}.bin  int64, new ids ascending
 //	part-<p>/times.bin           int64[edges]    edge times (only with Options.Time)
 //	part-<p>/node_time.bin       int64[nodes]    node times (Options.Time, if the dataset has them)
+//	part-<p>/edge_feat.bin       float32[edges*edge_feat_dim] edge features, aligned with indices.bin (only with Options.EdgeFeat)
 //
 // Every row is written in canonical order (ascending original source id,
 // duplicates removed) whatever the order in d.In; timed rows are in
@@ -292,6 +302,17 @@ func write(outDir string, d *graph.Dataset, ld *linkData, assign []int32, nparts
 			return nil, err
 		}
 	}
+	if opt.EdgeFeat {
+		if ld != nil {
+			return nil, fmt.Errorf("partition %s: edge features with a link split are not supported yet", d.Name)
+		}
+		if src.in, src.ef, err = edgeFeatSource(d, opt.Time, opt.workers()); err != nil {
+			return nil, fmt.Errorf("partition %s: %w", d.Name, err)
+		}
+	}
+	if d.Feat != nil {
+		src.nodeFeatFrom = opt.NodeFeat
+	}
 	return writeSource(outDir, src, ld, assign, nparts, opt)
 }
 
@@ -313,6 +334,10 @@ type source struct {
 	split      string // the default split ("" if none)
 	het        *heteroSource
 	tm         *timedSource // nil: untimed
+	// ef holds the edge features aligned with in.Indices (nil: none
+	// stored); nodeFeatFrom how feat was derived from them ("": read).
+	ef           *graph.Features
+	nodeFeatFrom string
 }
 
 // writeSource writes the partition directory of src under assign; the
@@ -393,6 +418,10 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	if src.tm != nil {
 		m.Time = src.tm.meta()
 	}
+	if src.ef != nil {
+		m.EdgeFeatDim = src.ef.Dim
+	}
+	m.NodeFeatFrom = src.nodeFeatFrom
 
 	aw, err := newArrayWriter(opt.workers())
 	if err != nil {
@@ -417,6 +446,10 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		if src.tm != nil {
 			times = make([]int64, len(indOrig))
 		}
+		var edgeFeat []float32
+		if src.ef != nil {
+			edgeFeat = make([]float32, int64(len(indOrig))*int64(src.ef.Dim))
+		}
 		for i, o := range orig {
 			for r := int64(0); r < R; r++ {
 				base := indptr[int64(i)*R+r]
@@ -424,10 +457,13 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 				if times != nil {
 					copy(times[base:], src.tm.in[in.Indptr[o*R+r]:in.Indptr[o*R+r+1]])
 				}
+				if edgeFeat != nil {
+					gatherEdgeRows(edgeFeat, base, src.ef, in.Indptr[o*R+r], in.Indptr[o*R+r+1])
+				}
 			}
 		}
 		pf := &PartFiles{
-			P: p, Lo: lo, Hi: hi, Rels: R, Orig: orig, Indptr: indptr, IndOrig: indOrig, Times: times,
+			P: p, Lo: lo, Hi: hi, Rels: R, Orig: orig, Indptr: indptr, IndOrig: indOrig, Times: times, EdgeFeat: edgeFeat,
 			NewID: func(u int64) int64 { return rl.NewID[u] },
 			FirstHalo: func(u int64) bool {
 				if mark[u] == int32(p+1) {

@@ -45,7 +45,8 @@ func sklearnPython(t *testing.T) string {
 }
 
 // TestTargetTasks: multi-label and regression targets end to end. A
-// generated data set with 12 binary tasks (and one with 3 real targets) is
+// generated data set shaped like ogbn-proteins (12 binary tasks, 8 edge
+// features, no node features) and one with 3 real targets are
 // partitioned and trained with --global-batch on every rank count: the
 // same model within the global-batch tolerances; the run's reported test
 // ROC-AUC (RMSE, MAE) equals scikit-learn's (numpy's) over predict's
@@ -56,25 +57,28 @@ func TestTargetTasks(t *testing.T) {
 	py := sklearnPython(t)
 	for _, tc := range []struct {
 		kind, targets string
+		gen, part     []string
 		figures       []string
 	}{
-		{"multilabel", "multilabel:12", []string{"rocauc"}},
-		{"regression", "regression:3", []string{"rmse", "mae"}},
+		// ogbn-proteins' shape: binary tasks, edge features, no node
+		// features (the nodes' inputs are their in-edges' mean).
+		{"multilabel", "multilabel:12", []string{"--edge-feat-dim", "8", "--no-node-feat"}, []string{"--node-feat", "from-edges:mean"}, []string{"rocauc"}},
+		{"regression", "regression:3", nil, nil, []string{"rmse", "mae"}},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			work := t.TempDir()
 			data := filepath.Join(work, "data")
-			msg, err := exec.Command(bin, "gen", "--nodes", "1500", "--avg-degree", "8", "--classes", "6", "--feat-dim", "16",
-				"--targets", tc.targets, "--seed", "3", "--out", data).CombinedOutput()
+			msg, err := exec.Command(bin, append([]string{"gen", "--nodes", "1500", "--avg-degree", "8", "--classes", "6", "--feat-dim", "16",
+				"--targets", tc.targets, "--seed", "3", "--out", data}, tc.gen...)...).CombinedOutput()
 			require.NoError(t, err, "gen: %s", msg)
-			args := []string{"--task", tc.kind, "--global-batch", "150", "--fanout", "5,5", "--hidden", "16", "--epochs", "3",
+			args := []string{"--task", tc.kind, "--global-batch", "150", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--lr", "0.05",
 				"--eval", "layer-wise", "--seed", "1", "--quiet"}
 			var first globalBatchRun
 			var lastParts, lastCk string
 			var lastP int
 			for _, p := range h.Ranks {
 				parts := filepath.Join(work, "p"+strconv.Itoa(p))
-				msg, err := exec.Command(bin, "partition", "--data", data, "--parts", strconv.Itoa(p), "--out", parts).CombinedOutput()
+				msg, err := exec.Command(bin, append([]string{"partition", "--data", data, "--parts", strconv.Itoa(p), "--out", parts}, tc.part...)...).CombinedOutput()
 				require.NoError(t, err, "partition: %s", msg)
 				run, ck, _ := trainGlobalBatchAt(t, bin, work, p, nil, append([]string{"--parts", parts}, args...)...)
 				lastParts, lastCk, lastP = parts, ck, p

@@ -20,6 +20,8 @@ func (c partitionConfig) refuseForChunked() error {
 	switch {
 	case c.balance != "" || c.imbalance != 0:
 		return errors.New("--balance/--imbalance steer METIS, which a chunked dataset does not use")
+	case c.nodeFeat != "" || c.edgeFeat:
+		return errors.New("--node-feat and --edge-feat: not supported for chunked datasets yet (partition the dataset in the OGB raw layout instead)")
 	}
 	return nil
 }

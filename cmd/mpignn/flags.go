@@ -436,3 +436,6 @@ func explicitZero(fs *flag.FlagSet, names ...string) error {
 	})
 	return err
 }
+
+// nodeFeatFlagUsage is the help of --node-feat (partition and train).
+const nodeFeatFlagUsage = "node features of a dataset without raw/node-feat.csv.gz, made from its edge features (raw/edge-feat.csv.gz, as ogbn-proteins has): from-edges:mean (each node's row the mean of its in-edges' rows; zeros without in-edges) or from-edges:sum"

@@ -119,6 +119,8 @@ func parseGen(args []string) (*genConfig, error) {
 	fs.BoolVar(&o.EdgeTime, "edge-time", false, fmt.Sprintf("also write edge times (raw/edge_time.csv.gz; with --hetero per relation; --format chunked: edge_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
 	fs.BoolVar(&o.NodeTime, "node-time", false, fmt.Sprintf("also write node times (raw/node_time.csv.gz; with --hetero raw/node_time/<type>/; --format chunked: node_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
 	fs.StringVar(&g.targetsFlag, "targets", "", "write real targets instead of class labels: multilabel:K (K binary tasks per node, each 1 mostly within one planted class) or regression:K (K values per node from its class plus noise); for train --task multilabel or regression")
+	fs.IntVar(&o.EdgeFeatDim, "edge-feat-dim", 0, "also write edge features of this width (raw/edge-feat.csv.gz, one row per edge line: noise from --seed plus the ends' classes), as ogbn-proteins has; 0 = none")
+	fs.BoolVar(&o.NoNodeFeat, "no-node-feat", false, "leave raw/node-feat.csv.gz out (with --edge-feat-dim: an ogbn-proteins-shaped graph, whose node features partition --node-feat from-edges:mean makes)")
 	fs.BoolVar(&g.hetero, "hetero", false, "generate an ogbn-mag-shaped heterogeneous graph (paper/author/institution/field_of_study) instead")
 	h := &g.h
 	fs.Float64Var(&g.scale, "scale", 1, "--hetero: size relative to ogbn-mag (1 = 736,389 papers, ~21 M edges); the count flags below override it")
@@ -190,6 +192,11 @@ func (g *genConfig) check() error {
 		}
 	default:
 		return fmt.Errorf("--format %q: want %s or %s", g.format, genFormatOGB, genFormatChunked)
+	}
+	if (g.set["edge-feat-dim"] || g.set["no-node-feat"]) && (g.hetero || g.format == genFormatChunked) {
+		// The chunked format and the heterogeneous writer carry no edge
+		// features yet (nor do the readers of those layouts).
+		return errors.New("--edge-feat-dim and --no-node-feat: for --format ogb homogeneous graphs only")
 	}
 	if g.hetero {
 		return g.heteroOptions()
@@ -304,6 +311,9 @@ func runGenOGB(o graph.GenOptions, out string, targets genTargets) error {
 	fmt.Printf("wrote %s: %d nodes, %d undirected edges (%d edge lines), %d classes, dim %d, split %q %d/%d/%d\n",
 		out, so.Nodes, st.Edges, 2*st.Edges, so.Classes, so.FeatDim, graph.GenSplitName, so.Train, so.Valid, so.Test)
 	fmt.Printf("edge homophily %.4f, max degree %d\n", st.EdgeHomophily, st.MaxDegree)
+	if so.EdgeFeatDim > 0 || so.NoNodeFeat {
+		fmt.Printf("edge features %d per edge line; node features written: %v\n", so.EdgeFeatDim, !so.NoNodeFeat)
+	}
 	fmt.Printf("planted accuracy ceiling (%d test nodes): features-only %.4f, features+neighbour labels %.4f\n",
 		st.EvalNodes, st.FeatureOnlyAcc, st.OracleAcc)
 	fmt.Printf("time: generate %.1fs, write %.1fs\n", tGen.Seconds(), (time.Since(t0) - tGen).Seconds())

@@ -24,8 +24,13 @@ type partitionConfig struct {
 	haloFeats, undirected, force      bool
 	sparse                            string // --sparse-features
 	time                              bool
-	normalize                         bool
-	imbalance                         float64
+	// nodeFeat is --node-feat (graph.FromEdgesMean/Sum), edgeFeat
+	// --edge-feat: node features made from the edge features, and the
+	// edge features kept with the parts.
+	nodeFeat  string
+	edgeFeat  bool
+	normalize bool
+	imbalance float64
 	// link is the link-prediction split (nil without --link-split).
 	link *partition.LinkOptions
 	// Heterogeneous datasets only: the labelled node type whose labels and
@@ -66,6 +71,8 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.BoolVar(&c.force, "force", false, "replace an existing partition directory at --out")
 	fs.BoolVar(&c.time, "time", false, "read the edge times (raw/edge_time.csv.gz) or node times (raw/node_time.csv.gz, raw/node_year.csv.gz) and store them with the parts, for temporal sampling; the adjacency then keeps repeated edges at different times")
 	fs.StringVar(&c.labels, "labels", "", "how raw/node-label.csv.gz is read: classes (one integer per node) or real (real targets of any width, NaN unlabelled, for train --task multilabel or regression); default: classes when the file has one column, real when several")
+	fs.StringVar(&c.nodeFeat, "node-feat", "", nodeFeatFlagUsage)
+	fs.BoolVar(&c.edgeFeat, "edge-feat", false, "read the edge features (raw/edge-feat.csv.gz, one row per line of raw/edge.csv.gz) and store them with each part's in-edges (edge_feat.bin)")
 	fs.StringVar(&c.labelType, "label-type", "", "heterogeneous datasets: the labelled node type to keep labels and splits of (default: the only labelled type)")
 	fs.StringVar(&c.noReverse, "no-reverse", "", "heterogeneous datasets: comma-separated relations (src___rel___dst) NOT given a reverse relation; \"all\" for none (default: every relation gets rev_<rel>)")
 	fs.StringVar(&c.assignment, "assignment", "", "chunked datasets: directory of per-type part-id files (<node type>.txt, one line per node; _N.txt when homogeneous), as DistDGL's pipeline takes")
@@ -98,7 +105,8 @@ func parsePartition(args []string) (partitionConfig, error) {
 	if c.assignment != "" && !isChunked(c.data) {
 		return c, fmt.Errorf("--assignment applies to a chunked dataset (a directory with %s); %s is not one", graph.ChunkedMetaFile, c.data)
 	}
-	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse, Split: c.split, Link: c.link, Time: c.time}
+	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse, Split: c.split, Link: c.link, Time: c.time,
+		NodeFeat: c.nodeFeat, EdgeFeat: c.edgeFeat}
 	if isChunked(c.data) {
 		// The distributed partitioner's methods and flags, checked here
 		// so that a mistake is one line from one rank (exit code 2).
@@ -177,7 +185,7 @@ func partitionCmd(w io.Writer, args []string) error {
 	opt := partition.Options{
 		Method: c.method, Seed: c.seed, HaloFeats: c.haloFeats, Split: c.split, LabelType: c.labelType,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
-		Link: c.link, Time: c.time, SparseFeatures: c.sparse,
+		Link: c.link, Time: c.time, SparseFeatures: c.sparse, NodeFeat: c.nodeFeat, EdgeFeat: c.edgeFeat,
 	}
 	if c.balance != "" {
 		for _, b := range strings.Split(c.balance, ",") {

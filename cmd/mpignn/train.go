@@ -39,6 +39,9 @@ type trainFlags struct {
 	// sparse is --sparse-features, the feature storage of --data's
 	// partitions (partition.UseSparse).
 	sparse string
+	// nodeFeat is --node-feat: --data's node features made from its edge
+	// features (graph.FromEdgesMean/Sum).
+	nodeFeat string
 	// linkSplit is --link-split: the split --data partitions with, or the
 	// one the --parts partition must hold.
 	linkSplit string
@@ -79,6 +82,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random; for a chunked dataset ml (multilevel, its default), lp, parmetis (PT-Scotch) or random (as partition --method)")
 	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data (METIS, PT-Scotch, lp, random and the link split) (default 1, as partition --seed)")
 	fs.StringVar(&f.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("feature storage of --data's partitions: auto (CSR rows when under %g %% nonzero), on or off", 100*partition.SparseAutoDensity))
+	fs.StringVar(&f.nodeFeat, "node-feat", "", "for --data: "+nodeFeatFlagUsage)
 	fanout := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
 	evalFanout := addFanoutFlag(fs, "eval-fanout", "", "fanouts for valid/test (default: --fanout)")
 	fs.BoolVar(&c.EvalFull, "eval-full", false, "evaluate valid/test on the full neighborhood, sampled (implies --eval sampled)")
@@ -277,7 +281,13 @@ func (f *trainFlags) validate() error {
 		return err
 	}
 	po := f.partOptions()
+	if f.nodeFeat != "" && f.data == "" {
+		return errors.New("--node-feat applies to --data (a partition from --parts has its node features; give partition --node-feat)")
+	}
 	if f.data != "" && isChunked(f.data) {
+		if f.nodeFeat != "" {
+			return errors.New("--node-feat: not supported for chunked datasets yet")
+		}
 		// The chunked dataset's methods are dpartition's.
 		var err error
 		if f.chunkedMethod, err = dpartition.ChooseMethod(f.method, f.methodSet, ""); err != nil {
@@ -538,9 +548,9 @@ func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 	return o
 }
 
-// partOptions are --method, --part-seed, --split and --sparse-features as
-// partition options. Times are read only for temporal sampling, so plain
+// partOptions are --method, --part-seed, --split, --sparse-features and
+// --node-feat as partition options. Times are read only for temporal sampling, so plain
 // runs keep their untimed caches (and results).
 func (f *trainFlags) partOptions() partition.Options {
-	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse}
+	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse, NodeFeat: f.nodeFeat}
 }
