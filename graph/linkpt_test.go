@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -205,4 +206,39 @@ func TestReadLinkSplitPTBad(t *testing.T) {
 			assert.NotContains(t, msg, "\n", "one line")
 		})
 	}
+}
+
+// TestDownloadLinkDataset: `download ogbl-collab` unpacks a zip laid out as
+// OGB publishes collab.zip (collab/raw/*.csv.gz, collab/split/time/*.pt;
+// here small and generated, as the network is not reachable in tests), and
+// the result reads as a link dataset with OGB's stored negatives.
+func TestDownloadLinkDataset(t *testing.T) {
+	src := t.TempDir()
+	collab := LinkSplit{
+		Train: LinkSet{Src: []int64{0, 1}, Dst: []int64{1, 2}, Time: []int64{2010, 2011}},
+		Valid: LinkSet{Src: []int64{2}, Dst: []int64{3}, Time: []int64{2018}, SharedNegSrc: []int64{0}, SharedNegDst: []int64{3}},
+		Test:  LinkSet{Src: []int64{3}, Dst: []int64{0}, Time: []int64{2019}, SharedNegSrc: []int64{1, 2}, SharedNegDst: []int64{3, 0}},
+	}
+	savePT(t, src, map[string]string{"train.pt": ptCollabSet(collab.Train), "valid.pt": ptCollabSet(collab.Valid), "test.pt": ptCollabSet(collab.Test)})
+	pts := map[string]string{}
+	for _, f := range []string{"train.pt", "valid.pt", "test.pt"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		require.NoError(t, err)
+		pts["collab/split/time/"+f] = string(b)
+	}
+	zipped := makeDatasetZip(t, "collab/", map[string]string{
+		"raw/edge.csv.gz": "0,1\n1,2\n", "raw/num-node-list.csv.gz": "4\n", "raw/num-edge-list.csv.gz": "2\n",
+		"raw/node-feat.csv.gz": "1,0\n0,1\n1,1\n0,0\n", "raw/edge_year.csv.gz": "2010\n2011\n", "raw/edge_weight.csv.gz": "1\n1\n",
+	}, pts)
+	srv := httptest.NewServer(&zipServer{data: zipped})
+	defer srv.Close()
+	root := t.TempDir()
+	dir, err := Download(t.Context(), "ogbl-collab", root, DownloadOptions{URL: srv.URL + "/collab.zip"})
+	require.NoError(t, err)
+	opt := UndirectedOptions()
+	opt.OptionalLabels, opt.Splits, opt.LinkSplits = true, []string{}, []string{"time"}
+	d, err := ReadOGB(dir, opt)
+	require.NoError(t, err)
+	collab.HasTime = true
+	assert.Equal(t, &collab, d.LinkSplits["time"])
 }
