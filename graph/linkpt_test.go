@@ -241,4 +241,10 @@ func TestDownloadLinkDataset(t *testing.T) {
 	require.NoError(t, err)
 	collab.HasTime = true
 	assert.Equal(t, &collab, d.LinkSplits["time"])
+
+	// Read as a node dataset, its split/time is named for what it is.
+	opt = UndirectedOptions()
+	opt.OptionalLabels = true
+	_, err = ReadOGB(dir, opt)
+	require.ErrorContains(t, err, "holds OGB's link split files (train.pt, ...), not a node split; use it as a link split (partition --link-split time)")
 }
