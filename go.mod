@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	codeberg.org/sbinet/npyio v0.14.0
 	github.com/klauspost/compress v1.20.3
+	github.com/nlpodyssey/gopickle v0.3.0
 	github.com/nlpodyssey/safetensors v0.0.0-20250209183917-bfb01cc25f7c
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/sbromberger/gompi v0.2.0
@@ -25,7 +26,6 @@ require (
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/nlpodyssey/gopickle v0.3.0 // indirect
 	github.com/parquet-go/bitpack v1.0.0 // indirect
 	github.com/parquet-go/jsonlite v1.0.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.21 // indirect

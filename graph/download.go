@@ -15,14 +15,27 @@ import (
 )
 
 // OGBURL returns the official download address of an OGB node-property
-// dataset this project supports.
+// or link-property dataset this project supports.
+//
+// The link datasets unpack to the same raw layout (raw/edge.csv.gz holds
+// the training edges, raw/node-feat.csv.gz the features, no labels) plus
+// OGB's link split split/time/{train,valid,test}.pt with its stored
+// negatives, which ReadLinkSplit reads: partition them with --link-split
+// time (ogbl-collab is undirected: add --undirected).
 func OGBURL(name string) (string, error) {
 	switch name {
 	case "ogbn-arxiv", "ogbn-products", "ogbn-papers100M":
 		// The zips are named after the dataset without the "ogbn-" prefix.
 		return "http://snap.stanford.edu/ogb/data/nodeproppred/" + strings.TrimPrefix(name, "ogbn-") + ".zip", nil
+	case "ogbl-collab":
+		// OGB's master.csv: download_name collab.
+		return "http://snap.stanford.edu/ogb/data/linkproppred/collab.zip", nil
+	case "ogbl-citation2":
+		// OGB's master.csv: download_name citation-v2 (version 2 of
+		// ogbl-citation, with 1000 stored negatives per edge).
+		return "http://snap.stanford.edu/ogb/data/linkproppred/citation-v2.zip", nil
 	}
-	return "", fmt.Errorf("unknown dataset %q (known: ogbn-arxiv, ogbn-products, ogbn-papers100M)", name)
+	return "", fmt.Errorf("unknown dataset %q (known: ogbn-arxiv, ogbn-products, ogbn-papers100M, ogbl-collab, ogbl-citation2)", name)
 }
 
 // DownloadOptions control Download.

@@ -13,8 +13,19 @@ import (
 type LinkSet struct {
 	Src, Dst []int64
 	// Time is the third column of every row (nil when the split's rows have
-	// only two columns).
+	// only two columns). An OGB .pt split's time is its year.
 	Time []int64
+	// NegDst are negatives stored with the split, for ranking each edge
+	// against its own (OGB's target_node_neg of ogbl-citation2): NegK
+	// destinations per edge, edge i's at NegDst[i*NegK:(i+1)*NegK], each
+	// paired with the edge's source. Nil (NegK 0) when the split stores
+	// none: the CSV layout, training sets, the edge layout.
+	NegDst []int64
+	NegK   int
+	// SharedNegSrc and SharedNegDst are negative pairs stored with the
+	// split and shared by all its edges, for Hits@K (OGB's edge_neg of
+	// ogbl-collab, -ppa, -ddi). Nil when the split stores none.
+	SharedNegSrc, SharedNegDst []int64
 }
 
 // Len returns the number of edges.
@@ -33,9 +44,20 @@ type LinkSplit struct {
 // of the three files must have the same shape: either all have a time or
 // none does, so that HasTime means what it says. Any malformed row gives one
 // error naming the file and line.
+//
+// A directory with OGB's {train,valid,test}.pt and no train.csv.gz is read
+// as OGB ships its link splits, stored negatives included (see linkpt.go);
+// any bad file gives one error naming it.
 func ReadLinkSplit(dir, name string, n int64, workers int) (*LinkSplit, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("link split %q: node count %d must be positive", name, n)
+	}
+	if sd := filepath.Join(dir, "split", name); hasPTSplit(sd) {
+		ls, err := readLinkSplitPT(sd, n)
+		if err != nil {
+			return nil, fmt.Errorf("link split %q: %w", name, err)
+		}
+		return ls, nil
 	}
 	return readLinkSplit(dir, name, n, n, false, workers)
 }

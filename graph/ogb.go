@@ -527,6 +527,11 @@ func readSplits(dir string, names, linkNames []string, n int64, workers int) (ma
 		if st, err := os.Stat(sd); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("split %q: missing directory %s", name, sd)
 		}
+		if hasPTSplit(sd) {
+			// An ogbl dataset's split/time: say what it is rather than
+			// "missing train.csv.gz".
+			return nil, fmt.Errorf("split %q: %s holds OGB's link split files (train.pt, ...), not a node split; use it as a link split (partition --link-split %s)", name, sd, name)
+		}
 		s := &Split{}
 		for _, p := range []struct {
 			file string

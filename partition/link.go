@@ -96,6 +96,16 @@ type LinkMeta struct {
 	// Pool is the size of the shared negative pool of random pairs per
 	// split (valid and test each), for Hits@K.
 	Pool int64 `json:"pool"`
+	// StoredNegs: the fixed negatives are the ones the split's files store
+	// (OGB's target_node_neg), not drawn, so that MRR is OGB's;
+	// NegsPerPos is their width.
+	StoredNegs bool `json:"stored_negs,omitempty"`
+	// StoredPool: the pools are the negative pairs the split's files store
+	// (OGB's edge_neg), not drawn, so that Hits@K is OGB's. Pool is then
+	// the valid pool's size and TestPool the test pool's (OGB's differ for
+	// ogbl-ddi).
+	StoredPool bool  `json:"stored_pool,omitempty"`
+	TestPool   int64 `json:"test_pool,omitempty"`
 	// ValidAdj: parts store the in-adjacency of the valid edges
 	// (LinkPart.Valid{Indptr,Indices,IndicesOrig}).
 	ValidAdj bool `json:"valid_adj"`
@@ -110,6 +120,15 @@ type LinkMeta struct {
 	// Graph is LinkOptions.Graph when it is LinkGraphAll: the adjacency
 	// holds the train, valid and test events ("" : training edges only).
 	Graph string `json:"graph,omitempty"`
+}
+
+// PoolSize returns the size of the negative pool of split set ("valid" or
+// "test"): Pool, or TestPool for a stored test pool.
+func (l *LinkMeta) PoolSize(set string) int64 {
+	if set == "test" && l.StoredPool {
+		return l.TestPool
+	}
+	return l.Pool
 }
 
 // LinkEdges are positive (or pool) edges owned by one part, sorted by ID.

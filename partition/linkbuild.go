@@ -30,8 +30,10 @@ const (
 var setNames = [3]string{"train", "valid", "test"}
 
 // edgeList is a list of edges in original ids, in canonical order (its
-// index is the canonical edge id).
-type edgeList struct{ src, dst, time []int64 }
+// index is the canonical edge id). neg, when not nil, are the negative
+// destinations the split stores for each edge (K per edge, row-major, the
+// rows in the same canonical order).
+type edgeList struct{ src, dst, time, neg []int64 }
 
 func (e *edgeList) len() int { return len(e.src) }
 
@@ -58,6 +60,9 @@ type linkData struct {
 	// destinations over the negatives' range. Homogeneous: all of [0,n);
 	// heterogeneous: the relation's source and destination types.
 	negLo, negN, srcLo, srcN int64
+	// pools are the valid and test negative pairs the split stores (OGB's
+	// edge_neg) when meta.StoredPool.
+	pools [2]edgeList
 }
 
 // buildLink derives the link split opt.Link from d.
@@ -100,6 +105,9 @@ func buildLink(d *graph.Dataset, opt Options) (*linkData, error) {
 				}
 			}
 			ld.sets[s] = canonicalEvents(set)
+		}
+		if err := storedNegatives(ld, ls, opt.Link); err != nil {
+			return nil, err
 		}
 		ld.meta.Directed, ld.meta.HasTime = true, ls.HasTime
 		reverse = opt.Undirected
@@ -276,9 +284,65 @@ func splitPairs(pairs []linkPair, frac [3]float64, seed uint64) [3]edgeList {
 	return sets
 }
 
+// storedNegatives takes the negatives a split's files store (OGB's .pt
+// splits, graph.ReadLinkSplit) into ld in place of drawn ones: the K
+// negatives of each valid/test positive (ld.sets' neg, already in
+// canonical order) and the shared negative pairs as the pools. An option
+// that asks for another K or pool size is refused, naming it: the figures
+// are OGB's only with OGB's negatives.
+func storedNegatives(ld *linkData, ls *graph.LinkSplit, lo *LinkOptions) error {
+	n := ld.n
+	if k := ls.Valid.NegK; k > 0 || ls.Test.NegK > 0 {
+		if ls.Test.NegK != k || ls.Train.NegK != 0 && ls.Train.NegK != k {
+			return fmt.Errorf("link split %s: %d stored negatives per valid edge but %d per test edge", ld.meta.Split, k, ls.Test.NegK)
+		}
+		if k > maxNegsPerPos {
+			return fmt.Errorf("link split %s: %d stored negatives per edge, at most %d are supported", ld.meta.Split, k, maxNegsPerPos)
+		}
+		if lo.NegsPerPos != 0 && lo.NegsPerPos != k {
+			return config.In("Link", config.Errorf("{NegsPerPos} %d: link split %s stores its own %d negatives per valid/test edge (OGB's), which are used as they are; leave {NegsPerPos} unset", lo.NegsPerPos, ld.meta.Split, k))
+		}
+		for s, set := range []*graph.LinkSet{&ls.Valid, &ls.Test} {
+			if len(set.NegDst) != k*set.Len() {
+				return fmt.Errorf("link split %s %s: %d stored negatives for %d edges with %d each", ld.meta.Split, setNames[setValid+s], len(set.NegDst), set.Len(), k)
+			}
+			for i, w := range set.NegDst {
+				if w < 0 || w >= n {
+					return fmt.Errorf("link split %s %s: stored negative %d (%d) outside [0,%d)", ld.meta.Split, setNames[setValid+s], i, w, n)
+				}
+			}
+		}
+		ld.sets[setTrain].neg = nil // training negatives are drawn per epoch
+		ld.meta.NegsPerPos, ld.meta.StoredNegs = k, true
+	}
+	if ls.Valid.SharedNegSrc != nil || ls.Test.SharedNegSrc != nil {
+		for s, set := range []*graph.LinkSet{&ls.Valid, &ls.Test} {
+			e := edgeList{src: set.SharedNegSrc, dst: set.SharedNegDst, time: make([]int64, len(set.SharedNegSrc))}
+			if e.src == nil || len(e.dst) != len(e.src) {
+				return fmt.Errorf("link split %s %s: stored shared negatives missing or ragged (%d sources, %d destinations)", ld.meta.Split, setNames[setValid+s], len(e.src), len(e.dst))
+			}
+			if int64(len(e.src)) > maxPool {
+				return fmt.Errorf("link split %s %s: %d stored negative pairs, at most %d are supported", ld.meta.Split, setNames[setValid+s], len(e.src), int64(maxPool))
+			}
+			for i := range e.src {
+				if e.src[i] < 0 || e.src[i] >= n || e.dst[i] < 0 || e.dst[i] >= n {
+					return fmt.Errorf("link split %s %s: stored negative pair %d (%d,%d) outside [0,%d)", ld.meta.Split, setNames[setValid+s], i, e.src[i], e.dst[i], n)
+				}
+			}
+			ld.pools[s] = e
+		}
+		nv, nt := int64(len(ls.Valid.SharedNegSrc)), int64(len(ls.Test.SharedNegSrc))
+		if lo.Pool != 0 && (lo.Pool != nv || lo.Pool != nt) {
+			return config.In("Link", config.Errorf("{Pool} %d: link split %s stores its own shared negatives (%d valid, %d test pairs: OGB's), which are used as they are; leave {Pool} unset", lo.Pool, ld.meta.Split, nv, nt))
+		}
+		ld.meta.Pool, ld.meta.TestPool, ld.meta.StoredPool = nv, nt, true
+	}
+	return nil
+}
+
 // canonicalEvents returns the events of set sorted by (src, dst, time,
 // input line): a stable sort on (src, dst, time) keeps the file order of
-// exact repeats.
+// exact repeats. Stored negatives (set.NegDst) move with their edge.
 func canonicalEvents(set *graph.LinkSet) edgeList {
 	k := len(set.Src)
 	tm := func(i int) int64 {
@@ -297,6 +361,12 @@ func canonicalEvents(set *graph.LinkSet) edgeList {
 	e := edgeList{src: make([]int64, k), dst: make([]int64, k), time: make([]int64, k)}
 	for j, i := range idx {
 		e.src[j], e.dst[j], e.time[j] = set.Src[i], set.Dst[i], tm(i)
+	}
+	if nk := set.NegK; nk > 0 && len(set.NegDst) == nk*k {
+		e.neg = make([]int64, 0, len(set.NegDst))
+		for _, i := range idx {
+			e.neg = append(e.neg, set.NegDst[i*nk:(i+1)*nk]...)
+		}
 	}
 	return e
 }

@@ -114,8 +114,11 @@ func (m *Meta) validateLink() error {
 	if sum.Train != l.Train || sum.Valid != l.Valid || sum.Test != l.Test {
 		return fmt.Errorf("link: parts hold %d/%d/%d positives, META says %d/%d/%d", sum.Train, sum.Valid, sum.Test, l.Train, l.Valid, l.Test)
 	}
-	if sum.ValidPool != l.Pool || sum.TestPool != l.Pool {
-		return fmt.Errorf("link: parts hold %d valid and %d test pool pairs, pool is %d", sum.ValidPool, sum.TestPool, l.Pool)
+	if l.TestPool < 0 || l.TestPool > maxPool || (l.TestPool != 0 && !l.StoredPool) {
+		return fmt.Errorf("link: test_pool %d out of range or without stored_pool", l.TestPool)
+	}
+	if sum.ValidPool != l.PoolSize("valid") || sum.TestPool != l.PoolSize("test") {
+		return fmt.Errorf("link: parts hold %d valid and %d test pool pairs, pools are %d and %d", sum.ValidPool, sum.TestPool, l.PoolSize("valid"), l.PoolSize("test"))
 	}
 	return nil
 }
@@ -142,10 +145,20 @@ func bucketLink(ld *linkData, rl *Relabeling, nparts int) (*linkBuckets, error) 
 		}
 	}
 	for q := 0; q < 2; q++ {
+		size := ld.meta.PoolSize(setNames[setValid+q])
 		lb.pool[q] = make([][]int64, nparts)
-		lb.poolU[q] = make([]int64, ld.meta.Pool)
-		lb.poolW[q] = make([]int64, ld.meta.Pool)
-		for k := int64(0); k < ld.meta.Pool; k++ {
+		lb.poolU[q] = make([]int64, size)
+		lb.poolW[q] = make([]int64, size)
+		for k := int64(0); k < size; k++ {
+			if ld.meta.StoredPool {
+				// The split's own shared negatives, as they are (OGB
+				// does not filter them either).
+				u := ld.pools[q].src[k]
+				lb.poolU[q][k], lb.poolW[q][k] = u, ld.pools[q].dst[k]
+				p := owner(u)
+				lb.pool[q][p] = append(lb.pool[q][p], k)
+				continue
+			}
 			u, w, err := lb.edges.poolPair(ld.meta.Seed, setValid+q, k, ld.srcLo, ld.srcN, ld.negLo, ld.negN)
 			if err != nil {
 				return nil, err
@@ -197,6 +210,13 @@ func linkPartOf(p int, ld *linkData, lb *linkBuckets, rl *Relabeling, lo, hi int
 		nk := len(ids) * k
 		neg, negOrig := make([]int64, nk), make([]int64, nk)
 		for i, id := range ids {
+			if e.neg != nil {
+				// The split's own negatives (OGB's), as they are.
+				for j, w := range e.neg[int(id)*k : (int(id)+1)*k] {
+					neg[i*k+j], negOrig[i*k+j] = rl.NewID[w], w
+				}
+				continue
+			}
 			for j := 0; j < k; j++ {
 				w, err := lb.edges.evalNegative(seed, s, id, j, e.src[id], ld.negLo, ld.negN)
 				if err != nil {
@@ -377,7 +397,7 @@ func (pt *Part) checkLink(dir string) error {
 		total int64
 	}{
 		{fileLinkTrain, &lp.Train, l.Train}, {fileLinkValid, &lp.Valid, l.Valid}, {fileLinkTest, &lp.Test, l.Test},
-		{fileLinkValidPool, &lp.ValidPool, l.Pool}, {fileLinkTestPool, &lp.TestPool, l.Pool},
+		{fileLinkValidPool, &lp.ValidPool, l.PoolSize("valid")}, {fileLinkTestPool, &lp.TestPool, l.PoolSize("test")},
 	} {
 		e := f.e
 		for i, id := range e.ID {

@@ -34,10 +34,12 @@ type LinkOptions struct {
 	// split/time/{train,valid,test}.csv.gz, read into Dataset.LinkSplits).
 	Split string
 	// NegsPerPos is K, the fixed negative destinations per valid/test
-	// positive; 0 means DefaultNegsPerPos.
+	// positive; 0 means DefaultNegsPerPos, or the K of the negatives a
+	// split stores (OGB's .pt splits), which another value contradicts.
 	NegsPerPos int
 	// Pool is the number of random pairs in each of the valid and test
-	// negative pools; 0 means DefaultPool.
+	// negative pools; 0 means DefaultPool, or the shared negatives a split
+	// stores (OGB's edge_neg), which another value contradicts.
 	Pool int64
 	// NoValidAdj leaves out the in-adjacency of the valid edges that
 	// test-time inference with --use-valid-edges merges in (stored by
@@ -225,7 +227,11 @@ func (lo LinkOptions) Matches(m *LinkMeta, seed uint64) bool {
 	if err != nil || m == nil {
 		return false
 	}
-	if m.Split != r.Split || m.Seed != seed || m.NegsPerPos != r.NegsPerPos || m.Pool != r.Pool || m.ValidAdj == r.NoValidAdj || m.Relation != r.Relation {
+	// Stored negatives (an OGB .pt split) fix K and the pools: unset
+	// options match them, as they do when partitioning.
+	negsOK := m.NegsPerPos == r.NegsPerPos || (m.StoredNegs && lo.NegsPerPos == 0)
+	poolOK := m.Pool == r.Pool || (m.StoredPool && lo.Pool == 0)
+	if m.Split != r.Split || m.Seed != seed || !negsOK || !poolOK || m.ValidAdj == r.NoValidAdj || m.Relation != r.Relation {
 		return false
 	}
 	if g := m.Graph; (g == "" && r.Graph != LinkGraphTrain) || (g != "" && g != r.Graph) {

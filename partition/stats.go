@@ -247,8 +247,15 @@ func (s *Stats) writeLink(w io.Writer) error {
 	if l.StructFeats > 0 {
 		feats = fmt.Sprintf(", %d structural features", l.StructFeats)
 	}
-	fmt.Fprintf(w, "link split %s (seed %d, %s, time %v): train %d, valid %d, test %d edges; %d negatives per valid/test edge, pools of %d; valid adjacency %v%s\n",
-		l.Split, l.Seed, dir, l.HasTime, l.Train, l.Valid, l.Test, l.NegsPerPos, l.Pool, l.ValidAdj, feats)
+	negs, pools := fmt.Sprintf("%d negatives per valid/test edge", l.NegsPerPos), fmt.Sprintf("pools of %d", l.Pool)
+	if l.StoredNegs {
+		negs = fmt.Sprintf("the split's own %d negatives per valid/test edge", l.NegsPerPos)
+	}
+	if l.StoredPool {
+		pools = fmt.Sprintf("the split's own shared negatives as pools (%d valid, %d test pairs)", l.Pool, l.TestPool)
+	}
+	fmt.Fprintf(w, "link split %s (seed %d, %s, time %v): train %d, valid %d, test %d edges; %s, %s; valid adjacency %v%s\n",
+		l.Split, l.Seed, dir, l.HasTime, l.Train, l.Valid, l.Test, negs, pools, l.ValidAdj, feats)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "part\ttrain_edges\tvalid_edges\ttest_edges\tvalid_pool\ttest_pool\tvalid_adj_edges\t")
 	for _, p := range s.Parts {

@@ -13,7 +13,7 @@ import (
 )
 
 // runDownload implements `mpignn download NAME --root DIR`: fetch an OGB
-// node dataset (resumable), verify it and unpack it into DIR/NAME in the
+// node or link dataset (resumable), verify it and unpack it into DIR/NAME in the
 // raw layout. A rerun after success does nothing; a rerun after an
 // interruption resumes the download.
 func runDownload(args []string) error {
@@ -24,7 +24,9 @@ func runDownload(args []string) error {
 	quiet := fs.Bool("quiet", false, "print nothing but errors")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: mpignn download NAME [--root DIR] [--url URL] [--keep-zip]\n"+
-			"NAME is ogbn-arxiv, ogbn-products or ogbn-papers100M.\n")
+			"NAME is ogbn-arxiv, ogbn-products, ogbn-papers100M (node property prediction),\n"+
+			"ogbl-collab or ogbl-citation2 (link prediction: OGB's split in split/time/*.pt,\n"+
+			"read by partition --link-split time, with OGB's own evaluation negatives).\n")
 		printFlags(fs)
 	}
 	// Accept the name before or after the flags.

@@ -151,6 +151,18 @@ func (c *partitionConfig) parseLink(fs *flag.FlagSet, split, relation string, ne
 	if err := explicitZero(fs, "link-negs", "link-pool"); err != nil {
 		return err
 	}
+	// Unset, --link-negs and --link-pool go to the library as 0 (its
+	// default): the same K and pool as the flags' defaults, except for a
+	// split that stores its own negatives (OGB's .pt files), which fix
+	// them and which only a typed value contradicts.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["link-negs"] {
+		negs = 0
+	}
+	if !given["link-pool"] {
+		pool = 0
+	}
 	lo := &partition.LinkOptions{Split: split, NegsPerPos: negs, Pool: pool, NoValidAdj: !validAdj, StructFeats: structFeats, Relation: relation, Graph: linkGraph}
 	if linkGraph == partition.LinkGraphTrain {
 		lo.Graph = "" // the default stays "" so that Key and META are as before

@@ -11,7 +11,11 @@ import (
 
 // Ranking metrics of link prediction with the semantics of OGB's
 // ogb/linkproppred/evaluate.py, so that figures compare with published
-// ones. They are pure functions of the gathered scores: the distributed
+// ones: MRR is its _eval_mrr (ogbl-citation2's metric when the negatives
+// are the split's stored target_node_neg) and HitsAtK its _eval_hits
+// (ogbl-collab, -ppa, -ddi when the pool is the split's stored edge_neg);
+// ogb_test.go recomputes both in numpy. One difference on purpose: OGB
+// averages 1/rank in float32, these functions in float64. They are pure functions of the gathered scores: the distributed
 // evaluator gathers every rank's scores (in a rank-count independent order)
 // and calls them on one set.
 
