@@ -86,6 +86,8 @@ type samplerScratch struct {
 	srcE  []int64
 	efO   []int64
 	efOff []int64
+	efReq []int64   // the kept edges' rows not in memory, in block order
+	efBuf []float32 // their features
 }
 
 // Request is one batch to sample: its seeds, its plan (fanouts, or

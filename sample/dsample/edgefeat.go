@@ -80,16 +80,40 @@ func (s *Sampler) keptEdgeRows() {
 }
 
 // fetchEdgeFeat reads the feature rows of the given global edge rows (the
-// layer's kept edges, in block order) into a new slice. It is collective:
-// every rank of a store with edge features calls it once per layer.
+// layer's kept edges, in block order) into a new slice: the rows in memory
+// (the local sampling path's) are copied, the others fetched in one
+// batched read. It is collective: every rank of a store with edge features
+// calls it once per layer.
 func (s *Sampler) fetchEdgeFeat(rows []int64, st *sample.SampleStats) ([]float32, error) {
-	a := s.g.edgeFeat
-	out := make([]float32, len(rows)*s.g.efDim)
-	b0 := a.Stats().Bytes
-	if err := a.Fetch(rows, collectives.Bytes(out)); err != nil {
+	sc, g := &s.sm, s.g
+	d := int64(g.efDim)
+	lo, hi := g.edgeBase, g.edgeBase+int64(len(g.localEF))/d
+	sc.efReq = sc.efReq[:0]
+	for _, r := range rows {
+		if r < lo || r >= hi {
+			sc.efReq = append(sc.efReq, r)
+		}
+	}
+	if cap(sc.efBuf) < len(sc.efReq)*int(d) {
+		sc.efBuf = make([]float32, len(sc.efReq)*int(d))
+	}
+	buf := sc.efBuf[:len(sc.efReq)*int(d)]
+	b0 := g.edgeFeat.Stats().Bytes
+	if err := g.edgeFeat.Fetch(sc.efReq, collectives.Bytes(buf)); err != nil {
 		return nil, fmt.Errorf("edge features: %w", err)
 	}
-	st.Bytes += a.Stats().Bytes - b0
+	st.Bytes += g.edgeFeat.Stats().Bytes - b0
+	out := make([]float32, int64(len(rows))*d)
+	k := int64(0)
+	for i, r := range rows {
+		o := out[int64(i)*d : int64(i+1)*d]
+		if r >= lo && r < hi {
+			copy(o, g.localEF[(r-lo)*d:])
+		} else {
+			copy(o, buf[k*d:])
+			k++
+		}
+	}
 	return out, nil
 }
 

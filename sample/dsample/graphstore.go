@@ -64,6 +64,9 @@ type GraphStore struct {
 	// sampler fetches the rows of the edges it keeps (edgefeat.go).
 	edgeFeat *collectives.DistArray
 	efDim    int
+	// localEF are the feature rows of localEdges (this rank's, or its
+	// group's on a shared partition), read without the transport.
+	localEF []float32
 
 	// The rows of nodes and edges that the local sampling path reads
 	// directly: this rank's, or on a shared partition its group's (the
@@ -171,7 +174,8 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 		if g.edgeFeat, err = collectives.NewDistArray(c, int64(len(p.Indices)), 4*efDim, t); err != nil {
 			return nil, fmt.Errorf("open graph store: edge feature array: %w", err)
 		}
-		copy(collectives.View[float32](g.edgeFeat.Local()), p.EdgeFeat)
+		g.localEF = collectives.View[float32](g.edgeFeat.Local())
+		copy(g.localEF, p.EdgeFeat)
 		g.efDim = efDim
 	}
 	if g.nodes, err = collectives.NewDistArray(c, rows, 16, t); err != nil {
@@ -223,6 +227,10 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 		if g.times != nil {
 			_, rows = g.times.GroupRows()
 			g.localTimes = collectives.View[int64](rows)
+		}
+		if g.edgeFeat != nil {
+			_, rows = g.edgeFeat.GroupRows()
+			g.localEF = collectives.View[float32](rows)
 		}
 	}
 	ok = true
