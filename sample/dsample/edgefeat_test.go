@@ -159,3 +159,82 @@ func TestEdgeFeatTemporal(t *testing.T) {
 		require.NoError(t, g.Close())
 	}
 }
+
+// TestEdgeFeatShared: on shared partitions (partition.LoadRange: the
+// ranks of a pretend node each hold a share of its part), every sampled
+// edge carries its own row too: rows of the node's part from the shared
+// memory, the others through the transport. On 4 ranks or more (even) the
+// parts are those of 2-rank nodes, so both kinds occur; on 2 or 3 ranks one
+// part is shared by all. It needs 2 ranks or more.
+func TestEdgeFeatShared(t *testing.T) {
+	c, err := collectives.NewComm()
+	require.NoError(t, err)
+	P := c.Size()
+	if P < 2 {
+		t.Skip("a shared partition needs 2 ranks or more")
+	}
+	parts, nodeRanks := 1, P
+	if P >= 4 && P%2 == 0 {
+		parts, nodeRanks = P/2, 2
+	}
+	require.NoError(t, c.SetNodeRanks(nodeRanks))
+	d := sampletest.Dataset(testNodes, nil)
+	d.EdgeFeat = &graph.Features{Dim: 3}
+	for v := range d.NumNodes {
+		for _, u := range d.In.Neighbors(v) {
+			d.EdgeFeat.Data = append(d.EdgeFeat.Data, efRow(u, v)...)
+		}
+	}
+	var dir []byte
+	if c.Rank() == 0 {
+		p := t.TempDir() + "/parts"
+		_, werr := partition.Write(p, d, testAssign(testNodes, parts), parts, partition.Options{Method: partition.MethodRandom, EdgeFeat: true})
+		require.NoError(t, werr)
+		dir = []byte(p)
+	}
+	n, err := collectives.AllreduceScalar(c, int64(len(dir)), collectives.Max)
+	require.NoError(t, err)
+	dir = append(dir, make([]byte, int(n)-len(dir))...)
+	require.NoError(t, collectives.Bcast(c, dir, 0))
+	m, err := partition.LoadMeta(string(dir))
+	require.NoError(t, err)
+	newID := make(map[int64]int64)
+	orig := make([]int64, testNodes)
+	for q := range parts {
+		w, err := partition.LoadWithMeta(string(dir), m, q)
+		require.NoError(t, err)
+		for i, o := range w.Orig {
+			newID[o], orig[w.Lo+int64(i)] = w.Lo+int64(i), o
+		}
+	}
+	part, err := OpenPart(c, string(dir))
+	require.NoError(t, err)
+	require.NotNil(t, part.Meta.Shared)
+	var seedsG, seedsO []int64
+	for _, o := range wantedSeeds() {
+		if g := newID[o]; g >= part.Lo && g < part.Hi {
+			seedsG, seedsO = append(seedsG, g), append(seedsO, o)
+		}
+	}
+	base := sample.Key{Seed: 9, Epoch: 1, Batch: 1}
+	for _, tr := range transports() {
+		g, err := openGraphNamed(c, part, tr)
+		require.NoError(t, err)
+		t.Run(tr, func(t *testing.T) {
+			var st sample.SampleStats
+			got, err := NewSampler(g).Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Fanouts: []int{4, -1}, Key: base, Stats: &st})
+			require.NoError(t, err)
+			want, err := sample.ReferenceBlocks(d, seedsO, []int{4, -1}, base, false)
+			require.NoError(t, err)
+			sameBlocks(t, c.Rank(), func(g int64) int64 { return orig[g] }, got, want)
+			checkEdgeFeat(t, c.Rank(), got)
+			remote, err := collectives.AllreduceScalar(c, st.RemoteEdges, collectives.Sum)
+			require.NoError(t, err)
+			if parts > 1 {
+				assert.Positive(t, remote, "no edge from another node: the transport's rows were not tested")
+			}
+		})
+		require.NoError(t, g.Close())
+	}
+	require.NoError(t, c.Barrier()) // rank 0's directory outlives every rank's reads
+}
