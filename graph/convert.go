@@ -157,6 +157,11 @@ func convertHomo(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 	}
 	feat := filepath.Join(raw, "node-feat.csv.gz")
 	label := filepath.Join(raw, "node-label.csv.gz")
+	if !fileExists(feat) && fileExists(filepath.Join(raw, EdgeFeatFile)) {
+		// An ogbn-proteins-shaped dataset: the chunked format carries no
+		// edge features yet, so say where they are used instead.
+		return nil, fmt.Errorf("missing file %s; the dataset has edge features (%s), which the chunked format does not carry yet: partition the raw layout itself with --node-feat %s", feat, EdgeFeatFile, FromEdgesMean)
+	}
 	if err := convertNodeData(cm, tmp, HomoNodeType, n, feat, label, false, splits, opt); err != nil {
 		return nil, err
 	}

@@ -352,3 +352,12 @@ func TestGenEdgeFeat(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, a, b, "the same file for any worker count")
 }
+
+// TestConvertEdgeFeatOnly: convert refuses a dataset with edge features and
+// no node features in one line that says where they are used.
+func TestConvertEdgeFeatOnly(t *testing.T) {
+	err := ConvertToChunked(writeTiny(t, graphFiles()), filepath.Join(t.TempDir(), "c"), ConvertOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the chunked format does not carry yet: partition the raw layout itself with --node-feat from-edges:mean")
+	assert.NotContains(t, err.Error(), "\n")
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,6 +116,13 @@ func TestReadLinkSplitPT(t *testing.T) {
 	}{
 		{"citation2", map[string]string{
 			"train.pt": ptCitationSet(citation.Train), "valid.pt": ptCitationSet(citation.Valid), "test.pt": ptCitationSet(citation.Test),
+		}, &citation},
+		{"citation2-views", map[string]string{
+			// Slices of larger tensors: torch.save stores the whole
+			// storage with an offset, which the reader must honour.
+			"train.pt": fmt.Sprintf("{'source_node': ids(%s)[1:], 'target_node': ids(%s)[:-1]}",
+				pyList(append([]int64{39}, citation.Train.Src...)), pyList(append(slices.Clone(citation.Train.Dst), 39))),
+			"valid.pt": ptCitationSet(citation.Valid), "test.pt": ptCitationSet(citation.Test),
 		}, &citation},
 		{"collab", map[string]string{
 			"train.pt": ptCollabSet(collab.Train), "valid.pt": ptCollabSet(collab.Valid), "test.pt": ptCollabSet(collab.Test),

@@ -293,7 +293,7 @@ func splitPairs(pairs []linkPair, frac [3]float64, seed uint64) [3]edgeList {
 func storedNegatives(ld *linkData, ls *graph.LinkSplit, lo *LinkOptions) error {
 	n := ld.n
 	if k := ls.Valid.NegK; k > 0 || ls.Test.NegK > 0 {
-		if ls.Test.NegK != k || ls.Train.NegK != 0 && ls.Train.NegK != k {
+		if ls.Test.NegK != k {
 			return fmt.Errorf("link split %s: %d stored negatives per valid edge but %d per test edge", ld.meta.Split, k, ls.Test.NegK)
 		}
 		if k > maxNegsPerPos {

@@ -30,6 +30,13 @@ type Block struct {
 	// EdgeTime is the time of each sampled edge (aligned with Indices) in
 	// a block of temporal sampling, nil otherwise.
 	EdgeTime []int64
+	// EdgeFeat holds the features of each sampled edge, EdgeFeatDim per
+	// edge, aligned with Indices, when the graph has edge features and the
+	// sampler serves them (dsample over a partition written with edge
+	// features); nil otherwise. They are the features of the edge itself,
+	// so they do not depend on the number of ranks.
+	EdgeFeat    []float32
+	EdgeFeatDim int
 }
 
 // NumSrc returns the number of source nodes (all of Nodes: a destination is

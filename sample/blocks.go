@@ -1152,6 +1152,9 @@ func (b *Block) Validate() error {
 	if (b.Time == nil) != (b.EdgeTime == nil) || (b.Time != nil && (len(b.Time) != n || len(b.EdgeTime) != len(b.Indices))) {
 		return fmt.Errorf("block: %d node times and %d edge times for %d nodes and %d edges", len(b.Time), len(b.EdgeTime), n, len(b.Indices))
 	}
+	if b.EdgeFeatDim < 0 || len(b.EdgeFeat) != b.EdgeFeatDim*len(b.Indices) || (b.EdgeFeatDim == 0) != (b.EdgeFeat == nil) {
+		return fmt.Errorf("block: %d edge feature values of width %d for %d edges", len(b.EdgeFeat), b.EdgeFeatDim, len(b.Indices))
+	}
 	return b.validateEtype(-1)
 }
 

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -123,4 +125,51 @@ func TestDataCacheLinkKey(t *testing.T) {
 	m, err := partition.LoadMeta(dirA)
 	require.NoError(t, err)
 	assert.True(t, a.Matches(m.Link, 1))
+}
+
+// TestPartitionOGBStoredNegatives: partition --link-split time reads an
+// OGB .pt split (citation2's layout, written by real PyTorch) and keeps its
+// 3 negatives per valid/test edge; --link-negs contradicting them is one
+// line naming the flag, and writes nothing.
+func TestPartitionOGBStoredNegatives(t *testing.T) {
+	const py = "/usr/bin/python3"
+	if exec.Command(py, "-c", "import torch").Run() != nil {
+		t.Skip("/usr/bin/python3 cannot import torch (scripts/deps.sh installs python3-torch): no OGB .pt split to read")
+	}
+	data := filepath.Join(t.TempDir(), "ogbl-tiny")
+	d := &graph.Dataset{NumNodes: 6, Labels: make([]int32, 6), Feat: &graph.Features{Dim: 2, Data: []float32{1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1}}}
+	require.NoError(t, graph.WriteOGB(data, d, []int64{0, 1, 2, 3, 4, 5}, []int64{1, 2, 3, 4, 5, 0}))
+	sd := filepath.Join(data, "split", "time")
+	require.NoError(t, os.MkdirAll(sd, 0o755))
+	script := fmt.Sprintf(`import torch
+L = lambda x: torch.tensor(x, dtype=torch.long)
+torch.save({'source_node': L([0, 1, 2, 3, 4, 5]), 'target_node': L([1, 2, 3, 4, 5, 0])}, %[1]q + '/train.pt')
+torch.save({'source_node': L([0, 2]), 'target_node': L([3, 5]), 'target_node_neg': L([[1, 2, 4], [0, 1, 3]])}, %[1]q + '/valid.pt')
+torch.save({'source_node': L([1]), 'target_node': L([4]), 'target_node_neg': L([[0, 2, 5]])}, %[1]q + '/test.pt')
+`, sd)
+	out, err := exec.Command(py, "-c", script).CombinedOutput()
+	require.NoError(t, err, "python: %s", out)
+
+	root := t.TempDir()
+	err = partitionCmd(io.Discard, []string{"--data", data, "--parts", "2", "--out", filepath.Join(root, "bad"), "--link-split", "time", "--link-negs", "100"})
+	require.Error(t, err)
+	msg := flagNames(err).Error()
+	assert.Contains(t, msg, "--link-negs 100: link split time stores its own 3 negatives per valid/test edge (OGB's), which are used as they are; leave --link-negs unset")
+	assert.NotContains(t, msg, "\n")
+	ents, _ := os.ReadDir(root)
+	assert.Empty(t, ents, "a refused run left files behind")
+
+	parts := filepath.Join(root, "parts")
+	var log bytes.Buffer
+	require.NoError(t, partitionCmd(&log, []string{"--data", data, "--parts", "2", "--out", parts, "--link-split", "time"}))
+	assert.Contains(t, log.String(), "the split's own 3 negatives per valid/test edge")
+	var negs [][]int64
+	for p := range 2 {
+		pt, err := partition.Load(parts, p)
+		require.NoError(t, err)
+		for i := range pt.Link.Test.Len() {
+			negs = append(negs, pt.Link.TestNegOrig[i*3:(i+1)*3])
+		}
+	}
+	assert.Equal(t, [][]int64{{0, 2, 5}}, negs, "the test positive's negatives are OGB's")
 }

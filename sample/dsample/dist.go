@@ -78,6 +78,16 @@ type samplerScratch struct {
 	brRow    []int32
 	brLo     []int64
 	edgeTime []int64
+
+	// Edge features (edgefeat.go; only when the store has them): srcE the
+	// global edge row of each chosen edge (aligned with srcG), efO and
+	// efOff the rows' sources and offsets before the exclusion, to follow
+	// the kept edges through it.
+	srcE  []int64
+	efO   []int64
+	efOff []int64
+	efReq []int64   // the kept edges' rows not in memory, in block order
+	efBuf []float32 // their features
 }
 
 // Request is one batch to sample: its seeds, its plan (fanouts, or
@@ -315,16 +325,35 @@ func (s *Sampler) finishRows(dstG []int64, out *sample.Block, st *sample.SampleS
 	if sc.dstT != nil {
 		srcT = sc.srcT
 	}
+	ef := s.g.edgeFeat != nil
+	if ef && s.x != nil {
+		s.saveRowsForEdgeFeat()
+	}
 	sc.srcG, sc.srcO, srcT, dropped = sc.ex.Exclude(s.x, sc.rowOrig, sc.posOff, sc.srcG, sc.srcO, srcT)
 	if sc.dstT != nil {
 		sc.srcT = srcT
 	}
 	st.Excluded += dropped
+	var feat []float32
+	if ef {
+		if s.x != nil {
+			s.keptEdgeRows()
+		}
+		// Before the block is built, so that this rank makes its fetch
+		// whatever the builder says.
+		var err error
+		if feat, err = s.fetchEdgeFeat(sc.srcE[:len(sc.srcG)], st); err != nil {
+			return err
+		}
+	}
 	s.countRows(dstG, st)
 	if err := s.addRows(); err != nil {
 		return err
 	}
 	sc.bb.BlockInto(out)
+	if ef {
+		out.EdgeFeat, out.EdgeFeatDim = feat, s.g.efDim
+	}
 	return nil
 }
 

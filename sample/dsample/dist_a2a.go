@@ -30,6 +30,10 @@ import (
 // Temporal layers (header temporal = sample.Temporal.Code(), non-zero) add
 // the row's time as the last word of every request row, and the owner
 // answers [n, {new id, orig id, edge time} × n].
+//
+// On a graph with edge features (every rank has them, or none) every
+// answered edge ends with one more word, its global edge row, whose
+// features the requester fetches (edgefeat.go).
 
 const a2aHeader = 7
 
@@ -88,6 +92,9 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 	if timed {
 		words++
 		ew = 3
+	}
+	if p.edgeFeat != nil {
+		ew++ // the edge's global row, for its features
 	}
 	ac.counts = growInt64(ac.counts, P)
 	clear(ac.counts)
@@ -192,9 +199,11 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 		return err
 	}
 	if badReq != nil {
+		s.skipEdgeFeat()
 		return badReq
 	}
 	if ownerErr != nil {
+		s.skipEdgeFeat()
 		return ownerErr
 	}
 	tr += time.Since(t3)
@@ -209,6 +218,7 @@ func (s *Sampler) sampleLayerA2A(dstG, dstO []int64, k sample.Key, fan []int, re
 	// sums per block of rows, then every block fills its own ranges.
 	t4 := time.Now()
 	if err := s.layoutA2A(rows, dstG, back, backCounts, ew, fan, replace); err != nil {
+		s.skipEdgeFeat()
 		return err
 	}
 	s.fillA2A(rows, back, ew, k, fan, replace)
@@ -261,6 +271,10 @@ func (s *Sampler) serveA2A(q int, chunk []int64) error {
 	ew := int64(2) // words per answered edge
 	if timed {
 		ew = 3
+	}
+	ef := p.edgeFeat != nil // every rank has edge features, or none
+	if ef {
+		ew++
 	}
 	// Rows are checked and counted first (in parallel), then answered at
 	// the prefix sums of their answers' lengths, so the response is the
@@ -337,6 +351,9 @@ func (s *Sampler) serveA2A(q int, chunk []int64) error {
 				ans[ew*i], ans[ew*i+1] = le[2*q], le[2*q+1]
 				if timed {
 					ans[ew*i+2] = lt[q]
+				}
+				if ef {
+					ans[ew*i+ew-1] = p.edgeBase + q
 				}
 			}
 			x += 1 + ew*c
@@ -457,6 +474,10 @@ func (s *Sampler) fillA2A(rows int, back []int64, ew int64, k sample.Key, fan []
 	if timed {
 		sc.srcT = growInt64(sc.srcT, int(total))
 	}
+	ef := p.edgeFeat != nil
+	if ef {
+		sc.srcE = growInt64(sc.srcE, int(total))
+	}
 	par.Blocks(rows, rowBlock, rowWork(rows)+8*int(total), func(lo, hi int) {
 		var spare []int64
 		kk := k
@@ -471,6 +492,9 @@ func (s *Sampler) fillA2A(rows int, back []int64, ew int64, k sample.Key, fan []
 					sc.srcG[off+x], sc.srcO[off+x] = back[a], back[a+1]
 					if timed {
 						sc.srcT[off+x] = back[a+2]
+					}
+					if ef {
+						sc.srcE[off+x] = back[a+ew-1]
 					}
 				}
 				off += n
@@ -490,6 +514,9 @@ func (s *Sampler) fillA2A(rows int, back []int64, ew int64, k sample.Key, fan []
 				sc.srcG[off+int64(x)], sc.srcO[off+int64(x)] = le[2*e], le[2*e+1]
 				if timed {
 					sc.srcT[off+int64(x)] = lt[e]
+				}
+				if ef {
+					sc.srcE[off+int64(x)] = p.edgeBase + e
 				}
 			}
 			off += n

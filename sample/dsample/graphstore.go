@@ -59,6 +59,14 @@ type GraphStore struct {
 	// temporal search reads 8 bytes per probed edge, not 24.
 	times      *collectives.DistArray
 	localTimes []int64
+	// edgeFeat (partitions with edge features only, else nil): efDim
+	// float32 per edge, the edge's features, with the rows of edges; the
+	// sampler fetches the rows of the edges it keeps (edgefeat.go).
+	edgeFeat *collectives.DistArray
+	efDim    int
+	// localEF are the feature rows of localEdges (this rank's, or its
+	// group's on a shared partition), read without the transport.
+	localEF []float32
 
 	// The rows of nodes and edges that the local sampling path reads
 	// directly: this rank's, or on a shared partition its group's (the
@@ -133,6 +141,10 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 	if anyTimed != allTimed {
 		return nil, fmt.Errorf("open graph store on rank %d: some ranks' partitions have edge times and others not (timed here: %t); use copies of one partition directory", c.Rank(), timed == 1)
 	}
+	efDim, err := agreeEdgeFeat(c, p)
+	if err != nil {
+		return nil, err
+	}
 	m := p.Meta
 	g := &GraphStore{c: c, t: t, lo: p.Lo, hi: p.Hi, n: m.NumNodes, offsets: m.Offsets, R: R, schema: schema, plan: sample.NewRelPlan(schema)}
 	ok := false
@@ -158,6 +170,14 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 		g.localTimes = collectives.View[int64](g.times.Local())
 		copy(g.localTimes, p.Times)
 	}
+	if efDim > 0 {
+		if g.edgeFeat, err = collectives.NewDistArray(c, int64(len(p.Indices)), 4*efDim, t); err != nil {
+			return nil, fmt.Errorf("open graph store: edge feature array: %w", err)
+		}
+		g.localEF = collectives.View[float32](g.edgeFeat.Local())
+		copy(g.localEF, p.EdgeFeat)
+		g.efDim = efDim
+	}
 	if g.nodes, err = collectives.NewDistArray(c, rows, 16, t); err != nil {
 		return nil, fmt.Errorf("open graph store: node array: %w", err)
 	}
@@ -171,7 +191,7 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 	if limit == 0 {
 		limit = 256
 	}
-	for _, a := range []*collectives.DistArray{g.edges, g.nodes, g.times} {
+	for _, a := range []*collectives.DistArray{g.edges, g.nodes, g.times, g.edgeFeat} {
 		if a == nil {
 			continue
 		}
@@ -208,6 +228,10 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 			_, rows = g.times.GroupRows()
 			g.localTimes = collectives.View[int64](rows)
 		}
+		if g.edgeFeat != nil {
+			_, rows = g.edgeFeat.GroupRows()
+			g.localEF = collectives.View[float32](rows)
+		}
 	}
 	ok = true
 	return g, nil
@@ -218,7 +242,7 @@ func (g *GraphStore) Close() error {
 	if g == nil {
 		return nil
 	}
-	err := freeArrays("close graph store", &g.nodes, &g.edges, &g.times)
+	err := freeArrays("close graph store", &g.nodes, &g.edges, &g.times, &g.edgeFeat)
 	if g.degTable != nil {
 		if ferr := g.degTable.Free(); ferr != nil && err == nil {
 			err = fmt.Errorf("close graph store: %w", ferr)
@@ -295,7 +319,7 @@ func (g *GraphStore) HasDegreeTable() bool { return g.allNodes != nil }
 
 // FetchStats sums the transport counters of the adjacency arrays.
 func (g *GraphStore) FetchStats() collectives.FetchStats {
-	return sumStats(g.nodes, g.edges, g.times)
+	return sumStats(g.nodes, g.edges, g.times, g.edgeFeat)
 }
 
 // Timed reports whether every edge has a time (a partition written with

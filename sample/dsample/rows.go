@@ -119,6 +119,10 @@ func (s *Sampler) collectRows(rows int) {
 	if timed {
 		sc.srcT = growInt64(sc.srcT, n)
 	}
+	ef := p.edgeFeat != nil
+	if ef {
+		sc.srcE = growInt64(sc.srcE, n)
+	}
 	par.Blocks(rows, rowBlock, rowWork(rows)+4*n, func(lo, hi int) {
 		e := sc.blkReq[lo/rowBlock]
 		for j := lo; j < hi; j++ {
@@ -130,6 +134,9 @@ func (s *Sampler) collectRows(rows int) {
 					if timed {
 						sc.srcT[x] = lt[q]
 					}
+					if ef {
+						sc.srcE[x] = p.edgeBase + q // the edge's global row
+					}
 				}
 				continue
 			}
@@ -137,6 +144,9 @@ func (s *Sampler) collectRows(rows int) {
 				sc.srcG[x], sc.srcO[x] = sc.edgeRows[2*e], sc.edgeRows[2*e+1]
 				if timed {
 					sc.srcT[x] = sc.edgeTime[e]
+				}
+				if ef {
+					sc.srcE[x] = sc.edgeReq[e]
 				}
 				e++
 			}
