@@ -132,10 +132,12 @@ func TestValidatePredict(t *testing.T) {
 		set  func(*PredictConfig)
 		err  string
 	}{
-		{"task", func(c *PredictConfig) { c.Task = "edge" }, `Task "edge": want node or link`},
+		{"task", func(c *PredictConfig) { c.Task = "bogus" }, `Task "bogus": want node, link, multilabel or regression`},
 		{"link without pairs", func(c *PredictConfig) { c.Task = TaskLink }, "Task link needs Pairs FILE"},
 		{"pairs on node", func(c *PredictConfig) { c.Pairs = "p.csv" }, "Pairs applies to Task link only"},
-		{"logits on link", func(c *PredictConfig) { c.Task, c.Pairs, c.Logits = TaskLink, "p.csv", true }, "Logits applies to Task node only"},
+		{"logits on link", func(c *PredictConfig) { c.Task, c.Pairs, c.Logits = TaskLink, "p.csv", true }, "Logits applies to Task node and multilabel only"},
+		{"logits on regression", func(c *PredictConfig) { c.Task, c.Out, c.Logits = TaskRegression, "o.npy", true }, "Logits applies to Task node and multilabel only"},
+		{"targets to csv", func(c *PredictConfig) { c.Task = TaskMultilabel }, "Task multilabel writes one row of probabilities per node to a .npy file: Out o.csv must end in .npy"},
 		{"logits file", func(c *PredictConfig) { c.Logits = true }, "Logits: Out o.csv must end in .npy"},
 		{"fanout", func(c *PredictConfig) { c.Fanouts = []int{3, 0} }, "Fanouts: layer 1 has fanout 0"},
 	} {
