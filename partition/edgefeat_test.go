@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,6 +84,9 @@ func TestEdgeFeatRoundTrip(t *testing.T) {
 					}
 				}
 				assert.Equal(t, d.In.NumEdges(), edges)
+				var b strings.Builder
+				require.NoError(t, m.Stats().WriteText(&b))
+				assert.Contains(t, b.String(), fmt.Sprintf("edge features: %d per edge; node features: read\n", d.EdgeFeat.Dim))
 			})
 		}
 	}
@@ -105,6 +109,9 @@ func TestEdgeFeatOff(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "edge_feat")
 	assert.NotContains(t, string(b), "node_feat_from")
+	var text strings.Builder
+	require.NoError(t, m1.Stats().WriteText(&text))
+	assert.NotContains(t, text.String(), "edge features")
 	pt, err := Load(withEF, 0)
 	require.NoError(t, err)
 	assert.Nil(t, pt.EdgeFeat)

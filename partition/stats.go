@@ -66,7 +66,11 @@ type Stats struct {
 	// fraction of stored entries (both omitted for dense features).
 	SparseFeat  bool    `json:"sparse_feat,omitempty"`
 	FeatDensity float64 `json:"feat_density,omitempty"`
-	Split       string  `json:"split"` // the split whose counts train/valid/test_nodes show
+	// EdgeFeatDim and NodeFeatFrom are Meta's (omitted without edge
+	// features, or for node features that were read).
+	EdgeFeatDim  int    `json:"edge_feat_dim,omitempty"`
+	NodeFeatFrom string `json:"node_feat_from,omitempty"`
+	Split        string `json:"split"` // the split whose counts train/valid/test_nodes show
 	// EdgeCut is the fraction of edges whose endpoints have different owners.
 	EdgeCut float64 `json:"edge_cut"`
 	// Balance is the largest part's nodes over the mean; TrainBalance and
@@ -89,6 +93,7 @@ func (m *Meta) Stats() *Stats {
 		Dataset: m.Dataset, Method: m.Method, Seed: m.Seed, NumParts: m.NumParts,
 		NumNodes: m.NumNodes, NumEdges: m.NumEdges, FeatDim: m.FeatDim, NumClasses: m.NumClasses, TargetDim: m.TargetDim,
 		HaloFeats: m.HaloFeats, Split: m.Split, EdgeCut: m.EdgeCut(), Balance: m.Balance(), Link: m.Link, Time: m.Time,
+		EdgeFeatDim: m.EdgeFeatDim, NodeFeatFrom: m.NodeFeatFrom,
 	}
 	var maxTrain, maxEdges, train int64
 	for p, pi := range m.Parts {
@@ -175,6 +180,16 @@ func (s *Stats) WriteText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "edge_cut %.4f  balance %.4f (nodes)  %.4f (train)  %.4f (edges)\n", s.EdgeCut, s.Balance, s.TrainBalance, s.EdgeBalance)
 	if err == nil && s.SparseFeat {
 		_, err = fmt.Fprintf(w, "features: sparse CSR rows, density %.4f %%\n", 100*s.FeatDensity)
+	}
+	if err == nil && (s.EdgeFeatDim > 0 || s.NodeFeatFrom != "") {
+		ef, from := "none", "read"
+		if s.EdgeFeatDim > 0 {
+			ef = fmt.Sprintf("%d per edge", s.EdgeFeatDim)
+		}
+		if s.NodeFeatFrom != "" {
+			from = s.NodeFeatFrom
+		}
+		_, err = fmt.Fprintf(w, "edge features: %s; node features: %s\n", ef, from)
 	}
 	if err == nil && s.Time != nil {
 		_, err = fmt.Fprintf(w, "time: %s times in [%d, %d], node times %v\n", s.Time.Kind, s.Time.Min, s.Time.Max, s.Time.NodeTime)
