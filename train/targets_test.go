@@ -136,3 +136,34 @@ func TestTargetScoresOrder(t *testing.T) {
 func metricsBits(f *metrics.TargetFigures) [5]uint64 {
 	return [5]uint64{math.Float64bits(f.ROCAUC), math.Float64bits(f.F1Micro), math.Float64bits(f.F1Macro), math.Float64bits(f.RMSE), math.Float64bits(f.MAE)}
 }
+
+// TestSelectionScore: every selection metric reads its figure, errors are
+// negated (lower is better), and a figure the evaluation lacks is NaN.
+func TestSelectionScore(t *testing.T) {
+	link := &metrics.LinkFigures{AUC: 0.9, MRR: 0.4, Hits: [metrics.NumHitsK]float64{0.1, 0.2, 0.3, 0.5, 0.6}}
+	tf := &metrics.TargetFigures{ROCAUC: 0.8, F1Micro: 0.5, F1Macro: 0.4, RMSE: 0.3, MAE: 0.2}
+	for _, c := range []struct {
+		metric string
+		want   float64
+	}{
+		{MetricAcc, 0.7}, {MetricMRR, 0.4}, {MetricAUC, 0.9}, {"hits@10", 0.3}, {"hits@100", 0.6},
+		{MetricROCAUC, 0.8}, {MetricF1Micro, 0.5}, {MetricF1Macro, 0.4}, {MetricRMSE, -0.3}, {MetricMAE, -0.2},
+	} {
+		assert.Equal(t, c.want, selectionScore(c.metric, 0.7, link, tf), c.metric)
+		require.NoError(t, checkMetric(c.metric))
+	}
+	assert.True(t, math.IsNaN(selectionScore(MetricRMSE, 0.7, link, nil)))
+	assert.True(t, math.IsNaN(selectionScore("hits@10", 0.7, nil, tf)))
+	assert.ErrorContains(t, checkMetric("hits@7"), `Metric "hits@7"`)
+	assert.ErrorContains(t, checkMetric("f1"), `Metric "f1"`)
+
+	// betterBy: strictly better, NaN never better, better than a NaN best.
+	tr := &Trainer{}
+	tr.best.Params = []float32{1}
+	tr.best.ValTargets = &metrics.TargetFigures{RMSE: 0.3}
+	assert.True(t, tr.betterBy(MetricRMSE, &EvalResult{Targets: &metrics.TargetFigures{RMSE: 0.29}}))
+	assert.False(t, tr.betterBy(MetricRMSE, &EvalResult{Targets: &metrics.TargetFigures{RMSE: 0.3}}))
+	assert.False(t, tr.betterBy(MetricRMSE, &EvalResult{Targets: &metrics.TargetFigures{RMSE: math.NaN()}}))
+	tr.best.ValTargets.RMSE = math.NaN()
+	assert.True(t, tr.betterBy(MetricRMSE, &EvalResult{Targets: &metrics.TargetFigures{RMSE: 1}}))
+}

@@ -27,6 +27,10 @@ type Options struct {
 	// time a few steps of a long epoch; results then differ from full
 	// epochs.
 	MaxSteps int
+	// Metric is the validation figure that selects the best epoch
+	// (selection.go's Metric names; "" is the task's default: accuracy,
+	// MRR, ROC-AUC or RMSE).
+	Metric string
 	// Prefetch is how many training batches are fetched ahead of the step
 	// that computes (0 = none): while one step's forward and backward run
 	// on another goroutine, the calling goroutine (the one that owns MPI)
@@ -41,7 +45,7 @@ func (o Options) Validate() error {
 	if o.Prefetch < 0 {
 		return config.Errorf("{Prefetch} %d must be 0 (off) or more batches ahead", o.Prefetch)
 	}
-	return nil
+	return checkMetric(o.Metric)
 }
 
 // Best is the best-validation state seen so far. Node classification
@@ -807,6 +811,9 @@ func (t *Trainer) evaluateSplit(split string) (EvalResult, error) {
 // link results compare validation MRR, node results validation accuracy.
 // A link result always beats a best state without link figures.
 func (t *Trainer) better(val *EvalResult) bool {
+	if t.opts.Metric != "" {
+		return t.betterBy(t.opts.Metric, val)
+	}
 	if kind := t.model.Config().Targets; kind != "" && val.Targets != nil {
 		return betterTargets(kind, val.Targets, t.best.ValTargets)
 	}

@@ -57,7 +57,7 @@ func TestFieldFlags(t *testing.T) {
 		"Link.Split": "--link-split", "Link.NegsPerPos": "--link-negs", "Link.Pool": "--link-pool",
 		"Link.NoValidAdj": "--link-valid-adj", "Link.StructFeats": "--struct-feats", "Link.Relation": "--relation",
 		"Split": "--split", "Time": "--time", "NodeFeat": "--node-feat", "EdgeFeat": "--edge-feat",
-		"Trainer.Prefetch": "--prefetch", "Trainer.MaxSteps": "--max-steps", "Trainer.Seed": "--seed",
+		"Trainer.Prefetch": "--prefetch", "Trainer.MaxSteps": "--max-steps", "Trainer.Metric": "--metric", "Trainer.Seed": "--seed",
 		"Trainer.Adam.LR": "--lr", "Trainer.Adam.WeightDecay": "--weight-decay", "Run.Epochs": "--epochs",
 		"Run.CheckpointDir": "--checkpoint", "Run.CheckpointEvery": "--checkpoint-every", "Run.EvalEvery": "--eval-every",
 		"Store.Transport": "--transport", "Store.CacheMB": "--cache-mb", "Method": "--method",

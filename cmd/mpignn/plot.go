@@ -124,6 +124,31 @@ func plotPanel(title, ylabel string, curves []plotCurve) (*plot.Plot, error) {
 
 // isLinkRun reports whether the metrics come from a link-prediction run
 // (some epoch carries ranking figures).
+// Kinds of runs plot tells apart by their figures.
+const (
+	kindNode = iota
+	kindLink
+	kindMultilabel
+	kindRegression
+)
+
+// runKind tells which figures a run's evaluated epochs carry.
+func runKind(epochs []metrics.Epoch) int {
+	for i := range epochs {
+		m := &epochs[i]
+		switch {
+		case m.ValROCAUC != nil || m.TestROCAUC != nil:
+			return kindMultilabel
+		case m.ValRMSE != nil || m.TestRMSE != nil:
+			return kindRegression
+		}
+	}
+	if isLinkRun(epochs) {
+		return kindLink
+	}
+	return kindNode
+}
+
 func isLinkRun(epochs []metrics.Epoch) bool {
 	for i := range epochs {
 		if epochs[i].ValMRR != nil || epochs[i].TestMRR != nil {
@@ -138,7 +163,11 @@ func plotDraw(epochs []metrics.Epoch, sum *metrics.Summary, name, format string)
 	blue := color.RGBA{R: 31, G: 119, B: 180, A: 255}
 	orange := color.RGBA{R: 255, G: 127, B: 14, A: 255}
 	green := color.RGBA{R: 44, G: 160, B: 44, A: 255}
-	loss, err := plotPanel(name+": loss", "cross-entropy", []plotCurve{
+	lossName := "cross-entropy"
+	if runKind(epochs) == kindRegression {
+		lossName = "squared error"
+	}
+	loss, err := plotPanel(name+": loss", lossName, []plotCurve{
 		{"train", plotSeries(epochs, func(m *metrics.Epoch) float64 { return m.Loss }), blue},
 		{"valid", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValLoss }), orange},
 	})
@@ -146,10 +175,33 @@ func plotDraw(epochs []metrics.Epoch, sum *metrics.Summary, name, format string)
 		return nil, err
 	}
 	var acc *plot.Plot
-	if isLinkRun(epochs) {
+	red := color.RGBA{R: 214, G: 39, B: 40, A: 255}
+	switch runKind(epochs) {
+	case kindMultilabel:
+		title := name + ": ROC-AUC and F1"
+		if sum != nil && sum.ValROCAUC != nil && sum.TestROCAUC != nil {
+			title += fmt.Sprintf(" (best epoch %d: val ROC-AUC %.4f, test %.4f)", sum.BestEpoch, *sum.ValROCAUC, *sum.TestROCAUC)
+		}
+		acc, err = plotPanel(title, "ROC-AUC / F1 micro", []plotCurve{
+			{"valid ROC-AUC", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValROCAUC }), orange},
+			{"test ROC-AUC", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.TestROCAUC }), green},
+			{"valid F1 micro", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValF1Micro }), blue},
+			{"test F1 micro", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.TestF1Micro }), red},
+		})
+	case kindRegression:
+		title := name + ": RMSE and MAE"
+		if sum != nil && sum.ValRMSE != nil && sum.TestRMSE != nil {
+			title += fmt.Sprintf(" (best epoch %d: val RMSE %.4f, test %.4f)", sum.BestEpoch, *sum.ValRMSE, *sum.TestRMSE)
+		}
+		acc, err = plotPanel(title, "RMSE / MAE", []plotCurve{
+			{"valid RMSE", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValRMSE }), orange},
+			{"test RMSE", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.TestRMSE }), green},
+			{"valid MAE", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValMAE }), blue},
+			{"test MAE", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.TestMAE }), red},
+		})
+	case kindLink:
 		// Link runs: the ranking figures; their accuracy is dominated by
 		// the negatives and says little.
-		red := color.RGBA{R: 214, G: 39, B: 40, A: 255}
 		title := name + ": MRR and AUC"
 		if sum != nil && sum.BestValMRR != nil && sum.TestMRR != nil && sum.TestAUC != nil {
 			title += fmt.Sprintf(" (best val MRR %.4f at epoch %d, test MRR %.4f, AUC %.4f)", *sum.BestValMRR, sum.BestEpoch, *sum.TestMRR, *sum.TestAUC)
@@ -160,7 +212,7 @@ func plotDraw(epochs []metrics.Epoch, sum *metrics.Summary, name, format string)
 			{"valid AUC", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.ValAUC }), blue},
 			{"test AUC", plotEvalSeries(epochs, func(m *metrics.Epoch) *float64 { return m.TestAUC }), red},
 		})
-	} else {
+	default:
 		accTitle := name + ": accuracy"
 		if sum != nil {
 			accTitle += fmt.Sprintf(" (best val %.4f at epoch %d, test %.4f)", sum.BestValAcc, sum.BestEpoch, sum.TestAcc)

@@ -124,3 +124,36 @@ func TestPlotLinkRun(t *testing.T) {
 	assert.Contains(t, string(data), "best val MRR 0.5000 at epoch 3")
 	assert.NotContains(t, string(data), ": accuracy")
 }
+
+// TestPlotTargetRuns: a multi-label run plots ROC-AUC and F1, a
+// regression run RMSE and MAE, each titled with its best epoch.
+func TestPlotTargetRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name, epoch, summary string
+		want                 []string
+	}{
+		{"multilabel", `"val_rocauc":0.7%d,"test_rocauc":0.7%d,"val_f1_micro":0.3,"test_f1_micro":0.3`,
+			`"val_rocauc":0.73,"test_rocauc":0.74`, []string{"ROC-AUC and F1 (best epoch 3: val ROC-AUC 0.7300, test 0.7400)", "test F1 micro"}},
+		{"regression", `"val_rmse":0.%d,"test_rmse":0.%d,"val_mae":0.1,"test_mae":0.1`,
+			`"val_rmse":0.2,"test_rmse":0.25`, []string{"RMSE and MAE (best epoch 3: val RMSE 0.2000, test 0.2500)", "squared error"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			m := filepath.Join(dir, "m.jsonl")
+			var lines []string
+			for e := 1; e <= 3; e++ {
+				lines = append(lines, fmt.Sprintf(`{"type":"epoch","epoch":%d,"loss":0.6,"train_acc":0.1,"val_loss":0.5,"val_acc":0.1,"test_loss":0.5,"test_acc":0.1,`+tc.epoch+`}`, e, e+1, e+2))
+			}
+			lines = append(lines, `{"type":"summary","epochs":3,"best_epoch":3,"best_val_acc":0.1,"test_acc":0.1,"total_s":1,`+tc.summary+`}`)
+			require.NoError(t, os.WriteFile(m, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+			out := filepath.Join(dir, "p.svg")
+			require.NoError(t, runPlot([]string{"--metrics", m, "--out", out}))
+			data, err := os.ReadFile(out)
+			require.NoError(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, string(data), w)
+			}
+			assert.NotContains(t, string(data), ": accuracy")
+		})
+	}
+}

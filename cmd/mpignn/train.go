@@ -118,6 +118,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	addTimeoutFlag(fs, &f.timeout)
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", cpuProfileHelp)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
+	fs.StringVar(&c.Trainer.Metric, "metric", "", "the validation figure that selects the best epoch (the checkpoint's weights and the final line's figures): acc (node), mrr, auc or hits@K (link), rocauc, f1_micro or f1_macro (multilabel), rmse or mae (regression); default: the task's first")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
 	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification), link (link prediction on the partition's link split), multilabel (binary tasks per node: BCE, ROC-AUC) or regression (real values per node: MSE, RMSE/MAE); the last two need a partition of real targets (partition --labels)")
 	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default mlp)")

@@ -48,6 +48,7 @@ func settingNames() map[string]setting {
 		"run.link.use_valid_edges":    {"{Link.UseValidEdges}", "false"},
 		"run.link.keep_seed_edges":    {"{Link.KeepSeedEdges}", "false"},
 		"run.max_steps":               {"{Trainer.MaxSteps}", "0"},
+		"run.metric":                  {"{Trainer.Metric}", "the task's default"},
 		"run.hetero.rel_fanouts":      {"{Hetero.Fanout} (per relation)", "none"},
 		"run.hetero.eval_rel_fanouts": {"{Hetero.EvalFanout} (per relation)", "none"},
 		"run.hetero.embed_dim":        {"{Hetero.EmbedDim}", "none (homogeneous)"},
@@ -250,6 +251,9 @@ func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 		{"Trainer.MaxSteps", strconv.Itoa(ri.MaxSteps)},
 	}
 	add := func(name, value string) { out = append(out, [2]string{name, value}) }
+	if ri.Metric != "" {
+		add("Trainer.Metric", ri.Metric)
+	}
 	if m.ArchName() == train.ArchGAT {
 		add("Model.Heads", strconv.Itoa(m.Heads))
 		add("Model.AttnDropout", f32(m.AttnDropout))

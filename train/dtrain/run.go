@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"mpignn/collectives"
 	"mpignn/config"
@@ -145,6 +146,9 @@ type runInfo struct {
 	Link      *LinkOptions `json:"link,omitempty"`
 	// MaxSteps is train.Options.MaxSteps (absent when 0).
 	MaxSteps int `json:"max_steps,omitempty"`
+	// Metric is train.Options.Metric, the selection figure (absent for the
+	// task's default): a resume must select the same way.
+	Metric string `json:"metric,omitempty"`
 	// Hetero holds the settings of a heterogeneous run (absent otherwise).
 	Hetero *heteroRunInfo `json:"hetero,omitempty"`
 	// Temporal holds the temporal sampling settings (absent when off).
@@ -233,6 +237,9 @@ func (c *TrainConfig) Validate() error {
 	}
 	if err := config.In("Trainer", c.Trainer.Validate()); err != nil {
 		return err
+	}
+	if m := c.Trainer.Metric; m != "" && !slices.Contains(t.metrics(), m) {
+		return config.Errorf("{Trainer.Metric} %s does not apply to {Task} %s, which selects on %s", m, t.name(), strings.Join(t.metrics(), ", "))
 	}
 	if err := config.In("Store", c.Store.Validate()); err != nil {
 		return err
@@ -489,6 +496,7 @@ func (j *job) newTrainer() (*train.Trainer, []byte, error) {
 	}
 	ri := newRunInfo(j.meta.Dataset, c.Size(), j.lo, cfg.RowNorm)
 	ri.MaxSteps = cfg.Trainer.MaxSteps
+	ri.Metric = cfg.Trainer.Metric
 	ri.Settings = cfg.Settings
 	ri.Kernels = j.kern
 	if j.evalMode == EvalLayerwise {

@@ -51,6 +51,13 @@ func (t targetTask) checkpointSettings(ri runInfo, _ train.Config, add func(name
 	}
 }
 
+func (t targetTask) metrics() []string {
+	if t.kind == TaskMultilabel {
+		return []string{train.MetricROCAUC, train.MetricF1Micro, train.MetricF1Macro}
+	}
+	return []string{train.MetricRMSE, train.MetricMAE}
+}
+
 // final names the selection figure of the best epoch and its test
 // figures.
 func (t targetTask) final(s metrics.Summary, weights, embeddings string) string {

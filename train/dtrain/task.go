@@ -60,6 +60,9 @@ type task interface {
 	// checkpointSettings adds the task's settings of a checkpoint's run
 	// (CheckpointSettings) through add.
 	checkpointSettings(ri runInfo, m train.Config, add func(name, value string))
+	// metrics lists the selection metrics (train.Options.Metric) the task
+	// has figures for, its default first.
+	metrics() []string
 	// final formats the figures of the final line of a trained run
 	// (epochs > 0): what follows "final: ", without the newline.
 	final(s metrics.Summary, weights, embeddings string) string
@@ -158,6 +161,8 @@ func (nodeTask) checkpointSettings(ri runInfo, _ train.Config, add func(name, va
 	}
 }
 
+func (nodeTask) metrics() []string { return []string{train.MetricAcc} }
+
 func (nodeTask) final(s metrics.Summary, weights, embeddings string) string {
 	return fmt.Sprintf("epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s%s",
 		s.Epochs, s.BestEpoch, s.BestValAcc, s.TestAcc, weights, embeddings)
@@ -234,6 +239,14 @@ func (linkTask) checkpointSettings(ri runInfo, m train.Config, add func(name, va
 		add("Link.UseValidEdges", strconv.FormatBool(ri.Link.UseValidEdges))
 		add("Link.KeepSeedEdges", strconv.FormatBool(ri.Link.KeepSeedEdges))
 	}
+}
+
+func (linkTask) metrics() []string {
+	out := []string{train.MetricMRR, train.MetricAUC}
+	for _, k := range metrics.HitsKs() {
+		out = append(out, train.MetricHitsPrefix+strconv.Itoa(k))
+	}
+	return out
 }
 
 // final leaves out the embeddings digest, as the link line always has.

@@ -62,6 +62,8 @@ func TestValidateDerivedFields(t *testing.T) {
 		{"fanout 0", func(c *TrainConfig) { c.Loader.Fanouts = []int{0} }, "Loader.Fanouts: layer 0 has fanout 0, want > 0 or -1"},
 		{"link task without negatives", func(c *TrainConfig) { c.Task = TaskLink }, "Link.NegRatio 0 must be at least 1"},
 		{"strict without strategy", func(c *TrainConfig) { c.Loader.Temporal.Strict = true }, "Loader.Temporal.Strict and Loader.SeedTime need Loader.Temporal uniform or last"},
+		{"metric of another task", func(c *TrainConfig) { c.Task, c.Trainer.Metric = TaskRegression, "rocauc" }, "Trainer.Metric rocauc does not apply to Task regression, which selects on rmse, mae"},
+		{"unknown metric", func(c *TrainConfig) { c.Trainer.Metric = "f2" }, `Trainer.Metric "f2": want acc`},
 		{"bad link split", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit = TaskLink, 1, "random:2,0,0" }, "LinkSplit: link split"},
 		{"relation plan of other hops", func(c *TrainConfig) {
 			c.Model.Hidden = 8
