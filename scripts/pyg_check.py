@@ -452,6 +452,11 @@ def main():
                     help="write a randomly initialised model like --state's (OUT.json beside it), as a PyG user would, "
                          "GATConv under PyG <= 2.4's names lin_src/lin_dst")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--target-loss", choices=["regression", "multilabel"],
+                    help="real-target model: print the loss of the full-graph outputs on --split's training nodes "
+                         "(PyTorch's MSELoss / BCEWithLogitsLoss; unlabelled (NaN) values add 0 and the sum is "
+                         "divided by nodes x targets, mpignn's rule) as JSON, instead of comparing logits")
+    ap.add_argument("--split", default="random", help="with --target-loss: the split whose train nodes are scored")
     ap.add_argument("--gcn-norm", default="", choices=["", "sym"],
                     help="sym: the logits come from predict --gcn-norm sym, compare gcn with the pure GCNConv equations")
     a = ap.parse_args()
@@ -459,6 +464,8 @@ def main():
         return make_random(a.state[0], a.make_random, a.seed)
     if a.scores:
         return check_decoder(a.state[0], a.embeddings, a.scores, a.tol)
+    if a.target_loss:
+        return target_loss(a)
     if len(a.state) != len(a.logits):
         ap.error("give one --logits file per --state file")
     graph = {}  # the dataset, read once for every model
@@ -535,6 +542,29 @@ def check(a, state_path, logits_path, graph):
         else:
             got = model(x, edge_index)
     return report(spec, impl, got, want, a.tol, "nodes")
+
+
+def target_loss(a):
+    """The loss of an exported real-target model's full-graph outputs on the
+    split's training nodes, computed in plain PyTorch."""
+    spec = json.load(open(a.state[0][: -len(".safetensors")] + ".json"))
+    cls, impl = model_class(spec["model"]["class"])
+    model = cls(**spec["model"]["kwargs"])
+    model.load_state_dict(fold_lin_src(load_safetensors(a.state[0])), strict=True)
+    model.eval()
+    x, edge_index = read_ogb_graph(a.data)
+    if spec["row_normalize"]:
+        x = x / x.abs().sum(1, keepdim=True).clamp(min=1e-30)
+    y = torch.from_numpy(read_csv(f"{a.data}/raw/node-label.csv.gz", np.float32)).reshape(x.size(0), -1)
+    train = torch.from_numpy(read_csv(f"{a.data}/split/{a.split}/train.csv.gz", np.int64)).reshape(-1)
+    with torch.no_grad():
+        z = model(x, edge_index).double()[train]
+    t = y.double()[train]
+    lab = ~torch.isnan(t)
+    loss_fn = F.mse_loss if a.target_loss == "regression" else F.binary_cross_entropy_with_logits
+    loss = loss_fn(z[lab], t[lab], reduction="sum") / t.numel()
+    print(json.dumps({"loss": loss.item(), "nodes": int(train.numel()), "impl": impl}))
+    return 0
 
 
 def report(spec, impl, got, want, tol, what):

@@ -119,12 +119,12 @@ func replaceEmbeddings(state []byte, embeds []train.NamedTensor) ([]byte, error)
 	return out, nil
 }
 
-// saveImported writes the checkpoint of a run that imported its weights
-// (--init-from) and trains no epoch (--epochs 0): the imported model and
-// embeddings, ready for predict, embed or export, and a later --resume.
-// The trainer's loop writes checkpoints only after an epoch. It is
-// collective.
-func saveImported(c *collectives.Comm, tr *train.Trainer, ro train.RunOptions) error {
+// saveUntrained writes the checkpoint of a run that trains no epoch
+// (--epochs 0): the imported model and embeddings (imported: --init-from)
+// or the initial weights, ready for predict, embed or export, and a later
+// --resume. The trainer's loop writes checkpoints only after an epoch. It
+// is collective; without a checkpoint directory it writes nothing.
+func saveUntrained(c *collectives.Comm, tr *train.Trainer, ro train.RunOptions, imported bool) error {
 	var err error
 	var sparse []byte
 	if tr.Sparse != nil && ro.Checkpointing {
@@ -136,7 +136,10 @@ func saveImported(c *collectives.Comm, tr *train.Trainer, ro train.RunOptions) e
 		err = train.SaveCheckpoint(ro.CheckpointDir, ck)
 	}
 	if err := collectives.Agree(c, err); err != nil {
-		return fmt.Errorf("%w: %w", config.Errorf("{InitFrom}"), err)
+		if imported {
+			return fmt.Errorf("%w: %w", config.Errorf("{InitFrom}"), err)
+		}
+		return fmt.Errorf("checkpoint of the initial weights: %w", err)
 	}
 	return nil
 }

@@ -585,8 +585,8 @@ func (j *job) run(tr *train.Trainer, info []byte, made *createdOutputs) (*Result
 	if c.Rank() != 0 {
 		ro.CheckpointDir = "" // rank 0 writes the checkpoints
 	}
-	if cfg.InitFrom != "" && ro.Epochs == 0 {
-		if err := saveImported(c, tr, ro); err != nil {
+	if ro.Epochs == 0 {
+		if err := saveUntrained(c, tr, ro, cfg.InitFrom != ""); err != nil {
 			return nil, err
 		}
 	}
