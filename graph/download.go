@@ -24,8 +24,12 @@ import (
 // time (ogbl-collab is undirected: add --undirected).
 func OGBURL(name string) (string, error) {
 	switch name {
-	case "ogbn-arxiv", "ogbn-products", "ogbn-papers100M":
-		// The zips are named after the dataset without the "ogbn-" prefix.
+	case "ogbn-arxiv", "ogbn-products", "ogbn-papers100M", "ogbn-proteins", "ogbn-mag":
+		// The zips are named after the dataset without the "ogbn-" prefix
+		// (OGB's download of ogbn-proteins fetches .../proteins.zip).
+		// ogbn-proteins has 112 label columns (real targets: --task
+		// multilabel), edge-feat.csv.gz and no node features (partition
+		// --node-feat from-edges:mean); ogbn-mag is heterogeneous.
 		return "http://snap.stanford.edu/ogb/data/nodeproppred/" + strings.TrimPrefix(name, "ogbn-") + ".zip", nil
 	case "ogbl-collab":
 		// OGB's master.csv: download_name collab.
@@ -35,7 +39,7 @@ func OGBURL(name string) (string, error) {
 		// ogbl-citation, with 1000 stored negatives per edge).
 		return "http://snap.stanford.edu/ogb/data/linkproppred/citation-v2.zip", nil
 	}
-	return "", fmt.Errorf("unknown dataset %q (known: ogbn-arxiv, ogbn-products, ogbn-papers100M, ogbl-collab, ogbl-citation2)", name)
+	return "", fmt.Errorf("unknown dataset %q (known: ogbn-arxiv, ogbn-products, ogbn-papers100M, ogbn-proteins, ogbn-mag, ogbl-collab, ogbl-citation2)", name)
 }
 
 // DownloadOptions control Download.

@@ -226,6 +226,8 @@ func TestOGBURL(t *testing.T) {
 		"ogbn-arxiv":      "http://snap.stanford.edu/ogb/data/nodeproppred/arxiv.zip",
 		"ogbn-products":   "http://snap.stanford.edu/ogb/data/nodeproppred/products.zip",
 		"ogbn-papers100M": "http://snap.stanford.edu/ogb/data/nodeproppred/papers100M.zip",
+		"ogbn-proteins":   "http://snap.stanford.edu/ogb/data/nodeproppred/proteins.zip",
+		"ogbn-mag":        "http://snap.stanford.edu/ogb/data/nodeproppred/mag.zip",
 		"ogbl-collab":     "http://snap.stanford.edu/ogb/data/linkproppred/collab.zip",
 		"ogbl-citation2":  "http://snap.stanford.edu/ogb/data/linkproppred/citation-v2.zip",
 	} {

@@ -143,3 +143,38 @@ const (
 
 // tagTargets keys the planted targets' hashes apart from every other use.
 const tagTargets = 0x7461726765747331 // "targets1"
+
+// SpeciesSplitName is the split directory of SpeciesSplit, as ogbn-proteins
+// names its split by species.
+const SpeciesSplitName = "species"
+
+// SpeciesSplit groups n nodes into s species of consecutive ids (node v is
+// of species v·s/n) and holds whole species out, as ogbn-proteins' split
+// does: the first 60% of the species (at least one) train, the next 20%
+// (at least one when s >= 3) validate, the rest test. It returns the split
+// and every node's species.
+func SpeciesSplit(n int64, s int) (*Split, []int64, error) {
+	if s < 3 || int64(s) > n {
+		return nil, nil, fmt.Errorf("species split: %d species of %d nodes: want 3 <= species <= nodes", s, n)
+	}
+	trainS := max(1, s*6/10)
+	validS := max(1, s*2/10)
+	if trainS+validS >= s {
+		trainS = s - validS - 1
+	}
+	sp := &Split{Train: []int64{}, Valid: []int64{}, Test: []int64{}}
+	species := make([]int64, n)
+	for v := range n {
+		k := v * int64(s) / n
+		species[v] = k
+		switch {
+		case k < int64(trainS):
+			sp.Train = append(sp.Train, v)
+		case k < int64(trainS+validS):
+			sp.Valid = append(sp.Valid, v)
+		default:
+			sp.Test = append(sp.Test, v)
+		}
+	}
+	return sp, species, nil
+}

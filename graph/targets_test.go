@@ -79,3 +79,60 @@ func TestReadTargetsBadInput(t *testing.T) {
 	_, err := ReadOGB(writeTiny(t, tinyFiles()), ReadOptions{Labels: "bits"})
 	assert.ErrorContains(t, err, `Labels "bits"`)
 }
+
+// TestSpeciesSplit: whole species go to one set, in order, and every node
+// is in exactly one set.
+func TestSpeciesSplit(t *testing.T) {
+	sp, species, err := SpeciesSplit(1000, 8)
+	require.NoError(t, err)
+	assert.Len(t, sp.Train, 500)
+	assert.Len(t, sp.Valid, 125)
+	assert.Len(t, sp.Test, 375)
+	set := map[int64]string{}
+	for name, ids := range map[string][]int64{"train": sp.Train, "valid": sp.Valid, "test": sp.Test} {
+		for _, v := range ids {
+			require.NotContains(t, set, v)
+			set[v] = name
+		}
+	}
+	assert.Len(t, set, 1000)
+	bySpecies := map[int64]string{}
+	for v, s := range species {
+		if name, ok := bySpecies[s]; ok {
+			assert.Equal(t, name, set[int64(v)], "species %d is split", s)
+		}
+		bySpecies[s] = set[int64(v)]
+	}
+	_, _, err = SpeciesSplit(10, 2)
+	assert.ErrorContains(t, err, "want 3 <= species <= nodes")
+}
+
+// TestPlantedTargets: the targets are a function of (seed, node, target)
+// and the multi-label ones follow their classes.
+func TestPlantedTargets(t *testing.T) {
+	labels := make([]int32, 4000)
+	for i := range labels {
+		labels[i] = int32(i % 4)
+	}
+	a, err := PlantedTargets(labels, 4, TargetsMultilabel, 8, 1)
+	require.NoError(t, err)
+	b, err := PlantedTargets(labels, 4, TargetsMultilabel, 8, 1)
+	require.NoError(t, err)
+	assert.Equal(t, a.Data, b.Data)
+	var own, other, nOwn, nOther float64
+	for v, c := range labels {
+		for j := range 8 {
+			if j%4 == int(c) {
+				own += float64(a.Data[v*8+j])
+				nOwn++
+			} else {
+				other += float64(a.Data[v*8+j])
+				nOther++
+			}
+		}
+	}
+	assert.InDelta(t, 0.8, own/nOwn, 0.03)
+	assert.InDelta(t, 0.1, other/nOther, 0.03)
+	_, err = PlantedTargets(labels, 4, "bits", 8, 1)
+	assert.ErrorContains(t, err, `kind "bits"`)
+}

@@ -18,6 +18,7 @@ import (
 
 // genConfig is the command line of `mpignn gen`.
 type genConfig struct {
+	species                int        // --species
 	targetsFlag            string     // --targets as given
 	targets                genTargets // and parsed
 	format                 string
@@ -88,7 +89,7 @@ func runGen(args []string) (err error) {
 		}
 		return runGenChunked(gen, g.out)
 	}
-	return runGenOGB(g.o, g.out, g.targets)
+	return runGenOGB(g.o, g.out, g.targets, g.species)
 }
 
 // parseGen declares and parses the flags of gen; their defaults are the
@@ -118,6 +119,7 @@ func parseGen(args []string) (*genConfig, error) {
 	fs.IntVar(&o.Workers, "workers", 0, "goroutines (0 = GOMAXPROCS); does not change the output")
 	fs.BoolVar(&o.EdgeTime, "edge-time", false, fmt.Sprintf("also write edge times (raw/edge_time.csv.gz; with --hetero per relation; --format chunked: edge_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
 	fs.BoolVar(&o.NodeTime, "node-time", false, fmt.Sprintf("also write node times (raw/node_time.csv.gz; with --hetero raw/node_time/<type>/; --format chunked: node_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
+	fs.IntVar(&g.species, "species", 0, "also write a species-style split (split/species, as ogbn-proteins has): S groups of consecutive node ids, whole groups held out (60% of them train, 20% valid, the rest test); S >= 3")
 	fs.StringVar(&g.targetsFlag, "targets", "", "write real targets instead of class labels: multilabel:K (K binary tasks per node, each 1 mostly within one planted class) or regression:K (K values per node from its class plus noise); for train --task multilabel or regression")
 	fs.IntVar(&o.EdgeFeatDim, "edge-feat-dim", 0, "also write edge features of this width (raw/edge-feat.csv.gz, one row per edge line: noise from --seed plus the ends' classes), as ogbn-proteins has; 0 = none")
 	fs.BoolVar(&o.NoNodeFeat, "no-node-feat", false, "leave raw/node-feat.csv.gz out (with --edge-feat-dim: an ogbn-proteins-shaped graph, whose node features partition --node-feat from-edges:mean makes)")
@@ -177,6 +179,9 @@ func (g *genConfig) check() error {
 			return fmt.Errorf("--targets is written in the homogeneous OGB layout only (not with --hetero or --format %s)", genFormatChunked)
 		}
 		g.targets = genTargets{kind: kind, k: n}
+	}
+	if g.species != 0 && (g.hetero || g.format != genFormatOGB) {
+		return fmt.Errorf("--species is written in the homogeneous OGB layout only (not with --hetero or --format %s)", genFormatChunked)
 	}
 	switch g.format {
 	case genFormatOGB:
@@ -275,7 +280,7 @@ type genTargets struct {
 	k    int
 }
 
-func runGenOGB(o graph.GenOptions, out string, targets genTargets) error {
+func runGenOGB(o graph.GenOptions, out string, targets genTargets, species int) error {
 	// Refuse sizes that cannot fit before allocating: the runtime's out of
 	// memory is a crash with a trace, not an error.
 	need, err := graph.GenMemory(o)
@@ -302,6 +307,15 @@ func runGenOGB(o graph.GenOptions, out string, targets genTargets) error {
 		if s.Data.Targets, err = graph.PlantedTargets(s.Data.Labels, o.Classes, targets.kind, targets.k, o.Seed); err != nil {
 			return err
 		}
+	}
+	if species != 0 {
+		// Beside the random split, so that the statistics below (taken
+		// on it) still hold; the partitioner's --split picks either.
+		sp, _, err := graph.SpeciesSplit(o.Nodes, species)
+		if err != nil {
+			return fmt.Errorf("--species: %w", err)
+		}
+		s.Data.Splits[graph.SpeciesSplitName] = sp
 	}
 	tGen := time.Since(t0)
 	if err := graph.WriteSynthetic(out, s); err != nil {
