@@ -575,6 +575,25 @@ func (c *Chunked) ReadNodeFeat(t int, key string, k int) (*Features, error) {
 	return out, nil
 }
 
+// NodeDataWidth returns the row width of chunk k of node type t's data
+// key from its header alone: 1 for one value per node ((nodes,) or
+// (nodes, 1)), K for (nodes, K).
+func (c *Chunked) NodeDataWidth(t int, key string, k int) (int, error) {
+	a, path, err := c.openNodeArray(t, key, k)
+	if err != nil {
+		return 0, err
+	}
+	defer a.Close()
+	switch sh := a.Shape(); {
+	case len(sh) == 1:
+		return 1, nil
+	case len(sh) == 2 && sh[1] >= 1:
+		return sh[1], nil
+	default:
+		return 0, fmt.Errorf("%s: shape %v, want (nodes,) or (nodes, K)", path, sh)
+	}
+}
+
 // NodeFeatDim returns the row width of chunk k of node type t's data key
 // from its header alone.
 func (c *Chunked) NodeFeatDim(t int, key string, k int) (int, error) {

@@ -417,6 +417,54 @@ func convertEdges(cm *ChunkedMeta, tmp, path string, r Relation, et string, m in
 	return nil
 }
 
+// convertRows writes the comma-separated float rows of path (one per
+// node, as wide as the first) as chunks of key, parsing each line with
+// parse; what names the rows in errors.
+func convertRows(path, what, key string, sizes []int64, n int64, parse func([]byte, []float32) error, add func(string, int, any) error) error {
+	dim, err := featureDim(path)
+	if err != nil {
+		return err
+	}
+	ls, err := newLineScanner(path)
+	if err != nil {
+		return err
+	}
+	defer ls.close()
+	for k, size := range sizes {
+		data := make([]float32, size*int64(dim))
+		rows := make([][]float32, size)
+		for i := range rows {
+			line, ok := ls.next()
+			if !ok {
+				if err := ls.err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("%s: %d %s rows, want one per node (%d)", path, ls.line, what, n)
+			}
+			rows[i] = data[int64(i)*int64(dim) : int64(i+1)*int64(dim)]
+			if err := parse(line, rows[i]); err != nil {
+				return &lineError{path, ls.line, err}
+			}
+		}
+		if err := add(key, k, rows); err != nil {
+			return err
+		}
+	}
+	if _, more := ls.next(); more {
+		return &lineError{path, ls.line, fmt.Errorf("more %s rows than the %d nodes", what, n)}
+	}
+	return ls.err()
+}
+
+// convertRowsThenSplits writes real targets as "label" chunks, then the
+// split masks (what convertNodeData does after class labels).
+func convertRowsThenSplits(labelPath string, sizes []int64, n int64, splits map[string]*Split, add func(string, int, any) error) error {
+	if err := convertRows(labelPath, "label", ChunkLabel, sizes, n, parseTargetLine, add); err != nil {
+		return err
+	}
+	return convertMasks(sizes, n, splits, add)
+}
+
 // convertNodeData writes node type typ's chunks: features and labels
 // streamed from their files ("" when absent), split masks from splits.
 func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelPath string, allowMissing bool, splits map[string]*Split, opt ConvertOptions) error {
@@ -439,40 +487,20 @@ func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelP
 		return nil
 	}
 	if featPath != "" {
-		dim, err := featureDim(featPath)
+		if err := convertRows(featPath, "feature", ChunkFeat, sizes, n, parseFeatureLine, add); err != nil {
+			return err
+		}
+	}
+	if labelPath != "" && !allowMissing {
+		// A label file of several columns holds real targets (ogbn-proteins'
+		// 112 tasks): "label" chunks of (nodes, K) floats, NaN unlabelled,
+		// which the distributed partitioner reads as targets.
+		dim, err := featureDim(labelPath)
 		if err != nil {
 			return err
 		}
-		ls, err := newLineScanner(featPath)
-		if err != nil {
-			return err
-		}
-		defer ls.close()
-		for k, size := range sizes {
-			data := make([]float32, size*int64(dim))
-			rows := make([][]float32, size)
-			for i := range rows {
-				line, ok := ls.next()
-				if !ok {
-					if err := ls.err(); err != nil {
-						return err
-					}
-					return fmt.Errorf("%s: %d feature rows, want one per node (%d)", featPath, ls.line, n)
-				}
-				rows[i] = data[int64(i)*int64(dim) : int64(i+1)*int64(dim)]
-				if err := parseFeatureLine(line, rows[i]); err != nil {
-					return &lineError{featPath, ls.line, err}
-				}
-			}
-			if err := add(ChunkFeat, k, rows); err != nil {
-				return err
-			}
-		}
-		if _, more := ls.next(); more {
-			return &lineError{featPath, ls.line, fmt.Errorf("more feature rows than the %d nodes", n)}
-		}
-		if err := ls.err(); err != nil {
-			return err
+		if dim > 1 {
+			return convertRowsThenSplits(labelPath, sizes, n, splits, add)
 		}
 	}
 	if labelPath != "" {
@@ -515,6 +543,11 @@ func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelP
 			return err
 		}
 	}
+	return convertMasks(sizes, n, splits, add)
+}
+
+// convertMasks writes every split of splits as uint8 mask chunks.
+func convertMasks(sizes []int64, n int64, splits map[string]*Split, add func(string, int, any) error) error {
 	for _, name := range slices.Sorted(maps.Keys(splits)) {
 		if strings.ContainsAny(name, ":/") {
 			return fmt.Errorf("split %q: a name with ':' or '/' cannot be a node data key", name)

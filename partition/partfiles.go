@@ -42,9 +42,11 @@ type PartFiles struct {
 	HetRow  func(t int, k int64, o int64) int64
 	// Label returns owned node i's label (nil: no labels.bin).
 	Label func(i int, o int64) int32
-	// Targets holds the real node targets by original id (nil: no
-	// targets.bin).
-	Targets *graph.Features
+	// Targets holds the real node targets (nil: no targets.bin);
+	// TargetRow(i, o) is the row of owned node i (original id o), by
+	// original id when nil.
+	Targets   *graph.Features
+	TargetRow func(i int, o int64) int64
 	// Splits returns the part's share of split name, new ids ascending.
 	Splits func(name string) (train, valid, test []int64)
 	// NodeTime returns a node's time (nil: no node_time.bin).
@@ -173,7 +175,14 @@ func (pf *PartFiles) write(tmp string, m *Meta, aw *arrayWriter, splitNames []st
 		}
 	}
 	if pf.Targets != nil {
-		if err := putArray(m.Files, aw, pdir, p, fileTargets, gatherRows(pf.Targets, pf.Orig)); err != nil {
+		rows := pf.Orig
+		if pf.TargetRow != nil {
+			rows = make([]int64, len(pf.Orig))
+			for i, o := range pf.Orig {
+				rows[i] = pf.TargetRow(i, o)
+			}
+		}
+		if err := putArray(m.Files, aw, pdir, p, fileTargets, gatherRows(pf.Targets, rows)); err != nil {
 			return pi, err
 		}
 	}

@@ -111,7 +111,7 @@ func allowedDeps() map[string]pkgDeps {
 			},
 			test: []string{"config"},
 		},
-		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "train", "train/metrics"}},
+		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "partition", "train", "train/metrics"}},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpignn/graph"
+	"mpignn/partition"
 )
 
 // summaryLine reads the summary line of a metrics file.
@@ -273,4 +277,56 @@ func TestTargetTorchReference(t *testing.T) {
 			assert.InDelta(t, ref.Loss, epoch.Loss, 1e-5)
 		})
 	}
+}
+
+// TestTargetsChunked: real targets travel through the chunked format:
+// convert writes a multi-column label file as (nodes, K) float "label"
+// chunks, and the distributed partitioner (2 ranks) stores every node's
+// row with the node, NaN included, which a multilabel run then trains on.
+func TestTargetsChunked(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	raw, chunked, parts := filepath.Join(work, "raw"), filepath.Join(work, "chunked"), filepath.Join(work, "parts")
+	msg, err := exec.Command(bin, "gen", "--nodes", "1200", "--avg-degree", "6", "--classes", "5", "--feat-dim", "8",
+		"--targets", "multilabel:5", "--seed", "9", "--out", raw).CombinedOutput()
+	require.NoError(t, err, "gen: %s", msg)
+	// Unlabelled values too: every 7th line loses its third value.
+	label := filepath.Join(raw, "raw", "node-label.csv.gz")
+	rows := readGzipLines(t, label)
+	for i := 0; i < len(rows); i += 7 {
+		f := strings.Split(rows[i], ",")
+		f[2] = "nan"
+		rows[i] = strings.Join(f, ",")
+	}
+	writeGzipLines(t, label, rows)
+	msg, err = exec.Command(bin, "convert", "--data", raw, "--out", chunked, "--chunk-nodes", "500").CombinedOutput()
+	require.NoError(t, err, "convert: %s", msg)
+	res := h.MPI(Job{Ranks: 2, Timeout: 3 * time.Minute, Args: []string{bin, "partition", "--data", chunked, "--parts", "2", "--out", parts}})
+	require.NoError(t, res.Err, tail(res.Output, 20))
+
+	d, err := graph.ReadOGB(raw, graph.ReadOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, d.Targets)
+	m, err := partition.LoadMeta(parts)
+	require.NoError(t, err)
+	require.Equal(t, 5, m.TargetDim)
+	require.Zero(t, m.NumClasses)
+	seen := 0
+	for p := range m.NumParts {
+		pt, err := partition.Load(parts, p)
+		require.NoError(t, err)
+		for i, o := range pt.Orig {
+			want, got := d.Targets.Row(o), pt.Targets[i*5:(i+1)*5]
+			for k := range want {
+				require.True(t, math.Float32bits(want[k]) == math.Float32bits(got[k]) || (want[k] != want[k] && got[k] != got[k]),
+					"node %d target %d: want %v, got %v", o, k, want[k], got[k])
+			}
+			seen++
+		}
+	}
+	assert.EqualValues(t, d.NumNodes, seen)
+	res = h.MPI(Job{Ranks: 2, Timeout: 3 * time.Minute, Args: []string{bin, "train", "--task", "multilabel", "--parts", parts, "--epochs", "1", "--quiet"}})
+	require.NoError(t, res.Err, tail(res.Output, 20))
+	assert.Contains(t, res.Stdout, "best_val_rocauc=")
 }

@@ -92,6 +92,7 @@ type run struct {
 	offsets []int64   // part offsets (K+1)
 	lt      int       // label type (schema index), -1 none
 	labels  bool      // labels.bin is written
+	tdim    int       // width of real targets (a homogeneous "label" of K > 1 columns; targets.bin), 0 none
 	splits  []string  // split names of the label type, sorted
 	dims    []int     // schema type -> feature dimension (0 none)
 	// With Options.Time: relTime[e] says chunked edge type e has edge
@@ -262,6 +263,25 @@ func (x *run) plan() error {
 		return fmt.Errorf("the dataset has labels for node types %v: choose one (--label-type)", labelled)
 	}
 	x.labels = x.lt >= 0
+	if x.homo && x.lt == 0 {
+		// A "label" of several columns holds real targets (convert
+		// writes a multi-column node-label.csv.gz so): every rank learns
+		// the width, from its first chunk's header or from the others.
+		w := []int64{0}
+		if x.kLo[0] < x.kHi[0] {
+			k, err := ch.NodeDataWidth(x.ctype[0], graph.ChunkLabel, x.kLo[0])
+			if err != nil {
+				return err
+			}
+			w[0] = int64(k)
+		}
+		if err := collectives.Allreduce(x.c, w, collectives.Max); err != nil {
+			return err
+		}
+		if w[0] > 1 {
+			x.tdim, x.labels = int(w[0]), false
+		}
+	}
 	if x.lt >= 0 {
 		x.splits = ch.SplitNames(s.NodeTypes[x.lt])
 	} else if x.homo {
@@ -507,6 +527,9 @@ type nodeData struct {
 	labels []int32
 	splits [][]uint8 // per split name: 0 none, 1 train, 2 valid, 3 test
 	feat   []*graph.Features
+	// targets are the real targets of a homogeneous part (run.tdim wide),
+	// nil without.
+	targets *graph.Features
 }
 
 // moveNodes sends every node of this rank's blocks (original id, label,
@@ -530,6 +553,9 @@ func (x *run) moveNodes() ([]*nodeData, error) {
 		}
 		for i := range nd.splits {
 			nd.splits[i] = make([]uint8, nodes)
+		}
+		if x.tdim > 0 {
+			nd.targets = &graph.Features{Dim: x.tdim, Data: make([]float32, nodes*int64(x.tdim))}
 		}
 		nds[j] = nd
 	}
@@ -601,6 +627,7 @@ func (x *run) nodeRound(nds []*nodeData, t, k int, blockLo int64, pos [][]int64,
 	labels := make([][]int32, K)
 	splits := make([][]uint8, K)
 	feats := make([][]float32, K)
+	targs := make([][]float32, K)
 	if k < x.kHi[t] {
 		first := x.ch.NodeChunkStart(ct, k)
 		n := x.ch.Meta.NumNodesPerChunk[ct][k]
@@ -615,6 +642,15 @@ func (x *run) nodeRound(nds []*nodeData, t, k int, blockLo int64, pos [][]int64,
 			}
 			if x.opt.NormalizeFeatures {
 				f.NormalizeRows(x.opt.Workers)
+			}
+		}
+		var tg *graph.Features
+		if x.tdim > 0 {
+			if tg, err = x.ch.ReadNodeFeat(ct, graph.ChunkLabel, k); err != nil {
+				return err
+			}
+			if tg.Dim != x.tdim {
+				return fmt.Errorf("%s: node chunk %d: targets of width %d, want %d (%s)", x.opt.Data, k, tg.Dim, x.tdim, x.ch.Meta.NodeData[typ][graph.ChunkLabel].Data[k])
 			}
 		}
 		var lab []int64
@@ -674,6 +710,9 @@ func (x *run) nodeRound(nds []*nodeData, t, k int, blockLo int64, pos [][]int64,
 			if f != nil {
 				feats[p] = append(feats[p], f.Row(i)...)
 			}
+			if tg != nil {
+				targs[p] = append(targs[p], tg.Row(i)...)
+			}
 		}
 	}
 	head := make([][]int64, K)
@@ -701,6 +740,10 @@ func (x *run) nodeRound(nds []*nodeData, t, k int, blockLo int64, pos [][]int64,
 	if err != nil {
 		return err
 	}
+	rtarg, err := collectives.AlltoallvSegments(x.c, byOwner(P, targs))
+	if err != nil {
+		return err
+	}
 	S := int64(len(x.splits))
 	M := len(x.mine)
 	d := int64(x.dims[t])
@@ -723,6 +766,10 @@ func (x *run) nodeRound(nds []*nodeData, t, k int, blockLo int64, pos [][]int64,
 			}
 			if f := nd.feat[t]; f != nil {
 				copy(f.Data[(at-typeStart[j])*d:], rfeat[r][off*d:(off+c)*d])
+			}
+			if tg := nd.targets; tg != nil {
+				w := int64(tg.Dim)
+				copy(tg.Data[at*w:], rtarg[r][off*w:(off+c)*w])
 			}
 			pos[j][r] += c
 			off += c

@@ -33,6 +33,7 @@ func (x *run) baseMeta(split string, sparse bool, numClasses int) *partition.Met
 		Offsets:       x.offsets,
 		NumNodes:      x.s.NumNodes(),
 		NumClasses:    numClasses,
+		TargetDim:     x.tdim,
 		Method:        x.opt.Method,
 		Seed:          x.opt.Seed,
 		HaloFeats:     x.opt.HaloFeats,
@@ -282,8 +283,10 @@ func (x *run) partFiles(q int, nd *nodeData, rows partRows, uniq, ids []int64) *
 			seen[i] = true
 			return true
 		},
-		Feat:    nd.feat[0],
-		FeatRow: func(i int, _ int64) int64 { return int64(i) },
+		Feat:      nd.feat[0],
+		FeatRow:   func(i int, _ int64) int64 { return int64(i) },
+		Targets:   nd.targets,
+		TargetRow: func(i int, _ int64) int64 { return int64(i) },
 		Splits: func(name string) (tr, va, te []int64) {
 			si := slices.Index(x.splits, name)
 			tr, va, te = []int64{}, []int64{}, []int64{}
