@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
 	"mpignn/config"
 	"mpignn/graph"
@@ -35,19 +34,7 @@ func (o Options) validateEdgeFeat() error {
 // sources, the first one's row kept (the reader's rule).
 func canonicalEdgeFeat(in *graph.CSR, ef *graph.Features, workers int) (*graph.CSR, *graph.Features) {
 	n := in.NumRows()
-	var bad atomic.Bool
-	parallelRanges(n, workers, func(lo, hi int64) {
-		for v := lo; v < hi && !bad.Load(); v++ {
-			row := in.Neighbors(v)
-			for i := 1; i < len(row); i++ {
-				if row[i] <= row[i-1] {
-					bad.Store(true)
-					return
-				}
-			}
-		}
-	})
-	if !bad.Load() {
+	if strictRows(in, workers) {
 		return in, ef
 	}
 	d := int64(ef.Dim)

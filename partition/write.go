@@ -639,10 +639,9 @@ func checkSplitIDs(name string, s *graph.Split, n int64) error {
 	return nil
 }
 
-// canonical returns in itself when every row is strictly ascending (the
-// canonical order: ascending original id, no duplicates), else a sorted,
-// deduplicated copy.
-func canonical(in *graph.CSR, workers int) *graph.CSR {
+// strictRows reports whether every row of in is strictly ascending (the
+// canonical order), checking the rows in parallel.
+func strictRows(in *graph.CSR, workers int) bool {
 	n := in.NumRows()
 	var bad atomic.Bool
 	parallelRanges(n, workers, func(lo, hi int64) {
@@ -656,7 +655,15 @@ func canonical(in *graph.CSR, workers int) *graph.CSR {
 			}
 		}
 	})
-	if !bad.Load() {
+	return !bad.Load()
+}
+
+// canonical returns in itself when every row is strictly ascending (the
+// canonical order: ascending original id, no duplicates), else a sorted,
+// deduplicated copy.
+func canonical(in *graph.CSR, workers int) *graph.CSR {
+	n := in.NumRows()
+	if strictRows(in, workers) {
 		return in
 	}
 	out := &graph.CSR{Indptr: make([]int64, n+1), Indices: make([]int64, 0, len(in.Indices))}

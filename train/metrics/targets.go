@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,15 +110,7 @@ func MultilabelFigures(z, y []float32, k int) (TargetFigures, error) {
 		}
 		// ROC-AUC as the Mann-Whitney statistic with tied scores sharing
 		// their mean rank: what scikit-learn's trapezoidal curve gives.
-		slices.SortFunc(col, func(a, b scored) int {
-			switch {
-			case a.s < b.s:
-				return -1
-			case a.s > b.s:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(col, func(a, b scored) int { return cmp.Compare(a.s, b.s) })
 		var npos, nneg int64
 		var rankSum float64
 		for i := 0; i < len(col); {
