@@ -55,6 +55,10 @@ type Dataset struct {
 	// reverse edge has its edge's row, and of repeated edges the first in
 	// file order is kept (BuildInCSREdgeIDs). nil without edge features.
 	EdgeFeat *Features
+	// EdgeTargets, read on request (ReadOptions.EdgeLabels), are the
+	// labels of the edge file's lines (the edge task's targets); nil
+	// without them.
+	EdgeTargets *EdgeTargets
 	// TimeKind says where InTime comes from: TimeKindEdge (edge_time.csv.gz)
 	// or TimeKindNode (each edge has its source's node time); "" untimed.
 	TimeKind string

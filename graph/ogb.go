@@ -61,6 +61,12 @@ type ReadOptions struct {
 	// Dataset.EdgeFeat only with EdgeFeat. A dataset that has node
 	// features is refused, so that the flag never silently replaces them.
 	NodeFeatFromEdges string
+	// EdgeLabels also reads raw/edge-label.csv.gz (EdgeLabelFile, one row
+	// per edge line) into Dataset.EdgeTargets, as EdgeLabelKind says:
+	// LabelsAuto (one column: classes, several: real values),
+	// LabelsClasses or LabelsReal.
+	EdgeLabels    bool
+	EdgeLabelKind string
 }
 
 // UndirectedOptions returns the options for the datasets of this project,
@@ -185,6 +191,13 @@ func ReadOGB(dir string, opt ReadOptions) (*Dataset, error) {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
+			return nil, err
+		}
+	}
+	if opt.EdgeLabels {
+		// The lines' endpoints are kept as listed (the builders below may
+		// reuse src and dst): a label belongs to its line's pair.
+		if d.EdgeTargets, err = readEdgeTargets(raw, slices.Clone(src), slices.Clone(dst), opt.EdgeLabelKind, opt.Workers); err != nil {
 			return nil, err
 		}
 	}

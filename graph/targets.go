@@ -26,18 +26,25 @@ const (
 // writes a missing value) or an empty field is NaN, which marks that
 // node's target as unlabelled; any other field must be a finite number.
 func readTargets(path string, n int64, workers int) (*Features, error) {
+	return readTargetRows(path, n, "nodes", "node", workers)
+}
+
+// readTargetRows reads n rows of real targets from path (readTargets'
+// format); units and unit name what a row stands for in the messages
+// ("nodes", "node"; "edge lines", "line of edge.csv.gz").
+func readTargetRows(path string, n int64, units, unit string, workers int) (*Features, error) {
 	dim, err := featureDim(path)
 	if err != nil {
 		return nil, err
 	}
-	if int64(dim) > (1<<62)/n {
+	if n > 0 && int64(dim) > (1<<62)/n {
 		return nil, fmt.Errorf("%s: %d x %d targets do not fit in memory", path, n, dim)
 	}
 	t := &Features{Dim: dim, Data: make([]float32, n*int64(dim))}
 	lines, err := scanGzip(path, workers, func(c *textChunk) error {
 		return forEachLine(c.data, c.firstLine, func(line []byte, idx int64) error {
 			if idx >= n {
-				return &lineError{path, idx + 1, fmt.Errorf("more label rows than the %d nodes", n)}
+				return &lineError{path, idx + 1, fmt.Errorf("more label rows than the %d %s", n, units)}
 			}
 			if err := parseTargetLine(line, t.Row(idx)); err != nil {
 				return &lineError{path, idx + 1, err}
@@ -49,7 +56,7 @@ func readTargets(path string, n int64, workers int) (*Features, error) {
 		return nil, err
 	}
 	if lines != n {
-		return nil, fmt.Errorf("%s: %d label rows, want one per node (%d)", path, lines, n)
+		return nil, fmt.Errorf("%s: %d label rows, want one per %s (%d)", path, lines, unit, n)
 	}
 	return t, nil
 }

@@ -98,6 +98,12 @@ func writeOGB(dir string, d *Dataset, m int64, edge func(i int64) (int64, int64)
 				return err
 			}
 		}
+		if d.EdgeTargets != nil {
+			// One row per edge line; NaN (unlabelled) is written "NaN".
+			if err := writeFeatures(filepath.Join(raw, EdgeLabelFile), d.EdgeTargets.Values, workers); err != nil {
+				return err
+			}
+		}
 		for name, s := range d.Splits {
 			sd := filepath.Join(tmp, "split", name)
 			if err := os.MkdirAll(sd, 0o755); err != nil {
@@ -128,6 +134,9 @@ func checkWritable(dir string, d *Dataset, lines int64) error {
 	}
 	if d.EdgeFeat != nil && (d.EdgeFeat.Dim <= 0 || d.EdgeFeat.NumRows() != lines) {
 		return fmt.Errorf("write %s: %d edge feature rows of width %d, want one of positive width per edge line (%d)", dir, d.EdgeFeat.NumRows(), d.EdgeFeat.Dim, lines)
+	}
+	if e := d.EdgeTargets; e != nil && (e.Values == nil || e.Values.Dim <= 0 || e.Values.NumRows() != lines) {
+		return fmt.Errorf("write %s: edge labels do not hold one row of positive width per edge line (%d)", dir, lines)
 	}
 	return checkWriteLabels(dir, d)
 }

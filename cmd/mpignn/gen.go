@@ -20,6 +20,7 @@ import (
 type genConfig struct {
 	species                int        // --species
 	targetsFlag            string     // --targets as given
+	edgeLabelsFlag         string     // --edge-labels as given (parsed into targets)
 	targets                genTargets // and parsed
 	format                 string
 	out                    string
@@ -120,6 +121,7 @@ func parseGen(args []string) (*genConfig, error) {
 	fs.BoolVar(&o.EdgeTime, "edge-time", false, fmt.Sprintf("also write edge times (raw/edge_time.csv.gz; with --hetero per relation; --format chunked: edge_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
 	fs.BoolVar(&o.NodeTime, "node-time", false, fmt.Sprintf("also write node times (raw/node_time.csv.gz; with --hetero raw/node_time/<type>/; --format chunked: node_data time), uniform in [0,%d) from --seed", graph.GenTimeRange))
 	fs.IntVar(&g.species, "species", 0, "also write a species-style split (split/species, as ogbn-proteins has): S groups of consecutive node ids, whole groups held out (60% of them train, 20% valid, the rest test); S >= 3")
+	fs.StringVar(&g.edgeLabelsFlag, "edge-labels", "", "also write raw/edge-label.csv.gz, one label per edge line from the endpoints' planted classes plus noise: classes:C (one class per edge) or regression:K (K values per edge); for train --task edge")
 	fs.StringVar(&g.targetsFlag, "targets", "", "write real targets instead of class labels: multilabel:K (K binary tasks per node, each 1 mostly within one planted class) or regression:K (K values per node from its class plus noise); for train --task multilabel or regression")
 	fs.IntVar(&o.EdgeFeatDim, "edge-feat-dim", 0, "also write edge features of this width (raw/edge-feat.csv.gz, one row per edge line: noise from --seed plus the ends' classes), as ogbn-proteins has; 0 = none")
 	fs.BoolVar(&o.NoNodeFeat, "no-node-feat", false, "leave raw/node-feat.csv.gz out (with --edge-feat-dim: an ogbn-proteins-shaped graph, whose node features partition --node-feat from-edges:mean makes)")
@@ -182,6 +184,19 @@ func (g *genConfig) check() error {
 	}
 	if g.species != 0 && (g.hetero || g.format != genFormatOGB) {
 		return fmt.Errorf("--species is written in the homogeneous OGB layout only (not with --hetero or --format %s)", genFormatChunked)
+	}
+	if g.edgeLabelsFlag != "" {
+		kind, k, ok := strings.Cut(g.edgeLabelsFlag, ":")
+		n, err := strconv.Atoi(k)
+		switch {
+		case !ok || err != nil || n < 1 || (kind != graph.EdgeLabelsClasses && kind != graph.EdgeLabelsRegression):
+			return fmt.Errorf("--edge-labels %s: want classes:C (C >= 2) or regression:K (K >= 1)", g.edgeLabelsFlag)
+		case kind == graph.EdgeLabelsClasses && n < 2:
+			return fmt.Errorf("--edge-labels %s: want at least 2 classes", g.edgeLabelsFlag)
+		case g.hetero || g.format != genFormatOGB:
+			return fmt.Errorf("--edge-labels is written in the homogeneous OGB layout only (not with --hetero or --format %s)", genFormatChunked)
+		}
+		g.targets.edgeKind, g.targets.edgeK = kind, n
 	}
 	switch g.format {
 	case genFormatOGB:
@@ -278,6 +293,9 @@ func (g *genConfig) heteroOptions() error {
 type genTargets struct {
 	kind string
 	k    int
+	// edgeKind ("" for none) and edgeK: the edge labels of --edge-labels.
+	edgeKind string
+	edgeK    int
 }
 
 func runGenOGB(o graph.GenOptions, out string, targets genTargets, species int) error {
@@ -316,6 +334,17 @@ func runGenOGB(o graph.GenOptions, out string, targets genTargets, species int) 
 			return fmt.Errorf("--species: %w", err)
 		}
 		s.Data.Splits[graph.SpeciesSplitName] = sp
+	}
+	if targets.edgeKind != "" {
+		// The lines WriteSynthetic writes: each pair as (u,v) then (v,u).
+		src, dst := make([]int64, 2*len(s.Pairs)), make([]int64, 2*len(s.Pairs))
+		for i, p := range s.Pairs {
+			u, v := int64(p>>32), int64(p&0xffffffff)
+			src[2*i], dst[2*i], src[2*i+1], dst[2*i+1] = u, v, v, u
+		}
+		if s.Data.EdgeTargets, err = graph.PlantedEdgeTargets(src, dst, s.Data.Labels, o.Classes, targets.edgeKind, targets.edgeK, o.Seed); err != nil {
+			return err
+		}
 	}
 	tGen := time.Since(t0)
 	if err := graph.WriteSynthetic(out, s); err != nil {
