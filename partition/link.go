@@ -120,6 +120,12 @@ type LinkMeta struct {
 	// Graph is LinkOptions.Graph when it is LinkGraphAll: the adjacency
 	// holds the train, valid and test events ("" : training edges only).
 	Graph string `json:"graph,omitempty"`
+	// EdgeTargetDim is the width of the positives' edge labels
+	// (LinkEdges.Targets; the edge task's targets, from
+	// raw/edge-label.csv.gz), 0 without them. EdgeClasses > 0: the labels
+	// are one class per edge (EdgeTargetDim 1), in [0, EdgeClasses).
+	EdgeTargetDim int `json:"edge_target_dim,omitempty"`
+	EdgeClasses   int `json:"edge_classes,omitempty"`
 }
 
 // PoolSize returns the size of the negative pool of split set ("valid" or
@@ -138,6 +144,10 @@ type LinkEdges struct {
 	SrcOrig, DstOrig []int64 // original ids
 	ID               []int64 // canonical edge id within the split (pool: pool index)
 	Time             []int64 // edge time (0 when the split has none)
+	// Targets are the positives' edge labels, Meta.Link.EdgeTargetDim per
+	// edge (NaN unlabelled; a class as a float), nil without them and for
+	// the pools.
+	Targets []float32
 }
 
 // Len returns the number of edges.

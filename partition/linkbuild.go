@@ -33,7 +33,13 @@ var setNames = [3]string{"train", "valid", "test"}
 // index is the canonical edge id). neg, when not nil, are the negative
 // destinations the split stores for each edge (K per edge, row-major, the
 // rows in the same canonical order).
-type edgeList struct{ src, dst, time, neg []int64 }
+//
+// targ, when not nil, are the edges' labels (LinkMeta.EdgeTargetDim per
+// edge, in the same order).
+type edgeList struct {
+	src, dst, time, neg []int64
+	targ                []float32
+}
 
 func (e *edgeList) len() int { return len(e.src) }
 
@@ -113,6 +119,11 @@ func buildLink(d *graph.Dataset, opt Options) (*linkData, error) {
 		reverse = opt.Undirected
 	}
 	ld.meta.Train, ld.meta.Valid, ld.meta.Test = int64(ld.sets[0].len()), int64(ld.sets[1].len()), int64(ld.sets[2].len())
+	if d.EdgeTargets != nil {
+		if err := attachEdgeTargets(ld, d.EdgeTargets); err != nil {
+			return nil, err
+		}
+	}
 	if ld.meta.Graph, err = lo.checkGraph(opt.Time, ld.meta.HasTime); err != nil {
 		return nil, err
 	}
@@ -558,4 +569,47 @@ func PoolCandidate(seed uint64, set int, k int64, a int, srcLo, srcN, dstLo, dst
 // PoolDraws draws is a true negative.
 func ErrPoolDraws(set int, k int64) error {
 	return fmt.Errorf("link split %s: no negative pair found for pool pair %d in %d draws: the graph is nearly complete", setNames[set], k, PoolDraws)
+}
+
+// attachEdgeTargets gives every positive of a random split its edge label:
+// the row of the first line of the edge file that lists its pair, in
+// either direction (the split's unit is the undirected pair, and the
+// reverses and duplicates of a line are the same pair). A pair no line
+// labels (none: every pair comes from a line) would get NaN. Held-out
+// labelled edges are thus out of message passing exactly as held-out
+// link positives are.
+func attachEdgeTargets(ld *linkData, et *graph.EdgeTargets) error {
+	if ld.meta.Kind != LinkSplitRandom {
+		return fmt.Errorf("link split %s: edge labels (%s) are attached to a random split's pairs only: use --link-split random:TRAIN,VALID,TEST", ld.meta.Split, graph.EdgeLabelFile)
+	}
+	k := et.Values.Dim
+	if k < 1 || et.Values.NumRows() != int64(et.Len()) || len(et.Dst) != et.Len() {
+		return fmt.Errorf("edge labels: %d rows of width %d for %d edge lines", et.Values.NumRows(), k, et.Len())
+	}
+	first := make(map[linkPair]int, et.Len())
+	for i := range et.Src {
+		u, v := et.Src[i], et.Dst[i]
+		p := linkPair{min(u, v), max(u, v)}
+		if _, ok := first[p]; !ok && u != v {
+			first[p] = i
+		}
+	}
+	nan := float32(math.NaN())
+	for s := range ld.sets {
+		e := &ld.sets[s]
+		e.targ = make([]float32, e.len()*k)
+		for i := range e.src {
+			row := e.targ[i*k : (i+1)*k]
+			line, ok := first[linkPair{min(e.src[i], e.dst[i]), max(e.src[i], e.dst[i])}]
+			if !ok {
+				for j := range row {
+					row[j] = nan
+				}
+				continue
+			}
+			copy(row, et.Values.Row(int64(line)))
+		}
+	}
+	ld.meta.EdgeTargetDim, ld.meta.EdgeClasses = k, et.Classes
+	return nil
 }

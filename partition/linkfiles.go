@@ -3,6 +3,7 @@ package partition
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 )
@@ -25,6 +26,11 @@ const (
 	fileLinkVIndices  = "link-vadj-indices.bin" // int64[valid_adj_edges]
 	fileLinkVIndOrig  = "link-vadj-orig.bin"    // int64[valid_adj_edges]
 	fileLinkOrig2New  = "link-orig2new.bin"     // int64[OrigBlock size]
+	// The positives' edge labels (Meta.Link.EdgeTargetDim > 0 only),
+	// float32[edges*EdgeTargetDim] each, rows in the edge files' order.
+	fileLinkTrainTargets = "link-train-targets.bin"
+	fileLinkValidTargets = "link-valid-targets.bin"
+	fileLinkTestTargets  = "link-test-targets.bin"
 )
 
 // edgeBlocks is the number of int64 blocks of a stored edge set.
@@ -61,6 +67,12 @@ func (m *Meta) linkFiles(p int) []fileSpec {
 			fileSpec{fileLinkVIndices, dtInt64, c.ValidAdjEdges},
 			fileSpec{fileLinkVIndOrig, dtInt64, c.ValidAdjEdges})
 	}
+	if d := int64(m.Link.EdgeTargetDim); d > 0 {
+		fs = append(fs,
+			fileSpec{fileLinkTrainTargets, dtFloat32, c.Train * d},
+			fileSpec{fileLinkValidTargets, dtFloat32, c.Valid * d},
+			fileSpec{fileLinkTestTargets, dtFloat32, c.Test * d})
+	}
 	return append(fs, fileSpec{fileLinkOrig2New, dtInt64, hi - lo})
 }
 
@@ -80,6 +92,9 @@ func (m *Meta) validateLink() error {
 	}
 	if (l.Relation != "") != (m.Hetero != nil) {
 		return fmt.Errorf("link: relation %q: a heterogeneous partition's link split needs one, a homogeneous one has none", l.Relation)
+	}
+	if l.EdgeTargetDim < 0 || l.EdgeTargetDim > maxStruct || l.EdgeClasses < 0 || l.EdgeClasses > 1<<24 || (l.EdgeClasses > 0 && l.EdgeTargetDim != 1) {
+		return fmt.Errorf("link: edge_target_dim %d or edge_classes %d out of range (classes are one column)", l.EdgeTargetDim, l.EdgeClasses)
 	}
 	if l.NegsPerPos < 0 || l.NegsPerPos > maxNegsPerPos || l.Pool < 0 || l.Pool > maxPool || l.StructFeats < 0 || l.StructFeats > maxStruct {
 		return fmt.Errorf("link: negs_per_pos %d, pool %d or struct_feats %d out of range", l.NegsPerPos, l.Pool, l.StructFeats)
@@ -204,6 +219,13 @@ func linkPartOf(p int, ld *linkData, lb *linkBuckets, rl *Relabeling, lo, hi int
 			src[i], dst[i], tm[i] = e.src[id], e.dst[id], e.time[id]
 		}
 		*sets[s] = edgesOf(ids, src, dst, tm, rl.NewID)
+		if k := ld.meta.EdgeTargetDim; k > 0 {
+			targ := make([]float32, len(ids)*k)
+			for i, id := range ids {
+				copy(targ[i*k:(i+1)*k], e.targ[int(id)*k:(int(id)+1)*k])
+			}
+			sets[s].Targets = targ
+		}
 		if s == setTrain {
 			continue
 		}
@@ -301,6 +323,19 @@ func (lp *LinkPart) write(files map[string]FileInfo, aw *arrayWriter, pdir strin
 			return nil, err
 		}
 	}
+	if lp.Train.Targets != nil {
+		for _, f := range []struct {
+			name string
+			xs   []float32
+		}{{fileLinkTrainTargets, lp.Train.Targets}, {fileLinkValidTargets, lp.Valid.Targets}, {fileLinkTestTargets, lp.Test.Targets}} {
+			if f.xs == nil {
+				f.xs = []float32{}
+			}
+			if err := putArray(files, aw, pdir, p, f.name, f.xs); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return c, nil
 }
 
@@ -348,6 +383,18 @@ func (pt *Part) loadLink(dir string) error {
 		}
 		if lp.ValidIndicesOrig, err = read(fileLinkVIndOrig); err != nil {
 			return err
+		}
+	}
+	if m.Link.EdgeTargetDim > 0 {
+		for _, f := range []struct {
+			name string
+			e    *LinkEdges
+		}{{fileLinkTrainTargets, &lp.Train}, {fileLinkValidTargets, &lp.Valid}, {fileLinkTestTargets, &lp.Test}} {
+			xs, err := readPartArray[float32](dir, m, p, f.name)
+			if err != nil {
+				return err
+			}
+			f.e.Targets = xs
 		}
 	}
 	var err error
@@ -438,8 +485,41 @@ func (pt *Part) checkLink(dir string) error {
 			}
 		}
 	}
+	if err := checkEdgeTargets(l, lp, file); err != nil {
+		return err
+	}
 	if m.Hetero != nil {
 		return pt.checkHeteroLink(file)
+	}
+	return nil
+}
+
+// checkEdgeTargets verifies the positives' edge labels: one row per
+// positive, finite or NaN, and classes whole numbers in range.
+func checkEdgeTargets(l *LinkMeta, lp *LinkPart, file func(string) string) error {
+	k := l.EdgeTargetDim
+	for _, f := range []struct {
+		name string
+		e    *LinkEdges
+	}{{fileLinkTrainTargets, &lp.Train}, {fileLinkValidTargets, &lp.Valid}, {fileLinkTestTargets, &lp.Test}} {
+		if k == 0 {
+			if f.e.Targets != nil {
+				return fmt.Errorf("load %s: edge labels but META has no edge_target_dim", file(f.name))
+			}
+			continue
+		}
+		if len(f.e.Targets) != f.e.Len()*k {
+			return fmt.Errorf("load %s: %d values for %d edges of width %d", file(f.name), len(f.e.Targets), f.e.Len(), k)
+		}
+		for i, y := range f.e.Targets {
+			bad := math.IsInf(float64(y), 0)
+			if l.EdgeClasses > 0 && y == y {
+				bad = bad || y < 0 || int(y) >= l.EdgeClasses || y != float32(int(y))
+			}
+			if bad {
+				return fmt.Errorf("load %s: edge %d: label %v is infinite or not a class in [0,%d)", file(f.name), i/k, y, l.EdgeClasses)
+			}
+		}
 	}
 	return nil
 }

@@ -53,6 +53,11 @@ type LinkOptions struct {
 	// columns come first). Heterogeneous graphs take no structural
 	// features (featureless node types get learnable embeddings instead).
 	StructFeats int
+	// EdgeLabels says how raw/edge-label.csv.gz (the edge task's labels,
+	// graph.EdgeLabelFile) is read: graph.LabelsClasses, graph.LabelsReal,
+	// or "" (read when the file exists: classes when it has one column,
+	// real values when several). Only a random split takes them.
+	EdgeLabels string
 	// Relation makes the split one of a HETEROGENEOUS graph's relation
 	// (canonical src___rel___dst): its edges are the positives, see
 	// heterolink.go. Split is then "random:TRAIN,VALID,TEST" over the
@@ -170,6 +175,8 @@ func (lo LinkOptions) Validate() error {
 		return config.Errorf("{Pool} %d: want 1..%d (0 = %d)", lo.Pool, int64(maxPool), DefaultPool)
 	case lo.StructFeats < 0 || lo.StructFeats == 1 || lo.StructFeats > maxStruct:
 		return config.Errorf("{StructFeats} %d: want 0 (automatic) or 2..%d", lo.StructFeats, maxStruct)
+	case lo.EdgeLabels != "" && lo.EdgeLabels != graph.LabelsClasses && lo.EdgeLabels != graph.LabelsReal:
+		return config.Errorf("{EdgeLabels} %s: want %s or %s", lo.EdgeLabels, graph.LabelsClasses, graph.LabelsReal)
 	}
 	return nil
 }
@@ -210,6 +217,9 @@ func (lo LinkOptions) Key() string {
 	}
 	if r.StructFeats > 0 {
 		k += fmt.Sprintf("-sf%d", r.StructFeats)
+	}
+	if r.EdgeLabels != "" {
+		k += "-el-" + r.EdgeLabels
 	}
 	if r.Relation != "" {
 		k += "-rel-" + r.Relation

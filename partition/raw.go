@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"mpignn/graph"
@@ -107,6 +109,11 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 	}
 	if link {
 		ro = opt.Link.ReadOptions(ro)
+		// Edge labels (the edge task's targets) ride on the link split,
+		// which holds labelled edges out as it holds out positives: read
+		// when asked for, or when the dataset has them.
+		ro.EdgeLabelKind = opt.Link.EdgeLabels
+		ro.EdgeLabels = opt.Link.EdgeLabels != "" || fileExists(filepath.Join(src.Data, "raw", graph.EdgeLabelFile))
 	}
 	ro.Time = opt.Time
 	ro.Labels = src.Labels
@@ -219,4 +226,11 @@ func CachedRaw(o CacheOptions, out io.Writer) (string, error) {
 		_, err := r.Partition(dir, o.Parts, nil)
 		return err
 	})
+}
+
+// fileExists reports whether path names an existing file (an unreadable
+// one counts, so that reading it reports the real error).
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, os.ErrNotExist)
 }

@@ -87,22 +87,34 @@ func loadLinkRange(file func(string) (string, fileInfo), m *Meta, pt *Part, lo, 
 	}
 	k := int64(m.Link.NegsPerPos)
 	lp := &LinkPart{Orig2New: []int64{}}
+	td := int64(m.Link.EdgeTargetDim)
 	for _, f := range []struct {
 		name string
 		dst  *LinkEdges
 		n    int64
 		neg  string
 		negs [2]*[]int64
+		targ string
 	}{
-		{name: fileLinkTrain, dst: &lp.Train, n: c.Train},
-		{fileLinkValid, &lp.Valid, c.Valid, fileLinkValidNeg, [2]*[]int64{&lp.ValidNeg, &lp.ValidNegOrig}},
-		{fileLinkTest, &lp.Test, c.Test, fileLinkTestNeg, [2]*[]int64{&lp.TestNeg, &lp.TestNegOrig}},
+		{name: fileLinkTrain, dst: &lp.Train, n: c.Train, targ: fileLinkTrainTargets},
+		{fileLinkValid, &lp.Valid, c.Valid, fileLinkValidNeg, [2]*[]int64{&lp.ValidNeg, &lp.ValidNegOrig}, fileLinkValidTargets},
+		{fileLinkTest, &lp.Test, c.Test, fileLinkTestNeg, [2]*[]int64{&lp.TestNeg, &lp.TestNegOrig}, fileLinkTestTargets},
 		{name: fileLinkValidPool, dst: &lp.ValidPool, n: c.ValidPool},
 		{name: fileLinkTestPool, dst: &lp.TestPool, n: c.TestPool},
 	} {
 		pos, err := readEdgeShare(file, f.name, f.n, pt.Lo, pt.Hi, f.dst)
 		if err != nil {
 			return err
+		}
+		if f.targ != "" && td > 0 {
+			// The share's positives' label rows.
+			ranges := make([][2]int64, len(pos))
+			for j, i := range pos {
+				ranges[j] = [2]int64{i * td, (i + 1) * td}
+			}
+			if f.dst.Targets, err = readRanges[float32](file, f.targ, ranges); err != nil {
+				return err
+			}
 		}
 		if f.neg == "" {
 			continue
