@@ -170,9 +170,9 @@ func (m *Model) ScorePairs(hu, hv, out []float32) error {
 	if !ok {
 		return errors.New("score pairs: the model has no decoder (node classification config)")
 	}
-	c := m.n.cfg.Classes
-	if len(hu) != len(out)*c || len(hv) != len(out)*c {
-		return fmt.Errorf("score pairs: %d and %d embedding values for %d pairs of width %d", len(hu), len(hv), len(out), c)
+	c, w := m.n.cfg.Classes, m.n.cfg.PairOut()
+	if len(out)%w != 0 || len(hu) != len(out)/w*c || len(hv) != len(out)/w*c {
+		return fmt.Errorf("score pairs: %d and %d embedding values for %d outputs of %d per pair, width %d", len(hu), len(hv), len(out), w, c)
 	}
 	return ps.scorePairs(hu, hv, out)
 }

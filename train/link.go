@@ -15,26 +15,32 @@ import (
 const decoderPrefix = "dec."
 
 // decoderSpecs lists the decoder's parameter tensors in buffer order: none
-// for the dot product, and for the MLP W1 (C x C), b1 (1 x C), W2 (C x 1),
-// b2 (1 x 1), input-major like the layers' weights.
+// for the dot product, and for the MLP W1 (C x C), b1 (1 x C), W2 (C x O),
+// b2 (1 x O), input-major like the layers' weights, where O is 1 for link
+// prediction and EdgeOut for an edge predictor.
 func decoderSpecs(c Config) []ParamSpec {
 	if c.Decoder != DecoderMLP {
 		return nil
 	}
-	w := c.Classes
+	w, o := c.Classes, c.PairOut()
 	return []ParamSpec{
 		{Name: "w1", Rows: w, Cols: w},
 		{Name: "b1", Rows: 1, Cols: w, Zero: true},
-		{Name: "w2", Rows: w, Cols: 1},
-		{Name: "b2", Rows: 1, Cols: 1, Zero: true},
+		{Name: "w2", Rows: w, Cols: o},
+		{Name: "b2", Rows: 1, Cols: o, Zero: true},
 	}
 }
+
+// PairOut is the decoder's output width per pair: EdgeOut for an edge
+// predictor, else 1 (a link logit).
+func (c Config) PairOut() int { return max(c.EdgeOut, 1) }
 
 // decoder scores pairs of embeddings (u_i, v_i), each row C wide. It owns
 // work buffers reused across calls, so it is not safe for concurrent use.
 type decoder[T Float] struct {
 	mlp bool
 	c   int
+	out int // outputs per pair (Config.PairOut)
 
 	w1, b1, w2, b2     []T
 	gw1, gb1, gw2, gb2 []T
@@ -46,7 +52,7 @@ type decoder[T Float] struct {
 }
 
 func newDecoder[T Float](c Config) *decoder[T] {
-	return &decoder[T]{mlp: c.Decoder == DecoderMLP, c: c.Classes}
+	return &decoder[T]{mlp: c.Decoder == DecoderMLP, c: c.Classes, out: c.PairOut()}
 }
 
 // bind hands the decoder its parameter and gradient views (decoderSpecs
@@ -59,8 +65,9 @@ func (d *decoder[T]) bind(p, g [][]T) {
 	d.gw1, d.gb1, d.gw2, d.gb2 = g[0], g[1], g[2], g[3]
 }
 
-// forward writes the logit of pair i into z[i] for the p pairs whose
-// endpoint rows are u and v (row-major, p x C each).
+// forward writes the logit of pair i into z[i] (an edge predictor: its
+// out values into z[i*out:(i+1)*out]) for the p pairs whose endpoint rows
+// are u and v (row-major, p x C each).
 func (d *decoder[T]) forward(u, v []T, p int, z []T) {
 	c := d.c
 	if !d.mlp {
@@ -89,6 +96,11 @@ func (d *decoder[T]) forward(u, v []T, p int, z []T) {
 			d.r[k] = max(d.r[k], 0)
 		}
 	})
+	if o := d.out; o > 1 {
+		fillRows(z[:p*o], p, d.b2)
+		kernels.Gemm(false, false, p, o, c, 1, d.r, c, d.w2, o, 1, z[:p*o], o)
+		return
+	}
 	for i := range z[:p] {
 		z[i] = d.b2[0]
 	}
@@ -112,13 +124,30 @@ func (d *decoder[T]) backward(u, v []T, p int, dz, du, dv []T) {
 		})
 		return
 	}
+	d.dr = grow(d.dr, p*c)
+	if o := d.out; o > 1 {
+		// An edge predictor's O outputs: the same steps as below with
+		// dz a p x O matrix (the link path keeps its own loops, whose bits
+		// its goldens pin).
+		colSum(dz[:p*o], p, o, d.gb2)
+		kernels.Gemm(true, false, c, o, p, 1, d.r, c, dz[:p*o], o, 1, d.gw2, o)
+		kernels.Gemm(false, true, p, c, o, 1, dz[:p*o], o, d.w2, o, 0, d.dr, c)
+		par.Range(p*c, p*c, func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				if d.r[k] <= 0 {
+					d.dr[k] = 0
+				}
+			}
+		})
+		d.backwardHidden(u, v, p, du, dv)
+		return
+	}
 	for _, g := range dz[:p] {
 		d.gb2[0] += g
 	}
 	kernels.Gemm(true, false, c, 1, p, 1, d.r, c, dz[:p], 1, 1, d.gw2, 1)
 	// Through the second linear layer and the ReLU: a hidden unit passed
 	// gradient exactly when its output is positive.
-	d.dr = grow(d.dr, p*c)
 	par.Range(p, p*c, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			g := dz[i]
@@ -131,6 +160,14 @@ func (d *decoder[T]) backward(u, v []T, p int, dz, du, dv []T) {
 			}
 		}
 	})
+	d.backwardHidden(u, v, p, du, dv)
+}
+
+// backwardHidden completes the MLP's backward from d.dr (the gradient
+// w.r.t. the hidden layer's pre-activation): the first layer's gradients
+// and those of u and v.
+func (d *decoder[T]) backwardHidden(u, v []T, p int, du, dv []T) {
+	c := d.c
 	colSum(d.dr, p, c, d.gb1)
 	kernels.Gemm(true, false, c, c, p, 1, d.x, c, d.dr, c, 1, d.gw1, c)
 	d.dx = grow(d.dx, p*c)
@@ -176,6 +213,9 @@ func (h *linkHead[T]) Check(b *sample.Batch, seeds int) error {
 	if !isLinkBatch(b) {
 		return fmt.Errorf("model: a link predictor (decoder %q) is trained on pairs, not node labels", h.cfg.Decoder)
 	}
+	if h.cfg.IsEdge() {
+		return checkEdgePairs(h.cfg, b, seeds)
+	}
 	return checkPairs(b.Pairs, b.PairLabels, seeds)
 }
 
@@ -207,6 +247,9 @@ func checkPairs(pairs []int32, labels []float32, seeds int) error {
 func (h *linkHead[T]) Loss(z []T, b *sample.Batch, scale T, _ []T) (float64, int) {
 	pairs, labels := b.Pairs, b.PairLabels
 	c, p := h.cfg.Classes, len(labels)
+	if h.cfg.IsEdge() {
+		p = len(pairs) / 2
+	}
 	h.u, h.v = grow(h.u, p*c), grow(h.v, p*c)
 	par.Range(p, 2*p*c, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -215,10 +258,17 @@ func (h *linkHead[T]) Loss(z []T, b *sample.Batch, scale T, _ []T) (float64, int
 			copy(h.v[i*c:(i+1)*c], z[b*c:(b+1)*c])
 		}
 	})
-	h.z, h.dz = grow(h.z, p), grow(h.dz, p)
+	o := h.cfg.PairOut()
+	h.z, h.dz = grow(h.z, p*o), grow(h.dz, p*o)
 	h.dec.forward(h.u, h.v, p, h.z)
-	h.rowLoss = growF64(h.rowLoss, p)
-	loss, correct := bceWithLogits(h.z, labels, scale, h.dz, h.rowLoss)
+	var loss float64
+	var correct int
+	if h.cfg.IsEdge() {
+		loss, correct = h.edgeLoss(b, scale)
+	} else {
+		h.rowLoss = growF64(h.rowLoss, p)
+		loss, correct = bceWithLogits(h.z, labels, scale, h.dz, h.rowLoss)
+	}
 	h.pairs, h.active = pairs, scale != 0
 	return loss, correct
 }
@@ -267,7 +317,7 @@ func (h *linkHead[T]) Backward(dz []T) {
 	if !h.active {
 		return
 	}
-	c, p := h.cfg.Classes, len(h.z)
+	c, p := h.cfg.Classes, len(h.z)/h.cfg.PairOut()
 	h.du, h.dv = grow(h.du, p*c), grow(h.dv, p*c)
 	h.dec.backward(h.u, h.v, p, h.dz, h.du, h.dv)
 	// Seeds are shared between pairs, so the sum runs over seeds (one
@@ -297,6 +347,6 @@ func (h *linkHead[T]) scorePairs(hu, hv, out []T) error {
 	if h.active {
 		return errors.New("score pairs: called between the forward and backward of a link step")
 	}
-	h.dec.forward(hu, hv, len(out), out)
+	h.dec.forward(hu, hv, len(out)/h.cfg.PairOut(), out)
 	return nil
 }

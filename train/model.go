@@ -47,6 +47,13 @@ type Config struct {
 	// TargetsRegression (Classes values, squared error). Omitted from JSON
 	// when empty, so class and link configs serialise as before.
 	Targets string `json:"targets,omitempty"`
+	// EdgeOut makes the link decoder an edge predictor (the edge task):
+	// with DecoderMLP, its last layer outputs EdgeOut values per pair
+	// instead of one logit: EdgeOut class logits under softmax
+	// cross-entropy (Targets ""), or EdgeOut real values under squared
+	// error (Targets TargetsRegression, NaN unlabelled). 0 (omitted from
+	// JSON) is link prediction, so link configs serialise as before.
+	EdgeOut int `json:"edge_out,omitempty"`
 	// GCNNorm selects the first GCN layer's normalisation: "" is mpignn's,
 	// 1/d_i (the mean over in-neighbours and self, as on a sampled block
 	// the sources' degrees are unknown); GCNNormSym is GCNConv's
@@ -82,6 +89,10 @@ func Decoders() []string { return []string{DecoderDot, DecoderMLP} }
 
 // IsLink reports whether the config is a link predictor (has a decoder).
 func (c Config) IsLink() bool { return c.Decoder != "" }
+
+// IsEdge reports whether the config is an edge predictor (the edge task:
+// a decoder with EdgeOut outputs per pair).
+func (c Config) IsEdge() bool { return c.EdgeOut > 0 }
 
 // ArchName returns the architecture's registry name ("" reads as "sage").
 func (c Config) ArchName() string {
@@ -136,7 +147,14 @@ func (c Config) validate(t archTable) error {
 	default:
 		return fmt.Errorf("model config: targets %q: want %s or %s", c.Targets, TargetsMultilabel, TargetsRegression)
 	}
-	if c.Targets != "" && c.Decoder != "" {
+	switch {
+	case c.EdgeOut < 0:
+		return fmt.Errorf("model config: edge_out %d must not be negative", c.EdgeOut)
+	case c.EdgeOut > 0 && c.Decoder != DecoderMLP:
+		return fmt.Errorf("model config: edge_out %d needs decoder %s (got %q)", c.EdgeOut, DecoderMLP, c.Decoder)
+	case c.EdgeOut > 0 && c.Targets != "" && c.Targets != TargetsRegression:
+		return fmt.Errorf("model config: edge_out %d with targets %q: an edge predictor has classes or %s", c.EdgeOut, c.Targets, TargetsRegression)
+	case c.EdgeOut == 0 && c.Targets != "" && c.Decoder != "":
 		return fmt.Errorf("model config: targets %q and decoder %q: a model has one head", c.Targets, c.Decoder)
 	}
 	if err := c.validateSettings(t); err != nil {

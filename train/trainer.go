@@ -650,6 +650,10 @@ func (t *Trainer) localFlags() stepFlags {
 // a link batch, node labels otherwise.
 func batchTargets(b *sample.Batch, link bool) int {
 	if link {
+		if b.TargetDim > 0 {
+			// An edge batch: a target row per pair.
+			return len(b.Pairs) / 2
+		}
 		return len(b.PairLabels)
 	}
 	return b.NodeTargets()
