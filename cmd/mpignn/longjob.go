@@ -267,7 +267,7 @@ func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error)
 			continue
 		case task != "link" && (name == "decoder" || name == "neg-ratio" || name == "neg-strict" || name == "use-valid-edges" || name == "keep-seed-edges"):
 			continue
-		case task == "link" && name == "split":
+		case (task == "link" || task == "edge") && name == "split":
 			continue
 		case model != train.ArchGAT && (name == "heads" || name == "attn-dropout"):
 			continue

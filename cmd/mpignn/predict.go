@@ -110,7 +110,7 @@ func runPredict(args []string) error {
 		"Classifies every node with a checkpoint of mpignn train (best-validation weights unless --final); with\n"+
 			"--task link it scores the src,dst pairs of --pairs instead (original ids).",
 		"output CSV: original_node_id,predicted_class, or with --task link src,dst,score,prob (required)")
-	task := f.fs.String("task", dtrain.TaskNode, "node (classify every node), link (score the pairs of --pairs), multilabel (every node's probabilities, or --logits, as .npy) or regression (every node's values as .npy); the checkpoint's task")
+	task := f.fs.String("task", dtrain.TaskNode, "node (classify every node), link (score the pairs of --pairs), multilabel (every node's probabilities, or --logits, as .npy) regression (every node's values as .npy) or edge (every valid and test edge's class or values, CSV src,dst,split,...); the checkpoint's task")
 	f.fs.StringVar(&f.cfg.Pairs, "pairs", "", "--task link: file of src,dst lines (original node ids) to score")
 	logits := f.fs.Bool("logits", false, "write every node's raw class logits (float32 .npy, nodes x classes, row = original id; the labelled type's nodes in a heterogeneous graph) to --out instead of classes (layer-wise inference)")
 	if err := f.parse(args); err != nil {
@@ -127,6 +127,8 @@ func runPredict(args []string) error {
 		}
 		if w.IsRoot() && pc.Task == dtrain.TaskLink {
 			fmt.Printf("predict: wrote %d pair scores to %s\n", n, f.cfg.Out)
+		} else if w.IsRoot() && pc.Task == dtrain.TaskEdge {
+			fmt.Printf("predict: wrote the predictions of %d valid and test edges to %s\n", n, f.cfg.Out)
 		} else if w.IsRoot() && *logits {
 			fmt.Printf("predict: wrote the logits of %d nodes to %s\n", n, f.cfg.Out)
 		} else if w.IsRoot() {

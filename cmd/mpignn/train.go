@@ -120,7 +120,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
 	fs.StringVar(&c.Trainer.Metric, "metric", "", "the validation figure that selects the best epoch (the checkpoint's weights and the final line's figures): acc (node), mrr, auc or hits@K (link), rocauc, f1_micro or f1_macro (multilabel), rmse or mae (regression); default: the task's first")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
-	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification), link (link prediction on the partition's link split), multilabel (binary tasks per node: BCE, ROC-AUC) or regression (real values per node: MSE, RMSE/MAE); the last two need a partition of real targets (partition --labels)")
+	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification), link (link prediction on the partition's link split), multilabel (binary tasks per node: BCE, ROC-AUC) or regression (real values per node: MSE, RMSE/MAE); the last two need a partition of real targets (partition --labels); edge (a class or real values per edge from raw/edge-label.csv.gz, held out by the link split: accuracy, or RMSE/MAE)")
 	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default mlp)")
 	fs.StringVar(&c.LinkRelation, "relation", "", "link task on a heterogeneous graph: the relation (src___rel___dst) whose edges are predicted; --link-split may then also name a split directory of the dataset (time, u1)")
 	fs.StringVar(&f.linkSplit, "link-split", "", "link task: held-out edges, random:TRAIN,VALID,TEST (with --data the default is random:0.85,0.05,0.10) or time (the dataset's split/time edge files); with --parts it must match the partition's")
@@ -160,7 +160,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if err := f.resolveTask(fs); err != nil {
 		return nil, err
 	}
-	if f.data == "" && c.Task != dtrain.TaskLink {
+	if f.data == "" && c.Task != dtrain.TaskLink && c.Task != dtrain.TaskEdge {
 		c.Loader.Split = f.split // "" = the partition's default split
 	}
 	if err := fanoutPlans(c, fanout, evalFanout); err != nil {
@@ -357,6 +357,21 @@ func (f *trainFlags) resolveTask(fs *flag.FlagSet) error {
 		if !flagSet(fs, "norm-feat") && c.Model.Decoder == train.DecoderDot {
 			c.RowNorm = false
 		}
+	case dtrain.TaskEdge:
+		// The edge task scores labelled edges with the MLP decoder and
+		// draws no negatives: the link task's negative and decoder flags
+		// would have no effect, so they are refused by presence.
+		var given []string
+		fs.Visit(func(fl *flag.Flag) {
+			switch fl.Name {
+			case "decoder", "neg-ratio", "neg-strict", "use-valid-edges", "keep-seed-edges", "relation":
+				given = append(given, "--"+fl.Name)
+			}
+		})
+		if len(given) > 0 {
+			return fmt.Errorf("%s: --task edge has no negatives and always the mlp decoder; these flags are --task link's", strings.Join(given, ", "))
+		}
+		c.Link = dtrain.LinkOptions{}
 	default:
 		return nil // refused by dtrain.TrainConfig.Validate
 	}
@@ -543,7 +558,7 @@ func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 		// Chosen by validate; the cache is named after the method used.
 		o.Method = f.chunkedMethod
 	}
-	if f.cfg.Task == dtrain.TaskLink {
+	if f.cfg.Task == dtrain.TaskLink || f.cfg.Task == dtrain.TaskEdge {
 		o.Link = &partition.LinkOptions{Split: f.linkSplit, Relation: f.cfg.LinkRelation}
 	}
 	return o

@@ -88,8 +88,14 @@ type LinkLoaderOptions struct {
 	EvalBatch int
 	Replace   bool
 	Seed      uint64
-	// NegRatio is the number of negatives per positive (>= 1).
+	// NegRatio is the number of negatives per positive (>= 1; 0 with
+	// EdgeTargets).
 	NegRatio int
+	// EdgeTargets makes edge-task batches: the positives only (NegRatio
+	// 0), each pair with its row of edge labels (LinkEdges.Targets) in
+	// Batch.Targets, Batch.TargetDim the partition's EdgeTargetDim. The
+	// partition must hold edge labels.
+	EdgeTargets bool
 	// NegStrict rejects a negative destination that equals the source or
 	// is adjacent to it in the training graph (candidates are redrawn up to
 	// 16 times; the 16th is kept whatever it is).
@@ -185,6 +191,9 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 		if err := s.sampler.SetTemporal(o.Temporal); err != nil {
 			why = err.Error()
 		}
+	}
+	if why == "" && o.EdgeTargets && p.Meta.Link.EdgeTargetDim == 0 {
+		why = "the partition's link split has no edge labels (partition a dataset with raw/edge-label.csv.gz and --link-split random:TRAIN,VALID,TEST)"
 	}
 	if why == "" && p.Meta.Link.Graph == partition.LinkGraphAll && !o.Temporal.On() {
 		why = "the partition keeps the held-out edges in message passing (--link-graph all), which only temporal sampling may use (it would leak the valid and test edges): train with --temporal"
@@ -309,6 +318,11 @@ func (l *LinkLoader) Batch(split string, epoch, step int, out *sample.Batch) err
 		u := l.addSeed(out, tr.Src[i], tr.SrcOrig[i], t)
 		v := l.addSeed(out, tr.Dst[i], tr.DstOrig[i], t)
 		out.Pairs = append(out.Pairs, u, v)
+		if l.o.EdgeTargets {
+			d := l.meta.EdgeTargetDim
+			out.Targets = append(out.Targets, tr.Targets[i*d:(i+1)*d]...)
+			continue
+		}
 		out.PairLabels = append(out.PairLabels, 1)
 		for j := range k {
 			w := l.addSeed(out, l.negNew[e*k+j], l.negOrig[e*k+j], t)

@@ -87,7 +87,10 @@ func (o LinkLoaderOptions) Validate() error {
 	if err := validateLayers(o.Fanouts, o.EvalFanouts); err != nil {
 		return err
 	}
-	if o.NegRatio < 1 {
+	switch {
+	case o.EdgeTargets && (o.NegRatio != 0 || o.NegStrict):
+		return config.Errorf("{EdgeTargets}: the edge task scores labelled edges only; {NegRatio} %d and {NegStrict} are the link task's", o.NegRatio)
+	case !o.EdgeTargets && o.NegRatio < 1:
 		return config.Errorf("{NegRatio} %d negatives per positive, want >= 1", o.NegRatio)
 	}
 	return nil

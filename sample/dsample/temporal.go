@@ -234,6 +234,12 @@ func (l *LinkLoader) resetSeeds(out *sample.Batch) {
 	out.Seeds, out.SeedsOrig = out.Seeds[:0], out.SeedsOrig[:0]
 	out.Pairs, out.PairLabels = out.Pairs[:0], out.PairLabels[:0]
 	out.Labels = out.Labels[:0]
+	out.Targets, out.TargetDim = out.Targets[:0], 0
+	if l.o.EdgeTargets {
+		// Set also when this rank has no pair in the step: the batch is
+		// an edge batch all the same.
+		out.TargetDim = l.meta.EdgeTargetDim
+	}
 }
 
 // addSeed returns the seed index of node g (original id o) in out, adding

@@ -221,6 +221,8 @@ func PredictLink(c *collectives.Comm, cfg EmbedConfig) (int64, error) {
 	switch {
 	case inf.ck.Model.Decoder == "":
 		lerr = config.Errorf("predict {Task} link: checkpoint %s holds a node-classification model (train with {Task} link)", cfg.CheckpointDir)
+	case inf.ck.Model.IsEdge():
+		lerr = config.Errorf("predict {Task} link: checkpoint %s holds an edge model (train {Task} edge): predict with {Task} edge", cfg.CheckpointDir)
 	case inf.part.Link == nil:
 		lerr = config.Errorf("predict {Task} link: partition %s has no link split (its id map is needed)", cfg.PartDir)
 	}

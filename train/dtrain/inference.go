@@ -98,6 +98,9 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 		}
 	}
 	info := inf.info
+	if s.classify && info.Task == TaskEdge {
+		return nil, config.Errorf("%s: checkpoint %s holds an edge model (train {Task} edge), which does not classify nodes: predict with {Task} edge", what, s.cfg.CheckpointDir)
+	}
 	if s.classify && info.Task == TaskLink {
 		return nil, config.Errorf("%s: checkpoint %s holds a link-prediction model (train {Task} link), which does not classify nodes: score node pairs with predict {Task} link {Pairs} FILE, or write node embeddings with embed", what, s.cfg.CheckpointDir)
 	}

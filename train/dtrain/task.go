@@ -104,8 +104,10 @@ func taskNamed(name string) (task, error) {
 		return linkTask{}, nil
 	case TaskMultilabel, TaskRegression:
 		return targetTask{kind: name}, nil
+	case TaskEdge:
+		return edgeTask{}, nil
 	}
-	return nil, config.Errorf("{Task} %q: want %s, %s, %s or %s", name, TaskNode, TaskLink, TaskMultilabel, TaskRegression)
+	return nil, config.Errorf("{Task} %q: want %s, %s, %s, %s or %s", name, TaskNode, TaskLink, TaskMultilabel, TaskRegression, TaskEdge)
 }
 
 // nodeTask is node classification on the partition's labels and split.
