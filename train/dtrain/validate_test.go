@@ -134,7 +134,7 @@ func TestValidatePredict(t *testing.T) {
 		set  func(*PredictConfig)
 		err  string
 	}{
-		{"task", func(c *PredictConfig) { c.Task = "bogus" }, `Task "bogus": want node, link, multilabel or regression`},
+		{"task", func(c *PredictConfig) { c.Task = "bogus" }, `Task "bogus": want node, link, multilabel, regression or edge`},
 		{"link without pairs", func(c *PredictConfig) { c.Task = TaskLink }, "Task link needs Pairs FILE"},
 		{"pairs on node", func(c *PredictConfig) { c.Pairs = "p.csv" }, "Pairs applies to Task link only"},
 		{"logits on link", func(c *PredictConfig) { c.Task, c.Pairs, c.Logits = TaskLink, "p.csv", true }, "Logits applies to Task node and multilabel only"},
