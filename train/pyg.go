@@ -140,13 +140,15 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 		}
 	}
 	if cfg.Decoder == DecoderMLP {
-		c := cfg.Classes
+		// An edge predictor's last decoder layer has PairOut outputs (1
+		// for link prediction).
+		c, o := cfg.Classes, cfg.PairOut()
 		d := PyGDecoderPrefix
 		es = append(es,
 			one(decoderPrefix+"w1", d+"lins.0.weight", []int{c, c}, true),
 			one(decoderPrefix+"b1", d+"lins.0.bias", []int{c}, false),
-			one(decoderPrefix+"w2", d+"lins.1.weight", []int{1, c}, true),
-			one(decoderPrefix+"b2", d+"lins.1.bias", []int{1}, false))
+			one(decoderPrefix+"w2", d+"lins.1.weight", []int{o, c}, true),
+			one(decoderPrefix+"b2", d+"lins.1.bias", []int{o}, false))
 	}
 	return es, nil
 }
@@ -372,7 +374,11 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 		s.Decoder = DecoderMLP
 		s.DecoderClass = "LinkPredictor (OGB examples/linkproppred; also in scripts/pyg_check.py): lins = [Linear(C, C), Linear(C, 1)]; " +
 			"mpignn's score is lins[1](relu(lins[0](h_u * h_v))), OGB's forward returns its sigmoid (mpignn's prob)"
-		s.DecoderKwargs = map[string]any{"in_channels": cfg.Classes, "hidden_channels": cfg.Classes, "out_channels": 1, "num_layers": 2, "dropout": 0.0}
+		s.DecoderKwargs = map[string]any{"in_channels": cfg.Classes, "hidden_channels": cfg.Classes, "out_channels": cfg.PairOut(), "num_layers": 2, "dropout": 0.0}
+		if cfg.IsEdge() {
+			s.DecoderClass = fmt.Sprintf("LinkPredictor with out_channels %d (an edge predictor, mpignn train --task edge): lins = [Linear(C, C), Linear(C, %d)]; "+
+				"mpignn's outputs are lins[1](relu(lins[0](h_u * h_v))), without the sigmoid: class logits, or the predicted values", cfg.EdgeOut, cfg.EdgeOut)
+		}
 	}
 	return s, nil
 }
