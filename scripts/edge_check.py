@@ -7,8 +7,8 @@ DATASET is the OGB raw layout the partition was made from (raw/edge.csv.gz
 and raw/edge-label.csv.gz); PRED.csv is `predict --task edge`'s output. An
 edge's label is that of the first line of edge.csv.gz listing its pair in
 either direction (the partitioner's rule). Prints "rmse R mae M" (real
-values: over every labelled value) or "acc A" (classes: over labelled
-edges) for the test edges, in numpy, independently of mpignn's code.
+values: over every labelled value) or "acc A f1_macro F" (classes: over
+labelled edges) for the test edges, in numpy, independently of mpignn's code.
 """
 import csv
 import gzip
@@ -35,7 +35,11 @@ def main():
     if header[3] == "class":
         z = np.array([int(r[3]) for r in rows])
         lab = ~np.isnan(y[:, 0])
-        print(f"acc {np.mean(z[lab] == y[lab, 0]):.9f}")
+        t, p = y[lab, 0].astype(np.int64), z[lab]
+        # Macro F1 over the classes in the labels or the predictions
+        # (scikit-learn's f1_score(average="macro")).
+        f1 = [2 * np.sum((p == c) & (t == c)) / (np.sum(p == c) + np.sum(t == c)) for c in np.union1d(t, p)]
+        print(f"acc {np.mean(p == t):.9f} f1_macro {np.mean(f1):.9f}")
         return
     # The predictions are float32 as written; the figures in float64.
     z = np.array([[float(np.float32(x)) for x in r[3:]] for r in rows])

@@ -39,7 +39,7 @@ func TestEdgeTask(t *testing.T) {
 		figures      map[string]string // summary key -> edge_check.py's name
 	}{
 		{"regression", "regression:2", map[string]string{"test_rmse": "rmse", "test_mae": "mae"}},
-		{"classes", "classes:4", map[string]string{"test_acc": "acc"}},
+		{"classes", "classes:4", map[string]string{"test_acc": "acc", "test_f1_macro": "f1_macro"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()

@@ -126,15 +126,15 @@ func (edgeTask) checkpointSettings(_ runInfo, _ train.Config, add func(name, val
 // final names the selection figure of the best epoch and its test
 // figures: accuracy for classes, RMSE and MAE for real values.
 func (edgeTask) final(s metrics.Summary, weights, _ string) string {
-	if s.ValRMSE == nil && s.TestRMSE == nil {
-		return fmt.Sprintf("epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f weights=%s",
-			s.Epochs, s.BestEpoch, s.BestValAcc, s.TestAcc, weights)
-	}
 	f := func(p *float64) string {
 		if p == nil {
 			return "nan"
 		}
 		return fmt.Sprintf("%.6f", *p)
+	}
+	if s.ValRMSE == nil && s.TestRMSE == nil {
+		return fmt.Sprintf("epochs=%d best_epoch=%d best_val_acc=%.4f test_acc=%.4f test_f1_macro=%s weights=%s",
+			s.Epochs, s.BestEpoch, s.BestValAcc, s.TestAcc, f(s.TestF1Macro), weights)
 	}
 	return fmt.Sprintf("epochs=%d best_epoch=%d best_val_rmse=%s test_rmse=%s test_mae=%s weights=%s",
 		s.Epochs, s.BestEpoch, f(s.ValRMSE), f(s.TestRMSE), f(s.TestMAE), weights)
@@ -293,7 +293,7 @@ func edgeTargetWidth(cfg train.Config) int {
 
 // edgeFigures computes a split's figures from its edges' outputs z and
 // label rows y (in edge-id order): for classes the loss (softmax
-// cross-entropy) and accuracy over labelled edges; for real values the
+// cross-entropy), accuracy and macro F1 over labelled edges; for real values the
 // loss (the head's: squared error summed over labelled values / K, per
 // edge) and RMSE and MAE over every labelled value (metrics'
 // RegressionFigures).
@@ -317,17 +317,20 @@ func edgeFigures(cfg train.Config, ids []int64, z, y []float32) train.EvalResult
 		return res
 	}
 	loss, right, n := 0.0, 0, 0
+	pred := make([]int, len(y))
 	for i, v := range y {
-		if v != v {
-			continue
-		}
-		row, c := z[i*o:(i+1)*o], int(v)
+		row := z[i*o : (i+1)*o]
 		arg := 0
 		for k := range row {
 			if row[k] > row[arg] {
 				arg = k
 			}
 		}
+		pred[i] = arg
+		if v != v {
+			continue
+		}
+		c := int(v)
 		if arg == c {
 			right++
 		}
@@ -342,6 +345,10 @@ func edgeFigures(cfg train.Config, ids []int64, z, y []float32) train.EvalResult
 	if n > 0 {
 		res.Loss, res.Acc = loss/float64(n), float64(right)/float64(n)
 	}
+	// F1 (macro) rides in the target figures (its other figures NaN, so
+	// absent); the best epoch is still chosen on accuracy.
+	f := metrics.ClassFigures(pred, y, o)
+	res.Targets = &f
 	return res
 }
 

@@ -200,3 +200,42 @@ func (l *TargetLine) SetTargets(val, test *TargetFigures) {
 		l.TestRMSE, l.TestMAE = finitePtr(test.RMSE), finitePtr(test.MAE)
 	}
 }
+
+// ClassFigures computes the macro F1 of single-label class predictions
+// pred against labels y (both in [0, classes); y NaN unlabelled, skipped)
+// as scikit-learn's f1_score(average="macro") does: the mean of the
+// per-class F1 over the classes present in the labels or the predictions
+// (a class with no true positive scores 0). F1Micro is left NaN: for one
+// label per item it is the accuracy, which the caller reports as such.
+func ClassFigures(pred []int, y []float32, classes int) TargetFigures {
+	f := TargetFigures{ROCAUC: math.NaN(), F1Micro: math.NaN(), F1Macro: math.NaN(), RMSE: math.NaN(), MAE: math.NaN()}
+	tp, fp, fn := make([]int, classes), make([]int, classes), make([]int, classes)
+	for i, v := range y {
+		if v != v || i >= len(pred) {
+			continue
+		}
+		c, p := int(v), pred[i]
+		if c < 0 || c >= classes || p < 0 || p >= classes {
+			continue
+		}
+		f.Labelled++
+		if c == p {
+			tp[c]++
+		} else {
+			fp[p]++
+			fn[c]++
+		}
+	}
+	sum, present := 0.0, 0
+	for c := range classes {
+		if tp[c]+fp[c]+fn[c] == 0 {
+			continue
+		}
+		present++
+		sum += 2 * float64(tp[c]) / float64(2*tp[c]+fp[c]+fn[c])
+	}
+	if present > 0 {
+		f.F1Macro = sum / float64(present)
+	}
+	return f
+}

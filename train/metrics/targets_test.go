@@ -52,3 +52,16 @@ func TestRegressionFigures(t *testing.T) {
 	assert.True(t, math.IsNaN(f.ROCAUC))
 	assert.True(t, math.IsNaN(RegressionFigures([]float32{1}, []float32{nan}, 1).RMSE))
 }
+
+// TestClassFigures: macro F1 as scikit-learn computes it
+// (f1_score([0,1,2,2,1], [0,2,2,1,1], average="macro") = 0.6666...),
+// unlabelled items skipped, a class in neither labels nor predictions
+// left out.
+func TestClassFigures(t *testing.T) {
+	nan := float32(math.NaN())
+	f := ClassFigures([]int{0, 2, 2, 1, 1, 0}, []float32{0, 1, 2, 2, 1, nan}, 5)
+	assert.InDelta(t, 2.0/3, f.F1Macro, 1e-12)
+	assert.Equal(t, int64(5), f.Labelled)
+	assert.True(t, math.IsNaN(f.RMSE) && math.IsNaN(f.F1Micro))
+	assert.True(t, math.IsNaN(ClassFigures(nil, nil, 3).F1Macro))
+}
