@@ -162,4 +162,13 @@ func TestEdgeBadInput(t *testing.T) {
 	res = h.MPI(Job{Ranks: 1, Timeout: 2 * time.Minute, Args: []string{bin, "train", "--task", "edge", "--parts", filepath.Join(work, "pp"), "--epochs", "1"}})
 	require.Error(t, res.Err)
 	assert.Contains(t, res.Output, "holds no edge labels")
+	// predict --task edge refuses a node checkpoint, naming its task.
+	msg, err = exec.Command(bin, "partition", "--data", filepath.Join(work, "plain"), "--parts", "1", "--out", filepath.Join(work, "np")).CombinedOutput()
+	require.NoError(t, err, "partition: %s", msg)
+	ck := filepath.Join(work, "nck")
+	res = h.MPI(Job{Ranks: 1, Timeout: 2 * time.Minute, Args: []string{bin, "train", "--parts", filepath.Join(work, "np"), "--epochs", "1", "--checkpoint", ck, "--quiet"}})
+	require.NoError(t, res.Err, tail(res.Output, 20))
+	res = h.MPI(Job{Ranks: 1, Timeout: 2 * time.Minute, Args: []string{bin, "predict", "--task", "edge", "--parts", parts, "--checkpoint", ck, "--out", filepath.Join(work, "y.csv")}})
+	require.Error(t, res.Err)
+	assert.Contains(t, res.Output, "predict --task edge: checkpoint "+ck+" holds a node model, not an edge model: predict with --task node")
 }

@@ -359,7 +359,7 @@ func edgeFigures(cfg train.Config, ids []int64, z, y []float32) train.EvalResult
 // order: the predicted class, or the K predicted values. It returns the
 // number of edges written. It is collective.
 func predictEdges(c *collectives.Comm, cfg PredictConfig) (int64, error) {
-	inf, err := openEmbedding(c, cfg.EmbedConfig, "predict")
+	inf, err := openEmbeddingSpec(c, inferSpec{what: "predict", cfg: cfg.EmbedConfig, edge: true})
 	if err != nil {
 		return 0, err
 	}
@@ -367,8 +367,6 @@ func predictEdges(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	mc := inf.ck.Model
 	var lerr error
 	switch {
-	case !mc.IsEdge():
-		lerr = config.Errorf("predict {Task} edge: checkpoint %s holds a %s model, not an edge model: predict with {Task} %s", cfg.CheckpointDir, checkpointTask(inf), checkpointTask(inf))
 	case inf.part.Link == nil || inf.part.Meta.Link.EdgeTargetDim == 0:
 		lerr = config.Errorf("predict {Task} edge: partition %s holds no edge labels (partition it with {LinkSplit} random:... over a dataset with raw/edge-label.csv.gz)", cfg.PartDir)
 	}
@@ -451,15 +449,4 @@ func predictEdges(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 		return 0, err
 	}
 	return total, nil
-}
-
-// checkpointTask names the task of an inference's checkpoint.
-func checkpointTask(inf *inference) string {
-	switch {
-	case inf.ck.Model.IsEdge():
-		return TaskEdge
-	case inf.ck.Model.IsLink():
-		return TaskLink
-	}
-	return taskOf(inf.ck.Model.Targets)
 }

@@ -57,10 +57,17 @@ const embedMagic = "MPIGNNEMB1\x00\x00\x00\x00\x00\x00"
 // over the train+valid graph when the run used it, or on sampled
 // neighbourhoods. It is collective.
 func openEmbedding(c *collectives.Comm, cfg EmbedConfig, what string) (*inference, error) {
+	return openEmbeddingSpec(c, inferSpec{what: what, cfg: cfg})
+}
+
+// openEmbeddingSpec is openEmbedding with the inference spec s (its what
+// and cfg set).
+func openEmbeddingSpec(c *collectives.Comm, s inferSpec) (*inference, error) {
+	cfg, what := s.cfg, s.what
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	inf, err := openInference(c, inferSpec{what: what, cfg: cfg})
+	inf, err := openInference(c, s)
 	if err != nil {
 		return nil, err
 	}

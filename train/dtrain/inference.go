@@ -31,6 +31,9 @@ type inferSpec struct {
 	targets string
 	// logits (predict --logits) needs layer-wise inference.
 	logits bool
+	// edge is predict --task edge: a checkpoint of another task is
+	// refused before the partition is opened.
+	edge bool
 	// open, if set, opens the store over the partition (its error is
 	// returned as is): predict opens its loader over the same store there.
 	// Nil opens the store alone.
@@ -98,6 +101,13 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 		}
 	}
 	info := inf.info
+	if s.edge && !ck.Model.IsEdge() {
+		task := taskOf(ck.Model.Targets)
+		if ck.Model.IsLink() {
+			task = TaskLink
+		}
+		return nil, config.Errorf("%s {Task} edge: checkpoint %s holds a %s model, not an edge model: predict with {Task} %s", what, s.cfg.CheckpointDir, task, task)
+	}
 	if s.classify && info.Task == TaskEdge {
 		return nil, config.Errorf("%s: checkpoint %s holds an edge model (train {Task} edge), which does not classify nodes: predict with {Task} edge", what, s.cfg.CheckpointDir)
 	}
