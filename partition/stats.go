@@ -262,6 +262,12 @@ func (s *Stats) writeLink(w io.Writer) error {
 	if l.StructFeats > 0 {
 		feats = fmt.Sprintf(", %d structural features", l.StructFeats)
 	}
+	switch {
+	case l.EdgeClasses > 0:
+		feats += fmt.Sprintf(", edge labels: %d classes", l.EdgeClasses)
+	case l.EdgeTargetDim > 0:
+		feats += fmt.Sprintf(", edge labels: %d real values", l.EdgeTargetDim)
+	}
 	negs, pools := fmt.Sprintf("%d negatives per valid/test edge", l.NegsPerPos), fmt.Sprintf("pools of %d", l.Pool)
 	if l.StoredNegs {
 		negs = fmt.Sprintf("the split's own %d negatives per valid/test edge", l.NegsPerPos)

@@ -92,13 +92,13 @@ func (c Config) numParams() float64 {
 // its product, hidden and gradient rows.
 func (c Config) linkStepBytes(pairs int, training bool) float64 {
 	const f32, i32 = 4, 4
-	p, w := float64(max(pairs, 0)), float64(c.Classes)
-	b := p*(2*i32+f32) + 2*p*w*f32 + p*f32 // pairs, labels, u and v, logits
+	p, w, o := float64(max(pairs, 0)), float64(c.Classes), float64(c.PairOut())
+	b := p*(2*i32+f32) + 2*p*w*f32 + p*o*f32 // pairs, labels, u and v, logits (PairOut per pair)
 	if c.Decoder == DecoderMLP {
 		b += 2 * p * w * f32 // x, hidden
 	}
 	if training {
-		b += 2*p*w*f32 + p*f32 // du and dv, logit gradients
+		b += 2*p*w*f32 + p*o*f32 // du and dv, logit gradients
 		if c.Decoder == DecoderMLP {
 			b += 2 * p * w * f32 // hidden and x gradients
 		}
