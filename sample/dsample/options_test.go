@@ -69,6 +69,9 @@ func TestOtherOptionsValidate(t *testing.T) {
 	}{
 		{"link ok", LinkLoaderOptions{Fanouts: []int{2}, Batch: 4, NegRatio: 1}, "", ""},
 		{"link global ok", LinkLoaderOptions{Fanouts: []int{2}, GlobalBatch: 40, NegRatio: 1}, "", ""},
+		{"edge ok", LinkLoaderOptions{Fanouts: []int{2}, Batch: 4, EdgeTargets: true}, "", ""},
+		{"edge negatives", LinkLoaderOptions{Fanouts: []int{2}, Batch: 4, NegRatio: 1, EdgeTargets: true}, "EdgeTargets", "NegRatio 1 and NegStrict are the link task's"},
+		{"edge strict", LinkLoaderOptions{Fanouts: []int{2}, Batch: 4, NegStrict: true, EdgeTargets: true}, "EdgeTargets", "scores labelled edges only"},
 		{"link batch", LinkLoaderOptions{Fanouts: []int{2}, NegRatio: 1}, "Batch", "Batch 0 must be positive"},
 		{"link fanouts", LinkLoaderOptions{Batch: 4, NegRatio: 1}, "Fanouts", "needs at least one layer"},
 		{"link eval fanouts", LinkLoaderOptions{Fanouts: []int{2}, EvalFanouts: []int{0}, Batch: 4, NegRatio: 1}, "EvalFanouts", "layer 0 has fanout 0"},
