@@ -366,9 +366,14 @@ func predictEdges(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	defer inf.close()
 	mc := inf.ck.Model
 	var lerr error
-	switch {
-	case inf.part.Link == nil || inf.part.Meta.Link.EdgeTargetDim == 0:
+	switch l := inf.part.Meta.Link; {
+	case inf.part.Link == nil || l == nil || l.EdgeTargetDim == 0:
 		lerr = config.Errorf("predict {Task} edge: partition %s holds no edge labels (partition it with {LinkSplit} random:... over a dataset with raw/edge-label.csv.gz)", cfg.PartDir)
+	case (mc.Targets == "") != (l.EdgeClasses > 0) || (l.EdgeClasses > 0 && l.EdgeClasses != mc.EdgeOut) || (l.EdgeClasses == 0 && l.EdgeTargetDim != mc.EdgeOut):
+		// The labels themselves are not used, but another kind or width
+		// means the partition is not the one the model was trained for.
+		lerr = config.Errorf("predict {Task} edge: partition %s has edge labels of %d classes / %d values, the checkpoint's model predicts %d (%s)",
+			cfg.PartDir, l.EdgeClasses, l.EdgeTargetDim, mc.EdgeOut, map[bool]string{true: "classes", false: "values"}[mc.Targets == ""])
 	}
 	if err := collectives.Agree(c, lerr); err != nil {
 		return 0, err
