@@ -81,11 +81,39 @@ func TestLinkEdgeTargets(t *testing.T) {
 			assert.Equal(t, int(m.Link.Train+m.Link.Valid+m.Link.Test), seen)
 		})
 	}
-	// A time split does not take edge labels: one line that says which
-	// split does.
-	_, err := WriteDataset(filepath.Join(t.TempDir(), "p"), withTimeSplit(d), 1, Options{Seed: 5, Link: &LinkOptions{Split: "time"}})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "edge labels (edge-label.csv.gz) are attached to a random split's pairs only")
+	// A time split's events take the label of the first line listing
+	// their direction, else their reverse; an event no line lists is
+	// unlabelled.
+	dir := filepath.Join(t.TempDir(), "p")
+	m, err := WriteDataset(dir, withTimeSplit(d), 2, Options{Seed: 5, Undirected: true, Link: &LinkOptions{Split: "time", NegsPerPos: 2, Pool: 5}})
+	require.NoError(t, err)
+	require.Equal(t, 2, m.Link.EdgeTargetDim)
+	lineOf := func(u, v int64) int {
+		for _, q := range [][2]int64{{u, v}, {v, u}} {
+			for i := range et.Src {
+				if et.Src[i] == q[0] && et.Dst[i] == q[1] {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	labelled := 0
+	for _, pt := range loadAll(t, dir) {
+		for _, set := range []string{"train", "valid", "test"} {
+			e := pt.Link.Positives(set)
+			for i := range e.Len() {
+				line := lineOf(e.SrcOrig[i], e.DstOrig[i])
+				if line < 0 {
+					assert.True(t, math.IsNaN(float64(e.Targets[2*i])) && math.IsNaN(float64(e.Targets[2*i+1])), "event (%d,%d) has no line", e.SrcOrig[i], e.DstOrig[i])
+					continue
+				}
+				labelled++
+				assertSameRow(t, et.Values.Row(int64(line)), e.Targets[2*i:2*i+2])
+			}
+		}
+	}
+	assert.Positive(t, labelled, "some events are edges of the file")
 }
 
 func assertSameRow(t *testing.T, want, got []float32) {
@@ -95,14 +123,25 @@ func assertSameRow(t *testing.T, want, got []float32) {
 	}
 }
 
-// withTimeSplit gives d (edge labels kept) the time split of timeDataset's
-// shape over its own nodes.
+// withTimeSplit gives d (edge labels kept) a time split whose events are
+// the first listed edges of every node (in either direction) and a few
+// pairs that may be no edge.
 func withTimeSplit(d *graph.Dataset) *graph.Dataset {
 	dd := *d
 	ls := &graph.LinkSplit{HasTime: true}
-	ls.Train = graph.LinkSet{Src: []int64{0, 1, 2}, Dst: []int64{1, 2, 3}, Time: []int64{1, 2, 3}}
-	ls.Valid = graph.LinkSet{Src: []int64{3}, Dst: []int64{4}, Time: []int64{4}}
-	ls.Test = graph.LinkSet{Src: []int64{4}, Dst: []int64{5}, Time: []int64{5}}
+	sets := []*graph.LinkSet{&ls.Train, &ls.Train, &ls.Train, &ls.Valid, &ls.Test}
+	for v := range int64(60) {
+		nb := d.In.Neighbors(v)
+		if len(nb) == 0 {
+			continue
+		}
+		set := sets[v%5]
+		u, w := nb[0], v
+		if v%2 == 1 {
+			u, w = w, u
+		}
+		set.Src, set.Dst, set.Time = append(set.Src, u, v), append(set.Dst, w, (v+7)%d.NumNodes), append(set.Time, v, v)
+	}
 	dd.LinkSplits = map[string]*graph.LinkSplit{LinkSplitTime: ls}
 	return &dd
 }

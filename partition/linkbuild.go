@@ -571,28 +571,42 @@ func ErrPoolDraws(set int, k int64) error {
 	return fmt.Errorf("link split %s: no negative pair found for pool pair %d in %d draws: the graph is nearly complete", setNames[set], k, PoolDraws)
 }
 
-// attachEdgeTargets gives every positive of a random split its edge label:
-// the row of the first line of the edge file that lists its pair, in
-// either direction (the split's unit is the undirected pair, and the
-// reverses and duplicates of a line are the same pair). A pair no line
-// labels (none: every pair comes from a line) would get NaN. Held-out
-// labelled edges are thus out of message passing exactly as held-out
-// link positives are.
+// attachEdgeTargets gives every positive of the split its edge label: the
+// row of the first line of the edge file that lists its pair. A random
+// split's unit is the undirected pair, so a line in either direction
+// counts (the reverses and duplicates of a line are the same pair). A time
+// split's (or OGB's stored split's) positives are directed events: the
+// first line listing the event's direction, else the first listing its
+// reverse (an edge file that lists each undirected pair once). A positive
+// no line lists gets NaN (unlabelled). Held-out labelled edges are thus
+// out of message passing exactly as held-out link positives are.
 func attachEdgeTargets(ld *linkData, et *graph.EdgeTargets) error {
-	if ld.meta.Kind != LinkSplitRandom {
-		return fmt.Errorf("link split %s: edge labels (%s) are attached to a random split's pairs only: use --link-split random:TRAIN,VALID,TEST", ld.meta.Split, graph.EdgeLabelFile)
-	}
 	k := et.Values.Dim
 	if k < 1 || et.Values.NumRows() != int64(et.Len()) || len(et.Dst) != et.Len() {
 		return fmt.Errorf("edge labels: %d rows of width %d for %d edge lines", et.Values.NumRows(), k, et.Len())
 	}
+	directed := ld.meta.Kind != LinkSplitRandom
 	first := make(map[linkPair]int, et.Len())
 	for i := range et.Src {
 		u, v := et.Src[i], et.Dst[i]
-		p := linkPair{min(u, v), max(u, v)}
+		p := linkPair{u, v}
+		if !directed {
+			p = linkPair{min(u, v), max(u, v)}
+		}
 		if _, ok := first[p]; !ok && u != v {
 			first[p] = i
 		}
+	}
+	lineOf := func(u, v int64) (int, bool) {
+		if !directed {
+			i, ok := first[linkPair{min(u, v), max(u, v)}]
+			return i, ok
+		}
+		if i, ok := first[linkPair{u, v}]; ok {
+			return i, true
+		}
+		i, ok := first[linkPair{v, u}]
+		return i, ok
 	}
 	nan := float32(math.NaN())
 	for s := range ld.sets {
@@ -600,7 +614,7 @@ func attachEdgeTargets(ld *linkData, et *graph.EdgeTargets) error {
 		e.targ = make([]float32, e.len()*k)
 		for i := range e.src {
 			row := e.targ[i*k : (i+1)*k]
-			line, ok := first[linkPair{min(e.src[i], e.dst[i]), max(e.src[i], e.dst[i])}]
+			line, ok := lineOf(e.src[i], e.dst[i])
 			if !ok {
 				for j := range row {
 					row[j] = nan

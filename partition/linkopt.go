@@ -56,7 +56,8 @@ type LinkOptions struct {
 	// EdgeLabels says how raw/edge-label.csv.gz (the edge task's labels,
 	// graph.EdgeLabelFile) is read: graph.LabelsClasses, graph.LabelsReal,
 	// or "" (read when the file exists: classes when it has one column,
-	// real values when several). Only a random split takes them.
+	// real values when several). A random split labels its pairs, a time
+	// or stored split its events (attachEdgeTargets).
 	EdgeLabels string
 	// Relation makes the split one of a HETEROGENEOUS graph's relation
 	// (canonical src___rel___dst): its edges are the positives, see

@@ -6,7 +6,8 @@ usage: edge_check.py DATASET PRED.csv
 DATASET is the OGB raw layout the partition was made from (raw/edge.csv.gz
 and raw/edge-label.csv.gz); PRED.csv is `predict --task edge`'s output. An
 edge's label is that of the first line of edge.csv.gz listing its pair in
-either direction (the partitioner's rule). Prints "rmse R mae M" (real
+either direction (the partitioner's rule for a random split; a time
+split's directed events are not checked here). Prints "rmse R mae M" (real
 values: over every labelled value) or "acc A f1_macro F" (classes: over
 labelled edges) for the test edges, in numpy, independently of mpignn's code.
 """

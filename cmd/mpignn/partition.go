@@ -92,7 +92,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	}
 	if *edgeLabels != "" {
 		if c.link == nil {
-			return c, errors.New("--edge-labels needs --link-split random:TRAIN,VALID,TEST (edge labels are held out with the link split)")
+			return c, errors.New("--edge-labels needs --link-split (random:TRAIN,VALID,TEST or time): edge labels are held out with the link split")
 		}
 		c.link.EdgeLabels = *edgeLabels
 	}

@@ -193,7 +193,7 @@ func NewLinkLoader(s *Store, o LinkLoaderOptions) (*LinkLoader, error) {
 		}
 	}
 	if why == "" && o.EdgeTargets && p.Meta.Link.EdgeTargetDim == 0 {
-		why = "the partition's link split has no edge labels (partition a dataset with raw/edge-label.csv.gz and --link-split random:TRAIN,VALID,TEST)"
+		why = "the partition's link split has no edge labels (partition a dataset with raw/edge-label.csv.gz and --link-split)"
 	}
 	if why == "" && p.Meta.Link.Graph == partition.LinkGraphAll && !o.Temporal.On() {
 		why = "the partition keeps the held-out edges in message passing (--link-graph all), which only temporal sampling may use (it would leak the valid and test edges): train with --temporal"

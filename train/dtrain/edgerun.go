@@ -41,7 +41,7 @@ func (edgeTask) validate(c *TrainConfig) error {
 	case c.Model.Decoder != "" && c.Model.Decoder != train.DecoderMLP:
 		return config.Errorf("{Model.Decoder} %s: the edge task's decoder is %s", c.Model.Decoder, train.DecoderMLP)
 	case c.Loader.FixedSeedTime || c.Loader.Temporal.On():
-		return config.Errorf("{Loader.Temporal}: the edge task samples without time (a random split has no edge times)")
+		return config.Errorf("{Loader.Temporal}: the edge task samples without time (temporal edge tasks are not supported yet)")
 	}
 	return nil
 }
@@ -65,7 +65,7 @@ func (edgeTask) checkTrainable(c *collectives.Comm, cfg *TrainConfig, meta *part
 	case meta.Hetero != nil:
 		return config.Errorf("train {Task} edge: partition %s is heterogeneous; edge labels are read for homogeneous graphs only", cfg.PartDir)
 	case l == nil || l.EdgeTargetDim == 0:
-		return config.Errorf("train {Task} edge: partition %s holds no edge labels: partition a dataset with raw/%s and {LinkSplit} random:TRAIN,VALID,TEST", cfg.PartDir, "edge-label.csv.gz")
+		return config.Errorf("train {Task} edge: partition %s holds no edge labels: partition a dataset with raw/%s and a {LinkSplit} (random:TRAIN,VALID,TEST or time)", cfg.PartDir, "edge-label.csv.gz")
 	}
 	if mt, have := cfg.Trainer.Metric, edgeMetrics(meta.Link.EdgeClasses > 0); mt != "" && !slices.Contains(have, mt) {
 		return config.Errorf("{Trainer.Metric} %s does not apply to the edge labels of partition %s, which select on %s", mt, cfg.PartDir, strings.Join(have, ", "))
@@ -368,7 +368,7 @@ func predictEdges(c *collectives.Comm, cfg PredictConfig) (int64, error) {
 	var lerr error
 	switch l := inf.part.Meta.Link; {
 	case inf.part.Link == nil || l == nil || l.EdgeTargetDim == 0:
-		lerr = config.Errorf("predict {Task} edge: partition %s holds no edge labels (partition it with {LinkSplit} random:... over a dataset with raw/edge-label.csv.gz)", cfg.PartDir)
+		lerr = config.Errorf("predict {Task} edge: partition %s holds no edge labels (partition a dataset with raw/edge-label.csv.gz and a {LinkSplit})", cfg.PartDir)
 	case (mc.Targets == "") != (l.EdgeClasses > 0) || (l.EdgeClasses > 0 && l.EdgeClasses != mc.EdgeOut) || (l.EdgeClasses == 0 && l.EdgeTargetDim != mc.EdgeOut):
 		// The labels themselves are not used, but another kind or width
 		// means the partition is not the one the model was trained for.
