@@ -452,11 +452,12 @@ def main():
                     help="write a randomly initialised model like --state's (OUT.json beside it), as a PyG user would, "
                          "GATConv under PyG <= 2.4's names lin_src/lin_dst")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--target-loss", choices=["regression", "multilabel"],
+    ap.add_argument("--target-loss", choices=["regression", "multilabel", "edge"],
                     help="real-target model: print the loss of the full-graph outputs on --split's training nodes "
                          "(PyTorch's MSELoss / BCEWithLogitsLoss; unlabelled (NaN) values add 0 and the sum is "
                          "divided by nodes x targets, mpignn's rule) as JSON, instead of comparing logits")
     ap.add_argument("--split", default="random", help="with --target-loss: the split whose train nodes are scored")
+    ap.add_argument("--pairs", help="with --target-loss edge: the training edges (mpignn inspect --link-pairs train)")
     ap.add_argument("--gcn-norm", default="", choices=["", "sym"],
                     help="sym: the logits come from predict --gcn-norm sym, compare gcn with the pure GCNConv equations")
     a = ap.parse_args()
@@ -464,6 +465,8 @@ def main():
         return make_random(a.state[0], a.make_random, a.seed)
     if a.scores:
         return check_decoder(a.state[0], a.embeddings, a.scores, a.tol)
+    if a.target_loss == "edge":
+        return edge_loss(a)
     if a.target_loss:
         return target_loss(a)
     if len(a.state) != len(a.logits):
@@ -564,6 +567,46 @@ def target_loss(a):
     loss_fn = F.mse_loss if a.target_loss == "regression" else F.binary_cross_entropy_with_logits
     loss = loss_fn(z[lab], t[lab], reduction="sum") / t.numel()
     print(json.dumps({"loss": loss.item(), "nodes": int(train.numel()), "impl": impl}))
+    return 0
+
+
+def edge_loss(a):
+    """The first step's loss of an exported edge predictor (mpignn train
+    --task edge) over every training edge of --pairs, in plain PyTorch. A
+    step leaves its own edges out of message passing, and a step over every
+    training edge leaves none of the training graph, so the encoder runs on
+    the nodes' own rows (an empty edge_index). An edge's label is that of the
+    first line of raw/edge.csv.gz listing its pair, in either direction
+    (docs/edge-tasks.md); the loss is softmax cross-entropy (classes) or the
+    squared errors of the labelled values over edges x K (values)."""
+    spec = json.load(open(a.state[0][: -len(".safetensors")] + ".json"))
+    cls, impl = model_class(spec["model"]["class"])
+    model = cls(**spec["model"]["kwargs"])
+    state = load_safetensors(a.state[0])
+    model.load_state_dict({k: v for k, v in state.items() if not k.startswith("decoder.")}, strict=True)
+    dec = LinkPredictor(**spec["model"]["decoder_kwargs"])
+    dec.load_state_dict({k[len("decoder."):]: t for k, t in state.items() if k.startswith("decoder.")}, strict=True)
+    model.eval()
+    dec.eval()
+    x = torch.from_numpy(read_csv(f"{a.data}/raw/node-feat.csv.gz", np.float32))
+    if spec["row_normalize"]:
+        x = x / x.abs().sum(1, keepdim=True).clamp(min=1e-30)
+    lines = read_csv(f"{a.data}/raw/edge.csv.gz", np.int64).reshape(-1, 2)
+    labels = read_csv(f"{a.data}/raw/edge-label.csv.gz", np.float32).reshape(len(lines), -1)
+    first = {}
+    for i, (u, v) in enumerate(lines):
+        first.setdefault((min(u, v), max(u, v)), i)
+    rows = np.loadtxt(a.pairs, delimiter=",", skiprows=1, usecols=(0, 1), dtype=np.int64, ndmin=2)
+    y = torch.from_numpy(np.stack([labels[first[(min(u, v), max(u, v))]] for u, v in rows])).double()
+    with torch.no_grad():
+        h = model(x, torch.empty(2, 0, dtype=torch.long))
+        z = dec.lins[1](dec.lins[0](h[rows[:, 0]] * h[rows[:, 1]]).relu()).double()
+    if spec["mpignn_config"].get("targets") == "regression":
+        lab = ~torch.isnan(y)
+        loss = F.mse_loss(z[lab], y[lab], reduction="sum") / y.numel()
+    else:
+        loss = F.cross_entropy(z, y[:, 0].long(), reduction="mean")
+    print(json.dumps({"loss": loss.item(), "edges": int(len(rows)), "impl": impl}))
     return 0
 
 

@@ -226,28 +226,37 @@ func writeGzipLines(t *testing.T, path string, lines []string) {
 	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
 }
 
-// TestTargetTorchReference: the loss of a real-target model's first step
-// equals the loss of the same weights in plain PyTorch. `train --epochs 0`
-// writes the initial weights, `export` hands them to PyTorch
+// TestTargetTorchReference: the loss of a real-target or edge model's
+// first step equals the loss of the same weights in plain PyTorch. `train
+// --epochs 0` writes the initial weights, `export` hands them to PyTorch
 // (scripts/pyg_check.py --target-loss builds the model from the export's
-// constructor and computes MSELoss or BCEWithLogitsLoss over the full
-// graph's outputs of the training nodes), and a one-step run over the whole
-// training split with every neighbour (--fanout -1,-1) and no dropout
+// constructor and computes MSELoss, BCEWithLogitsLoss or cross-entropy over
+// the full graph's outputs of the training nodes, or of the training edges
+// that `inspect --link-pairs train` lists), and a one-step run over the
+// whole training split with every neighbour (--fanout -1,-1) and no dropout
 // reports the loss of those weights as its epoch loss.
 func TestTargetTorchReference(t *testing.T) {
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
 	py := torchPython(t)
-	for _, kind := range []string{"regression", "multilabel"} {
-		t.Run(kind, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, task, labels string
+		part               []string
+	}{
+		{"regression", "regression", "--targets=regression:3", nil},
+		{"multilabel", "multilabel", "--targets=multilabel:3", nil},
+		{"edge-values", "edge", "--edge-labels=regression:2", []string{"--link-split", "random:0.8,0.1,0.1"}},
+		{"edge-classes", "edge", "--edge-labels=classes:3", []string{"--link-split", "random:0.8,0.1,0.1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()
 			data, parts := filepath.Join(work, "data"), filepath.Join(work, "parts")
 			msg, err := exec.Command(bin, "gen", "--nodes", "400", "--avg-degree", "6", "--classes", "4", "--feat-dim", "8",
-				"--targets", kind+":3", "--seed", "7", "--out", data).CombinedOutput()
+				tc.labels, "--seed", "7", "--out", data).CombinedOutput()
 			require.NoError(t, err, "gen: %s", msg)
-			msg, err = exec.Command(bin, "partition", "--data", data, "--parts", "1", "--out", parts).CombinedOutput()
+			msg, err = exec.Command(bin, append([]string{"partition", "--data", data, "--parts", "1", "--out", parts}, tc.part...)...).CombinedOutput()
 			require.NoError(t, err, "partition: %s", msg)
-			flags := []string{bin, "train", "--task", kind, "--parts", parts, "--fanout", "-1,-1", "--hidden", "16", "--dropout", "0",
+			flags := []string{bin, "train", "--task", tc.task, "--parts", parts, "--fanout", "-1,-1", "--hidden", "16", "--dropout", "0",
 				"--input-dropout", "0", "--seed", "1", "--global-batch", "100000", "--quiet"}
 			ck, metricsFile := filepath.Join(work, "ck0"), filepath.Join(work, "m.jsonl")
 			res := h.MPI(Job{Ranks: 1, Timeout: 2 * time.Minute, Args: append(flags, "--epochs", "0", "--checkpoint", ck)})
@@ -257,12 +266,18 @@ func TestTargetTorchReference(t *testing.T) {
 			state := filepath.Join(work, "model.safetensors")
 			msg, err = exec.Command(bin, "export", "--checkpoint", ck, "--out", state).CombinedOutput()
 			require.NoError(t, err, "export: %s", msg)
-			out, err := exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", state,
-				"--target-loss", kind).CombinedOutput()
+			args := []string{filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", state, "--target-loss", tc.task}
+			if tc.task == "edge" {
+				pairs := filepath.Join(work, "train.csv")
+				msg, err = exec.Command(bin, "inspect", parts, "--link-pairs", "train", "--out", pairs).CombinedOutput()
+				require.NoError(t, err, "inspect: %s", msg)
+				args = append(args, "--pairs", pairs)
+			}
+			out, err := exec.Command(py, args...).CombinedOutput()
 			require.NoError(t, err, "pyg_check.py: %s", out)
 			var ref struct {
-				Loss  float64
-				Nodes int
+				Loss         float64
+				Nodes, Edges int64
 			}
 			require.NoError(t, json.Unmarshal(out, &ref), "%s", out)
 			b, err := os.ReadFile(metricsFile)
@@ -272,8 +287,8 @@ func TestTargetTorchReference(t *testing.T) {
 				Seeds int64
 			}
 			require.NoError(t, json.Unmarshal([]byte(strings.SplitN(string(b), "\n", 2)[0]), &epoch))
-			require.EqualValues(t, ref.Nodes, epoch.Seeds, "one step over every training node")
-			t.Logf("%s: first-step loss %.9f, PyTorch %.9f", kind, epoch.Loss, ref.Loss)
+			require.EqualValues(t, ref.Nodes+ref.Edges, epoch.Seeds, "one step over every training node (edge)")
+			t.Logf("%s: first-step loss %.9f, PyTorch %.9f", tc.name, epoch.Loss, ref.Loss)
 			assert.InDelta(t, ref.Loss, epoch.Loss, 1e-5)
 		})
 	}

@@ -25,12 +25,12 @@ func runInspect(args []string) error {
 // heterogeneous partition they include the nodes of every type per part and
 // every relation's edges and cut (partition.Stats.Hetero).
 func inspect(w io.Writer, args []string) error {
-	fs := newFlagSet("inspect", "mpignn inspect PARTDIR [--json] [--verify]\n       mpignn inspect PARTDIR --link-pairs valid|test --out FILE.csv",
+	fs := newFlagSet("inspect", "mpignn inspect PARTDIR [--json] [--verify]\n       mpignn inspect PARTDIR --link-pairs train|valid|test --out FILE.csv",
 		"Prints the statistics of the partition directory PARTDIR (from mpignn partition): nodes, edges, cut,\n"+
 			"split shares and link-split counts per part.")
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	verify := fs.Bool("verify", false, "also load every part, checking sizes and checksums of all files")
-	linkPairs := fs.String("link-pairs", "", "link partitions: write split valid or test as CSV to --out instead of the statistics: src,dst,kind,id lines in original ids, kind pos (id = the positive's edge id), neg (its fixed negatives, in order; id = the positive's) or pool (id = the pool index); mpignn predict --task link --pairs scores the file as it is")
+	linkPairs := fs.String("link-pairs", "", "link partitions: write split train, valid or test as CSV to --out instead of the statistics: src,dst,kind,id lines in original ids, kind pos (id = the positive's edge id), neg (its fixed negatives, in order; id = the positive's) or pool (id = the pool index; train has positives only); mpignn predict --task link --pairs scores the file as it is")
 	out := fs.String("out", "", "output file of --link-pairs")
 	// Accept flags before and after the directory (mpignn inspect DIR --json).
 	var pos []string
@@ -85,8 +85,8 @@ func writeLinkPairs(w io.Writer, dir string, m *partition.Meta, split, out strin
 	switch {
 	case m.Link == nil:
 		return fmt.Errorf("--link-pairs: partition %s has no link split (partition --link-split)", dir)
-	case split != "valid" && split != "test":
-		return fmt.Errorf("--link-pairs %q: want valid or test", split)
+	case split != "train" && split != "valid" && split != "test":
+		return fmt.Errorf("--link-pairs %q: want train, valid or test", split)
 	case out == "":
 		return errors.New("--link-pairs needs --out FILE.csv")
 	}
@@ -102,10 +102,14 @@ func writeLinkPairs(w io.Writer, dir string, m *partition.Meta, split, out strin
 			return err
 		}
 		e, negs, pl := &pt.Link.Valid, pt.Link.ValidNegOrig, &pt.Link.ValidPool
-		if split == "test" {
-			e, negs, pl = &pt.Link.Test, pt.Link.TestNegOrig, &pt.Link.TestPool
-		}
 		k := m.Link.NegsPerPos
+		switch split {
+		case "test":
+			e, negs, pl = &pt.Link.Test, pt.Link.TestNegOrig, &pt.Link.TestPool
+		case "train":
+			// Training positives have no fixed negatives or pool.
+			e, negs, pl, k = &pt.Link.Train, nil, &partition.LinkEdges{}, 0
+		}
 		for i := range e.Len() {
 			ps = append(ps, pos{e.ID[i], e.SrcOrig[i], e.DstOrig[i], negs[i*k : (i+1)*k]})
 		}
@@ -129,6 +133,10 @@ func writeLinkPairs(w io.Writer, dir string, m *partition.Meta, split, out strin
 	if err := osx.WriteFileAtomic(out, b.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "inspect: wrote %s split %s to %s: %d positives, %d negatives each, %d pool pairs\n", dir, split, out, len(ps), m.Link.NegsPerPos, len(pool))
+	k := m.Link.NegsPerPos
+	if split == "train" {
+		k = 0
+	}
+	fmt.Fprintf(w, "inspect: wrote %s split %s to %s: %d positives, %d negatives each, %d pool pairs\n", dir, split, out, len(ps), k, len(pool))
 	return nil
 }
