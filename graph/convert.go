@@ -157,15 +157,54 @@ func convertHomo(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 	}
 	feat := filepath.Join(raw, "node-feat.csv.gz")
 	label := filepath.Join(raw, "node-label.csv.gz")
-	if !fileExists(feat) && fileExists(filepath.Join(raw, EdgeFeatFile)) {
-		// An ogbn-proteins-shaped dataset: the chunked format carries no
-		// edge features yet, so say where they are used instead.
-		return nil, fmt.Errorf("missing file %s; the dataset has edge features (%s), which the chunked format does not carry yet: partition the raw layout itself with --node-feat %s", feat, EdgeFeatFile, FromEdgesMean)
+	edgeFeat := filepath.Join(raw, EdgeFeatFile)
+	if !fileExists(feat) && fileExists(edgeFeat) {
+		// An ogbn-proteins-shaped dataset: no node features of its own;
+		// the partitioner derives them from the edge features
+		// (--node-feat from-edges:mean|sum).
+		feat = ""
 	}
 	if err := convertNodeData(cm, tmp, HomoNodeType, n, feat, label, false, splits, opt); err != nil {
 		return nil, err
 	}
+	if fileExists(edgeFeat) {
+		if err := convertEdgeFeat(cm, tmp, edgeFeat, m); err != nil {
+			return nil, err
+		}
+	}
 	return cm, convertHomoTimes(cm, tmp, raw)
+}
+
+// convertEdgeFeat streams raw/edge-feat.csv.gz (one float row per line of
+// edge.csv.gz, as wide as the first) into edge_data "feat" chunks laid out
+// as the edge chunks: chunk k holds the rows of edge chunk k's lines.
+func convertEdgeFeat(cm *ChunkedMeta, tmp, path string, m int64) error {
+	if m == 0 {
+		return fmt.Errorf("%s: the graph has no edges, so its edge features have no width", path)
+	}
+	files := ChunkFiles{Format: ChunkFormat{Name: FormatNumpy}}
+	add := func(_ string, k int, rows any) error {
+		rel := EdgeDataChunkFile(HomoEdgeType, ChunkFeat, k)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, rel)), 0o755); err != nil {
+			return err
+		}
+		if err := WriteNpy(filepath.Join(tmp, rel), rows); err != nil {
+			return err
+		}
+		files.Data = append(files.Data, rel)
+		return nil
+	}
+	if err := convertRows(path, "edge feature", "edge line", ChunkFeat, cm.NumEdgesPerChunk[0], m, parseFeatureLine, add); err != nil {
+		return err
+	}
+	if cm.EdgeData == nil {
+		cm.EdgeData = map[string]map[string]ChunkFiles{}
+	}
+	if cm.EdgeData[HomoEdgeType] == nil {
+		cm.EdgeData[HomoEdgeType] = map[string]ChunkFiles{}
+	}
+	cm.EdgeData[HomoEdgeType][ChunkFeat] = files
+	return nil
 }
 
 // convertHomoTimes streams the times ReadOGB reads with ReadOptions.Time
@@ -180,7 +219,13 @@ func convertHomoTimes(cm *ChunkedMeta, tmp, raw string) error {
 		if err != nil {
 			return err
 		}
-		cm.EdgeData = map[string]map[string]ChunkFiles{HomoEdgeType: {ChunkTime: files}}
+		if cm.EdgeData == nil {
+			cm.EdgeData = map[string]map[string]ChunkFiles{}
+		}
+		if cm.EdgeData[HomoEdgeType] == nil {
+			cm.EdgeData[HomoEdgeType] = map[string]ChunkFiles{}
+		}
+		cm.EdgeData[HomoEdgeType][ChunkTime] = files
 	}
 	for _, f := range []string{"node_time.csv.gz", "node_year.csv.gz"} { // ReadOGB's preference
 		if p := filepath.Join(raw, f); fileExists(p) {
@@ -418,9 +463,9 @@ func convertEdges(cm *ChunkedMeta, tmp, path string, r Relation, et string, m in
 }
 
 // convertRows writes the comma-separated float rows of path (one per
-// node, as wide as the first) as chunks of key, parsing each line with
-// parse; what names the rows in errors.
-func convertRows(path, what, key string, sizes []int64, n int64, parse func([]byte, []float32) error, add func(string, int, any) error) error {
+// unit, a node or an edge line, as wide as the first) as chunks of key,
+// parsing each line with parse; what names the rows in errors.
+func convertRows(path, what, unit, key string, sizes []int64, n int64, parse func([]byte, []float32) error, add func(string, int, any) error) error {
 	dim, err := featureDim(path)
 	if err != nil {
 		return err
@@ -439,7 +484,7 @@ func convertRows(path, what, key string, sizes []int64, n int64, parse func([]by
 				if err := ls.err(); err != nil {
 					return err
 				}
-				return fmt.Errorf("%s: %d %s rows, want one per node (%d)", path, ls.line, what, n)
+				return fmt.Errorf("%s: %d %s rows, want one per %s (%d)", path, ls.line, what, unit, n)
 			}
 			rows[i] = data[int64(i)*int64(dim) : int64(i+1)*int64(dim)]
 			if err := parse(line, rows[i]); err != nil {
@@ -451,7 +496,7 @@ func convertRows(path, what, key string, sizes []int64, n int64, parse func([]by
 		}
 	}
 	if _, more := ls.next(); more {
-		return &lineError{path, ls.line, fmt.Errorf("more %s rows than the %d nodes", what, n)}
+		return &lineError{path, ls.line, fmt.Errorf("more %s rows than the %d %ss", what, n, unit)}
 	}
 	return ls.err()
 }
@@ -459,7 +504,7 @@ func convertRows(path, what, key string, sizes []int64, n int64, parse func([]by
 // convertRowsThenSplits writes real targets as "label" chunks, then the
 // split masks (what convertNodeData does after class labels).
 func convertRowsThenSplits(labelPath string, sizes []int64, n int64, splits map[string]*Split, add func(string, int, any) error) error {
-	if err := convertRows(labelPath, "label", ChunkLabel, sizes, n, parseTargetLine, add); err != nil {
+	if err := convertRows(labelPath, "label", "node", ChunkLabel, sizes, n, parseTargetLine, add); err != nil {
 		return err
 	}
 	return convertMasks(sizes, n, splits, add)
@@ -487,7 +532,7 @@ func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelP
 		return nil
 	}
 	if featPath != "" {
-		if err := convertRows(featPath, "feature", ChunkFeat, sizes, n, parseFeatureLine, add); err != nil {
+		if err := convertRows(featPath, "feature", "node", ChunkFeat, sizes, n, parseFeatureLine, add); err != nil {
 			return err
 		}
 	}
