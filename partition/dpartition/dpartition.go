@@ -55,6 +55,14 @@ type Options struct {
 	// Time stores the dataset's times (partition.Options.Time): an edge
 	// type's edge_data "time", else each edge's source's node_data "time".
 	Time bool
+	// EdgeFeat stores the edge features (partition.Options.EdgeFeat):
+	// edge_data "feat" of a homogeneous graph, each row moved with its
+	// edge into the part's edge_feat.bin. NodeFeat (graph.FromEdgesMean or
+	// FromEdgesSum, partition.Options.NodeFeat) derives the node features
+	// from them, over each node's stored in-edges, where the part's
+	// in-edges are.
+	EdgeFeat bool
+	NodeFeat string
 	// Link draws a link-prediction split (partition.Options.Link): random
 	// splits of homogeneous undirected datasets, untimed (see link.go).
 	Link      *partition.LinkOptions
@@ -105,6 +113,9 @@ type run struct {
 	edgeTime    bool
 	nodeTime    [][]int64
 	hasNodeTime bool
+	// efDim is the width of the edge features moved with the edges
+	// (Options.EdgeFeat or NodeFeat), 0 when none are read.
+	efDim int
 	// linkOpt is Options.Link with its defaults; lk the split drawn.
 	linkOpt *partition.LinkOptions
 	lk      *linkSplit
@@ -151,6 +162,9 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	if err := x.readNodeTimes(); err != nil {
 		return nil, err
 	}
+	if err := x.planEdgeFeat(); err != nil {
+		return nil, err
+	}
 	if err := partition.CheckParts(x.s.NumNodes(), x.K); err != nil {
 		return nil, err
 	}
@@ -176,6 +190,9 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 		if rows[0].ptr, rows[0].srcs, err = x.link(nds[0], rows[0].ptr, rows[0].srcs); err != nil {
 			return nil, err
 		}
+	}
+	if err := x.nodeFeatFromEdges(nds, rows); err != nil {
+		return nil, err
 	}
 	t = x.phase("edges", t)
 	m, err := x.write(nds, rows)
