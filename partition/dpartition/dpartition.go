@@ -185,14 +185,16 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before the link split, as graph.ReadOGB derives them from the whole
+	// graph before partition.Write draws the split.
+	if err := x.nodeFeatFromEdges(nds, rows); err != nil {
+		return nil, err
+	}
 	if x.linkOpt != nil {
 		// One part per rank (checked above).
 		if rows[0].ptr, rows[0].srcs, err = x.link(nds[0], rows[0].ptr, rows[0].srcs); err != nil {
 			return nil, err
 		}
-	}
-	if err := x.nodeFeatFromEdges(nds, rows); err != nil {
-		return nil, err
 	}
 	t = x.phase("edges", t)
 	m, err := x.write(nds, rows)

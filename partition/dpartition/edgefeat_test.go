@@ -192,3 +192,45 @@ func TestEdgeFeatRejects(t *testing.T) {
 	}
 	agree(t, c, nil)
 }
+
+// TestNodeFeatFromEdgesLink: node features from edges with a link split
+// are derived over the whole graph before the split, as graph.ReadOGB
+// derives them before partition.Write draws it: byte-identical.
+func TestNodeFeatFromEdgesLink(t *testing.T) {
+	c := comm(t)
+	P := c.Size()
+	dir := sharedDir(t, c)
+	src, chunked := filepath.Join(dir, "g"), filepath.Join(dir, "chunked")
+	single, dist := filepath.Join(dir, "single"), filepath.Join(dir, "dist")
+	link := partition.LinkOptions{Split: "random:0.8,0.1,0.1", NegsPerPos: 3, Pool: 100}
+	var err error
+	if c.Rank() == 0 {
+		err = func() error {
+			if err := genChunked(src, chunked, graph.GenOptions{Nodes: 301, AvgDegree: 6, Classes: 3, FeatDim: 4, EdgeFeatDim: 3, NoNodeFeat: true, Seed: 2, Workers: 1}, graph.ConvertOptions{ChunkNodes: 40, ChunkEdges: 200}); err != nil {
+				return err
+			}
+			lo := link
+			ro := lo.ReadOptions(graph.UndirectedOptions())
+			ro.NodeFeatFromEdges = graph.FromEdgesMean
+			d, err := graph.ReadOGB(src, ro)
+			if err != nil {
+				return err
+			}
+			_, err = partition.Write(single, d, partition.Random(d.NumNodes, P, 5), P, partition.Options{
+				Method: partition.MethodRandom, Seed: 5, Undirected: true, Workers: 1, Link: &lo, NodeFeat: graph.FromEdgesMean,
+			})
+			return err
+		}()
+	}
+	agree(t, c, err)
+	lo := link
+	_, err = Run(c, Options{
+		Data: chunked, Out: dist, Parts: P, Method: partition.MethodRandom, Seed: 5, Undirected: true, Link: &lo,
+		NodeFeat: graph.FromEdgesMean, Workers: 1, RoundIDs: 29, RoundEdges: 90,
+	})
+	agree(t, c, err)
+	if c.Rank() == 0 {
+		err = sameTree(single, dist)
+	}
+	agree(t, c, err)
+}

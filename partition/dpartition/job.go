@@ -69,8 +69,9 @@ func (o Options) Validate() error {
 	if err := graph.CheckNodeFeatFrom(o.NodeFeat); err != nil {
 		return err
 	}
-	if (o.EdgeFeat || o.NodeFeat != "") && o.Link != nil {
-		// The single-process writer's refusal (partition.Write).
+	if o.EdgeFeat && o.Link != nil {
+		// The single-process writer's refusal (partition.Write); node
+		// features from edges are derived before the split, as there.
 		return errors.New("edge features with a link split are not supported yet")
 	}
 	switch o.SparseFeatures {
