@@ -20,6 +20,10 @@ type ConvertOptions struct {
 	ChunkNodes, ChunkEdges int64
 	// Workers is the parse parallelism of the split files; 0 GOMAXPROCS.
 	Workers int
+	// EdgeLabels says how raw/edge-label.csv.gz is read, as partition's
+	// --edge-labels says it for the raw layout: LabelsClasses, LabelsReal,
+	// or LabelsAuto (classes when it has one column, real when several).
+	EdgeLabels string
 }
 
 // AutoNodeChunks and MaxAutoChunkNodes size the default node chunks: the
@@ -172,6 +176,11 @@ func convertHomo(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 			return nil, err
 		}
 	}
+	if p := filepath.Join(raw, EdgeLabelFile); fileExists(p) {
+		if err := convertEdgeLabels(cm, tmp, p, m, opt.EdgeLabels); err != nil {
+			return nil, err
+		}
+	}
 	return cm, convertHomoTimes(cm, tmp, raw)
 }
 
@@ -182,9 +191,21 @@ func convertEdgeFeat(cm *ChunkedMeta, tmp, path string, m int64) error {
 	if m == 0 {
 		return fmt.Errorf("%s: the graph has no edges, so its edge features have no width", path)
 	}
-	files := ChunkFiles{Format: ChunkFormat{Name: FormatNumpy}}
-	add := func(_ string, k int, rows any) error {
-		rel := EdgeDataChunkFile(HomoEdgeType, ChunkFeat, k)
+	files, add := edgeDataWriter(tmp, ChunkFeat)
+	if err := convertRows(path, "edge feature", "edge line", ChunkFeat, cm.NumEdgesPerChunk[0], m, parseFeatureLine, add); err != nil {
+		return err
+	}
+	setEdgeData(cm, ChunkFeat, *files)
+	return nil
+}
+
+// edgeDataWriter returns the chunk list of the homogeneous edge type's
+// data key and convertRows' add function, which writes chunk k's array
+// under tmp and appends it to the list.
+func edgeDataWriter(tmp, key string) (*ChunkFiles, func(string, int, any) error) {
+	files := &ChunkFiles{Format: ChunkFormat{Name: FormatNumpy}}
+	return files, func(_ string, k int, rows any) error {
+		rel := EdgeDataChunkFile(HomoEdgeType, key, k)
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, rel)), 0o755); err != nil {
 			return err
 		}
@@ -194,16 +215,88 @@ func convertEdgeFeat(cm *ChunkedMeta, tmp, path string, m int64) error {
 		files.Data = append(files.Data, rel)
 		return nil
 	}
-	if err := convertRows(path, "edge feature", "edge line", ChunkFeat, cm.NumEdgesPerChunk[0], m, parseFeatureLine, add); err != nil {
-		return err
-	}
+}
+
+// setEdgeData records files as the homogeneous edge type's data key.
+func setEdgeData(cm *ChunkedMeta, key string, files ChunkFiles) {
 	if cm.EdgeData == nil {
 		cm.EdgeData = map[string]map[string]ChunkFiles{}
 	}
 	if cm.EdgeData[HomoEdgeType] == nil {
 		cm.EdgeData[HomoEdgeType] = map[string]ChunkFiles{}
 	}
-	cm.EdgeData[HomoEdgeType][ChunkFeat] = files
+	cm.EdgeData[HomoEdgeType][key] = files
+}
+
+// convertEdgeLabels streams raw/edge-label.csv.gz (the edge task's labels,
+// one row per line of edge.csv.gz) into edge_data "label" chunks laid out
+// as the edge chunks, read as graph.ReadOGB reads it for a partition with
+// a link split (kind: LabelsClasses, LabelsReal, or LabelsAuto by the
+// first row's width): classes as int64 (edges,) with -1 for an unlabelled
+// line, real values as float32 (edges, K) with NaN. Classes stay integers
+// so that the partitioner can tell the kinds apart by shape, as it does
+// node labels.
+func convertEdgeLabels(cm *ChunkedMeta, tmp, path string, m int64, kind string) error {
+	if m == 0 {
+		return fmt.Errorf("%s: the graph has no edges, so its edge labels have no width", path)
+	}
+	dim, err := featureDim(path)
+	if err != nil {
+		return err
+	}
+	files, add := edgeDataWriter(tmp, ChunkLabel)
+	sizes := cm.NumEdgesPerChunk[0]
+	if kind == LabelsReal || (kind == LabelsAuto && dim > 1) {
+		if err := convertRows(path, "edge label", "edge line", ChunkLabel, sizes, m, parseTargetLine, add); err != nil {
+			return err
+		}
+		setEdgeData(cm, ChunkLabel, *files)
+		return nil
+	}
+	if dim != 1 {
+		// readEdgeTargets' refusal.
+		return fmt.Errorf("%s: %d columns, but edge classes are one integer per line (use --edge-labels real for real values)", path, dim)
+	}
+	ls, err := newLineScanner(path)
+	if err != nil {
+		return err
+	}
+	defer ls.close()
+	var row [1]float32
+	for k, size := range sizes {
+		labels := make([]int64, size)
+		for i := range labels {
+			line, ok := ls.next()
+			if !ok {
+				if err := ls.err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("%s: %d edge label rows, want one per edge line (%d)", path, ls.line, m)
+			}
+			if err := parseTargetLine(line, row[:]); err != nil {
+				return &lineError{path, ls.line, err}
+			}
+			v := row[0]
+			switch {
+			case v != v:
+				labels[i] = -1
+				continue
+			case !isEdgeClass(v):
+				return &lineError{path, ls.line, fmt.Errorf("class %v is not an integer in [0,2^24) (use --edge-labels real for a real value)", v)}
+			}
+			labels[i] = int64(v)
+		}
+		if err := add(ChunkLabel, k, labels); err != nil {
+			return err
+		}
+	}
+	if _, more := ls.next(); more {
+		return &lineError{path, ls.line, fmt.Errorf("more edge label rows than the %d edge lines", m)}
+	}
+	if err := ls.err(); err != nil {
+		return err
+	}
+	setEdgeData(cm, ChunkLabel, *files)
 	return nil
 }
 
