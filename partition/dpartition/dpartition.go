@@ -116,6 +116,10 @@ type run struct {
 	// efDim is the width of the edge features moved with the edges
 	// (Options.EdgeFeat or NodeFeat), 0 when none are read.
 	efDim int
+	// elDim is the width of the edge labels moved with the edges (a link
+	// split's edge task targets), 0 when none are read; elClasses their
+	// class count when they are classes (elDim 1).
+	elDim, elClasses int
 	// linkOpt is Options.Link with its defaults; lk the split drawn.
 	linkOpt *partition.LinkOptions
 	lk      *linkSplit
@@ -165,6 +169,9 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	if err := x.planEdgeFeat(); err != nil {
 		return nil, err
 	}
+	if err := x.planEdgeLabels(); err != nil {
+		return nil, err
+	}
 	if err := partition.CheckParts(x.s.NumNodes(), x.K); err != nil {
 		return nil, err
 	}
@@ -192,9 +199,10 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	}
 	if x.linkOpt != nil {
 		// One part per rank (checked above).
-		if rows[0].ptr, rows[0].srcs, err = x.link(nds[0], rows[0].ptr, rows[0].srcs); err != nil {
+		if rows[0].ptr, rows[0].srcs, err = x.link(nds[0], rows[0].ptr, rows[0].srcs, rows[0].el); err != nil {
 			return nil, err
 		}
+		rows[0].el = nil // they are the positives' targets now
 	}
 	t = x.phase("edges", t)
 	m, err := x.write(nds, rows)

@@ -159,9 +159,11 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 	if timed {
 		W = 4
 	}
-	// With edge features every edge also carries its order key (see
-	// rowsFromFeat) and, in a float buffer beside, its feature row.
-	D := int64(x.efDim)
+	// With edge features or labels every edge also carries its order key
+	// (see rowsFromFeat) and, in a float buffer beside, its row: efDim
+	// feature values, then elDim label values (split apart at the end),
+	// so that a label goes with its edge exactly as a feature row does.
+	D := int64(x.efDim + x.elDim)
 	withFeat := D > 0
 	if withFeat {
 		W++
@@ -181,8 +183,8 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 		if pl.sym || pl.rr >= 0 {
 			per = 2
 		}
-		var u, v, et []int64   // the chunk being cut into batches (et: its edge times)
-		var ef *graph.Features // and its edge features
+		var u, v, et []int64       // the chunk being cut into batches (et: its edge times)
+		var ef, el *graph.Features // and its edge features and labels
 		// A reverse's order key is its edge's line, except where
 		// graph.ReadOGB adds the reverses as lines of their own (node
 		// times, undirected): then past all M lines, as there.
@@ -206,8 +208,13 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 							return nil, err
 						}
 					}
-					if withFeat {
+					if x.efDim > 0 {
 						if ef, err = x.readEdgeFeatChunk(bt.chunk); err != nil {
+							return nil, err
+						}
+					}
+					if x.elDim > 0 {
+						if el, err = x.readEdgeLabelChunk(bt.chunk); err != nil {
 							return nil, err
 						}
 					}
@@ -250,12 +257,17 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 								kk += revOff
 							}
 							key = append(key, kk)
-							fr = append(fr, ef.Row(int64(i))...)
+							if ef != nil {
+								fr = append(fr, ef.Row(int64(i))...)
+							}
+							if el != nil {
+								fr = append(fr, el.Row(int64(i))...)
+							}
 						}
 					}
 				}
 				if bt.hi == int(x.ch.Meta.NumEdgesPerChunk[e][bt.chunk]) {
-					u, v, et, ef, chunk = nil, nil, nil, nil, -1
+					u, v, et, ef, el, chunk = nil, nil, nil, nil, nil, -1
 				}
 			}
 			if timed && !x.relTime[e] {
@@ -355,7 +367,8 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 	out := make([]partRows, len(x.mine))
 	for j, nd := range nds {
 		if withFeat {
-			out[j].ptr, out[j].srcs, out[j].times, out[j].ef = rowsFromFeat(got[j], feats[j], int64(len(nd.orig))*R, x.efDim, timed)
+			out[j].ptr, out[j].srcs, out[j].times, out[j].ef = rowsFromFeat(got[j], feats[j], int64(len(nd.orig))*R, int(D), timed)
+			x.splitEdgeRows(&out[j])
 			got[j], feats[j] = nil, nil
 			continue
 		}
@@ -371,10 +384,10 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 
 // partRows are the in-rows of one part: offsets, original source ids and,
 // timed, their times; with edge features their rows (run.efDim each),
-// aligned with srcs.
+// and with edge labels theirs (run.elDim each), aligned with srcs.
 type partRows struct {
 	ptr, srcs, times []int64
-	ef               []float32
+	ef, el           []float32
 }
 
 // rowsFromTimed is rowsFromPairs for rounds of (row, source, time)
