@@ -82,7 +82,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	linkValidAdj := fs.Bool("link-valid-adj", true, "store the valid edges' adjacency for test-time inference (--use-valid-edges), with --link-split")
 	relation := fs.String("relation", "", "heterogeneous datasets, with --link-split: the relation (src___rel___dst) whose edges are split; --link-split may then also name a split directory (time, u1)")
 	structFeats := fs.Int("struct-feats", 0, fmt.Sprintf("structural node features (log-degrees of the training graph + fixed random codes) of this width, replacing the dataset's; 0 = %d only for a dataset without features; with --link-split", partition.DefaultStructFeats))
-	edgeLabels := fs.String("edge-labels", "", "with --link-split random:...: how raw/edge-label.csv.gz (the edge task's labels, one row per edge line) is read: classes or real; default: read when present, classes when it has one column, real when several")
+	edgeLabels := fs.String("edge-labels", "", "with --link-split random:...: how raw/edge-label.csv.gz (the edge task's labels, one row per edge line; a chunked dataset's edge_data label) is read: classes or real; default: read when present, classes when it has one column (integer chunks), real when several (float chunks)")
 	linkGraph := fs.String("link-graph", partition.LinkGraphTrain, "with --link-split: the message-passing adjacency, train (training edges only) or all (train+valid+test events with their times; needs --time and a time split, and only temporal sampling may use it)")
 	if err := parseFlags(fs, args); err != nil {
 		return c, err
