@@ -65,9 +65,10 @@ func writeLineEdgeLabels(src string, dim int, real bool) error {
 // of the raw dataset read with its edge labels: every positive has the
 // label of the first line listing its pair in either direction, and META
 // the same edge_target_dim and edge_classes, for classes, real values,
-// one real column (convert and partition --edge-labels real) and classes
-// read as real values (partition --edge-labels real only), with node
-// features from edges beside them.
+// one real column (convert and partition --edge-labels real), classes
+// read as real values (partition --edge-labels real only), integers
+// converted as one real column read as classes, and with node features
+// from edges beside them.
 func TestEdgeLabelsMatchSingleProcess(t *testing.T) {
 	c := comm(t)
 	P := c.Size()
@@ -84,6 +85,7 @@ func TestEdgeLabelsMatchSingleProcess(t *testing.T) {
 		{"real", 3, true, "", "", ""},
 		{"real-one-column", 1, true, graph.LabelsReal, graph.LabelsReal, ""},
 		{"classes-as-real", 1, false, "", graph.LabelsReal, ""},
+		{"real-column-as-classes", 1, false, graph.LabelsReal, graph.LabelsClasses, ""},
 		{"classes-nf", 1, false, "", graph.LabelsClasses, graph.FromEdgesSum},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
