@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,7 +47,11 @@ import (
 // "train_mask", "val_mask", "test_mask" (the split named "default") or
 // "train_mask:NAME" etc. (split NAME), and "time" (integers, the node
 // times of ReadOptions.Time); of edge_data it reads "time" (one integer
-// per edge of the chunk, the edge times). Other keys are ignored. A
+// per edge of the chunk, the edge times), "feat" (float32 or float64
+// (edges, dim) rows, the edge features of raw/edge-feat.csv.gz, row i
+// that of the chunk's edge i) and "label" (the edge task's labels of
+// raw/edge-label.csv.gz: integer (edges,) classes, -1 unlabelled, or
+// float (edges, K) real values, NaN unlabelled). Other keys are ignored. A
 // parquet chunk is read as DistDGL reads it (parquet.go): a pandas table,
 // one column per array column, reshaped by its "shape" metadata; the same
 // checks then apply as to a numpy chunk, and a null value is an error.
@@ -536,6 +541,101 @@ func (c *Chunked) ReadEdgeInts(e int, key string, k int) ([]int64, error) {
 		return nil, fmt.Errorf("%s: shape %v, want (%d,) (one value per edge of the chunk)", path, sh, want)
 	}
 	return a.Ints()
+}
+
+// ReadEdgeFeat reads chunk k of edge type e's data key as float32 rows
+// (edge features): a 2-D (edges, dim) array, row i that of the chunk's
+// edge i.
+func (c *Chunked) ReadEdgeFeat(e int, key string, k int) (*Features, error) {
+	a, path, err := c.openEdgeArray(e, key, k)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	want := c.Meta.NumEdgesPerChunk[e][k]
+	sh := a.Shape()
+	if len(sh) != 2 || int64(sh[0]) != want || sh[1] < 1 {
+		return nil, fmt.Errorf("%s: shape %v, want (%d, dim) (one row per edge of the chunk)", path, sh, want)
+	}
+	out := &Features{Dim: sh[1]}
+	if out.Data, err = a.Floats(); err != nil {
+		return nil, err
+	}
+	if int64(len(out.Data)) != want*int64(out.Dim) {
+		return nil, fmt.Errorf("%s: %d values, want %d x %d", path, len(out.Data), want, out.Dim)
+	}
+	return out, nil
+}
+
+// ReadEdgeLabels reads chunk k of edge type e's edge_data "label" (the
+// edge task's labels, as convert writes them) as float32 rows: a 1-D
+// (edges,) integer array holds one class per edge (classes true; -1, an
+// unlabelled edge, becomes NaN), a 2-D (edges, K) float array K real
+// values per edge (NaN unlabelled). Row i is that of the chunk's edge i.
+// A class outside [-1,2^24) is an error naming the file and edge.
+func (c *Chunked) ReadEdgeLabels(e, k int) (rows *Features, classes bool, err error) {
+	a, path, err := c.openEdgeArray(e, ChunkLabel, k)
+	if err != nil {
+		return nil, false, err
+	}
+	defer a.Close()
+	want := c.Meta.NumEdgesPerChunk[e][k]
+	sh := a.Shape()
+	switch {
+	case len(sh) == 1 && int64(sh[0]) == want:
+		xs, err := a.Ints()
+		if err != nil {
+			return nil, false, err
+		}
+		if int64(len(xs)) != want {
+			return nil, false, fmt.Errorf("%s: %d values, want %d", path, len(xs), want)
+		}
+		out := &Features{Dim: 1, Data: make([]float32, len(xs))}
+		for i, l := range xs {
+			switch {
+			case l == -1:
+				out.Data[i] = float32(math.NaN())
+			case l < 0 || l >= 1<<24:
+				return nil, false, fmt.Errorf("%s: edge %d: class %d outside [-1,2^24) (-1: unlabelled)", path, i, l)
+			default:
+				out.Data[i] = float32(l)
+			}
+		}
+		return out, true, nil
+	case len(sh) == 2 && int64(sh[0]) == want && sh[1] >= 1:
+		out := &Features{Dim: sh[1]}
+		if out.Data, err = a.Floats(); err != nil {
+			return nil, false, err
+		}
+		if int64(len(out.Data)) != want*int64(out.Dim) {
+			return nil, false, fmt.Errorf("%s: %d values, want %d x %d", path, len(out.Data), want, out.Dim)
+		}
+		return out, false, nil
+	}
+	return nil, false, fmt.Errorf("%s: shape %v, want (%d,) classes or (%d, K) real values (one row per edge of the chunk)", path, sh, want, want)
+}
+
+// EdgeFeatDim returns the row width of chunk k of edge type e's data key
+// from its header alone: dim of a 2-D (edges, dim) array.
+func (c *Chunked) EdgeFeatDim(e int, key string, k int) (int, error) {
+	a, path, err := c.openEdgeArray(e, key, k)
+	if err != nil {
+		return 0, err
+	}
+	defer a.Close()
+	sh := a.Shape()
+	if len(sh) != 2 || sh[1] < 1 {
+		return 0, fmt.Errorf("%s: shape %v, want (edges, dim)", path, sh)
+	}
+	return sh[1], nil
+}
+
+// openEdgeArray opens chunk k of edge type e's data key.
+func (c *Chunked) openEdgeArray(e int, key string, k int) (chunkArray, string, error) {
+	files := c.Meta.EdgeData[c.Meta.EdgeType[e]][key]
+	path := c.path(files.Data[k])
+	a, err := openChunkArray(files.Format, path)
+	return a, path, err
 }
 
 // ReadNodeInts reads chunk k of node type t's data key as integers (labels,

@@ -20,6 +20,10 @@ type ConvertOptions struct {
 	ChunkNodes, ChunkEdges int64
 	// Workers is the parse parallelism of the split files; 0 GOMAXPROCS.
 	Workers int
+	// EdgeLabels says how raw/edge-label.csv.gz is read, as partition's
+	// --edge-labels says it for the raw layout: LabelsClasses, LabelsReal,
+	// or LabelsAuto (classes when it has one column, real when several).
+	EdgeLabels string
 }
 
 // AutoNodeChunks and MaxAutoChunkNodes size the default node chunks: the
@@ -157,15 +161,143 @@ func convertHomo(src, tmp string, opt ConvertOptions) (*ChunkedMeta, error) {
 	}
 	feat := filepath.Join(raw, "node-feat.csv.gz")
 	label := filepath.Join(raw, "node-label.csv.gz")
-	if !fileExists(feat) && fileExists(filepath.Join(raw, EdgeFeatFile)) {
-		// An ogbn-proteins-shaped dataset: the chunked format carries no
-		// edge features yet, so say where they are used instead.
-		return nil, fmt.Errorf("missing file %s; the dataset has edge features (%s), which the chunked format does not carry yet: partition the raw layout itself with --node-feat %s", feat, EdgeFeatFile, FromEdgesMean)
+	edgeFeat := filepath.Join(raw, EdgeFeatFile)
+	if !fileExists(feat) && fileExists(edgeFeat) {
+		// An ogbn-proteins-shaped dataset: no node features of its own;
+		// the partitioner derives them from the edge features
+		// (--node-feat from-edges:mean|sum).
+		feat = ""
 	}
 	if err := convertNodeData(cm, tmp, HomoNodeType, n, feat, label, false, splits, opt); err != nil {
 		return nil, err
 	}
+	if fileExists(edgeFeat) {
+		if err := convertEdgeFeat(cm, tmp, edgeFeat, m); err != nil {
+			return nil, err
+		}
+	}
+	if p := filepath.Join(raw, EdgeLabelFile); fileExists(p) {
+		if err := convertEdgeLabels(cm, tmp, p, m, opt.EdgeLabels); err != nil {
+			return nil, err
+		}
+	}
 	return cm, convertHomoTimes(cm, tmp, raw)
+}
+
+// convertEdgeFeat streams raw/edge-feat.csv.gz (one float row per line of
+// edge.csv.gz, as wide as the first) into edge_data "feat" chunks laid out
+// as the edge chunks: chunk k holds the rows of edge chunk k's lines.
+func convertEdgeFeat(cm *ChunkedMeta, tmp, path string, m int64) error {
+	if m == 0 {
+		return fmt.Errorf("%s: the graph has no edges, so its edge features have no width", path)
+	}
+	files, add := edgeDataWriter(tmp, ChunkFeat)
+	if err := convertRows(path, "edge feature", "edge line", ChunkFeat, cm.NumEdgesPerChunk[0], m, parseFeatureLine, add); err != nil {
+		return err
+	}
+	setEdgeData(cm, ChunkFeat, *files)
+	return nil
+}
+
+// edgeDataWriter returns the chunk list of the homogeneous edge type's
+// data key and convertRows' add function, which writes chunk k's array
+// under tmp and appends it to the list.
+func edgeDataWriter(tmp, key string) (*ChunkFiles, func(string, int, any) error) {
+	files := &ChunkFiles{Format: ChunkFormat{Name: FormatNumpy}}
+	return files, func(_ string, k int, rows any) error {
+		rel := EdgeDataChunkFile(HomoEdgeType, key, k)
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, rel)), 0o755); err != nil {
+			return err
+		}
+		if err := WriteNpy(filepath.Join(tmp, rel), rows); err != nil {
+			return err
+		}
+		files.Data = append(files.Data, rel)
+		return nil
+	}
+}
+
+// setEdgeData records files as the homogeneous edge type's data key.
+func setEdgeData(cm *ChunkedMeta, key string, files ChunkFiles) {
+	if cm.EdgeData == nil {
+		cm.EdgeData = map[string]map[string]ChunkFiles{}
+	}
+	if cm.EdgeData[HomoEdgeType] == nil {
+		cm.EdgeData[HomoEdgeType] = map[string]ChunkFiles{}
+	}
+	cm.EdgeData[HomoEdgeType][key] = files
+}
+
+// convertEdgeLabels streams raw/edge-label.csv.gz (the edge task's labels,
+// one row per line of edge.csv.gz) into edge_data "label" chunks laid out
+// as the edge chunks, read as graph.ReadOGB reads it for a partition with
+// a link split (kind: LabelsClasses, LabelsReal, or LabelsAuto by the
+// first row's width): classes as int64 (edges,) with -1 for an unlabelled
+// line, real values as float32 (edges, K) with NaN. Classes stay integers
+// so that the partitioner can tell the kinds apart by shape, as it does
+// node labels.
+func convertEdgeLabels(cm *ChunkedMeta, tmp, path string, m int64, kind string) error {
+	if m == 0 {
+		return fmt.Errorf("%s: the graph has no edges, so its edge labels have no width", path)
+	}
+	dim, err := featureDim(path)
+	if err != nil {
+		return err
+	}
+	files, add := edgeDataWriter(tmp, ChunkLabel)
+	sizes := cm.NumEdgesPerChunk[0]
+	if kind == LabelsReal || (kind == LabelsAuto && dim > 1) {
+		if err := convertRows(path, "edge label", "edge line", ChunkLabel, sizes, m, parseTargetLine, add); err != nil {
+			return err
+		}
+		setEdgeData(cm, ChunkLabel, *files)
+		return nil
+	}
+	if dim != 1 {
+		// readEdgeTargets' refusal.
+		return fmt.Errorf("%s: %d columns, but edge classes are one integer per line (use --edge-labels real for real values)", path, dim)
+	}
+	ls, err := newLineScanner(path)
+	if err != nil {
+		return err
+	}
+	defer ls.close()
+	var row [1]float32
+	for k, size := range sizes {
+		labels := make([]int64, size)
+		for i := range labels {
+			line, ok := ls.next()
+			if !ok {
+				if err := ls.err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("%s: %d edge label rows, want one per edge line (%d)", path, ls.line, m)
+			}
+			if err := parseTargetLine(line, row[:]); err != nil {
+				return &lineError{path, ls.line, err}
+			}
+			v := row[0]
+			switch {
+			case v != v:
+				labels[i] = -1
+				continue
+			case !isEdgeClass(v):
+				return &lineError{path, ls.line, fmt.Errorf("class %v is not an integer in [0,2^24) (use --edge-labels real for a real value)", v)}
+			}
+			labels[i] = int64(v)
+		}
+		if err := add(ChunkLabel, k, labels); err != nil {
+			return err
+		}
+	}
+	if _, more := ls.next(); more {
+		return &lineError{path, ls.line, fmt.Errorf("more edge label rows than the %d edge lines", m)}
+	}
+	if err := ls.err(); err != nil {
+		return err
+	}
+	setEdgeData(cm, ChunkLabel, *files)
+	return nil
 }
 
 // convertHomoTimes streams the times ReadOGB reads with ReadOptions.Time
@@ -180,7 +312,13 @@ func convertHomoTimes(cm *ChunkedMeta, tmp, raw string) error {
 		if err != nil {
 			return err
 		}
-		cm.EdgeData = map[string]map[string]ChunkFiles{HomoEdgeType: {ChunkTime: files}}
+		if cm.EdgeData == nil {
+			cm.EdgeData = map[string]map[string]ChunkFiles{}
+		}
+		if cm.EdgeData[HomoEdgeType] == nil {
+			cm.EdgeData[HomoEdgeType] = map[string]ChunkFiles{}
+		}
+		cm.EdgeData[HomoEdgeType][ChunkTime] = files
 	}
 	for _, f := range []string{"node_time.csv.gz", "node_year.csv.gz"} { // ReadOGB's preference
 		if p := filepath.Join(raw, f); fileExists(p) {
@@ -418,9 +556,9 @@ func convertEdges(cm *ChunkedMeta, tmp, path string, r Relation, et string, m in
 }
 
 // convertRows writes the comma-separated float rows of path (one per
-// node, as wide as the first) as chunks of key, parsing each line with
-// parse; what names the rows in errors.
-func convertRows(path, what, key string, sizes []int64, n int64, parse func([]byte, []float32) error, add func(string, int, any) error) error {
+// unit, a node or an edge line, as wide as the first) as chunks of key,
+// parsing each line with parse; what names the rows in errors.
+func convertRows(path, what, unit, key string, sizes []int64, n int64, parse func([]byte, []float32) error, add func(string, int, any) error) error {
 	dim, err := featureDim(path)
 	if err != nil {
 		return err
@@ -439,7 +577,7 @@ func convertRows(path, what, key string, sizes []int64, n int64, parse func([]by
 				if err := ls.err(); err != nil {
 					return err
 				}
-				return fmt.Errorf("%s: %d %s rows, want one per node (%d)", path, ls.line, what, n)
+				return fmt.Errorf("%s: %d %s rows, want one per %s (%d)", path, ls.line, what, unit, n)
 			}
 			rows[i] = data[int64(i)*int64(dim) : int64(i+1)*int64(dim)]
 			if err := parse(line, rows[i]); err != nil {
@@ -451,7 +589,7 @@ func convertRows(path, what, key string, sizes []int64, n int64, parse func([]by
 		}
 	}
 	if _, more := ls.next(); more {
-		return &lineError{path, ls.line, fmt.Errorf("more %s rows than the %d nodes", what, n)}
+		return &lineError{path, ls.line, fmt.Errorf("more %s rows than the %d %ss", what, n, unit)}
 	}
 	return ls.err()
 }
@@ -459,7 +597,7 @@ func convertRows(path, what, key string, sizes []int64, n int64, parse func([]by
 // convertRowsThenSplits writes real targets as "label" chunks, then the
 // split masks (what convertNodeData does after class labels).
 func convertRowsThenSplits(labelPath string, sizes []int64, n int64, splits map[string]*Split, add func(string, int, any) error) error {
-	if err := convertRows(labelPath, "label", ChunkLabel, sizes, n, parseTargetLine, add); err != nil {
+	if err := convertRows(labelPath, "label", "node", ChunkLabel, sizes, n, parseTargetLine, add); err != nil {
 		return err
 	}
 	return convertMasks(sizes, n, splits, add)
@@ -487,7 +625,7 @@ func convertNodeData(cm *ChunkedMeta, tmp, typ string, n int64, featPath, labelP
 		return nil
 	}
 	if featPath != "" {
-		if err := convertRows(featPath, "feature", ChunkFeat, sizes, n, parseFeatureLine, add); err != nil {
+		if err := convertRows(featPath, "feature", "node", ChunkFeat, sizes, n, parseFeatureLine, add); err != nil {
 			return err
 		}
 	}

@@ -353,11 +353,56 @@ func TestGenEdgeFeat(t *testing.T) {
 	assert.Equal(t, a, b, "the same file for any worker count")
 }
 
-// TestConvertEdgeFeatOnly: convert refuses a dataset with edge features and
-// no node features in one line that says where they are used.
+// TestConvertEdgeFeatOnly: convert writes a dataset with edge features
+// and no node features as edge_data "feat" chunks laid out as the edge
+// chunks (row i of chunk k that of the chunk's edge i), and no node "feat".
 func TestConvertEdgeFeatOnly(t *testing.T) {
-	err := ConvertToChunked(writeTiny(t, graphFiles()), filepath.Join(t.TempDir(), "c"), ConvertOptions{})
+	out := filepath.Join(t.TempDir(), "c")
+	require.NoError(t, ConvertToChunked(writeTiny(t, graphFiles()), out, ConvertOptions{ChunkEdges: 3}))
+	c, err := OpenChunked(out)
+	require.NoError(t, err)
+	assert.False(t, c.HasNodeData(HomoNodeType, ChunkFeat))
+	require.True(t, c.HasEdgeData(HomoEdgeType, ChunkFeat))
+	line := 0
+	for k := range c.NumEdgeChunks(0) {
+		dim, err := c.EdgeFeatDim(0, ChunkFeat, k)
+		require.NoError(t, err)
+		assert.Equal(t, 2, dim)
+		f, err := c.ReadEdgeFeat(0, ChunkFeat, k)
+		require.NoError(t, err)
+		for i := range f.NumRows() {
+			assert.Equal(t, lineFeatRow(line), f.Row(i), "chunk %d row %d", k, i)
+			line++
+		}
+	}
+	assert.Equal(t, 7, line)
+}
+
+// TestConvertEdgeFeatBad: an edge feature file of another row count than
+// the edge lines, and edge_data "feat" chunks of the wrong shape, are one
+// line naming the file.
+func TestConvertEdgeFeatBad(t *testing.T) {
+	files := graphFiles()
+	files["raw/edge-feat.csv.gz"] = edgeFeatText(6)
+	err := ConvertToChunked(writeTiny(t, files), filepath.Join(t.TempDir(), "c"), ConvertOptions{})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the chunked format does not carry yet: partition the raw layout itself with --node-feat from-edges:mean")
+	assert.Contains(t, err.Error(), "edge-feat.csv.gz: 6 edge feature rows, want one per edge line (7)")
 	assert.NotContains(t, err.Error(), "\n")
+
+	out := filepath.Join(t.TempDir(), "c")
+	require.NoError(t, ConvertToChunked(writeTiny(t, graphFiles()), out, ConvertOptions{ChunkEdges: 4}))
+	c, err := OpenChunked(out)
+	require.NoError(t, err)
+	chunk := filepath.Join(out, c.Meta.EdgeData[HomoEdgeType][ChunkFeat].Data[0])
+	for _, bad := range []any{
+		[]float32{1, 2, 3, 4},               // 1-D
+		[][]float32{{1, 2}, {3, 4}, {5, 6}}, // 3 rows for a chunk of 4 edges
+	} {
+		require.NoError(t, WriteNpy(chunk, bad))
+		_, err := c.ReadEdgeFeat(0, ChunkFeat, 0)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), chunk+": shape")
+		assert.Contains(t, err.Error(), "want (4, dim) (one row per edge of the chunk)")
+		assert.NotContains(t, err.Error(), "\n")
+	}
 }

@@ -58,7 +58,7 @@ func readEdgeTargets(raw string, src, dst []int64, kind string, workers int) (*E
 		if v != v {
 			continue
 		}
-		if v < 0 || v != float32(math.Trunc(float64(v))) || v >= 1<<24 {
+		if !isEdgeClass(v) {
 			return nil, fmt.Errorf("%s line %d: class %v is not an integer in [0,2^24) (use --edge-labels real for a real value)", path, i+1, v)
 		}
 		et.Classes = max(et.Classes, int(v)+1)
@@ -127,4 +127,10 @@ func PlantedEdgeTargets(src, dst []int64, labels []int32, classes int, kind stri
 		}
 	}
 	return et, nil
+}
+
+// isEdgeClass reports whether v is an edge class: an integer in [0,2^24),
+// which float32 holds exactly.
+func isEdgeClass(v float32) bool {
+	return v >= 0 && v == float32(math.Trunc(float64(v))) && v < 1<<24
 }

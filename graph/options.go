@@ -60,6 +60,11 @@ func (o ConvertOptions) Validate() error {
 	if o.ChunkNodes < 0 || o.ChunkEdges < 0 {
 		return fmt.Errorf("convert options: chunk sizes %d nodes and %d edges must not be negative (0 = the default)", o.ChunkNodes, o.ChunkEdges)
 	}
+	switch o.EdgeLabels {
+	case LabelsAuto, LabelsClasses, LabelsReal:
+	default:
+		return fmt.Errorf("convert options: EdgeLabels %q: want %q, %q or empty (by the label file's width)", o.EdgeLabels, LabelsClasses, LabelsReal)
+	}
 	return nil
 }
 

@@ -27,6 +27,7 @@ func runConvert(args []string) error {
 	fs.Int64Var(&o.ChunkNodes, "chunk-nodes", 0, fmt.Sprintf("nodes per node-data chunk (bounds memory; ranks read whole chunks, so a later job of P ranks needs at least P chunks) (default: per node type of n nodes, ceil(n/%d) up to %d: at least %d chunks, or one per node)", graph.AutoNodeChunks, graph.MaxAutoChunkNodes, graph.AutoNodeChunks/2))
 	fs.Int64Var(&o.ChunkEdges, "chunk-edges", 8<<20, "edges per edge chunk (bounds memory)")
 	fs.IntVar(&o.Workers, "workers", 0, "parallelism of the split readers (0 = GOMAXPROCS)")
+	fs.StringVar(&o.EdgeLabels, "edge-labels", "", "how raw/edge-label.csv.gz (the edge task's labels) is written to edge_data label: classes (int64, -1 unlabelled) or real (float32 rows, NaN unlabelled); default: classes when it has one column, real when several (as partition --edge-labels reads the raw layout)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -64,6 +65,11 @@ func checkConvert(fs *flag.FlagSet, data, out string, o graph.ConvertOptions) er
 	}
 	if o.ChunkNodes < 0 || o.ChunkEdges < 1 {
 		return fmt.Errorf("--chunk-nodes %d and --chunk-edges %d must be positive", o.ChunkNodes, o.ChunkEdges)
+	}
+	switch o.EdgeLabels {
+	case graph.LabelsAuto, graph.LabelsClasses, graph.LabelsReal:
+	default:
+		return fmt.Errorf("--edge-labels %s: want %s or %s", o.EdgeLabels, graph.LabelsClasses, graph.LabelsReal)
 	}
 	if graph.IsChunkedLayout(data) {
 		return fmt.Errorf("--data %s is already a chunked dataset (%s)", data, graph.ChunkedMetaFile)

@@ -20,8 +20,6 @@ func (c partitionConfig) refuseForChunked() error {
 	switch {
 	case c.balance != "" || c.imbalance != 0:
 		return errors.New("--balance/--imbalance steer METIS, which a chunked dataset does not use")
-	case c.nodeFeat != "" || c.edgeFeat:
-		return errors.New("--node-feat and --edge-feat: not supported for chunked datasets yet (partition the dataset in the OGB raw layout instead)")
 	}
 	return nil
 }
@@ -42,6 +40,7 @@ func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) 
 		Data: c.data, Out: c.out, Parts: c.parts, Method: method, AssignmentDir: c.assignment, Seed: c.seed,
 		Split: c.split, LabelType: c.labelType, Undirected: c.undirected, Reverse: c.undirected && c.noReverse != "all",
 		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, HaloFeats: c.haloFeats, Time: c.time, Link: c.link, Overwrite: c.force, Workers: c.workers,
+		EdgeFeat: c.edgeFeat, NodeFeat: c.nodeFeat,
 	}
 	runWorld(func(world *spmd.World) error {
 		if world.Rank() != 0 {

@@ -72,7 +72,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.BoolVar(&c.time, "time", false, "read the edge times (raw/edge_time.csv.gz) or node times (raw/node_time.csv.gz, raw/node_year.csv.gz) and store them with the parts, for temporal sampling; the adjacency then keeps repeated edges at different times")
 	fs.StringVar(&c.labels, "labels", "", "how raw/node-label.csv.gz is read: classes (one integer per node) or real (real targets of any width, NaN unlabelled, for train --task multilabel or regression); default: classes when the file has one column, real when several")
 	fs.StringVar(&c.nodeFeat, "node-feat", "", nodeFeatFlagUsage)
-	fs.BoolVar(&c.edgeFeat, "edge-feat", false, "read the edge features (raw/edge-feat.csv.gz, one row per line of raw/edge.csv.gz) and store them with each part's in-edges (edge_feat.bin)")
+	fs.BoolVar(&c.edgeFeat, "edge-feat", false, "read the edge features (raw/edge-feat.csv.gz, one row per line of raw/edge.csv.gz; a chunked dataset's edge_data feat) and store them with each part's in-edges (edge_feat.bin)")
 	fs.StringVar(&c.labelType, "label-type", "", "heterogeneous datasets: the labelled node type to keep labels and splits of (default: the only labelled type)")
 	fs.StringVar(&c.noReverse, "no-reverse", "", "heterogeneous datasets: comma-separated relations (src___rel___dst) NOT given a reverse relation; \"all\" for none (default: every relation gets rev_<rel>)")
 	fs.StringVar(&c.assignment, "assignment", "", "chunked datasets: directory of per-type part-id files (<node type>.txt, one line per node; _N.txt when homogeneous), as DistDGL's pipeline takes")
@@ -82,7 +82,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	linkValidAdj := fs.Bool("link-valid-adj", true, "store the valid edges' adjacency for test-time inference (--use-valid-edges), with --link-split")
 	relation := fs.String("relation", "", "heterogeneous datasets, with --link-split: the relation (src___rel___dst) whose edges are split; --link-split may then also name a split directory (time, u1)")
 	structFeats := fs.Int("struct-feats", 0, fmt.Sprintf("structural node features (log-degrees of the training graph + fixed random codes) of this width, replacing the dataset's; 0 = %d only for a dataset without features; with --link-split", partition.DefaultStructFeats))
-	edgeLabels := fs.String("edge-labels", "", "with --link-split random:...: how raw/edge-label.csv.gz (the edge task's labels, one row per edge line) is read: classes or real; default: read when present, classes when it has one column, real when several")
+	edgeLabels := fs.String("edge-labels", "", "with --link-split random:...: how raw/edge-label.csv.gz (the edge task's labels, one row per edge line; a chunked dataset's edge_data label) is read: classes or real; default: read when present, classes when it has one column (integer chunks), real when several (float chunks)")
 	linkGraph := fs.String("link-graph", partition.LinkGraphTrain, "with --link-split: the message-passing adjacency, train (training edges only) or all (train+valid+test events with their times; needs --time and a time split, and only temporal sampling may use it)")
 	if err := parseFlags(fs, args); err != nil {
 		return c, err

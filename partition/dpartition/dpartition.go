@@ -55,6 +55,14 @@ type Options struct {
 	// Time stores the dataset's times (partition.Options.Time): an edge
 	// type's edge_data "time", else each edge's source's node_data "time".
 	Time bool
+	// EdgeFeat stores the edge features (partition.Options.EdgeFeat):
+	// edge_data "feat" of a homogeneous graph, each row moved with its
+	// edge into the part's edge_feat.bin. NodeFeat (graph.FromEdgesMean or
+	// FromEdgesSum, partition.Options.NodeFeat) derives the node features
+	// from them, over each node's stored in-edges, where the part's
+	// in-edges are.
+	EdgeFeat bool
+	NodeFeat string
 	// Link draws a link-prediction split (partition.Options.Link): random
 	// splits of homogeneous undirected datasets, untimed (see link.go).
 	Link      *partition.LinkOptions
@@ -105,6 +113,13 @@ type run struct {
 	edgeTime    bool
 	nodeTime    [][]int64
 	hasNodeTime bool
+	// efDim is the width of the edge features moved with the edges
+	// (Options.EdgeFeat or NodeFeat), 0 when none are read.
+	efDim int
+	// elDim is the width of the edge labels moved with the edges (a link
+	// split's edge task targets), 0 when none are read; elClasses their
+	// class count when they are classes (elDim 1).
+	elDim, elClasses int
 	// linkOpt is Options.Link with its defaults; lk the split drawn.
 	linkOpt *partition.LinkOptions
 	lk      *linkSplit
@@ -151,6 +166,12 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	if err := x.readNodeTimes(); err != nil {
 		return nil, err
 	}
+	if err := x.planEdgeFeat(); err != nil {
+		return nil, err
+	}
+	if err := x.planEdgeLabels(); err != nil {
+		return nil, err
+	}
 	if err := partition.CheckParts(x.s.NumNodes(), x.K); err != nil {
 		return nil, err
 	}
@@ -171,11 +192,17 @@ func Run(c *collectives.Comm, opt Options) (*partition.Meta, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before the link split, as graph.ReadOGB derives them from the whole
+	// graph before partition.Write draws the split.
+	if err := x.nodeFeatFromEdges(nds, rows); err != nil {
+		return nil, err
+	}
 	if x.linkOpt != nil {
 		// One part per rank (checked above).
-		if rows[0].ptr, rows[0].srcs, err = x.link(nds[0], rows[0].ptr, rows[0].srcs); err != nil {
+		if rows[0].ptr, rows[0].srcs, err = x.link(nds[0], rows[0].ptr, rows[0].srcs, rows[0].el); err != nil {
 			return nil, err
 		}
+		rows[0].el = nil // they are the positives' targets now
 	}
 	t = x.phase("edges", t)
 	m, err := x.write(nds, rows)

@@ -155,14 +155,24 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 	P := x.P
 	R := x.R
 	timed := x.opt.Time
-	W := int64(3) // values sent per edge: dst, src, relation[, time]
+	W := int64(3) // values sent per edge: dst, src, relation[, time][, key]
 	if timed {
 		W = 4
 	}
+	// With edge features or labels every edge also carries its order key
+	// (see rowsFromFeat) and, in a float buffer beside, its row: efDim
+	// feature values, then elDim label values (split apart at the end),
+	// so that a label goes with its edge exactly as a feature row does.
+	D := int64(x.efDim + x.elDim)
+	withFeat := D > 0
+	if withFeat {
+		W++
+	}
 	// Received edges as (row, source[, time]) tuples, one array per round
 	// and part: no growing slice, so no doubling slack or copies of all
-	// edges.
+	// edges. With features: featStride tuples, and the rows in feats.
 	got := make([][][]int64, len(x.mine))
+	feats := make([][][]float32, len(x.mine))
 	for e, pl := range x.relPlans() {
 		batches := x.edgeBatches(e)
 		rounds := 0
@@ -173,10 +183,19 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 		if pl.sym || pl.rr >= 0 {
 			per = 2
 		}
-		var u, v, et []int64 // the chunk being cut into batches (et: its edge times)
+		var u, v, et []int64       // the chunk being cut into batches (et: its edge times)
+		var ef, el *graph.Features // and its edge features and labels
+		// A reverse's order key is its edge's line, except where
+		// graph.ReadOGB adds the reverses as lines of their own (node
+		// times, undirected): then past all M lines, as there.
+		revOff := int64(0)
+		if timed && !x.relTime[e] && pl.sym {
+			revOff = x.edgeChunkStart(e, x.ch.NumEdgeChunks(e))
+		}
 		chunk := -1
 		for j := range rounds {
-			var dst, src, rel, tm []int64
+			var dst, src, rel, tm, key []int64
+			var fr []float32
 			if j < len(batches) {
 				bt := batches[j]
 				if bt.chunk != chunk {
@@ -189,12 +208,27 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 							return nil, err
 						}
 					}
+					if x.efDim > 0 {
+						if ef, err = x.readEdgeFeatChunk(bt.chunk); err != nil {
+							return nil, err
+						}
+					}
+					if x.elDim > 0 {
+						if el, err = x.readEdgeLabelChunk(bt.chunk); err != nil {
+							return nil, err
+						}
+					}
 					chunk = bt.chunk
 				}
 				n := bt.hi - bt.lo
 				dst, src, rel = make([]int64, 0, per*n), make([]int64, 0, per*n), make([]int64, 0, per*n)
 				if et != nil {
 					tm = make([]int64, 0, per*n)
+				}
+				line0 := int64(0) // the chunk's first line
+				if withFeat {
+					key, fr = make([]int64, 0, per*n), make([]float32, 0, int64(per*n)*D)
+					line0 = x.edgeChunkStart(e, bt.chunk)
 				}
 				for i := bt.lo; i < bt.hi; i++ {
 					a, b := u[i]+pl.srcOff, v[i]+pl.dstOff
@@ -214,9 +248,26 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 							tm = append(tm, et[i])
 						}
 					}
+					if withFeat {
+						// The edge first, then its reverse (if added),
+						// which gets the edge's row (graph.BuildInCSREdgeIDs).
+						for k := 0; len(key) < len(dst); k++ {
+							kk := line0 + int64(i)
+							if k > 0 {
+								kk += revOff
+							}
+							key = append(key, kk)
+							if ef != nil {
+								fr = append(fr, ef.Row(int64(i))...)
+							}
+							if el != nil {
+								fr = append(fr, el.Row(int64(i))...)
+							}
+						}
+					}
 				}
 				if bt.hi == int(x.ch.Meta.NumEdgesPerChunk[e][bt.chunk]) {
-					u, v, et, chunk = nil, nil, nil, -1
+					u, v, et, ef, el, chunk = nil, nil, nil, nil, nil, -1
 				}
 			}
 			if timed && !x.relTime[e] {
@@ -243,20 +294,42 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 				pos[p] = pos[p-1] + counts[p-1]
 			}
 			send := make([]int64, W*int64(len(parts)))
+			var fsend []float32
+			if withFeat {
+				fsend = make([]float32, int64(len(parts))*D)
+			}
 			for i, p := range parts {
 				at := pos[p%int64(P)]
 				send[at], send[at+1], send[at+2] = dst[i], src[i], p*R+rel[i]
 				if timed {
 					send[at+3] = tm[i]
 				}
+				if withFeat {
+					// The row goes to the same place in fsend as the
+					// edge's tuple in send, in edges rather than words.
+					send[at+W-1] = key[i]
+					copy(fsend[at/W*D:], fr[int64(i)*D:int64(i+1)*D])
+				}
 				pos[p%int64(P)] += W
 			}
-			dst, src, rel, tm, parts = nil, nil, nil, nil, nil
+			dst, src, rel, tm, parts, key, fr = nil, nil, nil, nil, nil, nil, nil
 			recv, _, err := collectives.Alltoallv(x.c, send, counts)
 			if err != nil {
 				return nil, err
 			}
 			send = nil
+			var frecv []float32
+			if withFeat {
+				fcounts := make([]int64, P)
+				for r, c := range counts {
+					fcounts[r] = c / W * D
+				}
+				if frecv, _, err = collectives.Alltoallv(x.c, fsend, fcounts); err != nil {
+					return nil, err
+				}
+				fsend = nil
+			}
+			fpart := make([][]float32, len(x.mine))
 			pairs := make([][]int64, len(x.mine))
 			for i := int64(0); i+W-1 < int64(len(recv)); i += W {
 				q, rl := recv[i+2]/R, recv[i+2]%R
@@ -268,6 +341,16 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 				if !ok {
 					return nil, fmt.Errorf("internal error: rank %d received an edge into node %d, which part %d does not hold", x.rank, recv[i], q)
 				}
+				if withFeat {
+					t := int64(0)
+					if timed {
+						t = recv[i+3]
+					}
+					at := int64(len(fpart[j])) / D
+					pairs[j] = append(pairs[j], int64(li)*R+rl, recv[i+1], t, recv[i+W-1], at)
+					fpart[j] = append(fpart[j], frecv[i/W*D:(i/W+1)*D]...)
+					continue
+				}
 				pairs[j] = append(pairs[j], int64(li)*R+rl, recv[i+1])
 				if timed {
 					pairs[j] = append(pairs[j], recv[i+3])
@@ -275,11 +358,20 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 			}
 			for j := range pairs {
 				got[j] = append(got[j], pairs[j])
+				if withFeat {
+					feats[j] = append(feats[j], fpart[j])
+				}
 			}
 		}
 	}
 	out := make([]partRows, len(x.mine))
 	for j, nd := range nds {
+		if withFeat {
+			out[j].ptr, out[j].srcs, out[j].times, out[j].ef = rowsFromFeat(got[j], feats[j], int64(len(nd.orig))*R, int(D), timed)
+			x.splitEdgeRows(&out[j])
+			got[j], feats[j] = nil, nil
+			continue
+		}
 		if timed {
 			out[j].ptr, out[j].srcs, out[j].times = rowsFromTimed(got[j], int64(len(nd.orig))*R)
 		} else {
@@ -291,8 +383,12 @@ func (x *run) moveEdges(nds []*nodeData) ([]partRows, error) {
 }
 
 // partRows are the in-rows of one part: offsets, original source ids and,
-// timed, their times.
-type partRows struct{ ptr, srcs, times []int64 }
+// timed, their times; with edge features their rows (run.efDim each),
+// and with edge labels theirs (run.elDim each), aligned with srcs.
+type partRows struct {
+	ptr, srcs, times []int64
+	ef, el           []float32
+}
 
 // rowsFromTimed is rowsFromPairs for rounds of (row, source, time)
 // triples: each row is sorted by (time, source) and exact repeats are

@@ -66,6 +66,14 @@ func (o Options) Validate() error {
 	default:
 		return fmt.Errorf("method %q: the distributed partitioner supports %s, %s, %s, %s and --assignment", o.Method, MethodParMetis, MethodLP, MethodML, partition.MethodRandom)
 	}
+	if err := graph.CheckNodeFeatFrom(o.NodeFeat); err != nil {
+		return err
+	}
+	if o.EdgeFeat && o.Link != nil {
+		// The single-process writer's refusal (partition.Write); node
+		// features from edges are derived before the split, as there.
+		return errors.New("edge features with a link split are not supported yet")
+	}
 	switch o.SparseFeatures {
 	case "", partition.SparseAuto, partition.SparseOn, partition.SparseOff:
 	default:
@@ -153,6 +161,7 @@ func JobParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer, expl
 	if _, err := Run(c, Options{
 		Data: o.Data, Out: dir, Parts: o.Parts, Method: o.Method, Seed: o.Seed, Split: o.Split,
 		Undirected: true, Reverse: true, SparseFeatures: o.SparseFeatures, Time: o.Time, Link: o.Link, Overwrite: true,
+		EdgeFeat: o.EdgeFeat, NodeFeat: o.NodeFeat,
 	}); err != nil {
 		return "", fmt.Errorf("partition into %s: %w", dir, err)
 	}

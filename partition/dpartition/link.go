@@ -53,8 +53,12 @@ const classUnknown = 255
 // edge of the split exactly when it is an entry of these rows, so a
 // negative's test needs its source's row: local for the fixed negatives
 // (their source is the positive's, owned here), one exchange per draw for
-// the pools. Nothing depends on the number of ranks.
-func (x *run) link(nd *nodeData, ptr, srcs []int64) (tptr, tsrc []int64, err error) {
+// the pools. Nothing depends on the number of ranks. el, with edge
+// labels (run.elDim per entry of srcs), gives every positive its row as
+// the Targets of its set: the row moved with the entry is that of the
+// first line listing the pair in either direction (moveEdges), which is
+// partition's rule for a random split's undirected pairs.
+func (x *run) link(nd *nodeData, ptr, srcs []int64, el []float32) (tptr, tsrc []int64, err error) {
 	lo := x.linkOpt
 	_, frac, _ := partition.ParseLinkSplit(lo.Split)
 	n := x.s.NumNodes()
@@ -196,8 +200,12 @@ func (x *run) link(nd *nodeData, ptr, srcs []int64) (tptr, tsrc []int64, err err
 	sets := [3]*partition.LinkEdges{&lp.Train, &lp.Valid, &lp.Test}
 	negOrig := [3]*[]int64{nil, &lp.ValidNegOrig, &lp.TestNegOrig}
 	K := lo.NegsPerPos
+	L := int64(x.elDim)
 	for _, e := range sets {
 		*e = partition.LinkEdges{Src: []int64{}, Dst: []int64{}, SrcOrig: []int64{}, DstOrig: []int64{}, ID: []int64{}, Time: []int64{}}
+		if L > 0 {
+			e.Targets = []float32{} // an empty set still has its (empty) file
+		}
 	}
 	for j, k := range pe {
 		i := x.rowOf(ptr, k)
@@ -205,6 +213,9 @@ func (x *run) link(nd *nodeData, ptr, srcs []int64) (tptr, tsrc []int64, err err
 		e := sets[s]
 		e.Src, e.Dst, e.SrcOrig, e.DstOrig = append(e.Src, first+int64(i)), append(e.Dst, newOf(u)), append(e.SrcOrig, v), append(e.DstOrig, u)
 		e.ID, e.Time = append(e.ID, setID[j]), append(e.Time, 0)
+		if L > 0 {
+			e.Targets = append(e.Targets, el[k*L:(k+1)*L]...)
+		}
 		if s == partition.LinkSetTrain {
 			continue
 		}
@@ -251,7 +262,7 @@ func (x *run) link(nd *nodeData, ptr, srcs []int64) (tptr, tsrc []int64, err err
 	}
 	x.lk = &linkSplit{part: lp, meta: partition.LinkMeta{
 		Split: lo.Split, Kind: partition.LinkSplitRandom, Seed: seed, Train: counts[0], Valid: counts[1], Test: counts[2],
-		NegsPerPos: K, Pool: lo.Pool, ValidAdj: !lo.NoValidAdj,
+		NegsPerPos: K, Pool: lo.Pool, ValidAdj: !lo.NoValidAdj, EdgeTargetDim: x.elDim, EdgeClasses: x.elClasses,
 	}}
 
 	// Structural features replace (or stand in for missing) features; the

@@ -46,6 +46,12 @@ func (x *run) baseMeta(split string, sparse bool, numClasses int) *partition.Met
 	}
 	if x.homo {
 		m.FeatDim = x.dims[0]
+		if x.opt.EdgeFeat {
+			m.EdgeFeatDim = x.efDim
+		}
+		if x.dims[0] > 0 {
+			m.NodeFeatFrom = x.opt.NodeFeat // as partition.Write records it
+		}
 		return m
 	}
 	s := x.s
@@ -273,7 +279,7 @@ func (x *run) partFiles(q int, nd *nodeData, rows partRows, uniq, ids []int64) *
 	}
 	lo, hi := x.offsets[q], x.offsets[q+1]
 	pf := &partition.PartFiles{
-		P: q, Lo: lo, Hi: hi, Rels: x.R, Orig: nd.orig, Indptr: rows.ptr, IndOrig: rows.srcs,
+		P: q, Lo: lo, Hi: hi, Rels: x.R, Orig: nd.orig, Indptr: rows.ptr, IndOrig: rows.srcs, EdgeFeat: rows.ef,
 		NewID: func(u int64) int64 { return ids[at(u)] },
 		FirstHalo: func(u int64) bool {
 			i := at(u)
