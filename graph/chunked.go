@@ -552,12 +552,18 @@ func (c *Chunked) ReadEdgeFeat(e int, key string, k int) (*Features, error) {
 		return nil, err
 	}
 	defer a.Close()
-	want := c.Meta.NumEdgesPerChunk[e][k]
+	return readRows(a, path, c.Meta.NumEdgesPerChunk[e][k], "edge")
+}
+
+// readRows reads a chunk array of want float rows (one per node or edge,
+// what names which), checking its shape.
+func readRows(a chunkArray, path string, want int64, what string) (*Features, error) {
 	sh := a.Shape()
 	if len(sh) != 2 || int64(sh[0]) != want || sh[1] < 1 {
-		return nil, fmt.Errorf("%s: shape %v, want (%d, dim) (one row per edge of the chunk)", path, sh, want)
+		return nil, fmt.Errorf("%s: shape %v, want (%d, dim) (one row per %s of the chunk)", path, sh, want, what)
 	}
 	out := &Features{Dim: sh[1]}
+	var err error
 	if out.Data, err = a.Floats(); err != nil {
 		return nil, err
 	}
@@ -660,19 +666,7 @@ func (c *Chunked) ReadNodeFeat(t int, key string, k int) (*Features, error) {
 		return nil, err
 	}
 	defer a.Close()
-	want := c.Meta.NumNodesPerChunk[t][k]
-	sh := a.Shape()
-	if len(sh) != 2 || int64(sh[0]) != want || sh[1] < 1 {
-		return nil, fmt.Errorf("%s: shape %v, want (%d, dim) (one row per node of the chunk)", path, sh, want)
-	}
-	out := &Features{Dim: sh[1]}
-	if out.Data, err = a.Floats(); err != nil {
-		return nil, err
-	}
-	if int64(len(out.Data)) != want*int64(out.Dim) {
-		return nil, fmt.Errorf("%s: %d values, want %d x %d", path, len(out.Data), want, out.Dim)
-	}
-	return out, nil
+	return readRows(a, path, c.Meta.NumNodesPerChunk[t][k], "node")
 }
 
 // NodeDataWidth returns the row width of chunk k of node type t's data
