@@ -50,6 +50,14 @@ type Adam struct {
 	M   []float32 // first moment, same layout as the parameters
 	V   []float32 // second moment
 	T   int64     // number of steps taken
+	// Decoupled makes the optimizer AdamW: the weight decay shrinks the
+	// parameters (p -= lr·wd·p) before the Adam update and never enters
+	// the gradient, as torch.optim.AdamW does (its documented algorithm,
+	// https://pytorch.org/docs/1.11/_modules/torch/optim/adamw.html:
+	// "θ_t ← θ_{t-1} − γλθ_{t-1}" before the moment updates, which see
+	// the plain gradient; _single_tensor_adamw's param.mul_(1 - lr *
+	// weight_decay)).
+	Decoupled bool
 }
 
 // NewAdam returns an optimizer for n parameters with zero state.
@@ -67,7 +75,15 @@ func NewAdam(n int, cfg AdamConfig) (*Adam, error) {
 //	p -= lr/(1-β1^t) · m / (sqrt(v)/sqrt(1-β2^t) + eps)
 //
 // which is exactly torch.optim.Adam's (non-amsgrad) update.
-func (a *Adam) Step(params, grads []float32) error {
+func (a *Adam) Step(params, grads []float32) error { return a.StepLR(params, grads, a.Cfg.LR) }
+
+// StepLR is Step with the learning rate lr in place of Cfg.LR (a
+// schedule's rate for this step). With Decoupled (AdamW) the update is
+//
+//	p *= 1 - lr·wd   (1 - lr·wd rounded once to float32, as PyTorch's scalar)
+//	m = β1·m + (1-β1)·g;  v = β2·v + (1-β2)·g²
+//	p -= lr/(1-β1^t) · m / (sqrt(v)/sqrt(1-β2^t) + eps)
+func (a *Adam) StepLR(params, grads []float32, lr float32) error {
 	if len(params) != len(a.M) || len(grads) != len(a.M) || len(a.V) != len(a.M) {
 		return fmt.Errorf("adam step: %d params, %d grads, state for %d/%d", len(params), len(grads), len(a.M), len(a.V))
 	}
@@ -75,7 +91,11 @@ func (a *Adam) Step(params, grads []float32) error {
 	c := a.Cfg
 	bc1 := 1 - math.Pow(float64(c.Beta1), float64(a.T))
 	bc2 := 1 - math.Pow(float64(c.Beta2), float64(a.T))
-	stepSize := float32(float64(c.LR) / bc1)
+	stepSize := float32(float64(lr) / bc1)
+	wd, decay := c.WeightDecay, float32(1)
+	if a.Decoupled {
+		decay, wd = float32(1-float64(lr)*float64(c.WeightDecay)), 0
+	}
 	invSqrtBC2 := float32(1 / math.Sqrt(bc2))
 	b1, b2 := c.Beta1, c.Beta2
 	// Elementwise: every element is updated by one goroutine with the
@@ -83,8 +103,10 @@ func (a *Adam) Step(params, grads []float32) error {
 	par.Range(len(grads), 8*len(grads), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			g, p := grads[i], params[i]
-			if c.WeightDecay != 0 {
-				g += c.WeightDecay * p
+			if wd != 0 {
+				g += wd * p
+			} else if decay != 1 {
+				p *= decay
 			}
 			m := b1*a.M[i] + (1-b1)*g
 			v := b2*a.V[i] + (1-b2)*g*g
