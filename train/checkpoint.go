@@ -24,10 +24,18 @@ import (
 type Checkpoint struct {
 	Model Config
 	Adam  optim.AdamConfig
-	Seed  uint64
-	Epoch int   // completed epochs
-	Step  int64 // optimizer steps taken (dropout masks are keyed by it)
-	AdamT int64
+	// Recipe is the run's training recipe, nil for the default (Adam at a
+	// constant rate; its header then reads as before). With SGD, M holds
+	// the momentum buffer (zeros without momentum), V zeros and AdamT the
+	// steps taken.
+	Recipe *Recipe
+	// EvalsSinceBest counts the evaluations since the best one
+	// (Recipe.EarlyStop's counter).
+	EvalsSinceBest int
+	Seed           uint64
+	Epoch          int   // completed epochs
+	Step           int64 // optimizer steps taken (dropout masks are keyed by it)
+	AdamT          int64
 	// Params, M and V have Model.NumParams() elements each.
 	Params, M, V []float32
 	// Best-validation state; BestParams is nil before the first epoch.
@@ -79,18 +87,22 @@ const (
 // ckHeader is the JSON header of the file. Integers that may exceed 2^53
 // travel as strings so that JSON does not round them.
 type ckHeader struct {
-	Arch       string           `json:"arch,omitempty"` // version 2; absent in version 1 (GraphSAGE)
-	Model      json.RawMessage  `json:"model"`
-	Adam       optim.AdamConfig `json:"adam"`
-	Seed       uint64           `json:"seed,string"`
-	Epoch      int              `json:"epoch"`
-	Step       int64            `json:"step,string"`
-	AdamT      int64            `json:"adam_t,string"`
-	NumParams  int              `json:"num_params"`
-	BestEpoch  int              `json:"best_epoch"`
-	BestValAcc float64          `json:"best_val_acc"`
-	BestTest   float64          `json:"best_test_acc"`
-	HasBest    bool             `json:"has_best_params"`
+	Arch  string           `json:"arch,omitempty"` // version 2; absent in version 1 (GraphSAGE)
+	Model json.RawMessage  `json:"model"`
+	Adam  optim.AdamConfig `json:"adam"`
+	// Recipe and EvalsSinceBest are absent for the default recipe and a
+	// zero count, so such checkpoints keep their exact header.
+	Recipe         *Recipe `json:"recipe,omitempty"`
+	EvalsSinceBest int     `json:"evals_since_best,omitempty"`
+	Seed           uint64  `json:"seed,string"`
+	Epoch          int     `json:"epoch"`
+	Step           int64   `json:"step,string"`
+	AdamT          int64   `json:"adam_t,string"`
+	NumParams      int     `json:"num_params"`
+	BestEpoch      int     `json:"best_epoch"`
+	BestValAcc     float64 `json:"best_val_acc"`
+	BestTest       float64 `json:"best_test_acc"`
+	HasBest        bool    `json:"has_best_params"`
 	// Link figures of the best epoch: absent for node classification, so
 	// node checkpoints keep their exact header.
 	BestValLink  *metrics.LinkFigures `json:"best_val_link,omitempty"`
@@ -230,7 +242,7 @@ func EncodeCheckpoint(c *Checkpoint) ([]byte, error) {
 		return nil, err
 	}
 	h := ckHeader{
-		Arch: c.Model.ArchName(), Model: mj, Adam: c.Adam, Seed: c.Seed, Epoch: c.Epoch, Step: c.Step, AdamT: c.AdamT,
+		Arch: c.Model.ArchName(), Model: mj, Adam: c.Adam, Recipe: c.Recipe, EvalsSinceBest: c.EvalsSinceBest, Seed: c.Seed, Epoch: c.Epoch, Step: c.Step, AdamT: c.AdamT,
 		NumParams: n, BestEpoch: c.BestEpoch, BestValAcc: c.BestValAcc, BestTest: c.BestTest,
 		HasBest:     c.BestParams != nil,
 		BestValLink: c.BestValLink, BestTestLink: c.BestTestLink,
@@ -366,7 +378,7 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 		return a
 	}
 	c := &Checkpoint{
-		Model: cfg, Adam: h.Adam, Seed: h.Seed, Epoch: h.Epoch, Step: h.Step, AdamT: h.AdamT,
+		Model: cfg, Adam: h.Adam, Recipe: h.Recipe, EvalsSinceBest: h.EvalsSinceBest, Seed: h.Seed, Epoch: h.Epoch, Step: h.Step, AdamT: h.AdamT,
 		BestEpoch: h.BestEpoch, BestValAcc: h.BestValAcc, BestTest: h.BestTest,
 		BestValLink: h.BestValLink, BestTestLink: h.BestTestLink,
 		BestValTargets: h.BestValTargets, BestTestTargets: h.BestTestTargets,
@@ -413,4 +425,24 @@ func decodeModelConfig(version uint32, arch string, raw json.RawMessage) (Config
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// recipe is the checkpoint's recipe (the default for nil), normalized.
+func (c *Checkpoint) recipe() Recipe {
+	if c.Recipe == nil {
+		return Recipe{}
+	}
+	return c.Recipe.Normalized()
+}
+
+// RecipeOf is the recipe of checkpoint c's run (the default for none).
+func RecipeOf(c *Checkpoint) Recipe { return c.recipe() }
+
+// recipeOrNil is r for a checkpoint: nil for the default.
+func recipeOrNil(r Recipe) *Recipe {
+	if r.IsZero() {
+		return nil
+	}
+	r = r.Normalized()
+	return &r
 }

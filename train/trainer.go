@@ -38,12 +38,18 @@ type Options struct {
 	// it is ignored (no prefetch) when the Trainer has Sparse inputs,
 	// whose next batch reads rows the current step updates.
 	Prefetch int
+	// Recipe chooses the optimizer, the learning-rate schedule, gradient
+	// clipping and early stopping (zero: Adam at a constant rate).
+	Recipe Recipe
 }
 
 // Validate reports an option a Trainer cannot run with, naming its field.
 func (o Options) Validate() error {
 	if o.Prefetch < 0 {
 		return config.Errorf("{Prefetch} %d must be 0 (off) or more batches ahead", o.Prefetch)
+	}
+	if err := o.Recipe.Validate(); err != nil {
+		return err
 	}
 	return checkMetric(o.Metric)
 }
@@ -119,9 +125,16 @@ type SparseInputs interface {
 type Trainer struct {
 	opts  Options
 	model *Model
+	// opt is Adam or AdamW; sgd replaces it for Recipe.Optimizer sgd.
 	opt   *optim.Adam
-	red   Reducer
-	src   BatchSource
+	sgd   *optim.SGD
+	sched optim.Schedule
+	// totalEpochs is the Run's Epochs (cosine's length); 0 outside Run.
+	totalEpochs int
+	// sinceBest counts the evaluations since the best one (early stop).
+	sinceBest int
+	red       Reducer
+	src       BatchSource
 
 	// Reporter, if set, receives progress (normally only on rank 0).
 	Reporter Reporter
@@ -235,11 +248,26 @@ func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	n := len(model.Params())
+	o.Recipe = o.Recipe.Normalized()
 	opt, err := optim.NewAdam(n, o.Adam)
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{opts: o, opt: opt, red: red, src: src, buf: make([]float32, n+tailLen), model: model}
+	t := &Trainer{opts: o, opt: opt, red: red, src: src, buf: make([]float32, n+tailLen), model: model, sched: o.Recipe.schedule()}
+	switch o.Recipe.Optimizer {
+	case OptAdamW:
+		opt.Decoupled = true
+	case OptSGD:
+		// SGD keeps its momentum buffer in Adam's first moment, so that
+		// checkpoints hold it in the same arrays (V stays zero).
+		t.sgd, err = optim.NewSGD(0, optim.SGDConfig{Momentum: o.Recipe.Momentum, Nesterov: o.Recipe.Nesterov, WeightDecay: o.Adam.WeightDecay})
+		if err != nil {
+			return nil, err
+		}
+		if o.Recipe.Momentum != 0 {
+			t.sgd.Buf = opt.M
+		}
+	}
 	copy(t.buf, model.Grads())
 	model.n.bindGrads(t.buf[:n:n])
 	return t, nil
@@ -248,7 +276,8 @@ func NewTrainer(o Options, model *Model, red Reducer, src BatchSource) (*Trainer
 // Model returns the model (its parameters are the live training weights).
 func (t *Trainer) Model() *Model { return t.model }
 
-// Optimizer returns the Adam state.
+// Optimizer returns the Adam state (with SGD, M holds the momentum buffer
+// and T the steps).
 func (t *Trainer) Optimizer() *optim.Adam { return t.opt }
 
 // Epoch returns the number of completed epochs.
@@ -294,6 +323,9 @@ func (t *Trainer) TrainEpoch() (TrainResult, error) {
 	}
 	if t.opts.MaxSteps > 0 {
 		steps = min(steps, t.opts.MaxSteps)
+	}
+	if t.sched.Kind == optim.ScheduleCosine && t.totalEpochs == 0 {
+		return res, fmt.Errorf("epoch %d: the cosine schedule needs the run's length: train with Run", epoch+1)
 	}
 	res.Steps = steps
 	// Local sums in float64, reduced once at the end of the epoch: loss,
@@ -612,7 +644,7 @@ func (t *Trainer) finish(epoch, s, steps int, b *sample.Batch, c *computed, time
 	if i := firstNonFinite(grads); i >= 0 {
 		return loss, fmt.Errorf("%s: gradient of parameter %d is %v (diverged; try a lower learning rate)", where(), i, grads[i])
 	}
-	if err := t.opt.Step(t.model.Params(), grads); err != nil {
+	if err := t.optimize(epoch, steps, grads); err != nil {
 		return loss, fmt.Errorf("%s: %w", where(), err)
 	}
 	if t.Sparse != nil {
@@ -626,6 +658,29 @@ func (t *Trainer) finish(epoch, s, steps int, b *sample.Batch, c *computed, time
 	t.step++
 	w.lap(PhaseOptimizer)
 	return loss, nil
+}
+
+// optimize clips the reduced gradient (Recipe.ClipGradNorm) and takes
+// the optimizer step at the scheduled rate of the step: a pure function of
+// the step count, the epoch and the run's length, the same on every rank.
+// With the default recipe it is exactly Adam.Step.
+func (t *Trainer) optimize(epoch, steps int, grads []float32) error {
+	r := &t.opts.Recipe
+	if r.ClipGradNorm > 0 {
+		optim.ClipGradNorm(grads, float64(r.ClipGradNorm))
+	}
+	lr := t.opts.Adam.LR
+	if r.LRSchedule != "" || r.Warmup > 0 {
+		lr = optim.Scale(lr, t.sched.Factor(t.step, epoch, int64(t.totalEpochs)*int64(steps)))
+	}
+	if t.sgd != nil {
+		if err := t.sgd.Step(t.model.Params(), grads, lr); err != nil {
+			return err
+		}
+		t.opt.T = t.sgd.T
+		return nil
+	}
+	return t.opt.StepLR(t.model.Params(), grads, lr)
 }
 
 // localFlags is this rank's contribution to the flags of a step's
@@ -781,7 +836,9 @@ func (t *Trainer) runEpoch(eval bool) (metrics.Epoch, error) {
 		return metrics.Epoch{}, fmt.Errorf("epoch %d: %w", tr.Epoch, err)
 	}
 	// Strictly better only: ties keep the earlier (less trained) model.
+	t.sinceBest++
 	if t.best.Params == nil || t.better(&val) {
+		t.sinceBest = 0
 		t.best.Epoch, t.best.ValAcc, t.best.TestAcc = tr.Epoch, val.Acc, test.Acc
 		t.best.ValLink, t.best.TestLink = cloneFigures(val.Link), cloneFigures(test.Link)
 		t.best.ValTargets, t.best.TestTargets = clonePtr(val.Targets), clonePtr(test.Targets)
@@ -926,8 +983,10 @@ func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 	}
 	r := &runState{o: &o, lastCk: start}
 	t.run = r
-	defer func() { t.run = nil }()
-	for t.epoch < o.Epochs {
+	t.totalEpochs = o.Epochs
+	defer func() { t.run, t.totalEpochs = nil, 0 }()
+	early := t.stoppedEarly()
+	for t.epoch < o.Epochs && !early {
 		next := t.epoch + 1
 		m, err := t.runEpoch(o.EvalEvery < 2 || next%o.EvalEvery == 0 || next == o.Epochs)
 		if err != nil {
@@ -944,7 +1003,8 @@ func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 		if err != nil {
 			return metrics.Summary{}, fmt.Errorf("epoch %d: %w", t.epoch, err)
 		}
-		last := t.epoch == o.Epochs
+		early = t.stoppedEarly()
+		last := t.epoch == o.Epochs || early
 		due := last || stop || r.pending || (o.CheckpointEvery > 0 && t.epoch%o.CheckpointEvery == 0)
 		r.pending = false
 		// The outcome of the save is agreed after every epoch, due or
@@ -964,6 +1024,9 @@ func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 		BestValAcc: t.best.ValAcc, TestAcc: t.best.TestAcc, TotalS: time.Since(start).Seconds(),
 		Kernels: o.Kernels,
 	}
+	if early {
+		s.StoppedEarly = t.epoch
+	}
 	s.SetLink(t.best.ValLink, t.best.TestLink)
 	s.SetTargets(t.best.ValTargets, t.best.TestTargets)
 	if o.Metrics != nil {
@@ -974,6 +1037,12 @@ func (t *Trainer) Run(o RunOptions) (metrics.Summary, error) {
 		return s, err
 	}
 	return s, nil
+}
+
+// stoppedEarly reports whether the evaluations since the best one reached
+// Recipe.EarlyStop (the same on every rank: the figures are reduced).
+func (t *Trainer) stoppedEarly() bool {
+	return t.opts.Recipe.EarlyStop > 0 && t.sinceBest >= t.opts.Recipe.EarlyStop
 }
 
 // agreeStop is Agree that also agrees on a stop request (Trainer.Stop on
@@ -1010,6 +1079,8 @@ func (t *Trainer) Checkpoint(runInfo []byte) *Checkpoint {
 	return &Checkpoint{
 		Model:           t.model.Config(),
 		Adam:            t.opts.Adam,
+		Recipe:          recipeOrNil(t.opts.Recipe),
+		EvalsSinceBest:  t.sinceBest,
 		Seed:            t.opts.Seed,
 		Epoch:           t.epoch,
 		Step:            t.step,
@@ -1040,6 +1111,8 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 		return fmt.Errorf("restore: checkpoint model %+v differs from the configured %+v", c.Model.Normalized(), cfg)
 	case c.Adam != t.opts.Adam:
 		return fmt.Errorf("restore: checkpoint optimizer %+v differs from the configured %+v", c.Adam, t.opts.Adam)
+	case c.recipe() != t.opts.Recipe:
+		return fmt.Errorf("restore: checkpoint recipe %+v differs from the configured %+v", c.recipe(), t.opts.Recipe)
 	case c.Seed != t.opts.Seed:
 		return fmt.Errorf("restore: checkpoint seed %d differs from the configured %d", c.Seed, t.opts.Seed)
 	}
@@ -1051,6 +1124,10 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 	copy(t.opt.M, c.M)
 	copy(t.opt.V, c.V)
 	t.opt.T = c.AdamT
+	if t.sgd != nil {
+		t.sgd.T = c.AdamT
+	}
+	t.sinceBest = c.EvalsSinceBest
 	t.epoch, t.step = c.Epoch, c.Step
 	t.best = Best{Epoch: c.BestEpoch, ValAcc: c.BestValAcc, TestAcc: c.BestTest,
 		ValLink: cloneFigures(c.BestValLink), TestLink: cloneFigures(c.BestTestLink),

@@ -78,6 +78,9 @@ type Summary struct {
 	TargetLine
 	// Kernels is the numeric path of the run (as on its epoch lines).
 	Kernels string `json:"kernels,omitempty"`
+	// StoppedEarly is the epoch after which early stopping ended the run
+	// (absent when it ran all its epochs).
+	StoppedEarly int `json:"stopped_early,omitempty"`
 }
 
 // TestFigures are a link run's test figures as epoch and summary lines
