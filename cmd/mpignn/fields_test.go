@@ -63,7 +63,9 @@ func TestFieldFlags(t *testing.T) {
 		"Store.Transport": "--transport", "Store.CacheMB": "--cache-mb", "Method": "--method",
 		"SparseFeatures": "--sparse-features", "Batch": "--batch", "CheckpointDir": "--checkpoint", "Out": "--out",
 		"Fanouts": "--fanout", "Full": "--full", "Final": "--final", "Logits": "--logits", "Pairs": "--pairs",
-		"GCNNorm": "--gcn-norm",
+		"GCNNorm": "--gcn-norm", "Trainer.Recipe.Optimizer": "--optimizer", "Trainer.Recipe.Momentum": "--momentum",
+		"Trainer.Recipe.Nesterov": "--nesterov", "Trainer.Recipe.LRSchedule": "--lr-schedule", "Trainer.Recipe.Warmup": "--warmup",
+		"Trainer.Recipe.ClipGradNorm": "--clip-grad-norm", "Trainer.Recipe.EarlyStop": "--early-stop",
 	} {
 		found := false
 		for _, ty := range types {

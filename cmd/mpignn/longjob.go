@@ -271,6 +271,10 @@ func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error)
 			continue
 		case model != train.ArchGAT && (name == "heads" || name == "attn-dropout"):
 			continue
+		case effective("optimizer") != train.OptSGD && (name == "momentum" || name == "nesterov"):
+			// SGD's only; a given other optimizer is refused by the
+			// comparison, by name.
+			continue
 		case name == "eval" && (given["temporal"] || given["eval-full"]):
 			// Their default evaluation differs; the comparison names
 			// the flag that changed.

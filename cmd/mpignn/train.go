@@ -119,6 +119,13 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", cpuProfileHelp)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
 	fs.StringVar(&c.Trainer.Metric, "metric", "", "the validation figure that selects the best epoch (the checkpoint's weights and the final line's figures): acc (node), mrr, auc or hits@K (link), rocauc, f1_micro or f1_macro (multilabel), rmse or mae (regression); default: the task's first")
+	fs.StringVar(&c.Trainer.Recipe.Optimizer, "optimizer", "adam", "optimizer of the model's weights: adam (torch.optim.Adam, --weight-decay an L2 term in the gradient), adamw (decoupled weight decay, torch.optim.AdamW) or sgd (torch.optim.SGD); all take --lr and --weight-decay")
+	momentum := fs.Float64("momentum", 0, "sgd: momentum factor (0 = plain SGD)")
+	fs.BoolVar(&c.Trainer.Recipe.Nesterov, "nesterov", false, "sgd: Nesterov momentum (needs --momentum)")
+	fs.StringVar(&c.Trainer.Recipe.LRSchedule, "lr-schedule", "constant", "learning-rate schedule: constant, step:E,G (multiply the rate by G every E epochs) or cosine (decay to 0 over --epochs)")
+	fs.IntVar(&c.Trainer.Recipe.Warmup, "warmup", 0, "ramp the learning rate up linearly over the first N optimizer steps (steps, not epochs; 0 = off)")
+	clip := fs.Float64("clip-grad-norm", 0, "scale the all-reduced gradient of the model's weights to this global L2 norm when it is larger (torch.nn.utils.clip_grad_norm_; not the learnable embeddings; 0 = off)")
+	fs.IntVar(&c.Trainer.Recipe.EarlyStop, "early-stop", 0, "stop after N evaluations in a row that do not improve the --metric (the best model is kept; 0 = off)")
 	fs.IntVar(&c.Trainer.MaxSteps, "max-steps", 0, "end every epoch after this many steps (0 = all; for timing a few steps of a long epoch)")
 	fs.StringVar(&c.Task, "task", dtrain.TaskNode, "node (node classification), link (link prediction on the partition's link split), multilabel (binary tasks per node: BCE, ROC-AUC) or regression (real values per node: MSE, RMSE/MAE); the last two need a partition of real targets (partition --labels); edge (a class or real values per edge from raw/edge-label.csv.gz, held out by the link split: accuracy, or RMSE/MAE)")
 	fs.StringVar(&c.Model.Decoder, "decoder", "", "link task: pair scorer, dot or mlp (default mlp)")
@@ -173,6 +180,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 		return nil, err
 	}
 	model.apply(fs, &c.Model, &c.Trainer.Adam)
+	c.Trainer.Recipe.Momentum, c.Trainer.Recipe.ClipGradNorm = float32(*momentum), float32(*clip)
 	if c.Store.Transport, err = transport.parse(); err != nil {
 		return nil, err
 	}
@@ -429,6 +437,9 @@ func (f *trainFlags) settingsLine() string {
 	}
 	s += fmt.Sprintf(" --hidden %d --fanout %s %s --dropout %g --input-dropout %g --lr %g --weight-decay %g --norm-feat=%v --epochs %d --seed %d",
 		c.Model.Hidden, strings.Join(fan, ","), batch, c.Model.Dropout, c.Model.InputDropout, c.Trainer.Adam.LR, c.Trainer.Adam.WeightDecay, c.RowNorm, c.Run.Epochs, c.Trainer.Seed)
+	if r := c.Trainer.Recipe.Normalized(); !r.IsZero() {
+		s += recipeSettings(r)
+	}
 	if len(f.taskDefaults) > 0 {
 		s += fmt.Sprintf(" (%s: --task %s defaults)", strings.Join(f.taskDefaults, " "), task)
 	}
@@ -569,4 +580,32 @@ func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 // runs keep their untimed caches (and results).
 func (f *trainFlags) partOptions() partition.Options {
 	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse, NodeFeat: f.nodeFeat}
+}
+
+// recipeSettings spells a recipe other than the default as the flags of
+// the settings line (only the ones that differ from their defaults).
+func recipeSettings(r train.Recipe) string {
+	var s string
+	if r.Optimizer != "" {
+		s += " --optimizer " + r.Optimizer
+	}
+	if r.Momentum != 0 {
+		s += fmt.Sprintf(" --momentum %g", r.Momentum)
+	}
+	if r.Nesterov {
+		s += " --nesterov"
+	}
+	if r.LRSchedule != "" {
+		s += " --lr-schedule " + r.LRSchedule
+	}
+	if r.Warmup > 0 {
+		s += fmt.Sprintf(" --warmup %d", r.Warmup)
+	}
+	if r.ClipGradNorm > 0 {
+		s += fmt.Sprintf(" --clip-grad-norm %g", r.ClipGradNorm)
+	}
+	if r.EarlyStop > 0 {
+		s += fmt.Sprintf(" --early-stop %d", r.EarlyStop)
+	}
+	return s
 }

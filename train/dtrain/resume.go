@@ -49,6 +49,13 @@ func settingNames() map[string]setting {
 		"run.link.keep_seed_edges":    {"{Link.KeepSeedEdges}", "false"},
 		"run.max_steps":               {"{Trainer.MaxSteps}", "0"},
 		"run.metric":                  {"{Trainer.Metric}", "the task's default"},
+		"run.recipe.optimizer":        {"{Trainer.Recipe.Optimizer}", "adam"},
+		"run.recipe.momentum":         {"{Trainer.Recipe.Momentum}", "0"},
+		"run.recipe.nesterov":         {"{Trainer.Recipe.Nesterov}", "false"},
+		"run.recipe.lr_schedule":      {"{Trainer.Recipe.LRSchedule}", "constant"},
+		"run.recipe.warmup":           {"{Trainer.Recipe.Warmup}", "0"},
+		"run.recipe.clip_grad_norm":   {"{Trainer.Recipe.ClipGradNorm}", "0 (off)"},
+		"run.recipe.early_stop":       {"{Trainer.Recipe.EarlyStop}", "0 (off)"},
 		"run.hetero.rel_fanouts":      {"{Hetero.Fanout} (per relation)", "none"},
 		"run.hetero.eval_rel_fanouts": {"{Hetero.EvalFanout} (per relation)", "none"},
 		"run.hetero.embed_dim":        {"{Hetero.EmbedDim}", "none (homogeneous)"},
@@ -253,6 +260,27 @@ func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	add := func(name, value string) { out = append(out, [2]string{name, value}) }
 	if ri.Metric != "" {
 		add("Trainer.Metric", ri.Metric)
+	}
+	if r := ri.Recipe; r != nil {
+		if r.Optimizer != "" {
+			add("Trainer.Recipe.Optimizer", r.Optimizer)
+		}
+		if r.Optimizer == train.OptSGD {
+			add("Trainer.Recipe.Momentum", f32(r.Momentum))
+			add("Trainer.Recipe.Nesterov", strconv.FormatBool(r.Nesterov))
+		}
+		if r.LRSchedule != "" {
+			add("Trainer.Recipe.LRSchedule", r.LRSchedule)
+		}
+		if r.Warmup > 0 {
+			add("Trainer.Recipe.Warmup", strconv.Itoa(r.Warmup))
+		}
+		if r.ClipGradNorm > 0 {
+			add("Trainer.Recipe.ClipGradNorm", f32(r.ClipGradNorm))
+		}
+		if r.EarlyStop > 0 {
+			add("Trainer.Recipe.EarlyStop", strconv.Itoa(r.EarlyStop))
+		}
 	}
 	if m.ArchName() == train.ArchGAT {
 		add("Model.Heads", strconv.Itoa(m.Heads))

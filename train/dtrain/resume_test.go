@@ -27,6 +27,8 @@ func fullSettings(t *testing.T) (train.Config, optim.AdamConfig, uint64, []byte)
 			EmbedTypes: []bool{true}, SparseOpt: "adam", SparseLR: 0.01, Push: "alltoallv"},
 		Temporal: &temporalRunInfo{Strategy: "uniform", Strict: true, SeedTime: &st},
 		Eval:     EvalLayerwise,
+		Recipe: &train.Recipe{Optimizer: train.OptSGD, Momentum: 0.9, Nesterov: true, LRSchedule: "step:2,0.5",
+			Warmup: 5, ClipGradNorm: 1, EarlyStop: 3},
 	}
 	info, err := json.Marshal(ri)
 	require.NoError(t, err)
@@ -133,6 +135,9 @@ func TestCheckpointSettings(t *testing.T) {
 		"Loader.Temporal.Strict": "true", "Loader.SeedTime": "7", "Hetero.EmbedTypes": "a", "Hetero.EmbedDim": "8",
 		"Hetero.SparseOpt": "adam", "Hetero.SparseLR": "0.01", "Hetero.Push": "alltoallv", "Trainer.MaxSteps": "3",
 		"Loader.Replace": "true", "RowNorm": "true",
+		"Trainer.Recipe.Optimizer": "sgd", "Trainer.Recipe.Momentum": "0.9", "Trainer.Recipe.Nesterov": "true",
+		"Trainer.Recipe.LRSchedule": "step:2,0.5", "Trainer.Recipe.Warmup": "5", "Trainer.Recipe.ClipGradNorm": "1",
+		"Trainer.Recipe.EarlyStop": "3",
 	} {
 		assert.Equal(t, want, settings[field], field)
 	}

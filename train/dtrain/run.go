@@ -149,6 +149,9 @@ type runInfo struct {
 	// Metric is train.Options.Metric, the selection figure (absent for the
 	// task's default): a resume must select the same way.
 	Metric string `json:"metric,omitempty"`
+	// Recipe is train.Options.Recipe, normalized (absent for the default,
+	// Adam at a constant rate): a resume must continue the same recipe.
+	Recipe *train.Recipe `json:"recipe,omitempty"`
 	// Hetero holds the settings of a heterogeneous run (absent otherwise).
 	Hetero *heteroRunInfo `json:"hetero,omitempty"`
 	// Temporal holds the temporal sampling settings (absent when off).
@@ -497,6 +500,9 @@ func (j *job) newTrainer() (*train.Trainer, []byte, error) {
 	ri := newRunInfo(j.meta.Dataset, c.Size(), j.lo, cfg.RowNorm)
 	ri.MaxSteps = cfg.Trainer.MaxSteps
 	ri.Metric = cfg.Trainer.Metric
+	if r := cfg.Trainer.Recipe.Normalized(); !r.IsZero() {
+		ri.Recipe = &r
+	}
 	ri.Settings = cfg.Settings
 	ri.Kernels = j.kern
 	if j.evalMode == EvalLayerwise {
@@ -670,7 +676,11 @@ func (r *Result) WriteFinal(w io.Writer) error {
 		_, err := config.Fprintf(w, "final: epochs=0 weights=%s%s: %s, not trained or evaluated; no checkpoint written (no {Run.CheckpointDir})\n", r.Weights, emb, what)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "final: %s\n", r.task.final(r.Summary, r.Weights, emb))
+	early := ""
+	if e := r.Summary.StoppedEarly; e > 0 {
+		early = fmt.Sprintf(" stopped_early=%d", e)
+	}
+	_, err := fmt.Fprintf(w, "final: %s%s\n", r.task.final(r.Summary, r.Weights, emb), early)
 	return err
 }
 
