@@ -239,3 +239,62 @@ func TestClipGradNorm(t *testing.T) {
 	ClipGradNorm(g, 0.01)
 	assert.InDelta(t, 0.01, ClipGradNorm(g, 1), 1e-7)
 }
+
+// TestAgainstPyTorch compares 20 steps (testParams, testGrads) with the
+// weights PyTorch 1.13 computed from the same float32 inputs:
+//
+//	p = torch.nn.Parameter(torch.tensor([i-3 for i in range(7)], dtype=torch.float32) * torch.tensor(0.37))
+//	for s in 1..20: p.grad = torch.tensor([sin(7s+i)], dtype=torch.float32) * torch.tensor(0.1)
+//	                [torch.nn.utils.clip_grad_norm_([p], 0.05)]; opt.step()
+//
+// with opt torch.optim.AdamW(lr=0.01, weight_decay=0.1), SGD(lr=0.1,
+// momentum=0.9, weight_decay=0.01), SGD(lr=0.1, momentum=0.8,
+// nesterov=True, weight_decay=0.01) and SGD(lr=0.1) after clipping.
+func TestAgainstPyTorch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want []float64
+	}{
+		{"adamw", []float64{-1.13649106, -0.750228286, -0.345696777, 0.0503601544, 0.391935766, 0.715370417, 1.03627539}},
+		{"sgd-momentum-decay", []float64{-1.0803293, -0.689082146, -0.264875382, 0.102567084, 0.375709862, 0.603716195, 0.877247751}},
+		{"sgd-nesterov-decay", []float64{-1.08257711, -0.717829347, -0.3179169, 0.0618848987, 0.384790003, 0.666323006, 0.960045874}},
+		{"sgd-clip", []float64{-1.11545038, -0.744588673, -0.369508088, 0.00512019405, 0.375040919, 0.740327179, 1.10531235}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const n = 7
+			p, _ := testParams(n)
+			var step func(g []float32)
+			switch tc.name {
+			case "adamw":
+				a, err := NewAdam(n, DefaultAdam(0.01, 0.1))
+				require.NoError(t, err)
+				a.Decoupled = true
+				step = func(g []float32) { require.NoError(t, a.Step(p, g)) }
+			default:
+				cfg := map[string]SGDConfig{
+					"sgd-momentum-decay": {Momentum: 0.9, WeightDecay: 0.01},
+					"sgd-nesterov-decay": {Momentum: 0.8, Nesterov: true, WeightDecay: 0.01},
+					"sgd-clip":           {},
+				}[tc.name]
+				s, err := NewSGD(n, cfg)
+				require.NoError(t, err)
+				step = func(g []float32) {
+					if tc.name == "sgd-clip" {
+						ClipGradNorm(g, 0.05)
+					}
+					require.NoError(t, s.Step(p, g, 0.1))
+				}
+			}
+			for s := 1; s <= 20; s++ {
+				g, _ := testGrads(s, n)
+				step(g)
+			}
+			worst := 0.0
+			for i := range p {
+				assert.InDelta(t, tc.want[i], float64(p[i]), 1e-6, "param %d", i)
+				worst = max(worst, math.Abs(tc.want[i]-float64(p[i])))
+			}
+			t.Logf("%s: %.3g from PyTorch at most", tc.name, worst)
+		})
+	}
+}
