@@ -190,14 +190,10 @@ func TestRecipeValidate(t *testing.T) {
 // TestDefaultRecipeCheckpointHeader: the default recipe writes no recipe
 // and no early-stop count, so its checkpoints read as before.
 func TestDefaultRecipeCheckpointHeader(t *testing.T) {
-	g := newSynthGraph(2, 60, 4, 2)
+	g := newSynthGraph(4, 300, 8, 4)
 	o := testOptions(0)
-	o.Model.InDim, o.Model.Classes = 4, 2
-	tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{3}, 16))
-	if err != nil {
-		o.Model.Layers = 1
-		tr, err = newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{3}, 16))
-	}
+	o.Recipe = Recipe{Optimizer: OptAdam, LRSchedule: "constant"} // the defaults spelled out
+	tr, err := newTrainer(o, LocalReducer{}, newMemSource(g, 0, 1, o.Seed, []int{5, 3}, 32))
 	require.NoError(t, err)
 	ck := tr.Checkpoint(nil)
 	assert.Nil(t, ck.Recipe)
