@@ -118,7 +118,9 @@ type SparseInputs interface {
 // One training step on every rank: fetch the batch, forward, backward with
 // the loss scaled by 1/G (G = seeds of the step over all ranks), ONE
 // AllreduceSum32 over [gradients | loss sum, correct, seeds, error flag],
-// then an identical Adam step everywhere. The parameters stay bit-identical
+// then an identical optimizer step everywhere (Options.Recipe: Adam by
+// default, AdamW or SGD, at the scheduled rate, after any clipping of the
+// reduced gradient). The parameters stay bit-identical
 // across ranks because they start equal (InitParams is a pure function of
 // the seed) and every rank applies the same update to the same reduced
 // gradient.
