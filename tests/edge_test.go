@@ -13,15 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// numpyPython returns a python3 with numpy, or skips.
-func numpyPython(t *testing.T) string {
-	t.Helper()
-	if exec.Command("/usr/bin/python3", "-c", "import numpy").Run() != nil {
-		t.Skip("no /usr/bin/python3 with numpy (scripts/deps.sh installs python3-numpy): the figures are not recomputed")
-	}
-	return "/usr/bin/python3"
-}
-
 // TestEdgeTask: the edge task end to end, real values and classes. A
 // generated graph with planted edge labels is partitioned with a random
 // link split on 1 and 2 parts and trained with --global-batch on 1 and 2
@@ -33,7 +24,7 @@ func numpyPython(t *testing.T) string {
 func TestEdgeTask(t *testing.T) {
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
-	py := numpyPython(t)
+	py := checkPython(t, "numpy", "python3-numpy")
 	for _, tc := range []struct {
 		name, labels string
 		figures      map[string]string // summary key -> edge_check.py's name

@@ -40,11 +40,13 @@ func summaryLine(t *testing.T, path string) map[string]float64 {
 	return out
 }
 
-// sklearnPython returns a python3 with numpy and scikit-learn, or skips.
-func sklearnPython(t *testing.T) string {
+// checkPython returns Debian's python3 when it imports every module of
+// modules (numpy, sklearn, ...), or skips the test naming the packages
+// scripts/deps.sh installs for them.
+func checkPython(t *testing.T, modules, packages string) string {
 	t.Helper()
-	if exec.Command("/usr/bin/python3", "-c", "import numpy, sklearn").Run() != nil {
-		t.Skip("no /usr/bin/python3 with numpy and scikit-learn (scripts/deps.sh installs python3-numpy python3-sklearn): the figures are not recomputed")
+	if exec.Command("/usr/bin/python3", "-c", "import "+modules).Run() != nil {
+		t.Skipf("no /usr/bin/python3 with %s (scripts/deps.sh installs %s): the figures are not recomputed", modules, packages)
 	}
 	return "/usr/bin/python3"
 }
@@ -59,7 +61,7 @@ func sklearnPython(t *testing.T) string {
 func TestTargetTasks(t *testing.T) {
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
-	py := sklearnPython(t)
+	py := checkPython(t, "numpy, sklearn", "python3-numpy python3-sklearn")
 	for _, tc := range []struct {
 		kind, targets string
 		gen, part     []string
