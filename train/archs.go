@@ -9,42 +9,16 @@ import (
 // archTable is a set of architectures to build models from.
 type archTable []Arch
 
-// builtinArchs returns the built-in architectures. It is a function, not a
+// builtinArchs returns the built-in architectures, one line each (the
+// Arch is declared in the layer's own file). It is a function, not a
 // package variable, so nothing can modify it at run time.
 func builtinArchs() archTable {
 	return archTable{
-		{
-			Name: ArchSAGE, Doc: "GraphSAGE, mean aggregator: H_dst·W_self + mean(H_nbr)·W_neigh + b",
-			Validate: noAttention,
-			New32:    func(c Config, l int) Layer[float32] { return newSAGE[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newSAGE[float64](c, l) },
-		},
-		{
-			Name: ArchGCN, Doc: "GCN, symmetric normalisation with self-loops over the sampled block",
-			Validate: noAttention,
-			New32:    func(c Config, l int) Layer[float32] { return newGCN[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newGCN[float64](c, l) },
-		},
-		{
-			Name: ArchGAT, Doc: "GAT, multi-head attention (LeakyReLU 0.2, self edge), heads concatenated in hidden layers, averaged in the last",
-			Validate: validateGAT,
-			New32:    func(c Config, l int) Layer[float32] { return newGAT[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newGAT[float64](c, l) },
-		},
-		{
-			Name: ArchRGCN, Hetero: true,
-			Doc:      "R-GCN: H_dst·W_self + sum over relations r of mean_r(H_nbr)·W_r + b, optional basis decomposition W_r = sum_b a_rb·V_b",
-			Validate: noAttention,
-			New32:    func(c Config, l int) Layer[float32] { return newRGCN[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newRGCN[float64](c, l) },
-		},
-		{
-			Name: ArchHSAGE, Hetero: true,
-			Doc:      "HeteroSAGE: one GraphSAGE per relation, summed per destination type (PyG to_hetero, aggr=sum)",
-			Validate: validateHSAGE,
-			New32:    func(c Config, l int) Layer[float32] { return newHSAGE[float32](c, l) },
-			New64:    func(c Config, l int) Layer[float64] { return newHSAGE[float64](c, l) },
-		},
+		sageArch(),
+		gcnArch(),
+		gatArch(),
+		rgcnArch(),
+		hsageArch(),
 	}
 }
 

@@ -397,8 +397,10 @@ func DecodeCheckpoint(name string, data []byte) (*Checkpoint, error) {
 
 // decodeModelConfig reads the model config of a checkpoint header: version
 // 1 files hold a GraphSAGE config (no arch); version 2 files name the
-// architecture, whose config must decode without unknown fields (a field
-// this build does not know would change the model silently).
+// architecture, whose config must hold no key that neither Config nor the
+// architecture's Params know (a field this build does not know would
+// change the model silently): Config's JSON takes every other key into
+// Opts, and Validate refuses those the architecture does not own.
 func decodeModelConfig(version uint32, arch string, raw json.RawMessage) (Config, error) {
 	var cfg Config
 	switch {

@@ -17,7 +17,7 @@ import (
 var archConfigs = []Config{
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5},
 	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5},
-	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Heads: 2, AttnDropout: 0.25},
+	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Opts: GATOpts(2, 0.25)},
 }
 
 // TestCheckpointArchRoundTrip: every architecture's config comes back with
@@ -93,7 +93,7 @@ func TestCheckpointHeaderRefusals(t *testing.T) {
 	}{
 		{"unknown arch", 2, func(h map[string]any) { h["arch"] = "gin" }, `unknown model "gin" (known: sage, gcn, gat, rgcn, hsage); this build cannot load it`},
 		{"no arch", 2, func(h map[string]any) { delete(h, "arch") }, "names no model arch"},
-		{"unknown config field", 2, func(h map[string]any) { h["model"].(map[string]any)["edge_dim"] = 3 }, `unknown field "edge_dim"`},
+		{"unknown config field", 2, func(h map[string]any) { h["model"].(map[string]any)["edge_width"] = 3 }, `unknown key "edge_width"`},
 		{"version 1 with gat fields", 1, func(h map[string]any) { delete(h, "arch") }, "gat only, not sage"},
 		{"newer version", 4, func(h map[string]any) {}, "format version 4, this build reads versions 1 to 3"},
 		{"version 3 without epoch progress", 3, func(h map[string]any) {}, "format version 3 with epoch step 0 and 0 rows"},

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 
 	"mpignn/config"
@@ -61,11 +62,57 @@ func AttnLayer(l int) int { return -2 - l }
 // leakySlope is the negative slope of GAT's LeakyReLU (PyG and DGL default).
 const leakySlope = 0.2
 
+// GAT's parameters (GATv2 shares them).
+const (
+	headsKey    = "heads"
+	attnDropKey = "attn_dropout"
+)
+
+// attentionParams are the hyper-parameters of the attention layers.
+func attentionParams() []Param {
+	return []Param{
+		{Key: headsKey, Kind: ParamInt, Default: "8", Help: "gat, gatv2: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)"},
+		{Key: attnDropKey, Kind: ParamFloat, Default: "0", Omit: "0", Help: "gat, gatv2: dropout probability of the attention coefficients"},
+	}
+}
+
+// gatArch is GAT's registry entry.
+func gatArch() Arch {
+	return Arch{
+		Name: ArchGAT, Doc: "GAT, multi-head attention (LeakyReLU 0.2, self edge), heads concatenated in hidden layers, averaged in the last",
+		Params:   attentionParams(),
+		Validate: validateGAT,
+		New32:    func(c Config, l int) Layer[float32] { return newGAT[float32](c, l) },
+		New64:    func(c Config, l int) Layer[float64] { return newGAT[float64](c, l) },
+		// GATConv: one projection lin (no bias), att_src/att_dst (1, H, F),
+		// the bias after the heads.
+		pyg: func(c Config, l int, m, p string) []pygEntry {
+			in, _ := c.LayerDims(l)
+			g := newGAT[float32](c, l)
+			hf := g.heads * g.f
+			return []pygEntry{
+				one(m+"w", p+"lin.weight", []int{hf, in}, true),
+				one(m+"att_src", p+"att_src", []int{1, g.heads, g.f}, false),
+				one(m+"att_dst", p+"att_dst", []int{1, g.heads, g.f}, false),
+				one(m+"b", p+"bias", []int{g.width()}, false),
+			}
+		},
+		pygSpec: func(c Config, s *PyGModelSpec) {
+			s.Class = "torch_geometric.nn.models.GAT"
+			s.Kwargs["heads"] = c.Opts.Int(headsKey)
+			if ad := c.Opts.Float32(attnDropKey); ad != c.Dropout {
+				s.Notes = append(s.Notes, fmt.Sprintf("mpignn trained with attention dropout %v; PyG's GAT model sets GATConv(dropout=) to its dropout %v (evaluation mode: no effect)", ad, c.Dropout))
+			}
+		},
+	}
+}
+
 func newGAT[T Float](c Config, l int) *gatLayer[T] {
 	in, out := c.LayerDims(l)
-	g := &gatLayer[T]{layer: l, in: in, heads: c.Heads, attnDrop: c.AttnDropout}
+	heads := c.Opts.Int(headsKey)
+	g := &gatLayer[T]{layer: l, in: in, heads: heads, attnDrop: c.Opts.Float32(attnDropKey)}
 	if l < c.Layers-1 {
-		g.concat, g.f = true, out/c.Heads
+		g.concat, g.f = true, out/heads
 	} else {
 		g.f = out
 	}
@@ -354,13 +401,24 @@ func dot[T Float](a, b []T) T {
 
 // validateGAT checks the attention settings of a GAT configuration.
 func validateGAT(c Config) error {
+	heads, ad := c.Opts.Int(headsKey), c.Opts.Float32(attnDropKey)
 	switch {
-	case c.Heads < 1:
-		return config.Errorf("{Heads} %d must be positive", c.Heads)
-	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
-		return config.Errorf("{AttnDropout} %v must be in [0,1)", c.AttnDropout)
-	case c.Layers > 1 && c.Hidden%c.Heads != 0:
-		return config.Errorf("{Hidden} %d must be a multiple of {Heads} %d (hidden layers concatenate the heads)", c.Hidden, c.Heads)
+	case heads < 1:
+		return config.Errorf("{Opts.Heads} %d must be positive", heads)
+	case !(ad >= 0 && ad < 1):
+		return config.Errorf("{Opts.AttnDropout} %v must be in [0,1)", ad)
+	case c.Layers > 1 && c.Hidden%heads != 0:
+		return config.Errorf("{Hidden} %d must be a multiple of {Opts.Heads} %d (hidden layers concatenate the heads)", c.Hidden, heads)
 	}
 	return nil
+}
+
+// GATOpts returns the Opts of a GAT (or GATv2) layer stack with heads
+// attention heads and attention dropout attnDrop.
+func GATOpts(heads int, attnDrop float32) Opts {
+	o := Opts("").With(headsKey, heads)
+	if attnDrop != 0 {
+		o = o.With(attnDropKey, attnDrop)
+	}
+	return o
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"math"
 
 	"mpignn/internal/par"
@@ -58,9 +59,64 @@ type gcnLayer[T Float] struct {
 	bt blockT // the block's edges by source, for the backward scatter
 }
 
+// GCNNormSym is GCN's gcn_norm parameter for GCNConv's symmetric
+// normalisation on the first layer too; GCNNormMean (the default, not
+// stored) is mpignn's 1/d_i there, the mean over in-neighbours and self,
+// as on a sampled block the sources' degrees are unknown. Only layer-wise
+// inference knows every source's full in-degree, so "sym" is an
+// evaluation setting (predict/embed --gcn-norm sym, to evaluate a model
+// trained with PyG's GCNConv).
+const (
+	GCNNormSym  = "sym"
+	GCNNormMean = "mean"
+	gcnNormKey  = "gcn_norm"
+)
+
+// gcnArch is GCN's registry entry.
+func gcnArch() Arch {
+	return Arch{
+		Name: ArchGCN, Doc: "GCN, symmetric normalisation with self-loops over the sampled block",
+		Params: []Param{{
+			Key: gcnNormKey, Kind: ParamChoice, Choices: []string{GCNNormMean, GCNNormSym}, Default: GCNNormMean, Omit: GCNNormMean, EvalOnly: true,
+			Help: "gcn: first-layer normalisation; sym = GCNConv's 1/sqrt(d_i*d_j) with full degrees (layer-wise inference; for a model trained with PyG, imported by train --init-from) instead of mpignn's mean over in-neighbours and self",
+		}},
+		New32: func(c Config, l int) Layer[float32] { return newGCN[float32](c, l) },
+		New64: func(c Config, l int) Layer[float64] { return newGCN[float64](c, l) },
+		// A source's degree is counted where it is a destination, in the
+		// layer below; the first layer takes the destination's unless
+		// gcn_norm is sym.
+		SrcDegree:      func(Config) bool { return true },
+		FirstSrcDegree: gcnSymFirst,
+		Sampled: func(c Config) error {
+			if gcnSymFirst(c) {
+				return errors.New("model: gcn_norm sym needs every first-layer source's full in-degree, which only layer-wise inference (Layerwise) has; sampled blocks use mpignn's first-layer mean")
+			}
+			return nil
+		},
+		// GCNConv: lin (no bias of its own), then the conv's bias.
+		pyg: func(c Config, l int, m, p string) []pygEntry {
+			in, out := c.LayerDims(l)
+			return []pygEntry{
+				one(m+"w", p+"lin.weight", []int{out, in}, true),
+				one(m+"b", p+"bias", []int{out}, false),
+			}
+		},
+		pygSpec: func(_ Config, s *PyGModelSpec) {
+			s.Class = "torch_geometric.nn.models.GCN"
+			s.Notes = append(s.Notes, "layer 0 normalises by 1/d_i (mean over in-neighbours and self) where GCNConv uses 1/sqrt(d_i*d_j); "+
+				"layers 1.. equal GCNConv (symmetric, one self-loop). To reproduce mpignn exactly run convs[0] with normalize=False on "+
+				"edge_index with self-loops and edge_weight = 1/deg_in_plus_1[dst]; mpignn predict --gcn-norm sym evaluates GCNConv's normalisation instead "+
+				"(for a model trained in PyG)")
+		},
+	}
+}
+
+// gcnSymFirst reports whether c normalises the first layer as GCNConv.
+func gcnSymFirst(c Config) bool { return c.Opts.String(gcnNormKey, GCNNormMean) == GCNNormSym }
+
 func newGCN[T Float](c Config, l int) *gcnLayer[T] {
 	in, out := c.LayerDims(l)
-	return &gcnLayer[T]{in: in, out: out, symFirst: l == 0 && c.GCNNorm == GCNNormSym}
+	return &gcnLayer[T]{in: in, out: out, symFirst: l == 0 && gcnSymFirst(c)}
 }
 
 func (g *gcnLayer[T]) Specs() []ParamSpec {

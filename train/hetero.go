@@ -144,9 +144,6 @@ func (h *HeteroConfig) equal(o *HeteroConfig) bool {
 }
 
 func validateHSAGE(c Config) error {
-	if err := noAttention(c); err != nil {
-		return err
-	}
 	if c.Hetero != nil && c.Hetero.Bases != 0 {
 		return fmt.Errorf("model config: hetero.bases %d applies to rgcn only, not hsage", c.Hetero.Bases)
 	}

@@ -156,6 +156,35 @@ type hsageLayer[T Float] struct {
 	o                    []T
 }
 
+// hsageArch is HeteroSAGE's registry entry.
+func hsageArch() Arch {
+	return Arch{
+		Name: ArchHSAGE, Hetero: true,
+		Doc:      "HeteroSAGE: one GraphSAGE per relation, summed per destination type (PyG to_hetero, aggr=sum)",
+		Validate: validateHSAGE,
+		New32:    func(c Config, l int) Layer[float32] { return newHSAGE[float32](c, l) },
+		New64:    func(c Config, l int) Layer[float64] { return newHSAGE[float64](c, l) },
+		// HeteroConv({edge_type: SAGEConv}, aggr="sum"): PyG's ModuleDict
+		// keys an edge type as "<src___rel___dst>".
+		pyg: func(c Config, l int, m, p string) []pygEntry {
+			in, out := c.LayerDims(l)
+			var es []pygEntry
+			for _, r := range c.Hetero.Relations {
+				q := p + "convs." + pygKey("<"+r+">") + "."
+				es = append(es,
+					one(m+r+".w_neigh", q+"lin_l.weight", []int{out, in}, true),
+					one(m+r+".b", q+"lin_l.bias", []int{out}, false),
+					one(m+r+".w_root", q+"lin_r.weight", []int{out, in}, true))
+			}
+			return es
+		},
+		pygSpec: func(_ Config, s *PyGModelSpec) {
+			s.Class = "HeteroSAGE"
+			s.Notes = append(s.Notes, "convs[l] = HeteroConv({edge_type: SAGEConv(hidden, out, aggr='mean')}, aggr='sum') (PyG to_hetero(GraphSAGE, aggr='sum') computes the same)")
+		},
+	}
+}
+
 func newHSAGE[T Float](c Config, l int) *hsageLayer[T] {
 	in, out := c.LayerDims(l)
 	nt := c.Hetero.NumTypes()
@@ -286,6 +315,45 @@ type rgcnLayer[T Float] struct {
 	o    []T
 	dh   []T
 	dagg []T
+}
+
+// rgcnArch is R-GCN's registry entry.
+func rgcnArch() Arch {
+	return Arch{
+		Name: ArchRGCN, Hetero: true,
+		Doc:   "R-GCN: H_dst·W_self + sum over relations r of mean_r(H_nbr)·W_r + b, optional basis decomposition W_r = sum_b a_rb·V_b",
+		New32: func(c Config, l int) Layer[float32] { return newRGCN[float32](c, l) },
+		New64: func(c Config, l int) Layer[float64] { return newRGCN[float64](c, l) },
+		// RGCNConv(in, out, num_relations, num_bases, aggr="mean"): root
+		// (in, out), bias, and weight (R, in, out), or with bases weight
+		// (B, in, out) and comp (R, B); all input-major.
+		pyg: func(c Config, l int, m, p string) []pygEntry {
+			in, out := c.LayerDims(l)
+			es := []pygEntry{
+				one(m+"w_self", p+"root", []int{in, out}, false),
+				one(m+"b", p+"bias", []int{out}, false),
+			}
+			R, B := c.Hetero.NumRels(), c.Hetero.Bases
+			var ws []string
+			if B == 0 {
+				for _, r := range c.Hetero.Relations {
+					ws = append(ws, m+r+".w")
+				}
+				return append(es, pygEntry{ws, p + "weight", []int{R, in, out}, false})
+			}
+			for k := 0; k < B; k++ {
+				ws = append(ws, fmt.Sprintf("%sbasis%d", m, k))
+			}
+			return append(es, pygEntry{ws, p + "weight", []int{B, in, out}, false},
+				one(m+"coef", p+"comp", []int{R, B}, false))
+		},
+		pygSpec: func(c Config, s *PyGModelSpec) {
+			s.Class = "RGCN"
+			s.Kwargs["num_bases"] = c.Hetero.Bases
+			s.Notes = append(s.Notes, "convs[l] = RGCNConv(hidden, out, num_relations=len(edge_types), num_bases=num_bases or None, aggr='mean') "+
+				"over the homogenized graph: node types concatenated in node_types order, edge_type = index in edge_types")
+		},
+	}
 }
 
 func newRGCN[T Float](c Config, l int) *rgcnLayer[T] {

@@ -51,13 +51,15 @@ func (lw Layerwise) OutDim(l int) int {
 // node for layers above the first: GCN normalises edge j -> i by the
 // degrees of both ends, and a source's degree is counted where it is a
 // destination, in the layer below.
-func (lw Layerwise) NeedsSrcDegree() bool { return lw.m.n.cfg.ArchName() == ArchGCN }
+func (lw Layerwise) NeedsSrcDegree() bool { return lw.m.n.srcDeg != nil && lw.m.n.srcDeg(lw.m.n.cfg) }
 
 // FirstLayerSrcDegree reports whether Layer (and LayerSparse) need the
-// source degrees on the first layer too: GCN with GCNNorm "sym". The
+// source degrees on the first layer too (GCN with gcn_norm "sym"). The
 // degrees are then every node's in-degree in the graph, which the caller
 // must know before layer 0.
-func (lw Layerwise) FirstLayerSrcDegree() bool { return lw.m.n.cfg.GCNNorm == GCNNormSym }
+func (lw Layerwise) FirstLayerSrcDegree() bool {
+	return lw.m.n.firstSrcDeg != nil && lw.m.n.firstSrcDeg(lw.m.n.cfg)
+}
 
 // Typed reports whether the model is heterogeneous: its layer 0 reads the
 // typed input projections of Input, and its blocks carry Etype.

@@ -82,7 +82,7 @@ func TestInferLayerMatchesFullForward(t *testing.T) {
 	}{
 		{"sage", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 2}},
 		{"gcn-3", Config{Arch: ArchGCN, InDim: 6, Hidden: 8, Classes: 4, Layers: 3}},
-		{"gat", Config{Arch: ArchGAT, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Heads: 2}},
+		{"gat", Config{Arch: ArchGAT, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Opts: GATOpts(2, 0)}},
 		{"sage-1", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,7 +194,10 @@ func TestGCNNormSym(t *testing.T) {
 		srcDeg[k] = deg[v]
 	}
 	for _, norm := range []string{"", GCNNormSym} {
-		cfg := Config{Arch: ArchGCN, InDim: in, Classes: out, Layers: 1, GCNNorm: norm}
+		cfg := Config{Arch: ArchGCN, InDim: in, Classes: out, Layers: 1}
+		if norm != "" {
+			cfg.Opts = cfg.Opts.With(gcnNormKey, norm)
+		}
 		m, err := NewModel(cfg, 5)
 		require.NoError(t, err)
 		p := m.Params()
@@ -237,8 +240,8 @@ func TestGCNNormSym(t *testing.T) {
 		}
 	}
 	for _, c := range []Config{
-		{Arch: ArchSAGE, InDim: in, Classes: out, Layers: 1, GCNNorm: GCNNormSym},
-		{Arch: ArchGCN, InDim: in, Classes: out, Layers: 1, GCNNorm: "both"},
+		{Arch: ArchSAGE, InDim: in, Classes: out, Layers: 1, Opts: Opts("").With(gcnNormKey, GCNNormSym)},
+		{Arch: ArchGCN, InDim: in, Classes: out, Layers: 1, Opts: Opts("").With(gcnNormKey, "both")},
 	} {
 		require.Error(t, c.Validate(), "%+v", c)
 	}

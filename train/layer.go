@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"mpignn/config"
 	"mpignn/sample"
 )
 
@@ -166,21 +165,45 @@ const (
 	ArchHSAGE = "hsage"
 )
 
-// Arch is one architecture a model can be built from: how to validate a
-// configuration of it and how to build its layer l in either precision.
-// (Go has no generic function values, hence one constructor per element
-// type; float64 models only run in gradient checks.) The built-in ones
-// are listed by Archs and HeteroArchs; others are handed to NewModel with
-// WithArchs, so no table is ever modified at run time.
+// Arch is one architecture a model can be built from. A layer is one file
+// that declares its Arch and one line in builtinArchs: the Arch owns the
+// architecture's hyper-parameters (Params: their flags, defaults and help;
+// Validate), so the shared Config keeps only what every model has, and
+// its checkpoint keys are those parameters' keys; it says what layer-wise
+// inference needs from it (SrcDegree) and how it exports to PyTorch
+// Geometric (pyg, pygSpec). (Go has no generic function values, hence one
+// constructor per element type; float64 models only run in gradient
+// checks.) The built-in ones are listed by Archs and HeteroArchs; others
+// are handed to NewModel with WithArchs, so no table is ever modified at
+// run time.
 type Arch struct {
 	Name   string
 	Doc    string
 	Hetero bool // needs Config.Hetero and typed blocks
 
-	// Validate checks the architecture-specific settings only (nil: none).
+	// Params are the architecture's own hyper-parameters, kept in
+	// Config.Opts under their keys.
+	Params []Param
+	// Validate checks the architecture-specific settings only (nil: none)
+	// after the Opts keys are checked against Params.
 	Validate func(Config) error
 	New32    func(c Config, l int) Layer[float32]
 	New64    func(c Config, l int) Layer[float64]
+
+	// SrcDegree reports whether layer-wise inference must give the layers
+	// above the first every source's in-degree (Pass.SrcDeg), and
+	// FirstSrcDegree whether layer 0 needs it too (nil: neither).
+	SrcDegree, FirstSrcDegree func(Config) bool
+	// Sampled refuses a config that cannot run on sampled blocks (nil:
+	// every config can).
+	Sampled func(Config) error
+
+	// pyg lists layer l's tensors in PyG's names, with m the mpignn
+	// prefix of the layer ("l0.") and p PyG's ("convs.0."); pygSpec fills
+	// the PyG class and its constructor arguments (a homogeneous model's
+	// shared ones are set). Nil: no PyG export.
+	pyg     func(c Config, l int, m, p string) []pygEntry
+	pygSpec func(c Config, s *PyGModelSpec)
 }
 
 // newLayer builds layer l of a validated configuration in precision T.
@@ -190,16 +213,4 @@ func newLayer[T Float](a Arch, c Config, l int) Layer[T] {
 		return any(a.New32(c, l)).(Layer[T])
 	}
 	return any(a.New64(c, l)).(Layer[T])
-}
-
-// noAttention refuses GAT-only settings on architectures without attention,
-// so a config never carries settings that have no effect.
-func noAttention(c Config) error {
-	switch {
-	case c.Heads != 0:
-		return config.Errorf("{Heads} applies to {Arch} gat only, not %s", c.ArchName())
-	case c.AttnDropout != 0:
-		return config.Errorf("{AttnDropout} applies to {Arch} gat only, not %s", c.ArchName())
-	}
-	return nil
 }

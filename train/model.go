@@ -30,11 +30,10 @@ type Config struct {
 	// feat_drop on the first layer), in [0,1). It regularises models on
 	// small graphs with wide sparse features (Cora, CiteSeer).
 	InputDropout float32 `json:"input_dropout,omitempty"`
-	// Heads is the number of attention heads of every GAT layer (0 for
-	// the other architectures).
-	Heads int `json:"heads,omitempty"`
-	// AttnDropout is the drop probability of GAT's attention coefficients.
-	AttnDropout float32 `json:"attn_dropout,omitempty"`
+	// Opts are the architecture's own hyper-parameters (Arch.Params:
+	// GAT's heads and attn_dropout, ...), written at the JSON object's top
+	// level like the fields above (see Opts).
+	Opts Opts `json:"-"`
 	// Decoder selects the task head: "" is node classification (softmax
 	// cross-entropy over Classes logits per seed); DecoderDot and
 	// DecoderMLP make a link predictor whose GNN output rows are node
@@ -54,13 +53,6 @@ type Config struct {
 	// error (Targets TargetsRegression, NaN unlabelled). 0 (omitted from
 	// JSON) is link prediction, so link configs serialise as before.
 	EdgeOut int `json:"edge_out,omitempty"`
-	// GCNNorm selects the first GCN layer's normalisation: "" is mpignn's,
-	// 1/d_i (the mean over in-neighbours and self, as on a sampled block
-	// the sources' degrees are unknown); GCNNormSym is GCNConv's
-	// 1/sqrt(d_i·d_j) with every source's full in-degree, which only
-	// layer-wise inference knows (predict/embed --gcn-norm sym, to evaluate
-	// a model trained with PyG's GCNConv). Omitted from JSON when empty.
-	GCNNorm string `json:"gcn_norm,omitempty"`
 	// Hetero makes a heterogeneous model (architectures "rgcn" and
 	// "hsage", see HeteroArchs): the node types, relations and per-type
 	// input widths. InDim is then 0 and every node type's input rows go
@@ -79,10 +71,6 @@ const (
 	// relu((h_u ⊙ h_v)·W1 + b1)·W2 + b2 with W1 C x C and W2 C x 1.
 	DecoderMLP = "mlp"
 )
-
-// GCNNormSym is Config.GCNNorm for GCNConv's symmetric normalisation on
-// the first layer too.
-const GCNNormSym = "sym"
 
 // Decoders returns the names of the link decoders.
 func Decoders() []string { return []string{DecoderDot, DecoderMLP} }
@@ -179,7 +167,7 @@ func (c Config) validate(t archTable) error {
 }
 
 // ValidateSettings checks the settings a user chooses (Arch, Hidden,
-// the dropouts, GAT's Heads and AttnDropout, Decoder, GCNNorm), naming
+// the dropouts, the architecture's Opts, Decoder), naming
 // the field at fault (config.FieldError), before the partition gives
 // InDim, Classes and Hetero: Validate checks them again with the rest.
 // Layers, when set, is the layer count (GAT's hidden layers concatenate
@@ -198,12 +186,11 @@ func (c Config) validateSettings(t archTable) error {
 		return config.Errorf("{Dropout} %v must be in [0,1)", c.Dropout)
 	case !(c.InputDropout >= 0 && c.InputDropout < 1):
 		return config.Errorf("{InputDropout} %v must be in [0,1)", c.InputDropout)
-	case c.GCNNorm != "" && c.GCNNorm != GCNNormSym:
-		return config.Errorf("{GCNNorm} %q: want %s (or empty for mpignn's first-layer mean)", c.GCNNorm, GCNNormSym)
-	case c.GCNNorm != "" && c.ArchName() != ArchGCN:
-		return config.Errorf("{GCNNorm} applies to gcn only, not %s", c.ArchName())
 	case c.Decoder != "" && c.Decoder != DecoderDot && c.Decoder != DecoderMLP:
 		return config.Errorf("{Decoder} %q: want %s", c.Decoder, strings.Join(Decoders(), " or "))
+	}
+	if err := c.validateOpts(t, a); err != nil {
+		return err
 	}
 	if a.Validate == nil {
 		return nil
@@ -414,6 +401,12 @@ type net[T floatT] struct {
 	layers []Layer[T]
 	head   Head[T]      // softmax cross-entropy, or a link decoder (link.go)
 	het    *hetInput[T] // typed inputs of a heterogeneous model; nil for homogeneous
+	// sampled is the architecture's Arch.Sampled: whether the config can
+	// run on sampled blocks (nil: always).
+	sampled func(Config) error
+	// srcDeg and firstSrcDeg are the architecture's Arch.SrcDegree and
+	// FirstSrcDegree (what layer-wise inference must give its layers).
+	srcDeg, firstSrcDeg func(Config) bool
 
 	// work buffers, grown on demand and reused across steps
 	out [][]T // layer l: output rows (after ReLU+dropout for hidden layers), aliasing the layer's buffer
@@ -443,7 +436,8 @@ func newNetIn[T floatT](cfg Config, tab archTable, params, grads []T) (*net[T], 
 	}
 	a, _ := tab.lookup(cfg.Arch)
 	cfg = cfg.Normalized()
-	n := &net[T]{cfg: cfg, params: params, head: newHead[T](cfg)}
+	n := &net[T]{cfg: cfg, params: params, head: newHead[T](cfg),
+		sampled: a.Sampled, srcDeg: a.SrcDegree, firstSrcDeg: a.FirstSrcDegree}
 	for l := 0; l < cfg.Layers; l++ {
 		n.layers = append(n.layers, newLayer[T](a, cfg, l))
 	}
@@ -517,8 +511,10 @@ func (n *net[T]) checkDense(blocks []sample.Block, x []T) error {
 
 // checkBlocks validates the structure of the block chain.
 func (n *net[T]) checkBlocks(blocks []sample.Block) error {
-	if n.cfg.GCNNorm == GCNNormSym {
-		return errors.New("model: gcn_norm sym needs every first-layer source's full in-degree, which only layer-wise inference (Layerwise) has; sampled blocks use mpignn's first-layer mean")
+	if n.sampled != nil {
+		if err := n.sampled(n.cfg); err != nil {
+			return err
+		}
 	}
 	if len(blocks) != n.cfg.Layers {
 		return fmt.Errorf("model: got %d blocks for a %d-layer model", len(blocks), n.cfg.Layers)

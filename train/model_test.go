@@ -139,7 +139,7 @@ func refGCN(b, prev *sample.Block, h []float64, in, out int, w, bias []float64) 
 // sum of z_j; heads concatenated except in the last layer (averaged).
 func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64, train bool, key MaskKey) []float64 {
 	in, out := cfg.LayerDims(l)
-	H, last := cfg.Heads, l == cfg.Layers-1
+	H, last := cfg.Opts.Int(headsKey), l == cfg.Layers-1
 	F := out
 	if !last {
 		F = out / H
@@ -171,9 +171,9 @@ func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64
 			}
 			for k, j := range srcs {
 				a := math.Exp(e[k]) / sum
-				if train && cfg.AttnDropout > 0 {
-					if DropoutKeep(key, AttnLayer(l), b.Orig[i], k*H+hd, cfg.AttnDropout) {
-						a /= 1 - float64(cfg.AttnDropout)
+				if ad := cfg.Opts.Float32(attnDropKey); train && ad > 0 {
+					if DropoutKeep(key, AttnLayer(l), b.Orig[i], k*H+hd, ad) {
+						a /= 1 - float64(ad)
 					} else {
 						a = 0
 					}
@@ -247,10 +247,11 @@ func forEachArch(base []gradCase) []gradCase {
 		for _, tc := range base {
 			tc.cfg.Arch = arch
 			if arch == ArchGAT {
-				tc.cfg.Heads = 2
+				ad := float32(0)
 				if tc.drop {
-					tc.cfg.AttnDropout = 0.35
+					ad = 0.35
 				}
+				tc.cfg.Opts = GATOpts(2, ad)
 			}
 			tc.name = arch + "/" + tc.name
 			out = append(out, tc)
@@ -491,13 +492,13 @@ func TestConfigValidate(t *testing.T) {
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Dropout: 1}, "Dropout 1 must be in [0,1)"},
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 1}, ""},
 		{Config{Arch: "gin", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `Arch "gin": want one of sage, gcn, gat, rgcn, hsage`},
-		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Heads: 2}, "Heads applies to Arch gat only, not sage"},
-		{Config{Arch: ArchGCN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, AttnDropout: 0.1}, "AttnDropout applies to Arch gat only, not gcn"},
-		{Config{Arch: ArchGAT, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "Heads 0 must be positive"},
-		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Heads: 4}, "Hidden 6 must be a multiple of Heads 4"},
-		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 1, Heads: 4}, ""},
-		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Heads: 4, AttnDropout: 1}, "AttnDropout 1 must be in [0,1)"},
-		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Heads: 4, AttnDropout: 0.6}, ""},
+		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GATOpts(2, 0)}, "Opts.Heads applies to Arch gat only, not sage"},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: Opts("").With(attnDropKey, float32(0.1))}, "Opts.AttnDropout applies to Arch gat only, not gcn"},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "Opts.Heads 0 must be positive"},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Opts: GATOpts(4, 0)}, "Hidden 6 must be a multiple of Opts.Heads 4"},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 1, Opts: GATOpts(4, 0)}, ""},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(headsKey, 4).With(attnDropKey, float32(1))}, "Opts.AttnDropout 1 must be in [0,1)"},
+		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: GATOpts(4, 0.6)}, ""},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

@@ -72,6 +72,10 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	a, _ := lookupArch(cfg.Arch)
+	if a.pyg == nil || a.pygSpec == nil {
+		return nil, fmt.Errorf("pyg export: no PyG layout for model %q", cfg.ArchName())
+	}
 	var es []pygEntry
 	if cfg.Hetero != nil {
 		// The typed input projections: lins.<type> = Linear(in_t, hidden).
@@ -83,61 +87,9 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 		}
 	}
 	for l := 0; l < cfg.Layers; l++ {
-		in, out := cfg.LayerDims(l)
 		p := fmt.Sprintf("convs.%d.", l)
 		m := fmt.Sprintf("l%d.", l)
-		switch cfg.ArchName() {
-		case ArchSAGE:
-			es = append(es,
-				one(m+"w_self", p+"lin_r.weight", []int{out, in}, true),
-				one(m+"w_neigh", p+"lin_l.weight", []int{out, in}, true),
-				one(m+"b", p+"lin_l.bias", []int{out}, false))
-		case ArchGCN:
-			es = append(es,
-				one(m+"w", p+"lin.weight", []int{out, in}, true),
-				one(m+"b", p+"bias", []int{out}, false))
-		case ArchGAT:
-			g := newGAT[float32](cfg, l)
-			hf := g.heads * g.f
-			es = append(es,
-				one(m+"w", p+"lin.weight", []int{hf, in}, true),
-				one(m+"att_src", p+"att_src", []int{1, g.heads, g.f}, false),
-				one(m+"att_dst", p+"att_dst", []int{1, g.heads, g.f}, false),
-				one(m+"b", p+"bias", []int{g.width()}, false))
-		case ArchHSAGE:
-			// HeteroConv({edge_type: SAGEConv}, aggr="sum"): PyG's
-			// ModuleDict keys an edge type as "<src___rel___dst>".
-			for _, r := range cfg.Hetero.Relations {
-				q := p + "convs." + pygKey("<"+r+">") + "."
-				es = append(es,
-					one(m+r+".w_neigh", q+"lin_l.weight", []int{out, in}, true),
-					one(m+r+".b", q+"lin_l.bias", []int{out}, false),
-					one(m+r+".w_root", q+"lin_r.weight", []int{out, in}, true))
-			}
-		case ArchRGCN:
-			// RGCNConv(in, out, num_relations, num_bases, aggr="mean"):
-			// root (in, out), bias, and weight (R, in, out), or with bases
-			// weight (B, in, out) and comp (R, B); all input-major.
-			es = append(es,
-				one(m+"w_self", p+"root", []int{in, out}, false),
-				one(m+"b", p+"bias", []int{out}, false))
-			R, B := cfg.Hetero.NumRels(), cfg.Hetero.Bases
-			var ws []string
-			if B == 0 {
-				for _, r := range cfg.Hetero.Relations {
-					ws = append(ws, m+r+".w")
-				}
-				es = append(es, pygEntry{ws, p + "weight", []int{R, in, out}, false})
-				break
-			}
-			for k := 0; k < B; k++ {
-				ws = append(ws, fmt.Sprintf("%sbasis%d", m, k))
-			}
-			es = append(es, pygEntry{ws, p + "weight", []int{B, in, out}, false},
-				one(m+"coef", p+"comp", []int{R, B}, false))
-		default:
-			return nil, fmt.Errorf("pyg export: no PyG layout for model %q", cfg.ArchName())
-		}
+		es = append(es, a.pyg(cfg, l, m, p)...)
 	}
 	if cfg.Decoder == DecoderMLP {
 		// An edge predictor's last decoder layer has PairOut outputs (1
@@ -347,23 +299,8 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 		"dropout":         cfg.Dropout,
 	}
 	s := PyGModelSpec{Kwargs: kw}
-	switch cfg.ArchName() {
-	case ArchSAGE:
-		s.Class = "torch_geometric.nn.models.GraphSAGE"
-		s.Kwargs["aggr"] = "mean"
-	case ArchGCN:
-		s.Class = "torch_geometric.nn.models.GCN"
-		s.Notes = append(s.Notes, "layer 0 normalises by 1/d_i (mean over in-neighbours and self) where GCNConv uses 1/sqrt(d_i*d_j); "+
-			"layers 1.. equal GCNConv (symmetric, one self-loop). To reproduce mpignn exactly run convs[0] with normalize=False on "+
-			"edge_index with self-loops and edge_weight = 1/deg_in_plus_1[dst]; mpignn predict --gcn-norm sym evaluates GCNConv's normalisation instead "+
-			"(for a model trained in PyG)")
-	case ArchGAT:
-		s.Class = "torch_geometric.nn.models.GAT"
-		s.Kwargs["heads"] = cfg.Heads
-		if cfg.AttnDropout != cfg.Dropout {
-			s.Notes = append(s.Notes, fmt.Sprintf("mpignn trained with attention dropout %v; PyG's GAT model sets GATConv(dropout=) to its dropout %v (evaluation mode: no effect)", cfg.AttnDropout, cfg.Dropout))
-		}
-	}
+	a, _ := lookupArch(cfg.Arch)
+	a.pygSpec(cfg, &s)
 	if cfg.InputDropout != 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("mpignn drops input features with p=%v in training; PyG's BasicGNN has no input dropout (evaluation mode: no effect)", cfg.InputDropout))
 	}
@@ -415,16 +352,8 @@ func pygHeteroSpec(cfg Config, embeds []NamedTensor) PyGModelSpec {
 		"per node type t: x_t = lins[t](cat(features_t, embeddings[t].weight)) (either part may be absent), no activation; " +
 			"then the convolutions with ReLU between them; the node types' rows in type-local original id order",
 	}}
-	switch cfg.ArchName() {
-	case ArchHSAGE:
-		sp.Class = "HeteroSAGE"
-		sp.Notes = append(sp.Notes, "convs[l] = HeteroConv({edge_type: SAGEConv(hidden, out, aggr='mean')}, aggr='sum') (PyG to_hetero(GraphSAGE, aggr='sum') computes the same)")
-	case ArchRGCN:
-		sp.Class = "RGCN"
-		kw["num_bases"] = h.Bases
-		sp.Notes = append(sp.Notes, "convs[l] = RGCNConv(hidden, out, num_relations=len(edge_types), num_bases=num_bases or None, aggr='mean') "+
-			"over the homogenized graph: node types concatenated in node_types order, edge_type = index in edge_types")
-	}
+	a, _ := lookupArch(cfg.Arch)
+	a.pygSpec(cfg, &sp)
 	return sp
 }
 

@@ -16,8 +16,8 @@ import (
 var pygConfigs = []Config{
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5},
 	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.5},
-	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Heads: 2, AttnDropout: 0.25},
-	{Arch: ArchGAT, InDim: 5, Classes: 4, Layers: 1, Heads: 3},
+	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Opts: GATOpts(2, 0.25)},
+	{Arch: ArchGAT, InDim: 5, Classes: 4, Layers: 1, Opts: GATOpts(3, 0)},
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Decoder: DecoderMLP},
 }
 

@@ -27,6 +27,29 @@ type sageLayer[T Float] struct {
 	bt blockT // the block's edges by source, for the backward scatter
 }
 
+// sageArch is GraphSAGE's registry entry.
+func sageArch() Arch {
+	return Arch{
+		Name: ArchSAGE, Doc: "GraphSAGE, mean aggregator: H_dst·W_self + mean(H_nbr)·W_neigh + b",
+		New32: func(c Config, l int) Layer[float32] { return newSAGE[float32](c, l) },
+		New64: func(c Config, l int) Layer[float64] { return newSAGE[float64](c, l) },
+		// SAGEConv(aggr="mean"): lin_l on the aggregate (with the bias),
+		// lin_r on the root.
+		pyg: func(c Config, l int, m, p string) []pygEntry {
+			in, out := c.LayerDims(l)
+			return []pygEntry{
+				one(m+"w_self", p+"lin_r.weight", []int{out, in}, true),
+				one(m+"w_neigh", p+"lin_l.weight", []int{out, in}, true),
+				one(m+"b", p+"lin_l.bias", []int{out}, false),
+			}
+		},
+		pygSpec: func(_ Config, s *PyGModelSpec) {
+			s.Class = "torch_geometric.nn.models.GraphSAGE"
+			s.Kwargs["aggr"] = "mean"
+		},
+	}
+}
+
 func newSAGE[T Float](c Config, l int) *sageLayer[T] {
 	in, out := c.LayerDims(l)
 	return &sageLayer[T]{in: in, out: out}

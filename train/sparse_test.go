@@ -124,7 +124,7 @@ func TestSparseThreadIndependent(t *testing.T) {
 		t.Run(arch, func(t *testing.T) {
 			cfg := Config{Arch: arch, InDim: 300, Hidden: 64, Classes: 5, Layers: 2, Dropout: 0.3, InputDropout: 0.2}
 			if arch == ArchGAT {
-				cfg.Heads = 4
+				cfg.Opts = GATOpts(4, 0)
 			}
 			r := rand.New(rand.NewPCG(5, 6))
 			blocks := synthBlocks(r, []int{900, 300, 100}, []int{6, 4}, 7)

@@ -394,7 +394,7 @@ func threadModelCases() []threadModelCase {
 		{name: "sage-sparse", cfg: with(func(c *Config) { c.Arch = ArchSAGE }), sparse: true},
 		{name: "gcn", cfg: with(func(c *Config) { c.Arch = ArchGCN })},
 		{name: "gcn-sparse", cfg: with(func(c *Config) { c.Arch = ArchGCN }), sparse: true},
-		{name: "gat", cfg: with(func(c *Config) { c.Arch, c.Heads, c.AttnDropout = ArchGAT, 2, 0.2 })},
+		{name: "gat", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchGAT, GATOpts(2, 0.2) })},
 		{name: "sage-link-dot", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchSAGE, DecoderDot }), link: true},
 		{name: "gcn-link-mlp", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchGCN, DecoderMLP }), link: true},
 		{name: "rgcn", cfg: Config{Arch: ArchRGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},

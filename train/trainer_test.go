@@ -167,7 +167,7 @@ func TestRankCountEquivalence(t *testing.T) {
 func archModel(cfg Config, arch string, dropout float32) Config {
 	cfg.Arch = arch
 	if arch == ArchGAT {
-		cfg.Heads, cfg.AttnDropout = 4, dropout
+		cfg.Opts = GATOpts(4, dropout)
 	}
 	return cfg
 }

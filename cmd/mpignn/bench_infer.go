@@ -18,11 +18,14 @@ import (
 
 // benchInferConfig holds the flags of `bench infer`.
 type benchInferConfig struct {
-	parts      string
-	arch       string
-	hidden     int
-	layers     int
-	heads      int
+	parts  string
+	arch   string
+	hidden int
+	layers int
+	// archParams are the architectures' own flags (addArchFlags), set
+	// into model by applyArchFlags.
+	archParams []train.Param
+	model      train.Config
 	chunk      int
 	reps       int
 	seed       uint64
@@ -43,7 +46,7 @@ func parseBenchInfer(args []string) (benchInferConfig, error) {
 	fs.StringVar(&cfg.arch, "model", train.ArchSAGE, "model: "+strings.Join(train.Archs(), ", "))
 	fs.IntVar(&cfg.hidden, "hidden", 256, "hidden width")
 	fs.IntVar(&cfg.layers, "layers", 3, "number of layers")
-	fs.IntVar(&cfg.heads, "heads", 8, "GAT: attention heads")
+	cfg.archParams = addArchFlags(fs)
 	fs.IntVar(&cfg.chunk, "chunk", dtrain.DefaultInferChunk, "destination nodes per rank per step")
 	fs.IntVar(&cfg.reps, "reps", 2, "timed inferences (the first also warms the caches)")
 	addSeedFlag(fs, &cfg.seed, 1, "initial weights")
@@ -60,6 +63,10 @@ func parseBenchInfer(args []string) (benchInferConfig, error) {
 		return cfg, errors.New("--hidden, --layers, --chunk and --reps must be positive, --cache-mb not negative")
 	}
 	if cfg.transport, err = tr.parse(); err != nil {
+		return cfg, err
+	}
+	cfg.model.Arch = cfg.arch
+	if err := applyArchFlags(fs, cfg.archParams, &cfg.model); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
@@ -97,10 +104,8 @@ func benchInfer(w *spmd.World, cfg benchInferConfig, out io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	mcfg := train.Config{Arch: cfg.arch, InDim: meta.FeatDim, Hidden: cfg.hidden, Classes: meta.NumClasses, Layers: cfg.layers}
-	if cfg.arch == train.ArchGAT {
-		mcfg.Heads = cfg.heads
-	}
+	mcfg := cfg.model
+	mcfg.Arch, mcfg.InDim, mcfg.Hidden, mcfg.Classes, mcfg.Layers = cfg.arch, meta.FeatDim, cfg.hidden, meta.NumClasses, cfg.layers
 	model, err := train.NewModel(mcfg, cfg.seed)
 	if err != nil {
 		return err

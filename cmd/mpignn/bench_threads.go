@@ -82,7 +82,9 @@ func parseBenchThreads(args []string) (benchThreadsConfig, error) {
 	if err := checkLayers(*layers, fanout, len(cfg.loader.Fanouts)); err != nil {
 		return cfg, err
 	}
-	model.apply(fs, &cfg.model, &cfg.trainer.Adam)
+	if err := model.apply(fs, &cfg.model, &cfg.trainer.Adam); err != nil {
+		return cfg, err
+	}
 	if cfg.model.Arch == "" {
 		cfg.model.Arch = train.ArchSAGE
 	}

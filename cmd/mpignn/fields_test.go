@@ -11,6 +11,7 @@ import (
 
 	"mpignn/config"
 	"mpignn/partition"
+	"mpignn/train"
 	"mpignn/train/dtrain"
 )
 
@@ -48,8 +49,8 @@ func TestFieldFlags(t *testing.T) {
 		"Loader.EvalFanouts": "--eval-fanout", "Loader.Replace": "--replace", "Loader.Split": "--split",
 		"Loader.Temporal": "--temporal", "Loader.Temporal.Strict": "--temporal-strict", "Loader.SeedTime": "--seed-time",
 		"Model.Arch": "--model", "Model.Hidden": "--hidden", "Model.Dropout": "--dropout",
-		"Model.InputDropout": "--input-dropout", "Model.Heads": "--heads", "Model.AttnDropout": "--attn-dropout",
-		"Model.Decoder": "--decoder", "Hetero.EmbedDim": "--embed-dim", "Hetero.EmbedTypes": "--embed-types",
+		"Model.InputDropout": "--input-dropout",
+		"Model.Decoder":      "--decoder", "Hetero.EmbedDim": "--embed-dim", "Hetero.EmbedTypes": "--embed-types",
 		"Hetero.SparseOpt": "--sparse-opt", "Hetero.SparseLR": "--sparse-lr", "Hetero.Push": "--embed-push",
 		"Hetero.Bases": "--bases", "Hetero.Fanout": "--fanout", "Hetero.EvalFanout": "--eval-fanout",
 		"Link.NegRatio": "--neg-ratio", "Link.NegStrict": "--neg-strict", "Link.UseValidEdges": "--use-valid-edges",
@@ -74,6 +75,12 @@ func TestFieldFlags(t *testing.T) {
 		assert.True(t, found, "%s (%s) is no field of the options types", path, flag)
 		assert.Equal(t, flag, fieldFlag(path), path)
 	}
+	// The architectures' own parameters live in Model.Opts under their
+	// keys, and their fields spell as their flags.
+	for _, p := range train.ArchParams() {
+		assert.Equal(t, "--"+p.Flag(), fieldFlag("Model."+p.Field()), p.Key)
+	}
+	assert.Equal(t, "--heads", fieldFlag("Model.Opts.Heads"))
 	assert.Equal(t, "--data/--parts", flagSpeller([]map[string]string{trainFieldFlags()})("PartDir"))
 }
 

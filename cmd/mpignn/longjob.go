@@ -269,7 +269,7 @@ func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error)
 			continue
 		case (task == "link" || task == "edge") && name == "split":
 			continue
-		case model != train.ArchGAT && (name == "heads" || name == "attn-dropout"):
+		case train.IsArchParam(name) && !train.ArchOwns(model, name):
 			continue
 		case effective("optimizer") != train.OptSGD && (name == "momentum" || name == "nesterov"):
 			// SGD's only; a given other optimizer is refused by the

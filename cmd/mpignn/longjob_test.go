@@ -92,7 +92,7 @@ func TestAdoptResumeFlags(t *testing.T) {
 	c := f.cfg
 	assert.Equal(t, 256, c.Model.Hidden)
 	assert.Equal(t, "gat", c.Model.Arch)
-	assert.Equal(t, 4, c.Model.Heads)
+	assert.Equal(t, 4, c.Model.Opts.Int("heads"))
 	assert.Equal(t, []int{10, 5}, c.Loader.Fanouts)
 	assert.Equal(t, "public", c.Loader.Split)
 	assert.Equal(t, 9, c.Run.Epochs, "--epochs is the run's own")
@@ -104,7 +104,7 @@ func TestAdoptResumeFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "sage", f.cfg.Model.Arch)
 	assert.Equal(t, 64, f.cfg.Model.Hidden, "an explicit flag is kept")
-	assert.Zero(t, f.cfg.Model.Heads)
+	assert.Empty(t, f.cfg.Model.Opts)
 
 	// A link checkpoint's flags are not taken for an explicit node task.
 	link := [][2]string{{"task", "link"}, {"neg-ratio", "3"}, {"decoder", "mlp"}}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/partition"
 	"mpignn/partition/dpartition"
 	"mpignn/spmd"
@@ -179,7 +180,9 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	if err := checkLayers(*layers, fanout, len(c.Loader.Fanouts)); err != nil {
 		return nil, err
 	}
-	model.apply(fs, &c.Model, &c.Trainer.Adam)
+	if err := model.apply(fs, &c.Model, &c.Trainer.Adam); err != nil {
+		return nil, err
+	}
 	c.Trainer.Recipe.Momentum, c.Trainer.Recipe.ClipGradNorm = float32(*momentum), float32(*clip)
 	if c.Store.Transport, err = transport.parse(); err != nil {
 		return nil, err
@@ -237,19 +240,24 @@ func checkLayers(n int, fanout *fanoutFlag, layers int) error {
 // way. The task's own defaults (linkDefaults) are set by name on the flag
 // set, before apply.
 type modelFlags struct {
-	heads                                            *int
-	attnDropout, dropout, inDropout, lr, weightDecay *float64
+	dropout, inDropout, lr, weightDecay *float64
+	// archParams are the flags of the architectures' own parameters
+	// (train.ArchParams), in their order.
+	archParams []train.Param
 }
 
-// addModelFlags declares --model and --hidden (into m) and the flags that
-// apply converts: --heads, --attn-dropout, --dropout, --input-dropout,
-// --lr and --weight-decay.
+// addModelFlags declares --model and --hidden (into m), the flags of every
+// architecture's own parameters (train.ArchParams: --heads,
+// --attn-dropout, ...), and the flags that apply converts: --dropout,
+// --input-dropout, --lr and --weight-decay.
 func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
-	fs.StringVar(&m.Arch, "model", "", "model: "+strings.Join(train.Archs(), ", ")+" (GraphSAGE mean, GCN, GAT) for homogeneous graphs, "+strings.Join(train.HeteroArchs(), ", ")+" (HeteroSAGE, R-GCN) for heterogeneous ones (default: sage, or hsage on a heterogeneous partition)")
+	var docs []string
+	for _, a := range append(train.Archs(), train.HeteroArchs()...) {
+		docs = append(docs, a+" ("+train.ArchDoc(a)+")")
+	}
+	fs.StringVar(&m.Arch, "model", "", "model, for homogeneous graphs: "+strings.Join(train.Archs(), ", ")+"; for heterogeneous ones: "+strings.Join(train.HeteroArchs(), ", ")+" (default: sage, or hsage on a heterogeneous partition). "+strings.Join(docs, "; "))
 	fs.IntVar(&m.Hidden, "hidden", 128, "hidden width")
-	return &modelFlags{
-		heads:       fs.Int("heads", 8, "GAT: attention heads per layer (concatenated in hidden layers, averaged in the last; --hidden counts all heads)"),
-		attnDropout: fs.Float64("attn-dropout", 0, "GAT: dropout probability of the attention coefficients (default 0)"),
+	return &modelFlags{archParams: addArchFlags(fs),
 		dropout:     fs.Float64("dropout", 0.5, "dropout probability between layers (default 0.5; 0 for --task link)"),
 		inDropout:   fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)"),
 		lr:          fs.Float64("lr", 0.01, "Adam learning rate"),
@@ -257,9 +265,51 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 	}
 }
 
-// apply sets the model's dropouts and GAT settings and Adam's rate and
-// decay from the parsed flags.
-func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *optim.AdamConfig) {
+// addArchFlags declares a flag for every architecture's own parameter
+// (train.ArchParams, except those set only for evaluation) and returns
+// them for applyArchFlags.
+func addArchFlags(fs *flag.FlagSet) []train.Param {
+	var ps []train.Param
+	for _, p := range train.ArchParams() {
+		if p.EvalOnly {
+			continue
+		}
+		switch p.Kind {
+		case train.ParamBool:
+			fs.Bool(p.Flag(), p.Default == "true", p.Help)
+		case train.ParamChoice:
+			fs.String(p.Flag(), p.Default, p.Help+": "+strings.Join(p.Choices, ", "))
+		default:
+			fs.String(p.Flag(), p.Default, p.Help+" (default "+p.Default+")")
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// applyArchFlags sets m's architecture parameters from the flags of
+// addArchFlags: each flag given, and the defaults of m's architecture. A
+// parameter given to a model without it is refused, naming the flag.
+func applyArchFlags(fs *flag.FlagSet, ps []train.Param, m *train.Config) error {
+	// An architecture's flags default to its settings for that
+	// architecture only; given to another model they reach the config,
+	// which refuses them (they would have no effect).
+	for _, p := range ps {
+		name := p.Flag()
+		if !flagSet(fs, name) && !train.ArchOwns(m.Arch, name) {
+			continue
+		}
+		if err := m.SetOpt(name, fs.Lookup(name).Value.String()); err != nil {
+			return flagNames(config.In("Model", err))
+		}
+	}
+	return nil
+}
+
+// apply sets the model's dropouts and architecture parameters and Adam's
+// rate and decay from the parsed flags. A parameter given to a model
+// without it is refused, naming the flag.
+func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *optim.AdamConfig) error {
 	// Converted here, once: the model and the trainer compute in float32.
 	m.Dropout = float32(*f.dropout)
 	m.InputDropout = float32(*f.dropout)
@@ -267,15 +317,7 @@ func (f *modelFlags) apply(fs *flag.FlagSet, m *train.Config, adam *optim.AdamCo
 		m.InputDropout = float32(*f.inDropout)
 	}
 	*adam = optim.DefaultAdam(float32(*f.lr), float32(*f.weightDecay))
-	// GAT's flags default to its settings for GAT only; given to another
-	// model they reach the config, which refuses them (they would have no
-	// effect).
-	if m.Arch == train.ArchGAT || flagSet(fs, "heads") {
-		m.Heads = *f.heads
-	}
-	if m.Arch == train.ArchGAT || flagSet(fs, "attn-dropout") {
-		m.AttnDropout = float32(*f.attnDropout)
-	}
+	return applyArchFlags(fs, f.archParams, m)
 }
 
 // validate checks the configuration as the library would: the run's

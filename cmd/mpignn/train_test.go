@@ -115,8 +115,8 @@ func TestParseTrainArch(t *testing.T) {
 		f, err := parseTrain(tc.args)
 		require.NoError(t, err, "%v", tc.args)
 		assert.Equal(t, tc.model, f.cfg.Model.Arch, "%v", tc.args)
-		assert.Equal(t, tc.heads, f.cfg.Model.Heads, "%v", tc.args)
-		assert.Equal(t, tc.attnDropout, f.cfg.Model.AttnDropout, "%v", tc.args)
+		assert.Equal(t, tc.heads, f.cfg.Model.Opts.Int("heads"), "%v", tc.args)
+		assert.Equal(t, tc.attnDropout, f.cfg.Model.Opts.Float32("attn_dropout"), "%v", tc.args)
 	}
 }
 

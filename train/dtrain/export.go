@@ -49,7 +49,9 @@ func overrideGCNNorm(ck *train.Checkpoint, norm, eval string, fanouts []int, ful
 	if mode != EvalLayerwise {
 		return config.Errorf("{GCNNorm} needs layer-wise inference (every node's in-degree): drop {Fanouts}, {Full} and {Eval} sampled")
 	}
-	ck.Model.GCNNorm = norm
+	if err := ck.Model.SetOpt("gcn-norm", norm); err != nil {
+		return fmt.Errorf("%w: %w", config.Errorf("{GCNNorm} %s", norm), err)
+	}
 	if err := ck.Model.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", config.Errorf("{GCNNorm} %s", norm), err)
 	}

@@ -33,7 +33,7 @@ type setting struct {
 // resumeSettings) to their fields. Every key a checkpoint can hold must be
 // here (TestResumeNamesEverySetting).
 func settingNames() map[string]setting {
-	return map[string]setting{
+	names := map[string]setting{
 		"run.dataset":                 {"the dataset ({PartDir})", ""},
 		"run.split":                   {"{Loader.Split}", ""},
 		"run.global_batch":            {"{Loader.GlobalBatch} ({Loader.Batch} × ranks)", ""},
@@ -74,8 +74,6 @@ func settingNames() map[string]setting {
 		"model.layers":                {"the number of layers ({Loader.Fanouts})", ""},
 		"model.dropout":               {"{Model.Dropout}", ""},
 		"model.input_dropout":         {"{Model.InputDropout}", "0"},
-		"model.heads":                 {"{Model.Heads}", "none (not gat)"},
-		"model.attn_dropout":          {"{Model.AttnDropout}", "0"},
 		"model.decoder":               {"{Model.Decoder}", "none (node task)"},
 		"model.hetero.node_types":     {"the partition's node types", "none (homogeneous)"},
 		"model.hetero.node_orig":      {"the partition's node type sizes", "none (homogeneous)"},
@@ -90,6 +88,16 @@ func settingNames() map[string]setting {
 		"adam.eps":                    {"Adam's eps", ""},
 		"seed":                        {"{Trainer.Seed}", ""},
 	}
+	// The architectures' own parameters sit at the model config's top
+	// level under their keys.
+	for _, p := range train.ArchParams() {
+		absent := p.Omit
+		if absent == "" {
+			absent = "none (another model)"
+		}
+		names["model."+p.Key] = setting{"{Model." + p.Field() + "}", absent}
+	}
+	return names
 }
 
 // resumeSettings is the canonical form of everything a resumed run must
@@ -282,9 +290,9 @@ func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 			add("Trainer.Recipe.EarlyStop", strconv.Itoa(r.EarlyStop))
 		}
 	}
-	if m.ArchName() == train.ArchGAT {
-		add("Model.Heads", strconv.Itoa(m.Heads))
-		add("Model.AttnDropout", f32(m.AttnDropout))
+	for _, k := range m.Opts.Keys() {
+		v, _ := m.Opts.Text(k)
+		add("Model."+train.OptField(k), v)
 	}
 	if m.Hetero != nil && m.Hetero.Bases > 0 {
 		add("Hetero.Bases", strconv.Itoa(m.Hetero.Bases))

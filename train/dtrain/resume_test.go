@@ -33,7 +33,7 @@ func fullSettings(t *testing.T) (train.Config, optim.AdamConfig, uint64, []byte)
 	info, err := json.Marshal(ri)
 	require.NoError(t, err)
 	model := train.Config{Arch: train.ArchGAT, InDim: 4, Hidden: 16, Classes: 16, Layers: 2, Dropout: 0.5,
-		InputDropout: 0.25, Heads: 2, AttnDropout: 0.1, Decoder: train.DecoderMLP,
+		InputDropout: 0.25, Opts: train.GATOpts(2, 0.1), Decoder: train.DecoderMLP,
 		Hetero: &train.HeteroConfig{NodeTypes: []string{"a"}, NodeOrig: []int64{3}, Relations: []string{"a___r___a"},
 			InDims: []int{4}, Bases: 2, Learnable: []bool{true}}}
 	return model, optim.DefaultAdam(0.01, 5e-4), 9, info
@@ -129,8 +129,8 @@ func TestCheckpointSettings(t *testing.T) {
 	}
 	for field, want := range map[string]string{
 		"Trainer.Seed": "9", "Trainer.Adam.LR": "0.01", "Trainer.Adam.WeightDecay": "0.0005", "Model.Arch": "gat",
-		"Model.Hidden": "16", "Model.Dropout": "0.5", "Model.InputDropout": "0.25", "Model.Heads": "2",
-		"Model.AttnDropout": "0.1", "Hetero.Bases": "2", "Loader.Batch": "32", "Eval": "layer-wise", "Task": "link",
+		"Model.Hidden": "16", "Model.Dropout": "0.5", "Model.InputDropout": "0.25", "Model.Opts.Heads": "2",
+		"Model.Opts.AttnDropout": "0.1", "Hetero.Bases": "2", "Loader.Batch": "32", "Eval": "layer-wise", "Task": "link",
 		"Model.Decoder": "mlp", "Link.NegRatio": "2", "Link.NegStrict": "true", "Loader.Temporal": "uniform",
 		"Loader.Temporal.Strict": "true", "Loader.SeedTime": "7", "Hetero.EmbedTypes": "a", "Hetero.EmbedDim": "8",
 		"Hetero.SparseOpt": "adam", "Hetero.SparseLR": "0.01", "Hetero.Push": "alltoallv", "Trainer.MaxSteps": "3",

@@ -31,7 +31,7 @@ import (
 // in each struct's comment and must be left zero.
 type TrainConfig struct {
 	PartDir string
-	// Model: Arch, Hidden, Dropout, InputDropout, Heads, AttnDropout.
+	// Model: Arch, Hidden, Dropout, InputDropout and the architecture's Opts.
 	// InDim and Classes come from the partition and Layers from
 	// len(Loader.Fanouts).
 	Model train.Config

@@ -77,7 +77,7 @@ func TestTrainMatchesReference(t *testing.T) {
 			cfg.Store.Transport = tc.transport
 			cfg.Model.Arch = tc.arch
 			if tc.arch == train.ArchGAT {
-				cfg.Model.Heads, cfg.Model.AttnDropout = 4, drop
+				cfg.Model.Opts = train.GATOpts(4, drop)
 			}
 			rec := &stepLosses{}
 			cfg.Reporter = rec
@@ -89,7 +89,7 @@ func TestTrainMatchesReference(t *testing.T) {
 			}
 			o := refOptions{
 				Model: train.Config{Arch: tc.arch, InDim: 6, Hidden: 16, Classes: 3, Layers: 2, Dropout: drop, InputDropout: drop / 2,
-					Heads: cfg.Model.Heads, AttnDropout: cfg.Model.AttnDropout},
+					Opts: cfg.Model.Opts},
 				Options: train.Options{Adam: optim.DefaultAdam(0.01, 5e-4), Seed: 11},
 			}
 			ref, refLoss := runRef(t, o, train.LocalReducer{}, &train.RefSource{
