@@ -43,6 +43,20 @@ func (t archTable) names(hetero bool) []string {
 	return names
 }
 
+// edgeArchs names the architectures that read edge features.
+func (t archTable) edgeArchs() []string {
+	var names []string
+	for _, a := range t {
+		if a.EdgeFeatures && !slices.Contains(names, a.Name) {
+			names = append(names, a.Name)
+		}
+	}
+	if names == nil {
+		return []string{"none yet"}
+	}
+	return names
+}
+
 // lookup finds an architecture by name; "" means GraphSAGE, the only
 // architecture before the registry existed.
 func (t archTable) lookup(name string) (Arch, error) {

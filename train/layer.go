@@ -189,6 +189,10 @@ type Arch struct {
 	Validate func(Config) error
 	New32    func(c Config, l int) Layer[float32]
 	New64    func(c Config, l int) Layer[float64]
+	// EdgeFeatures marks an architecture whose layers read the block's
+	// edge features (sample.Block.EdgeFeat, Config.EdgeDim wide) when
+	// Config.EdgeDim is set.
+	EdgeFeatures bool
 
 	// SrcDegree reports whether layer-wise inference must give the layers
 	// above the first every source's in-degree (Pass.SrcDeg), and

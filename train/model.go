@@ -30,6 +30,11 @@ type Config struct {
 	// feat_drop on the first layer), in [0,1). It regularises models on
 	// small graphs with wide sparse features (Cora, CiteSeer).
 	InputDropout float32 `json:"input_dropout,omitempty"`
+	// EdgeDim is the width of the edge features the layers read
+	// (sample.Block.EdgeFeat; PyG's edge_dim), 0 for a model that reads
+	// none. Only architectures with Arch.EdgeFeatures take it. Omitted
+	// from JSON when 0, so other configs serialise as before.
+	EdgeDim int `json:"edge_dim,omitempty"`
 	// Opts are the architecture's own hyper-parameters (Arch.Params:
 	// GAT's heads and attn_dropout, ...), written at the JSON object's top
 	// level like the fields above (see Opts).
@@ -191,6 +196,12 @@ func (c Config) validateSettings(t archTable) error {
 	}
 	if err := c.validateOpts(t, a); err != nil {
 		return err
+	}
+	switch {
+	case c.EdgeDim < 0:
+		return config.Errorf("{EdgeDim} %d must not be negative", c.EdgeDim)
+	case c.EdgeDim > 0 && !a.EdgeFeatures:
+		return config.Errorf("{EdgeDim} %d: %s reads no edge features (%s do)", c.EdgeDim, a.Name, strings.Join(t.edgeArchs(), ", "))
 	}
 	if a.Validate == nil {
 		return nil
