@@ -208,6 +208,9 @@ type Arch struct {
 	// shared ones are set). Nil: no PyG export.
 	pyg     func(c Config, l int, m, p string) []pygEntry
 	pygSpec func(c Config, s *PyGModelSpec)
+	// pygImport, if set, rewrites a state dict before it is matched
+	// against pyg's names (older PyG spellings of the same tensors).
+	pygImport func(c Config, got map[string]NamedTensor) error
 }
 
 // newLayer builds layer l of a validated configuration in precision T.

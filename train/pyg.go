@@ -178,8 +178,10 @@ func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
 	for _, t := range tensors {
 		got[t.Name] = t
 	}
-	if err := foldGATLinSrc(cfg, got); err != nil {
-		return nil, err
+	if a, _ := lookupArch(cfg.Arch); a.pygImport != nil {
+		if err := a.pygImport(cfg, got); err != nil {
+			return nil, err
+		}
 	}
 	// Names first (a state dict of another architecture or depth fails
 	// here, listing what differs), then shapes.
@@ -235,34 +237,6 @@ func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
 		}
 	}
 	return params, nil
-}
-
-// foldGATLinSrc renames GATConv's pre-2.5 convs.l.lin_src.weight (and the
-// identical lin_dst.weight) to convs.l.lin.weight.
-func foldGATLinSrc(cfg Config, got map[string]NamedTensor) error {
-	if cfg.ArchName() != ArchGAT {
-		return nil
-	}
-	for l := 0; l < cfg.Layers; l++ {
-		p := fmt.Sprintf("convs.%d.", l)
-		src, okS := got[p+"lin_src.weight"]
-		if !okS {
-			continue
-		}
-		if _, ok := got[p+"lin.weight"]; ok {
-			return fmt.Errorf("pyg import: both %slin.weight and %slin_src.weight are present", p, p)
-		}
-		if dst, ok := got[p+"lin_dst.weight"]; ok {
-			if !slices.Equal(dst.Shape, src.Shape) || !slices.Equal(dst.Data, src.Data) {
-				return fmt.Errorf("pyg import: %slin_src.weight and %slin_dst.weight differ; a homogeneous GAT layer has one projection", p, p)
-			}
-			delete(got, p+"lin_dst.weight")
-		}
-		delete(got, p+"lin_src.weight")
-		src.Name = p + "lin.weight"
-		got[src.Name] = src
-	}
-	return nil
 }
 
 // PyGModelSpec is the sidecar's description of how to rebuild the model in
