@@ -249,6 +249,11 @@ func (c *TrainConfig) Validate() error {
 	}
 	settings := *m
 	settings.Layers = len(lo.Fanouts)
+	if (c.Resume || c.ResumeAuto) && settings.Arch == "" {
+		// The checkpoint names the model (the run takes it before it
+		// starts); its own parameters are checked against it then.
+		settings.Opts = ""
+	}
 	if err := config.In("Model", settings.ValidateSettings()); err != nil {
 		return err
 	}
