@@ -91,3 +91,16 @@ func ArchDoc(name string) string {
 
 // lookupArch finds a built-in architecture by name.
 func lookupArch(name string) (Arch, error) { return builtinArchs().lookup(name) }
+
+// EdgeArchs returns the names of the built-in architectures whose layers
+// read edge features (Arch.EdgeFeatures: they take Config.EdgeDim), in
+// table order; none is an empty list.
+func EdgeArchs() []string {
+	var names []string
+	for _, a := range builtinArchs() {
+		if a.EdgeFeatures && !slices.Contains(names, a.Name) {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
