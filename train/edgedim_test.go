@@ -42,3 +42,29 @@ func TestPyGEdgeDim(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, s.Kwargs, "edge_dim")
 }
+
+// TestEdgeArchNames: the architectures that take EdgeDim are listed by
+// name, once, in table order; the message names "none yet" where none
+// does, and a model of one that reads none refuses EdgeDim with the list.
+func TestEdgeArchNames(t *testing.T) {
+	gat, sage := gatArch(), sageArch()
+	edgeGAT := gat
+	edgeGAT.EdgeFeatures = true
+	for _, tc := range []struct {
+		name  string
+		table archTable
+		names []string
+		msg   string
+	}{
+		{"none", archTable{sage, gat}, nil, "none yet"},
+		{"one", archTable{edgeGAT, sage, gat}, []string{ArchGAT}, ArchGAT},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.names, tc.table.edgeNames())
+			err := Config{Arch: ArchSAGE, Hidden: 4, EdgeDim: 3}.validateSettings(tc.table)
+			require.Error(t, err)
+			assert.Equal(t, "EdgeDim 3: sage reads no edge features ("+tc.msg+" do)", err.Error())
+		})
+	}
+	assert.Equal(t, builtinArchs().edgeNames(), EdgeArchs())
+}
