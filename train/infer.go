@@ -135,6 +135,9 @@ func (lw Layerwise) layer(l int, b *sample.Block, h []float32, xs *sample.Sparse
 	if err := checkBlock(b); err != nil {
 		return nil, fmt.Errorf("infer layer %d: %w", l, err)
 	}
+	if err := checkEdgeFeat(b, n.cfg.EdgeDim); err != nil {
+		return nil, fmt.Errorf("infer layer %d: %w", l, err)
+	}
 	in, out := lw.InDim(l), lw.OutDim(l)
 	if want := b.NumSrc() * in; xs == nil && len(h) != want {
 		return nil, fmt.Errorf("infer layer %d: got %d input values, want %d (%d nodes x %d)", l, len(h), want, b.NumSrc(), in)
@@ -230,6 +233,20 @@ func checkBlock(b *sample.Block) error {
 		if j < 0 || int(j) >= ns {
 			return fmt.Errorf("edge %d source %d outside [0,%d)", e, j, ns)
 		}
+	}
+	return nil
+}
+
+// checkEdgeFeat checks that a block carries the edge features a model of
+// EdgeDim edgeDim reads (none needed when 0: such a model ignores them), so
+// that a store opened without them (dsample.StoreOptions.NoEdgeFeat) or
+// over another partition is one error, not a layer reading past a slice.
+func checkEdgeFeat(b *sample.Block, edgeDim int) error {
+	if edgeDim == 0 {
+		return nil
+	}
+	if b.EdgeFeatDim != edgeDim || len(b.EdgeFeat) != edgeDim*len(b.Indices) {
+		return fmt.Errorf("the block carries %d edge features per edge (%d values for %d edges) but the model reads %d (edge_dim)", b.EdgeFeatDim, len(b.EdgeFeat), len(b.Indices), edgeDim)
 	}
 	return nil
 }

@@ -536,6 +536,9 @@ func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 		if err := checkBlock(b); err != nil {
 			return fmt.Errorf("model: block %d: %w", l, err)
 		}
+		if err := checkEdgeFeat(b, n.cfg.EdgeDim); err != nil {
+			return fmt.Errorf("model: block %d: %w", l, err)
+		}
 		if l > 0 && ns != blocks[l-1].NumDst {
 			return fmt.Errorf("model: block %d has %d nodes but block %d has %d destinations", l, ns, l-1, blocks[l-1].NumDst)
 		}

@@ -274,6 +274,7 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 	}
 	s := PyGModelSpec{Kwargs: kw}
 	a, _ := lookupArch(cfg.Arch)
+	pygEdgeDim(cfg, a, &s)
 	a.pygSpec(cfg, &s)
 	if cfg.InputDropout != 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("mpignn drops input features with p=%v in training; PyG's BasicGNN has no input dropout (evaluation mode: no effect)", cfg.InputDropout))
@@ -292,6 +293,19 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 		}
 	}
 	return s, nil
+}
+
+// pygEdgeDim adds the edge features a model reads to its spec: PyG 2.6's
+// BasicGNN hands extra constructor kwargs to every layer (GATConv,
+// GATv2Conv, GINEConv take edge_dim) and its forward takes edge_attr where
+// the class supports_edge_attr. The architecture's pygSpec, called after
+// it, may rename or move the kwarg.
+func pygEdgeDim(cfg Config, a Arch, s *PyGModelSpec) {
+	if cfg.EdgeDim == 0 || !a.EdgeFeatures {
+		return
+	}
+	s.Kwargs["edge_dim"] = cfg.EdgeDim
+	s.Notes = append(s.Notes, fmt.Sprintf("the layers read edge features: forward(x, edge_index, edge_attr=E), E one row of %d values per edge of edge_index (the dataset's raw/edge-feat.csv.gz row of that edge)", cfg.EdgeDim))
 }
 
 // pygHeteroSpec describes a heterogeneous model. PyG has no model class

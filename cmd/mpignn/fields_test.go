@@ -49,6 +49,7 @@ func TestFieldFlags(t *testing.T) {
 		"Loader.EvalFanouts": "--eval-fanout", "Loader.Replace": "--replace", "Loader.Split": "--split",
 		"Loader.Temporal": "--temporal", "Loader.Temporal.Strict": "--temporal-strict", "Loader.SeedTime": "--seed-time",
 		"Model.Arch": "--model", "Model.Hidden": "--hidden", "Model.Dropout": "--dropout",
+		"UseEdgeFeat": "--use-edge-feat", "Model.EdgeDim": "--use-edge-feat",
 		"Model.InputDropout": "--input-dropout",
 		"Model.Decoder":      "--decoder", "Hetero.EmbedDim": "--embed-dim", "Hetero.EmbedTypes": "--embed-types",
 		"Hetero.SparseOpt": "--sparse-opt", "Hetero.SparseLR": "--sparse-lr", "Hetero.Push": "--embed-push",

@@ -94,6 +94,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
 	temporal := addTemporalFlags(fs)
 	model := addModelFlags(fs, &c.Model)
+	fs.BoolVar(&c.UseEdgeFeat, "use-edge-feat", false, "give the model the partition's edge features (PyG's edge_dim: their width), in training, evaluation and inference; needs a model that reads them and a partition written with them (partition --edge-feat; with --data it partitions with them)")
 	fs.IntVar(&c.Hetero.EmbedDim, "embed-dim", 0, "heterogeneous: width of the learnable embeddings of node types without features (default: --hidden)")
 	fs.StringVar(&c.Hetero.EmbedTypes, "embed-types", "", "heterogeneous: node types with learnable embeddings: the featureless ones (default), all, or a comma-separated list; a type with features reads them beside its embedding")
 	fs.StringVar(&c.Hetero.SparseOpt, "sparse-opt", "", "heterogeneous: optimizer of the learnable embeddings, adam or adagrad (default adam)")
@@ -482,6 +483,9 @@ func (f *trainFlags) settingsLine() string {
 	if r := c.Trainer.Recipe.Normalized(); !r.IsZero() {
 		s += recipeSettings(r)
 	}
+	if c.UseEdgeFeat {
+		s += " --use-edge-feat"
+	}
 	if len(f.taskDefaults) > 0 {
 		s += fmt.Sprintf(" (%s: --task %s defaults)", strings.Join(f.taskDefaults, " "), task)
 	}
@@ -618,10 +622,10 @@ func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 }
 
 // partOptions are --method, --part-seed, --split, --sparse-features and
-// --node-feat as partition options. Times are read only for temporal sampling, so plain
-// runs keep their untimed caches (and results).
+// --node-feat as partition options. Times are read only for temporal sampling, and
+// edge features only for --use-edge-feat, so plain runs keep their caches (and results).
 func (f *trainFlags) partOptions() partition.Options {
-	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse, NodeFeat: f.nodeFeat}
+	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse, NodeFeat: f.nodeFeat, EdgeFeat: f.cfg.UseEdgeFeat}
 }
 
 // recipeSettings spells a recipe other than the default as the flags of

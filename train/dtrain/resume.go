@@ -74,6 +74,7 @@ func settingNames() map[string]setting {
 		"model.layers":                {"the number of layers ({Loader.Fanouts})", ""},
 		"model.dropout":               {"{Model.Dropout}", ""},
 		"model.input_dropout":         {"{Model.InputDropout}", "0"},
+		"model.edge_dim":              {"the edge features' width ({UseEdgeFeat})", "0 (none)"},
 		"model.decoder":               {"{Model.Decoder}", "none (node task)"},
 		"model.hetero.node_types":     {"the partition's node types", "none (homogeneous)"},
 		"model.hetero.node_orig":      {"the partition's node type sizes", "none (homogeneous)"},
@@ -289,6 +290,9 @@ func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 		if r.EarlyStop > 0 {
 			add("Trainer.Recipe.EarlyStop", strconv.Itoa(r.EarlyStop))
 		}
+	}
+	if m.EdgeDim > 0 {
+		add("UseEdgeFeat", "true")
 	}
 	for _, k := range m.Opts.Keys() {
 		v, _ := m.Opts.Text(k)

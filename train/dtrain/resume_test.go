@@ -33,7 +33,7 @@ func fullSettings(t *testing.T) (train.Config, optim.AdamConfig, uint64, []byte)
 	info, err := json.Marshal(ri)
 	require.NoError(t, err)
 	model := train.Config{Arch: train.ArchGAT, InDim: 4, Hidden: 16, Classes: 16, Layers: 2, Dropout: 0.5,
-		InputDropout: 0.25, Opts: train.GATOpts(2, 0.1), Decoder: train.DecoderMLP,
+		InputDropout: 0.25, Opts: train.GATOpts(2, 0.1), Decoder: train.DecoderMLP, EdgeDim: 8,
 		Hetero: &train.HeteroConfig{NodeTypes: []string{"a"}, NodeOrig: []int64{3}, Relations: []string{"a___r___a"},
 			InDims: []int{4}, Bases: 2, Learnable: []bool{true}}}
 	return model, optim.DefaultAdam(0.01, 5e-4), 9, info
