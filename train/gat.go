@@ -113,7 +113,7 @@ func newGAT[T Float](c Config, l int) *gatLayer[T] {
 	in, out := c.LayerDims(l)
 	heads := c.Opts.Int(headsKey)
 	g := &gatLayer[T]{layer: l, in: in, heads: heads, attnDrop: c.Opts.Float32(attnDropKey)}
-	if l < c.Layers-1 {
+	if !c.convToOut(l) {
 		g.concat, g.f = true, out/heads
 	} else {
 		g.f = out

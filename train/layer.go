@@ -24,6 +24,8 @@ type ParamSpec struct {
 	// Zero starts the tensor at zero (biases); otherwise it is Glorot
 	// uniform with limit sqrt(6/(Rows+Cols)).
 	Zero bool
+	// One starts the tensor at one (a LayerNorm scale).
+	One bool
 }
 
 // Pass is what a layer needs to know about the pass it runs in besides its
