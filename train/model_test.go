@@ -575,6 +575,13 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 1, Opts: GATOpts(4, 0)}, ""},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(headsKey, 4).With(attnDropKey, float32(1))}, "Opts.AttnDropout 1 must be in [0,1)"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: GATOpts(4, 0.6)}, ""},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Residual: true, Norm: NormLayer, JK: JKCat}, ""},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Norm: "batch"}, `Norm "batch": want layer`},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, JK: "lstm"}, `JK "lstm": want cat, max, last`},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, JK: JKMax}, `JK "max" needs at least 2 layers`},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, Norm: NormLayer}, `Norm "layer" needs at least 2 layers`},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, Residual: true}, "Residual needs at least 2 layers"},
+		{Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 2, Residual: true, Hetero: dblpLike()}, "Residual is not available for the heterogeneous model rgcn"},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

@@ -258,6 +258,9 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 	}
 	fs.StringVar(&m.Arch, "model", "", "model, for homogeneous graphs: "+strings.Join(train.Archs(), ", ")+"; for heterogeneous ones: "+strings.Join(train.HeteroArchs(), ", ")+" (default: sage, or hsage on a heterogeneous partition). "+strings.Join(docs, "; "))
 	fs.IntVar(&m.Hidden, "hidden", 128, "hidden width")
+	fs.BoolVar(&m.Residual, "residual", false, "add every hidden layer's input rows to its activated output (a learned projection where the widths differ), before dropout (PyG DeepGCNLayer block res)")
+	fs.StringVar(&m.Norm, "norm", "", "layer: LayerNorm of every hidden layer's output before the ReLU (per node, PyG's BasicGNN norm with LayerNorm mode node); no batch norm (its statistics would span the ranks)")
+	fs.StringVar(&m.JK, "jk", "", "jumping knowledge: cat, max or last; every layer outputs --hidden rows and a final linear map reads their combination (PyG's BasicGNN jk)")
 	return &modelFlags{archParams: addArchFlags(fs),
 		dropout:     fs.Float64("dropout", 0.5, "dropout probability between layers (default 0.5; 0 for --task link)"),
 		inDropout:   fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)"),
