@@ -36,10 +36,19 @@ func torchPython(t *testing.T) string {
 // exportAndPredict, its state dict and logits.
 type pygModel struct {
 	model  string
+	name   string // its directory, when the model is there more than once ("" = model)
 	extra  []string
 	ck     string
 	state  string
 	logits string
+}
+
+// dir is the model's directory under work.
+func (m *pygModel) dir(work string) string {
+	if m.name != "" {
+		return filepath.Join(work, m.name)
+	}
+	return filepath.Join(work, m.model)
 }
 
 // exportAndPredict trains m on parts (2 ranks, full neighbourhoods),
@@ -110,9 +119,14 @@ func TestPyGExportCora(t *testing.T) {
 		{model: "sage"},
 		{model: "gcn"},
 		{model: "gat", extra: []string{"--heads", "4", "--attn-dropout", "0.3"}},
+		// Between the layers: BasicGNN's norm and jk, and the residual
+		// module of pyg_check.py (GCN's through its first-layer mean).
+		{model: "sage", name: "sage-between", extra: []string{"--residual", "--norm", "layer", "--jk", "cat"}},
+		{model: "gat", name: "gat-jk", extra: []string{"--heads", "4", "--jk", "max"}},
+		{model: "gcn", name: "gcn-between", extra: []string{"--residual", "--norm", "layer", "--jk", "last"}},
 	}
 	for _, m := range models {
-		dir := filepath.Join(work, m.model)
+		dir := m.dir(work)
 		train := exportAndPredict(t, bin, parts, dir, m)
 		checkRoundTrip(t, bin, train, m, dir)
 	}
@@ -124,8 +138,8 @@ func TestPyGExportCora(t *testing.T) {
 	// (--init-from, --epochs 0, predict --logits) with PyTorch's logits.
 	var random []*pygModel
 	for i, m := range models {
-		r := &pygModel{model: m.model, extra: m.extra, ck: filepath.Join(work, m.model, "ck-random"),
-			state: filepath.Join(work, m.model, "random.safetensors"), logits: filepath.Join(work, m.model, "random.npy")}
+		r := &pygModel{model: m.model, name: m.name, extra: m.extra, ck: filepath.Join(m.dir(work), "ck-random"),
+			state: filepath.Join(m.dir(work), "random.safetensors"), logits: filepath.Join(m.dir(work), "random.npy")}
 		out, err := exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", m.state,
 			"--make-random", r.state, "--seed", strconv.Itoa(i)).CombinedOutput()
 		require.NoError(t, err, "pyg_check.py --make-random:\n%s", out)

@@ -20,6 +20,12 @@ import (
 //	gat   convs.l.lin.weight (H·F, in) = Wᵀ, convs.l.att_src / att_dst (1, H, F),
 //	      convs.l.bias (H·F hidden, F last)                  (GATConv)
 //
+// Between the layers (between.go; BasicGNN's norm and jk): norms.l.weight
+// and .bias (Hidden; LayerNorm mode "node"), lin.weight (out, Hidden·L for
+// jk cat, else Hidden) and lin.bias (out), and for --residual res.l.weight
+// (Hidden, in) where the widths differ (scripts/pyg_check.py's
+// ResidualBasicGNN; PyG has no residual BasicGNN).
+//
 // torch.nn.Linear keeps its weight output-major, mpignn input-major, hence
 // the transposes. A link model's MLP decoder (OGB's LinkPredictor) follows
 // under the prefix "decoder.": decoder.lins.0.weight (C, C), .bias (C),
@@ -91,6 +97,7 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 		m := fmt.Sprintf("l%d.", l)
 		es = append(es, a.pyg(cfg, l, m, p)...)
 	}
+	es = append(es, pygBetween(cfg)...)
 	if cfg.Decoder == DecoderMLP {
 		// An edge predictor's last decoder layer has PairOut outputs (1
 		// for link prediction).
@@ -103,6 +110,32 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 			one(decoderPrefix+"b2", d+"lins.1.bias", []int{o}, false))
 	}
 	return es, nil
+}
+
+// pygBetween lists the between-layer tensors (between.go) under PyG
+// 2.6's BasicGNN names: norms.l.weight/bias (torch_geometric.nn.norm.
+// LayerNorm with mode "node"), lin.weight/bias (the map after
+// JumpingKnowledge), and res.l.weight (Hidden, in), the bias-free
+// torch.nn.Linear of a residual projection, which BasicGNN has not: it is
+// the ResidualBasicGNN module of scripts/pyg_check.py.
+func pygBetween(cfg Config) []pygEntry {
+	var es []pygEntry
+	for _, s := range betweenSpecs(cfg) {
+		l := s.layer
+		switch {
+		case s.name == "jk.w":
+			es = append(es, one(s.name, "lin.weight", []int{cfg.Classes, s.Rows}, true))
+		case s.name == "jk.b":
+			es = append(es, one(s.name, "lin.bias", []int{cfg.Classes}, false))
+		case s.Name == "norm.w":
+			es = append(es, one(s.name, fmt.Sprintf("norms.%d.weight", l), []int{s.Cols}, false))
+		case s.Name == "norm.b":
+			es = append(es, one(s.name, fmt.Sprintf("norms.%d.bias", l), []int{s.Cols}, false))
+		case s.Name == "res.w":
+			es = append(es, one(s.name, fmt.Sprintf("res.%d.weight", l), []int{s.Cols, s.Rows}, true))
+		}
+	}
+	return es
 }
 
 // pygKey is the key torch_geometric.nn.ModuleDict stores a name under:
@@ -276,6 +309,24 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 	a, _ := lookupArch(cfg.Arch)
 	pygEdgeDim(cfg, a, &s)
 	a.pygSpec(cfg, &s)
+	if cfg.Norm == NormLayer {
+		// PyG's LayerNorm defaults to mode "graph" (statistics over all the
+		// nodes of a graph); mpignn's is per node.
+		kw["norm"] = "layer_norm"
+		kw["norm_kwargs"] = map[string]any{"mode": "node"}
+	}
+	if cfg.JK != "" {
+		kw["jk"] = cfg.JK
+	}
+	if cfg.Residual {
+		// BasicGNN has no residual connection: scripts/pyg_check.py's
+		// ResidualBasicGNN builds kwargs["gnn"] (the PyG class) and adds
+		// res.l (Linear(in, hidden, bias=False) where the widths differ).
+		kw["gnn"] = s.Class
+		s.Class = "ResidualBasicGNN"
+		s.Notes = append(s.Notes, "residual: every layer but the conv to the output computes dropout(relu(norm(conv(x))) + res(x)) "+
+			"(PyG's DeepGCNLayer block res order); res.l is Linear(in, hidden, bias=False) where the widths differ, else the identity")
+	}
 	if cfg.InputDropout != 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("mpignn drops input features with p=%v in training; PyG's BasicGNN has no input dropout (evaluation mode: no effect)", cfg.InputDropout))
 	}
