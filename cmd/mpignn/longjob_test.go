@@ -120,6 +120,18 @@ func TestAdoptResumeFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, f.cfg.UseEdgeFeat, "not taken for sage")
 
+	// Residual, norm and jk come back from the checkpoint; one given
+	// explicitly stands (the comparison then names it).
+	between := [][2]string{{"model", "gcn"}, {"residual", "true"}, {"norm", "layer"}, {"jk", "cat"}}
+	f, err = parseTrainResumed([]string{"--parts", "p"}, between)
+	require.NoError(t, err)
+	assert.True(t, f.cfg.Model.Residual)
+	assert.Equal(t, "layer", f.cfg.Model.Norm)
+	assert.Equal(t, "cat", f.cfg.Model.JK)
+	f, err = parseTrainResumed([]string{"--parts", "p", "--jk", "max"}, between)
+	require.NoError(t, err)
+	assert.Equal(t, "max", f.cfg.Model.JK)
+
 	// A link checkpoint's flags are not taken for an explicit node task.
 	link := [][2]string{{"task", "link"}, {"neg-ratio", "3"}, {"decoder", "mlp"}}
 	f, err = parseTrainResumed([]string{"--parts", "p", "--task", "node"}, link)

@@ -151,4 +151,19 @@ func TestCheckpointSettings(t *testing.T) {
 	}
 	assert.NotContains(t, settings, "Loader.Batch", "64 seeds do not split over 3 ranks")
 	assert.Equal(t, "64", settings["Loader.GlobalBatch"], "so the global batch is taken as it is")
+	for _, k := range []string{"Model.Residual", "Model.Norm", "Model.JK"} {
+		assert.NotContains(t, settings, k, "unset: nothing to take")
+	}
+
+	// Residual, norm and jk are taken back by their flags' fields.
+	ck.Model.Residual, ck.Model.Norm, ck.Model.JK = true, train.NormLayer, train.JKMax
+	got, err = CheckpointSettings(ck, 2)
+	require.NoError(t, err)
+	settings = map[string]string{}
+	for _, kv := range got {
+		settings[kv[0]] = kv[1]
+	}
+	assert.Equal(t, "true", settings["Model.Residual"])
+	assert.Equal(t, "layer", settings["Model.Norm"])
+	assert.Equal(t, "max", settings["Model.JK"])
 }
