@@ -230,7 +230,8 @@ type Tensor struct {
 	Rows   int
 	Cols   int
 	Offset int
-	Zero   bool // initialised to zero (biases)
+	Zero   bool    // initialised to a constant: zero (biases) or Init
+	Init   float32 // the constant of a Zero tensor (GIN's ε; 0 otherwise)
 }
 
 // Size returns the number of elements of the tensor.
@@ -260,7 +261,7 @@ func (c Config) tensors(t archTable) []Tensor {
 	off := 0
 	for l := 0; l < c.Layers; l++ {
 		for _, s := range newLayer[float32](a, c, l).Specs() {
-			t := Tensor{Name: fmt.Sprintf("l%d.%s", l, s.Name), Layer: l, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero}
+			t := Tensor{Name: fmt.Sprintf("l%d.%s", l, s.Name), Layer: l, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero, Init: s.Init}
 			off += t.Size()
 			ts = append(ts, t)
 		}
@@ -311,7 +312,14 @@ func initParams(cfg Config, tab archTable, seed uint64) ([]float32, error) {
 	p := make([]float32, cfg.paramCount(tab))
 	for ti, t := range cfg.tensors(tab) {
 		if t.Zero {
-			continue // biases start at zero
+			// Biases start at zero, a learnable constant (GIN's ε) at
+			// its Init.
+			if t.Init != 0 {
+				for i := range t.Size() {
+					p[t.Offset+i] = t.Init
+				}
+			}
+			continue
 		}
 		limit := math.Sqrt(6 / float64(t.Rows+t.Cols))
 		w := p[t.Offset : t.Offset+t.Size()]
@@ -535,6 +543,9 @@ func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 		ns := b.NumSrc()
 		if err := checkBlock(b); err != nil {
 			return fmt.Errorf("model: block %d: %w", l, err)
+		}
+		if n.cfg.EdgeDim > 0 && b.EdgeFeatDim != n.cfg.EdgeDim {
+			return fmt.Errorf("model: block %d has edge features of width %d, the model reads %d (edge_dim)", l, b.EdgeFeatDim, n.cfg.EdgeDim)
 		}
 		if l > 0 && ns != blocks[l-1].NumDst {
 			return fmt.Errorf("model: block %d has %d nodes but block %d has %d destinations", l, ns, l-1, blocks[l-1].NumDst)
