@@ -136,7 +136,7 @@ func ginPyG(c Config, l int, m, p string) []pygEntry {
 	if c.Opts.Bool(trainEpsKey) {
 		es = append(es, one(m+"eps", p+"eps", []int{1}, false))
 	} else {
-		es = append(es, fixed(p+"eps", c.Opts.Float32(epsKey), fmt.Sprintf("%s %v without %s", config.Name(optField(epsKey)), c.Opts.Float32(epsKey), config.Name(optField(trainEpsKey)))))
+		es = append(es, fixed(p+"eps", c.Opts.Float32(epsKey), fmt.Sprintf("eps %v (a constant: train_eps false)", c.Opts.Float32(epsKey))))
 	}
 	if c.EdgeDim > 0 {
 		es = append(es,

@@ -1,8 +1,14 @@
 package train
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"mpignn/sample"
 )
@@ -64,5 +70,98 @@ func addEdgeFeat(r *rand.Rand, blocks []sample.Block, dim int) {
 		b := &blocks[l]
 		b.EdgeFeatDim = dim
 		b.EdgeFeat = randFeatures(r, len(b.Indices)*dim)
+	}
+}
+
+// TestGINPyGNames pins GIN's and GINE's state dicts to PyG's GINConv and
+// GINEConv over torch_geometric.nn.MLP: nn.lins.0/1 (out, in), eps of
+// shape (1,) holding ε whether learnable or a buffer, and GINE's
+// lin = Linear(edge_dim, in).
+func TestGINPyGNames(t *testing.T) {
+	mlp := func(l, in, out int) map[string][]int {
+		p := "convs." + string(rune('0'+l)) + "."
+		return map[string][]int{p + "nn.lins.0.weight": {out, in}, p + "nn.lins.0.bias": {out},
+			p + "nn.lins.1.weight": {out, out}, p + "nn.lins.1.bias": {out}, p + "eps": {1}}
+	}
+	merge := func(ms ...map[string][]int) map[string][]int {
+		out := map[string][]int{}
+		for _, m := range ms {
+			maps.Copy(out, m)
+		}
+		return out
+	}
+	gin := merge(mlp(0, 5, 6), mlp(1, 6, 3))
+	for _, tc := range []struct {
+		cfg  Config
+		want map[string][]int
+		eps  []float32 // the exported eps of layers 0 and 1
+	}{
+		{pygConfigs[5], gin, nil},
+		{pygConfigs[6], gin, []float32{-0.25, -0.25}},
+		{pygConfigs[7], merge(gin, map[string][]int{"convs.0.lin.weight": {5, 2}, "convs.0.lin.bias": {5},
+			"convs.1.lin.weight": {6, 2}, "convs.1.lin.bias": {6}}), []float32{0, 0}},
+	} {
+		t.Run(tc.cfg.ArchName()+string(tc.cfg.Opts), func(t *testing.T) {
+			p := distinctParams(tc.cfg)
+			ts, err := ExportPyG(tc.cfg, p)
+			require.NoError(t, err)
+			got, by := map[string][]int{}, map[string]NamedTensor{}
+			for _, x := range ts {
+				got[x.Name], by[x.Name] = x.Shape, x
+			}
+			assert.Equal(t, tc.want, got)
+			tn := tensorsByName(tc.cfg)
+			for l := range 2 {
+				e := by["convs."+string(rune('0'+l))+".eps"].Data
+				if tc.eps == nil { // learnable: the parameter's value
+					assert.Equal(t, []float32{p[tn["l"+string(rune('0'+l))+".eps"].Offset]}, e)
+				} else {
+					assert.Equal(t, tc.eps[l:l+1], e)
+				}
+			}
+			// W1[r][c] (input-major) is nn.lins.0.weight[c][r].
+			w1 := tn["l0.w1"]
+			assert.Equal(t, p[w1.Offset+4*w1.Cols+2], by["convs.0.nn.lins.0.weight"].Data[2*5+4])
+		})
+	}
+}
+
+// TestGINImportFixedEps: a state dict whose eps buffer differs from the
+// configured ε is refused, naming the setting; a learnable ε is read from
+// it whatever its value.
+func TestGINImportFixedEps(t *testing.T) {
+	fixed, learn := pygConfigs[6], pygConfigs[5]
+	ts, err := ExportPyG(fixed, distinctParams(fixed))
+	require.NoError(t, err)
+	for i := range ts {
+		if ts[i].Name == "convs.1.eps" {
+			ts[i].Data = []float32{0.5}
+		}
+	}
+	_, err = ImportPyG(fixed, ts)
+	require.ErrorContains(t, err, "tensor convs.1.eps is [0.5], the gin model's eps -0.25 (a constant: train_eps false) holds [-0.25]")
+	p, err := ImportPyG(learn, ts)
+	require.NoError(t, err)
+	assert.Equal(t, float32(0.5), p[tensorsByName(learn)["l1.eps"].Offset])
+}
+
+// TestGINEpsInit: a learnable ε starts at eps (PyG's reset_parameters),
+// on every seed, and the other tensors keep their Glorot and zero starts.
+func TestGINEpsInit(t *testing.T) {
+	cfg := Config{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(true, 0.75)}
+	for _, seed := range []uint64{1, 2} {
+		p, err := InitParams(cfg, seed)
+		require.NoError(t, err)
+		for _, ts := range cfg.Tensors() {
+			v := p[ts.Offset : ts.Offset+ts.Size()]
+			switch {
+			case strings.HasSuffix(ts.Name, ".eps"):
+				assert.Equal(t, []float32{0.75}, v, ts.Name)
+			case ts.Zero:
+				assert.Equal(t, make([]float32, ts.Size()), v, ts.Name)
+			default:
+				assert.NotContains(t, v, float32(0), ts.Name)
+			}
+		}
 	}
 }

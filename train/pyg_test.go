@@ -12,13 +12,17 @@ import (
 
 // pygConfigs are the configurations the PyG layout covers: every
 // homogeneous architecture, a one-layer GAT (its only layer averages the
-// heads) and an MLP link model (decoder tensors).
+// heads), an MLP link model (decoder tensors), GIN with a learnable and a
+// fixed ε (a buffer in PyG), GINE with edge features.
 var pygConfigs = []Config{
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5},
 	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.5},
 	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Opts: GATOpts(2, 0.25)},
 	{Arch: ArchGAT, InDim: 5, Classes: 4, Layers: 1, Opts: GATOpts(3, 0)},
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Decoder: DecoderMLP},
+	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(true, 0.5)},
+	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(false, -0.25)},
+	{Arch: ArchGINE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 2},
 }
 
 // distinctParams gives every parameter its own value, so a transposition
@@ -35,7 +39,7 @@ func distinctParams(cfg Config) []float32 {
 // flat buffer, and exporting it again the same bytes.
 func TestPyGRoundTrip(t *testing.T) {
 	for _, cfg := range pygConfigs {
-		t.Run(cfg.ArchName()+cfg.Decoder, func(t *testing.T) {
+		t.Run(cfg.ArchName()+cfg.Decoder+string(cfg.Opts), func(t *testing.T) {
 			p := distinctParams(cfg)
 			b, err := EncodePyG(cfg, p)
 			require.NoError(t, err)
