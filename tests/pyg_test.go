@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,7 +90,8 @@ func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...
 	}
 }
 
-// TestPyGExportCora trains sage, gcn and gat on Cora under mpirun (2 ranks,
+// TestPyGExportCora trains sage, gcn, gat and gin (ε fixed, then
+// learnable: PyG's eps buffer and Parameter) on Cora under mpirun (2 ranks,
 // full neighbourhoods), exports each with `mpignn export`, and rebuilds it
 // in plain PyTorch from the state dict and its JSON sidecar with PyG's
 // names, shapes and layer equations (scripts/pyg_check.py): the full-graph
@@ -110,9 +112,11 @@ func TestPyGExportCora(t *testing.T) {
 		{model: "sage"},
 		{model: "gcn"},
 		{model: "gat", extra: []string{"--heads", "4", "--attn-dropout", "0.3"}},
+		{model: "gin", extra: []string{"--eps", "0.25"}},
+		{model: "gin", extra: []string{"--train-eps", "--eps", "0.1"}},
 	}
-	for _, m := range models {
-		dir := filepath.Join(work, m.model)
+	for i, m := range models {
+		dir := filepath.Join(work, fmt.Sprintf("%d-%s", i, m.model))
 		train := exportAndPredict(t, bin, parts, dir, m)
 		checkRoundTrip(t, bin, train, m, dir)
 	}
@@ -124,8 +128,9 @@ func TestPyGExportCora(t *testing.T) {
 	// (--init-from, --epochs 0, predict --logits) with PyTorch's logits.
 	var random []*pygModel
 	for i, m := range models {
-		r := &pygModel{model: m.model, extra: m.extra, ck: filepath.Join(work, m.model, "ck-random"),
-			state: filepath.Join(work, m.model, "random.safetensors"), logits: filepath.Join(work, m.model, "random.npy")}
+		dir := filepath.Dir(m.state)
+		r := &pygModel{model: m.model, extra: m.extra, ck: filepath.Join(dir, "ck-random"),
+			state: filepath.Join(dir, "random.safetensors"), logits: filepath.Join(dir, "random.npy")}
 		out, err := exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", m.state,
 			"--make-random", r.state, "--seed", strconv.Itoa(i)).CombinedOutput()
 		require.NoError(t, err, "pyg_check.py --make-random:\n%s", out)
@@ -143,7 +148,7 @@ func TestPyGExportCora(t *testing.T) {
 	// predict --gcn-norm sym evaluates a GCN with GCNConv's first layer
 	// too: the PyTorch-initialised GCN's logits are then pure GCNConv's.
 	g := *random[1]
-	g.logits = filepath.Join(work, "gcn", "random-sym.npy")
+	g.logits = filepath.Join(filepath.Dir(g.state), "random-sym.npy")
 	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "predict", "--parts", parts,
 		"--checkpoint", g.ck, "--logits", "--gcn-norm", "sym", "--out", g.logits}})
 	require.NoError(t, res.Err, "predict --gcn-norm sym:\n%s", tail(res.Output, 20))
@@ -155,6 +160,13 @@ func TestPyGExportCora(t *testing.T) {
 	require.Error(t, res.Err, "a GAT state dict loaded into GCN")
 	assert.Contains(t, res.Output, "--init-from "+models[2].state)
 	assert.Contains(t, res.Output, "att_")
+
+	// A GIN whose ε was the constant 0.25 into a GIN run with ε = 0: the
+	// eps buffer disagrees with the model, refused by name.
+	res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "train", "--parts", parts, "--model", "gin",
+		"--fanout", "-1,-1", "--hidden", "16", "--epochs", "1", "--quiet", "--init-from", models[3].state}})
+	require.Error(t, res.Err, "a GIN state dict with eps 0.25 loaded into a GIN with eps 0")
+	assert.Contains(t, res.Output, "tensor convs.0.eps is [0.25], the gin model's eps 0 (a constant: train_eps false) holds [0]")
 }
 
 // TestPyGExportDBLP does the same for the heterogeneous models on DBLP:

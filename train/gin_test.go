@@ -1,9 +1,13 @@
 package train
 
 import (
+	"encoding/json"
 	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -164,4 +168,81 @@ func TestGINEpsInit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestGINETorchReference: a two-layer GINE (learnable ε, edge features, a
+// self-loop and a repeated edge in the graph) exported to PyG's layout and
+// rebuilt in PyTorch from scripts/pyg_check.py's GINE (GINEConv over
+// GIN's MLP, PyG 2.6 names) gives mpignn's logits within 1e-5, every node
+// a destination of both blocks (the full graph).
+func TestGINETorchReference(t *testing.T) {
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import torch, numpy").Run() != nil {
+		t.Skip("/usr/bin/python3 cannot import torch and numpy (scripts/deps.sh installs python3-torch): GINE is not checked in PyTorch")
+	}
+	cfg := Config{Arch: ArchGINE, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 3, Opts: GINOpts(true, 0.2)}
+	const n = 12
+	r := rand.New(rand.NewPCG(8, 9))
+	b := sample.Block{NumDst: n, Nodes: make([]int64, n), Orig: make([]int64, n), Indptr: []int32{0}, EdgeFeatDim: cfg.EdgeDim}
+	var src, dst []int
+	for i := range n {
+		b.Nodes[i], b.Orig[i] = int64(i), int64(100+i)
+		deg := r.IntN(4)
+		if i == 3 {
+			deg = 0 // a node without in-edges
+		}
+		for range deg {
+			src, dst = append(src, r.IntN(n)), append(dst, i)
+		}
+		if i == 5 {
+			src, dst = append(src, 5, 7, 7), append(dst, 5, 5, 5) // a self-loop and a repeated edge
+		}
+		for _, j := range src[len(b.Indices):] {
+			b.Indices = append(b.Indices, int32(j))
+		}
+		b.Indptr = append(b.Indptr, int32(len(b.Indices)))
+	}
+	b.EdgeFeat = randFeatures(r, len(b.Indices)*cfg.EdgeDim)
+	m, err := NewModel(cfg, 3)
+	require.NoError(t, err)
+	for _, ts := range cfg.Tensors() {
+		if ts.Zero { // biases and ε away from their zero and 0.2 starts
+			for i := range ts.Size() {
+				m.Params()[ts.Offset+i] = float32(0.2 + r.NormFloat64()*0.3)
+			}
+		}
+	}
+	x := randFeatures(r, n*cfg.InDim)
+	logits, err := m.Forward(&sample.Batch{Blocks: []sample.Block{b, b}, X: x})
+	require.NoError(t, err)
+
+	dir := t.TempDir()
+	st, err := EncodePyG(cfg, m.Params())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.safetensors"), st, 0o644))
+	spec, err := PyGSpec(cfg, nil)
+	require.NoError(t, err)
+	in, err := json.Marshal(map[string]any{"spec": spec, "x": x, "src": src, "dst": dst, "edge_attr": b.EdgeFeat, "want": logits})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "in.json"), in, 0o644))
+	script := `
+import importlib.util, json, sys, torch
+s = importlib.util.spec_from_file_location("pyg_check", sys.argv[1]); pc = importlib.util.module_from_spec(s); s.loader.exec_module(pc)
+d = json.load(open(sys.argv[2] + "/in.json"))
+cls, _ = pc.model_class(d["spec"]["class"])
+model = cls(**d["spec"]["kwargs"])
+model.load_state_dict(pc.load_safetensors(sys.argv[2] + "/m.safetensors"), strict=True)
+model.eval()
+n, k = len(d["want"]) // 3, len(d["edge_attr"]) // len(d["src"])
+with torch.no_grad():
+    got = model(torch.tensor(d["x"]).view(n, -1), torch.tensor([d["src"], d["dst"]]), torch.tensor(d["edge_attr"]).view(-1, k))
+print(json.dumps({"diff": (got.double() - torch.tensor(d["want"]).double().view(n, 3)).abs().max().item(), "max": got.abs().max().item()}))
+`
+	out, err := exec.Command(py, "-c", script, filepath.Join("..", "scripts", "pyg_check.py"), dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var res struct{ Diff, Max float64 }
+	require.NoError(t, json.Unmarshal(out, &res), "%s", out)
+	t.Logf("GINE: max abs logit difference %.3g (max |logit| %.3g)", res.Diff, res.Max)
+	assert.Greater(t, res.Max, 0.1, "logits too small to compare")
+	assert.LessOrEqual(t, res.Diff, 1e-5)
 }
