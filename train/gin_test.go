@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,4 +246,32 @@ print(json.dumps({"diff": (got.double() - torch.tensor(d["want"]).double().view(
 	t.Logf("GINE: max abs logit difference %.3g (max |logit| %.3g)", res.Diff, res.Max)
 	assert.Greater(t, res.Max, 0.1, "logits too small to compare")
 	assert.LessOrEqual(t, res.Diff, 1e-5)
+}
+
+// TestGINEEdgeFeatRefused: blocks without edge features, or of another
+// width, are refused by training and by layer-wise inference with one
+// error naming the widths, never read out of range.
+func TestGINEEdgeFeatRefused(t *testing.T) {
+	cfg := Config{Arch: ArchGINE, InDim: 5, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 3}
+	m, blocks, x, y := testCase(t, cfg, 4)
+	for _, tc := range []struct {
+		name string
+		dim  int
+		want string
+	}{
+		{"none", 0, "block 0: the block has edge features of width 0, the gine model reads 3 per edge (edge_dim)"},
+		{"narrow", 2, "block 0: the block has edge features of width 2, the gine model reads 3 per edge (edge_dim)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs := slices.Clone(blocks)
+			bs[0].EdgeFeat, bs[0].EdgeFeatDim = nil, 0
+			if tc.dim > 0 {
+				addEdgeFeat(rand.New(rand.NewPCG(1, 1)), bs[:1], tc.dim)
+			}
+			_, _, err := m.Train(&sample.Batch{Blocks: bs, X: x, Labels: y}, 1, MaskKey{})
+			require.ErrorContains(t, err, tc.want)
+			_, err = m.Layerwise().Layer(0, &bs[0], x, nil)
+			require.ErrorContains(t, err, "infer layer 0: the block has edge features of width")
+		})
+	}
 }

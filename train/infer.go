@@ -135,6 +135,9 @@ func (lw Layerwise) layer(l int, b *sample.Block, h []float32, xs *sample.Sparse
 	if err := checkBlock(b); err != nil {
 		return nil, fmt.Errorf("infer layer %d: %w", l, err)
 	}
+	if err := checkEdgeFeat(n.cfg, b); err != nil {
+		return nil, fmt.Errorf("infer layer %d: %w", l, err)
+	}
 	in, out := lw.InDim(l), lw.OutDim(l)
 	if want := b.NumSrc() * in; xs == nil && len(h) != want {
 		return nil, fmt.Errorf("infer layer %d: got %d input values, want %d (%d nodes x %d)", l, len(h), want, b.NumSrc(), in)
@@ -207,6 +210,16 @@ func (lw Layerwise) ScoreTargets(rows, targets []float32) (float64, int, error) 
 // row of Classes per node, as the last Layer returns them).
 func (lw Layerwise) Predict(logits []float32, dst []int32) []int32 {
 	return appendArgmax(dst, logits, lw.m.n.cfg.Classes)
+}
+
+// checkEdgeFeat refuses a block whose edge features are not the width
+// the model's layers read (cfg.EdgeDim; a model that reads none ignores
+// any): a layer indexes them per edge.
+func checkEdgeFeat(cfg Config, b *sample.Block) error {
+	if cfg.EdgeDim > 0 && b.EdgeFeatDim != cfg.EdgeDim {
+		return fmt.Errorf("the block has edge features of width %d, the %s model reads %d per edge (edge_dim)", b.EdgeFeatDim, cfg.ArchName(), cfg.EdgeDim)
+	}
+	return nil
 }
 
 // checkBlock validates one block's structure (the per-block part of

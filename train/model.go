@@ -544,8 +544,8 @@ func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 		if err := checkBlock(b); err != nil {
 			return fmt.Errorf("model: block %d: %w", l, err)
 		}
-		if n.cfg.EdgeDim > 0 && b.EdgeFeatDim != n.cfg.EdgeDim {
-			return fmt.Errorf("model: block %d has edge features of width %d, the model reads %d (edge_dim)", l, b.EdgeFeatDim, n.cfg.EdgeDim)
+		if err := checkEdgeFeat(n.cfg, b); err != nil {
+			return fmt.Errorf("model: block %d: %w", l, err)
 		}
 		if l > 0 && ns != blocks[l-1].NumDst {
 			return fmt.Errorf("model: block %d has %d nodes but block %d has %d destinations", l, ns, l-1, blocks[l-1].NumDst)
