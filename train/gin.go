@@ -146,13 +146,16 @@ func ginPyG(c Config, l int, m, p string) []pygEntry {
 	return es
 }
 
-// validateGIN checks ε and that GINE has edge features to read.
+// validateGIN checks ε and that GINE has edge features to read. The
+// settings are checked before the partition gives InDim and EdgeDim
+// (ValidateSettings), so only a complete config (InDim set) without edge
+// features is refused.
 func validateGIN(c Config) error {
 	eps := c.Opts.Float32(epsKey)
 	switch {
 	case math.IsNaN(float64(eps)) || math.IsInf(float64(eps), 0):
 		return config.Errorf("{Opts.Eps} %v must be a finite number", eps)
-	case c.Arch == ArchGINE && c.EdgeDim == 0:
+	case c.Arch == ArchGINE && c.EdgeDim == 0 && c.InDim > 0:
 		return config.Errorf("{EdgeDim} is 0 but gine reads edge features (ReLU(h_j + Linear(e_ij))): train it on a partition written with edge features, or use gin")
 	}
 	return nil
