@@ -43,7 +43,7 @@ type ginLayer[T Float] struct {
 	gwe, gbe                    []T
 
 	msg    []T // gine: the message pre-activation h_j + e_ij·W_e + b_e per edge, ne x in
-	agg    []T // a (dense) or, sparse layer 0, a·W1 assembled from pw; NumDst x in (or out)
+	agg    []T // a, the aggregate (1+ε)·h_i + sum of messages, NumDst x in
 	z1     []T // a·W1 + b1, NumDst x out
 	r      []T // ReLU(z1)
 	o      []T // output rows, NumDst x out
@@ -51,7 +51,7 @@ type ginLayer[T Float] struct {
 	da     []T // gradient w.r.t. a, NumDst x in
 	dmsg   []T // gine: gradient w.r.t. msg
 	dh     []T // gradient w.r.t. the input rows, NumSrc x in
-	rowEps []T // per destination da_i·h_i, summed in order for ε's gradient
+	rowEps []T // per destination da_i·h_i (dz1_i·pw_i when sparse), summed in order for ε's gradient
 	dense  []T // gine, sparse layer 0: the input rows made dense
 
 	// Sparse layer 0 of gin (Pass.Sparse): pw = X·W1 for every source and
@@ -260,14 +260,7 @@ func (g *ginLayer[T]) messages(b *sample.Block, h []T) {
 	in, ne := g.in, len(b.Indices)
 	g.msg = grow(g.msg, ne*in)
 	fillRows(g.msg, ne, g.be)
-	ef := any(b.EdgeFeat)
-	var e []T
-	if v, ok := ef.([]T); ok {
-		e = v
-	} else {
-		e = toT[T](b.EdgeFeat)
-	}
-	kernels.Gemm(false, false, ne, in, g.edim, 1, e, g.edim, g.we, in, 1, g.msg, in)
+	kernels.Gemm(false, false, ne, in, g.edim, 1, edgeFeat[T](b), g.edim, g.we, in, 1, g.msg, in)
 	par.Range(ne, ne*in, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			kernels.Axpy(1, h[int(b.Indices[k])*in:(int(b.Indices[k])+1)*in], g.msg[k*in:(k+1)*in])
@@ -275,11 +268,15 @@ func (g *ginLayer[T]) messages(b *sample.Block, h []T) {
 	})
 }
 
-// toT converts float32 edge features to the layer's element type (the
-// float64 models of the gradient checks).
-func toT[T Float](x []float32) []T {
-	out := make([]T, len(x))
-	for i, v := range x {
+// edgeFeat returns the block's edge features in the layer's element type:
+// the float32 values themselves, or a float64 copy for the models of the
+// gradient checks.
+func edgeFeat[T Float](b *sample.Block) []T {
+	if e, ok := any(b.EdgeFeat).([]T); ok {
+		return e
+	}
+	out := make([]T, len(b.EdgeFeat))
+	for i, v := range b.EdgeFeat {
 		out[i] = T(v)
 	}
 	return out
@@ -418,12 +415,7 @@ func (g *ginLayer[T]) edgeGrads(b *sample.Block) {
 		}
 	})
 	colSum(g.dmsg, ne, in, g.gbe)
-	ef := any(b.EdgeFeat)
-	e, ok := ef.([]T)
-	if !ok {
-		e = toT[T](b.EdgeFeat)
-	}
-	kernels.Gemm(true, false, g.edim, in, ne, 1, e, g.edim, g.dmsg, in, 1, g.gwe, in)
+	kernels.Gemm(true, false, g.edim, in, ne, 1, edgeFeat[T](b), g.edim, g.dmsg, in, 1, g.gwe, in)
 }
 
 // scatter writes into d (NumSrc x w) the adjoint of the aggregation
