@@ -12,7 +12,8 @@ import (
 
 // pygConfigs are the configurations the PyG layout covers: every
 // homogeneous architecture, a one-layer GAT (its only layer averages the
-// heads) and an MLP link model (decoder tensors).
+// heads), an MLP link model (decoder tensors), GIN with a learnable and a
+// fixed ε (a buffer in PyG), GINE with edge features.
 var pygConfigs = []Config{
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5},
 	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.5},
@@ -23,6 +24,9 @@ var pygConfigs = []Config{
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Residual: true, Norm: NormLayer, JK: JKCat},
 	{Arch: ArchGAT, InDim: 6, Hidden: 6, Classes: 3, Layers: 3, Residual: true, JK: JKMax, Opts: GATOpts(2, 0)},
 	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Norm: NormLayer, Decoder: DecoderMLP},
+	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(true, 0.5)},
+	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(false, -0.25)},
+	{Arch: ArchGINE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 2},
 }
 
 // distinctParams gives every parameter its own value, so a transposition
@@ -39,7 +43,7 @@ func distinctParams(cfg Config) []float32 {
 // flat buffer, and exporting it again the same bytes.
 func TestPyGRoundTrip(t *testing.T) {
 	for _, cfg := range pygConfigs {
-		t.Run(cfg.ArchName()+cfg.Decoder, func(t *testing.T) {
+		t.Run(cfg.ArchName()+cfg.Decoder+string(cfg.Opts), func(t *testing.T) {
 			p := distinctParams(cfg)
 			b, err := EncodePyG(cfg, p)
 			require.NoError(t, err)
