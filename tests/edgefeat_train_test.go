@@ -82,3 +82,50 @@ func linesWith(out, s string) []string {
 	}
 	return lines
 }
+
+// TestEdgeModelsCLI: the models that read edge features train with
+// `--use-edge-feat` on a partition with them: both transports give the
+// same weights (the features reach every rank's layers alike, one-sided
+// or through Alltoallv), layer-wise prediction (full neighbourhoods, every
+// edge's features) runs on the checkpoint, and a model that cannot run
+// without them is refused in one line when the flag is missing.
+func TestEdgeModelsCLI(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	data := filepath.Join(work, "data")
+	mustRun(t, bin, "gen", "--nodes", "600", "--avg-degree", "6", "--classes", "3", "--feat-dim", "8", "--edge-feat-dim", "4",
+		"--seed", "2", "--out", data)
+	parts := filepath.Join(work, "parts")
+	mustRun(t, bin, "partition", "--data", data, "--parts", "2", "--edge-feat", "--out", parts)
+	train := func(model []string, extra ...string) Run {
+		args := append([]string{bin, "train", "--parts", parts, "--epochs", "2", "--fanout", "5,5", "--hidden", "16",
+			"--global-batch", "64", "--seed", "3", "--quiet"}, append(model, extra...)...)
+		return h.MPI(Job{Ranks: 2, Timeout: 3 * time.Minute, Args: args})
+	}
+	for _, model := range [][]string{
+		{"--model", "gine", "--use-edge-feat"},
+		{"--model", "gine", "--use-edge-feat", "--train-eps"},
+	} {
+		name := strings.Join(model, " ")
+		weights := map[string]string{}
+		for _, tr := range []string{"rma", "alltoallv"} {
+			res := train(model, "--transport", tr)
+			require.NoError(t, res.Err, "%s over %s:\n%s", name, tr, tail(res.Output, 20))
+			w := weightsRe.FindStringSubmatch(res.Stdout)
+			require.NotNil(t, w, "%s: no final line:\n%s", name, tail(res.Output, 20))
+			weights[tr] = w[1]
+		}
+		assert.Equal(t, weights["rma"], weights["alltoallv"], "%s: both transports train the same model", name)
+		ck := filepath.Join(work, "ck-"+strings.ReplaceAll(name, " ", ""))
+		res := train(model, "--checkpoint", ck)
+		require.NoError(t, res.Err, tail(res.Output, 20))
+		res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "predict", "--parts", parts, "--checkpoint", ck,
+			"--logits", "--out", filepath.Join(work, "logits.npy")}})
+		require.NoError(t, res.Err, "%s: layer-wise predict:\n%s", name, tail(res.Output, 20))
+	}
+	res := train([]string{"--model", "gine"})
+	require.Error(t, res.Err)
+	want := "--model gine reads edge features: give --use-edge-feat"
+	assert.Len(t, linesWith(res.Output, want), 1, "one line:\n%s", res.Output)
+}

@@ -105,3 +105,10 @@ func lookupArch(name string) (Arch, error) { return builtinArchs().lookup(name) 
 // read edge features (Arch.EdgeFeatures: they take Config.EdgeDim), in
 // table order; nil if none does.
 func EdgeArchs() []string { return builtinArchs().edgeNames() }
+
+// ArchNeedsEdgeFeatures reports whether the built-in architecture name
+// cannot run without edge features (Arch.NeedsEdgeFeatures: gine).
+func ArchNeedsEdgeFeatures(name string) bool {
+	a, err := lookupArch(name)
+	return err == nil && a.NeedsEdgeFeatures
+}

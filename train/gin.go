@@ -102,8 +102,8 @@ func gineArch() Arch {
 		Validate:     validateGIN,
 		New32:        func(c Config, l int) Layer[float32] { return newGIN[float32](c, l) },
 		New64:        func(c Config, l int) Layer[float64] { return newGIN[float64](c, l) },
-		EdgeFeatures: true,
-		pyg:          ginPyG,
+		EdgeFeatures: true, NeedsEdgeFeatures: true,
+		pyg: ginPyG,
 		pygSpec: func(c Config, s *PyGModelSpec) {
 			// PyG has GINEConv but no model class of it.
 			s.Class = "GINE"
@@ -156,7 +156,7 @@ func validateGIN(c Config) error {
 	case math.IsNaN(float64(eps)) || math.IsInf(float64(eps), 0):
 		return config.Errorf("{Opts.Eps} %v must be a finite number", eps)
 	case c.Arch == ArchGINE && c.EdgeDim == 0 && c.InDim > 0:
-		return config.Errorf("{EdgeDim} is 0 but gine reads edge features (ReLU(h_j + Linear(e_ij))): train it on a partition written with edge features, or use gin")
+		return config.Errorf("{Arch} gine reads edge features (ReLU(h_j + Linear(e_ij))) but {EdgeDim} is 0: give it a partition's edge features, or use gin")
 	}
 	return nil
 }

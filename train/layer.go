@@ -198,6 +198,9 @@ type Arch struct {
 	// edge features (sample.Block.EdgeFeat, Config.EdgeDim wide) when
 	// Config.EdgeDim is set.
 	EdgeFeatures bool
+	// NeedsEdgeFeatures marks an architecture that cannot run without
+	// them (Config.EdgeDim > 0 once the config is complete).
+	NeedsEdgeFeatures bool
 
 	// SrcDegree reports whether layer-wise inference must give the layers
 	// above the first every source's in-degree (Pass.SrcDeg), and

@@ -27,6 +27,9 @@ import (
 // none, and for an architecture that reads none.
 func validateEdgeFeat(c *TrainConfig, t task) error {
 	if !c.UseEdgeFeat {
+		if train.ArchNeedsEdgeFeatures(c.Model.Arch) {
+			return config.Errorf("{Model.Arch} %s reads edge features: give {UseEdgeFeat} (on a partition written with them: partition or train --data with --edge-feat)", c.Model.Arch)
+		}
 		return nil
 	}
 	switch t.name() {
