@@ -84,6 +84,11 @@ func relabel(r *rand.Rand, blocks []sample.Block, x []float32, dim int, labels [
 			if b.Etype != nil {
 				nb.Etype = append(nb.Etype, b.Etype[b.Indptr[old]:b.Indptr[old+1]]...)
 			}
+			if b.EdgeFeat != nil {
+				d := b.EdgeFeatDim
+				nb.EdgeFeat = append(nb.EdgeFeat, b.EdgeFeat[int(b.Indptr[old])*d:int(b.Indptr[old+1])*d]...)
+				nb.EdgeFeatDim = d
+			}
 			nb.Indptr = append(nb.Indptr, int32(len(nb.Indices)))
 		}
 		out[l] = nb
@@ -97,6 +102,15 @@ func relabel(r *rand.Rand, blocks []sample.Block, x []float32, dim int, labels [
 		nl[nw] = labels[old]
 	}
 	return out, nx, nl
+}
+
+// withEdgeFeatures gives every edge of blocks dim random features, as a
+// sampler over a graph with edge features does.
+func withEdgeFeatures(r *rand.Rand, blocks []sample.Block, dim int) {
+	for l := range blocks {
+		blocks[l].EdgeFeat = randFeatures(r, len(blocks[l].Indices)*dim)
+		blocks[l].EdgeFeatDim = dim
+	}
 }
 
 func randFeatures(r *rand.Rand, n int) []float32 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"mpignn/sample"
 )
 
@@ -52,7 +54,11 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 			}
 			o = refGCN(b, prev, h, in, out, par(l, "w"), par(l, "b"))
 		case ArchGAT:
-			o = refGAT(cfg, l, b, h, par(l, "w"), par(l, "att_src"), par(l, "att_dst"), par(l, "b"), train, key)
+			var we, ae []float64
+			if cfg.EdgeDim > 0 {
+				we, ae = par(l, "w_edge"), par(l, "att_edge")
+			}
+			o = refGAT(cfg, l, b, h, par(l, "w"), par(l, "att_src"), par(l, "att_dst"), par(l, "b"), we, ae, train, key)
 		}
 		if !cfg.convToOut(l) {
 			for i := 0; i < b.NumDst; i++ {
@@ -199,11 +205,37 @@ func refGCN(b, prev *sample.Block, h []float64, in, out int, w, bias []float64) 
 	return o
 }
 
+// refEdgeFeatures returns the features of destination i's attention edges
+// (the self edge, then sampledNeighbors' edges): a sampled edge's own, the
+// self edge's the mean of the others' (PyG's fill_value 'mean'; zero
+// without others).
+func refEdgeFeatures(b *sample.Block, i int) [][]float64 {
+	d := b.EdgeFeatDim
+	self := make([]float64, d)
+	out := [][]float64{self}
+	for p := b.Indptr[i]; p < b.Indptr[i+1]; p++ {
+		if int(b.Indices[p]) == i {
+			continue
+		}
+		f := to64(b.EdgeFeat[int(p)*d : int(p+1)*d])
+		out = append(out, f)
+		for k, v := range f {
+			self[k] += v
+		}
+	}
+	if n := len(out) - 1; n > 0 {
+		for k := range self {
+			self[k] /= float64(n)
+		}
+	}
+	return out
+}
+
 // refGAT: per head, softmax over the self edge and the sampled neighbors of
-// LeakyReLU(a_src·z_j + a_dst·z_i), attention dropout keyed by
+// LeakyReLU(a_src·z_j + a_dst·z_i [+ a_edge·(x_ij·W_e)]), attention dropout keyed by
 // (AttnLayer(l), original destination id, k·H + head), then the weighted
 // sum of z_j; heads concatenated except in the last layer (averaged).
-func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64, train bool, key MaskKey) []float64 {
+func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias, wEdge, aEdge []float64, train bool, key MaskKey) []float64 {
 	in, out := cfg.LayerDims(l)
 	H, last := cfg.Opts.Int(headsKey), cfg.convToOut(l) // with jk every layer concatenates
 	F := out
@@ -221,11 +253,22 @@ func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64
 	for i := 0; i < b.NumDst; i++ {
 		copy(o[i*out:(i+1)*out], bias)
 		srcs := append([]int{i}, sampledNeighbors(b, i)...)
+		var ef [][]float64
+		if cfg.EdgeDim > 0 {
+			ef = refEdgeFeatures(b, i)
+		}
 		for hd := 0; hd < H; hd++ {
 			e := make([]float64, len(srcs))
 			for k, j := range srcs {
 				for f := 0; f < F; f++ {
 					e[k] += z(j, hd, f)*aSrc[hd*F+f] + z(i, hd, f)*aDst[hd*F+f]
+					if ef != nil {
+						le := 0.0
+						for d, v := range ef[k] {
+							le += v * wEdge[d*H*F+hd*F+f]
+						}
+						e[k] += le * aEdge[hd*F+f]
+					}
 				}
 				if e[k] < 0 {
 					e[k] *= 0.2
@@ -275,6 +318,9 @@ func testCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, []
 	blocks := synthBlocks(r, sizes, fanout, 5)
 	x := randFeatures(r, sizes[0]*cfg.InDim)
 	y := randLabels(r, sizes[len(sizes)-1], cfg.Classes)
+	if cfg.EdgeDim > 0 {
+		withEdgeFeatures(r, blocks, cfg.EdgeDim)
+	}
 	m, err := NewModel(cfg, seed)
 	if err != nil {
 		t.Fatal(err)
@@ -314,13 +360,21 @@ var gradCases = forEachArch([]gradCase{
 	{"3layer-jk-max", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, JK: JKMax}, false},
 	{"2layer-jk-last-norm", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2, JK: JKLast, Norm: NormLayer}, false},
 	{"3layer-all-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Residual: true, Norm: NormLayer, JK: JKCat, Dropout: 0.3}, true},
+	// Edge features: only the architectures that read them.
+	{"2layer-edge", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 3}, false},
+	{"3layer-edge-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.3, EdgeDim: 2}, true},
 })
 
-// forEachArch repeats base for every registered architecture.
+// forEachArch repeats base for every registered architecture (a case with
+// edge features for those that read them).
 func forEachArch(base []gradCase) []gradCase {
 	var out []gradCase
 	for _, arch := range Archs() {
+		a, _ := lookupArch(arch)
 		for _, tc := range base {
+			if tc.cfg.EdgeDim > 0 && !a.EdgeFeatures {
+				continue
+			}
 			tc.cfg.Arch = arch
 			if arch == ArchGAT {
 				ad := float32(0)
@@ -760,5 +814,37 @@ func checkGradients(t *testing.T, n *net[float64], tensors []Tensor, lossAt func
 		if maxG == 0 {
 			t.Errorf("%s: all gradients are zero; the check would be vacuous", ts.Name)
 		}
+	}
+}
+
+// TestEdgeFeatureWidthChecked: a model reading edge features refuses blocks
+// whose features are missing or of another width, rather than indexing
+// them wrongly.
+func TestEdgeFeatureWidthChecked(t *testing.T) {
+	cfg := Config{Arch: ArchGAT, InDim: 5, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 3, Opts: GATOpts(2, 0)}
+	m, blocks, x, _ := testCase(t, cfg, 21)
+	for _, tc := range []struct {
+		name string
+		dim  int
+		want string
+	}{
+		{"matching", 3, ""},
+		{"none", 0, "block 0 has edge features of width 0, the model reads 3"},
+		{"narrower", 2, "block 0 has edge features of width 2, the model reads 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs := slices.Clone(blocks)
+			if tc.dim == 0 {
+				bs[0].EdgeFeat, bs[0].EdgeFeatDim = nil, 0
+			} else {
+				bs[0].EdgeFeat, bs[0].EdgeFeatDim = make([]float32, len(bs[0].Indices)*tc.dim), tc.dim
+			}
+			_, err := m.Forward(&sample.Batch{Blocks: bs, X: x})
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
 	}
 }

@@ -399,6 +399,7 @@ func threadModelCases() []threadModelCase {
 		{name: "sage-sparse-residual-jk-max", cfg: with(func(c *Config) { c.Arch, c.Residual, c.JK = ArchSAGE, true, JKMax }), sparse: true},
 		{name: "gat-norm-jk-last", cfg: with(func(c *Config) { c.Arch, c.Opts, c.Norm, c.JK = ArchGAT, GATOpts(2, 0.2), NormLayer, JKLast })},
 		{name: "gcn-link-mlp-residual-norm", cfg: with(func(c *Config) { c.Arch, c.Decoder, c.Residual, c.Norm = ArchGCN, DecoderMLP, true, NormLayer }), link: true},
+		{name: "gat-edge", cfg: with(func(c *Config) { c.Arch, c.Opts, c.EdgeDim = ArchGAT, GATOpts(2, 0.2), 5 })},
 		{name: "sage-link-dot", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchSAGE, DecoderDot }), link: true},
 		{name: "gcn-link-mlp", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchGCN, DecoderMLP }), link: true},
 		{name: "rgcn", cfg: Config{Arch: ArchRGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},
@@ -439,6 +440,9 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 		b.Pairs, b.PairLabels = randPairs(r, 3*seeds, seeds)
 	} else {
 		b.Labels = randLabels(r, seeds, tc.cfg.Classes)
+	}
+	if d := tc.cfg.EdgeDim; d > 0 {
+		withEdgeFeatures(r, b.Blocks, d)
 	}
 	m, err := NewModel(tc.cfg, 5)
 	require.NoError(t, err)
