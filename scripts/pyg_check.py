@@ -19,7 +19,13 @@ compute PyG's documented layer equations in plain PyTorch:
 - GCNConv:  out = D^-1/2 (A + I) D^-1/2 lin(x) + bias, D the in-degree + 1
 - GATConv:  z = lin(x) viewed (N, H, C); e_ij = LeakyReLU_0.2(<att_src, z_j>
   + <att_dst, z_i>); alpha = softmax over j in N(i) + {i}; heads
-  concatenated (hidden layers) or averaged (last layer), then + bias.
+  concatenated (hidden layers) or averaged (last layer), then + bias. With
+  edge_dim, + <att_edge, lin_edge(e_ij)> inside the LeakyReLU.
+- GATv2Conv (PyG 2.6, share_weights=False):  e_ij = <att, LeakyReLU_0.2(
+  lin_l(x_j) + lin_r(x_i) [+ lin_edge(e_ij)])>; alpha = softmax over j in
+  N(i) + {i}; out_i = sum_j alpha_ij lin_l(x_j), heads as GATConv, + bias.
+- Both add self-loops after removing any, and give a loop the mean of the
+  node's incoming edges' features (add_self_loops(fill_value='mean')).
 - BasicGNN's norm ("layer_norm" with norm_kwargs mode "node": LayerNorm per
   node) and jk ("cat", "max", "last": JumpingKnowledge, then lin), PyG 2.6.
 - ResidualBasicGNN (mpignn's --residual; PyG has no such class): a BasicGNN
@@ -152,6 +158,26 @@ def with_self_loops(edge_index, n):
     return torch.cat([edge_index[:, edge_index[0] != edge_index[1]], loops], dim=1)
 
 
+def with_self_loops_attr(edge_index, edge_attr, n):
+    """remove_self_loops then add_self_loops(fill_value='mean'): the loops
+    last, each with the mean of its node's incoming edges' features (zero
+    without any)."""
+    keep = edge_index[0] != edge_index[1]
+    ei, ea = edge_index[:, keep], edge_attr[keep]
+    cnt = scatter_sum(torch.ones(ei.size(1)), ei[1], n).clamp(min=1)
+    loop_attr = scatter_sum(ea, ei[1], n) / cnt.unsqueeze(1)
+    loops = torch.arange(n).repeat(2, 1)
+    return torch.cat([ei, loops], dim=1), torch.cat([ea, loop_attr], dim=0)
+
+
+def segment_softmax(e, dst, n):
+    """softmax of the scores e (E, H) over the edges of each destination."""
+    H = e.size(1)
+    e_max = torch.full((n, H), -float("inf")).scatter_reduce(0, dst.unsqueeze(1).expand(-1, H), e, "amax")
+    w = (e - e_max[dst]).exp()
+    return w / scatter_sum(w, dst, n)[dst]
+
+
 class SAGEConv(torch.nn.Module):
     def __init__(self, in_channels, out_channels, aggr="mean"):
         super().__init__()
@@ -188,25 +214,63 @@ class GCNConv(torch.nn.Module):
 
 
 class GATConv(torch.nn.Module):
-    def __init__(self, in_channels, out_channels, heads=1, concat=True, dropout=0.0):
+    def __init__(self, in_channels, out_channels, heads=1, concat=True, dropout=0.0, edge_dim=None):
         super().__init__()
         self.heads, self.out_channels, self.concat = heads, out_channels, concat
         self.lin = torch.nn.Linear(in_channels, heads * out_channels, bias=False)
         self.att_src = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
         self.att_dst = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
+        if edge_dim is not None:
+            self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False)
+            self.att_edge = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
+        else:
+            self.lin_edge = None
         self.bias = torch.nn.Parameter(torch.zeros(heads * out_channels if concat else out_channels))
 
-    def forward(self, x, edge_index):
+    def forward(self, x, edge_index, edge_attr=None):
         n, H, C = x.size(0), self.heads, self.out_channels
-        src, dst = with_self_loops(edge_index, n)
+        if edge_attr is not None and self.lin_edge is not None:
+            (src, dst), edge_attr = with_self_loops_attr(edge_index, edge_attr, n)
+        else:
+            src, dst = with_self_loops(edge_index, n)
         z = self.lin(x).view(n, H, C)
         a_src = (z * self.att_src).sum(-1)
         a_dst = (z * self.att_dst).sum(-1)
-        e = F.leaky_relu(a_src[src] + a_dst[dst], 0.2)  # (E, H)
-        e_max = torch.full((n, H), -float("inf")).scatter_reduce(0, dst.unsqueeze(1).expand(-1, H), e, "amax")
-        w = (e - e_max[dst]).exp()
-        alpha = w / scatter_sum(w, dst, n)[dst]
+        e = a_src[src] + a_dst[dst]
+        if edge_attr is not None and self.lin_edge is not None:
+            e = e + (self.lin_edge(edge_attr).view(-1, H, C) * self.att_edge).sum(-1)
+        alpha = segment_softmax(F.leaky_relu(e, 0.2), dst, n)  # (E, H)
         out = scatter_sum(alpha.unsqueeze(-1) * z[src], dst, n)
+        out = out.reshape(n, H * C) if self.concat else out.mean(dim=1)
+        return out + self.bias
+
+
+class GATv2Conv(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, heads=1, concat=True, dropout=0.0, edge_dim=None):
+        super().__init__()
+        self.heads, self.out_channels, self.concat = heads, out_channels, concat
+        self.lin_l = torch.nn.Linear(in_channels, heads * out_channels, bias=True)
+        self.lin_r = torch.nn.Linear(in_channels, heads * out_channels, bias=True)
+        self.att = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
+        if edge_dim is not None:
+            self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False)
+        else:
+            self.lin_edge = None
+        self.bias = torch.nn.Parameter(torch.zeros(heads * out_channels if concat else out_channels))
+
+    def forward(self, x, edge_index, edge_attr=None):
+        n, H, C = x.size(0), self.heads, self.out_channels
+        if edge_attr is not None:
+            (src, dst), edge_attr = with_self_loops_attr(edge_index, edge_attr, n)
+        else:
+            src, dst = with_self_loops(edge_index, n)
+        x_l = self.lin_l(x).view(n, H, C)
+        x_r = self.lin_r(x).view(n, H, C)
+        m = x_l[src] + x_r[dst]
+        if edge_attr is not None:
+            m = m + self.lin_edge(edge_attr).view(-1, H, C)
+        alpha = segment_softmax((F.leaky_relu(m, 0.2) * self.att).sum(-1), dst, n)  # (E, H)
+        out = scatter_sum(alpha.unsqueeze(-1) * x_l[src], dst, n)
         out = out.reshape(n, H * C) if self.concat else out.mean(dim=1)
         return out + self.bias
 
@@ -266,10 +330,10 @@ class BasicGNN(torch.nn.Module):
         if jk is not None:
             self.lin = torch.nn.Linear(num_layers * hidden_channels if jk == "cat" else hidden_channels, out_channels)
 
-    def forward(self, x, edge_index):
+    def forward(self, x, edge_index, edge_attr=None):
         xs = []
         for l, conv in enumerate(self.convs):
-            x = conv(x, edge_index)
+            x = (conv(x, edge_index) if edge_attr is None else conv(x, edge_index, edge_attr))
             if l == self.num_layers - 1 and self.jk_mode is None:
                 break
             if self.norms is not None:
@@ -297,10 +361,10 @@ def ResidualBasicGNN(gnn, **kwargs):
                 h = kw["hidden_channels"]
                 self.res.append(torch.nn.Linear(i, h, bias=False) if i != h else torch.nn.Identity())
 
-        def forward(self, x, edge_index):
+        def forward(self, x, edge_index, edge_attr=None):
             xs = []
             for l, conv in enumerate(self.convs):
-                h = conv(x, edge_index)
+                h = (conv(x, edge_index) if edge_attr is None else conv(x, edge_index, edge_attr))
                 if l == self.num_layers - 1 and self.jk_mode is None:
                     x = h
                     break
@@ -325,10 +389,11 @@ class GCN(BasicGNN):
 
 
 class GAT(BasicGNN):
-    def init_conv(self, i, o, last, heads=1):
+    def init_conv(self, i, o, last, heads=1, v2=False, edge_dim=None):
+        conv = GATv2Conv if v2 else GATConv
         if last:  # the conv to out_channels averages its heads
-            return GATConv(i, o, heads=heads, concat=False)
-        return GATConv(i, o // heads, heads=heads, concat=True)
+            return conv(i, o, heads=heads, concat=False, edge_dim=edge_dim)
+        return conv(i, o // heads, heads=heads, concat=True, edge_dim=edge_dim)
 
 
 class HeteroConv(torch.nn.Module):

@@ -59,6 +59,12 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 				we, ae = par(l, "w_edge"), par(l, "att_edge")
 			}
 			o = refGAT(cfg, l, b, h, par(l, "w"), par(l, "att_src"), par(l, "att_dst"), par(l, "b"), we, ae, train, key)
+		case ArchGATv2:
+			var we []float64
+			if cfg.EdgeDim > 0 {
+				we = par(l, "w_edge")
+			}
+			o = refGATv2(cfg, l, b, h, par(l, "w_l"), par(l, "b_l"), par(l, "w_r"), par(l, "b_r"), par(l, "att"), par(l, "b"), we, train, key)
 		}
 		if !cfg.convToOut(l) {
 			for i := 0; i < b.NumDst; i++ {
@@ -300,6 +306,77 @@ func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias, wEdge, a
 	return o
 }
 
+// refGATv2: per head, softmax over the self edge and the sampled neighbors
+// of att·LeakyReLU(W_l h_j + b_l + W_r h_i + b_r [+ W_e x_ij]), attention
+// dropout keyed as GAT's, then the weighted sum of W_l h_j + b_l; heads
+// concatenated except in the last layer (averaged).
+func refGATv2(cfg Config, l int, b *sample.Block, h, wl, bl, wr, br, att, bias, we []float64, train bool, key MaskKey) []float64 {
+	in, out := cfg.LayerDims(l)
+	H, last := cfg.Opts.Int(headsKey), l == cfg.Layers-1
+	F := out
+	if !last {
+		F = out / H
+	}
+	lin := func(w, bb []float64, j, c int) float64 {
+		v := bb[c]
+		for k := 0; k < in; k++ {
+			v += h[j*in+k] * w[k*H*F+c]
+		}
+		return v
+	}
+	o := make([]float64, b.NumDst*out)
+	for i := 0; i < b.NumDst; i++ {
+		copy(o[i*out:(i+1)*out], bias)
+		srcs := append([]int{i}, sampledNeighbors(b, i)...)
+		var ef [][]float64
+		if cfg.EdgeDim > 0 {
+			ef = refEdgeFeatures(b, i)
+		}
+		for hd := 0; hd < H; hd++ {
+			e := make([]float64, len(srcs))
+			for k, j := range srcs {
+				for f := 0; f < F; f++ {
+					c := hd*F + f
+					m := lin(wl, bl, j, c) + lin(wr, br, i, c)
+					if ef != nil {
+						for d, v := range ef[k] {
+							m += v * we[d*H*F+c]
+						}
+					}
+					if m < 0 {
+						m *= 0.2
+					}
+					e[k] += m * att[c]
+				}
+			}
+			mx := slices.Max(e)
+			sum := 0.0
+			for k := range e {
+				sum += math.Exp(e[k] - mx)
+			}
+			for k, j := range srcs {
+				a := math.Exp(e[k]-mx) / sum
+				if ad := cfg.Opts.Float32(attnDropKey); train && ad > 0 {
+					if DropoutKeep(key, AttnLayer(l), b.Orig[i], k*H+hd, ad) {
+						a /= 1 - float64(ad)
+					} else {
+						a = 0
+					}
+				}
+				for f := 0; f < F; f++ {
+					v := a * lin(wl, bl, j, hd*F+f)
+					if last {
+						o[i*out+f] += v / float64(H)
+					} else {
+						o[i*out+hd*F+f] += v
+					}
+				}
+			}
+		}
+	}
+	return o
+}
+
 // mustNet builds the float64 core over params.
 func mustNet(t *testing.T, cfg Config, params []float64) *net[float64] {
 	t.Helper()
@@ -376,7 +453,7 @@ func forEachArch(base []gradCase) []gradCase {
 				continue
 			}
 			tc.cfg.Arch = arch
-			if arch == ArchGAT {
+			if arch == ArchGAT || arch == ArchGATv2 {
 				ad := float32(0)
 				if tc.drop {
 					ad = 0.35
@@ -621,9 +698,9 @@ func TestConfigValidate(t *testing.T) {
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 2}, "hidden"},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Dropout: 1}, "Dropout 1 must be in [0,1)"},
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 1}, ""},
-		{Config{Arch: "gin", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `Arch "gin": want one of sage, gcn, gat, rgcn, hsage`},
-		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GATOpts(2, 0)}, "Opts.Heads applies to Arch gat only, not sage"},
-		{Config{Arch: ArchGCN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: Opts("").With(attnDropKey, float32(0.1))}, "Opts.AttnDropout applies to Arch gat only, not gcn"},
+		{Config{Arch: "gin", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `Arch "gin": want one of sage, gcn, gat, gatv2, rgcn, hsage`},
+		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GATOpts(2, 0)}, "Opts.Heads applies to Arch gat, gatv2 only, not sage"},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: Opts("").With(attnDropKey, float32(0.1))}, "Opts.AttnDropout applies to Arch gat, gatv2 only, not gcn"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "Opts.Heads 0 must be positive"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Opts: GATOpts(4, 0)}, "Hidden 6 must be a multiple of Opts.Heads 4"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 1, Opts: GATOpts(4, 0)}, ""},
@@ -636,6 +713,11 @@ func TestConfigValidate(t *testing.T) {
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, Norm: NormLayer}, `Norm "layer" needs at least 2 layers`},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, Residual: true}, "Residual needs at least 2 layers"},
 		{Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 2, Residual: true, Hetero: dblpLike()}, "Residual is not available for the heterogeneous model rgcn"},
+		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "Opts.Heads 0 must be positive"},
+		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Opts: GATOpts(4, 0)}, "Hidden 6 must be a multiple of Opts.Heads 4"},
+		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(headsKey, 4).With(attnDropKey, float32(1))}, "Opts.AttnDropout 1 must be in [0,1)"},
+		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, EdgeDim: 3, Opts: GATOpts(4, 0.6)}, ""},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, EdgeDim: 3}, "EdgeDim 3: gcn reads no edge features (gat, gatv2 do)"},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

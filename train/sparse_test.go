@@ -123,7 +123,7 @@ func TestSparseThreadIndependent(t *testing.T) {
 	for _, arch := range Archs() {
 		t.Run(arch, func(t *testing.T) {
 			cfg := Config{Arch: arch, InDim: 300, Hidden: 64, Classes: 5, Layers: 2, Dropout: 0.3, InputDropout: 0.2}
-			if arch == ArchGAT {
+			if arch == ArchGAT || arch == ArchGATv2 {
 				cfg.Opts = GATOpts(4, 0)
 			}
 			r := rand.New(rand.NewPCG(5, 6))
