@@ -608,7 +608,7 @@ def gcn_first_layer_mean(model, x, edge_index):
 def main():
     warnings.filterwarnings("ignore", message="scatter_reduce")  # beta in torch 1.13, used by the GAT stand-in
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", required=True, help="dataset directory (OGB raw layout)")
+    ap.add_argument("--data", help="dataset directory (OGB raw layout)")
     ap.add_argument("--state", required=True, nargs="+", help="FILE.safetensors from mpignn export (FILE.json beside it)")
     ap.add_argument("--logits", nargs="+", default=[], help="mpignn predict --logits output (.npy), one per --state")
     ap.add_argument("--tol", type=float, default=1e-4)
@@ -625,11 +625,18 @@ def main():
                          "divided by nodes x targets, mpignn's rule) as JSON, instead of comparing logits")
     ap.add_argument("--split", default="random", help="with --target-loss: the split whose train nodes are scored")
     ap.add_argument("--pairs", help="with --target-loss edge: the training edges (mpignn inspect --link-pairs train)")
+    ap.add_argument("--graph", metavar="G.safetensors",
+                    help="instead of --data: a small graph with edge features (tensors x, edge_index, edge_attr, "
+                         "and mpignn's logits), as train's library tests write it; compares --state's logits on it")
     ap.add_argument("--gcn-norm", default="", choices=["", "sym"],
                     help="sym: the logits come from predict --gcn-norm sym, compare gcn with the pure GCNConv equations")
     a = ap.parse_args()
     if a.make_random:
         return make_random(a.state[0], a.make_random, a.seed)
+    if a.graph:
+        return check_graph(a)
+    if not a.data:
+        ap.error("--data is required (or --graph)")
     if a.scores:
         return check_decoder(a.state[0], a.embeddings, a.scores, a.tol)
     if a.target_loss == "edge":
@@ -712,6 +719,24 @@ def check(a, state_path, logits_path, graph):
         else:
             got = model(x, edge_index)
     return report(spec, impl, got, want, a.tol, "nodes")
+
+
+def check_graph(a):
+    """Every --state model on the --graph file's graph, edge features
+    included: its logits against mpignn's (library tests, train/pyg_torch_test.go)."""
+    g = load_safetensors(a.graph)
+    x, edge_index, edge_attr = g["x"], g["edge_index"].long(), g.get("edge_attr")
+    status = 0
+    for state_path in a.state:
+        spec = json.load(open(state_path[: -len(".safetensors")] + ".json"))
+        cls, impl = model_class(spec["model"]["class"])
+        model = cls(**spec["model"]["kwargs"])
+        model.load_state_dict(load_safetensors(state_path), strict=True)
+        model.eval()
+        with torch.no_grad():
+            got = model(x, edge_index, edge_attr=edge_attr) if "edge_dim" in spec["model"]["kwargs"] else model(x, edge_index)
+        status |= report(spec, impl, got, g[state_path.rsplit("/", 1)[-1][: -len(".safetensors")] + ".logits"], a.tol, "nodes")
+    return status
 
 
 def target_loss(a):
