@@ -578,10 +578,6 @@ func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 		if l > 0 && ns != blocks[l-1].NumDst {
 			return fmt.Errorf("model: block %d has %d nodes but block %d has %d destinations", l, ns, l-1, blocks[l-1].NumDst)
 		}
-		if d := n.cfg.EdgeDim; d > 0 && b.EdgeFeatDim != d {
-			// A layer reading edge features indexes EdgeFeat by EdgeDim.
-			return fmt.Errorf("model: block %d has edge features of width %d, the model reads %d (edge_dim)", l, b.EdgeFeatDim, d)
-		}
 	}
 	return nil
 }

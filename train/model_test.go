@@ -911,8 +911,8 @@ func TestEdgeFeatureWidthChecked(t *testing.T) {
 		want string
 	}{
 		{"matching", 3, ""},
-		{"none", 0, "block 0 has edge features of width 0, the model reads 3"},
-		{"narrower", 2, "block 0 has edge features of width 2, the model reads 3"},
+		{"none", 0, "model: block 0: the block carries 0 edge features per edge (0 values for 32 edges) but the model reads 3 (edge_dim)"},
+		{"narrower", 2, "model: block 0: the block carries 2 edge features per edge (64 values for 32 edges) but the model reads 3 (edge_dim)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bs := slices.Clone(blocks)
