@@ -119,9 +119,6 @@ func gatArch() Arch {
 		pygSpec: func(c Config, s *PyGModelSpec) {
 			s.Class = "torch_geometric.nn.models.GAT"
 			s.Kwargs["heads"] = c.Opts.Int(headsKey)
-			if c.EdgeDim > 0 {
-				s.Kwargs["edge_dim"] = c.EdgeDim
-			}
 			if ad := c.Opts.Float32(attnDropKey); ad != c.Dropout {
 				s.Notes = append(s.Notes, fmt.Sprintf("mpignn trained with attention dropout %v; PyG's GAT model sets GATConv(dropout=) to its dropout %v (evaluation mode: no effect)", ad, c.Dropout))
 			}
