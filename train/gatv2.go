@@ -94,7 +94,7 @@ func newGATv2[T Float](c Config, l int) *gatv2Layer[T] {
 	in, out := c.LayerDims(l)
 	heads := c.Opts.Int(headsKey)
 	g := &gatv2Layer[T]{layer: l, in: in, heads: heads, attnDrop: c.Opts.Float32(attnDropKey), edim: c.EdgeDim}
-	if l < c.Layers-1 {
+	if !c.convToOut(l) {
 		g.concat, g.f = true, out/heads
 	} else {
 		g.f = out

@@ -312,7 +312,7 @@ func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias, wEdge, a
 // concatenated except in the last layer (averaged).
 func refGATv2(cfg Config, l int, b *sample.Block, h, wl, bl, wr, br, att, bias, we []float64, train bool, key MaskKey) []float64 {
 	in, out := cfg.LayerDims(l)
-	H, last := cfg.Opts.Int(headsKey), l == cfg.Layers-1
+	H, last := cfg.Opts.Int(headsKey), cfg.convToOut(l) // with jk every layer concatenates
 	F := out
 	if !last {
 		F = out / H

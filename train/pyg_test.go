@@ -85,13 +85,13 @@ func TestPyGNamesAndShapes(t *testing.T) {
 			"convs.1.lin.weight": {6, 6}, "convs.1.att_src": {1, 2, 3}, "convs.1.att_dst": {1, 2, 3}, "convs.1.bias": {3},
 			"convs.1.lin_edge.weight": {6, 4}, "convs.1.att_edge": {1, 2, 3},
 		}},
-		{pygConfigs[6], map[string][]int{
+		{pygConfigs[9], map[string][]int{
 			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5}, "convs.0.lin_r.bias": {6},
 			"convs.0.att": {1, 2, 3}, "convs.0.bias": {6},
 			"convs.1.lin_l.weight": {6, 6}, "convs.1.lin_l.bias": {6}, "convs.1.lin_r.weight": {6, 6}, "convs.1.lin_r.bias": {6},
 			"convs.1.att": {1, 2, 3}, "convs.1.bias": {3},
 		}},
-		{pygConfigs[7], map[string][]int{
+		{pygConfigs[10], map[string][]int{
 			"convs.0.lin_l.weight": {12, 5}, "convs.0.lin_l.bias": {12}, "convs.0.lin_r.weight": {12, 5}, "convs.0.lin_r.bias": {12},
 			"convs.0.att": {1, 3, 4}, "convs.0.bias": {4}, "convs.0.lin_edge.weight": {12, 2},
 		}},
