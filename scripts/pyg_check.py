@@ -19,7 +19,13 @@ compute PyG's documented layer equations in plain PyTorch:
 - GCNConv:  out = D^-1/2 (A + I) D^-1/2 lin(x) + bias, D the in-degree + 1
 - GATConv:  z = lin(x) viewed (N, H, C); e_ij = LeakyReLU_0.2(<att_src, z_j>
   + <att_dst, z_i>); alpha = softmax over j in N(i) + {i}; heads
-  concatenated (hidden layers) or averaged (last layer), then + bias.
+  concatenated (hidden layers) or averaged (last layer), then + bias. With
+  edge_dim, + <att_edge, lin_edge(e_ij)> inside the LeakyReLU.
+- GATv2Conv (PyG 2.6, share_weights=False):  e_ij = <att, LeakyReLU_0.2(
+  lin_l(x_j) + lin_r(x_i) [+ lin_edge(e_ij)])>; alpha = softmax over j in
+  N(i) + {i}; out_i = sum_j alpha_ij lin_l(x_j), heads as GATConv, + bias.
+- Both add self-loops after removing any, and give a loop the mean of the
+  node's incoming edges' features (add_self_loops(fill_value='mean')).
 - GINConv:  out_i = nn((1 + eps) x_i + sum_{j in N(i)} x_j), nn = GIN's
   MLP([in, out, out]) (Linear, ReLU, Linear); GINEConv (mpignn's gine, module
   GINE below) sums relu(x_j + lin(e_ji)) instead.
@@ -155,6 +161,26 @@ def with_self_loops(edge_index, n):
     return torch.cat([edge_index[:, edge_index[0] != edge_index[1]], loops], dim=1)
 
 
+def with_self_loops_attr(edge_index, edge_attr, n):
+    """remove_self_loops then add_self_loops(fill_value='mean'): the loops
+    last, each with the mean of its node's incoming edges' features (zero
+    without any)."""
+    keep = edge_index[0] != edge_index[1]
+    ei, ea = edge_index[:, keep], edge_attr[keep]
+    cnt = scatter_sum(torch.ones(ei.size(1)), ei[1], n).clamp(min=1)
+    loop_attr = scatter_sum(ea, ei[1], n) / cnt.unsqueeze(1)
+    loops = torch.arange(n).repeat(2, 1)
+    return torch.cat([ei, loops], dim=1), torch.cat([ea, loop_attr], dim=0)
+
+
+def segment_softmax(e, dst, n):
+    """softmax of the scores e (E, H) over the edges of each destination."""
+    H = e.size(1)
+    e_max = torch.full((n, H), -float("inf")).scatter_reduce(0, dst.unsqueeze(1).expand(-1, H), e, "amax")
+    w = (e - e_max[dst]).exp()
+    return w / scatter_sum(w, dst, n)[dst]
+
+
 class SAGEConv(torch.nn.Module):
     def __init__(self, in_channels, out_channels, aggr="mean"):
         super().__init__()
@@ -191,24 +217,32 @@ class GCNConv(torch.nn.Module):
 
 
 class GATConv(torch.nn.Module):
-    def __init__(self, in_channels, out_channels, heads=1, concat=True, dropout=0.0):
+    def __init__(self, in_channels, out_channels, heads=1, concat=True, dropout=0.0, edge_dim=None):
         super().__init__()
         self.heads, self.out_channels, self.concat = heads, out_channels, concat
         self.lin = torch.nn.Linear(in_channels, heads * out_channels, bias=False)
         self.att_src = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
         self.att_dst = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
+        if edge_dim is not None:
+            self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False)
+            self.att_edge = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
+        else:
+            self.lin_edge = None
         self.bias = torch.nn.Parameter(torch.zeros(heads * out_channels if concat else out_channels))
 
-    def forward(self, x, edge_index):
+    def forward(self, x, edge_index, edge_attr=None):
         n, H, C = x.size(0), self.heads, self.out_channels
-        src, dst = with_self_loops(edge_index, n)
+        if edge_attr is not None and self.lin_edge is not None:
+            (src, dst), edge_attr = with_self_loops_attr(edge_index, edge_attr, n)
+        else:
+            src, dst = with_self_loops(edge_index, n)
         z = self.lin(x).view(n, H, C)
         a_src = (z * self.att_src).sum(-1)
         a_dst = (z * self.att_dst).sum(-1)
-        e = F.leaky_relu(a_src[src] + a_dst[dst], 0.2)  # (E, H)
-        e_max = torch.full((n, H), -float("inf")).scatter_reduce(0, dst.unsqueeze(1).expand(-1, H), e, "amax")
-        w = (e - e_max[dst]).exp()
-        alpha = w / scatter_sum(w, dst, n)[dst]
+        e = a_src[src] + a_dst[dst]
+        if edge_attr is not None and self.lin_edge is not None:
+            e = e + (self.lin_edge(edge_attr).view(-1, H, C) * self.att_edge).sum(-1)
+        alpha = segment_softmax(F.leaky_relu(e, 0.2), dst, n)  # (E, H)
         out = scatter_sum(alpha.unsqueeze(-1) * z[src], dst, n)
         out = out.reshape(n, H * C) if self.concat else out.mean(dim=1)
         return out + self.bias
@@ -266,6 +300,36 @@ class GINEConv(GINConv):
         if self.lin is not None:
             edge_attr = self.lin(edge_attr)
         return (x_j + edge_attr).relu()
+
+
+class GATv2Conv(torch.nn.Module):
+    def __init__(self, in_channels, out_channels, heads=1, concat=True, dropout=0.0, edge_dim=None):
+        super().__init__()
+        self.heads, self.out_channels, self.concat = heads, out_channels, concat
+        self.lin_l = torch.nn.Linear(in_channels, heads * out_channels, bias=True)
+        self.lin_r = torch.nn.Linear(in_channels, heads * out_channels, bias=True)
+        self.att = torch.nn.Parameter(torch.zeros(1, heads, out_channels))
+        if edge_dim is not None:
+            self.lin_edge = torch.nn.Linear(edge_dim, heads * out_channels, bias=False)
+        else:
+            self.lin_edge = None
+        self.bias = torch.nn.Parameter(torch.zeros(heads * out_channels if concat else out_channels))
+
+    def forward(self, x, edge_index, edge_attr=None):
+        n, H, C = x.size(0), self.heads, self.out_channels
+        if edge_attr is not None:
+            (src, dst), edge_attr = with_self_loops_attr(edge_index, edge_attr, n)
+        else:
+            src, dst = with_self_loops(edge_index, n)
+        x_l = self.lin_l(x).view(n, H, C)
+        x_r = self.lin_r(x).view(n, H, C)
+        m = x_l[src] + x_r[dst]
+        if edge_attr is not None:
+            m = m + self.lin_edge(edge_attr).view(-1, H, C)
+        alpha = segment_softmax((F.leaky_relu(m, 0.2) * self.att).sum(-1), dst, n)  # (E, H)
+        out = scatter_sum(alpha.unsqueeze(-1) * x_l[src], dst, n)
+        out = out.reshape(n, H * C) if self.concat else out.mean(dim=1)
+        return out + self.bias
 
 
 class LayerNorm(torch.nn.Module):
@@ -382,10 +446,11 @@ class GCN(BasicGNN):
 
 
 class GAT(BasicGNN):
-    def init_conv(self, i, o, last, heads=1):
+    def init_conv(self, i, o, last, heads=1, v2=False, edge_dim=None):
+        conv = GATv2Conv if v2 else GATConv
         if last:  # the conv to out_channels averages its heads
-            return GATConv(i, o, heads=heads, concat=False)
-        return GATConv(i, o // heads, heads=heads, concat=True)
+            return conv(i, o, heads=heads, concat=False, edge_dim=edge_dim)
+        return conv(i, o // heads, heads=heads, concat=True, edge_dim=edge_dim)
 
 
 class GIN(BasicGNN):
@@ -613,7 +678,7 @@ def gcn_first_layer_mean(model, x, edge_index):
 def main():
     warnings.filterwarnings("ignore", message="scatter_reduce")  # beta in torch 1.13, used by the GAT stand-in
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", required=True, help="dataset directory (OGB raw layout)")
+    ap.add_argument("--data", help="dataset directory (OGB raw layout)")
     ap.add_argument("--state", required=True, nargs="+", help="FILE.safetensors from mpignn export (FILE.json beside it)")
     ap.add_argument("--logits", nargs="+", default=[], help="mpignn predict --logits output (.npy), one per --state")
     ap.add_argument("--tol", type=float, default=1e-4)
@@ -630,11 +695,18 @@ def main():
                          "divided by nodes x targets, mpignn's rule) as JSON, instead of comparing logits")
     ap.add_argument("--split", default="random", help="with --target-loss: the split whose train nodes are scored")
     ap.add_argument("--pairs", help="with --target-loss edge: the training edges (mpignn inspect --link-pairs train)")
+    ap.add_argument("--graph", metavar="G.safetensors",
+                    help="instead of --data: a small graph with edge features (tensors x, edge_index, edge_attr, "
+                         "and mpignn's logits), as train's library tests write it; compares --state's logits on it")
     ap.add_argument("--gcn-norm", default="", choices=["", "sym"],
                     help="sym: the logits come from predict --gcn-norm sym, compare gcn with the pure GCNConv equations")
     a = ap.parse_args()
     if a.make_random:
         return make_random(a.state[0], a.make_random, a.seed)
+    if a.graph:
+        return check_graph(a)
+    if not a.data:
+        ap.error("--data is required (or --graph)")
     if a.scores:
         return check_decoder(a.state[0], a.embeddings, a.scores, a.tol)
     if a.target_loss == "edge":
@@ -719,6 +791,24 @@ def check(a, state_path, logits_path, graph):
         else:
             got = model(x, edge_index)
     return report(spec, impl, got, want, a.tol, "nodes")
+
+
+def check_graph(a):
+    """Every --state model on the --graph file's graph, edge features
+    included: its logits against mpignn's (library tests, train/pyg_torch_test.go)."""
+    g = load_safetensors(a.graph)
+    x, edge_index, edge_attr = g["x"], g["edge_index"].long(), g.get("edge_attr")
+    status = 0
+    for state_path in a.state:
+        spec = json.load(open(state_path[: -len(".safetensors")] + ".json"))
+        cls, impl = model_class(spec["model"]["class"])
+        model = cls(**spec["model"]["kwargs"])
+        model.load_state_dict(load_safetensors(state_path), strict=True)
+        model.eval()
+        with torch.no_grad():
+            got = model(x, edge_index, edge_attr=edge_attr) if "edge_dim" in spec["model"]["kwargs"] else model(x, edge_index)
+        status |= report(spec, impl, got, g[state_path.rsplit("/", 1)[-1][: -len(".safetensors")] + ".logits"], a.tol, "nodes")
+    return status
 
 
 def target_loss(a):

@@ -129,3 +129,28 @@ func TestEdgeModelsCLI(t *testing.T) {
 	want := "--model gine reads edge features: give --use-edge-feat"
 	assert.Len(t, linesWith(res.Output, want), 1, "one line:\n%s", res.Output)
 }
+
+// TestAttentionEdgeFeatures: gat and gatv2 read a partition's edge features
+// (--use-edge-feat changes the trained weights) on 2 ranks, and the
+// layer-wise evaluation, whose full-neighbourhood blocks carry every
+// in-edge's row, scores the model as --eval-full does.
+func TestAttentionEdgeFeatures(t *testing.T) {
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	data, parts := filepath.Join(work, "data"), filepath.Join(work, "parts")
+	mustRun(t, bin, "gen", "--nodes", "600", "--avg-degree", "6", "--classes", "3", "--feat-dim", "8", "--edge-feat-dim", "4",
+		"--seed", "2", "--out", data)
+	mustRun(t, bin, "partition", "--data", data, "--parts", "2", "--edge-feat", "--out", parts)
+	for _, m := range []string{"gat", "gatv2"} {
+		t.Run(m, func(t *testing.T) {
+			args := []string{"--model", m, "--heads", "2", "--attn-dropout", "0.2"}
+			plain, _ := trainEval(t, bin, parts, 2, args...)
+			wl, lw := trainEval(t, bin, parts, 2, append(args, "--use-edge-feat")...)
+			wf, full := trainEval(t, bin, parts, 2, append(args, "--use-edge-feat", "--eval-full")...)
+			assert.NotEqual(t, plain, wl, "the edge features changed nothing")
+			assert.Equal(t, wf, wl, "evaluation changed the training")
+			requireClose(t, "layer-wise vs --eval-full with edge features", full, lw)
+		})
+	}
+}

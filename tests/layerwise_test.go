@@ -92,6 +92,7 @@ func TestLayerwiseEval(t *testing.T) {
 		{"sage", g.parts[p], []string{"--model", "sage"}},
 		{"gcn", g.parts[p], []string{"--model", "gcn"}},
 		{"gat", g.parts[p], []string{"--model", "gat", "--heads", "2"}},
+		{"gatv2", g.parts[p], []string{"--model", "gatv2", "--heads", "2", "--attn-dropout", "0.3"}},
 		{"gcn-sparse-features", sp.parts[p], []string{"--model", "gcn"}},
 		{"hsage", het.parts[p], []string{"--model", "hsage", "--embed-dim", "8"}},
 		{"rgcn", het.parts[p], []string{"--model", "rgcn", "--embed-dim", "8", "--bases", "2"}},

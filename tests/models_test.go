@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTrainModelsCLI trains GCN and GAT with the real binary under mpirun on
+// TestTrainModelsCLI trains GCN, GAT and GATv2 with the real binary under mpirun on
 // 2 ranks: both transports must end with the same weights (the models'
 // result does not depend on how remote rows travel), and predict must
 // rebuild the architecture the checkpoint names and score every node.
@@ -26,6 +26,7 @@ func TestTrainModelsCLI(t *testing.T) {
 	}{
 		{"gcn", nil},
 		{"gat", []string{"--heads", "4", "--attn-dropout", "0.2"}},
+		{"gatv2", []string{"--heads", "4", "--attn-dropout", "0.2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.model, func(t *testing.T) {

@@ -35,9 +35,12 @@ func torchPython(t *testing.T) string {
 // pygModel is one model of a PyG export check: its train flags and, after
 // exportAndPredict, its state dict and logits.
 type pygModel struct {
-	model  string
-	name   string // its directory, when the model is there more than once ("" = model)
-	extra  []string
+	model string
+	name  string // its directory, when the model is there more than once ("" = model)
+	extra []string
+	// tol bounds the max abs logit difference (0: 1e-4); the issue asks
+	// new layers for 1e-5.
+	tol    float64
 	ck     string
 	state  string
 	logits string
@@ -70,7 +73,7 @@ func exportAndPredict(t *testing.T, bin, parts, dir string, m *pygModel) []strin
 
 // checkInPyTorch runs scripts/pyg_check.py over the models (one read of
 // the dataset) and requires every model's max abs logit difference to be
-// at most 1e-4.
+// at most its tol (1e-4 unless set).
 func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...string) {
 	t.Helper()
 	args := append([]string{filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--tol", "1e-4"}, extra...)
@@ -86,11 +89,18 @@ func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...
 	t.Logf("%s", strings.TrimSpace(string(out)))
 	require.NoError(t, err, "pyg_check.py:\n%s", out)
 	diffRe := regexp.MustCompile(`(?m)^(\w+): .*max abs logit difference ([0-9.e+-]+)`)
+	tol := map[string]float64{}
+	for _, m := range models {
+		tol[m.model] = 1e-4
+		if m.tol != 0 {
+			tol[m.model] = m.tol
+		}
+	}
 	found := map[string]bool{}
 	for _, m := range diffRe.FindAllStringSubmatch(string(out), -1) {
 		d, err := strconv.ParseFloat(m[2], 64)
 		require.NoError(t, err)
-		assert.LessOrEqual(t, d, 1e-4, "%s: PyTorch and mpignn logits differ", m[1])
+		assert.LessOrEqual(t, d, tol[m[1]], "%s: PyTorch and mpignn logits differ", m[1])
 		found[m[1]] = true
 	}
 	for _, m := range models {
@@ -98,12 +108,12 @@ func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...
 	}
 }
 
-// TestPyGExportCora trains sage, gcn, gat and gin (ε fixed, then
+// TestPyGExportCora trains sage, gcn, gat, gatv2 and gin (ε fixed, then
 // learnable: PyG's eps buffer and Parameter) on Cora under mpirun (2 ranks,
 // full neighbourhoods), exports each with `mpignn export`, and rebuilds it
 // in plain PyTorch from the state dict and its JSON sidecar with PyG's
 // names, shapes and layer equations (scripts/pyg_check.py): the full-graph
-// logits must equal `predict --logits` within 1e-4. Then `train --init-from
+// logits must equal `predict --logits` within 1e-4 (gatv2: 1e-5). Then `train --init-from
 // FILE --epochs 0` followed by a second export must give the same bytes,
 // and a state dict of another architecture must be refused with its name.
 func TestPyGExportCora(t *testing.T) {
@@ -128,6 +138,7 @@ func TestPyGExportCora(t *testing.T) {
 		// GIN with ε fixed (PyG's eps buffer) and learnable (a Parameter).
 		{model: "gin", extra: []string{"--eps", "0.25"}},
 		{model: "gin", name: "gin-train-eps", extra: []string{"--train-eps", "--eps", "0.1"}},
+		{model: "gatv2", extra: []string{"--heads", "4", "--attn-dropout", "0.3"}, tol: 1e-5},
 	}
 	for _, m := range models {
 		dir := m.dir(work)
@@ -142,7 +153,7 @@ func TestPyGExportCora(t *testing.T) {
 	// (--init-from, --epochs 0, predict --logits) with PyTorch's logits.
 	var random []*pygModel
 	for i, m := range models {
-		r := &pygModel{model: m.model, name: m.name, extra: m.extra, ck: filepath.Join(m.dir(work), "ck-random"),
+		r := &pygModel{model: m.model, name: m.name, extra: m.extra, tol: m.tol, ck: filepath.Join(m.dir(work), "ck-random"),
 			state: filepath.Join(m.dir(work), "random.safetensors"), logits: filepath.Join(m.dir(work), "random.npy")}
 		out, err := exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", m.state,
 			"--make-random", r.state, "--seed", strconv.Itoa(i)).CombinedOutput()

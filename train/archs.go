@@ -17,6 +17,7 @@ func builtinArchs() archTable {
 		sageArch(),
 		gcnArch(),
 		gatArch(),
+		gatv2Arch(),
 		ginArch(),
 		gineArch(),
 		rgcnArch(),

@@ -104,6 +104,15 @@ func relabel(r *rand.Rand, blocks []sample.Block, x []float32, dim int, labels [
 	return out, nx, nl
 }
 
+// withEdgeFeatures gives every edge of blocks dim random features, as a
+// sampler over a graph with edge features does.
+func withEdgeFeatures(r *rand.Rand, blocks []sample.Block, dim int) {
+	for l := range blocks {
+		blocks[l].EdgeFeat = randFeatures(r, len(blocks[l].Indices)*dim)
+		blocks[l].EdgeFeatDim = dim
+	}
+}
+
 func randFeatures(r *rand.Rand, n int) []float32 {
 	x := make([]float32, n)
 	for i := range x {

@@ -91,10 +91,10 @@ func TestCheckpointHeaderRefusals(t *testing.T) {
 		edit    func(h map[string]any)
 		want    string
 	}{
-		{"unknown arch", 2, func(h map[string]any) { h["arch"] = "gin2" }, `unknown model "gin2" (known: sage, gcn, gat, gin, gine, rgcn, hsage); this build cannot load it`},
+		{"unknown arch", 2, func(h map[string]any) { h["arch"] = "gin2" }, `unknown model "gin2" (known: sage, gcn, gat, gatv2, gin, gine, rgcn, hsage); this build cannot load it`},
 		{"no arch", 2, func(h map[string]any) { delete(h, "arch") }, "names no model arch"},
 		{"unknown config field", 2, func(h map[string]any) { h["model"].(map[string]any)["edge_width"] = 3 }, `unknown key "edge_width"`},
-		{"version 1 with gat fields", 1, func(h map[string]any) { delete(h, "arch") }, "gat only, not sage"},
+		{"version 1 with gat fields", 1, func(h map[string]any) { delete(h, "arch") }, "gat, gatv2 only, not sage"},
 		{"newer version", 4, func(h map[string]any) {}, "format version 4, this build reads versions 1 to 3"},
 		{"version 3 without epoch progress", 3, func(h map[string]any) {}, "format version 3 with epoch step 0 and 0 rows"},
 		{"epoch step in version 2", 2, func(h map[string]any) { h["epoch_step"] = 2; h["epoch_sums"] = []any{[]any{1, 2, 3, 4, 5, 6}} }, "format version 2 with epoch step 2"},

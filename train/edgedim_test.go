@@ -12,7 +12,8 @@ import (
 // reads none, or an architecture that reads none, gets neither.
 func TestPyGEdgeDim(t *testing.T) {
 	edgeArch := gatArch()
-	edgeArch.EdgeFeatures = true
+	plain := gatArch() // a GAT that read no edge features (before issue 42's)
+	plain.EdgeFeatures = false
 	for _, tc := range []struct {
 		name    string
 		arch    Arch
@@ -21,7 +22,7 @@ func TestPyGEdgeDim(t *testing.T) {
 	}{
 		{"reads 8", edgeArch, 8, 8},
 		{"reads none", edgeArch, 0, nil},
-		{"arch reads none", gatArch(), 8, nil},
+		{"arch reads none", plain, 8, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := PyGModelSpec{Kwargs: map[string]any{"in_channels": 4}}
@@ -49,7 +50,7 @@ func TestPyGEdgeDim(t *testing.T) {
 func TestEdgeArchNames(t *testing.T) {
 	gat, sage := gatArch(), sageArch()
 	edgeGAT := gat
-	edgeGAT.EdgeFeatures = true
+	gat.EdgeFeatures = false // a GAT that read no edge features (before issue 42's)
 	for _, tc := range []struct {
 		name  string
 		table archTable

@@ -15,12 +15,17 @@ import (
 // GATConv) over a sampled block, with H heads of width F:
 //
 //	z = h·W                                  (every source, H·F wide)
-//	e_ij = LeakyReLU_0.2(a_src·z_j + a_dst·z_i)  per head
+//	e_ij = LeakyReLU_0.2(a_src·z_j + a_dst·z_i [+ a_edge·W_e x_ij])  per head
 //	α_ij = softmax over j in N(i) ∪ {i} of e_ij   per head and destination
 //	o_i  = sum_j dropout(α_ij) z_j                per head
 //
 // Each destination attends over its sampled in-edges plus one self edge (as
 // PyG adds self-loops; a sampled j == i is skipped so there is exactly one).
+// The bracketed edge term is there with edge features (Config.EdgeDim):
+// x_ij are the edge's features, and the self edge's are the mean of the
+// destination's in-edges' (see attnEdges), as PyG's GATConv(edge_dim=) with
+// its default fill_value 'mean'.
+//
 // Hidden layers concatenate the heads (out = H·F = Hidden), the last layer
 // averages them (out = F = Classes); a bias is added after either.
 //
@@ -34,25 +39,29 @@ type gatLayer[T Float] struct {
 	layer, in, heads, f int
 	concat              bool // hidden layer: concatenate heads; last: average
 	attnDrop            float32
+	edim                int // edge feature width (Config.EdgeDim), 0: none
 
 	w, aSrc, aDst, bias  []T
 	gw, gaSrc, gaDst, gb []T
+	// The edge term (edim > 0): PyG's lin_edge (edim x H·F, no bias) and
+	// att_edge (H x F) add lin_edge(e_ij)·att_edge per head to the score.
+	wEdge, aEdge, gwEdge, gaEdge []T
 
-	// Edge lists with the self edge first: destination i's edges are
-	// [eoff[i], eoff[i+1]) with sources esrc.
-	eoff, esrc []int32
-	z          []T    // NumSrc x H·F
-	el, er     []T    // a_src·z_j per source and head, a_dst·z_i per destination and head
-	s          []T    // pre-activation score per edge and head
-	alpha      []T    // attention per edge and head, before dropout
-	keep       []T    // dropout multiplier per edge and head (0 or 1/(1-p)); nil without dropout
-	keepBuf    []T    // storage of keep
-	o          []T    // output rows
-	ds         []T    // gradient w.r.t. s per edge and head
-	dz         []T    // gradient w.r.t. z
-	del, der   []T    // gradients w.r.t. el and er
-	dh         []T    // gradient w.r.t. the input rows
-	bt         blockT // the edge lists by source, for the backward scatter
+	attnEdges[T]
+	z        []T    // NumSrc x H·F
+	el, er   []T    // a_src·z_j per source and head, a_dst·z_i per destination and head
+	u, gu    []T    // lin_edge folded into att_edge (edim x H), and its gradient
+	se       []T    // the edge term per edge and head
+	s        []T    // pre-activation score per edge and head
+	alpha    []T    // attention per edge and head, before dropout
+	keep     []T    // dropout multiplier per edge and head (0 or 1/(1-p)); nil without dropout
+	keepBuf  []T    // storage of keep
+	o        []T    // output rows
+	ds       []T    // gradient w.r.t. s per edge and head
+	dz       []T    // gradient w.r.t. z
+	del, der []T    // gradients w.r.t. el and er
+	dh       []T    // gradient w.r.t. the input rows
+	bt       blockT // the edge lists by source, for the backward scatter
 }
 
 // AttnLayer is the layer index under which GAT's attention-dropout masks of
@@ -83,20 +92,28 @@ func gatArch() Arch {
 		Name: ArchGAT, Doc: "GAT, multi-head attention (LeakyReLU 0.2, self edge), heads concatenated in hidden layers, averaged in the last",
 		Params:   attentionParams(),
 		Validate: validateGAT,
-		New32:    func(c Config, l int) Layer[float32] { return newGAT[float32](c, l) },
-		New64:    func(c Config, l int) Layer[float64] { return newGAT[float64](c, l) },
+		// GATConv(edge_dim=): lin_edge and att_edge in the score.
+		EdgeFeatures: true,
+		New32:        func(c Config, l int) Layer[float32] { return newGAT[float32](c, l) },
+		New64:        func(c Config, l int) Layer[float64] { return newGAT[float64](c, l) },
 		// GATConv: one projection lin (no bias), att_src/att_dst (1, H, F),
 		// the bias after the heads.
 		pyg: func(c Config, l int, m, p string) []pygEntry {
 			in, _ := c.LayerDims(l)
 			g := newGAT[float32](c, l)
 			hf := g.heads * g.f
-			return []pygEntry{
+			es := []pygEntry{
 				one(m+"w", p+"lin.weight", []int{hf, in}, true),
 				one(m+"att_src", p+"att_src", []int{1, g.heads, g.f}, false),
 				one(m+"att_dst", p+"att_dst", []int{1, g.heads, g.f}, false),
 				one(m+"b", p+"bias", []int{g.width()}, false),
 			}
+			if g.edim > 0 {
+				es = append(es,
+					one(m+"w_edge", p+"lin_edge.weight", []int{hf, g.edim}, true),
+					one(m+"att_edge", p+"att_edge", []int{1, g.heads, g.f}, false))
+			}
+			return es
 		},
 		pygImport: foldGATLinSrc,
 		pygSpec: func(c Config, s *PyGModelSpec) {
@@ -112,7 +129,7 @@ func gatArch() Arch {
 func newGAT[T Float](c Config, l int) *gatLayer[T] {
 	in, out := c.LayerDims(l)
 	heads := c.Opts.Int(headsKey)
-	g := &gatLayer[T]{layer: l, in: in, heads: heads, attnDrop: c.Opts.Float32(attnDropKey)}
+	g := &gatLayer[T]{layer: l, in: in, heads: heads, attnDrop: c.Opts.Float32(attnDropKey), edim: c.EdgeDim}
 	if !c.convToOut(l) {
 		g.concat, g.f = true, out/heads
 	} else {
@@ -131,26 +148,50 @@ func (g *gatLayer[T]) width() int {
 
 func (g *gatLayer[T]) Specs() []ParamSpec {
 	hf := g.heads * g.f
-	return []ParamSpec{
+	specs := []ParamSpec{
 		{Name: "w", Rows: g.in, Cols: hf},
 		{Name: "att_src", Rows: g.heads, Cols: g.f}, // Glorot over (H, F), as PyG's glorot on (1, H, F)
 		{Name: "att_dst", Rows: g.heads, Cols: g.f},
 		{Name: "b", Rows: 1, Cols: g.width(), Zero: true},
 	}
+	if g.edim > 0 {
+		// After the others, so a model without edge features keeps its
+		// layout (and its initial values).
+		specs = append(specs,
+			ParamSpec{Name: "w_edge", Rows: g.edim, Cols: hf},
+			ParamSpec{Name: "att_edge", Rows: g.heads, Cols: g.f})
+	}
+	return specs
 }
 
 func (g *gatLayer[T]) Bind(p, gr [][]T) {
 	g.w, g.aSrc, g.aDst, g.bias = p[0], p[1], p[2], p[3]
 	g.gw, g.gaSrc, g.gaDst, g.gb = gr[0], gr[1], gr[2], gr[3]
+	if g.edim > 0 {
+		g.wEdge, g.aEdge, g.gwEdge, g.gaEdge = p[4], p[5], gr[4], gr[5]
+	}
 }
 
-// edges builds the per-destination edge lists, self edge first: list
-// lengths in parallel, offsets in order, then each destination fills its
-// own range.
-func (g *gatLayer[T]) edges(b *sample.Block) {
+// attnEdges are an attention layer's per-destination edge lists, self
+// edge first: destination i's edges are [eoff[i], eoff[i+1]) with sources
+// esrc, then its sampled in-edges in block order, a sampled j == i skipped
+// (PyG's remove_self_loops then add_self_loops). With edge features (dim >
+// 0), ef holds each listed edge's features, dim per edge: a sampled edge's
+// own, and for the self edge the mean of the destination's other listed
+// in-edges' features (zero without any), which is what PyG's
+// add_self_loops(fill_value='mean') gives the loop it adds.
+type attnEdges[T Float] struct {
+	eoff, esrc []int32
+	ef         []T
+}
+
+// edges builds the per-destination edge lists (and, for dim > 0, their
+// features): list lengths in parallel, offsets in order, then each
+// destination fills its own range.
+func (a *attnEdges[T]) edges(b *sample.Block, dim int) {
 	nd := b.NumDst
-	g.eoff = growIdx(g.eoff, nd+1)
-	g.eoff[0] = 0
+	a.eoff = growIdx(a.eoff, nd+1)
+	a.eoff[0] = 0
 	par.Range(nd, len(b.Indices)+nd, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			n := int32(1)
@@ -159,21 +200,46 @@ func (g *gatLayer[T]) edges(b *sample.Block) {
 					n++
 				}
 			}
-			g.eoff[i+1] = n
+			a.eoff[i+1] = n
 		}
 	})
 	for i := 0; i < nd; i++ {
-		g.eoff[i+1] += g.eoff[i]
+		a.eoff[i+1] += a.eoff[i]
 	}
-	g.esrc = growIdx(g.esrc, int(g.eoff[nd]))
-	par.Range(nd, len(b.Indices)+nd, func(lo, hi int) {
+	ne := int(a.eoff[nd])
+	a.esrc = growIdx(a.esrc, ne)
+	if dim > 0 {
+		a.ef = grow(a.ef, ne*dim)
+	}
+	par.Range(nd, (len(b.Indices)+nd)*(1+dim), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			k := g.eoff[i]
-			g.esrc[k] = int32(i)
-			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-				if int(j) != i {
+			k := a.eoff[i]
+			a.esrc[k] = int32(i)
+			for p := b.Indptr[i]; p < b.Indptr[i+1]; p++ {
+				if j := b.Indices[p]; int(j) != i {
 					k++
-					g.esrc[k] = j
+					a.esrc[k] = j
+					if dim > 0 {
+						for d, v := range b.EdgeFeat[int(p)*dim : int(p+1)*dim] {
+							a.ef[int(k)*dim+d] = T(v)
+						}
+					}
+				}
+			}
+			if dim > 0 {
+				// The self edge: the mean over the others, summed in
+				// list order (torch's scatter mean: a sum, then one
+				// division by the count).
+				e0, e1 := int(a.eoff[i]), int(a.eoff[i+1])
+				self := a.ef[e0*dim : (e0+1)*dim]
+				clear(self)
+				for e := e0 + 1; e < e1; e++ {
+					kernels.Axpy(1, a.ef[e*dim:(e+1)*dim], self)
+				}
+				if n := e1 - e0 - 1; n > 0 {
+					for d := range self {
+						self[d] /= T(n)
+					}
 				}
 			}
 		}
@@ -205,7 +271,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	H, F, in := g.heads, g.f, g.in
 	hf := H * F
 	nd, ns := b.NumDst, b.NumSrc()
-	g.edges(b)
+	g.edges(b, g.edim)
 	ne := len(g.esrc)
 	g.z = grow(g.z, ns*hf)
 	if p.Sparse != nil {
@@ -225,6 +291,18 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 			}
 		}
 	})
+	if g.edim > 0 {
+		// lin_edge(x_ij)·att_edge = x_ij·u with u = W_e·att_edge per
+		// head: one (edim x H) fold instead of H·F values per edge.
+		g.u = grow(g.u, g.edim*H)
+		for d := range g.edim {
+			for hd := range H {
+				g.u[d*H+hd] = dot(g.wEdge[d*hf+hd*F:d*hf+(hd+1)*F], g.aEdge[hd*F:(hd+1)*F])
+			}
+		}
+		g.se = grow(g.se, ne*H)
+		kernels.Gemm(false, false, ne, H, g.edim, 1, g.ef, g.edim, g.u, H, 0, g.se, H)
+	}
 	g.s, g.alpha = grow(g.s, ne*H), grow(g.alpha, ne*H)
 	g.keep = nil
 	drop := p.Train && g.attnDrop > 0
@@ -248,6 +326,9 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 				mx := math.Inf(-1)
 				for e := e0; e < e1; e++ {
 					s := g.el[int(g.esrc[e])*H+hd] + g.er[i*H+hd]
+					if g.edim > 0 {
+						s += g.se[e*H+hd]
+					}
 					g.s[e*H+hd] = s
 					mx = math.Max(mx, float64(leaky(s)))
 				}
@@ -327,6 +408,19 @@ func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 			}
 		}
 	})
+	if g.edim > 0 {
+		// The edge term's gradients: gu = efᵀ·ds (a product over the
+		// edges in order), then through u = W_e·att_edge.
+		g.gu = grow(g.gu, g.edim*H)
+		kernels.Gemm(true, false, g.edim, H, ne, 1, g.ef, g.edim, g.ds, H, 0, g.gu, H)
+		for d := range g.edim {
+			for hd := range H {
+				gu := g.gu[d*H+hd]
+				kernels.Axpy(gu, g.aEdge[hd*F:(hd+1)*F], g.gwEdge[d*hf+hd*F:d*hf+(hd+1)*F])
+				kernels.Axpy(gu, g.wEdge[d*hf+hd*F:d*hf+(hd+1)*F], g.gaEdge[hd*F:(hd+1)*F])
+			}
+		}
+	}
 	// Per source (sources are shared between destinations, so the loop
 	// runs over sources, one writer per row): z's gradient from the
 	// messages and el's from the scores, each summed in the serial

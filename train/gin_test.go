@@ -67,17 +67,6 @@ func refGIN(cfg Config, b *sample.Block, h []float64, in, out int, par func(stri
 	return o
 }
 
-// addEdgeFeat gives every block random edge features of width dim
-// (aligned with Indices), as a sampler over a partition with edge
-// features does.
-func addEdgeFeat(r *rand.Rand, blocks []sample.Block, dim int) {
-	for l := range blocks {
-		b := &blocks[l]
-		b.EdgeFeatDim = dim
-		b.EdgeFeat = randFeatures(r, len(b.Indices)*dim)
-	}
-}
-
 // TestGINPyGNames pins GIN's and GINE's state dicts to PyG's GINConv and
 // GINEConv over torch_geometric.nn.MLP: nn.lins.0/1 (out, in), eps of
 // shape (1,) holding ε whether learnable or a buffer, and GINE's
@@ -266,7 +255,7 @@ func TestGINEEdgeFeatRefused(t *testing.T) {
 			bs := slices.Clone(blocks)
 			bs[0].EdgeFeat, bs[0].EdgeFeatDim = nil, 0
 			if tc.dim > 0 {
-				addEdgeFeat(rand.New(rand.NewPCG(1, 1)), bs[:1], tc.dim)
+				withEdgeFeatures(rand.New(rand.NewPCG(1, 1)), bs[:1], tc.dim)
 			}
 			_, _, err := m.Train(&sample.Batch{Blocks: bs, X: x, Labels: y}, 1, MaskKey{})
 			require.ErrorContains(t, err, tc.want)

@@ -405,7 +405,7 @@ func TestHeteroTensorLayout(t *testing.T) {
 			assert.NotContains(t, ts.Name, inputPrefix, "homogeneous %s", c.Arch)
 		}
 	}
-	assert.Equal(t, []string{ArchSAGE, ArchGCN, ArchGAT, ArchGIN, ArchGINE}, Archs())
+	assert.Equal(t, []string{ArchSAGE, ArchGCN, ArchGAT, ArchGATv2, ArchGIN, ArchGINE}, Archs())
 	assert.Equal(t, []string{ArchRGCN, ArchHSAGE}, HeteroArchs())
 }
 
@@ -435,7 +435,7 @@ func TestHeteroConfigValidate(t *testing.T) {
 		{"zero in dim", func(c *Config) { c.Hetero.InDims = []int{3, 0, 2} }, `hetero.in_dims[1] (type "b") is 0`},
 		{"bases", func(c *Config) { c.Hetero.Bases = 6 }, "hetero.bases 6 must be in [0,5]"},
 		{"bases on hsage", func(c *Config) { c.Arch = ArchHSAGE; c.Hetero.Bases = 2 }, "hetero.bases 2 applies to rgcn only"},
-		{"heads", func(c *Config) { c.Opts = GATOpts(2, 0) }, "Opts.Heads applies to Arch gat only, not rgcn"},
+		{"heads", func(c *Config) { c.Opts = GATOpts(2, 0) }, "Opts.Heads applies to Arch gat, gatv2 only, not rgcn"},
 		{"learnable", func(c *Config) { c.Hetero.Learnable = []bool{true} }, "hetero.learnable has 1 flags for 3 node types"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"mpignn/sample"
 )
 
@@ -52,7 +54,17 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 			}
 			o = refGCN(b, prev, h, in, out, par(l, "w"), par(l, "b"))
 		case ArchGAT:
-			o = refGAT(cfg, l, b, h, par(l, "w"), par(l, "att_src"), par(l, "att_dst"), par(l, "b"), train, key)
+			var we, ae []float64
+			if cfg.EdgeDim > 0 {
+				we, ae = par(l, "w_edge"), par(l, "att_edge")
+			}
+			o = refGAT(cfg, l, b, h, par(l, "w"), par(l, "att_src"), par(l, "att_dst"), par(l, "b"), we, ae, train, key)
+		case ArchGATv2:
+			var we []float64
+			if cfg.EdgeDim > 0 {
+				we = par(l, "w_edge")
+			}
+			o = refGATv2(cfg, l, b, h, par(l, "w_l"), par(l, "b_l"), par(l, "w_r"), par(l, "b_r"), par(l, "att"), par(l, "b"), we, train, key)
 		case ArchGIN, ArchGINE:
 			o = refGIN(cfg, b, h, in, out, func(name string) []float64 { return par(l, name) })
 		default:
@@ -203,11 +215,37 @@ func refGCN(b, prev *sample.Block, h []float64, in, out int, w, bias []float64) 
 	return o
 }
 
+// refEdgeFeatures returns the features of destination i's attention edges
+// (the self edge, then sampledNeighbors' edges): a sampled edge's own, the
+// self edge's the mean of the others' (PyG's fill_value 'mean'; zero
+// without others).
+func refEdgeFeatures(b *sample.Block, i int) [][]float64 {
+	d := b.EdgeFeatDim
+	self := make([]float64, d)
+	out := [][]float64{self}
+	for p := b.Indptr[i]; p < b.Indptr[i+1]; p++ {
+		if int(b.Indices[p]) == i {
+			continue
+		}
+		f := to64(b.EdgeFeat[int(p)*d : int(p+1)*d])
+		out = append(out, f)
+		for k, v := range f {
+			self[k] += v
+		}
+	}
+	if n := len(out) - 1; n > 0 {
+		for k := range self {
+			self[k] /= float64(n)
+		}
+	}
+	return out
+}
+
 // refGAT: per head, softmax over the self edge and the sampled neighbors of
-// LeakyReLU(a_src·z_j + a_dst·z_i), attention dropout keyed by
+// LeakyReLU(a_src·z_j + a_dst·z_i [+ a_edge·(x_ij·W_e)]), attention dropout keyed by
 // (AttnLayer(l), original destination id, k·H + head), then the weighted
 // sum of z_j; heads concatenated except in the last layer (averaged).
-func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64, train bool, key MaskKey) []float64 {
+func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias, wEdge, aEdge []float64, train bool, key MaskKey) []float64 {
 	in, out := cfg.LayerDims(l)
 	H, last := cfg.Opts.Int(headsKey), cfg.convToOut(l) // with jk every layer concatenates
 	F := out
@@ -225,11 +263,22 @@ func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64
 	for i := 0; i < b.NumDst; i++ {
 		copy(o[i*out:(i+1)*out], bias)
 		srcs := append([]int{i}, sampledNeighbors(b, i)...)
+		var ef [][]float64
+		if cfg.EdgeDim > 0 {
+			ef = refEdgeFeatures(b, i)
+		}
 		for hd := 0; hd < H; hd++ {
 			e := make([]float64, len(srcs))
 			for k, j := range srcs {
 				for f := 0; f < F; f++ {
 					e[k] += z(j, hd, f)*aSrc[hd*F+f] + z(i, hd, f)*aDst[hd*F+f]
+					if ef != nil {
+						le := 0.0
+						for d, v := range ef[k] {
+							le += v * wEdge[d*H*F+hd*F+f]
+						}
+						e[k] += le * aEdge[hd*F+f]
+					}
 				}
 				if e[k] < 0 {
 					e[k] *= 0.2
@@ -261,6 +310,77 @@ func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64
 	return o
 }
 
+// refGATv2: per head, softmax over the self edge and the sampled neighbors
+// of att·LeakyReLU(W_l h_j + b_l + W_r h_i + b_r [+ W_e x_ij]), attention
+// dropout keyed as GAT's, then the weighted sum of W_l h_j + b_l; heads
+// concatenated except in the last layer (averaged).
+func refGATv2(cfg Config, l int, b *sample.Block, h, wl, bl, wr, br, att, bias, we []float64, train bool, key MaskKey) []float64 {
+	in, out := cfg.LayerDims(l)
+	H, last := cfg.Opts.Int(headsKey), cfg.convToOut(l) // with jk every layer concatenates
+	F := out
+	if !last {
+		F = out / H
+	}
+	lin := func(w, bb []float64, j, c int) float64 {
+		v := bb[c]
+		for k := 0; k < in; k++ {
+			v += h[j*in+k] * w[k*H*F+c]
+		}
+		return v
+	}
+	o := make([]float64, b.NumDst*out)
+	for i := 0; i < b.NumDst; i++ {
+		copy(o[i*out:(i+1)*out], bias)
+		srcs := append([]int{i}, sampledNeighbors(b, i)...)
+		var ef [][]float64
+		if cfg.EdgeDim > 0 {
+			ef = refEdgeFeatures(b, i)
+		}
+		for hd := 0; hd < H; hd++ {
+			e := make([]float64, len(srcs))
+			for k, j := range srcs {
+				for f := 0; f < F; f++ {
+					c := hd*F + f
+					m := lin(wl, bl, j, c) + lin(wr, br, i, c)
+					if ef != nil {
+						for d, v := range ef[k] {
+							m += v * we[d*H*F+c]
+						}
+					}
+					if m < 0 {
+						m *= 0.2
+					}
+					e[k] += m * att[c]
+				}
+			}
+			mx := slices.Max(e)
+			sum := 0.0
+			for k := range e {
+				sum += math.Exp(e[k] - mx)
+			}
+			for k, j := range srcs {
+				a := math.Exp(e[k]-mx) / sum
+				if ad := cfg.Opts.Float32(attnDropKey); train && ad > 0 {
+					if DropoutKeep(key, AttnLayer(l), b.Orig[i], k*H+hd, ad) {
+						a /= 1 - float64(ad)
+					} else {
+						a = 0
+					}
+				}
+				for f := 0; f < F; f++ {
+					v := a * lin(wl, bl, j, hd*F+f)
+					if last {
+						o[i*out+f] += v / float64(H)
+					} else {
+						o[i*out+hd*F+f] += v
+					}
+				}
+			}
+		}
+	}
+	return o
+}
+
 // mustNet builds the float64 core over params.
 func mustNet(t *testing.T, cfg Config, params []float64) *net[float64] {
 	t.Helper()
@@ -277,11 +397,11 @@ func testCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, []
 	sizes := []int{40, 20, 9, 4}[4-cfg.Layers-1:]
 	fanout := []int{4, 3, 2}
 	blocks := synthBlocks(r, sizes, fanout, 5)
-	if cfg.EdgeDim > 0 {
-		addEdgeFeat(r, blocks, cfg.EdgeDim)
-	}
 	x := randFeatures(r, sizes[0]*cfg.InDim)
 	y := randLabels(r, sizes[len(sizes)-1], cfg.Classes)
+	if cfg.EdgeDim > 0 {
+		withEdgeFeatures(r, blocks, cfg.EdgeDim)
+	}
 	m, err := NewModel(cfg, seed)
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +421,7 @@ func testCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, []
 			}
 		}
 		if ts.Zero {
-			shift := 0.0
+			shift := float64(ts.Init) // a LayerNorm scale stays near 1, a learnable ε near its start
 			if gin && (strings.HasSuffix(ts.Name, "b1") || ts.Layer < cfg.Layers-1 && strings.HasSuffix(ts.Name, ".b2")) {
 				shift = 0.5
 			}
@@ -339,16 +459,24 @@ var gradCases = forEachArch([]gradCase{
 	{"3layer-jk-max", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, JK: JKMax}, false},
 	{"2layer-jk-last-norm", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2, JK: JKLast, Norm: NormLayer}, false},
 	{"3layer-all-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Residual: true, Norm: NormLayer, JK: JKCat, Dropout: 0.3}, true},
+	// Edge features: only the architectures that read them.
+	{"2layer-edge", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 3}, false},
+	{"3layer-edge-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.3, EdgeDim: 2}, true},
 })
 
-// forEachArch repeats base for every registered architecture.
+// forEachArch repeats base for every registered architecture (a case with
+// edge features for those that read them).
 func forEachArch(base []gradCase) []gradCase {
 	var out []gradCase
 	for _, arch := range Archs() {
+		a, _ := lookupArch(arch)
 		for _, tc := range base {
+			if tc.cfg.EdgeDim > 0 && !a.EdgeFeatures {
+				continue
+			}
 			tc.cfg.Arch = arch
 			switch arch {
-			case ArchGAT:
+			case ArchGAT, ArchGATv2:
 				ad := float32(0)
 				if tc.drop {
 					ad = 0.35
@@ -598,15 +726,15 @@ func TestConfigValidate(t *testing.T) {
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 2}, "hidden"},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Dropout: 1}, "Dropout 1 must be in [0,1)"},
 		{Config{InDim: 4, Hidden: 0, Classes: 3, Layers: 1}, ""},
-		{Config{Arch: "gin2", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `Arch "gin2": want one of sage, gcn, gat, gin, gine, rgcn, hsage`},
+		{Config{Arch: "gin2", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `Arch "gin2": want one of sage, gcn, gat, gatv2, gin, gine, rgcn, hsage`},
 		{Config{Arch: ArchGIN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GINOpts(true, 0.5)}, ""},
 		{Config{Arch: ArchGIN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: Opts("").With(epsKey, float32(math.Inf(1)))}, "Opts.Eps +Inf must be a finite number"},
-		{Config{Arch: ArchGIN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 2}, "EdgeDim 2: gin reads no edge features (gine do)"},
-		{Config{Arch: ArchGINE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "EdgeDim is 0 but gine reads edge features"},
+		{Config{Arch: ArchGIN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 2}, "EdgeDim 2: gin reads no edge features (gat, gatv2, gine do)"},
+		{Config{Arch: ArchGINE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "Arch gine reads edge features (ReLU(h_j + Linear(e_ij))) but EdgeDim is 0"},
 		{Config{Arch: ArchGINE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 2, Opts: GINOpts(true, 0)}, ""},
 		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GINOpts(true, 0)}, "Opts.TrainEps applies to Arch gin, gine only, not sage"},
-		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GATOpts(2, 0)}, "Opts.Heads applies to Arch gat only, not sage"},
-		{Config{Arch: ArchGCN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: Opts("").With(attnDropKey, float32(0.1))}, "Opts.AttnDropout applies to Arch gat only, not gcn"},
+		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GATOpts(2, 0)}, "Opts.Heads applies to Arch gat, gatv2 only, not sage"},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: Opts("").With(attnDropKey, float32(0.1))}, "Opts.AttnDropout applies to Arch gat, gatv2 only, not gcn"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "Opts.Heads 0 must be positive"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Opts: GATOpts(4, 0)}, "Hidden 6 must be a multiple of Opts.Heads 4"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 1, Opts: GATOpts(4, 0)}, ""},
@@ -619,6 +747,11 @@ func TestConfigValidate(t *testing.T) {
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, Norm: NormLayer}, `Norm "layer" needs at least 2 layers`},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, Residual: true}, "Residual needs at least 2 layers"},
 		{Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 2, Residual: true, Hetero: dblpLike()}, "Residual is not available for the heterogeneous model rgcn"},
+		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "Opts.Heads 0 must be positive"},
+		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Opts: GATOpts(4, 0)}, "Hidden 6 must be a multiple of Opts.Heads 4"},
+		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(headsKey, 4).With(attnDropKey, float32(1))}, "Opts.AttnDropout 1 must be in [0,1)"},
+		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, EdgeDim: 3, Opts: GATOpts(4, 0.6)}, ""},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, EdgeDim: 3}, "EdgeDim 3: gcn reads no edge features (gat, gatv2, gine do)"},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -797,5 +930,37 @@ func checkGradients(t *testing.T, n *net[float64], tensors []Tensor, lossAt func
 		if maxG == 0 {
 			t.Errorf("%s: all gradients are zero; the check would be vacuous", ts.Name)
 		}
+	}
+}
+
+// TestEdgeFeatureWidthChecked: a model reading edge features refuses blocks
+// whose features are missing or of another width, rather than indexing
+// them wrongly.
+func TestEdgeFeatureWidthChecked(t *testing.T) {
+	cfg := Config{Arch: ArchGAT, InDim: 5, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 3, Opts: GATOpts(2, 0)}
+	m, blocks, x, _ := testCase(t, cfg, 21)
+	for _, tc := range []struct {
+		name string
+		dim  int
+		want string
+	}{
+		{"matching", 3, ""},
+		{"none", 0, "model: block 0: the block carries 0 edge features per edge (0 values for 32 edges) but the model reads 3 (edge_dim)"},
+		{"narrower", 2, "model: block 0: the block carries 2 edge features per edge (64 values for 32 edges) but the model reads 3 (edge_dim)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs := slices.Clone(blocks)
+			if tc.dim == 0 {
+				bs[0].EdgeFeat, bs[0].EdgeFeatDim = nil, 0
+			} else {
+				bs[0].EdgeFeat, bs[0].EdgeFeatDim = make([]float32, len(bs[0].Indices)*tc.dim), tc.dim
+			}
+			_, err := m.Forward(&sample.Batch{Blocks: bs, X: x})
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
 	}
 }

@@ -76,7 +76,7 @@ func TestSetOpt(t *testing.T) {
 		{"omitted value", ArchGAT, "attn-dropout", "0", "", ""},
 		{"not an int", ArchGAT, "heads", "four", "", `Opts.Heads "four" is not an integer`},
 		{"not a number", ArchGAT, "attn-dropout", "x", "", `Opts.AttnDropout "x" is not a number`},
-		{"another model's", ArchSAGE, "heads", "4", "", "Opts.Heads applies to Arch gat only, not sage"},
+		{"another model's", ArchSAGE, "heads", "4", "", "Opts.Heads applies to Arch gat, gatv2 only, not sage"},
 		{"choice", ArchGCN, "gcn-norm", GCNNormSym, `gcn_norm="sym"`, ""},
 		{"choice default", ArchGCN, "gcn-norm", GCNNormMean, "", ""},
 		{"bad choice", ArchGCN, "gcn-norm", "both", "", `Opts.GcnNorm "both": want one of mean, sym`},

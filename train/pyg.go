@@ -19,6 +19,8 @@ import (
 //	gcn   convs.l.lin.weight (out, in) = Wᵀ, convs.l.bias (out) = b   (GCNConv)
 //	gat   convs.l.lin.weight (H·F, in) = Wᵀ, convs.l.att_src / att_dst (1, H, F),
 //	      convs.l.bias (H·F hidden, F last)                  (GATConv)
+//	      with edge_dim D also convs.l.lin_edge.weight (H·F, D) = W_edgeᵀ,
+//	      convs.l.att_edge (1, H, F)
 //
 // Between the layers (between.go; BasicGNN's norm and jk): norms.l.weight
 // and .bias (Hidden; LayerNorm mode "node"), lin.weight (out, Hidden·L for

@@ -27,6 +27,9 @@ var pygConfigs = []Config{
 	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(true, 0.5)},
 	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(false, -0.25)},
 	{Arch: ArchGINE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 2},
+	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 4, Opts: GATOpts(2, 0)},
+	{Arch: ArchGATv2, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Opts: GATOpts(2, 0.25)},
+	{Arch: ArchGATv2, InDim: 5, Classes: 4, Layers: 1, EdgeDim: 2, Opts: GATOpts(3, 0)},
 }
 
 // distinctParams gives every parameter its own value, so a transposition
@@ -79,6 +82,22 @@ func TestPyGNamesAndShapes(t *testing.T) {
 		{pygConfigs[2], map[string][]int{
 			"convs.0.lin.weight": {6, 5}, "convs.0.att_src": {1, 2, 3}, "convs.0.att_dst": {1, 2, 3}, "convs.0.bias": {6},
 			"convs.1.lin.weight": {6, 6}, "convs.1.att_src": {1, 2, 3}, "convs.1.att_dst": {1, 2, 3}, "convs.1.bias": {3},
+		}},
+		{pygConfigs[11], map[string][]int{
+			"convs.0.lin.weight": {6, 5}, "convs.0.att_src": {1, 2, 3}, "convs.0.att_dst": {1, 2, 3}, "convs.0.bias": {6},
+			"convs.0.lin_edge.weight": {6, 4}, "convs.0.att_edge": {1, 2, 3},
+			"convs.1.lin.weight": {6, 6}, "convs.1.att_src": {1, 2, 3}, "convs.1.att_dst": {1, 2, 3}, "convs.1.bias": {3},
+			"convs.1.lin_edge.weight": {6, 4}, "convs.1.att_edge": {1, 2, 3},
+		}},
+		{pygConfigs[12], map[string][]int{
+			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5}, "convs.0.lin_r.bias": {6},
+			"convs.0.att": {1, 2, 3}, "convs.0.bias": {6},
+			"convs.1.lin_l.weight": {6, 6}, "convs.1.lin_l.bias": {6}, "convs.1.lin_r.weight": {6, 6}, "convs.1.lin_r.bias": {6},
+			"convs.1.att": {1, 2, 3}, "convs.1.bias": {3},
+		}},
+		{pygConfigs[13], map[string][]int{
+			"convs.0.lin_l.weight": {12, 5}, "convs.0.lin_l.bias": {12}, "convs.0.lin_r.weight": {12, 5}, "convs.0.lin_r.bias": {12},
+			"convs.0.att": {1, 3, 4}, "convs.0.bias": {4}, "convs.0.lin_edge.weight": {12, 2},
 		}},
 		{pygConfigs[4], map[string][]int{
 			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},

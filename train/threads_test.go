@@ -403,6 +403,10 @@ func threadModelCases() []threadModelCase {
 		{name: "gin-sparse", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchGIN, GINOpts(true, 0.1) }), sparse: true},
 		{name: "gine", cfg: with(func(c *Config) { c.Arch, c.Opts, c.EdgeDim = ArchGINE, GINOpts(true, 0), 4 })},
 		{name: "gine-sparse", cfg: with(func(c *Config) { c.Arch, c.EdgeDim = ArchGINE, 4 }), sparse: true},
+		{name: "gatv2", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchGATv2, GATOpts(2, 0.2) })},
+		{name: "gatv2-sparse", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchGATv2, GATOpts(2, 0.2) }), sparse: true},
+		{name: "gatv2-edge", cfg: with(func(c *Config) { c.Arch, c.Opts, c.EdgeDim = ArchGATv2, GATOpts(2, 0.2), 5 })},
+		{name: "gat-edge", cfg: with(func(c *Config) { c.Arch, c.Opts, c.EdgeDim = ArchGAT, GATOpts(2, 0.2), 5 })},
 		{name: "sage-link-dot", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchSAGE, DecoderDot }), link: true},
 		{name: "gcn-link-mlp", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchGCN, DecoderMLP }), link: true},
 		{name: "rgcn", cfg: Config{Arch: ArchRGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},
@@ -422,7 +426,7 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 	} else {
 		b.Blocks = synthBlocks(r, []int{40000, 12000, 3000}, []int{8, 6}, 9)
 		if tc.cfg.EdgeDim > 0 {
-			addEdgeFeat(r, b.Blocks, tc.cfg.EdgeDim)
+			withEdgeFeatures(r, b.Blocks, tc.cfg.EdgeDim)
 		}
 		x := randFeatures(r, b.Blocks[0].NumSrc()*tc.cfg.InDim)
 		if tc.sparse {
@@ -446,6 +450,9 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 		b.Pairs, b.PairLabels = randPairs(r, 3*seeds, seeds)
 	} else {
 		b.Labels = randLabels(r, seeds, tc.cfg.Classes)
+	}
+	if d := tc.cfg.EdgeDim; d > 0 {
+		withEdgeFeatures(r, b.Blocks, d)
 	}
 	m, err := NewModel(tc.cfg, 5)
 	require.NoError(t, err)

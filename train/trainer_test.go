@@ -184,11 +184,11 @@ func TestRankCountEquivalence(t *testing.T) {
 	}
 }
 
-// archModel turns a test config into one of arch: GAT gets 4 heads and
+// archModel turns a test config into one of arch: GAT and GATv2 get 4 heads and
 // attention dropout when dropout is on.
 func archModel(cfg Config, arch string, dropout float32) Config {
 	cfg.Arch = arch
-	if arch == ArchGAT {
+	if arch == ArchGAT || arch == ArchGATv2 {
 		cfg.Opts = GATOpts(4, dropout)
 	}
 	return cfg

@@ -79,7 +79,7 @@ func TestTrainMatchesReference(t *testing.T) {
 			cfg := testTrainConfig(c, dir, drop)
 			cfg.Store.Transport = tc.transport
 			cfg.Model.Arch = tc.arch
-			if tc.arch == train.ArchGAT {
+			if tc.arch == train.ArchGAT || tc.arch == train.ArchGATv2 {
 				cfg.Model.Opts = train.GATOpts(4, drop)
 			}
 			rec := &stepLosses{}

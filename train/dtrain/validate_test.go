@@ -75,7 +75,7 @@ func TestValidateDerivedFields(t *testing.T) {
 		}, "Hetero.EvalFanout: relation *: 2 fanouts, want 1"},
 		{"negative cache", func(c *TrainConfig) { c.Store.CacheMB = -2 }, "Store.CacheMB -2: want a finite size"},
 		{"bad link relation", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit, c.LinkRelation = TaskLink, 1, "time", "x" }, "LinkRelation: relation"},
-		{"another model's parameter", func(c *TrainConfig) { c.Model.Opts = train.GATOpts(2, 0) }, "Model.Opts.Heads applies to Model.Arch gat only, not sage"},
+		{"another model's parameter", func(c *TrainConfig) { c.Model.Opts = train.GATOpts(2, 0) }, "Model.Opts.Heads applies to Model.Arch gat, gatv2 only, not sage"},
 		{"its parameter out of range", func(c *TrainConfig) { c.Model.Arch, c.Model.Opts = train.ArchGAT, train.GATOpts(0, 0) }, "Model.Opts.Heads 0 must be positive"},
 	}
 	for _, tc := range tests {
@@ -95,11 +95,11 @@ func TestValidateDerivedFields(t *testing.T) {
 func TestValidateResumedModelParams(t *testing.T) {
 	cfg := TrainConfig{PartDir: "p", Loader: dsample.LoaderOptions{Fanouts: []int{5}, Batch: 1}, Run: train.RunOptions{Epochs: 1, CheckpointDir: "ck"}}
 	cfg.Model.Opts = train.GATOpts(2, 0)
-	require.ErrorContains(t, cfg.Validate(), "Model.Opts.Heads applies to Model.Arch gat only")
+	require.ErrorContains(t, cfg.Validate(), "Model.Opts.Heads applies to Model.Arch gat, gatv2 only")
 	cfg.Resume = true
 	require.NoError(t, cfg.Validate())
 	cfg.Model.Arch = train.ArchSAGE
-	require.ErrorContains(t, cfg.Validate(), "Model.Opts.Heads applies to Model.Arch gat only, not sage", "a model given with the resume is checked")
+	require.ErrorContains(t, cfg.Validate(), "Model.Opts.Heads applies to Model.Arch gat, gatv2 only, not sage", "a model given with the resume is checked")
 }
 
 // TestRunInfoJSON: checkpoints store the run info, and resume and predict
