@@ -255,7 +255,7 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 	for _, a := range append(train.Archs(), train.HeteroArchs()...) {
 		docs = append(docs, a+" ("+train.ArchDoc(a)+")")
 	}
-	fs.StringVar(&m.Arch, "model", "", "model, for homogeneous graphs: "+strings.Join(train.Archs(), ", ")+"; for heterogeneous ones: "+strings.Join(train.HeteroArchs(), ", ")+" (default: sage, or hsage on a heterogeneous partition). "+strings.Join(docs, "; "))
+	fs.StringVar(&m.Arch, "model", "", "model, for homogeneous graphs: "+strings.Join(train.Archs(), ", ")+"; for heterogeneous ones: "+strings.Join(train.HeteroArchs(), ", ")+", or any homogeneous one HGB style (typed input projections, then its layers over the graph ignoring node and edge types) (default: sage, or hsage on a heterogeneous partition). "+strings.Join(docs, "; "))
 	fs.IntVar(&m.Hidden, "hidden", 128, "hidden width")
 	return &modelFlags{archParams: addArchFlags(fs),
 		dropout:     fs.Float64("dropout", 0.5, "dropout probability between layers (default 0.5; 0 for --task link)"),
