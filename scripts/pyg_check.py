@@ -588,6 +588,43 @@ class RGCN(HeteroInput):
         return {t: x[off[t]:off[t] + h[t].size(0)] for t in self.node_types}
 
 
+class HGBHomogeneous(HeteroInput):
+    """A homogeneous model on a heterogeneous graph, as the Heterogeneous
+    Graph Benchmark (Lv et al., KDD 2021) runs GCN and GAT: the typed input
+    projections, then the convolutions of `conv` (a BasicGNN class, built
+    with conv_kwargs) over the homogenized graph, ignoring node and edge
+    types: node types concatenated in node_types order (PyG's
+    HeteroData.to_homogeneous), the edges of every edge type with ids
+    offset accordingly."""
+
+    def __init__(self, node_types, edge_types, in_channels, hidden_channels, out_channels, num_layers,
+                 embeddings, conv, conv_kwargs, dropout=0.0):
+        super().__init__(node_types, in_channels, hidden_channels, embeddings)
+        self.edge_types = [tuple(e) for e in edge_types]
+        cls, _ = model_class(conv)
+        gnn = cls(hidden_channels, hidden_channels, num_layers, out_channels, dropout=dropout, **conv_kwargs)
+        self.convs = gnn.convs  # the state dict's convs.l, as mpignn exports them
+        self.gnn = [gnn]  # a plain list, so its parameters are registered once (as convs)
+
+    def train(self, mode=True):
+        super().train(mode)
+        self.gnn[0].train(mode)  # not a registered submodule: its dropout follows this module's mode
+        return self
+
+    def forward(self, x_dict, edge_index_dict, gcn_first_mean=False):
+        h = self.inputs(x_dict)
+        off, start = {}, 0
+        for t in self.node_types:
+            off[t], start = start, start + h[t].size(0)
+        x = torch.cat([h[t] for t in self.node_types])
+        ei = torch.cat([torch.stack([e[0] + off[s_], e[1] + off[d]])
+                        for (s_, rel, d) in self.edge_types for e in [edge_index_dict[(s_, rel, d)]]], dim=1)
+        gnn = self.gnn[0]
+        # mpignn's GCN normalises its first layer by 1/d_i (see gcn_first_layer_mean).
+        out = gcn_first_layer_mean(gnn, x, ei) if gcn_first_mean else gnn(x, ei)
+        return {t: out[off[t]:off[t] + h[t].size(0)] for t in self.node_types}
+
+
 class LinkPredictor(torch.nn.Module):
     """OGB's LinkPredictor (examples/linkproppred) with two layers, mpignn's
     --decoder mlp: logit(u, v) = lins[1](relu(lins[0](h_u * h_v))); OGB's
@@ -766,13 +803,20 @@ def check(a, state_path, logits_path, graph):
         return x / x.abs().sum(1, keepdim=True).clamp(min=1e-30) if spec["row_normalize"] else x
 
     want = load_npy(logits_path)
-    if spec["mpignn_arch"] in ("hsage", "rgcn"):
+    hgb = spec["model"]["class"] == "HGBHomogeneous"
+    if spec["mpignn_arch"] in ("hsage", "rgcn") or hgb:
         if "hetero" not in graph:
             graph["hetero"] = read_ogb_hetero(a.data)
         num, xs, edges, labelled = graph["hetero"]
         label_type = a.label_type or labelled[0]
+        x_dict = {t: row_normalize(v) for t, v in xs.items()}
         with torch.no_grad():
-            got = model({t: row_normalize(v) for t, v in xs.items()}, edges)[label_type]
+            if hgb:
+                impl = f"{impl}, convs {model_class(spec['model']['kwargs']['conv'])[1]}"
+                first_mean = spec["mpignn_arch"] == "gcn" and a.gcn_norm != "sym"
+                got = model(x_dict, edges, gcn_first_mean=first_mean)[label_type]
+            else:
+                got = model(x_dict, edges)[label_type]
         return report(spec, impl, got, want, a.tol, f"{label_type} nodes")
 
     if "homo" not in graph:

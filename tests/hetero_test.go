@@ -261,3 +261,35 @@ func TestHeteroLinkEmbedPredict(t *testing.T) {
 		}
 	}
 }
+
+// TestHGBTrainRankCounts: homogeneous architectures train on a
+// heterogeneous partition HGB style (typed input projections, learnable
+// embeddings for the featureless types, then GCN or GAT over the typed
+// blocks ignoring the types): with --global-batch the same flags train the
+// same model on every rank count (within the global-batch tolerances),
+// evaluation reports an accuracy, and --bases, R-GCN's, is refused for
+// them with one line naming the flag.
+func TestHGBTrainRankCounts(t *testing.T) {
+	g := heteroGraph.getHetero(t)
+	bin, _ := h.Mpignn()
+	for _, model := range [][]string{{"--model", "gcn"}, {"--model", "gat", "--heads", "2"}} {
+		t.Run(model[1], func(t *testing.T) {
+			var first globalBatchRun
+			for _, p := range h.Ranks {
+				args := append([]string{"--parts", g.parts[p], "--global-batch", "24", "--fanout", "5,5", "--hidden", "16",
+					"--embed-dim", "8", "--epochs", "3", "--seed", "1", "--quiet"}, model...)
+				run, _, out := trainGlobalBatchAt(t, bin, t.TempDir(), p, nil, args...)
+				assert.Regexp(t, `(?m)^final: epochs=3 .*test_acc=0\.[0-9]+ .*embeddings=[0-9a-f]+$`, out, "%d ranks", p)
+				if first.params == nil {
+					first = run
+					continue
+				}
+				sameModel(t, model[1]+" on a heterogeneous graph", first, run)
+			}
+		})
+	}
+	res := h.MPI(Job{Ranks: 1, Timeout: time.Minute, Args: []string{bin, "train", "--parts", g.parts[1], "--model", "gcn", "--bases", "2",
+		"--fanout", "5,5", "--epochs", "1", "--quiet"}})
+	require.Error(t, res.Err, "--bases with gcn")
+	assert.Contains(t, res.Output, "--bases applies to --model rgcn only")
+}

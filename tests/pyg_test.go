@@ -229,6 +229,34 @@ func TestPyGExportDBLP(t *testing.T) {
 	assert.Contains(t, res.Output, "the rgcn model needs tensors missing from the state dict: convs.0.root")
 }
 
+// TestPyGExportDBLPHGB does the same for homogeneous architectures on
+// DBLP, HGB style (typed input projections, then GCN or GAT over the typed
+// blocks ignoring the types): the export is lins.<type> plus the
+// architecture's own convs, which scripts/pyg_check.py runs over the
+// homogenized graph (node types concatenated in node_types order); every
+// author's logits must agree, and the round trip must keep the bytes.
+func TestPyGExportDBLPHGB(t *testing.T) {
+	py := torchPython(t)
+	data := needDataset(t, "dblp", "raw", "num-node-dict.csv.gz")
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	work := t.TempDir()
+	parts := filepath.Join(work, "parts")
+	msg, err := exec.Command(bin, "partition", "--data", data, "--parts", "2", "--out", parts).CombinedOutput()
+	require.NoError(t, err, "partition:\n%s", msg)
+	models := []*pygModel{{model: "gcn"}, {model: "gat", extra: []string{"--heads", "2"}}}
+	var trains [][]string
+	for _, m := range models {
+		trains = append(trains, exportAndPredict(t, bin, parts, filepath.Join(work, m.model), m))
+		b, err := os.ReadFile(strings.TrimSuffix(m.state, ".safetensors") + ".json")
+		require.NoError(t, err)
+		assert.Contains(t, string(b), `"class": "HGBHomogeneous"`)
+		assert.Contains(t, string(b), `"conference": [`, "the learnable conference embedding is exported")
+	}
+	checkInPyTorch(t, py, data, models)
+	checkRoundTrip(t, bin, trains[1], models[1], work)
+}
+
 // TestPyGExportLinkDecoder: a link model's MLP decoder leaves as its own
 // module (OGB's LinkPredictor under "decoder."): fed mpignn's node
 // embeddings (embed), it must give predict --task link's scores and

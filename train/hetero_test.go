@@ -142,6 +142,25 @@ func hetCases() []hetCase {
 			}
 		}
 	}
+	return append(cs, hgbCases()...)
+}
+
+// hgbCases are every homogeneous architecture (forEachArch: with its own
+// options) on the typed blocks of a heterogeneous config: the HGB-style
+// mode (typed input projections, then the layers ignoring the types).
+func hgbCases() []hetCase {
+	var cs []hetCase
+	for _, g := range forEachArch([]gradCase{
+		{"hgb/1layer", Config{Hidden: 4, Classes: 3, Layers: 1}, false},
+		{"hgb/2layer", Config{Hidden: 6, Classes: 3, Layers: 2}, false},
+		{"hgb/2layer-dropout", Config{Hidden: 8, Classes: 3, Layers: 2, Dropout: 0.3, InputDropout: 0.25}, true},
+	}) {
+		if g.cfg.EdgeDim > 0 {
+			continue // the typed blocks carry no edge features (gine cannot run HGB-style)
+		}
+		g.cfg.Hetero = testHetero([]int{3, 4, 2}, 0, []bool{false, true, true})
+		cs = append(cs, hetCase{name: g.name, cfg: g.cfg, drop: g.drop})
+	}
 	return cs
 }
 
@@ -288,6 +307,10 @@ func refHetero(cfg Config, p []float64, blocks []sample.Block, xs [][]float64) [
 		matvec(xs[t][seen[t]*d:(seen[t]+1)*d], par(fmt.Sprintf("in.%s.w", hc.NodeTypes[t])), H, row, 1)
 		seen[t]++
 	}
+	if a, err := lookupArch(cfg.Arch); err == nil && !a.Hetero {
+		// HGB style: the homogeneous layers over the projected rows.
+		return refForward(cfg, p, blocks, h, false, MaskKey{})
+	}
 	for l := range blocks {
 		b := &blocks[l]
 		in, out := cfg.LayerDims(l)
@@ -420,7 +443,7 @@ func TestHeteroConfigValidate(t *testing.T) {
 		want string
 	}{
 		{"no hetero", func(c *Config) { c.Hetero = nil; c.InDim = 3 }, "rgcn is a heterogeneous model and needs a hetero section"},
-		{"hetero on sage", func(c *Config) { c.Arch = ArchSAGE }, "sage is a homogeneous model"},
+		{"bases on a homogeneous model", func(c *Config) { c.Arch = ArchGCN; c.Hetero.Bases = 2 }, "hetero.bases 2 applies to rgcn only, not gcn"},
 		{"in_dim set", func(c *Config) { c.InDim = 3 }, "in_dim 3 must be 0 for a heterogeneous model"},
 		{"no hidden", func(c *Config) { c.Hidden = 0; c.Layers = 1 }, "hidden 0 must be positive for a heterogeneous model"},
 		{"no types", func(c *Config) { c.Hetero.NodeTypes = nil }, "hetero.node_types is empty"},
@@ -447,6 +470,23 @@ func TestHeteroConfigValidate(t *testing.T) {
 			assert.Nil(t, c.Tensors())
 		})
 	}
+}
+
+// TestHGBRefusesEdgeDim: an architecture that reads edge features runs
+// on a heterogeneous graph without them, as the typed sampler's blocks
+// carry none; edge_dim is refused there and accepted on a homogeneous one.
+func TestHGBRefusesEdgeDim(t *testing.T) {
+	edge := gatArch()
+	edge.EdgeFeatures = true
+	tab := builtinArchs().with([]Arch{edge})
+	c := Config{Arch: ArchGAT, Hidden: 4, Classes: 3, Layers: 2, Opts: GATOpts(2, 0), EdgeDim: 3, Hetero: testHetero([]int{3, 4, 2}, 0, nil)}
+	err := c.validate(tab)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "edge_dim 3: gat on a heterogeneous graph reads no edge features")
+	c.EdgeDim = 0
+	require.NoError(t, c.validate(tab))
+	c.Hetero, c.InDim, c.EdgeDim = nil, 5, 3
+	require.NoError(t, c.validate(tab))
 }
 
 // TestHeteroBatchErrors: malformed typed batches give one clear error, and

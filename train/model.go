@@ -58,12 +58,16 @@ type Config struct {
 	// error (Targets TargetsRegression, NaN unlabelled). 0 (omitted from
 	// JSON) is link prediction, so link configs serialise as before.
 	EdgeOut int `json:"edge_out,omitempty"`
-	// Hetero makes a heterogeneous model (architectures "rgcn" and
-	// "hsage", see HeteroArchs): the node types, relations and per-type
-	// input widths. InDim is then 0 and every node type's input rows go
-	// through their own linear projection to Hidden before layer 0. A
-	// pointer with omitempty so homogeneous configs (and checkpoints)
-	// serialise exactly as before.
+	// Hetero makes a heterogeneous model: the node types, relations and
+	// per-type input widths. InDim is then 0 and every node type's input
+	// rows go through their own linear projection to Hidden before layer
+	// 0. The heterogeneous architectures ("rgcn", "hsage", see
+	// HeteroArchs) read the relations; a homogeneous one (any of Archs)
+	// then runs its layers over the typed blocks ignoring node and edge
+	// types, as the Heterogeneous Graph Benchmark (Lv et al., KDD 2021)
+	// runs its GCN and GAT baselines on the homogenized graph. A pointer
+	// with omitempty so homogeneous configs (and checkpoints) serialise
+	// exactly as before.
 	Hetero *HeteroConfig `json:"hetero,omitempty"`
 	// Residual, Norm and JK act between the layers of a homogeneous model
 	// (between.go, after PyG's BasicGNN): Residual adds each hidden
@@ -171,8 +175,13 @@ func (c Config) validate(t archTable) error {
 	switch {
 	case a.Hetero && c.Hetero == nil:
 		return fmt.Errorf("model config: %s is a heterogeneous model and needs a hetero section (node types, relations, input widths)", a.Name)
-	case !a.Hetero && c.Hetero != nil:
-		return fmt.Errorf("model config: %s is a homogeneous model; a heterogeneous graph needs one of %s", a.Name, strings.Join(t.names(true), ", "))
+	case !a.Hetero && c.Hetero != nil && c.Hetero.Bases != 0:
+		// A homogeneous architecture on a heterogeneous graph (HGB
+		// style, see Hetero) has no relation weights to decompose.
+		return fmt.Errorf("model config: hetero.bases %d applies to rgcn only, not %s", c.Hetero.Bases, a.Name)
+	case !a.Hetero && c.Hetero != nil && c.EdgeDim > 0:
+		// The hetero sampler's blocks carry no edge features.
+		return fmt.Errorf("model config: edge_dim %d: %s on a heterogeneous graph reads no edge features", c.EdgeDim, a.Name)
 	}
 	if c.Hetero != nil {
 		if err := c.Hetero.Validate(); err != nil {

@@ -37,7 +37,9 @@ import (
 // per-type input projections (lins.<type>: Linear(in_t, hidden)) and
 // convolutions that PyG has: HeteroConv of one SAGEConv per edge type
 // (convs.l.convs.<src___rel___dst>.lin_l/lin_r, hsage) or RGCNConv
-// (convs.l.weight, comp, root, bias; rgcn). Learnable embedding tables are
+// (convs.l.weight, comp, root, bias; rgcn), or, for a homogeneous
+// architecture on a heterogeneous graph (HGB style), its own convs.l over
+// the homogenized graph (PyGHGBClass). Learnable embedding tables are
 // torch.nn.Embedding weights (PyGEmbeddingName), passed beside the model's
 // flat buffer.
 //
@@ -414,9 +416,28 @@ func pygHeteroSpec(cfg Config, embeds []NamedTensor) PyGModelSpec {
 			"then the convolutions with ReLU between them; the node types' rows in type-local original id order",
 	}}
 	a, _ := lookupArch(cfg.Arch)
-	a.pygSpec(cfg, &sp)
+	if a.Hetero {
+		a.pygSpec(cfg, &sp)
+		return sp
+	}
+	// HGB style: the homogeneous model's own class and arguments build
+	// its convolutions, run over the homogenized graph.
+	conv := PyGModelSpec{Kwargs: map[string]any{}}
+	a.pygSpec(cfg, &conv)
+	sp.Class = PyGHGBClass
+	kw["conv"], kw["conv_kwargs"] = conv.Class, conv.Kwargs
+	sp.Notes = append(sp.Notes, "HGB style (Lv et al., KDD 2021): "+conv.Class+"'s convolutions (convs.l, built with in_channels = out of lins = hidden_channels and conv_kwargs) "+
+		"run on the homogenized graph, ignoring node and edge types: nodes of every type concatenated in node_types order (PyG's HeteroData.to_homogeneous), "+
+		"the edges of every edge type, both directions, with the ids offset accordingly")
+	sp.Notes = append(sp.Notes, conv.Notes...)
 	return sp
 }
+
+// PyGHGBClass is the sidecar class of a homogeneous architecture on a
+// heterogeneous graph (Config.Hetero): PyG has none, scripts/pyg_check.py
+// defines it (typed input projections, then the homogeneous model's
+// convolutions over the homogenized graph).
+const PyGHGBClass = "HGBHomogeneous"
 
 // pygMetaArch and pygMetaModel are the "__metadata__" keys of an exported
 // file that record mpignn's own description of the model (informational:

@@ -352,3 +352,57 @@ func TestPyGSpecBetween(t *testing.T) {
 		}
 	}
 }
+
+// TestPyGHGB: a homogeneous architecture on a heterogeneous graph exports
+// the typed input projections (lins.<type>) and the architecture's own
+// convs.l, which take the Hidden-wide projections; the sidecar names
+// PyGHGBClass with the homogeneous class and its arguments; the layout
+// round-trips.
+func TestPyGHGB(t *testing.T) {
+	h := testHetero([]int{3, 4, 2}, 0, nil)
+	for _, g := range forEachArch([]gradCase{{"hgb", Config{Hidden: 4, Classes: 3, Layers: 2}, false}}) {
+		if g.cfg.EdgeDim > 0 {
+			continue // no edge features on typed blocks (gine)
+		}
+		t.Run(g.name, func(t *testing.T) {
+			cfg := g.cfg
+			cfg.Hetero = h
+			homo := g.cfg
+			homo.InDim = cfg.Hidden // the same convs on a homogeneous graph of Hidden-wide features
+			p := distinctParams(cfg)
+			ts, err := ExportPyG(cfg, p)
+			require.NoError(t, err)
+			hts, err := ExportPyG(homo, distinctParams(homo))
+			require.NoError(t, err)
+			shapes := map[string][]int{}
+			for _, x := range ts {
+				shapes[x.Name] = x.Shape
+			}
+			for ti, name := range h.NodeTypes {
+				assert.Equal(t, []int{4, h.InDims[ti]}, shapes["lins."+name+".weight"])
+				assert.Equal(t, []int{4}, shapes["lins."+name+".bias"])
+			}
+			require.Len(t, ts, 2*len(h.NodeTypes)+len(hts))
+			for _, x := range hts {
+				assert.Equal(t, x.Shape, shapes[x.Name], "%s as on a homogeneous graph", x.Name)
+			}
+			got, err := ImportPyG(cfg, ts)
+			require.NoError(t, err)
+			assert.Equal(t, p, got)
+
+			spec, err := PyGSpec(cfg, nil)
+			require.NoError(t, err)
+			hspec, err := PyGSpec(homo, nil)
+			require.NoError(t, err)
+			assert.Equal(t, PyGHGBClass, spec.Class)
+			assert.Equal(t, hspec.Class, spec.Kwargs["conv"])
+			ck, ok := spec.Kwargs["conv_kwargs"].(map[string]any)
+			require.True(t, ok)
+			for k, v := range ck {
+				assert.Equal(t, hspec.Kwargs[k], v, "conv_kwargs %s as the homogeneous model's", k)
+			}
+			assert.Equal(t, h.NodeTypes, spec.Kwargs["node_types"])
+			assert.Equal(t, 4, spec.Kwargs["hidden_channels"])
+		})
+	}
+}

@@ -412,6 +412,9 @@ func threadModelCases() []threadModelCase {
 		{name: "rgcn", cfg: Config{Arch: ArchRGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},
 		{name: "rgcn-bases", cfg: Config{Arch: ArchRGCN, Hidden: 96, Classes: 5, Layers: 2, Dropout: 0.2, Hetero: hb}},
 		{name: "hsage", cfg: Config{Arch: ArchHSAGE, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Hetero: h}},
+		// HGB style: homogeneous layers over the typed blocks.
+		{name: "gcn-hgb", cfg: Config{Arch: ArchGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},
+		{name: "gat-hgb", cfg: Config{Arch: ArchGAT, Hidden: 32, Classes: 5, Layers: 2, Dropout: 0.2, Opts: GATOpts(2, 0.2), Hetero: h}},
 	}
 }
 

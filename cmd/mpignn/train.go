@@ -256,7 +256,7 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 	for _, a := range append(train.Archs(), train.HeteroArchs()...) {
 		docs = append(docs, a+" ("+train.ArchDoc(a)+")")
 	}
-	fs.StringVar(&m.Arch, "model", "", "model, for homogeneous graphs: "+strings.Join(train.Archs(), ", ")+"; for heterogeneous ones: "+strings.Join(train.HeteroArchs(), ", ")+" (default: sage, or hsage on a heterogeneous partition). "+strings.Join(docs, "; "))
+	fs.StringVar(&m.Arch, "model", "", "model, for homogeneous graphs: "+strings.Join(train.Archs(), ", ")+"; for heterogeneous ones: "+strings.Join(train.HeteroArchs(), ", ")+", or any homogeneous one HGB style (typed input projections, then its layers over the graph ignoring node and edge types) (default: sage, or hsage on a heterogeneous partition). "+strings.Join(docs, "; "))
 	fs.IntVar(&m.Hidden, "hidden", 128, "hidden width")
 	fs.BoolVar(&m.Residual, "residual", false, "add every hidden layer's input rows to its activated output (a learned projection where the widths differ), before dropout (PyG DeepGCNLayer block res)")
 	fs.StringVar(&m.Norm, "norm", "", "layer: LayerNorm of every hidden layer's output before the ReLU (per node, PyG's BasicGNN norm with LayerNorm mode node); no batch norm (its statistics would span the ranks)")

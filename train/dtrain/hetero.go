@@ -156,7 +156,7 @@ type heteroSetup struct {
 
 // setupHetero resolves the model and loader options of a run on the
 // heterogeneous partition meta: the architecture (HeteroSAGE unless
-// R-GCN is asked for), per-type input widths (features, or embeddings for
+// another is asked for), per-type input widths (features, or embeddings for
 // featureless types), and the relation fanouts. labelled is the task's
 // (task.labelled): the partition must then have a labelled node type. It
 // is local: every rank computes the same from the same flags and META.
@@ -171,12 +171,11 @@ func setupHetero(meta *partition.Meta, ho HeteroOptions, mcfg *train.Config, lo 
 		}
 		return nil, nil
 	}
-	switch mcfg.Arch {
-	case "":
+	// A homogeneous architecture runs too (HGB style: typed input
+	// projections, then its layers over the typed blocks ignoring the
+	// types; train.Config.Hetero), on the same per-relation fanouts.
+	if mcfg.Arch == "" {
 		mcfg.Arch = train.ArchHSAGE
-	case train.ArchHSAGE, train.ArchRGCN:
-	default:
-		return nil, config.Errorf("{Model.Arch} %s is a homogeneous model; a heterogeneous partition trains %s", mcfg.Arch, strings.Join(train.HeteroArchs(), " or "))
 	}
 	if ho.Bases > 0 && mcfg.Arch != train.ArchRGCN {
 		return nil, config.Errorf("{Hetero.Bases} applies to {Model.Arch} %s only", train.ArchRGCN)
