@@ -43,7 +43,11 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 		var o []float64
 		switch cfg.ArchName() {
 		case ArchSAGE:
-			o = refSAGE(b, h, in, out, par(l, "w_self"), par(l, "w_neigh"), par(l, "b"))
+			var pool [2][]float64
+			if sageAggr(cfg) == SAGEPool {
+				pool = [2][]float64{par(l, "w_pool"), par(l, "b_pool")}
+			}
+			o = refSAGE(sageAggr(cfg), b, h, in, out, par(l, "w_self"), par(l, "w_neigh"), par(l, "b"), pool)
 		case ArchGCN:
 			var prev *sample.Block
 			if l > 0 {
@@ -73,21 +77,43 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 	return h
 }
 
-// refSAGE: h_i·W_self + mean_j h_j·W_neigh + b.
-func refSAGE(b *sample.Block, h []float64, in, out int, ws, wn, bias []float64) []float64 {
+// refSAGE: h_i·W_self + AGG_j m_j·W_neigh + b with AGG the mean, sum or
+// elementwise max of m_j = h_j, or for pool the max of m_j =
+// relu(h_j·W_pool + b_pool) (pool = {W_pool, b_pool}); no neighbours: 0.
+func refSAGE(aggr string, b *sample.Block, h []float64, in, out int, ws, wn, bias []float64, pool [2][]float64) []float64 {
+	msg := func(j, k int) float64 {
+		if aggr != SAGEPool {
+			return h[j*in+k]
+		}
+		z := pool[1][k]
+		for c := 0; c < in; c++ {
+			z += h[j*in+c] * pool[0][c*in+k]
+		}
+		return math.Max(z, 0)
+	}
 	o := make([]float64, b.NumDst*out)
 	for i := 0; i < b.NumDst; i++ {
-		mean := make([]float64, in)
+		agg := make([]float64, in)
 		deg := int(b.Indptr[i+1] - b.Indptr[i])
-		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-			for k := 0; k < in; k++ {
-				mean[k] += h[int(j)*in+k] / float64(deg)
+		for k := 0; k < in; k++ {
+			for e, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+				v := msg(int(j), k)
+				switch {
+				case aggr == SAGEMean:
+					agg[k] += v / float64(deg)
+				case aggr == SAGESum:
+					agg[k] += v
+				case e == 0:
+					agg[k] = v
+				default:
+					agg[k] = math.Max(agg[k], v)
+				}
 			}
 		}
 		for u := 0; u < out; u++ {
 			z := bias[u]
 			for k := 0; k < in; k++ {
-				z += h[i*in+k]*ws[k*out+u] + mean[k]*wn[k*out+u]
+				z += h[i*in+k]*ws[k*out+u] + agg[k]*wn[k*out+u]
 			}
 			o[i*out+u] = z
 		}
@@ -253,8 +279,17 @@ func forEachArch(base []gradCase) []gradCase {
 				}
 				tc.cfg.Opts = GATOpts(2, ad)
 			}
-			tc.name = arch + "/" + tc.name
+			name := tc.name
+			tc.name = arch + "/" + name
 			out = append(out, tc)
+			if arch == ArchSAGE {
+				// Every aggregator besides the default mean.
+				for _, aggr := range []string{SAGEMax, SAGESum, SAGEPool} {
+					tc.cfg.Opts = SAGEOpts(aggr)
+					tc.name = arch + "-" + aggr + "/" + name
+					out = append(out, tc)
+				}
+			}
 		}
 	}
 	return out
