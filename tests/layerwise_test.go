@@ -93,6 +93,8 @@ func TestLayerwiseEval(t *testing.T) {
 		{"gcn", g.parts[p], []string{"--model", "gcn"}},
 		{"gat", g.parts[p], []string{"--model", "gat", "--heads", "2"}},
 		{"gcn-sparse-features", sp.parts[p], []string{"--model", "gcn"}},
+		{"sage-pool", g.parts[p], []string{"--model", "sage", "--aggr", "pool"}},
+		{"sage-max-sparse-features", sp.parts[p], []string{"--model", "sage", "--aggr", "max"}},
 		{"hsage", het.parts[p], []string{"--model", "hsage", "--embed-dim", "8"}},
 		{"rgcn", het.parts[p], []string{"--model", "rgcn", "--embed-dim", "8", "--bases", "2"}},
 	} {

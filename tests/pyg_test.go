@@ -36,10 +36,19 @@ func torchPython(t *testing.T) string {
 // exportAndPredict, its state dict and logits.
 type pygModel struct {
 	model  string
+	name   string // pyg_check.py's label when not model (sage-max, ...)
 	extra  []string
 	ck     string
 	state  string
 	logits string
+}
+
+// label is the model's name in pyg_check.py's difference lines.
+func (m *pygModel) label() string {
+	if m.name != "" {
+		return m.name
+	}
+	return m.model
 }
 
 // exportAndPredict trains m on parts (2 ranks, full neighbourhoods),
@@ -76,7 +85,7 @@ func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...
 	out, err := exec.Command(py, args...).CombinedOutput()
 	t.Logf("%s", strings.TrimSpace(string(out)))
 	require.NoError(t, err, "pyg_check.py:\n%s", out)
-	diffRe := regexp.MustCompile(`(?m)^(\w+): .*max abs logit difference ([0-9.e+-]+)`)
+	diffRe := regexp.MustCompile(`(?m)^([\w-]+): .*max abs logit difference ([0-9.e+-]+)`)
 	found := map[string]bool{}
 	for _, m := range diffRe.FindAllStringSubmatch(string(out), -1) {
 		d, err := strconv.ParseFloat(m[2], 64)
@@ -85,7 +94,7 @@ func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...
 		found[m[1]] = true
 	}
 	for _, m := range models {
-		assert.True(t, found[m.model], "no difference line for %s:\n%s", m.model, out)
+		assert.True(t, found[m.label()], "no difference line for %s:\n%s", m.label(), out)
 	}
 }
 
@@ -110,9 +119,12 @@ func TestPyGExportCora(t *testing.T) {
 		{model: "sage"},
 		{model: "gcn"},
 		{model: "gat", extra: []string{"--heads", "4", "--attn-dropout", "0.3"}},
+		{model: "sage", name: "sage-max", extra: []string{"--aggr", "max"}},
+		{model: "sage", name: "sage-sum", extra: []string{"--aggr", "sum"}},
+		{model: "sage", name: "sage-pool", extra: []string{"--aggr", "pool"}},
 	}
 	for _, m := range models {
-		dir := filepath.Join(work, m.model)
+		dir := filepath.Join(work, m.label())
 		train := exportAndPredict(t, bin, parts, dir, m)
 		checkRoundTrip(t, bin, train, m, dir)
 	}
@@ -124,8 +136,8 @@ func TestPyGExportCora(t *testing.T) {
 	// (--init-from, --epochs 0, predict --logits) with PyTorch's logits.
 	var random []*pygModel
 	for i, m := range models {
-		r := &pygModel{model: m.model, extra: m.extra, ck: filepath.Join(work, m.model, "ck-random"),
-			state: filepath.Join(work, m.model, "random.safetensors"), logits: filepath.Join(work, m.model, "random.npy")}
+		r := &pygModel{model: m.model, name: m.name, extra: m.extra, ck: filepath.Join(work, m.label(), "ck-random"),
+			state: filepath.Join(work, m.label(), "random.safetensors"), logits: filepath.Join(work, m.label(), "random.npy")}
 		out, err := exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", m.state,
 			"--make-random", r.state, "--seed", strconv.Itoa(i)).CombinedOutput()
 		require.NoError(t, err, "pyg_check.py --make-random:\n%s", out)

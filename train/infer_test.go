@@ -84,6 +84,9 @@ func TestInferLayerMatchesFullForward(t *testing.T) {
 		{"gcn-3", Config{Arch: ArchGCN, InDim: 6, Hidden: 8, Classes: 4, Layers: 3}},
 		{"gat", Config{Arch: ArchGAT, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Opts: GATOpts(2, 0)}},
 		{"sage-1", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 1}},
+		{"sage-max", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Opts: SAGEOpts(SAGEMax)}},
+		{"sage-sum", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Opts: SAGEOpts(SAGESum)}},
+		{"sage-pool-3", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 3, Opts: SAGEOpts(SAGEPool)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(7, 9))
