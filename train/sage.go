@@ -69,7 +69,7 @@ const (
 // sageArch is GraphSAGE's registry entry.
 func sageArch() Arch {
 	return Arch{
-		Name: ArchSAGE, Doc: "GraphSAGE: H_dst·W_self + AGG(H_nbr)·W_neigh + b, AGG mean (default), sum, max or pool (max of relu(H·W_pool + b_pool))",
+		Name: ArchSAGE, Doc: "GraphSAGE: H_dst·W_self + AGG(H_nbr)·W_neigh + b, AGG by --aggr: mean, sum, max or pool (max of relu(H·W_pool + b_pool))",
 		Params: []Param{{
 			Key: aggrKey, Kind: ParamChoice, Choices: []string{SAGEMean, SAGEMax, SAGESum, SAGEPool}, Default: SAGEMean, Omit: SAGEMean,
 			Help: "sage: neighbour aggregator; mean, sum, max (elementwise), pool (max of relu(Linear(in, in)) of the neighbours; PyG SAGEConv(aggr=\"max\", project=True))",
