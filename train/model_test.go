@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -534,6 +535,9 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 1, Opts: GATOpts(4, 0)}, ""},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(headsKey, 4).With(attnDropKey, float32(1))}, "Opts.AttnDropout 1 must be in [0,1)"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: GATOpts(4, 0.6)}, ""},
+		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEPool)}, ""},
+		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(aggrKey, "lstm")}, `Opts.Aggr "lstm": want one of mean, max, sum, pool`},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEMax)}, "Opts.Aggr applies to Arch sage only, not gcn"},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -711,6 +715,38 @@ func checkGradients(t *testing.T, n *net[float64], tensors []Tensor, lossAt func
 		}
 		if maxG == 0 {
 			t.Errorf("%s: all gradients are zero; the check would be vacuous", ts.Name)
+		}
+	}
+}
+
+// TestSAGEAggrJSON: the default mean is not written (so sage configs and
+// checkpoints from before --aggr keep their bytes), another aggregator is,
+// at top level, and reads back to the same Config.
+func TestSAGEAggrJSON(t *testing.T) {
+	for _, tc := range []struct {
+		opts Opts
+		want string // "" = no aggr key
+	}{
+		{"", ""},
+		{SAGEOpts(SAGEMean), ""},
+		{SAGEOpts(SAGEMax), `"aggr":"max"`},
+		{SAGEOpts(SAGEPool), `"aggr":"pool"`},
+	} {
+		cfg := Config{Arch: ArchSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: tc.opts}
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == "" && strings.Contains(string(b), "aggr") || tc.want != "" && !strings.Contains(string(b), tc.want) {
+			t.Errorf("%q: JSON %s, want %q", tc.opts, b, tc.want)
+		}
+		var back Config
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		// (GraphSAGE, the first architecture, is written without its name.)
+		if back.Opts != cfg.Opts || back.ArchName() != ArchSAGE || back.Hidden != cfg.Hidden {
+			t.Errorf("%q: read back %+v, want %+v", tc.opts, back, cfg)
 		}
 	}
 }
