@@ -72,7 +72,7 @@ func sageArch() Arch {
 		Name: ArchSAGE, Doc: "GraphSAGE: H_dst·W_self + AGG(H_nbr)·W_neigh + b, AGG by --aggr: mean, sum, max or pool (max of relu(H·W_pool + b_pool))",
 		Params: []Param{{
 			Key: aggrKey, Kind: ParamChoice, Choices: []string{SAGEMean, SAGEMax, SAGESum, SAGEPool}, Default: SAGEMean, Omit: SAGEMean,
-			Help: "sage: neighbour aggregator; mean, sum, max (elementwise), pool (max of relu(Linear(in, in)) of the neighbours; PyG SAGEConv(aggr=\"max\", project=True))",
+			Help: "sage: neighbour aggregator (max elementwise; pool the max of relu(Linear(in, in)) of the neighbours, PyG SAGEConv(aggr=\"max\", project=True))",
 		}},
 		New32: func(c Config, l int) Layer[float32] { return newSAGE[float32](c, l) },
 		New64: func(c Config, l int) Layer[float64] { return newSAGE[float64](c, l) },
