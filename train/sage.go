@@ -49,8 +49,10 @@ type sageLayer[T Float] struct {
 
 	// Sparse layer 0 (Pass.Sparse) under mean or sum: pn = X·W_neigh for
 	// every source and dpn its gradient; agg then holds the aggregate of
-	// pn (NumDst x out). Under max or pool, xd holds the block's input
-	// rows densified (NumSrc x in) and the dense path runs on them.
+	// pn (NumDst x out). Under pool the projection q = relu(X·W_pool +
+	// b_pool) reads the stored entries only. Under max, xd holds the
+	// block's input rows densified (NumSrc x in) and the dense path runs
+	// on them.
 	pn, dpn []T
 	xd      []T
 
@@ -158,8 +160,11 @@ func (s *sageLayer[T]) commutes() bool { return s.aggr == SAGEMean || s.aggr == 
 
 func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	if p.Sparse != nil {
-		if s.commutes() {
+		switch {
+		case s.commutes():
 			return s.forwardSparse(p.Sparse, b, h)
+		case s.aggr == SAGEPool:
+			return s.forwardSparsePool(p.Sparse, b, h)
 		}
 		s.xd = densify(p.Sparse, h, s.in, s.xd)
 		h = s.xd
@@ -195,8 +200,12 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 	in, out, nd := s.in, s.out, b.NumDst
 	colSum(dz, nd, out, s.gBias)
 	if p.Sparse != nil {
-		if s.commutes() {
+		switch {
+		case s.commutes():
 			s.backwardSparse(p.Sparse, b, h, dz)
+			return nil
+		case s.aggr == SAGEPool:
+			s.backwardSparsePool(p.Sparse, b, h, dz)
 			return nil
 		}
 		// The rows Forward densified; a sparse layer 0 is never asked
@@ -277,4 +286,42 @@ func (s *sageLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, val
 	clearPar(s.dpn)
 	sumScatter(&s.bt, b, dz, out, s.dpn, s.aggr == SAGEMean)
 	kernels.SpmmT(x.Indptr, x.Indices, vals, ns, s.dpn, out, s.gNeigh)
+}
+
+// forwardSparsePool is Forward over sparse inputs under pool: the
+// projection's linear part X·W_pool reads the stored entries only (the
+// ReLU and the max follow it, so it is exact), as does the root term
+// X_dst·W_self.
+func (s *sageLayer[T]) forwardSparsePool(x *sample.SparseRows, b *sample.Block, vals []T) []T {
+	in, out, nd, ns := s.in, s.out, b.NumDst, b.NumSrc()
+	s.q = grow(s.q, ns*in)
+	fillRows(s.q, ns, s.bPool)
+	kernels.Spmm(x.Indptr, x.Indices, vals, ns, s.wPool, in, s.q, true)
+	reluPar(s.q)
+	s.agg = grow(s.agg, nd*in)
+	s.arg = growIdx(s.arg, nd*in)
+	maxAggregate(b, s.q, in, s.agg, s.arg)
+	o := grow(s.o, nd*out)
+	s.o = o
+	fillRows(o, nd, s.bias)
+	kernels.Gemm(false, false, nd, out, in, 1, s.agg, in, s.wNeigh, out, 1, o, out)
+	kernels.Spmm(x.Indptr, x.Indices, vals, nd, s.wSelf, out, o, true)
+	return o
+}
+
+// backwardSparsePool adds the weight gradients of a sparse layer 0 under
+// pool: W_self gets X_dstᵀ·dz, W_neigh aggᵀ·dz, and W_pool Xᵀ·dq with dq
+// the max's and the ReLU's adjoints applied to dz·W_neighᵀ (b_pool its
+// column sums).
+func (s *sageLayer[T]) backwardSparsePool(x *sample.SparseRows, b *sample.Block, vals, dz []T) {
+	in, out, nd, ns := s.in, s.out, b.NumDst, b.NumSrc()
+	kernels.SpmmT(x.Indptr, x.Indices, vals, nd, dz, out, s.gSelf)
+	kernels.Gemm(true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
+	s.dagg = grow(s.dagg, nd*in)
+	kernels.Gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
+	s.dq = grow(s.dq, ns*in)
+	maxScatter(&s.bt, b, s.dagg, s.arg, in, s.dq)
+	reluMask(s.dq, s.q)
+	kernels.SpmmT(x.Indptr, x.Indices, vals, ns, s.dq, in, s.gPool)
+	colSum(s.dq, ns, in, s.gbPool)
 }
