@@ -22,6 +22,11 @@ compute PyG's documented layer equations in plain PyTorch:
 - GATConv:  z = lin(x) viewed (N, H, C); e_ij = LeakyReLU_0.2(<att_src, z_j>
   + <att_dst, z_i>); alpha = softmax over j in N(i) + {i}; heads
   concatenated (hidden layers) or averaged (last layer), then + bias.
+- BasicGNN's norm ("layer_norm" with norm_kwargs mode "node": LayerNorm per
+  node) and jk ("cat", "max", "last": JumpingKnowledge, then lin), PyG 2.6.
+- ResidualBasicGNN (mpignn's --residual; PyG has no such class): a BasicGNN
+  with res.l = Linear(in, hidden, bias=False) where the widths differ,
+  x_{l+1} = dropout(relu(norm(conv(x_l))) + res.l(x_l)).
 
 mpignn's GCN normalises its FIRST layer by 1/d_i (the mean over in-neighbours
 and self) instead of 1/sqrt(d_i d_j) (docs/python.md, "Where mpignn differs from
@@ -221,25 +226,107 @@ class GATConv(torch.nn.Module):
         return out + self.bias
 
 
-class BasicGNN(torch.nn.Module):
-    """torch_geometric.nn.models.BasicGNN with out_channels set, jk=None,
-    norm=None, act=relu: conv, ReLU, dropout, ..., conv."""
+class LayerNorm(torch.nn.Module):
+    """torch_geometric.nn.norm.LayerNorm (affine): mode "node" is
+    torch.nn.LayerNorm(in_channels) on every node's row (mpignn's --norm
+    layer); PyG's default mode "graph" is not used by mpignn."""
 
-    def __init__(self, in_channels, hidden_channels, num_layers, out_channels, dropout=0.0, **kwargs):
+    def __init__(self, in_channels, eps=1e-5, affine=True, mode="graph"):
         super().__init__()
-        self.dropout = dropout
+        assert mode == "node" and affine
+        self.in_channels, self.eps = in_channels, eps
+        self.weight = torch.nn.Parameter(torch.ones(in_channels))
+        self.bias = torch.nn.Parameter(torch.zeros(in_channels))
+
+    def forward(self, x):
+        return F.layer_norm(x, (self.in_channels,), self.weight, self.bias, self.eps)
+
+
+class JumpingKnowledge(torch.nn.Module):
+    """torch_geometric.nn.models.JumpingKnowledge for cat and max (no
+    parameters; lstm is not offered by mpignn)."""
+
+    def __init__(self, mode, channels=None, num_layers=None):
+        super().__init__()
+        assert mode in ("cat", "max")
+        self.mode = mode
+
+    def forward(self, xs):
+        return torch.cat(xs, dim=-1) if self.mode == "cat" else torch.stack(xs, dim=-1).max(dim=-1)[0]
+
+
+class BasicGNN(torch.nn.Module):
+    """torch_geometric.nn.models.BasicGNN (PyG 2.6) with out_channels set,
+    act=relu, norm None or "layer_norm", jk None, "cat", "max" or "last":
+    per layer conv, norm, ReLU, dropout (the last conv to out_channels
+    without them unless jk is set), then jk and lin."""
+
+    def __init__(self, in_channels, hidden_channels, num_layers, out_channels, dropout=0.0,
+                 norm=None, norm_kwargs=None, jk=None, **kwargs):
+        super().__init__()
+        self.dropout, self.jk_mode, self.num_layers = dropout, jk, num_layers
+        self.in_channels, self.hidden_channels = in_channels, hidden_channels
         self.convs = torch.nn.ModuleList()
         for l in range(num_layers):
             i = in_channels if l == 0 else hidden_channels
-            o = out_channels if l == num_layers - 1 else hidden_channels
-            self.convs.append(self.init_conv(i, o, last=l == num_layers - 1, **kwargs))
+            to_out = l == num_layers - 1 and jk is None
+            self.convs.append(self.init_conv(i, out_channels if to_out else hidden_channels, last=to_out, **kwargs))
+        self.norms = None
+        if norm is not None:
+            assert norm == "layer_norm"
+            n = num_layers if jk is not None else num_layers - 1
+            self.norms = torch.nn.ModuleList([LayerNorm(hidden_channels, **(norm_kwargs or {})) for _ in range(n)])
+        if jk is not None and jk != "last":
+            self.jk = JumpingKnowledge(jk, hidden_channels, num_layers)
+        if jk is not None:
+            self.lin = torch.nn.Linear(num_layers * hidden_channels if jk == "cat" else hidden_channels, out_channels)
 
     def forward(self, x, edge_index):
+        xs = []
         for l, conv in enumerate(self.convs):
             x = conv(x, edge_index)
-            if l < len(self.convs) - 1:
-                x = F.dropout(F.relu(x), self.dropout, self.training)
-        return x
+            if l == self.num_layers - 1 and self.jk_mode is None:
+                break
+            if self.norms is not None:
+                x = self.norms[l](x)
+            x = F.dropout(F.relu(x), self.dropout, self.training)
+            xs.append(x)
+        x = self.jk(xs) if hasattr(self, "jk") else x
+        return self.lin(x) if hasattr(self, "lin") else x
+
+
+def ResidualBasicGNN(gnn, **kwargs):
+    """mpignn's --residual on a BasicGNN (PyG's class if installed, else the
+    stand-in above): every layer but the conv to the output computes
+    dropout(relu(norm(conv(x))) + res[l](x)), the order of PyG's
+    DeepGCNLayer(block="res"); res[l] is Linear(in, hidden, bias=False)
+    where the widths differ, else the identity. PyG has no such class."""
+    base, _ = model_class(gnn)
+
+    class Residual(base):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.res = torch.nn.ModuleList()
+            for l in range(kw["num_layers"]):
+                i = kw["in_channels"] if l == 0 else kw["hidden_channels"]
+                h = kw["hidden_channels"]
+                self.res.append(torch.nn.Linear(i, h, bias=False) if i != h else torch.nn.Identity())
+
+        def forward(self, x, edge_index):
+            xs = []
+            for l, conv in enumerate(self.convs):
+                h = conv(x, edge_index)
+                if l == self.num_layers - 1 and self.jk_mode is None:
+                    x = h
+                    break
+                if self.norms is not None:
+                    h = self.norms[l](h)
+                x = F.dropout(F.relu(h) + self.res[l](x), self.dropout, self.training)
+                xs.append(x)
+            x = self.jk(xs) if hasattr(self, "jk") else x
+            return self.lin(x) if hasattr(self, "lin") else x
+
+    return Residual(**kwargs)
 
 
 class GraphSAGE(BasicGNN):
@@ -438,19 +525,34 @@ def model_class(name):
 
 # ------------------------------------------------------------------- check
 
+class MeanFirstLayer(torch.nn.Module):
+    """mpignn's GCN layer 0: the GCNConv with normalize=False over the graph
+    with self-loops and edge weights 1/d_dst (the mean over N(i) + {i})."""
+
+    def __init__(self, conv, x, edge_index):
+        super().__init__()
+        n = x.size(0)
+        self.conv, self.ei = conv, with_self_loops(edge_index, n)
+        self.w = 1.0 / scatter_sum(torch.ones(self.ei.size(1)), self.ei[1], n)[self.ei[1]]
+
+    def forward(self, x, edge_index, **kwargs):
+        self.conv.normalize = False
+        try:
+            return self.conv(x, self.ei, self.w)
+        finally:
+            self.conv.normalize = True
+
+
 def gcn_first_layer_mean(model, x, edge_index):
     """mpignn's GCN: layer 0 with weights 1/d_dst over the graph with
-    self-loops (normalize=False), the other layers as GCNConv."""
-    n = x.size(0)
-    ei = with_self_loops(edge_index, n)
-    deg = scatter_sum(torch.ones(ei.size(1)), ei[1], n)
+    self-loops (normalize=False), the other layers as GCNConv, through the
+    model's own forward (norms, residuals, jk and lin included)."""
     conv0 = model.convs[0]
-    conv0.normalize = False
-    h = conv0(x, ei, 1.0 / deg[ei[1]])
-    conv0.normalize = True
-    for conv in model.convs[1:]:
-        h = conv(F.relu(h), edge_index)
-    return h
+    model.convs[0] = MeanFirstLayer(conv0, x, edge_index)
+    try:
+        return model(x, edge_index)
+    finally:
+        model.convs[0] = conv0
 
 
 def main():

@@ -36,17 +36,28 @@ func torchPython(t *testing.T) string {
 // exportAndPredict, its state dict and logits.
 type pygModel struct {
 	model  string
-	name   string // pyg_check.py's label when not model (sage-max, ...)
+	name   string // its directory, when the model is there more than once ("" = model)
 	extra  []string
 	ck     string
 	state  string
 	logits string
 }
 
-// label is the model's name in pyg_check.py's difference lines.
-func (m *pygModel) label() string {
+// dir is the model's directory under work.
+func (m *pygModel) dir(work string) string {
 	if m.name != "" {
-		return m.name
+		return filepath.Join(work, m.name)
+	}
+	return filepath.Join(work, m.model)
+}
+
+// label is the model's name in pyg_check.py's difference lines: the
+// architecture, sage with its aggregator unless that is mean (sage-max).
+func (m *pygModel) label() string {
+	for i, a := range m.extra {
+		if a == "--aggr" && i+1 < len(m.extra) && m.extra[i+1] != "mean" {
+			return m.model + "-" + m.extra[i+1]
+		}
 	}
 	return m.model
 }
@@ -119,12 +130,17 @@ func TestPyGExportCora(t *testing.T) {
 		{model: "sage"},
 		{model: "gcn"},
 		{model: "gat", extra: []string{"--heads", "4", "--attn-dropout", "0.3"}},
+		// Between the layers: BasicGNN's norm and jk, and the residual
+		// module of pyg_check.py (GCN's through its first-layer mean).
+		{model: "sage", name: "sage-between", extra: []string{"--residual", "--norm", "layer", "--jk", "cat"}},
+		{model: "gat", name: "gat-jk", extra: []string{"--heads", "4", "--jk", "max"}},
+		{model: "gcn", name: "gcn-between", extra: []string{"--residual", "--norm", "layer", "--jk", "last"}},
 		{model: "sage", name: "sage-max", extra: []string{"--aggr", "max"}},
 		{model: "sage", name: "sage-sum", extra: []string{"--aggr", "sum"}},
 		{model: "sage", name: "sage-pool", extra: []string{"--aggr", "pool"}},
 	}
 	for _, m := range models {
-		dir := filepath.Join(work, m.label())
+		dir := m.dir(work)
 		train := exportAndPredict(t, bin, parts, dir, m)
 		checkRoundTrip(t, bin, train, m, dir)
 	}
@@ -136,8 +152,8 @@ func TestPyGExportCora(t *testing.T) {
 	// (--init-from, --epochs 0, predict --logits) with PyTorch's logits.
 	var random []*pygModel
 	for i, m := range models {
-		r := &pygModel{model: m.model, name: m.name, extra: m.extra, ck: filepath.Join(work, m.label(), "ck-random"),
-			state: filepath.Join(work, m.label(), "random.safetensors"), logits: filepath.Join(work, m.label(), "random.npy")}
+		r := &pygModel{model: m.model, name: m.name, extra: m.extra, ck: filepath.Join(m.dir(work), "ck-random"),
+			state: filepath.Join(m.dir(work), "random.safetensors"), logits: filepath.Join(m.dir(work), "random.npy")}
 		out, err := exec.Command(py, filepath.Join(h.Root, "scripts", "pyg_check.py"), "--data", data, "--state", m.state,
 			"--make-random", r.state, "--seed", strconv.Itoa(i)).CombinedOutput()
 		require.NoError(t, err, "pyg_check.py --make-random:\n%s", out)

@@ -43,16 +43,23 @@ func (t archTable) names(hetero bool) []string {
 	return names
 }
 
-// edgeArchs names the architectures that read edge features.
+// edgeArchs names the architectures that read edge features, for a
+// message ("none yet" when there are none).
 func (t archTable) edgeArchs() []string {
+	if names := t.edgeNames(); names != nil {
+		return names
+	}
+	return []string{"none yet"}
+}
+
+// edgeNames returns the names of the architectures that read edge
+// features (Arch.EdgeFeatures), in table order; nil if none does.
+func (t archTable) edgeNames() []string {
 	var names []string
 	for _, a := range t {
 		if a.EdgeFeatures && !slices.Contains(names, a.Name) {
 			names = append(names, a.Name)
 		}
-	}
-	if names == nil {
-		return []string{"none yet"}
 	}
 	return names
 }
@@ -91,3 +98,8 @@ func ArchDoc(name string) string {
 
 // lookupArch finds a built-in architecture by name.
 func lookupArch(name string) (Arch, error) { return builtinArchs().lookup(name) }
+
+// EdgeArchs returns the names of the built-in architectures whose layers
+// read edge features (Arch.EdgeFeatures: they take Config.EdgeDim), in
+// table order; nil if none does.
+func EdgeArchs() []string { return builtinArchs().edgeNames() }

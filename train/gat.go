@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"mpignn/config"
 	"mpignn/internal/par"
@@ -97,6 +98,7 @@ func gatArch() Arch {
 				one(m+"b", p+"bias", []int{g.width()}, false),
 			}
 		},
+		pygImport: foldGATLinSrc,
 		pygSpec: func(c Config, s *PyGModelSpec) {
 			s.Class = "torch_geometric.nn.models.GAT"
 			s.Kwargs["heads"] = c.Opts.Int(headsKey)
@@ -111,7 +113,7 @@ func newGAT[T Float](c Config, l int) *gatLayer[T] {
 	in, out := c.LayerDims(l)
 	heads := c.Opts.Int(headsKey)
 	g := &gatLayer[T]{layer: l, in: in, heads: heads, attnDrop: c.Opts.Float32(attnDropKey)}
-	if l < c.Layers-1 {
+	if !c.convToOut(l) {
 		g.concat, g.f = true, out/heads
 	} else {
 		g.f = out
@@ -421,4 +423,29 @@ func GATOpts(heads int, attnDrop float32) Opts {
 		o = o.With(attnDropKey, attnDrop)
 	}
 	return o
+}
+
+// foldGATLinSrc renames GATConv's pre-2.5 convs.l.lin_src.weight (and the
+// identical lin_dst.weight) to convs.l.lin.weight.
+func foldGATLinSrc(cfg Config, got map[string]NamedTensor) error {
+	for l := 0; l < cfg.Layers; l++ {
+		p := fmt.Sprintf("convs.%d.", l)
+		src, okS := got[p+"lin_src.weight"]
+		if !okS {
+			continue
+		}
+		if _, ok := got[p+"lin.weight"]; ok {
+			return fmt.Errorf("pyg import: both %slin.weight and %slin_src.weight are present", p, p)
+		}
+		if dst, ok := got[p+"lin_dst.weight"]; ok {
+			if !slices.Equal(dst.Shape, src.Shape) || !slices.Equal(dst.Data, src.Data) {
+				return fmt.Errorf("pyg import: %slin_src.weight and %slin_dst.weight differ; a homogeneous GAT layer has one projection", p, p)
+			}
+			delete(got, p+"lin_dst.weight")
+		}
+		delete(got, p+"lin_src.weight")
+		src.Name = p + "lin.weight"
+		got[src.Name] = src
+	}
+	return nil
 }

@@ -23,6 +23,36 @@ import (
 // and backward.
 type Layerwise struct{ m *Model }
 
+// OutWidth returns the width of the model's output rows (the logits, or
+// the embedding a decoder scores): the last layer's, or with JK the map's.
+func (lw Layerwise) OutWidth() int { return lw.m.n.cfg.Classes }
+
+// JK reports whether the model has jumping knowledge: its output rows
+// are then not the last Layer's but JK's over every layer's rows of the
+// nodes (PyG's BasicGNN.inference refuses cat and max; mpignn keeps each
+// layer's rows of a rank's nodes instead).
+func (lw Layerwise) JK() bool { return lw.m.n.cfg.JK != "" }
+
+// JKOutput returns the output rows (OutDim of the model: Classes wide) of
+// n nodes from rows[l], layer l's rows of the same nodes (as Layer returns
+// them, Hidden wide), through the jumping knowledge combination and map.
+// The result aliases a work buffer valid until the next call.
+func (lw Layerwise) JKOutput(rows [][]float32, n int) ([]float32, error) {
+	c := lw.m.n.cfg
+	if c.JK == "" {
+		return nil, errors.New("infer jk: the model has no jumping knowledge")
+	}
+	if len(rows) != c.Layers {
+		return nil, fmt.Errorf("infer jk: got %d layers' rows for %d layers", len(rows), c.Layers)
+	}
+	for l, r := range rows {
+		if len(r) != n*c.Hidden {
+			return nil, fmt.Errorf("infer jk: layer %d: got %d values, want %d (%d nodes x %d)", l, len(r), n*c.Hidden, n, c.Hidden)
+		}
+	}
+	return lw.m.n.bw.jkForward(rows, n), nil
+}
+
 // Layerwise returns the model's layer-wise inference view.
 func (m *Model) Layerwise() Layerwise { return Layerwise{m: m} }
 
@@ -41,7 +71,8 @@ func (lw Layerwise) InDim(l int) int {
 }
 
 // OutDim returns the row width layer l writes (the last layer: the logits,
-// or the embedding a decoder scores).
+// or the embedding a decoder scores; with JK every layer writes Hidden
+// rows and JKOutput the model's).
 func (lw Layerwise) OutDim(l int) int {
 	_, out := lw.m.n.cfg.LayerDims(l)
 	return out
@@ -135,6 +166,9 @@ func (lw Layerwise) layer(l int, b *sample.Block, h []float32, xs *sample.Sparse
 	if err := checkBlock(b); err != nil {
 		return nil, fmt.Errorf("infer layer %d: %w", l, err)
 	}
+	if err := checkEdgeFeat(b, n.cfg.EdgeDim); err != nil {
+		return nil, fmt.Errorf("infer layer %d: %w", l, err)
+	}
 	in, out := lw.InDim(l), lw.OutDim(l)
 	if want := b.NumSrc() * in; xs == nil && len(h) != want {
 		return nil, fmt.Errorf("infer layer %d: got %d input values, want %d (%d nodes x %d)", l, len(h), want, b.NumSrc(), in)
@@ -155,7 +189,10 @@ func (lw Layerwise) layer(l int, b *sample.Block, h []float32, xs *sample.Sparse
 		p.Types = types
 	}
 	o := n.layers[l].Forward(&p, b, h)
-	if l < n.cfg.Layers-1 {
+	switch {
+	case n.bw != nil && !n.cfg.convToOut(l):
+		o = n.bw.layerForward(l, b, o, h, xs, false, 0, MaskKey{})
+	case l < n.cfg.Layers-1:
 		reluDropout(o, out, b.Orig[:b.NumDst], l, false, 0, MaskKey{})
 	}
 	return o, nil
@@ -230,6 +267,20 @@ func checkBlock(b *sample.Block) error {
 		if j < 0 || int(j) >= ns {
 			return fmt.Errorf("edge %d source %d outside [0,%d)", e, j, ns)
 		}
+	}
+	return nil
+}
+
+// checkEdgeFeat checks that a block carries the edge features a model of
+// EdgeDim edgeDim reads (none needed when 0: such a model ignores them), so
+// that a store opened without them (dsample.StoreOptions.NoEdgeFeat) or
+// over another partition is one error, not a layer reading past a slice.
+func checkEdgeFeat(b *sample.Block, edgeDim int) error {
+	if edgeDim == 0 {
+		return nil
+	}
+	if b.EdgeFeatDim != edgeDim || len(b.EdgeFeat) != edgeDim*len(b.Indices) {
+		return fmt.Errorf("the block carries %d edge features per edge (%d values for %d edges) but the model reads %d (edge_dim)", b.EdgeFeatDim, len(b.EdgeFeat), len(b.Indices), edgeDim)
 	}
 	return nil
 }

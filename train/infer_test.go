@@ -24,7 +24,8 @@ func layerwise(t *testing.T, m *Model, g sample.Graph, x []float32, chunk int) [
 		all[i] = int64(i)
 	}
 	prev, inW := x, m.Layerwise().InDim(0)
-	var deg []int32 // in-degree without self-loops, from layer 0's blocks
+	var deg []int32      // in-degree without self-loops, from layer 0's blocks
+	var kept [][]float32 // every layer's rows, for jumping knowledge
 	for l := 0; l < m.Layerwise().NumLayers(); l++ {
 		w := m.Layerwise().OutDim(l)
 		next := make([]float32, int(n)*w)
@@ -56,6 +57,13 @@ func layerwise(t *testing.T, m *Model, g sample.Graph, x []float32, chunk int) [
 			copy(next[lo*int64(w):hi*int64(w)], out)
 		}
 		prev, inW = next, w
+		kept = append(kept, next)
+	}
+	if m.Layerwise().JK() {
+		out, err := m.Layerwise().JKOutput(kept, int(n))
+		require.NoError(t, err)
+		require.Len(t, out, int(n)*m.Layerwise().OutWidth())
+		return out
 	}
 	return prev
 }
@@ -87,6 +95,10 @@ func TestInferLayerMatchesFullForward(t *testing.T) {
 		{"sage-max", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Opts: SAGEOpts(SAGEMax)}},
 		{"sage-sum", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Opts: SAGEOpts(SAGESum)}},
 		{"sage-pool-3", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 3, Opts: SAGEOpts(SAGEPool)}},
+		{"sage-residual-norm", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Residual: true, Norm: NormLayer}},
+		{"sage-residual-norm-jk-cat", Config{Arch: ArchSAGE, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Residual: true, Norm: NormLayer, JK: JKCat}},
+		{"gcn-3-residual-jk-max", Config{Arch: ArchGCN, InDim: 6, Hidden: 8, Classes: 4, Layers: 3, Residual: true, JK: JKMax}},
+		{"gat-norm-jk-last", Config{Arch: ArchGAT, InDim: 6, Hidden: 8, Classes: 4, Layers: 2, Opts: GATOpts(2, 0), Norm: NormLayer, JK: JKLast}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(7, 9))

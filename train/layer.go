@@ -24,6 +24,8 @@ type ParamSpec struct {
 	// Zero starts the tensor at zero (biases); otherwise it is Glorot
 	// uniform with limit sqrt(6/(Rows+Cols)).
 	Zero bool
+	// One starts the tensor at one (a LayerNorm scale).
+	One bool
 }
 
 // Pass is what a layer needs to know about the pass it runs in besides its
@@ -208,6 +210,9 @@ type Arch struct {
 	// shared ones are set). Nil: no PyG export.
 	pyg     func(c Config, l int, m, p string) []pygEntry
 	pygSpec func(c Config, s *PyGModelSpec)
+	// pygImport, if set, rewrites a state dict before it is matched
+	// against pyg's names (older PyG spellings of the same tensors).
+	pygImport func(c Config, got map[string]NamedTensor) error
 }
 
 // newLayer builds layer l of a validated configuration in precision T.

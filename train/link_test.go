@@ -21,6 +21,9 @@ func linkCases() []gradCase {
 			{"2layer", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2}, false},
 			{"2layer-dropout", Config{InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Dropout: 0.3, InputDropout: 0.2}, true},
 			{"3layer", Config{InDim: 5, Hidden: 6, Classes: 5, Layers: 3}, false},
+			// Between the layers: the embeddings come from the JK map.
+			{"3layer-residual-norm-jk-cat-dropout", Config{InDim: 5, Hidden: 6, Classes: 5, Layers: 3, Residual: true, Norm: NormLayer, JK: JKCat, Dropout: 0.3}, true},
+			{"2layer-residual-norm-jk-max", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2, Residual: true, Norm: NormLayer, JK: JKMax}, false},
 		}) {
 			tc.cfg.Decoder = dec
 			tc.name = dec + "/" + tc.name

@@ -83,6 +83,9 @@ func (c Config) numParams() float64 {
 	for _, s := range decoderSpecs(c) {
 		n += float64(s.Rows) * float64(s.Cols)
 	}
+	for _, s := range betweenSpecs(c) { // norms, residual projections, jk map
+		n += float64(s.Rows) * float64(s.Cols)
+	}
 	return n
 }
 

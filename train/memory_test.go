@@ -46,6 +46,11 @@ func TestEstimateTraining(t *testing.T) {
 	full := c.EstimateTraining([]int{5, 5}, []int{-1, -1}, 64, 1e6)
 	assert.Greater(t, full.Activations, c.EstimateTraining([]int{5, 5}, nil, 64, 1e6).Activations)
 
+	// The between-layer tensors count too (SAGE-shaped layers, as the
+	// estimate assumes).
+	bc := Config{InDim: 16, Hidden: 32, Classes: 5, Layers: 3, Residual: true, Norm: NormLayer, JK: JKCat}
+	assert.Equal(t, float64(bc.NumParams()), bc.numParams())
+
 	// Widths whose parameter count overflows an int still give a finite,
 	// huge estimate.
 	huge := Config{InDim: 1433, Hidden: 1 << 40, Classes: 7, Layers: 3}.EstimateTraining([]int{10, 10, 10}, nil, 64, 2708)

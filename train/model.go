@@ -65,6 +65,17 @@ type Config struct {
 	// pointer with omitempty so homogeneous configs (and checkpoints)
 	// serialise exactly as before.
 	Hetero *HeteroConfig `json:"hetero,omitempty"`
+	// Residual, Norm and JK act between the layers of a homogeneous model
+	// (between.go, after PyG's BasicGNN): Residual adds each hidden
+	// layer's input rows (through a learned projection where the widths
+	// differ) to its activated output; Norm "layer" is LayerNorm on every
+	// hidden layer's output before the activation; JK ("cat", "max",
+	// "last") is jumping knowledge: every layer outputs Hidden rows and a
+	// final linear map reads their combination. All are omitted from JSON
+	// when unset, so other configs serialise as before.
+	Residual bool   `json:"residual,omitempty"`
+	Norm     string `json:"norm,omitempty"`
+	JK       string `json:"jk,omitempty"`
 }
 
 // Link decoders accepted by Config.Decoder.
@@ -197,6 +208,9 @@ func (c Config) validateSettings(t archTable) error {
 	if err := c.validateOpts(t, a); err != nil {
 		return err
 	}
+	if err := c.validateBetween(a); err != nil {
+		return err
+	}
 	switch {
 	case c.EdgeDim < 0:
 		return config.Errorf("{EdgeDim} %d must not be negative", c.EdgeDim)
@@ -216,7 +230,7 @@ func (c Config) LayerDims(l int) (in, out int) {
 	if l == 0 && c.Hetero == nil {
 		in = c.InDim
 	}
-	if l == c.Layers-1 {
+	if c.convToOut(l) {
 		out = c.Classes
 	}
 	return in, out
@@ -231,6 +245,7 @@ type Tensor struct {
 	Cols   int
 	Offset int
 	Zero   bool // initialised to zero (biases)
+	One    bool // initialised to one (LayerNorm's scale)
 }
 
 // Size returns the number of elements of the tensor.
@@ -275,6 +290,14 @@ func (c Config) tensors(t archTable) []Tensor {
 		off += t.Size()
 		ts = append(ts, t)
 	}
+	// The between-layer tensors (norms, residual projections, the jumping
+	// knowledge map) come after everything else, so that a model without
+	// them keeps its layout.
+	for _, s := range betweenSpecs(c) {
+		t := Tensor{Name: s.name, Layer: s.layer, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero, One: s.One}
+		off += t.Size()
+		ts = append(ts, t)
+	}
 	return ts
 }
 
@@ -312,6 +335,12 @@ func initParams(cfg Config, tab archTable, seed uint64) ([]float32, error) {
 	for ti, t := range cfg.tensors(tab) {
 		if t.Zero {
 			continue // biases start at zero
+		}
+		if t.One {
+			for i := range p[t.Offset : t.Offset+t.Size()] {
+				p[t.Offset+i] = 1
+			}
+			continue
 		}
 		limit := math.Sqrt(6 / float64(t.Rows+t.Cols))
 		w := p[t.Offset : t.Offset+t.Size()]
@@ -412,6 +441,7 @@ type net[T floatT] struct {
 	layers []Layer[T]
 	head   Head[T]      // softmax cross-entropy, or a link decoder (link.go)
 	het    *hetInput[T] // typed inputs of a heterogeneous model; nil for homogeneous
+	bw     *between[T]  // residual, norm and jumping knowledge; nil when the config has none
 	// sampled is the architecture's Arch.Sampled: whether the config can
 	// run on sampled blocks (nil: always).
 	sampled func(Config) error
@@ -455,6 +485,9 @@ func newNetIn[T floatT](cfg Config, tab archTable, params, grads []T) (*net[T], 
 	if cfg.Hetero != nil {
 		n.het = newHetInput[T](cfg)
 	}
+	if cfg.hasBetween() {
+		n.bw = newBetween[T](cfg)
+	}
 	n.out = make([][]T, cfg.Layers)
 	if grads == nil {
 		grads = make([]T, len(params))
@@ -497,6 +530,9 @@ func (n *net[T]) bindGrads(grads []T) {
 		}
 		n.het.bind(ps, gs)
 	}
+	if n.bw != nil {
+		n.bw.bind(n.params[off:], grads[off:])
+	}
 }
 
 // grow returns buf resliced to n elements, reallocating only when the
@@ -536,6 +572,9 @@ func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 		if err := checkBlock(b); err != nil {
 			return fmt.Errorf("model: block %d: %w", l, err)
 		}
+		if err := checkEdgeFeat(b, n.cfg.EdgeDim); err != nil {
+			return fmt.Errorf("model: block %d: %w", l, err)
+		}
 		if l > 0 && ns != blocks[l-1].NumDst {
 			return fmt.Errorf("model: block %d has %d nodes but block %d has %d destinations", l, ns, l-1, blocks[l-1].NumDst)
 		}
@@ -559,6 +598,10 @@ func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key Mask
 
 // forwardLayers runs the layers over the input rows x of blocks[0]'s nodes.
 func (n *net[T]) forwardLayers(blocks []sample.Block, x []T, train bool, key MaskKey) {
+	if n.bw != nil {
+		n.forwardBetween(blocks, x, train, key)
+		return
+	}
 	h := x
 	last := len(blocks) - 1
 	for l := range blocks {
@@ -594,6 +637,10 @@ func (n *net[T]) pass(blocks []sample.Block, l int, train bool, key MaskKey) Pas
 // continues through its typed input projections.
 func (n *net[T]) backward(blocks []sample.Block, train bool) {
 	n.head.Backward(n.dz) // a decoder fills n.dz from the pair gradients
+	if n.bw != nil {
+		n.backwardBetween(blocks, train)
+		return
+	}
 	dz := n.dz
 	scale := T(1)
 	if train && n.cfg.Dropout > 0 {

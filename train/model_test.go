@@ -38,6 +38,7 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 			}
 		}
 	}
+	var outs [][]float64
 	for l := range blocks {
 		b := &blocks[l]
 		in, out := cfg.LayerDims(l)
@@ -58,10 +59,21 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 		case ArchGAT:
 			o = refGAT(cfg, l, b, h, par(l, "w"), par(l, "att_src"), par(l, "att_dst"), par(l, "b"), train, key)
 		}
-		if l < len(blocks)-1 {
+		if !cfg.convToOut(l) {
 			for i := 0; i < b.NumDst; i++ {
+				if cfg.Norm == NormLayer {
+					refLayerNorm(o[i*out:(i+1)*out], par(l, "norm.w"), par(l, "norm.b"))
+				}
 				for u := 0; u < out; u++ {
 					z := math.Max(o[i*out+u], 0)
+					if cfg.Residual && in == out {
+						z += h[i*in+u]
+					} else if cfg.Residual {
+						pw := par(l, "res.w")
+						for k := 0; k < in; k++ {
+							z += h[i*in+k] * pw[k*out+u]
+						}
+					}
 					if train && cfg.Dropout > 0 {
 						if DropoutKeep(key, l, b.Orig[i], u, cfg.Dropout) {
 							z /= 1 - float64(cfg.Dropout)
@@ -73,9 +85,63 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 				}
 			}
 		}
+		outs = append(outs, o)
 		h = o
 	}
+	if cfg.JK != "" {
+		h = refJK(cfg, outs, blocks[len(blocks)-1].NumDst, p, ts)
+	}
 	return h
+}
+
+// refLayerNorm normalises row in place: (v - mean)/sqrt(var + 1e-5)·g + b.
+func refLayerNorm(row, g, b []float64) {
+	mean, sq := 0.0, 0.0
+	for _, v := range row {
+		mean += v
+	}
+	mean /= float64(len(row))
+	for _, v := range row {
+		sq += (v - mean) * (v - mean)
+	}
+	sd := math.Sqrt(sq/float64(len(row)) + 1e-5)
+	for k, v := range row {
+		row[k] = (v-mean)/sd*g[k] + b[k]
+	}
+}
+
+// refJK is jumping knowledge over the first s rows of every layer's
+// output, then the map jk.w, jk.b.
+func refJK(cfg Config, outs [][]float64, s int, p []float64, ts map[string]Tensor) []float64 {
+	hd := cfg.Hidden
+	w, b := ts["jk.w"], ts["jk.b"]
+	res := make([]float64, s*cfg.Classes)
+	for i := 0; i < s; i++ {
+		var row []float64
+		switch cfg.JK {
+		case JKCat:
+			for _, o := range outs {
+				row = append(row, o[i*hd:(i+1)*hd]...)
+			}
+		case JKMax:
+			row = slices.Clone(outs[0][i*hd : (i+1)*hd])
+			for _, o := range outs[1:] {
+				for k := range row {
+					row[k] = math.Max(row[k], o[i*hd+k])
+				}
+			}
+		case JKLast:
+			row = outs[len(outs)-1][i*hd : (i+1)*hd]
+		}
+		for c := 0; c < cfg.Classes; c++ {
+			z := p[b.Offset+c]
+			for k, v := range row {
+				z += v * p[w.Offset+k*cfg.Classes+c]
+			}
+			res[i*cfg.Classes+c] = z
+		}
+	}
+	return res
 }
 
 // refSAGE: h_i·W_self + AGG_j m_j·W_neigh + b with AGG the mean, sum or
@@ -166,7 +232,7 @@ func refGCN(b, prev *sample.Block, h []float64, in, out int, w, bias []float64) 
 // sum of z_j; heads concatenated except in the last layer (averaged).
 func refGAT(cfg Config, l int, b *sample.Block, h, w, aSrc, aDst, bias []float64, train bool, key MaskKey) []float64 {
 	in, out := cfg.LayerDims(l)
-	H, last := cfg.Opts.Int(headsKey), l == cfg.Layers-1
+	H, last := cfg.Opts.Int(headsKey), cfg.convToOut(l) // with jk every layer concatenates
 	F := out
 	if !last {
 		F = out / H
@@ -265,6 +331,16 @@ var gradCases = forEachArch([]gradCase{
 	{"3layer", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3}, false},
 	{"3layer-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.3}, true},
 	{"2layer-input-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.3, InputDropout: 0.4}, true},
+	// Between the layers (between.go): a residual projection on layer 0
+	// (5 -> 4) and the identity above, LayerNorm, each jumping knowledge
+	// mode, with and without dropout.
+	{"2layer-residual", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2, Residual: true}, false},
+	{"3layer-residual-norm-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Residual: true, Norm: NormLayer, Dropout: 0.3, InputDropout: 0.2}, true},
+	{"2layer-norm", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Norm: NormLayer}, false},
+	{"3layer-jk-cat-dropout", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 3, JK: JKCat, Dropout: 0.3}, true},
+	{"3layer-jk-max", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, JK: JKMax}, false},
+	{"2layer-jk-last-norm", Config{InDim: 5, Hidden: 4, Classes: 3, Layers: 2, JK: JKLast, Norm: NormLayer}, false},
+	{"3layer-all-dropout", Config{InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Residual: true, Norm: NormLayer, JK: JKCat, Dropout: 0.3}, true},
 })
 
 // forEachArch repeats base for every registered architecture.
@@ -538,6 +614,13 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEPool)}, ""},
 		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(aggrKey, "lstm")}, `Opts.Aggr "lstm": want one of mean, max, sum, pool`},
 		{Config{Arch: ArchGCN, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEMax)}, "Opts.Aggr applies to Arch sage only, not gcn"},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Residual: true, Norm: NormLayer, JK: JKCat}, ""},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Norm: "batch"}, `Norm "batch": want layer`},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, JK: "lstm"}, `JK "lstm": want cat, max, last`},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, JK: JKMax}, `JK "max" needs at least 2 layers`},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, Norm: NormLayer}, `Norm "layer" needs at least 2 layers`},
+		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 1, Residual: true}, "Residual needs at least 2 layers"},
+		{Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 2, Residual: true, Hetero: dblpLike()}, "Residual is not available for the heterogeneous model rgcn"},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

@@ -22,6 +22,12 @@ import (
 //	gat   convs.l.lin.weight (H·F, in) = Wᵀ, convs.l.att_src / att_dst (1, H, F),
 //	      convs.l.bias (H·F hidden, F last)                  (GATConv)
 //
+// Between the layers (between.go; BasicGNN's norm and jk): norms.l.weight
+// and .bias (Hidden; LayerNorm mode "node"), lin.weight (out, Hidden·L for
+// jk cat, else Hidden) and lin.bias (out), and for --residual res.l.weight
+// (Hidden, in) where the widths differ (scripts/pyg_check.py's
+// ResidualBasicGNN; PyG has no residual BasicGNN).
+//
 // torch.nn.Linear keeps its weight output-major, mpignn input-major, hence
 // the transposes. A link model's MLP decoder (OGB's LinkPredictor) follows
 // under the prefix "decoder.": decoder.lins.0.weight (C, C), .bias (C),
@@ -93,6 +99,7 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 		m := fmt.Sprintf("l%d.", l)
 		es = append(es, a.pyg(cfg, l, m, p)...)
 	}
+	es = append(es, pygBetween(cfg)...)
 	if cfg.Decoder == DecoderMLP {
 		// An edge predictor's last decoder layer has PairOut outputs (1
 		// for link prediction).
@@ -105,6 +112,32 @@ func pygLayout(cfg Config) ([]pygEntry, error) {
 			one(decoderPrefix+"b2", d+"lins.1.bias", []int{o}, false))
 	}
 	return es, nil
+}
+
+// pygBetween lists the between-layer tensors (between.go) under PyG
+// 2.6's BasicGNN names: norms.l.weight/bias (torch_geometric.nn.norm.
+// LayerNorm with mode "node"), lin.weight/bias (the map after
+// JumpingKnowledge), and res.l.weight (Hidden, in), the bias-free
+// torch.nn.Linear of a residual projection, which BasicGNN has not: it is
+// the ResidualBasicGNN module of scripts/pyg_check.py.
+func pygBetween(cfg Config) []pygEntry {
+	var es []pygEntry
+	for _, s := range betweenSpecs(cfg) {
+		l := s.layer
+		switch {
+		case s.name == "jk.w":
+			es = append(es, one(s.name, "lin.weight", []int{cfg.Classes, s.Rows}, true))
+		case s.name == "jk.b":
+			es = append(es, one(s.name, "lin.bias", []int{cfg.Classes}, false))
+		case s.Name == "norm.w":
+			es = append(es, one(s.name, fmt.Sprintf("norms.%d.weight", l), []int{s.Cols}, false))
+		case s.Name == "norm.b":
+			es = append(es, one(s.name, fmt.Sprintf("norms.%d.bias", l), []int{s.Cols}, false))
+		case s.Name == "res.w":
+			es = append(es, one(s.name, fmt.Sprintf("res.%d.weight", l), []int{s.Cols, s.Rows}, true))
+		}
+	}
+	return es
 }
 
 // pygKey is the key torch_geometric.nn.ModuleDict stores a name under:
@@ -180,8 +213,10 @@ func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
 	for _, t := range tensors {
 		got[t.Name] = t
 	}
-	if err := foldGATLinSrc(cfg, got); err != nil {
-		return nil, err
+	if a, _ := lookupArch(cfg.Arch); a.pygImport != nil {
+		if err := a.pygImport(cfg, got); err != nil {
+			return nil, err
+		}
 	}
 	// Names first (a state dict of another architecture or depth fails
 	// here, listing what differs), then shapes.
@@ -239,34 +274,6 @@ func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
 	return params, nil
 }
 
-// foldGATLinSrc renames GATConv's pre-2.5 convs.l.lin_src.weight (and the
-// identical lin_dst.weight) to convs.l.lin.weight.
-func foldGATLinSrc(cfg Config, got map[string]NamedTensor) error {
-	if cfg.ArchName() != ArchGAT {
-		return nil
-	}
-	for l := 0; l < cfg.Layers; l++ {
-		p := fmt.Sprintf("convs.%d.", l)
-		src, okS := got[p+"lin_src.weight"]
-		if !okS {
-			continue
-		}
-		if _, ok := got[p+"lin.weight"]; ok {
-			return fmt.Errorf("pyg import: both %slin.weight and %slin_src.weight are present", p, p)
-		}
-		if dst, ok := got[p+"lin_dst.weight"]; ok {
-			if !slices.Equal(dst.Shape, src.Shape) || !slices.Equal(dst.Data, src.Data) {
-				return fmt.Errorf("pyg import: %slin_src.weight and %slin_dst.weight differ; a homogeneous GAT layer has one projection", p, p)
-			}
-			delete(got, p+"lin_dst.weight")
-		}
-		delete(got, p+"lin_src.weight")
-		src.Name = p + "lin.weight"
-		got[src.Name] = src
-	}
-	return nil
-}
-
 // PyGModelSpec is the sidecar's description of how to rebuild the model in
 // Python: the PyG class and its constructor arguments, and the decoder.
 type PyGModelSpec struct {
@@ -302,7 +309,26 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 	}
 	s := PyGModelSpec{Kwargs: kw}
 	a, _ := lookupArch(cfg.Arch)
+	pygEdgeDim(cfg, a, &s)
 	a.pygSpec(cfg, &s)
+	if cfg.Norm == NormLayer {
+		// PyG's LayerNorm defaults to mode "graph" (statistics over all the
+		// nodes of a graph); mpignn's is per node.
+		kw["norm"] = "layer_norm"
+		kw["norm_kwargs"] = map[string]any{"mode": "node"}
+	}
+	if cfg.JK != "" {
+		kw["jk"] = cfg.JK
+	}
+	if cfg.Residual {
+		// BasicGNN has no residual connection: scripts/pyg_check.py's
+		// ResidualBasicGNN builds kwargs["gnn"] (the PyG class) and adds
+		// res.l (Linear(in, hidden, bias=False) where the widths differ).
+		kw["gnn"] = s.Class
+		s.Class = "ResidualBasicGNN"
+		s.Notes = append(s.Notes, "residual: every layer but the conv to the output computes dropout(relu(norm(conv(x))) + res(x)) "+
+			"(PyG's DeepGCNLayer block res order); res.l is Linear(in, hidden, bias=False) where the widths differ, else the identity")
+	}
 	if cfg.InputDropout != 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("mpignn drops input features with p=%v in training; PyG's BasicGNN has no input dropout (evaluation mode: no effect)", cfg.InputDropout))
 	}
@@ -320,6 +346,19 @@ func PyGSpec(cfg Config, embeds []NamedTensor) (PyGModelSpec, error) {
 		}
 	}
 	return s, nil
+}
+
+// pygEdgeDim adds the edge features a model reads to its spec: PyG 2.6's
+// BasicGNN hands extra constructor kwargs to every layer (GATConv,
+// GATv2Conv, GINEConv take edge_dim) and its forward takes edge_attr where
+// the class supports_edge_attr. The architecture's pygSpec, called after
+// it, may rename or move the kwarg.
+func pygEdgeDim(cfg Config, a Arch, s *PyGModelSpec) {
+	if cfg.EdgeDim == 0 || !a.EdgeFeatures {
+		return
+	}
+	s.Kwargs["edge_dim"] = cfg.EdgeDim
+	s.Notes = append(s.Notes, fmt.Sprintf("the layers read edge features: forward(x, edge_index, edge_attr=E), E one row of %d values per edge of edge_index (the dataset's raw/edge-feat.csv.gz row of that edge)", cfg.EdgeDim))
 }
 
 // pygHeteroSpec describes a heterogeneous model. PyG has no model class

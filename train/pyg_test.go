@@ -19,6 +19,10 @@ var pygConfigs = []Config{
 	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Opts: GATOpts(2, 0.25)},
 	{Arch: ArchGAT, InDim: 5, Classes: 4, Layers: 1, Opts: GATOpts(3, 0)},
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Decoder: DecoderMLP},
+	// Between the layers: norms, residual projections and the jk map.
+	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Residual: true, Norm: NormLayer, JK: JKCat},
+	{Arch: ArchGAT, InDim: 6, Hidden: 6, Classes: 3, Layers: 3, Residual: true, JK: JKMax, Opts: GATOpts(2, 0)},
+	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Norm: NormLayer, Decoder: DecoderMLP},
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEPool)},
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEMax)},
 }
@@ -79,15 +83,32 @@ func TestPyGNamesAndShapes(t *testing.T) {
 			"convs.1.lin_l.weight": {4, 6}, "convs.1.lin_l.bias": {4}, "convs.1.lin_r.weight": {4, 6},
 			"decoder.lins.0.weight": {4, 4}, "decoder.lins.0.bias": {4}, "decoder.lins.1.weight": {1, 4}, "decoder.lins.1.bias": {1},
 		}},
-		// SAGEConv(project=True): lin = Linear(in, in) per layer.
 		{pygConfigs[5], map[string][]int{
+			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
+			"convs.1.lin_l.weight": {6, 6}, "convs.1.lin_l.bias": {6}, "convs.1.lin_r.weight": {6, 6},
+			"norms.0.weight": {6}, "norms.0.bias": {6}, "norms.1.weight": {6}, "norms.1.bias": {6},
+			"res.0.weight": {6, 5}, "lin.weight": {3, 12}, "lin.bias": {3},
+		}},
+		{pygConfigs[6], map[string][]int{ // widths all equal: identity residuals, no res tensors
+			"convs.0.lin.weight": {6, 6}, "convs.0.att_src": {1, 2, 3}, "convs.0.att_dst": {1, 2, 3}, "convs.0.bias": {6},
+			"convs.1.lin.weight": {6, 6}, "convs.1.att_src": {1, 2, 3}, "convs.1.att_dst": {1, 2, 3}, "convs.1.bias": {6},
+			"convs.2.lin.weight": {6, 6}, "convs.2.att_src": {1, 2, 3}, "convs.2.att_dst": {1, 2, 3}, "convs.2.bias": {6},
+			"lin.weight": {3, 6}, "lin.bias": {3},
+		}},
+		{pygConfigs[7], map[string][]int{ // no jk: the last conv has no norm
+			"convs.0.lin.weight": {6, 5}, "convs.0.bias": {6}, "convs.1.lin.weight": {4, 6}, "convs.1.bias": {4},
+			"norms.0.weight": {6}, "norms.0.bias": {6},
+			"decoder.lins.0.weight": {4, 4}, "decoder.lins.0.bias": {4}, "decoder.lins.1.weight": {1, 4}, "decoder.lins.1.bias": {1},
+		}},
+		// SAGEConv(project=True): lin = Linear(in, in) per layer.
+		{pygConfigs[8], map[string][]int{
 			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
 			"convs.0.lin.weight": {5, 5}, "convs.0.lin.bias": {5},
 			"convs.1.lin_l.weight": {3, 6}, "convs.1.lin_l.bias": {3}, "convs.1.lin_r.weight": {3, 6},
 			"convs.1.lin.weight": {6, 6}, "convs.1.lin.bias": {6},
 		}},
 		// max has no parameters of its own.
-		{pygConfigs[6], map[string][]int{
+		{pygConfigs[9], map[string][]int{
 			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
 			"convs.1.lin_l.weight": {3, 6}, "convs.1.lin_l.bias": {3}, "convs.1.lin_r.weight": {3, 6},
 		}},
@@ -360,4 +381,27 @@ func TestPyGHetero(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "HeteroSAGE", spec.Class)
 	assert.Equal(t, map[string][]int{h.NodeTypes[1]: {5, 2}}, spec.Kwargs["embeddings"])
+}
+
+// TestPyGSpecBetween: the sidecar rebuilds residual, norm and jk with
+// BasicGNN's own arguments (LayerNorm per node) and, for a residual,
+// scripts/pyg_check.py's ResidualBasicGNN around the PyG class.
+func TestPyGSpecBetween(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   Config
+		class string
+		kw    map[string]any
+	}{
+		{pygConfigs[5], "ResidualBasicGNN", map[string]any{"gnn": "torch_geometric.nn.models.GraphSAGE", "norm": "layer_norm",
+			"norm_kwargs": map[string]any{"mode": "node"}, "jk": JKCat}},
+		{Config{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, JK: JKMax}, "torch_geometric.nn.models.GCN", map[string]any{"jk": JKMax}},
+		{pygConfigs[0], "torch_geometric.nn.models.GraphSAGE", map[string]any{}},
+	} {
+		s, err := PyGSpec(tc.cfg, nil)
+		require.NoError(t, err)
+		assert.Equal(t, tc.class, s.Class)
+		for _, k := range []string{"gnn", "norm", "norm_kwargs", "jk"} {
+			assert.Equal(t, tc.kw[k], s.Kwargs[k], k)
+		}
+	}
 }

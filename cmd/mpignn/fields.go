@@ -33,7 +33,7 @@ func flagExceptions() map[string]string {
 		"PartDir": "--parts", "CheckpointDir": "--checkpoint", "Run.CheckpointDir": "--checkpoint",
 		"Fanouts": "--fanout", "Loader.Fanouts": "--fanout", "Loader.EvalFanouts": "--eval-fanout",
 		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "ResumeAuto": "--resume auto",
-		"Model.Arch": "--model", "Hetero.Push": "--embed-push", "Loader.Temporal.Strict": "--temporal-strict",
+		"Model.Arch": "--model", "Model.EdgeDim": "--use-edge-feat", "Hetero.Push": "--embed-push", "Loader.Temporal.Strict": "--temporal-strict",
 		"Temporal.Strict": "--temporal-strict", // dsample.ValidateTemporal's, of the sample command
 		// partition.Options: Link is the link split.
 		"Link": "--link-split", "Link.Split": "--link-split", "Link.Graph": "--link-graph",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -270,6 +271,10 @@ func adoptResumeFlags(fs *flag.FlagSet, resume [][2]string) ([][2]string, error)
 		case (task == "link" || task == "edge") && name == "split":
 			continue
 		case train.IsArchParam(name) && !train.ArchOwns(model, name):
+			continue
+		case name == "use-edge-feat" && !slices.Contains(train.EdgeArchs(), model):
+			// Likewise the edge features: a given model that reads none
+			// is refused by the comparison, not by this flag's check.
 			continue
 		case effective("optimizer") != train.OptSGD && (name == "momentum" || name == "nesterov"):
 			// SGD's only; a given other optimizer is refused by the

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpignn/train"
 )
 
 // TestResumeFlag: --resume alone keeps its meaning, and auto is accepted
@@ -105,6 +107,30 @@ func TestAdoptResumeFlags(t *testing.T) {
 	assert.Equal(t, "sage", f.cfg.Model.Arch)
 	assert.Equal(t, 64, f.cfg.Model.Hidden, "an explicit flag is kept")
 	assert.Empty(t, f.cfg.Model.Opts)
+
+	// A checkpoint of a model that reads edge features gives back
+	// --use-edge-feat, but not to an explicit model that reads none (the
+	// comparison names --model).
+	for _, arch := range train.EdgeArchs() {
+		f, err = parseTrainResumed([]string{"--parts", "p"}, [][2]string{{"model", arch}, {"use-edge-feat", "true"}})
+		require.NoError(t, err)
+		assert.True(t, f.cfg.UseEdgeFeat, arch)
+	}
+	f, err = parseTrainResumed([]string{"--parts", "p", "--model", "sage"}, [][2]string{{"model", "gat"}, {"use-edge-feat", "true"}})
+	require.NoError(t, err)
+	assert.False(t, f.cfg.UseEdgeFeat, "not taken for sage")
+
+	// Residual, norm and jk come back from the checkpoint; one given
+	// explicitly stands (the comparison then names it).
+	between := [][2]string{{"model", "gcn"}, {"residual", "true"}, {"norm", "layer"}, {"jk", "cat"}}
+	f, err = parseTrainResumed([]string{"--parts", "p"}, between)
+	require.NoError(t, err)
+	assert.True(t, f.cfg.Model.Residual)
+	assert.Equal(t, "layer", f.cfg.Model.Norm)
+	assert.Equal(t, "cat", f.cfg.Model.JK)
+	f, err = parseTrainResumed([]string{"--parts", "p", "--jk", "max"}, between)
+	require.NoError(t, err)
+	assert.Equal(t, "max", f.cfg.Model.JK)
 
 	// A link checkpoint's flags are not taken for an explicit node task.
 	link := [][2]string{{"task", "link"}, {"neg-ratio", "3"}, {"decoder", "mlp"}}

@@ -94,6 +94,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.BoolVar(&c.Loader.Replace, "replace", false, "sample neighbors with replacement")
 	temporal := addTemporalFlags(fs)
 	model := addModelFlags(fs, &c.Model)
+	fs.BoolVar(&c.UseEdgeFeat, "use-edge-feat", false, "give the model the partition's edge features (PyG's edge_dim: their width), in training, evaluation and inference; needs a model that reads them and a partition written with them (partition --edge-feat; with --data it partitions with them)")
 	fs.IntVar(&c.Hetero.EmbedDim, "embed-dim", 0, "heterogeneous: width of the learnable embeddings of node types without features (default: --hidden)")
 	fs.StringVar(&c.Hetero.EmbedTypes, "embed-types", "", "heterogeneous: node types with learnable embeddings: the featureless ones (default), all, or a comma-separated list; a type with features reads them beside its embedding")
 	fs.StringVar(&c.Hetero.SparseOpt, "sparse-opt", "", "heterogeneous: optimizer of the learnable embeddings, adam or adagrad (default adam)")
@@ -257,6 +258,9 @@ func addModelFlags(fs *flag.FlagSet, m *train.Config) *modelFlags {
 	}
 	fs.StringVar(&m.Arch, "model", "", "model, for homogeneous graphs: "+strings.Join(train.Archs(), ", ")+"; for heterogeneous ones: "+strings.Join(train.HeteroArchs(), ", ")+" (default: sage, or hsage on a heterogeneous partition). "+strings.Join(docs, "; "))
 	fs.IntVar(&m.Hidden, "hidden", 128, "hidden width")
+	fs.BoolVar(&m.Residual, "residual", false, "add every hidden layer's input rows to its activated output (a learned projection where the widths differ), before dropout (PyG DeepGCNLayer block res)")
+	fs.StringVar(&m.Norm, "norm", "", "layer: LayerNorm of every hidden layer's output before the ReLU (per node, PyG's BasicGNN norm with LayerNorm mode node); no batch norm (its statistics would span the ranks)")
+	fs.StringVar(&m.JK, "jk", "", "jumping knowledge: cat, max or last; every layer outputs --hidden rows and a final linear map reads their combination (PyG's BasicGNN jk)")
 	return &modelFlags{archParams: addArchFlags(fs),
 		dropout:     fs.Float64("dropout", 0.5, "dropout probability between layers (default 0.5; 0 for --task link)"),
 		inDropout:   fs.Float64("input-dropout", -1, "dropout probability of the input features (default: --dropout, as DGL's feat_drop)"),
@@ -482,6 +486,9 @@ func (f *trainFlags) settingsLine() string {
 	if r := c.Trainer.Recipe.Normalized(); !r.IsZero() {
 		s += recipeSettings(r)
 	}
+	if c.UseEdgeFeat {
+		s += " --use-edge-feat"
+	}
 	if len(f.taskDefaults) > 0 {
 		s += fmt.Sprintf(" (%s: --task %s defaults)", strings.Join(f.taskDefaults, " "), task)
 	}
@@ -618,10 +625,10 @@ func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 }
 
 // partOptions are --method, --part-seed, --split, --sparse-features and
-// --node-feat as partition options. Times are read only for temporal sampling, so plain
-// runs keep their untimed caches (and results).
+// --node-feat as partition options. Times are read only for temporal sampling, and
+// edge features only for --use-edge-feat, so plain runs keep their caches (and results).
 func (f *trainFlags) partOptions() partition.Options {
-	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse, NodeFeat: f.nodeFeat}
+	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse, NodeFeat: f.nodeFeat, EdgeFeat: f.cfg.UseEdgeFeat}
 }
 
 // recipeSettings spells a recipe other than the default as the flags of

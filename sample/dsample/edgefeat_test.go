@@ -238,3 +238,53 @@ func TestEdgeFeatShared(t *testing.T) {
 	}
 	require.NoError(t, c.Barrier()) // rank 0's directory outlives every rank's reads
 }
+
+// TestNoEdgeFeat: a store opened with NoEdgeFeat over a partition with
+// edge features serves none (no array, no fetch: fewer bytes read) and
+// samples the same blocks otherwise, on every transport; ReleasePart drops
+// the partition's copy of the features either way.
+func TestNoEdgeFeat(t *testing.T) {
+	f := newEdgeFeatFixture(t)
+	rank := f.c.Rank()
+	seedsG, seedsO := ownedSeeds(f.part, wantedSeeds())
+	key := sample.Key{Seed: 5, Epoch: 2, Batch: 1}
+	for _, tr := range []collectives.Transport{collectives.TransportAuto, collectives.TransportAlltoallv} {
+		t.Run(tr.String(), func(t *testing.T) {
+			var blocks [2][]sample.Block
+			var bytes [2]int64
+			for i, skip := range []bool{false, true} {
+				p := *f.part // ReleasePart clears the copy's fields only
+				s, err := OpenStore(f.c, &p, StoreOptions{Transport: tr, NoEdgeFeat: skip, ReleasePart: true})
+				require.NoError(t, err)
+				assert.Nil(t, p.EdgeFeat, "released")
+				want := 3
+				if skip {
+					want = 0
+				}
+				require.Equal(t, want, s.Graph().EdgeFeatDim())
+				var st sample.SampleStats
+				blocks[i], err = s.Sampler().Sample(Request{Seeds: seedsG, SeedsOrig: seedsO, Fanouts: []int{4, -1}, Key: key, Stats: &st})
+				require.NoError(t, err)
+				bytes[i] = st.Bytes
+				require.NoError(t, s.Close())
+			}
+			checkEdgeFeat(t, rank, blocks[0])
+			total := func(v int64) int64 {
+				s, err := collectives.AllreduceScalar(f.c, v, collectives.Sum)
+				require.NoError(t, err)
+				return s
+			}
+			if f.c.Size() > 1 {
+				assert.Less(t, total(bytes[1]), total(bytes[0]), "no edge feature rows read")
+			}
+			require.Len(t, blocks[1], len(blocks[0]))
+			for l := range blocks[0] {
+				with, without := blocks[0][l], blocks[1][l]
+				assert.Nil(t, without.EdgeFeat, "layer %d", l)
+				assert.Zero(t, without.EdgeFeatDim, "layer %d", l)
+				with.EdgeFeat, with.EdgeFeatDim = nil, 0
+				assert.Equal(t, with, without, "rank %d layer %d", rank, l)
+			}
+		})
+	}
+}

@@ -21,6 +21,12 @@ type GraphOptions struct {
 	// this many MiB times the fewest ranks of a node (0 means 256 MiB);
 	// negative never builds it. Every rank must pass the same value.
 	DegreeTableMB float64
+	// NoEdgeFeat leaves the partition's edge features out of the store:
+	// the sampler then neither fetches nor attaches them (blocks have no
+	// EdgeFeat), which saves a batched read per layer and the array's
+	// memory for a model that reads none. Every rank must pass the same
+	// value.
+	NoEdgeFeat bool
 }
 
 // GraphStore is the adjacency of the whole graph, spread over the ranks:
@@ -94,12 +100,13 @@ func OpenGraphStore(c *collectives.Comm, p *partition.Part, o GraphOptions) (*Gr
 	if err != nil {
 		return nil, fmt.Errorf("open graph store: %w", err)
 	}
-	return openGraphStore(c, p, t, o.DegreeTableMB)
+	return openGraphStore(c, p, t, o.DegreeTableMB, !o.NoEdgeFeat)
 }
 
 // openGraphStore is OpenGraphStore with a resolved transport, so that a
-// Store probes one-sided MPI once for both of its stores.
-func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transport, degreeTableMB float64) (*GraphStore, error) {
+// Store probes one-sided MPI once for both of its stores; edgeFeat false
+// leaves the partition's edge features out (GraphOptions.NoEdgeFeat).
+func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transport, degreeTableMB float64, edgeFeat bool) (*GraphStore, error) {
 	why := checkPart(c, p)
 	var schema *graph.Schema
 	R := int64(1)
@@ -144,6 +151,9 @@ func openGraphStore(c *collectives.Comm, p *partition.Part, t collectives.Transp
 	efDim, err := agreeEdgeFeat(c, p)
 	if err != nil {
 		return nil, err
+	}
+	if !edgeFeat {
+		efDim = 0 // checked above all the same: the ranks' parts agree
 	}
 	m := p.Meta
 	g := &GraphStore{c: c, t: t, lo: p.Lo, hi: p.Hi, n: m.NumNodes, offsets: m.Offsets, R: R, schema: schema, plan: sample.NewRelPlan(schema)}

@@ -643,5 +643,5 @@ func (s *Store) Embed(m Embedder, o EmbedOptions) (*Embeddings, error) {
 func (l *LinkLoader) OpenGraph(indptr, indices, indicesOrig []int64) (*GraphStore, error) {
 	cp := *l.part
 	cp.Indptr, cp.Indices, cp.IndicesOrig = indptr, indices, indicesOrig
-	return openGraphStore(l.s.c, &cp, l.s.t, -1)
+	return openGraphStore(l.s.c, &cp, l.s.t, -1, l.s.graph.efDim > 0)
 }

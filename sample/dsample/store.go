@@ -16,13 +16,16 @@ type StoreOptions struct {
 	// CacheMB is the size of the hot remote-node feature cache in MiB per
 	// rank (0 = off); see FeatureOptions.CacheMB.
 	CacheMB float64
-	// ReleasePart drops the partition's Indices, IndicesOrig and Feat (or
-	// FeatCSR) arrays once they are copied into the stores' windows (the stores
-	// read only their own copies), which saves their memory when the caller
-	// keeps the Part. The caller must not use those three fields afterwards.
+	// ReleasePart drops the partition's Indices, IndicesOrig, EdgeFeat and
+	// Feat (or FeatCSR) arrays once they are copied into the stores' windows
+	// (the stores read only their own copies; edge features left out by
+	// NoEdgeFeat are not needed at all), which saves their memory when the
+	// caller keeps the Part. The caller must not use those fields afterwards.
 	ReleasePart bool
 	// DegreeTableMB: see GraphOptions.DegreeTableMB.
 	DegreeTableMB float64
+	// NoEdgeFeat: see GraphOptions.NoEdgeFeat.
+	NoEdgeFeat bool
 }
 
 // Store is one rank's view of a partitioned graph: a GraphStore (adjacency),
@@ -63,7 +66,7 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 	if o.Transport == collectives.TransportAuto && t == collectives.TransportAlltoallv {
 		s.why = "one-sided MPI unavailable"
 	}
-	if s.graph, err = openGraphStore(c, p, t, o.DegreeTableMB); err != nil {
+	if s.graph, err = openGraphStore(c, p, t, o.DegreeTableMB, !o.NoEdgeFeat); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	if s.feat, err = openFeatureStore(c, p, t, o.CacheMB); err != nil {
@@ -72,7 +75,7 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 	}
 	s.sampler = NewSampler(s.graph)
 	if o.ReleasePart {
-		p.Indices, p.IndicesOrig, p.Feat, p.FeatCSR = nil, nil, nil, nil
+		p.Indices, p.IndicesOrig, p.Feat, p.FeatCSR, p.EdgeFeat = nil, nil, nil, nil, nil
 	}
 	return s, nil
 }

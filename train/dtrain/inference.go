@@ -155,6 +155,9 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	case m.FeatDim != ck.Model.InDim:
 		return nil, fmt.Errorf("%s: partition %s has %d features, the checkpoint's model %d", what, s.cfg.PartDir, m.FeatDim, ck.Model.InDim)
 	}
+	if ck.Model.EdgeDim > 0 && m.EdgeFeatDim != ck.Model.EdgeDim {
+		return nil, config.Errorf("%s: the checkpoint's model reads %d edge features per edge ({UseEdgeFeat}) but partition %s has %d: use the partition it was trained on, written with them ({EdgeFeat})", what, ck.Model.EdgeDim, s.cfg.PartDir, m.EdgeFeatDim)
+	}
 	if mode == EvalSampled {
 		if err := checkFits(c, ck.Model.EstimateInference(inf.fan, s.cfg.Batch, m.NumNodes), "lower {Batch} or {Fanouts}"); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
@@ -180,6 +183,9 @@ func openInference(c *collectives.Comm, s inferSpec) (*inference, error) {
 	} else {
 		so := s.cfg.Store
 		so.ReleasePart = true
+		// The edge features are fetched into the blocks (sampled or
+		// layer-wise) only for a model that reads them.
+		so.NoEdgeFeat = ck.Model.EdgeDim == 0
 		if inf.store, err = dsample.OpenStore(c, part, so); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}

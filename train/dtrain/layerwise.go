@@ -2,6 +2,7 @@ package dtrain
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"mpignn/collectives"
@@ -108,8 +109,17 @@ func Infer(s *dsample.Store, model *train.Model, o InferOptions) (*dsample.Embed
 			return nil, err
 		}
 	}
+	var kept [][]float32 // with jumping knowledge: every layer's rows of this rank's nodes
 	for l := 0; l < m.NumLayers(); l++ {
 		if err := r.layer(l); err != nil {
+			return nil, err
+		}
+		if m.JK() {
+			kept = append(kept, slices.Clone(r.prev.Local()))
+		}
+	}
+	if m.JK() {
+		if err := r.jk(kept); err != nil {
 			return nil, err
 		}
 	}
@@ -392,6 +402,22 @@ func (r *inferRun) layer(l int) error {
 		}
 	}
 	return r.seal(fmt.Sprintf("layer %d", l), next, localErr)
+}
+
+// jk replaces r.prev by the model's output rows of this rank's nodes: the
+// jumping knowledge map over kept, every layer's rows of them. It is
+// collective.
+func (r *inferRun) jk(kept [][]float32) error {
+	owned := int(r.part.NumOwned())
+	next, err := r.newRows(r.m.OutWidth())
+	if err != nil {
+		return fmt.Errorf("infer jk: %w", err)
+	}
+	out, localErr := r.m.JKOutput(kept, owned)
+	if localErr == nil {
+		copy(next.Local(), out)
+	}
+	return r.seal("jk", next, localErr)
 }
 
 // readInputs reads the current layer's input rows of nodes into r.x (the

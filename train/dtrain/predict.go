@@ -103,7 +103,9 @@ func predictNodesAs(c *collectives.Comm, cfg PredictConfig, targets string) (int
 		if het != nil && cfg.Fanouts == nil && !cfg.Full && info.Hetero != nil {
 			lopt.RelFanouts, lopt.EvalRelFanouts = info.Hetero.EvalRelFanouts, info.Hetero.EvalRelFanouts
 		}
-		store, l, err := openLoader(c, part, cfg.Store, lopt)
+		so := cfg.Store
+		so.NoEdgeFeat = inf.ck.Model.EdgeDim == 0 // as openInference's own store
+		store, l, err := openLoader(c, part, so, lopt)
 		loader = l
 		return store, err
 	}

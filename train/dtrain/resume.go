@@ -74,7 +74,11 @@ func settingNames() map[string]setting {
 		"model.layers":                {"the number of layers ({Loader.Fanouts})", ""},
 		"model.dropout":               {"{Model.Dropout}", ""},
 		"model.input_dropout":         {"{Model.InputDropout}", "0"},
+		"model.edge_dim":              {"the edge features' width ({UseEdgeFeat})", "0 (none)"},
 		"model.decoder":               {"{Model.Decoder}", "none (node task)"},
+		"model.residual":              {"{Model.Residual}", "false"},
+		"model.norm":                  {"{Model.Norm}", "none"},
+		"model.jk":                    {"{Model.JK}", "none"},
 		"model.hetero.node_types":     {"the partition's node types", "none (homogeneous)"},
 		"model.hetero.node_orig":      {"the partition's node type sizes", "none (homogeneous)"},
 		"model.hetero.relations":      {"the partition's relations", "none (homogeneous)"},
@@ -289,6 +293,18 @@ func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 		if r.EarlyStop > 0 {
 			add("Trainer.Recipe.EarlyStop", strconv.Itoa(r.EarlyStop))
 		}
+	}
+	if m.EdgeDim > 0 {
+		add("UseEdgeFeat", "true")
+	}
+	if m.Residual {
+		add("Model.Residual", "true")
+	}
+	if m.Norm != "" {
+		add("Model.Norm", m.Norm)
+	}
+	if m.JK != "" {
+		add("Model.JK", m.JK)
 	}
 	for _, k := range m.Opts.Keys() {
 		v, _ := m.Opts.Text(k)

@@ -33,7 +33,7 @@ func fullSettings(t *testing.T) (train.Config, optim.AdamConfig, uint64, []byte)
 	info, err := json.Marshal(ri)
 	require.NoError(t, err)
 	model := train.Config{Arch: train.ArchGAT, InDim: 4, Hidden: 16, Classes: 16, Layers: 2, Dropout: 0.5,
-		InputDropout: 0.25, Opts: train.GATOpts(2, 0.1), Decoder: train.DecoderMLP,
+		InputDropout: 0.25, Opts: train.GATOpts(2, 0.1), Decoder: train.DecoderMLP, EdgeDim: 8,
 		Hetero: &train.HeteroConfig{NodeTypes: []string{"a"}, NodeOrig: []int64{3}, Relations: []string{"a___r___a"},
 			InDims: []int{4}, Bases: 2, Learnable: []bool{true}}}
 	return model, optim.DefaultAdam(0.01, 5e-4), 9, info
@@ -151,4 +151,19 @@ func TestCheckpointSettings(t *testing.T) {
 	}
 	assert.NotContains(t, settings, "Loader.Batch", "64 seeds do not split over 3 ranks")
 	assert.Equal(t, "64", settings["Loader.GlobalBatch"], "so the global batch is taken as it is")
+	for _, k := range []string{"Model.Residual", "Model.Norm", "Model.JK"} {
+		assert.NotContains(t, settings, k, "unset: nothing to take")
+	}
+
+	// Residual, norm and jk are taken back by their flags' fields.
+	ck.Model.Residual, ck.Model.Norm, ck.Model.JK = true, train.NormLayer, train.JKMax
+	got, err = CheckpointSettings(ck, 2)
+	require.NoError(t, err)
+	settings = map[string]string{}
+	for _, kv := range got {
+		settings[kv[0]] = kv[1]
+	}
+	assert.Equal(t, "true", settings["Model.Residual"])
+	assert.Equal(t, "layer", settings["Model.Norm"])
+	assert.Equal(t, "max", settings["Model.JK"])
 }

@@ -32,9 +32,16 @@ import (
 type TrainConfig struct {
 	PartDir string
 	// Model: Arch, Hidden, Dropout, InputDropout and the architecture's Opts.
-	// InDim and Classes come from the partition and Layers from
-	// len(Loader.Fanouts).
+	// InDim and Classes come from the partition, Layers from
+	// len(Loader.Fanouts) and EdgeDim from the partition with UseEdgeFeat.
 	Model train.Config
+	// UseEdgeFeat gives the model the partition's edge features: Train sets
+	// Model.EdgeDim to their width (META's edge_feat_dim, which every
+	// rank's part must share) and the store fetches them into every block,
+	// sampled or layer-wise. It needs an architecture that reads them and a
+	// partition written with them; without it the store leaves them out
+	// and the run trains as on the partition written without them.
+	UseEdgeFeat bool
 	// Trainer: Adam and Seed, which drives everything random (weights,
 	// dropout, batch order and sampling: it is also the loader's seed),
 	// MaxSteps and Prefetch (batches fetched ahead; it changes no result,
@@ -71,7 +78,8 @@ type TrainConfig struct {
 	LinkSplit, LinkRelation string
 	// RowNorm scales every feature row to unit L1 norm before training.
 	RowNorm bool
-	// Store: Transport and CacheMB. ReleasePart is set by Train.
+	// Store: Transport and CacheMB. ReleasePart and NoEdgeFeat (from
+	// UseEdgeFeat) are set by Train.
 	Store dsample.StoreOptions
 	// Run: Epochs, CheckpointDir, CheckpointEvery and EvalEvery. Metrics
 	// and RunInfo are set by Train.
@@ -225,6 +233,10 @@ func (c *TrainConfig) Validate() error {
 		return config.Errorf("{Loader.Seed} is {Trainer.Seed}: leave it zero")
 	case m.InDim != 0 || m.Classes != 0 || m.Layers != 0:
 		return config.Errorf("{Model.InDim}, Classes and Layers come from the partition and the fanouts: leave them zero")
+	case m.EdgeDim != 0:
+		return config.Errorf("{Model.EdgeDim} comes from the partition with {UseEdgeFeat}: leave it zero")
+	case c.Store.NoEdgeFeat:
+		return config.Errorf("{Store.NoEdgeFeat} is set by Train (from {UseEdgeFeat}): leave it false")
 	case c.Run.Metrics != nil || c.Run.RunInfo != nil:
 		return config.Errorf("{Run.Metrics} and {Run.RunInfo} are set by Train: leave them nil")
 	}
@@ -249,7 +261,15 @@ func (c *TrainConfig) Validate() error {
 	}
 	settings := *m
 	settings.Layers = len(lo.Fanouts)
+	if (c.Resume || c.ResumeAuto) && settings.Arch == "" {
+		// The checkpoint names the model (the run takes it before it
+		// starts); its own parameters are checked against it then.
+		settings.Opts = ""
+	}
 	if err := config.In("Model", settings.ValidateSettings()); err != nil {
+		return err
+	}
+	if err := validateEdgeFeat(c, t); err != nil {
 		return err
 	}
 	if !c.Hetero.isZero() {
@@ -464,6 +484,9 @@ func (j *job) resolve() error {
 		lo.EvalRelFanouts = nil // every relation takes all neighbours
 	}
 	j.task.resolveModel(&mcfg, meta)
+	if err := resolveEdgeFeat(cfg, meta, &mcfg); err != nil {
+		return err
+	}
 	if err := j.task.checkTrainable(j.c, cfg, meta, lo, mcfg); err != nil {
 		return err
 	}

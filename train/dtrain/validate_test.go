@@ -75,6 +75,8 @@ func TestValidateDerivedFields(t *testing.T) {
 		}, "Hetero.EvalFanout: relation *: 2 fanouts, want 1"},
 		{"negative cache", func(c *TrainConfig) { c.Store.CacheMB = -2 }, "Store.CacheMB -2: want a finite size"},
 		{"bad link relation", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit, c.LinkRelation = TaskLink, 1, "time", "x" }, "LinkRelation: relation"},
+		{"another model's parameter", func(c *TrainConfig) { c.Model.Opts = train.GATOpts(2, 0) }, "Model.Opts.Heads applies to Model.Arch gat only, not sage"},
+		{"its parameter out of range", func(c *TrainConfig) { c.Model.Arch, c.Model.Opts = train.ArchGAT, train.GATOpts(0, 0) }, "Model.Opts.Heads 0 must be positive"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,6 +86,20 @@ func TestValidateDerivedFields(t *testing.T) {
 			require.ErrorContains(t, cfg.Validate(), tc.err)
 		})
 	}
+}
+
+// TestValidateResumedModelParams: a resume without --model takes the
+// checkpoint's model, so an architecture's parameter given with it is
+// checked against that model after the checkpoint is read, not against
+// the default now.
+func TestValidateResumedModelParams(t *testing.T) {
+	cfg := TrainConfig{PartDir: "p", Loader: dsample.LoaderOptions{Fanouts: []int{5}, Batch: 1}, Run: train.RunOptions{Epochs: 1, CheckpointDir: "ck"}}
+	cfg.Model.Opts = train.GATOpts(2, 0)
+	require.ErrorContains(t, cfg.Validate(), "Model.Opts.Heads applies to Model.Arch gat only")
+	cfg.Resume = true
+	require.NoError(t, cfg.Validate())
+	cfg.Model.Arch = train.ArchSAGE
+	require.ErrorContains(t, cfg.Validate(), "Model.Opts.Heads applies to Model.Arch gat only, not sage", "a model given with the resume is checked")
 }
 
 // TestRunInfoJSON: checkpoints store the run info, and resume and predict
