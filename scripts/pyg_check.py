@@ -22,6 +22,9 @@ compute PyG's documented layer equations in plain PyTorch:
 - GATConv:  z = lin(x) viewed (N, H, C); e_ij = LeakyReLU_0.2(<att_src, z_j>
   + <att_dst, z_i>); alpha = softmax over j in N(i) + {i}; heads
   concatenated (hidden layers) or averaged (last layer), then + bias.
+- GINConv:  out_i = nn((1 + eps) x_i + sum_{j in N(i)} x_j), nn = GIN's
+  MLP([in, out, out]) (Linear, ReLU, Linear); GINEConv (mpignn's gine, module
+  GINE below) sums relu(x_j + lin(e_ji)) instead.
 - BasicGNN's norm ("layer_norm" with norm_kwargs mode "node": LayerNorm per
   node) and jk ("cat", "max", "last": JumpingKnowledge, then lin), PyG 2.6.
 - ResidualBasicGNN (mpignn's --residual; PyG has no such class): a BasicGNN
@@ -226,6 +229,60 @@ class GATConv(torch.nn.Module):
         return out + self.bias
 
 
+class MLP(torch.nn.Module):
+    """torch_geometric.nn.MLP as GIN's init_conv builds it (PyG 2.6
+    basic_gnn.py): MLP([in, out, out]) with act relu, norm None (identity,
+    no parameters), plain_last, no dropout: lins[1](relu(lins[0](x)))."""
+
+    def __init__(self, channel_list):
+        super().__init__()
+        self.in_channels = channel_list[0]  # GINEConv(edge_dim=) sizes its lin from it
+        self.lins = torch.nn.ModuleList([torch.nn.Linear(i, o) for i, o in zip(channel_list[:-1], channel_list[1:])])
+
+    def forward(self, x):
+        for k, lin in enumerate(self.lins):
+            x = lin(x)
+            if k < len(self.lins) - 1:
+                x = x.relu()
+        return x
+
+
+class GINConv(torch.nn.Module):
+    """PyG GINConv: nn((1 + eps) x_i + sum_{j -> i} x_j), aggr add over every
+    edge (no self-loops added); eps a Parameter with train_eps, else a
+    buffer, shape (1,), in the state dict either way."""
+
+    def __init__(self, nn, eps=0.0, train_eps=False):
+        super().__init__()
+        self.nn = nn
+        if train_eps:
+            self.eps = torch.nn.Parameter(torch.tensor([float(eps)]))
+        else:
+            self.register_buffer("eps", torch.tensor([float(eps)]))
+
+    def message(self, x_j, edge_attr):
+        return x_j
+
+    def forward(self, x, edge_index, edge_attr=None):
+        src, dst = edge_index
+        out = scatter_sum(self.message(x[src], edge_attr), dst, x.size(0))
+        return self.nn(out + (1 + self.eps) * x)
+
+
+class GINEConv(GINConv):
+    """PyG GINEConv: messages relu(x_j + lin(e_ji)), lin = Linear(edge_dim,
+    nn.in_channels) when edge_dim is set."""
+
+    def __init__(self, nn, eps=0.0, train_eps=False, edge_dim=None):
+        super().__init__(nn, eps, train_eps)
+        self.lin = torch.nn.Linear(edge_dim, nn.in_channels) if edge_dim is not None else None
+
+    def message(self, x_j, edge_attr):
+        if self.lin is not None:
+            edge_attr = self.lin(edge_attr)
+        return (x_j + edge_attr).relu()
+
+
 class LayerNorm(torch.nn.Module):
     """torch_geometric.nn.norm.LayerNorm (affine): mode "node" is
     torch.nn.LayerNorm(in_channels) on every node's row (mpignn's --norm
@@ -281,10 +338,10 @@ class BasicGNN(torch.nn.Module):
         if jk is not None:
             self.lin = torch.nn.Linear(num_layers * hidden_channels if jk == "cat" else hidden_channels, out_channels)
 
-    def forward(self, x, edge_index):
+    def forward(self, x, edge_index, edge_attr=None):
         xs = []
         for l, conv in enumerate(self.convs):
-            x = conv(x, edge_index)
+            x = conv(x, edge_index) if edge_attr is None else conv(x, edge_index, edge_attr)
             if l == self.num_layers - 1 and self.jk_mode is None:
                 break
             if self.norms is not None:
@@ -312,10 +369,10 @@ def ResidualBasicGNN(gnn, **kwargs):
                 h = kw["hidden_channels"]
                 self.res.append(torch.nn.Linear(i, h, bias=False) if i != h else torch.nn.Identity())
 
-        def forward(self, x, edge_index):
+        def forward(self, x, edge_index, edge_attr=None):
             xs = []
             for l, conv in enumerate(self.convs):
-                h = conv(x, edge_index)
+                h = conv(x, edge_index) if edge_attr is None else conv(x, edge_index, edge_attr)
                 if l == self.num_layers - 1 and self.jk_mode is None:
                     x = h
                     break
@@ -344,6 +401,19 @@ class GAT(BasicGNN):
         if last:  # the conv to out_channels averages its heads
             return GATConv(i, o, heads=heads, concat=False)
         return GATConv(i, o // heads, heads=heads, concat=True)
+
+
+class GIN(BasicGNN):
+    def init_conv(self, i, o, last, train_eps=False, eps=0.0):
+        return GINConv(MLP([i, o, o]), eps=eps, train_eps=train_eps)
+
+
+class GINE(BasicGNN):
+    """mpignn's gine: PyG has GINEConv but no model class; this is GIN with
+    GINEConv(MLP([in, out, out]), eps, train_eps, edge_dim) in its place."""
+
+    def init_conv(self, i, o, last, train_eps=False, eps=0.0, edge_dim=None):
+        return GINEConv(MLP([i, o, o]), eps=eps, train_eps=train_eps, edge_dim=edge_dim)
 
 
 class HeteroConv(torch.nn.Module):
@@ -601,8 +671,10 @@ def make_random(like, out, seed):
     torch.manual_seed(seed)
     model = cls(**spec["model"]["kwargs"])
     state = {}
+    buffers = {k for k, _ in model.named_buffers()}
     for k, v in model.state_dict().items():
-        v = torch.randn(v.shape) * 0.3  # biases too, so that every tensor's place is checked
+        if k not in buffers:  # a buffer (GINConv's eps without train_eps) keeps the value it was built with
+            v = torch.randn(v.shape) * 0.3  # biases too, so that every tensor's place is checked
         if k.endswith(".lin.weight") and spec["mpignn_arch"] == "gat":
             state[k[: -len("lin.weight")] + "lin_src.weight"] = v
             state[k[: -len("lin.weight")] + "lin_dst.weight"] = v

@@ -109,7 +109,8 @@ func checkInPyTorch(t *testing.T, py, data string, models []*pygModel, extra ...
 	}
 }
 
-// TestPyGExportCora trains sage, gcn and gat on Cora under mpirun (2 ranks,
+// TestPyGExportCora trains sage, gcn, gat and gin (ε fixed, then
+// learnable: PyG's eps buffer and Parameter) on Cora under mpirun (2 ranks,
 // full neighbourhoods), exports each with `mpignn export`, and rebuilds it
 // in plain PyTorch from the state dict and its JSON sidecar with PyG's
 // names, shapes and layer equations (scripts/pyg_check.py): the full-graph
@@ -138,6 +139,9 @@ func TestPyGExportCora(t *testing.T) {
 		{model: "sage", name: "sage-max", extra: []string{"--aggr", "max"}},
 		{model: "sage", name: "sage-sum", extra: []string{"--aggr", "sum"}},
 		{model: "sage", name: "sage-pool", extra: []string{"--aggr", "pool"}},
+		// GIN with ε fixed (PyG's eps buffer) and learnable (a Parameter).
+		{model: "gin", extra: []string{"--eps", "0.25"}},
+		{model: "gin", name: "gin-train-eps", extra: []string{"--train-eps", "--eps", "0.1"}},
 	}
 	for _, m := range models {
 		dir := m.dir(work)
@@ -171,7 +175,7 @@ func TestPyGExportCora(t *testing.T) {
 	// predict --gcn-norm sym evaluates a GCN with GCNConv's first layer
 	// too: the PyTorch-initialised GCN's logits are then pure GCNConv's.
 	g := *random[1]
-	g.logits = filepath.Join(work, "gcn", "random-sym.npy")
+	g.logits = filepath.Join(filepath.Dir(g.state), "random-sym.npy")
 	res := h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "predict", "--parts", parts,
 		"--checkpoint", g.ck, "--logits", "--gcn-norm", "sym", "--out", g.logits}})
 	require.NoError(t, res.Err, "predict --gcn-norm sym:\n%s", tail(res.Output, 20))
@@ -183,6 +187,13 @@ func TestPyGExportCora(t *testing.T) {
 	require.Error(t, res.Err, "a GAT state dict loaded into GCN")
 	assert.Contains(t, res.Output, "--init-from "+models[2].state)
 	assert.Contains(t, res.Output, "att_")
+
+	// A GIN whose ε was the constant 0.25 into a GIN run with ε = 0: the
+	// eps buffer disagrees with the model, refused by name.
+	res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "train", "--parts", parts, "--model", "gin",
+		"--fanout", "-1,-1", "--hidden", "16", "--epochs", "1", "--quiet", "--init-from", models[3].state}})
+	require.Error(t, res.Err, "a GIN state dict with eps 0.25 loaded into a GIN with eps 0")
+	assert.Contains(t, res.Output, "tensor convs.0.eps is [0.25], the gin model's eps 0 (a constant: train_eps false) holds [0]")
 }
 
 // TestPyGExportDBLP does the same for the heterogeneous models on DBLP:

@@ -67,6 +67,7 @@ func TestSparseFeaturesCLI(t *testing.T) {
 		{"sage", nil},
 		{"gcn", nil},
 		{"gat", []string{"--heads", "2", "--attn-dropout", "0.2"}},
+		{"gin", []string{"--train-eps", "--eps", "0.1"}},
 	} {
 		t.Run(tc.model, func(t *testing.T) {
 			extra := append([]string{"--model", tc.model}, tc.extra...)

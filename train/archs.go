@@ -17,6 +17,8 @@ func builtinArchs() archTable {
 		sageArch(),
 		gcnArch(),
 		gatArch(),
+		ginArch(),
+		gineArch(),
 		rgcnArch(),
 		hsageArch(),
 	}

@@ -128,7 +128,7 @@ func betweenSpecs(c Config) []betweenSpec {
 		pre := fmt.Sprintf("l%d.", l)
 		if c.Norm != "" {
 			ss = append(ss,
-				betweenSpec{ParamSpec{Name: "norm.w", Rows: 1, Cols: out, One: true}, pre + "norm.w", l},
+				betweenSpec{ParamSpec{Name: "norm.w", Rows: 1, Cols: out, Zero: true, Init: 1}, pre + "norm.w", l},
 				betweenSpec{ParamSpec{Name: "norm.b", Rows: 1, Cols: out, Zero: true}, pre + "norm.b", l})
 		}
 		if c.Residual && in != out {

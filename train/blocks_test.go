@@ -51,7 +51,8 @@ func synthBlocks(r *rand.Rand, sizes, fanout []int, zeroEvery int) []sample.Bloc
 // relabel returns an equivalent block chain whose nodes are listed in a
 // different local order (as another partitioning would produce), with x
 // permuted to match, plus the permuted labels. Destinations stay first in
-// every block, edges keep their per-destination order (and their Etype).
+// every block, edges keep their per-destination order (and their Etype and
+// edge features).
 func relabel(r *rand.Rand, blocks []sample.Block, x []float32, dim int, labels []int32) ([]sample.Block, []float32, []int32) {
 	L := len(blocks)
 	// perm[l][newPos] = oldPos for level l (level L = seeds).
@@ -83,6 +84,10 @@ func relabel(r *rand.Rand, blocks []sample.Block, x []float32, dim int, labels [
 			}
 			if b.Etype != nil {
 				nb.Etype = append(nb.Etype, b.Etype[b.Indptr[old]:b.Indptr[old+1]]...)
+			}
+			if d := b.EdgeFeatDim; d > 0 {
+				nb.EdgeFeatDim = d
+				nb.EdgeFeat = append(nb.EdgeFeat, b.EdgeFeat[int(b.Indptr[old])*d:int(b.Indptr[old+1])*d]...)
 			}
 			nb.Indptr = append(nb.Indptr, int32(len(nb.Indices)))
 		}

@@ -91,7 +91,7 @@ func TestCheckpointHeaderRefusals(t *testing.T) {
 		edit    func(h map[string]any)
 		want    string
 	}{
-		{"unknown arch", 2, func(h map[string]any) { h["arch"] = "gin" }, `unknown model "gin" (known: sage, gcn, gat, rgcn, hsage); this build cannot load it`},
+		{"unknown arch", 2, func(h map[string]any) { h["arch"] = "gin2" }, `unknown model "gin2" (known: sage, gcn, gat, gin, gine, rgcn, hsage); this build cannot load it`},
 		{"no arch", 2, func(h map[string]any) { delete(h, "arch") }, "names no model arch"},
 		{"unknown config field", 2, func(h map[string]any) { h["model"].(map[string]any)["edge_width"] = 3 }, `unknown key "edge_width"`},
 		{"version 1 with gat fields", 1, func(h map[string]any) { delete(h, "arch") }, "gat only, not sage"},

@@ -405,7 +405,7 @@ func TestHeteroTensorLayout(t *testing.T) {
 			assert.NotContains(t, ts.Name, inputPrefix, "homogeneous %s", c.Arch)
 		}
 	}
-	assert.Equal(t, []string{ArchSAGE, ArchGCN, ArchGAT}, Archs())
+	assert.Equal(t, []string{ArchSAGE, ArchGCN, ArchGAT, ArchGIN, ArchGINE}, Archs())
 	assert.Equal(t, []string{ArchRGCN, ArchHSAGE}, HeteroArchs())
 }
 

@@ -339,12 +339,12 @@ func rgcnArch() Arch {
 				for _, r := range c.Hetero.Relations {
 					ws = append(ws, m+r+".w")
 				}
-				return append(es, pygEntry{ws, p + "weight", []int{R, in, out}, false})
+				return append(es, pygEntry{mp: ws, pyg: p + "weight", shape: []int{R, in, out}})
 			}
 			for k := 0; k < B; k++ {
 				ws = append(ws, fmt.Sprintf("%sbasis%d", m, k))
 			}
-			return append(es, pygEntry{ws, p + "weight", []int{B, in, out}, false},
+			return append(es, pygEntry{mp: ws, pyg: p + "weight", shape: []int{B, in, out}},
 				one(m+"coef", p+"comp", []int{R, B}, false))
 		},
 		pygSpec: func(c Config, s *PyGModelSpec) {

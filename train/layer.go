@@ -21,11 +21,14 @@ type ParamSpec struct {
 	Name string // short name, unique within the layer ("w_self", "b", ...)
 	Rows int
 	Cols int
-	// Zero starts the tensor at zero (biases); otherwise it is Glorot
-	// uniform with limit sqrt(6/(Rows+Cols)).
+	// Zero starts the tensor at zero (biases), or at Init where that is
+	// set (GIN's learnable ε starts at its eps, as PyG's reset_parameters
+	// fills it); otherwise it is Glorot uniform with limit
+	// sqrt(6/(Rows+Cols)).
 	Zero bool
-	// One starts the tensor at one (a LayerNorm scale).
-	One bool
+	// Init is the constant a Zero tensor starts at (0: zero; GIN's ε,
+	// LayerNorm's scale 1).
+	Init float32
 }
 
 // Pass is what a layer needs to know about the pass it runs in besides its

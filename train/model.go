@@ -244,8 +244,8 @@ type Tensor struct {
 	Rows   int
 	Cols   int
 	Offset int
-	Zero   bool // initialised to zero (biases)
-	One    bool // initialised to one (LayerNorm's scale)
+	Zero   bool    // initialised to a constant: zero (biases) or Init
+	Init   float32 // the constant of a Zero tensor (GIN's ε; 0 otherwise)
 }
 
 // Size returns the number of elements of the tensor.
@@ -275,7 +275,7 @@ func (c Config) tensors(t archTable) []Tensor {
 	off := 0
 	for l := 0; l < c.Layers; l++ {
 		for _, s := range newLayer[float32](a, c, l).Specs() {
-			t := Tensor{Name: fmt.Sprintf("l%d.%s", l, s.Name), Layer: l, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero}
+			t := Tensor{Name: fmt.Sprintf("l%d.%s", l, s.Name), Layer: l, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero, Init: s.Init}
 			off += t.Size()
 			ts = append(ts, t)
 		}
@@ -294,7 +294,7 @@ func (c Config) tensors(t archTable) []Tensor {
 	// knowledge map) come after everything else, so that a model without
 	// them keeps its layout.
 	for _, s := range betweenSpecs(c) {
-		t := Tensor{Name: s.name, Layer: s.layer, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero, One: s.One}
+		t := Tensor{Name: s.name, Layer: s.layer, Rows: s.Rows, Cols: s.Cols, Offset: off, Zero: s.Zero, Init: s.Init}
 		off += t.Size()
 		ts = append(ts, t)
 	}
@@ -334,11 +334,12 @@ func initParams(cfg Config, tab archTable, seed uint64) ([]float32, error) {
 	p := make([]float32, cfg.paramCount(tab))
 	for ti, t := range cfg.tensors(tab) {
 		if t.Zero {
-			continue // biases start at zero
-		}
-		if t.One {
-			for i := range p[t.Offset : t.Offset+t.Size()] {
-				p[t.Offset+i] = 1
+			// Biases start at zero, a learnable constant (GIN's ε,
+			// LayerNorm's scale) at its Init.
+			if t.Init != 0 {
+				for i := range t.Size() {
+					p[t.Offset+i] = t.Init
+				}
 			}
 			continue
 		}

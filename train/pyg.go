@@ -63,16 +63,30 @@ type NamedTensor struct {
 // tensor (input-major Rows x Cols), transposed when PyG keeps it
 // output-major, or several stacked along a new first axis (RGCNConv's
 // per-relation or per-basis weights, which PyG keeps input-major).
+//
+// An entry without mpignn tensors is a fixed one: a buffer of the PyG
+// module that mpignn holds as configuration, not as a parameter (GINConv's
+// eps without train_eps). Export writes its value; import requires that
+// value, as the model would otherwise compute something else than the
+// state dict's module, and setting names the configuration that holds it.
 type pygEntry struct {
 	mp        []string
 	pyg       string
 	shape     []int
 	transpose bool
+	value     []float32
+	setting   string
 }
 
 // one maps a single mpignn tensor.
 func one(mp, pyg string, shape []int, transpose bool) pygEntry {
-	return pygEntry{[]string{mp}, pyg, shape, transpose}
+	return pygEntry{mp: []string{mp}, pyg: pyg, shape: shape, transpose: transpose}
+}
+
+// fixed is the entry of a one-value PyG buffer that mpignn's
+// configuration (setting, for messages) holds as v.
+func fixed(pyg string, v float32, setting string) pygEntry {
+	return pygEntry{pyg: pyg, shape: []int{1}, value: []float32{v}, setting: setting}
 }
 
 // pygLayout lists the PyG tensor of every tensor of cfg's flat buffer.
@@ -181,7 +195,7 @@ func ExportPyG(cfg Config, params []float32) ([]NamedTensor, error) {
 	byName := tensorsByName(cfg)
 	out := make([]NamedTensor, 0, len(es))
 	for _, e := range es {
-		var data []float32
+		data := slices.Clone(e.value)
 		for _, name := range e.mp {
 			t := byName[name]
 			src := params[t.Offset : t.Offset+t.Size()]
@@ -250,12 +264,18 @@ func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
 		if !slices.Equal(t.Shape, e.shape) {
 			return nil, fmt.Errorf("pyg import: tensor %s has shape %v, the %s model needs %v", e.pyg, t.Shape, cfg.ArchName(), e.shape)
 		}
-		size := 0
+		size := len(e.value)
 		for _, name := range e.mp {
 			size += byName[name].Size()
 		}
 		if len(t.Data) != size {
 			return nil, fmt.Errorf("pyg import: tensor %s holds %d values for shape %v", e.pyg, len(t.Data), t.Shape)
+		}
+		if e.mp == nil {
+			if !slices.Equal(t.Data, e.value) {
+				return nil, fmt.Errorf("pyg import: tensor %s is %v, the %s model's %s holds %v", e.pyg, t.Data, cfg.ArchName(), e.setting, e.value)
+			}
+			continue
 		}
 		src := t.Data
 		for _, name := range e.mp {

@@ -12,7 +12,8 @@ import (
 
 // pygConfigs are the configurations the PyG layout covers: every
 // homogeneous architecture, a one-layer GAT (its only layer averages the
-// heads) and an MLP link model (decoder tensors).
+// heads), an MLP link model (decoder tensors), GIN with a learnable and a
+// fixed ε (a buffer in PyG), GINE with edge features.
 var pygConfigs = []Config{
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5},
 	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 3, Layers: 3, Dropout: 0.5},
@@ -25,6 +26,9 @@ var pygConfigs = []Config{
 	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Norm: NormLayer, Decoder: DecoderMLP},
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEPool)},
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEMax)},
+	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(true, 0.5)},
+	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(false, -0.25)},
+	{Arch: ArchGINE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 2},
 }
 
 // distinctParams gives every parameter its own value, so a transposition

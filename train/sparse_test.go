@@ -123,11 +123,20 @@ func TestSparseThreadIndependent(t *testing.T) {
 	for _, arch := range Archs() {
 		t.Run(arch, func(t *testing.T) {
 			cfg := Config{Arch: arch, InDim: 300, Hidden: 64, Classes: 5, Layers: 2, Dropout: 0.3, InputDropout: 0.2}
-			if arch == ArchGAT {
+			switch arch {
+			case ArchGAT:
 				cfg.Opts = GATOpts(4, 0)
+			case ArchGINE:
+				cfg.EdgeDim = 3
+				fallthrough
+			case ArchGIN:
+				cfg.Opts = GINOpts(true, 0.1)
 			}
 			r := rand.New(rand.NewPCG(5, 6))
 			blocks := synthBlocks(r, []int{900, 300, 100}, []int{6, 4}, 7)
+			if cfg.EdgeDim > 0 {
+				addEdgeFeat(r, blocks, cfg.EdgeDim)
+			}
 			_, xs := sparsify(r, randFeatures(r, 900*cfg.InDim), cfg.InDim)
 			y := randLabels(r, 100, cfg.Classes)
 			run := func(threads int) ([]float32, []float32) {

