@@ -24,11 +24,11 @@ var pygConfigs = []Config{
 	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Residual: true, Norm: NormLayer, JK: JKCat},
 	{Arch: ArchGAT, InDim: 6, Hidden: 6, Classes: 3, Layers: 3, Residual: true, JK: JKMax, Opts: GATOpts(2, 0)},
 	{Arch: ArchGCN, InDim: 5, Hidden: 6, Classes: 4, Layers: 2, Norm: NormLayer, Decoder: DecoderMLP},
-	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEPool)},
-	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEMax)},
 	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(true, 0.5)},
 	{Arch: ArchGIN, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: GINOpts(false, -0.25)},
 	{Arch: ArchGINE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 2},
+	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEPool)},
+	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEMax)},
 }
 
 // distinctParams gives every parameter its own value, so a transposition
@@ -105,14 +105,14 @@ func TestPyGNamesAndShapes(t *testing.T) {
 			"decoder.lins.0.weight": {4, 4}, "decoder.lins.0.bias": {4}, "decoder.lins.1.weight": {1, 4}, "decoder.lins.1.bias": {1},
 		}},
 		// SAGEConv(project=True): lin = Linear(in, in) per layer.
-		{pygConfigs[8], map[string][]int{
+		{pygConfigs[11], map[string][]int{
 			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
 			"convs.0.lin.weight": {5, 5}, "convs.0.lin.bias": {5},
 			"convs.1.lin_l.weight": {3, 6}, "convs.1.lin_l.bias": {3}, "convs.1.lin_r.weight": {3, 6},
 			"convs.1.lin.weight": {6, 6}, "convs.1.lin.bias": {6},
 		}},
 		// max has no parameters of its own.
-		{pygConfigs[9], map[string][]int{
+		{pygConfigs[12], map[string][]int{
 			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
 			"convs.1.lin_l.weight": {3, 6}, "convs.1.lin_l.bias": {3}, "convs.1.lin_r.weight": {3, 6},
 		}},
