@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -189,9 +190,11 @@ func TestPyGExportCora(t *testing.T) {
 	assert.Contains(t, res.Output, "att_")
 
 	// A GIN whose ε was the constant 0.25 into a GIN run with ε = 0: the
-	// eps buffer disagrees with the model, refused by name.
+	// eps buffer disagrees with the model, refused by name. (Found by
+	// model, not position: the list grows with every architecture.)
+	gin := models[slices.IndexFunc(models, func(m *pygModel) bool { return m.model == "gin" && m.name == "" })]
 	res = h.MPI(Job{Ranks: 2, Timeout: time.Minute, Args: []string{bin, "train", "--parts", parts, "--model", "gin",
-		"--fanout", "-1,-1", "--hidden", "16", "--epochs", "1", "--quiet", "--init-from", models[3].state}})
+		"--fanout", "-1,-1", "--hidden", "16", "--epochs", "1", "--quiet", "--init-from", gin.state}})
 	require.Error(t, res.Err, "a GIN state dict with eps 0.25 loaded into a GIN with eps 0")
 	assert.Contains(t, res.Output, "tensor convs.0.eps is [0.25], the gin model's eps 0 (a constant: train_eps false) holds [0]")
 }
