@@ -15,7 +15,9 @@ it (Debian has no PyG package) the small modules below stand in: they have
 PyG's constructor arguments, module and parameter names and shapes, and
 compute PyG's documented layer equations in plain PyTorch:
 
-- SAGEConv (aggr mean):  out_i = lin_l(mean_{j in N(i)} x_j) + lin_r(x_i)
+- SAGEConv:  out_i = lin_l(AGG_{j in N(i)} m_j) + lin_r(x_i), AGG the mean,
+  sum or elementwise max (aggr), m_j = x_j, or relu(lin(x_j)) with
+  project=True; an empty neighbourhood aggregates to 0 (PyG's scatter)
 - GCNConv:  out = D^-1/2 (A + I) D^-1/2 lin(x) + bias, D the in-degree + 1
 - GATConv:  z = lin(x) viewed (N, H, C); e_ij = LeakyReLU_0.2(<att_src, z_j>
   + <att_dst, z_i>); alpha = softmax over j in N(i) + {i}; heads
@@ -182,18 +184,31 @@ def segment_softmax(e, dst, n):
 
 
 class SAGEConv(torch.nn.Module):
-    def __init__(self, in_channels, out_channels, aggr="mean"):
+    def __init__(self, in_channels, out_channels, aggr="mean", project=False):
         super().__init__()
-        assert aggr == "mean"
+        assert aggr in ("mean", "sum", "add", "max"), aggr
+        self.aggr, self.project = aggr, project
+        if project:  # PyG: Linear(in_channels[0], in_channels[0], bias=True)
+            self.lin = torch.nn.Linear(in_channels, in_channels, bias=True)
         self.lin_l = torch.nn.Linear(in_channels, out_channels, bias=True)
         self.lin_r = torch.nn.Linear(in_channels, out_channels, bias=False)
 
     def forward(self, x, edge_index):
         x_src, x_dst = x if isinstance(x, tuple) else (x, x)  # bipartite in HeteroConv
+        if self.project:  # the sources only; the root x_dst is not projected
+            x_src = self.lin(x_src).relu()
         src, dst = edge_index
         n = x_dst.size(0)
-        cnt = scatter_sum(torch.ones(src.numel()), dst, n).clamp(min=1)
-        agg = scatter_sum(x_src[src], dst, n) / cnt.unsqueeze(1)
+        msg = x_src[src]
+        if self.aggr == "max":
+            # PyG's scatter(reduce="max"): scatter_reduce amax into zeros
+            # without the initial values, so an empty group stays 0.
+            agg = torch.zeros((n, msg.size(1)), dtype=msg.dtype).scatter_reduce(
+                0, dst.unsqueeze(1).expand_as(msg), msg, "amax", include_self=False)
+        else:
+            agg = scatter_sum(msg, dst, n)
+            if self.aggr == "mean":
+                agg = agg / scatter_sum(torch.ones(src.numel()), dst, n).clamp(min=1).unsqueeze(1)
         return self.lin_l(agg) + self.lin_r(x_dst)
 
 
@@ -436,8 +451,8 @@ def ResidualBasicGNN(gnn, **kwargs):
 
 
 class GraphSAGE(BasicGNN):
-    def init_conv(self, i, o, last, aggr="mean"):
-        return SAGEConv(i, o, aggr=aggr)
+    def init_conv(self, i, o, last, aggr="mean", project=False):
+        return SAGEConv(i, o, aggr=aggr, project=project)
 
 
 class GCN(BasicGNN):
@@ -918,13 +933,23 @@ def edge_loss(a):
     return 0
 
 
+def model_label(spec):
+    """The model's name in the difference line: the architecture, with a
+    GraphSAGE's aggregator unless it is mean (sage-max, sage-sum, sage-pool
+    for SAGEConv(aggr="max", project=True))."""
+    kw = spec["model"]["kwargs"]
+    if spec["mpignn_arch"] != "sage" or kw.get("aggr", "mean") == "mean":
+        return spec["mpignn_arch"]
+    return "sage-pool" if kw.get("project") else "sage-" + kw["aggr"]
+
+
 def report(spec, impl, got, want, tol, what):
     if got.shape != want.shape:
         print(f"shape mismatch: PyTorch {tuple(got.shape)}, mpignn {tuple(want.shape)}")
         return 1
     diff = (got - want).abs().max().item()
     agree = (got.argmax(1) == want.argmax(1)).float().mean().item()
-    print(f"{spec['mpignn_arch']}: {spec['model']['class']} ({impl}), {got.size(0)} {what}, "
+    print(f"{model_label(spec)}: {spec['model']['class']} ({impl}), {got.size(0)} {what}, "
           f"max abs logit difference {diff:.3g} (max |logit| {want.abs().max().item():.3g}), arg-max agreement {agree:.4f}")
     return 0 if diff <= tol else 1
 

@@ -223,3 +223,27 @@ func TestGlobalBatchWithBatch(t *testing.T) {
 		"mpignn train: --batch 8 and --global-batch 32 exclude each other: --batch counts per rank, --global-batch over all ranks (give one)", res.Output)
 	assert.Equal(t, 1, strings.Count(res.Output, "exclude each other"), "one rank speaks:\n%s", res.Output)
 }
+
+// TestGlobalBatchSAGEAggr: GraphSAGE with the pool aggregator (the max
+// over projected neighbours: its backward picks one source per column)
+// trains the same model on 1 and 2 ranks with --global-batch, within the
+// tolerances above. Measured: weights 3.4e-5 apart at most (W_pool's
+// 1433² entries, many with gradients near zero, where Adam magnifies the
+// Allreduce's last bits), losses 4.2e-9 relative.
+func TestGlobalBatchSAGEAggr(t *testing.T) {
+	parts := cora.get(t)
+	bin, _ := h.Mpignn()
+	var first globalBatchRun
+	for _, p := range []int{1, 2} {
+		if parts[p] == "" {
+			t.Skipf("no %d-part Cora partition (MPIGNN_TEST_RANKS)", p)
+		}
+		run := trainGlobalBatch(t, bin, p, "--parts", parts[p], "--model", "sage", "--aggr", "pool", "--global-batch", "35",
+			"--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet")
+		if first.params == nil {
+			first = run
+			continue
+		}
+		sameModel(t, "sage pool", first, run)
+	}
+}

@@ -94,6 +94,9 @@ func TestLayerwiseEval(t *testing.T) {
 		{"gat", g.parts[p], []string{"--model", "gat", "--heads", "2"}},
 		{"gatv2", g.parts[p], []string{"--model", "gatv2", "--heads", "2", "--attn-dropout", "0.3"}},
 		{"gcn-sparse-features", sp.parts[p], []string{"--model", "gcn"}},
+		{"sage-pool", g.parts[p], []string{"--model", "sage", "--aggr", "pool"}},
+		{"sage-max-sparse-features", sp.parts[p], []string{"--model", "sage", "--aggr", "max"}},
+		{"sage-pool-sparse-features", sp.parts[p], []string{"--model", "sage", "--aggr", "pool"}},
 		{"hsage", het.parts[p], []string{"--model", "hsage", "--embed-dim", "8"}},
 		{"rgcn", het.parts[p], []string{"--model", "rgcn", "--embed-dim", "8", "--bases", "2"}},
 	} {

@@ -186,7 +186,9 @@ func TestLinkFloat32(t *testing.T) {
 				z := refScore(tc.cfg, p64, to64(hu[i*c:(i+1)*c]), to64(hv[i*c:(i+1)*c]))
 				assert.InDelta(t, z, float64(scores[i]), 1e-5*(1+math.Abs(z)))
 				y := float64(labels[i])
-				wantLoss += -y*math.Log(sigmoid(z)) - (1-y)*math.Log(1-sigmoid(z))
+				// The stable form: a sum aggregator's scores saturate the
+				// sigmoid, where -log(1-sigmoid(z)) is +Inf in float64.
+				wantLoss += math.Max(z, 0) - z*y + math.Log1p(math.Exp(-math.Abs(z)))
 				if (z > 0) == (y == 1) {
 					wantCorrect++
 				}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -46,7 +47,11 @@ func refForward(cfg Config, p []float64, blocks []sample.Block, x []float64, tra
 		var o []float64
 		switch cfg.ArchName() {
 		case ArchSAGE:
-			o = refSAGE(b, h, in, out, par(l, "w_self"), par(l, "w_neigh"), par(l, "b"))
+			var pool [2][]float64
+			if sageAggr(cfg) == SAGEPool {
+				pool = [2][]float64{par(l, "w_pool"), par(l, "b_pool")}
+			}
+			o = refSAGE(sageAggr(cfg), b, h, in, out, par(l, "w_self"), par(l, "w_neigh"), par(l, "b"), pool)
 		case ArchGCN:
 			var prev *sample.Block
 			if l > 0 {
@@ -155,21 +160,43 @@ func refJK(cfg Config, outs [][]float64, s int, p []float64, ts map[string]Tenso
 	return res
 }
 
-// refSAGE: h_i·W_self + mean_j h_j·W_neigh + b.
-func refSAGE(b *sample.Block, h []float64, in, out int, ws, wn, bias []float64) []float64 {
+// refSAGE: h_i·W_self + AGG_j m_j·W_neigh + b with AGG the mean, sum or
+// elementwise max of m_j = h_j, or for pool the max of m_j =
+// relu(h_j·W_pool + b_pool) (pool = {W_pool, b_pool}); no neighbours: 0.
+func refSAGE(aggr string, b *sample.Block, h []float64, in, out int, ws, wn, bias []float64, pool [2][]float64) []float64 {
+	msg := func(j, k int) float64 {
+		if aggr != SAGEPool {
+			return h[j*in+k]
+		}
+		z := pool[1][k]
+		for c := 0; c < in; c++ {
+			z += h[j*in+c] * pool[0][c*in+k]
+		}
+		return math.Max(z, 0)
+	}
 	o := make([]float64, b.NumDst*out)
 	for i := 0; i < b.NumDst; i++ {
-		mean := make([]float64, in)
+		agg := make([]float64, in)
 		deg := int(b.Indptr[i+1] - b.Indptr[i])
-		for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-			for k := 0; k < in; k++ {
-				mean[k] += h[int(j)*in+k] / float64(deg)
+		for k := 0; k < in; k++ {
+			for e, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+				v := msg(int(j), k)
+				switch {
+				case aggr == SAGEMean:
+					agg[k] += v / float64(deg)
+				case aggr == SAGESum:
+					agg[k] += v
+				case e == 0:
+					agg[k] = v
+				default:
+					agg[k] = math.Max(agg[k], v)
+				}
 			}
 		}
 		for u := 0; u < out; u++ {
 			z := bias[u]
 			for k := 0; k < in; k++ {
-				z += h[i*in+k]*ws[k*out+u] + mean[k]*wn[k*out+u]
+				z += h[i*in+k]*ws[k*out+u] + agg[k]*wn[k*out+u]
 			}
 			o[i*out+u] = z
 		}
@@ -488,8 +515,17 @@ func forEachArch(base []gradCase) []gradCase {
 			case ArchGIN:
 				tc.cfg.Opts = GINOpts(!tc.drop, 0.25)
 			}
-			tc.name = arch + "/" + tc.name
+			name := tc.name
+			tc.name = arch + "/" + name
 			out = append(out, tc)
+			if arch == ArchSAGE {
+				// Every aggregator besides the default mean.
+				for _, aggr := range []string{SAGEMax, SAGESum, SAGEPool} {
+					tc.cfg.Opts = SAGEOpts(aggr)
+					tc.name = arch + "-" + aggr + "/" + name
+					out = append(out, tc)
+				}
+			}
 		}
 	}
 	return out
@@ -740,6 +776,9 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 1, Opts: GATOpts(4, 0)}, ""},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(headsKey, 4).With(attnDropKey, float32(1))}, "Opts.AttnDropout 1 must be in [0,1)"},
 		{Config{Arch: ArchGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: GATOpts(4, 0.6)}, ""},
+		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEPool)}, ""},
+		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(aggrKey, "lstm")}, `Opts.Aggr "lstm": want one of mean, max, sum, pool`},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEMax)}, "Opts.Aggr applies to Arch sage only, not gcn"},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Residual: true, Norm: NormLayer, JK: JKCat}, ""},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Norm: "batch"}, `Norm "batch": want layer`},
 		{Config{InDim: 4, Hidden: 4, Classes: 3, Layers: 2, JK: "lstm"}, `JK "lstm": want cat, max, last`},
@@ -962,5 +1001,37 @@ func TestEdgeFeatureWidthChecked(t *testing.T) {
 			}
 			require.ErrorContains(t, err, tc.want)
 		})
+	}
+}
+
+// TestSAGEAggrJSON: the default mean is not written (so sage configs and
+// checkpoints from before --aggr keep their bytes), another aggregator is,
+// at top level, and reads back to the same Config.
+func TestSAGEAggrJSON(t *testing.T) {
+	for _, tc := range []struct {
+		opts Opts
+		want string // "" = no aggr key
+	}{
+		{"", ""},
+		{SAGEOpts(SAGEMean), ""},
+		{SAGEOpts(SAGEMax), `"aggr":"max"`},
+		{SAGEOpts(SAGEPool), `"aggr":"pool"`},
+	} {
+		cfg := Config{Arch: ArchSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: tc.opts}
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == "" && strings.Contains(string(b), "aggr") || tc.want != "" && !strings.Contains(string(b), tc.want) {
+			t.Errorf("%q: JSON %s, want %q", tc.opts, b, tc.want)
+		}
+		var back Config
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		// (GraphSAGE, the first architecture, is written without its name.)
+		if back.Opts != cfg.Opts || back.ArchName() != ArchSAGE || back.Hidden != cfg.Hidden {
+			t.Errorf("%q: read back %+v, want %+v", tc.opts, back, cfg)
+		}
 	}
 }

@@ -15,7 +15,9 @@ import (
 // model.load_state_dict(state, strict=True) takes them:
 //
 //	sage  convs.l.lin_l.weight (out, in) = W_neighᵀ, convs.l.lin_l.bias (out) = b,
-//	      convs.l.lin_r.weight (out, in) = W_selfᵀ         (SAGEConv, aggr mean)
+//	      convs.l.lin_r.weight (out, in) = W_selfᵀ         (SAGEConv, aggr mean,
+//	      sum or max; aggr pool is aggr="max", project=True with
+//	      convs.l.lin.weight (in, in) = W_poolᵀ, convs.l.lin.bias (in) = b_pool)
 //	gcn   convs.l.lin.weight (out, in) = Wᵀ, convs.l.bias (out) = b   (GCNConv)
 //	gat   convs.l.lin.weight (H·F, in) = Wᵀ, convs.l.att_src / att_dst (1, H, F),
 //	      convs.l.bias (H·F hidden, F last)                  (GATConv)

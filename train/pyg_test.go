@@ -30,6 +30,8 @@ var pygConfigs = []Config{
 	{Arch: ArchGAT, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 4, Opts: GATOpts(2, 0)},
 	{Arch: ArchGATv2, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5, Opts: GATOpts(2, 0.25)},
 	{Arch: ArchGATv2, InDim: 5, Classes: 4, Layers: 1, EdgeDim: 2, Opts: GATOpts(3, 0)},
+	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEPool)},
+	{Arch: ArchSAGE, InDim: 5, Hidden: 6, Classes: 3, Layers: 2, Opts: SAGEOpts(SAGEMax)},
 }
 
 // distinctParams gives every parameter its own value, so a transposition
@@ -121,6 +123,18 @@ func TestPyGNamesAndShapes(t *testing.T) {
 			"norms.0.weight": {6}, "norms.0.bias": {6},
 			"decoder.lins.0.weight": {4, 4}, "decoder.lins.0.bias": {4}, "decoder.lins.1.weight": {1, 4}, "decoder.lins.1.bias": {1},
 		}},
+		// SAGEConv(project=True): lin = Linear(in, in) per layer.
+		{pygConfigs[14], map[string][]int{
+			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
+			"convs.0.lin.weight": {5, 5}, "convs.0.lin.bias": {5},
+			"convs.1.lin_l.weight": {3, 6}, "convs.1.lin_l.bias": {3}, "convs.1.lin_r.weight": {3, 6},
+			"convs.1.lin.weight": {6, 6}, "convs.1.lin.bias": {6},
+		}},
+		// max has no parameters of its own.
+		{pygConfigs[15], map[string][]int{
+			"convs.0.lin_l.weight": {6, 5}, "convs.0.lin_l.bias": {6}, "convs.0.lin_r.weight": {6, 5},
+			"convs.1.lin_l.weight": {3, 6}, "convs.1.lin_l.bias": {3}, "convs.1.lin_r.weight": {3, 6},
+		}},
 	}
 	for _, tc := range cases {
 		ts, err := ExportPyG(tc.cfg, distinctParams(tc.cfg))
@@ -136,6 +150,68 @@ func TestPyGNamesAndShapes(t *testing.T) {
 		}
 		assert.Equal(t, tc.want, got, tc.cfg.ArchName())
 	}
+}
+
+// TestPyGSAGEAggr: each aggregator's PyG constructor arguments, pool's
+// projection transposed into lin.weight, and a state dict of another
+// aggregator's layout refused.
+func TestPyGSAGEAggr(t *testing.T) {
+	base := Config{Arch: ArchSAGE, InDim: 3, Hidden: 4, Classes: 2, Layers: 2}
+	for _, tc := range []struct {
+		aggr    string
+		kwAggr  string
+		project bool
+	}{
+		{SAGEMean, "mean", false},
+		{SAGESum, "sum", false},
+		{SAGEMax, "max", false},
+		{SAGEPool, "max", true},
+	} {
+		t.Run(tc.aggr, func(t *testing.T) {
+			cfg := base
+			cfg.Opts = SAGEOpts(tc.aggr)
+			s, err := PyGSpec(cfg, nil)
+			require.NoError(t, err)
+			assert.Equal(t, "torch_geometric.nn.models.GraphSAGE", s.Class)
+			assert.Equal(t, tc.kwAggr, s.Kwargs["aggr"])
+			if tc.project {
+				assert.Equal(t, true, s.Kwargs["project"])
+			} else {
+				assert.NotContains(t, s.Kwargs, "project")
+			}
+		})
+	}
+	pool := base
+	pool.Opts = SAGEOpts(SAGEPool)
+	p := distinctParams(pool)
+	ts, err := ExportPyG(pool, p)
+	require.NoError(t, err)
+	byName := map[string]NamedTensor{}
+	for _, x := range ts {
+		byName[x.Name] = x
+	}
+	w := tensorsByName(pool)["l1.w_pool"] // 4 x 4, input-major
+	lin := byName["convs.1.lin.weight"]
+	for r := 0; r < w.Rows; r++ {
+		for c := 0; c < w.Cols; c++ {
+			require.Equal(t, p[w.Offset+r*w.Cols+c], lin.Data[c*w.Rows+r], "lin.weight[%d][%d]", c, r)
+		}
+	}
+	assert.Equal(t, p[tensorsByName(pool)["l0.b_pool"].Offset:][:3], byName["convs.0.lin.bias"].Data)
+	// A mean model's state dict lacks lin; a pool model's has it extra.
+	mean := base
+	_, err = ImportPyG(pool, mustExport(t, mean))
+	require.ErrorContains(t, err, "missing from the state dict: convs.0.lin.weight, convs.0.lin.bias, convs.1.lin.weight")
+	_, err = ImportPyG(mean, ts)
+	require.ErrorContains(t, err, "tensors the sage model does not")
+}
+
+// mustExport is ExportPyG of distinct parameters.
+func mustExport(t *testing.T, cfg Config) []NamedTensor {
+	t.Helper()
+	ts, err := ExportPyG(cfg, distinctParams(cfg))
+	require.NoError(t, err)
+	return ts
 }
 
 // TestPyGTranspose: W_self[r][c] (input-major) is lin_r.weight[c][r], and

@@ -60,6 +60,51 @@ func bigBlock(r *rand.Rand, ns, nd, fanout int) *sample.Block {
 	return b
 }
 
+// gridVec is randVec rounded to quarters in [-1, 1], so values repeat.
+func gridVec(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.IntN(9)-4) / 4
+	}
+	return x
+}
+
+// idxBits widens int32s for bit comparisons.
+func idxBits(xs []int32) []uint64 {
+	out := make([]uint64, len(xs))
+	for i, v := range xs {
+		out[i] = uint64(uint32(v))
+	}
+	return out
+}
+
+// refMax is the serial elementwise max over each destination's sources
+// with the first edge winning ties (-1 and zeros without sources).
+func refMax(b *sample.Block, h []float32, w int, agg []float32, arg []int32) {
+	for i := 0; i < b.NumDst; i++ {
+		for k := 0; k < w; k++ {
+			agg[i*w+k], arg[i*w+k] = 0, -1
+			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
+				v := h[int(b.Indices[e])*w+k]
+				if arg[i*w+k] < 0 || v > agg[i*w+k] {
+					agg[i*w+k], arg[i*w+k] = v, e
+				}
+			}
+		}
+	}
+}
+
+// refMaxScatter is the serial adjoint of refMax, over destinations.
+func refMaxScatter(b *sample.Block, dagg []float32, arg []int32, w int, dh []float32) {
+	for i := 0; i < b.NumDst; i++ {
+		for k := 0; k < w; k++ {
+			if e := arg[i*w+k]; e >= 0 {
+				dh[int(b.Indices[e])*w+k] += dagg[i*w+k]
+			}
+		}
+	}
+}
+
 func randVec(r *rand.Rand, n int) []float32 {
 	x := make([]float32, n)
 	for i := range x {
@@ -185,6 +230,57 @@ func kernelCases() []kernelCase {
 				dagg, dh := randVec(r, b.NumDst*w), randVec(r, b.NumSrc()*w)
 				refMeanScatter(b, dagg, w, dh)
 				refMeanScatter(b, dagg, w, dh)
+				return bitsOf(dh)
+			},
+		},
+		{
+			// Values on a coarse grid, so that many maxima tie: the first
+			// edge must win on any thread count.
+			name: "maxAggregate+maxScatter",
+			run: func() []uint64 {
+				r := newR()
+				b := bigBlock(r, 20000, 6000, 10)
+				h, dagg := gridVec(r, b.NumSrc()*w), randVec(r, b.NumDst*w)
+				agg, arg, dh := make([]float32, b.NumDst*w), make([]int32, b.NumDst*w), randVec(r, b.NumSrc()*w)
+				var t blockT
+				maxAggregate(b, h, w, agg, arg)
+				maxScatter(&t, b, dagg, arg, w, dh)
+				maxScatterAdd(&t, b, dagg, arg, w, dh) // buffers reused, adds
+				return append(bitsOf(agg, dh), idxBits(arg)...)
+			},
+			ref: func() []uint64 {
+				r := newR()
+				b := bigBlock(r, 20000, 6000, 10)
+				h, dagg := gridVec(r, b.NumSrc()*w), randVec(r, b.NumDst*w)
+				agg, arg, dh := make([]float32, b.NumDst*w), make([]int32, b.NumDst*w), randVec(r, b.NumSrc()*w)
+				refMax(b, h, w, agg, arg)
+				clear(dh)
+				refMaxScatter(b, dagg, arg, w, dh)
+				refMaxScatter(b, dagg, arg, w, dh)
+				return append(bitsOf(agg, dh), idxBits(arg)...)
+			},
+		},
+		{
+			name: "sumScatter",
+			run: func() []uint64 {
+				r := newR()
+				b := bigBlock(r, 20000, 6000, 10)
+				dagg, dh := randVec(r, b.NumDst*w), randVec(r, b.NumSrc()*w)
+				var t blockT
+				sumScatter(&t, b, dagg, w, dh, false)
+				return bitsOf(dh)
+			},
+			ref: func() []uint64 {
+				r := newR()
+				b := bigBlock(r, 20000, 6000, 10)
+				dagg, dh := randVec(r, b.NumDst*w), randVec(r, b.NumSrc()*w)
+				for i := 0; i < b.NumDst; i++ {
+					for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
+						for k := 0; k < w; k++ {
+							dh[int(j)*w+k] += dagg[i*w+k]
+						}
+					}
+				}
 				return bitsOf(dh)
 			},
 		},
@@ -392,6 +488,12 @@ func threadModelCases() []threadModelCase {
 	return []threadModelCase{
 		{name: "sage", cfg: with(func(c *Config) { c.Arch = ArchSAGE })},
 		{name: "sage-sparse", cfg: with(func(c *Config) { c.Arch = ArchSAGE }), sparse: true},
+		{name: "sage-max", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchSAGE, SAGEOpts(SAGEMax) })},
+		{name: "sage-sum", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchSAGE, SAGEOpts(SAGESum) })},
+		{name: "sage-pool", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchSAGE, SAGEOpts(SAGEPool) })},
+		{name: "sage-max-sparse", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchSAGE, SAGEOpts(SAGEMax) }), sparse: true},
+		{name: "sage-sum-sparse", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchSAGE, SAGEOpts(SAGESum) }), sparse: true},
+		{name: "sage-pool-sparse", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchSAGE, SAGEOpts(SAGEPool) }), sparse: true},
 		{name: "gcn", cfg: with(func(c *Config) { c.Arch = ArchGCN })},
 		{name: "gcn-sparse", cfg: with(func(c *Config) { c.Arch = ArchGCN }), sparse: true},
 		{name: "gat", cfg: with(func(c *Config) { c.Arch, c.Opts = ArchGAT, GATOpts(2, 0.2) })},

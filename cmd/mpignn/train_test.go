@@ -43,6 +43,9 @@ func TestParseTrain(t *testing.T) {
 		{[]string{"--parts", "p", "--model", "gat", "--heads", "0"}, "--heads 0 must be positive"},
 		{[]string{"--parts", "p", "--model", "gat", "--attn-dropout", "1"}, "--attn-dropout 1 must be in [0,1)"},
 		{[]string{"--parts", "p", "--model", "gat", "--hidden", "20", "--heads", "8"}, "--hidden 20 must be a multiple of --heads 8"},
+		{[]string{"--parts", "p", "--aggr", "pool"}, ""},
+		{[]string{"--parts", "p", "--aggr", "lstm"}, `--aggr "lstm": want one of mean, max, sum, pool`},
+		{[]string{"--parts", "p", "--model", "gcn", "--aggr", "max"}, "--aggr applies to --model sage only, not gcn"},
 		{[]string{"--parts", "p", "--residual", "--norm", "layer", "--jk", "cat"}, ""},
 		{[]string{"--parts", "p", "--model", "gat", "--heads", "2", "--hidden", "8", "--jk", "max"}, ""},
 		{[]string{"--parts", "p", "--jk", "lstm"}, `--jk "lstm": want cat, max, last`},
@@ -115,15 +118,21 @@ func TestParseTrainArch(t *testing.T) {
 		model       string
 		heads       int
 		attnDropout float32
+		aggr        string
 	}{
 		// No --model: the partition decides (sage, or hsage on a
 		// heterogeneous one).
-		{[]string{"--parts", "p"}, "", 0, 0},
-		{[]string{"--parts", "p", "--model", "gcn"}, "gcn", 0, 0},
-		{[]string{"--parts", "p", "--model", "hsage"}, "hsage", 0, 0},
-		{[]string{"--parts", "p", "--model", "rgcn", "--bases", "3"}, "rgcn", 0, 0},
-		{[]string{"--parts", "p", "--model", "gat"}, "gat", 8, 0},
-		{[]string{"--parts", "p", "--model", "gat", "--heads", "2", "--attn-dropout", "0.5"}, "gat", 2, 0.5},
+		{[]string{"--parts", "p"}, "", 0, 0, ""},
+		{[]string{"--parts", "p", "--model", "gcn"}, "gcn", 0, 0, ""},
+		{[]string{"--parts", "p", "--model", "hsage"}, "hsage", 0, 0, ""},
+		{[]string{"--parts", "p", "--model", "rgcn", "--bases", "3"}, "rgcn", 0, 0, ""},
+		{[]string{"--parts", "p", "--model", "gat"}, "gat", 8, 0, ""},
+		{[]string{"--parts", "p", "--model", "gat", "--heads", "2", "--attn-dropout", "0.5"}, "gat", 2, 0.5, ""},
+		// SAGE's default mean is not stored; another aggregator is.
+		{[]string{"--parts", "p", "--model", "sage"}, "sage", 0, 0, ""},
+		{[]string{"--parts", "p", "--model", "sage", "--aggr", "mean"}, "sage", 0, 0, ""},
+		{[]string{"--parts", "p", "--aggr", "pool"}, "", 0, 0, "pool"},
+		{[]string{"--parts", "p", "--model", "sage", "--aggr", "sum"}, "sage", 0, 0, "sum"},
 	}
 	for _, tc := range tests {
 		f, err := parseTrain(tc.args)
@@ -131,6 +140,8 @@ func TestParseTrainArch(t *testing.T) {
 		assert.Equal(t, tc.model, f.cfg.Model.Arch, "%v", tc.args)
 		assert.Equal(t, tc.heads, f.cfg.Model.Opts.Int("heads"), "%v", tc.args)
 		assert.Equal(t, tc.attnDropout, f.cfg.Model.Opts.Float32("attn_dropout"), "%v", tc.args)
+		aggr, _ := f.cfg.Model.Opts.Text("aggr")
+		assert.Equal(t, tc.aggr, aggr, "%v", tc.args)
 	}
 }
 
