@@ -84,6 +84,10 @@ func relabel(r *rand.Rand, blocks []sample.Block, x []float32, dim int, labels [
 			if b.Etype != nil {
 				nb.Etype = append(nb.Etype, b.Etype[b.Indptr[old]:b.Indptr[old+1]]...)
 			}
+			if d := b.EdgeFeatDim; d > 0 {
+				nb.EdgeFeatDim = d
+				nb.EdgeFeat = append(nb.EdgeFeat, b.EdgeFeat[int(b.Indptr[old])*d:int(b.Indptr[old+1])*d]...)
+			}
 			nb.Indptr = append(nb.Indptr, int32(len(nb.Indices)))
 		}
 		out[l] = nb
