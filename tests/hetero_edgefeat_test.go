@@ -54,7 +54,9 @@ func heteroEdgeData(t *testing.T, bin string) map[int]string {
 // 2 ranks with --global-batch to the same per-epoch losses (to float32
 // summation order, as TestHeteroTrainIdentical) and the same accuracies,
 // and the edge features change the model (the losses differ without
-// them); layer-wise evaluation is refused with one line naming the flags.
+// them), layer-wise evaluation equals sampled full-neighbourhood
+// evaluation, and a partition without edge features is refused with one
+// line naming the flag.
 func TestHeteroEdgeFeatTrain(t *testing.T) {
 	bin, err := h.Mpignn()
 	require.NoError(t, err)
@@ -89,12 +91,19 @@ func TestHeteroEdgeFeatTrain(t *testing.T) {
 				assert.InDelta(t, l1[i], l2[i], 1e-5*math.Abs(l1[i]), "epoch %d", i+1)
 			}
 			assert.Equal(t, a1, a2, "accuracies on 1 and 2 ranks")
-			plain, _ := train(t, model, 1, "--eval", "sampled")
+			plain, _ := train(t, model, 1)
 			assert.NotEqual(t, l1, plain, "the edge features must reach the model")
+			// Layer-wise evaluation (the default) reads them as sampled
+			// full-neighbourhood evaluation does.
+			_, full := train(t, model, 1, "--use-edge-feat", "--eval-full")
+			assert.Equal(t, a1, full, "layer-wise and --eval-full accuracies")
 		})
 	}
-	// Refusals the other way round are dtrain's unit tests (edgefeat_test.go).
-	res := h.MPI(Job{Ranks: 1, Args: []string{bin, "train", "--parts", parts[1], "--epochs", "1", "--use-edge-feat", "--eval", "layer-wise"}, Timeout: time.Minute})
+	// A partition without edge features: one line naming the flag.
+	plain := filepath.Join(t.TempDir(), "plain")
+	out, err := exec.Command(bin, "partition", "--data", filepath.Join(filepath.Dir(parts[1]), "data"), "--parts", "1", "--out", plain).CombinedOutput()
+	require.NoError(t, err, string(out))
+	res := h.MPI(Job{Ranks: 1, Args: []string{bin, "train", "--parts", plain, "--epochs", "1", "--use-edge-feat"}, Timeout: time.Minute})
 	require.Error(t, res.Err)
-	assert.Contains(t, res.Output, "--use-edge-feat with --eval layer-wise")
+	assert.Contains(t, res.Output, "--use-edge-feat: partition "+plain+" holds no edge features")
 }
