@@ -206,12 +206,28 @@ func hsageArch() Arch {
 		New32:    func(c Config, l int) Layer[float32] { return newHSAGE[float32](c, l) },
 		New64:    func(c Config, l int) Layer[float64] { return newHSAGE[float64](c, l) },
 		// HeteroConv({edge_type: SAGEConv}, aggr="sum"): PyG's ModuleDict
-		// keys an edge type as "<src___rel___dst>".
+		// keys an edge type as "<src___rel___dst>". With edge features
+		// each edge type's conv is PyG's GeneralConv(in, out,
+		// in_edge_channels=D, aggr="mean", skip_linear=True): out_i =
+		// mean_j (lin_msg(x_j) + lin_edge(e_ij)) + lin_self(x_i)
+		// (torch_geometric/nn/conv/general_conv.py, PyG 2.6), which is
+		// HeteroSAGE's relation term when the two biases inside the mean
+		// are zero and lin_self carries b_r.
 		pyg: func(c Config, l int, m, p string) []pygEntry {
 			in, out := c.LayerDims(l)
 			var es []pygEntry
 			for _, r := range c.Hetero.Relations {
 				q := p + "convs." + pygKey("<"+r+">") + "."
+				if ed := c.EdgeDim; ed > 0 {
+					es = append(es,
+						one(m+r+".w_neigh", q+"lin_msg.weight", []int{out, in}, true),
+						zeroEntry(q+"lin_msg.bias", []int{out}),
+						one(m+r+".w_root", q+"lin_self.weight", []int{out, in}, true),
+						one(m+r+".b", q+"lin_self.bias", []int{out}, false),
+						one(m+r+".w_edge", q+"lin_edge.weight", []int{out, ed}, true),
+						zeroEntry(q+"lin_edge.bias", []int{out}))
+					continue
+				}
 				es = append(es,
 					one(m+r+".w_neigh", q+"lin_l.weight", []int{out, in}, true),
 					one(m+r+".b", q+"lin_l.bias", []int{out}, false),
@@ -219,8 +235,14 @@ func hsageArch() Arch {
 			}
 			return es
 		},
-		pygSpec: func(_ Config, s *PyGModelSpec) {
+		pygSpec: func(c Config, s *PyGModelSpec) {
 			s.Class = "HeteroSAGE"
+			if c.EdgeDim > 0 {
+				s.Kwargs["edge_dim"] = c.EdgeDim
+				s.Notes = append(s.Notes, "convs[l] = HeteroConv({edge_type: GeneralConv(hidden, out, in_edge_channels=edge_dim, aggr='mean', skip_linear=True)}, aggr='sum'), "+
+					"lin_msg.bias and lin_edge.bias zero; forward(x_dict, edge_index_dict, edge_attr_dict), a relation without edge attributes taking zero rows")
+				return
+			}
 			s.Notes = append(s.Notes, "convs[l] = HeteroConv({edge_type: SAGEConv(hidden, out, aggr='mean')}, aggr='sum') (PyG to_hetero(GraphSAGE, aggr='sum') computes the same)")
 		},
 	}
@@ -400,21 +422,43 @@ func rgcnArch() Arch {
 				for _, r := range c.Hetero.Relations {
 					ws = append(ws, m+r+".w")
 				}
-				return append(es, pygEntry{ws, p + "weight", []int{R, in, out}, false})
+				es = append(es, pygEntry{ws, p + "weight", []int{R, in, out}, false})
+				return append(es, rgcnEdgeEntry(c, m, p, out)...)
 			}
 			for k := 0; k < B; k++ {
 				ws = append(ws, fmt.Sprintf("%sbasis%d", m, k))
 			}
-			return append(es, pygEntry{ws, p + "weight", []int{B, in, out}, false},
+			es = append(es, pygEntry{ws, p + "weight", []int{B, in, out}, false},
 				one(m+"coef", p+"comp", []int{R, B}, false))
+			return append(es, rgcnEdgeEntry(c, m, p, out)...)
 		},
 		pygSpec: func(c Config, s *PyGModelSpec) {
 			s.Class = "RGCN"
 			s.Kwargs["num_bases"] = c.Hetero.Bases
+			if c.EdgeDim > 0 {
+				s.Kwargs["edge_dim"] = c.EdgeDim
+				s.Notes = append(s.Notes, "PyG's RGCNConv has no edge_attr: with edge_dim the conv is scripts/pyg_check.py's RGCNEdgeConv, RGCNConv plus "+
+					"edge_weight (R, edge_dim, out): out_i += sum_r mean_{j in N_r(i)} e_ij edge_weight[r]")
+			}
 			s.Notes = append(s.Notes, "convs[l] = RGCNConv(hidden, out, num_relations=len(edge_types), num_bases=num_bases or None, aggr='mean') "+
 				"over the homogenized graph: node types concatenated in node_types order, edge_type = index in edge_types")
 		},
 	}
+}
+
+// rgcnEdgeEntry is R-GCN's edge term in the export: the relations' W_e,r
+// stacked input-major as RGCNConv stacks its weight, under the name
+// edge_weight, which PyG's RGCNConv lacks (it takes no edge_attr); nothing
+// without edge features.
+func rgcnEdgeEntry(c Config, m, p string, out int) []pygEntry {
+	if c.EdgeDim == 0 {
+		return nil
+	}
+	var ws []string
+	for _, r := range c.Hetero.Relations {
+		ws = append(ws, m+r+".w_edge")
+	}
+	return []pygEntry{{ws, p + "edge_weight", []int{c.Hetero.NumRels(), c.EdgeDim, out}, false}}
 }
 
 func newRGCN[T Float](c Config, l int) *rgcnLayer[T] {

@@ -68,6 +68,12 @@ type pygEntry struct {
 	transpose bool
 }
 
+// zeroEntry is a PyG tensor with no mpignn counterpart that must hold
+// zeros for the PyG module to compute mpignn's function (GeneralConv's
+// lin_msg and lin_edge biases, inside the neighbour mean, which HeteroSAGE
+// does not have): exported as zeros, refused on import unless zero.
+func zeroEntry(pyg string, shape []int) pygEntry { return pygEntry{nil, pyg, shape, false} }
+
 // one maps a single mpignn tensor.
 func one(mp, pyg string, shape []int, transpose bool) pygEntry {
 	return pygEntry{[]string{mp}, pyg, shape, transpose}
@@ -138,6 +144,15 @@ func pygBetween(cfg Config) []pygEntry {
 	return es
 }
 
+// shapeSize returns the number of elements of a tensor of shape s.
+func shapeSize(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
+}
+
 // pygKey is the key torch_geometric.nn.ModuleDict stores a name under:
 // torch's ModuleDict cannot hold dots in keys, so PyG writes them as '#'.
 func pygKey(name string) string { return strings.ReplaceAll(name, ".", "#") }
@@ -180,6 +195,9 @@ func ExportPyG(cfg Config, params []float32) ([]NamedTensor, error) {
 	out := make([]NamedTensor, 0, len(es))
 	for _, e := range es {
 		var data []float32
+		if len(e.mp) == 0 {
+			data = make([]float32, shapeSize(e.shape))
+		}
 		for _, name := range e.mp {
 			t := byName[name]
 			src := params[t.Offset : t.Offset+t.Size()]
@@ -252,8 +270,14 @@ func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
 		for _, name := range e.mp {
 			size += byName[name].Size()
 		}
+		if len(e.mp) == 0 {
+			size = shapeSize(e.shape)
+		}
 		if len(t.Data) != size {
 			return nil, fmt.Errorf("pyg import: tensor %s holds %d values for shape %v", e.pyg, len(t.Data), t.Shape)
+		}
+		if len(e.mp) == 0 && slices.ContainsFunc(t.Data, func(v float32) bool { return v != 0 }) {
+			return nil, fmt.Errorf("pyg import: tensor %s must be zero: the %s model has no such term (a bias inside the neighbour mean)", e.pyg, cfg.ArchName())
 		}
 		src := t.Data
 		for _, name := range e.mp {
