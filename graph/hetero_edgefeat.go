@@ -157,9 +157,6 @@ func buildEdgeFeat(s *Schema, stored []Relation, evs []relEdges, names []string,
 		}
 		rf := int64(s.RelIndex(rel.String()))
 		sOff, dOff := s.NodeOrig[s.TypeIndex(rel.Src)], s.NodeOrig[s.TypeIndex(rel.Dst)]
-		for k := range ev.src {
-			src, row, id = append(src, sOff+ev.src[k]), append(row, (dOff+ev.dst[k])*R+rf), append(id, base+int64(k))
-		}
 		rev := int64(-1)
 		switch {
 		case !opt.Reverse || noRev[rel.String()]:
@@ -168,8 +165,13 @@ func buildEdgeFeat(s *Schema, stored []Relation, evs []relEdges, names []string,
 		default:
 			rev = int64(s.RelIndex(rel.Reverse().String()))
 		}
-		if rev >= 0 {
-			for k := range ev.src {
+		// Each line's edge, then its reverse: list positions follow the
+		// lines, so the lowest position Dedup keeps is the lowest line
+		// (a symmetrized self relation meets u->v as a line and as the
+		// reverse of a line v->u).
+		for k := range ev.src {
+			src, row, id = append(src, sOff+ev.src[k]), append(row, (dOff+ev.dst[k])*R+rf), append(id, base+int64(k))
+			if rev >= 0 {
 				src, row, id = append(src, dOff+ev.dst[k]), append(row, (sOff+ev.src[k])*R+rev), append(id, base+int64(k))
 			}
 		}

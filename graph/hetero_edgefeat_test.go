@@ -32,8 +32,12 @@ func relEdgeFeat(d *HeteroDataset) map[string][][2]float32 {
 func TestReadOGBHeteroEdgeFeat(t *testing.T) {
 	files := heteroFiles()
 	files["raw/relations/author___writes___paper/edge_w.csv.gz"] = "1\n2\n3\n4\n"
-	files["raw/relations/paper___cites___paper/edge_w.csv.gz"] = "10\n20\n30\n"
-	files["raw/relations/paper___cites___paper/edge_time.csv.gz"] = "5\n6\n7\n"
+	// The last cites line is the reverse of the first: symmetrized, both
+	// pairs take the first line's value.
+	files["raw/relations/paper___cites___paper/edge.csv.gz"] = "1,0\n2,0\n2,1\n0,1\n"
+	files["raw/relations/paper___cites___paper/num-edge-list.csv.gz"] = "4\n"
+	files["raw/relations/paper___cites___paper/edge_w.csv.gz"] = "10\n20\n30\n40\n"
+	files["raw/relations/paper___cites___paper/edge_time.csv.gz"] = "5\n6\n7\n8\n"
 	dir := writeTiny(t, files)
 	attrs, err := HeteroEdgeAttrs(dir)
 	require.NoError(t, err)
