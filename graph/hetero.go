@@ -167,6 +167,11 @@ type HeteroDataset struct {
 	// TimeKind is TimeKindNode when every relation's edge times are its
 	// source nodes' times, TimeKindEdge otherwise; "" untimed.
 	TimeKind string
+	// EdgeFeat (read with HeteroReadOptions.EdgeFeat; nil otherwise) holds
+	// one row per stored in-edge, aligned with In.Indices: column c is the
+	// edge's attribute EdgeFeatNames[c], 0 for a relation without it.
+	EdgeFeat      *Features
+	EdgeFeatNames []string
 }
 
 // NumNodes returns the number of nodes of all types.

@@ -44,6 +44,12 @@ type HeteroReadOptions struct {
 	// is then timed (see HeteroDataset.InTime). A relation without edge
 	// times takes its source nodes' times, which its source type must have.
 	Time bool
+	// EdgeFeat names per-edge attributes of the relations
+	// (raw/relations/<rel>/edge_<name>.csv.gz, one value per edge line)
+	// to read as edge-feature columns, in this order, into
+	// HeteroDataset.EdgeFeat (see hetero_edgefeat.go); nil reads none.
+	// Not with Time yet.
+	EdgeFeat []string
 }
 
 // DefaultHeteroReadOptions returns the options the command line reads
@@ -135,7 +141,20 @@ func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
 		}
 		timed.events = make([]relEvents, len(stored))
 	}
+	var edges []relEdges
+	if len(opt.EdgeFeat) > 0 {
+		edges = make([]relEdges, len(stored))
+		d.EdgeFeatNames = slices.Clone(opt.EdgeFeat)
+	}
 	for i, rel := range stored {
+		if edges != nil {
+			jobs = append(jobs, func() error {
+				ev, err := readRelationEdges(raw, rel, schema, opt.EdgeFeat, opt.Workers)
+				edges[i] = ev
+				return err
+			})
+			continue
+		}
 		if timed != nil {
 			jobs = append(jobs, func() error {
 				ev, err := readTimedRelation(raw, rel, schema, timed, opt.Workers)
@@ -226,6 +245,12 @@ func ReadOGBHetero(dir string, opt HeteroReadOptions) (*HeteroDataset, error) {
 			return nil, fmt.Errorf("read %s: %w", dir, err)
 		}
 		d.NodeTime = timed.node
+		return d, nil
+	}
+	if edges != nil {
+		if d.In, d.EdgeFeat, err = buildEdgeFeat(schema, stored, edges, opt.EdgeFeat, opt, noRev); err != nil {
+			return nil, fmt.Errorf("read %s: %w", dir, err)
+		}
 		return d, nil
 	}
 	d.In = buildRelIn(schema, keys, opt.Workers)

@@ -50,7 +50,10 @@ func (o HeteroReadOptions) Validate() error {
 	if len(o.NoReverse) > 0 && !o.Reverse {
 		return fmt.Errorf("read options: NoReverse %v without Reverse has no effect", o.NoReverse)
 	}
-	return nil
+	if len(o.EdgeFeat) > 0 && o.Time {
+		return fmt.Errorf("read options: relation edge features (EdgeFeat) with Time: not supported yet")
+	}
+	return checkEdgeAttrNames(o.EdgeFeat)
 }
 
 // Validate reports conversion options ConvertToChunked cannot convert

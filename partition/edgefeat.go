@@ -86,6 +86,23 @@ func edgeFeatSource(d *graph.Dataset, timed bool, workers int) (*graph.CSR, *gra
 	return in, f, nil
 }
 
+// heteroEdgeFeat returns d's relation edge features aligned with the
+// canonical adjacency the writer uses (Options.EdgeFeat on a
+// heterogeneous dataset, read with graph.HeteroReadOptions.EdgeFeat).
+func heteroEdgeFeat(d *graph.HeteroDataset, workers int) (*graph.CSR, *graph.Features, error) {
+	ef := d.EdgeFeat
+	switch {
+	case ef == nil:
+		return nil, nil, errors.New("edge features requested (--edge-feat) but the dataset has none (read it with relation edge features: raw/relations/<rel>/edge_<name>.csv.gz)")
+	case ef.Dim <= 0 || int64(len(ef.Data)) != d.In.NumEdges()*int64(ef.Dim) || len(d.EdgeFeatNames) != ef.Dim:
+		return nil, nil, fmt.Errorf("%d edge feature values of width %d (%d names) for %d edges", len(ef.Data), ef.Dim, len(d.EdgeFeatNames), d.In.NumEdges())
+	case d.InTime != nil:
+		return nil, nil, errors.New("relation edge features with times: not supported yet")
+	}
+	in, f := canonicalEdgeFeat(d.In, ef, workers)
+	return in, f, nil
+}
+
 // gatherEdgeRows copies the rows [a,b) of ef to out[o*dim:].
 func gatherEdgeRows(out []float32, o int64, ef *graph.Features, a, b int64) {
 	d := int64(ef.Dim)
@@ -108,8 +125,11 @@ func (m *Meta) validateEdgeFeat() error {
 	if m.EdgeFeatDim < 0 || m.EdgeFeatDim > 1<<20 {
 		return fmt.Errorf("edge_feat_dim %d outside [0,%d]", m.EdgeFeatDim, 1<<20)
 	}
-	if m.EdgeFeatDim > 0 && (m.Hetero != nil || m.Link != nil) {
-		return fmt.Errorf("edge_feat_dim %d in a heterogeneous or link partition", m.EdgeFeatDim)
+	if m.EdgeFeatDim > 0 && m.Link != nil {
+		return fmt.Errorf("edge_feat_dim %d in a link partition", m.EdgeFeatDim)
+	}
+	if h := m.Hetero; h != nil && len(h.EdgeFeatNames) != m.EdgeFeatDim {
+		return fmt.Errorf("hetero: %d edge_feat_names for edge_feat_dim %d (one name per column)", len(h.EdgeFeatNames), m.EdgeFeatDim)
 	}
 	if err := graph.CheckNodeFeatFrom(m.NodeFeatFrom); err != nil {
 		return fmt.Errorf("node_feat_from: %w", err)

@@ -51,6 +51,11 @@ type HeteroMeta struct {
 	RelCut   []int64 `json:"rel_cut"`
 	// Reverse records whether the reader added reverse relations.
 	Reverse bool `json:"reverse"`
+	// EdgeFeatNames names the columns of edge_feat.bin (Meta.EdgeFeatDim
+	// of them): the relations' per-edge attributes edge_<name>.csv.gz, 0
+	// on the edges of a relation without one. Omitted without edge
+	// features, so older partitions read unchanged.
+	EdgeFeatNames []string `json:"edge_feat_names,omitempty"`
 }
 
 // Schema returns the graph schema of the partition.

@@ -22,6 +22,7 @@ type heteroSource struct {
 	featTypes []string // types with features, sorted
 	labelType string
 	reverse   bool
+	efNames   []string // edge-feature columns (Options.EdgeFeat), nil without
 }
 
 // meta returns the HeteroMeta of a partition by assign, with RelEdges and
@@ -29,15 +30,16 @@ type heteroSource struct {
 func (h *heteroSource) meta(assign []int32, nparts int) *HeteroMeta {
 	s := h.schema
 	hm := &HeteroMeta{
-		NodeTypes:   slices.Clone(s.NodeTypes),
-		NodeOrig:    slices.Clone(s.NodeOrig),
-		Relations:   make([]string, s.NumRels()),
-		TypeOffsets: make([][]int64, s.NumTypes()),
-		FeatDims:    map[string]int{},
-		LabelType:   h.labelType,
-		RelEdges:    make([]int64, s.NumRels()),
-		RelCut:      make([]int64, s.NumRels()),
-		Reverse:     h.reverse,
+		NodeTypes:     slices.Clone(s.NodeTypes),
+		NodeOrig:      slices.Clone(s.NodeOrig),
+		Relations:     make([]string, s.NumRels()),
+		TypeOffsets:   make([][]int64, s.NumTypes()),
+		FeatDims:      map[string]int{},
+		LabelType:     h.labelType,
+		RelEdges:      make([]int64, s.NumRels()),
+		RelCut:        make([]int64, s.NumRels()),
+		Reverse:       h.reverse,
+		EdgeFeatNames: slices.Clone(h.efNames),
 	}
 	for r, rel := range s.Relations {
 		hm.Relations[r] = rel.String()
@@ -264,6 +266,15 @@ func heteroSourceOf(d *graph.HeteroDataset, opt Options) (*source, error) {
 			}
 			return labels[v-lo]
 		}
+	}
+	if opt.EdgeFeat {
+		if opt.Link != nil || opt.Time {
+			return nil, fmt.Errorf("partition %s: relation edge features with a link split or times: not supported yet", heteroName(d))
+		}
+		if src.in, src.ef, err = heteroEdgeFeat(d, opt.workers()); err != nil {
+			return nil, fmt.Errorf("partition %s: %w", heteroName(d), err)
+		}
+		h.efNames = slices.Clone(d.EdgeFeatNames)
 	}
 	// Canonical order may have reordered rows; the type checks above hold
 	// for sets, so they still hold.

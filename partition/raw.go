@@ -66,8 +66,10 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 			return nil, errors.New("--halo-feats: not supported for heterogeneous datasets yet")
 		case src.Labels == graph.LabelsReal:
 			return nil, errors.New("--labels real: real node targets are read for homogeneous datasets only")
-		case opt.EdgeFeat || opt.NodeFeat != "":
-			return nil, errors.New("--edge-feat and --node-feat: not supported for heterogeneous datasets yet")
+		case opt.NodeFeat != "":
+			return nil, errors.New("--node-feat: not supported for heterogeneous datasets yet")
+		case opt.EdgeFeat && opt.Time:
+			return nil, errors.New("--edge-feat with --time: not supported for heterogeneous datasets yet")
 		}
 		if _, err := UseSparse(opt.SparseFeatures, nil, true, link); err != nil {
 			return nil, err
@@ -81,6 +83,18 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 		ro.NormalizeFeatures, ro.Time = src.NormalizeFeatures, opt.Time
 		if src.Workers > 0 {
 			ro.Workers = src.Workers
+		}
+		if opt.EdgeFeat {
+			// Every per-edge attribute file but edge_time, one column each
+			// (graph.HeteroEdgeAttrs; hetero_edgefeat.go there).
+			names, err := graph.HeteroEdgeAttrs(src.Data)
+			if err != nil {
+				return nil, err
+			}
+			if len(names) == 0 {
+				return nil, fmt.Errorf("--edge-feat: no relation of %s has per-edge attribute files (raw/relations/<rel>/edge_<name>.csv.gz other than edge_time)", src.Data)
+			}
+			ro.EdgeFeat = names
 		}
 		h, err := graph.ReadOGBHetero(src.Data, ro)
 		if err != nil {

@@ -50,6 +50,7 @@ import argparse
 import gzip
 import importlib
 import json
+import os
 import sys
 import warnings
 
@@ -149,6 +150,49 @@ def read_ogb_hetero(root):
         head, vals = f.read().strip().split("\n")[:2]
     labelled = [t for t, v in zip(head.split(","), vals.split(",")) if v.strip() == "True"]
     return num, x, edges, labelled
+
+
+def read_hetero_edge_attrs(root, num):
+    """Edge_index and edge_attr per edge type with mpignn's relation edge
+    features (partition --edge-feat): column c is the per-edge attribute
+    names[c] (every raw/relations/<rel>/edge_<name>.csv.gz but edge_time,
+    sorted), 0 for a relation without it; reversed edges keep their line's
+    row (PyG's ToUndirected copies edge_attr); of repeated edges the lowest
+    line's row is kept, as mpignn's reader does."""
+    with gzip.open(f"{root}/raw/triplet-type-list.csv.gz", "rt") as f:
+        triplets = [tuple(l.split(",")) for l in f.read().strip().split("\n")]
+    names = set()
+    for s_, r, d in triplets:
+        for fn in os.listdir(f"{root}/raw/relations/{s_}___{r}___{d}"):
+            if fn.startswith("edge_") and fn.endswith(".csv.gz") and fn != "edge_time.csv.gz":
+                names.add(fn[len("edge_"):-len(".csv.gz")])
+    names = sorted(names)
+    edges, attrs = {}, {}
+    for s_, r, d in triplets:
+        rd = f"{root}/raw/relations/{s_}___{r}___{d}"
+        e = read_csv(f"{rd}/edge.csv.gz", np.int64).reshape(-1, 2).T
+        m = e.shape[1]
+        a = np.zeros((m, len(names)), dtype=np.float32)
+        for c, n in enumerate(names):
+            if os.path.exists(f"{rd}/edge_{n}.csv.gz"):
+                a[:, c] = read_csv(f"{rd}/edge_{n}.csv.gz", np.float32).reshape(-1)
+        ids = np.arange(m)
+        parts = {(s_, r, d): [(e, ids)]}
+        if s_ == d:
+            parts[(s_, r, d)].append((e[::-1], ids))
+        else:
+            parts[(d, "rev_" + r, s_)] = [(e[::-1], ids)]
+        for k, ps in parts.items():
+            ek = np.concatenate([p[0] for p in ps], axis=1)
+            ik = np.concatenate([p[1] for p in ps])
+            key = ek[0] * num[k[2]] + ek[1]
+            order = np.lexsort((ik, key))  # by (source, destination), then line
+            first = np.ones(len(order), dtype=bool)
+            first[1:] = key[order][1:] != key[order][:-1]
+            keep = order[first]
+            edges[k] = torch.from_numpy(np.ascontiguousarray(ek[:, keep]))
+            attrs[k] = torch.from_numpy(a[ik[keep]])
+    return edges, attrs, names
 
 
 # ------------------------------------- PyG's layers in plain PyTorch (stand-in)
@@ -491,15 +535,47 @@ class HeteroConv(torch.nn.Module):
         assert aggr == "sum"
         self.convs = torch.nn.ModuleDict({"<" + "___".join(k) + ">": v for k, v in convs.items()})
 
-    def forward(self, x_dict, edge_index_dict):
+    def forward(self, x_dict, edge_index_dict, edge_attr_dict=None):
         out = {}
         for key, conv in self.convs.items():
             s_, r, d = key[1:-1].split("___")
             if (s_, r, d) not in edge_index_dict:
                 continue
-            o = conv((x_dict[s_], x_dict[d]), edge_index_dict[(s_, r, d)])
+            args = ((x_dict[s_], x_dict[d]), edge_index_dict[(s_, r, d)])
+            if edge_attr_dict is not None:
+                args += (edge_attr_dict[(s_, r, d)],)
+            o = conv(*args)
             out[d] = out[d] + o if d in out else o
         return out
+
+
+class GeneralConv(torch.nn.Module):
+    """torch_geometric.nn.GeneralConv (torch_geometric/nn/conv/general_conv.py,
+    PyG 2.6) with directed_msg=True, heads=1, attention=False: out_i =
+    aggr_j (lin_msg(x_j) + lin_edge(e_ij)) + lin_self(x_i); lin_self is the
+    identity unless skip_linear or the widths differ. Only aggr "mean"."""
+
+    def __init__(self, in_channels, out_channels, in_edge_channels=None, aggr="add", skip_linear=False, bias=True):
+        super().__init__()
+        assert aggr == "mean"
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.lin_msg = torch.nn.Linear(in_channels, out_channels, bias=bias)
+        if skip_linear or in_channels != out_channels:
+            self.lin_self = torch.nn.Linear(in_channels, out_channels, bias=bias)
+        else:
+            self.lin_self = torch.nn.Identity()
+        if in_edge_channels is not None:
+            self.lin_edge = torch.nn.Linear(in_edge_channels, out_channels, bias=bias)
+
+    def forward(self, x, edge_index, edge_attr=None):
+        x_src, x_dst = x if isinstance(x, tuple) else (x, x)
+        src, dst = edge_index
+        msg = self.lin_msg(x_src[src])
+        if edge_attr is not None:
+            msg = msg + self.lin_edge(edge_attr)
+        n = x_dst.size(0)
+        cnt = scatter_sum(torch.ones(src.numel()), dst, n).clamp(min=1)
+        return scatter_sum(msg, dst, n) / cnt.unsqueeze(1) + self.lin_self(x_dst)
 
 
 class RGCNConv(torch.nn.Module):
@@ -533,6 +609,26 @@ class RGCNConv(torch.nn.Module):
         return out
 
 
+class RGCNEdgeConv(RGCNConv):
+    """mpignn's R-GCN with relation edge features. NOT a PyG class: PyG's
+    RGCNConv takes no edge_attr. RGCNConv plus edge_weight (R, edge_dim,
+    out): out_i += sum_r mean_{j in N_r(i)} e_ij edge_weight[r]."""
+
+    def __init__(self, in_channels, out_channels, num_relations, num_bases=None, aggr="mean", edge_dim=1):
+        super().__init__(in_channels, out_channels, num_relations, num_bases, aggr)
+        self.edge_weight = torch.nn.Parameter(torch.zeros(num_relations, edge_dim, out_channels))
+
+    def forward(self, x, edge_index, edge_type, edge_attr):
+        out = super().forward(x, edge_index, edge_type)
+        n = x.size(0)
+        for r in range(self.num_relations):
+            sel = edge_type == r
+            dst = edge_index[1, sel]
+            cnt = scatter_sum(torch.ones(dst.numel()), dst, n).clamp(min=1)
+            out = out + (scatter_sum(edge_attr[sel], dst, n) / cnt.unsqueeze(1)) @ self.edge_weight[r]
+        return out
+
+
 # mpignn's heterogeneous models. PyG has no class for them; with PyG
 # installed these same modules run on its HeteroConv, SAGEConv and RGCNConv.
 
@@ -558,17 +654,22 @@ class HeteroInput(torch.nn.Module):
 
 class HeteroSAGE(HeteroInput):
     def __init__(self, node_types, edge_types, in_channels, hidden_channels, out_channels, num_layers,
-                 embeddings, dropout=0.0):
+                 embeddings, dropout=0.0, edge_dim=None):
         super().__init__(node_types, in_channels, hidden_channels, embeddings)
         self.convs = torch.nn.ModuleList()
         for l in range(num_layers):
             o = out_channels if l == num_layers - 1 else hidden_channels
-            self.convs.append(HeteroConv({tuple(e): SAGEConv(hidden_channels, o, aggr="mean") for e in edge_types}, aggr="sum"))
+            if edge_dim:  # relation edge features: SAGE with an edge projection
+                convs = {tuple(e): GeneralConv(hidden_channels, o, in_edge_channels=edge_dim, aggr="mean", skip_linear=True)
+                         for e in edge_types}
+            else:
+                convs = {tuple(e): SAGEConv(hidden_channels, o, aggr="mean") for e in edge_types}
+            self.convs.append(HeteroConv(convs, aggr="sum"))
 
-    def forward(self, x_dict, edge_index_dict):
+    def forward(self, x_dict, edge_index_dict, edge_attr_dict=None):
         h = self.inputs(x_dict)
         for l, conv in enumerate(self.convs):
-            h = conv(h, edge_index_dict)
+            h = conv(h, edge_index_dict, edge_attr_dict)
             if l < len(self.convs) - 1:
                 h = {t: v.relu() for t, v in h.items()}
         return h
@@ -576,15 +677,18 @@ class HeteroSAGE(HeteroInput):
 
 class RGCN(HeteroInput):
     def __init__(self, node_types, edge_types, in_channels, hidden_channels, out_channels, num_layers,
-                 embeddings, num_bases=0, dropout=0.0):
+                 embeddings, num_bases=0, dropout=0.0, edge_dim=None):
         super().__init__(node_types, in_channels, hidden_channels, embeddings)
         self.edge_types = [tuple(e) for e in edge_types]
         self.convs = torch.nn.ModuleList()
         for l in range(num_layers):
             o = out_channels if l == num_layers - 1 else hidden_channels
-            self.convs.append(RGCNConv(hidden_channels, o, len(edge_types), num_bases or None, aggr="mean"))
+            if edge_dim:
+                self.convs.append(RGCNEdgeConv(hidden_channels, o, len(edge_types), num_bases or None, aggr="mean", edge_dim=edge_dim))
+            else:
+                self.convs.append(RGCNConv(hidden_channels, o, len(edge_types), num_bases or None, aggr="mean"))
 
-    def forward(self, x_dict, edge_index_dict):
+    def forward(self, x_dict, edge_index_dict, edge_attr_dict=None):
         h = self.inputs(x_dict)
         off, start = {}, 0  # homogenized ids: node types one after another
         for t in self.node_types:
@@ -596,8 +700,9 @@ class RGCN(HeteroInput):
             ei.append(torch.stack([e[0] + off[s_], e[1] + off[d]]))
             et.append(torch.full((e.size(1),), r))
         ei, et = torch.cat(ei, dim=1), torch.cat(et)
+        ea = None if edge_attr_dict is None else torch.cat([edge_attr_dict[k] for k in self.edge_types])
         for l, conv in enumerate(self.convs):
-            x = conv(x, ei, et)
+            x = conv(x, ei, et) if ea is None else conv(x, ei, et, ea)
             if l < len(self.convs) - 1:
                 x = x.relu()
         return {t: x[off[t]:off[t] + h[t].size(0)] for t in self.node_types}
@@ -825,13 +930,20 @@ def check(a, state_path, logits_path, graph):
         num, xs, edges, labelled = graph["hetero"]
         label_type = a.label_type or labelled[0]
         x_dict = {t: row_normalize(v) for t, v in xs.items()}
+        args = (edges,)
+        if spec["model"]["kwargs"].get("edge_dim"):
+            if "hetero_attrs" not in graph:
+                graph["hetero_attrs"] = read_hetero_edge_attrs(a.data, num)
+            e2, attrs, names = graph["hetero_attrs"]
+            assert len(names) == spec["model"]["kwargs"]["edge_dim"], f"edge attributes {names} for edge_dim {spec['model']['kwargs']['edge_dim']}"
+            args = (e2, attrs)
         with torch.no_grad():
             if hgb:
                 impl = f"{impl}, convs {model_class(spec['model']['kwargs']['conv'])[1]}"
                 first_mean = spec["mpignn_arch"] == "gcn" and a.gcn_norm != "sym"
                 got = model(x_dict, edges, gcn_first_mean=first_mean)[label_type]
             else:
-                got = model(x_dict, edges)[label_type]
+                got = model(x_dict, *args)[label_type]
         return report(spec, impl, got, want, a.tol, f"{label_type} nodes")
 
     if "homo" not in graph:

@@ -328,3 +328,29 @@ func checkRoundTrip(t *testing.T, bin string, train []string, m *pygModel, dir s
 	require.NoError(t, err)
 	assert.Equal(t, a, b, "%s: export -> --init-from -> export changed the bytes", m.model)
 }
+
+// TestPyGExportHeteroEdgeFeat: HeteroSAGE (HeteroConv of GeneralConv with
+// edge_dim) and R-GCN (with bases; scripts/pyg_check.py's RGCNEdgeConv)
+// trained with relation edge features (partition --edge-feat, train
+// --use-edge-feat) on a `gen --hetero` graph whose cites relation has an
+// edge attribute: the export loaded into PyTorch, fed every edge with its
+// attribute row, reproduces predict --logits within 1e-4.
+func TestPyGExportHeteroEdgeFeat(t *testing.T) {
+	py := torchPython(t)
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	parts := heteroEdgeData(t, bin)
+	data := filepath.Join(filepath.Dir(parts[2]), "data")
+	work := t.TempDir()
+	models := []*pygModel{
+		{model: "hsage", extra: []string{"--use-edge-feat"}},
+		{model: "rgcn", extra: []string{"--use-edge-feat", "--bases", "2"}},
+	}
+	for _, m := range models {
+		exportAndPredict(t, bin, parts[2], filepath.Join(work, m.model), m)
+		b, err := os.ReadFile(strings.TrimSuffix(m.state, ".safetensors") + ".json")
+		require.NoError(t, err)
+		assert.Contains(t, string(b), `"edge_dim": 1`)
+	}
+	checkInPyTorch(t, py, data, models)
+}

@@ -140,6 +140,17 @@ func hetCases() []hetCase {
 				tc.name = fmt.Sprintf("%s/bases=%d/%s", arch, nb, tc.name)
 				cs = append(cs, tc)
 			}
+			// Relation edge features (Config.EdgeDim): the edge terms
+			// mean_j e_ij·W_e,r of every layer.
+			for _, tc := range []hetCase{
+				{"2layer-edge", Config{Hidden: 5, Classes: 3, Layers: 2, EdgeDim: 2}, false},
+				{"2layer-edge-dropout", Config{Hidden: 6, Classes: 3, Layers: 2, EdgeDim: 3, Dropout: 0.3}, true},
+			} {
+				tc.cfg.Arch = arch
+				tc.cfg.Hetero = testHetero([]int{3, 4, 2}, nb, []bool{false, true, true})
+				tc.name = fmt.Sprintf("%s/bases=%d/%s", arch, nb, tc.name)
+				cs = append(cs, tc)
+			}
 		}
 	}
 	return append(cs, hgbCases()...)
@@ -164,6 +175,20 @@ func hgbCases() []hetCase {
 	return cs
 }
 
+// withEdgeFeat gives every block random edge features of width d (none
+// when d is 0), as a sampler over a partition with relation edge features
+// attaches them.
+func withEdgeFeat(r *rand.Rand, blocks []sample.Block, d int) {
+	if d == 0 {
+		return
+	}
+	for l := range blocks {
+		b := &blocks[l]
+		b.EdgeFeatDim = d
+		b.EdgeFeat = randFeatures(r, len(b.Indices)*d)
+	}
+}
+
 // hetTestCase builds a model of cfg with non-zero biases, typed blocks,
 // inputs and labels (seeds of every type, so every tensor gets gradient).
 func hetTestCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block, [][]float32, []int32) {
@@ -171,6 +196,7 @@ func hetTestCase(t *testing.T, cfg Config, seed uint64) (*Model, []sample.Block,
 	r := rand.New(rand.NewPCG(seed, 3))
 	sizes := []int{45, 24, 9}[2-cfg.Layers:]
 	blocks := synthHeteroBlocks(r, cfg.Hetero, sizes, []int{3, 2}, 4)
+	withEdgeFeat(r, blocks, cfg.EdgeDim)
 	xs := heteroInputs(r, cfg.Hetero, &blocks[0])
 	y := randLabels(r, sizes[len(sizes)-1], cfg.Classes)
 	m, err := NewModel(cfg, seed)
@@ -344,10 +370,10 @@ func refHetero(cfg Config, p []float64, blocks []sample.Block, xs [][]float64) [
 				if dst[r] != ti {
 					continue
 				}
-				var nb []int
+				var nb, es []int
 				for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
 					if int(b.Etype[e]) == r {
-						nb = append(nb, int(b.Indices[e]))
+						nb, es = append(nb, int(b.Indices[e])), append(es, int(e))
 						if typeIndexOf(hc, b.Orig[b.Indices[e]]) != src[r] {
 							panic("source type")
 						}
@@ -355,6 +381,11 @@ func refHetero(cfg Config, p []float64, blocks []sample.Block, xs [][]float64) [
 				}
 				for _, j := range nb {
 					matvec(h[j*in:(j+1)*in], wrel(r), out, row, 1/float64(len(nb)))
+				}
+				if d := cfg.EdgeDim; d > 0 {
+					for _, e := range es {
+						matvec(to64(b.EdgeFeat[e*d:(e+1)*d]), par(fmt.Sprintf("l%d.%s.w_edge", l, hc.Relations[r])), out, row, 1/float64(len(es)))
+					}
 				}
 				if cfg.ArchName() == ArchHSAGE {
 					for u, v := range par(fmt.Sprintf("l%d.%s.b", l, hc.Relations[r])) {

@@ -26,6 +26,14 @@ type relMean[T Float] struct {
 	bt   blockT  // the block's edges by source, for scatter
 	ecof []T     // per edge: 1/|N_r(i)| of its destination i and relation r
 	erow []int32 // per edge: its destination's row in agg[r]
+
+	// ed is the edge-feature width (Config.EdgeDim; 0: none) and eagg[r]
+	// the mean of the r-edges' feature rows per destination, laid out as
+	// agg: the edge term mean_j e_ij·W_e,r of a layer is eagg[r]·W_e,r,
+	// since the mean is linear. Edge features are inputs, not
+	// activations: nothing flows back into them.
+	ed   int
+	eagg [][]T
 }
 
 func newRelMean[T Float](c Config) relMean[T] {
@@ -35,7 +43,7 @@ func newRelMean[T Float](c Config) relMean[T] {
 		in[t] = append(in[t], r)
 	}
 	return relMean[T]{relDst: dst, inRels: in, idx: make([][]int32, len(in)),
-		agg: make([][]T, len(dst)), dagg: make([][]T, len(dst))}
+		agg: make([][]T, len(dst)), dagg: make([][]T, len(dst)), ed: c.EdgeDim, eagg: make([][]T, len(dst))}
 }
 
 // index groups the destinations (types[:nd]) by node type.
@@ -70,6 +78,38 @@ func (a *relMean[T]) forward(b *sample.Block, h []T, w int) {
 				inv := T(1 / float64(f-e))
 				for k := range dst {
 					dst[k] *= inv
+				}
+				e = f
+			}
+		}
+	})
+	if a.ed > 0 {
+		a.forwardEdges(b)
+	}
+}
+
+// forwardEdges fills eagg from the block's edge features (the model checked
+// their width against ed), one writer per destination as in forward.
+func (a *relMean[T]) forwardEdges(b *sample.Block) {
+	d := a.ed
+	for r, t := range a.relDst {
+		a.eagg[r] = grow(a.eagg[r], len(a.idx[t])*d)
+		clearPar(a.eagg[r])
+	}
+	par.Range(b.NumDst, len(b.Indices)*d, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p := int(a.pos[i])
+			for e, end := b.Indptr[i], b.Indptr[i+1]; e < end; {
+				r, f := relRun(b.Etype, e, end)
+				dst := a.eagg[r][p*d : (p+1)*d]
+				for k := e; k < f; k++ {
+					for c, v := range b.EdgeFeat[int(k)*d : (int(k)+1)*d] {
+						dst[c] += T(v)
+					}
+				}
+				inv := T(1 / float64(f-e))
+				for c := range dst {
+					dst[c] *= inv
 				}
 				e = f
 			}
@@ -150,6 +190,7 @@ type hsageLayer[T Float] struct {
 
 	wNeigh, wRoot, bias  [][]T // per relation
 	gNeigh, gRoot, gBias [][]T
+	wEdge, gEdge         [][]T // per relation, Config.EdgeDim > 0 only
 	wsum, bsum           [][]T // per type: sum of W_root,r and b_r over its relations
 	hg, og               [][]T // per type: gathered own input rows; output rows (forward) / their gradient (backward)
 	gtmp, dh, dhg        []T
@@ -159,18 +200,34 @@ type hsageLayer[T Float] struct {
 // hsageArch is HeteroSAGE's registry entry.
 func hsageArch() Arch {
 	return Arch{
-		Name: ArchHSAGE, Hetero: true,
+		Name: ArchHSAGE, Hetero: true, EdgeFeatures: true,
 		Doc:      "HeteroSAGE: one GraphSAGE per relation, summed per destination type (PyG to_hetero, aggr=sum)",
 		Validate: validateHSAGE,
 		New32:    func(c Config, l int) Layer[float32] { return newHSAGE[float32](c, l) },
 		New64:    func(c Config, l int) Layer[float64] { return newHSAGE[float64](c, l) },
 		// HeteroConv({edge_type: SAGEConv}, aggr="sum"): PyG's ModuleDict
-		// keys an edge type as "<src___rel___dst>".
+		// keys an edge type as "<src___rel___dst>". With edge features
+		// each edge type's conv is PyG's GeneralConv(in, out,
+		// in_edge_channels=D, aggr="mean", skip_linear=True): out_i =
+		// mean_j (lin_msg(x_j) + lin_edge(e_ij)) + lin_self(x_i)
+		// (torch_geometric/nn/conv/general_conv.py, PyG 2.6), which is
+		// HeteroSAGE's relation term when the two biases inside the mean
+		// are zero and lin_self carries b_r.
 		pyg: func(c Config, l int, m, p string) []pygEntry {
 			in, out := c.LayerDims(l)
 			var es []pygEntry
 			for _, r := range c.Hetero.Relations {
 				q := p + "convs." + pygKey("<"+r+">") + "."
+				if ed := c.EdgeDim; ed > 0 {
+					es = append(es,
+						one(m+r+".w_neigh", q+"lin_msg.weight", []int{out, in}, true),
+						zeroEntry(q+"lin_msg.bias", []int{out}),
+						one(m+r+".w_root", q+"lin_self.weight", []int{out, in}, true),
+						one(m+r+".b", q+"lin_self.bias", []int{out}, false),
+						one(m+r+".w_edge", q+"lin_edge.weight", []int{out, ed}, true),
+						zeroEntry(q+"lin_edge.bias", []int{out}))
+					continue
+				}
 				es = append(es,
 					one(m+r+".w_neigh", q+"lin_l.weight", []int{out, in}, true),
 					one(m+r+".b", q+"lin_l.bias", []int{out}, false),
@@ -178,8 +235,14 @@ func hsageArch() Arch {
 			}
 			return es
 		},
-		pygSpec: func(_ Config, s *PyGModelSpec) {
+		pygSpec: func(c Config, s *PyGModelSpec) {
 			s.Class = "HeteroSAGE"
+			if c.EdgeDim > 0 {
+				s.Kwargs["edge_dim"] = c.EdgeDim
+				s.Notes = append(s.Notes, "convs[l] = HeteroConv({edge_type: GeneralConv(hidden, out, in_edge_channels=edge_dim, aggr='mean', skip_linear=True)}, aggr='sum'), "+
+					"lin_msg.bias and lin_edge.bias zero; forward(x_dict, edge_index_dict, edge_attr_dict), a relation without edge attributes taking zero rows")
+				return
+			}
 			s.Notes = append(s.Notes, "convs[l] = HeteroConv({edge_type: SAGEConv(hidden, out, aggr='mean')}, aggr='sum') (PyG to_hetero(GraphSAGE, aggr='sum') computes the same)")
 		},
 	}
@@ -192,6 +255,8 @@ func newHSAGE[T Float](c Config, l int) *hsageLayer[T] {
 		wsum: make([][]T, nt), bsum: make([][]T, nt), hg: make([][]T, nt), og: make([][]T, nt)}
 }
 
+// Specs lists per relation W_neigh, W_root and b, then with edge features
+// (Config.EdgeDim) W_edge: a model without them keeps its layout.
 func (s *hsageLayer[T]) Specs() []ParamSpec {
 	var specs []ParamSpec
 	for _, r := range s.rels {
@@ -199,17 +264,28 @@ func (s *hsageLayer[T]) Specs() []ParamSpec {
 			ParamSpec{Name: r + ".w_neigh", Rows: s.in, Cols: s.out},
 			ParamSpec{Name: r + ".w_root", Rows: s.in, Cols: s.out},
 			ParamSpec{Name: r + ".b", Rows: 1, Cols: s.out, Zero: true})
+		if ed := s.rm.ed; ed > 0 {
+			specs = append(specs, ParamSpec{Name: r + ".w_edge", Rows: ed, Cols: s.out})
+		}
 	}
 	return specs
 }
 
 func (s *hsageLayer[T]) Bind(p, g [][]T) {
 	nr := len(s.rels)
+	k := 3
+	if s.rm.ed > 0 {
+		k = 4
+		s.wEdge, s.gEdge = make([][]T, nr), make([][]T, nr)
+	}
 	s.wNeigh, s.wRoot, s.bias = make([][]T, nr), make([][]T, nr), make([][]T, nr)
 	s.gNeigh, s.gRoot, s.gBias = make([][]T, nr), make([][]T, nr), make([][]T, nr)
 	for r := 0; r < nr; r++ {
-		s.wNeigh[r], s.wRoot[r], s.bias[r] = p[3*r], p[3*r+1], p[3*r+2]
-		s.gNeigh[r], s.gRoot[r], s.gBias[r] = g[3*r], g[3*r+1], g[3*r+2]
+		s.wNeigh[r], s.wRoot[r], s.bias[r] = p[k*r], p[k*r+1], p[k*r+2]
+		s.gNeigh[r], s.gRoot[r], s.gBias[r] = g[k*r], g[k*r+1], g[k*r+2]
+		if k == 4 {
+			s.wEdge[r], s.gEdge[r] = p[k*r+3], g[k*r+3]
+		}
 	}
 }
 
@@ -240,6 +316,9 @@ func (s *hsageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		kernels.Gemm(false, false, n, out, in, 1, hg, in, ws, out, 1, og, out)
 		for _, r := range rels {
 			kernels.Gemm(false, false, n, out, in, 1, s.rm.agg[r], in, s.wNeigh[r], out, 1, og, out)
+			if ed := s.rm.ed; ed > 0 {
+				kernels.Gemm(false, false, n, out, ed, 1, s.rm.eagg[r], ed, s.wEdge[r], out, 1, og, out)
+			}
 		}
 		scatterRows(og, out, idx, s.o, false)
 	}
@@ -270,6 +349,9 @@ func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput 
 			kernels.Axpy(1, gb, s.gBias[r])
 			kernels.Axpy(1, gw, s.gRoot[r])
 			kernels.Gemm(true, false, in, out, n, 1, s.rm.agg[r], in, dg, out, 1, s.gNeigh[r], out)
+			if ed := s.rm.ed; ed > 0 {
+				kernels.Gemm(true, false, ed, out, n, 1, s.rm.eagg[r], ed, dg, out, 1, s.gEdge[r], out)
+			}
 		}
 		if !wantInput {
 			continue
@@ -306,6 +388,7 @@ type rgcnLayer[T Float] struct {
 
 	wSelf, bias, gSelf, gBias []T
 	wRel, gRel                [][]T // per relation (Bases = 0)
+	wEdge, gEdge              [][]T // per relation (Config.EdgeDim > 0)
 	v, gv                     [][]T // per basis (Bases > 0)
 	coef, gcoef               []T   // R x B (Bases > 0)
 
@@ -320,7 +403,7 @@ type rgcnLayer[T Float] struct {
 // rgcnArch is R-GCN's registry entry.
 func rgcnArch() Arch {
 	return Arch{
-		Name: ArchRGCN, Hetero: true,
+		Name: ArchRGCN, Hetero: true, EdgeFeatures: true,
 		Doc:   "R-GCN: H_dst·W_self + sum over relations r of mean_r(H_nbr)·W_r + b, optional basis decomposition W_r = sum_b a_rb·V_b",
 		New32: func(c Config, l int) Layer[float32] { return newRGCN[float32](c, l) },
 		New64: func(c Config, l int) Layer[float64] { return newRGCN[float64](c, l) },
@@ -339,21 +422,43 @@ func rgcnArch() Arch {
 				for _, r := range c.Hetero.Relations {
 					ws = append(ws, m+r+".w")
 				}
-				return append(es, pygEntry{mp: ws, pyg: p + "weight", shape: []int{R, in, out}})
+				es = append(es, pygEntry{mp: ws, pyg: p + "weight", shape: []int{R, in, out}})
+				return append(es, rgcnEdgeEntry(c, m, p, out)...)
 			}
 			for k := 0; k < B; k++ {
 				ws = append(ws, fmt.Sprintf("%sbasis%d", m, k))
 			}
-			return append(es, pygEntry{mp: ws, pyg: p + "weight", shape: []int{B, in, out}},
+			es = append(es, pygEntry{mp: ws, pyg: p + "weight", shape: []int{B, in, out}},
 				one(m+"coef", p+"comp", []int{R, B}, false))
+			return append(es, rgcnEdgeEntry(c, m, p, out)...)
 		},
 		pygSpec: func(c Config, s *PyGModelSpec) {
 			s.Class = "RGCN"
 			s.Kwargs["num_bases"] = c.Hetero.Bases
+			if c.EdgeDim > 0 {
+				s.Kwargs["edge_dim"] = c.EdgeDim
+				s.Notes = append(s.Notes, "PyG's RGCNConv has no edge_attr: with edge_dim the conv is scripts/pyg_check.py's RGCNEdgeConv, RGCNConv plus "+
+					"edge_weight (R, edge_dim, out): out_i += sum_r mean_{j in N_r(i)} e_ij edge_weight[r]")
+			}
 			s.Notes = append(s.Notes, "convs[l] = RGCNConv(hidden, out, num_relations=len(edge_types), num_bases=num_bases or None, aggr='mean') "+
 				"over the homogenized graph: node types concatenated in node_types order, edge_type = index in edge_types")
 		},
 	}
+}
+
+// rgcnEdgeEntry is R-GCN's edge term in the export: the relations' W_e,r
+// stacked input-major as RGCNConv stacks its weight, under the name
+// edge_weight, which PyG's RGCNConv lacks (it takes no edge_attr); nothing
+// without edge features.
+func rgcnEdgeEntry(c Config, m, p string, out int) []pygEntry {
+	if c.EdgeDim == 0 {
+		return nil
+	}
+	var ws []string
+	for _, r := range c.Hetero.Relations {
+		ws = append(ws, m+r+".w_edge")
+	}
+	return []pygEntry{{mp: ws, pyg: p + "edge_weight", shape: []int{c.Hetero.NumRels(), c.EdgeDim, out}}}
 }
 
 func newRGCN[T Float](c Config, l int) *rgcnLayer[T] {
@@ -362,7 +467,8 @@ func newRGCN[T Float](c Config, l int) *rgcnLayer[T] {
 		rm: newRelMean[T](c), og: make([][]T, c.Hetero.NumTypes())}
 }
 
-func (g *rgcnLayer[T]) Specs() []ParamSpec {
+// baseSpecs are the tensors of R-GCN without edge features.
+func (g *rgcnLayer[T]) baseSpecs() []ParamSpec {
 	specs := []ParamSpec{
 		{Name: "w_self", Rows: g.in, Cols: g.out},
 		{Name: "b", Rows: 1, Cols: g.out, Zero: true},
@@ -379,10 +485,27 @@ func (g *rgcnLayer[T]) Specs() []ParamSpec {
 	return append(specs, ParamSpec{Name: "coef", Rows: len(g.rels), Cols: g.bases})
 }
 
+// Specs lists W_self, b and the relation weights (or bases and
+// coefficients), then with edge features (Config.EdgeDim) one W_e,r per
+// relation: a model without them keeps its layout.
+func (g *rgcnLayer[T]) Specs() []ParamSpec {
+	specs := g.baseSpecs()
+	if ed := g.rm.ed; ed > 0 {
+		for _, r := range g.rels {
+			specs = append(specs, ParamSpec{Name: r + ".w_edge", Rows: ed, Cols: g.out})
+		}
+	}
+	return specs
+}
+
 func (g *rgcnLayer[T]) Bind(p, gr [][]T) {
 	g.wSelf, g.bias, g.gSelf, g.gBias = p[0], p[1], gr[0], gr[1]
+	nb := len(g.baseSpecs())
+	if g.rm.ed > 0 {
+		g.wEdge, g.gEdge = p[nb:], gr[nb:]
+	}
 	if g.bases == 0 {
-		g.wRel, g.gRel = p[2:], gr[2:]
+		g.wRel, g.gRel = p[2:nb], gr[2:nb]
 		return
 	}
 	g.v, g.gv = p[2:2+g.bases], gr[2:2+g.bases]
@@ -431,6 +554,9 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		clearPar(og)
 		for _, r := range rels {
 			kernels.Gemm(false, false, n, out, in, 1, g.rm.agg[r], in, g.weight(r), out, 1, og, out)
+			if ed := g.rm.ed; ed > 0 {
+				kernels.Gemm(false, false, n, out, ed, 1, g.rm.eagg[r], ed, g.wEdge[r], out, 1, og, out)
+			}
 		}
 		scatterRows(og, out, idx, o, true)
 	}
@@ -467,6 +593,9 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 				gw = g.gwr[r*sz : (r+1)*sz]
 			}
 			kernels.Gemm(true, false, in, out, n, 1, g.rm.agg[r], in, dg, out, 1, gw, out)
+			if ed := g.rm.ed; ed > 0 {
+				kernels.Gemm(true, false, ed, out, n, 1, g.rm.eagg[r], ed, dg, out, 1, g.gEdge[r], out)
+			}
 			if wantInput {
 				g.rm.dagg[r] = grow(g.rm.dagg[r], n*in)
 				kernels.Gemm(false, true, n, in, out, 1, dg, out, g.weight(r), out, 0, g.rm.dagg[r], in)

@@ -765,7 +765,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Arch: "gin2", InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, `Arch "gin2": want one of sage, gcn, gat, gatv2, gin, gine, rgcn, hsage`},
 		{Config{Arch: ArchGIN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GINOpts(true, 0.5)}, ""},
 		{Config{Arch: ArchGIN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: Opts("").With(epsKey, float32(math.Inf(1)))}, "Opts.Eps +Inf must be a finite number"},
-		{Config{Arch: ArchGIN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 2}, "EdgeDim 2: gin reads no edge features (gat, gatv2, gine do)"},
+		{Config{Arch: ArchGIN, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 2}, "EdgeDim 2: gin reads no edge features (gat, gatv2, gine, rgcn, hsage do)"},
 		{Config{Arch: ArchGINE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2}, "Arch gine reads edge features (ReLU(h_j + Linear(e_ij))) but EdgeDim is 0"},
 		{Config{Arch: ArchGINE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 2, Opts: GINOpts(true, 0)}, ""},
 		{Config{Arch: ArchSAGE, InDim: 4, Hidden: 4, Classes: 3, Layers: 2, Opts: GINOpts(true, 0)}, "Opts.TrainEps applies to Arch gin, gine only, not sage"},
@@ -790,7 +790,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Opts: GATOpts(4, 0)}, "Hidden 6 must be a multiple of Opts.Heads 4"},
 		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Opts: Opts("").With(headsKey, 4).With(attnDropKey, float32(1))}, "Opts.AttnDropout 1 must be in [0,1)"},
 		{Config{Arch: ArchGATv2, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, EdgeDim: 3, Opts: GATOpts(4, 0.6)}, ""},
-		{Config{Arch: ArchGCN, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, EdgeDim: 3}, "EdgeDim 3: gcn reads no edge features (gat, gatv2, gine do)"},
+		{Config{Arch: ArchGCN, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, EdgeDim: 3}, "EdgeDim 3: gcn reads no edge features (gat, gatv2, gine, rgcn, hsage do)"},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

@@ -82,6 +82,14 @@ type pygEntry struct {
 	setting   string
 }
 
+// zeroEntry is a PyG tensor with no mpignn counterpart that must hold
+// zeros for the PyG module to compute mpignn's function (GeneralConv's
+// lin_msg and lin_edge biases, inside the neighbour mean, which HeteroSAGE
+// does not have): exported as zeros, refused on import unless zero.
+func zeroEntry(pyg string, shape []int) pygEntry {
+	return pygEntry{pyg: pyg, shape: shape, value: make([]float32, shapeSize(shape))}
+}
+
 // one maps a single mpignn tensor.
 func one(mp, pyg string, shape []int, transpose bool) pygEntry {
 	return pygEntry{mp: []string{mp}, pyg: pyg, shape: shape, transpose: transpose}
@@ -156,6 +164,15 @@ func pygBetween(cfg Config) []pygEntry {
 		}
 	}
 	return es
+}
+
+// shapeSize returns the number of elements of a tensor of shape s.
+func shapeSize(s []int) int {
+	n := 1
+	for _, d := range s {
+		n *= d
+	}
+	return n
 }
 
 // pygKey is the key torch_geometric.nn.ModuleDict stores a name under:
@@ -277,6 +294,9 @@ func ImportPyG(cfg Config, tensors []NamedTensor) ([]float32, error) {
 		}
 		if e.mp == nil {
 			if !slices.Equal(t.Data, e.value) {
+				if e.setting == "" {
+					return nil, fmt.Errorf("pyg import: tensor %s must be zero: the %s model has no such term (a bias inside the neighbour mean)", e.pyg, cfg.ArchName())
+				}
 				return nil, fmt.Errorf("pyg import: tensor %s is %v, the %s model's %s holds %v", e.pyg, t.Data, cfg.ArchName(), e.setting, e.value)
 			}
 			continue

@@ -3,6 +3,8 @@ package train
 import (
 	"encoding/binary"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nlpodyssey/safetensors"
@@ -479,6 +481,74 @@ func TestPyGHGB(t *testing.T) {
 			}
 			assert.Equal(t, h.NodeTypes, spec.Kwargs["node_types"])
 			assert.Equal(t, 4, spec.Kwargs["hidden_channels"])
+		})
+	}
+}
+
+// TestPyGHeteroEdgeFeat: with relation edge features HeteroSAGE's relation
+// convs are PyG GeneralConv (lin_msg, lin_self, lin_edge; the biases inside
+// the mean exported as zeros and refused on import unless zero) and R-GCN
+// adds edge_weight (R, edge_dim, out); export -> import is the identity.
+func TestPyGHeteroEdgeFeat(t *testing.T) {
+	h := testHetero([]int{3, 4, 2}, 0, nil)
+	R := len(h.Relations)
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		names map[string][]int
+		count int
+	}{
+		{"hsage", Config{Arch: ArchHSAGE, Hidden: 4, Classes: 3, Layers: 2, EdgeDim: 2, Hetero: h}, map[string][]int{
+			"convs.1.convs.<" + h.Relations[0] + ">.lin_msg.weight":  {3, 4},
+			"convs.1.convs.<" + h.Relations[0] + ">.lin_msg.bias":    {3},
+			"convs.1.convs.<" + h.Relations[0] + ">.lin_self.weight": {3, 4},
+			"convs.1.convs.<" + h.Relations[0] + ">.lin_self.bias":   {3},
+			"convs.1.convs.<" + h.Relations[0] + ">.lin_edge.weight": {3, 2},
+			"convs.1.convs.<" + h.Relations[0] + ">.lin_edge.bias":   {3},
+		}, 2*len(h.NodeTypes) + 2*6*R},
+		{"rgcn", Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 1, EdgeDim: 2, Hetero: h}, map[string][]int{
+			"convs.0.weight": {R, 4, 3}, "convs.0.edge_weight": {R, 2, 3},
+		}, 2*len(h.NodeTypes) + 4},
+		{"rgcn-bases", Config{Arch: ArchRGCN, Hidden: 4, Classes: 3, Layers: 1, EdgeDim: 2, Hetero: testHetero([]int{3, 4, 2}, 2, nil)}, map[string][]int{
+			"convs.0.weight": {2, 4, 3}, "convs.0.comp": {R, 2}, "convs.0.edge_weight": {R, 2, 3},
+		}, 2*len(h.NodeTypes) + 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := distinctParams(tc.cfg)
+			ts, err := ExportPyG(tc.cfg, p)
+			require.NoError(t, err)
+			require.Len(t, ts, tc.count)
+			byName := map[string]NamedTensor{}
+			for _, x := range ts {
+				byName[x.Name] = x
+			}
+			for name, shape := range tc.names {
+				require.Contains(t, byName, name)
+				assert.Equal(t, shape, byName[name].Shape, name)
+				if strings.HasSuffix(name, "lin_msg.bias") || strings.HasSuffix(name, "lin_edge.bias") {
+					assert.Equal(t, make([]float32, shape[0]), byName[name].Data, name)
+				}
+			}
+			got, err := ImportPyG(tc.cfg, ts)
+			require.NoError(t, err)
+			assert.Equal(t, p, got)
+			spec, err := PyGSpec(tc.cfg, nil)
+			require.NoError(t, err)
+			assert.Equal(t, 2, spec.Kwargs["edge_dim"])
+			if tc.cfg.ArchName() != ArchHSAGE {
+				return
+			}
+			// A non-zero bias inside the mean has no mpignn counterpart.
+			k := "convs.0.convs.<" + h.Relations[1] + ">.lin_edge.bias"
+			for i := range ts {
+				if ts[i].Name == k {
+					ts[i].Data = slices.Clone(ts[i].Data)
+					ts[i].Data[1] = 0.5
+				}
+			}
+			_, err = ImportPyG(tc.cfg, ts)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), k+" must be zero")
 		})
 	}
 }

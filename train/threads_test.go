@@ -517,6 +517,8 @@ func threadModelCases() []threadModelCase {
 		// HGB style: homogeneous layers over the typed blocks.
 		{name: "gcn-hgb", cfg: Config{Arch: ArchGCN, Hidden: 32, Classes: 5, Layers: 2, InputDropout: 0.1, Dropout: 0.2, Hetero: h}},
 		{name: "gat-hgb", cfg: Config{Arch: ArchGAT, Hidden: 32, Classes: 5, Layers: 2, Dropout: 0.2, Opts: GATOpts(2, 0.2), Hetero: h}},
+		{name: "rgcn-edge", cfg: Config{Arch: ArchRGCN, Hidden: 32, Classes: 5, Layers: 2, Dropout: 0.2, EdgeDim: 3, Hetero: h}},
+		{name: "hsage-edge", cfg: Config{Arch: ArchHSAGE, Hidden: 32, Classes: 5, Layers: 2, EdgeDim: 3, Hetero: h}},
 	}
 }
 
@@ -527,6 +529,7 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 	var b sample.Batch
 	if h := tc.cfg.Hetero; h != nil {
 		b.Blocks = benchHeteroBlocks(r, h, 2000, 6, tc.cfg.Layers)
+		withEdgeFeat(r, b.Blocks, tc.cfg.EdgeDim)
 		b.XT = heteroInputs(r, h, &b.Blocks[0])
 	} else {
 		b.Blocks = synthBlocks(r, []int{40000, 12000, 3000}, []int{8, 6}, 9)

@@ -72,7 +72,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.BoolVar(&c.time, "time", false, "read the edge times (raw/edge_time.csv.gz) or node times (raw/node_time.csv.gz, raw/node_year.csv.gz) and store them with the parts, for temporal sampling; the adjacency then keeps repeated edges at different times")
 	fs.StringVar(&c.labels, "labels", "", "how raw/node-label.csv.gz is read: classes (one integer per node) or real (real targets of any width, NaN unlabelled, for train --task multilabel or regression); default: classes when the file has one column, real when several")
 	fs.StringVar(&c.nodeFeat, "node-feat", "", nodeFeatFlagUsage)
-	fs.BoolVar(&c.edgeFeat, "edge-feat", false, "read the edge features (raw/edge-feat.csv.gz, one row per line of raw/edge.csv.gz; a chunked dataset's edge_data feat) and store them with each part's in-edges (edge_feat.bin)")
+	fs.BoolVar(&c.edgeFeat, "edge-feat", false, "read the edge features (raw/edge-feat.csv.gz, one row per line of raw/edge.csv.gz; a chunked dataset's edge_data feat; a heterogeneous dataset's relation attributes raw/relations/<rel>/edge_<name>.csv.gz but edge_time, one column each) and store them with each part's in-edges (edge_feat.bin)")
 	fs.StringVar(&c.labelType, "label-type", "", "heterogeneous datasets: the labelled node type to keep labels and splits of (default: the only labelled type)")
 	fs.StringVar(&c.noReverse, "no-reverse", "", "heterogeneous datasets: comma-separated relations (src___rel___dst) NOT given a reverse relation; \"all\" for none (default: every relation gets rev_<rel>)")
 	fs.StringVar(&c.assignment, "assignment", "", "chunked datasets: directory of per-type part-id files (<node type>.txt, one line per node; _N.txt when homogeneous), as DistDGL's pipeline takes")

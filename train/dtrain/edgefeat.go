@@ -24,7 +24,9 @@ import (
 
 // validateEdgeFeat refuses UseEdgeFeat where the run cannot use edge
 // features, before the partition is read: for a task whose graph carries
-// none, and for an architecture that reads none.
+// none, and for a named architecture that reads none. The default
+// architecture depends on the partition (GraphSAGE, HeteroSAGE on a
+// heterogeneous one), so resolveEdgeFeat checks it once that is read.
 func validateEdgeFeat(c *TrainConfig, t task) error {
 	if !c.UseEdgeFeat {
 		if train.ArchNeedsEdgeFeatures(c.Model.Arch) {
@@ -36,22 +38,24 @@ func validateEdgeFeat(c *TrainConfig, t task) error {
 	case TaskLink, TaskEdge:
 		return config.Errorf("{UseEdgeFeat}: {Task} %s trains on the link split's graph, which carries no edge features yet (a partition with a link split has none)", t.name())
 	}
-	if !c.Hetero.isZero() {
-		return config.Errorf("{UseEdgeFeat}: edge features are read by homogeneous models only; {Hetero} options mean a heterogeneous partition")
+	if c.Model.Arch == "" {
+		return nil
 	}
-	arch := c.Model.Arch
-	if arch == "" {
-		arch = train.ArchSAGE
-	}
+	return edgeArch(c.Model.Arch)
+}
+
+// edgeArch refuses UseEdgeFeat for an architecture that reads no edge
+// features.
+func edgeArch(arch string) error {
 	edge := train.EdgeArchs()
-	if !slices.Contains(edge, arch) {
-		which := "no model reads them yet"
-		if len(edge) > 0 {
-			which = "models that read them: " + strings.Join(edge, ", ")
-		}
-		return config.Errorf("{UseEdgeFeat}: {Model.Arch} %s reads no edge features (%s)", arch, which)
+	if slices.Contains(edge, arch) {
+		return nil
 	}
-	return nil
+	which := "no model reads them yet"
+	if len(edge) > 0 {
+		which = "models that read them: " + strings.Join(edge, ", ")
+	}
+	return config.Errorf("{UseEdgeFeat}: {Model.Arch} %s reads no edge features (%s)", arch, which)
 }
 
 // resolveEdgeFeat sets the model's EdgeDim from the partition's edge
@@ -63,8 +67,16 @@ func resolveEdgeFeat(cfg *TrainConfig, meta *partition.Meta, m *train.Config) er
 	if !cfg.UseEdgeFeat {
 		return nil
 	}
+	if cfg.Model.Arch == "" && slices.Contains(append(train.Archs(), train.HeteroArchs()...), m.ArchName()) {
+		// The partition's default architecture, which validateEdgeFeat
+		// left to here (an architecture passed with train.WithArchs is
+		// named, and checked there).
+		if err := edgeArch(m.ArchName()); err != nil {
+			return err
+		}
+	}
 	if meta.EdgeFeatDim == 0 {
-		return config.Errorf("{UseEdgeFeat}: partition %s holds no edge features: partition the dataset with {EdgeFeat} (its raw/edge-feat.csv.gz, or a chunked dataset's edge_data feat)", cfg.PartDir)
+		return config.Errorf("{UseEdgeFeat}: partition %s holds no edge features: partition the dataset with {EdgeFeat} (its raw/edge-feat.csv.gz, a heterogeneous dataset's raw/relations/<rel>/edge_<name>.csv.gz, or a chunked dataset's edge_data feat)", cfg.PartDir)
 	}
 	m.EdgeDim = meta.EdgeFeatDim // NewModel checks it against the architecture
 	return nil

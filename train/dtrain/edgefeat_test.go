@@ -291,11 +291,13 @@ func TestUseEdgeFeatRefused(t *testing.T) {
 	}{
 		{"model reads none", func(c *TrainConfig) { c.Model.Arch = train.ArchSAGE }, nil,
 			"UseEdgeFeat: Model.Arch sage reads no edge features"},
-		{"default model", func(c *TrainConfig) {}, nil, "UseEdgeFeat: Model.Arch sage reads no edge features"},
+		{"default model", func(c *TrainConfig) {}, nil, ""}, // the partition decides: sage or hsage
+		{"default model, homogeneous partition", func(c *TrainConfig) {}, withEF, "UseEdgeFeat: Model.Arch sage reads no edge features"},
 		{"link task", func(c *TrainConfig) { c.Task, c.Link.NegRatio = TaskLink, 1 }, nil,
 			"UseEdgeFeat: Task link trains on the link split's graph, which carries no edge features yet"},
 		{"edge task", func(c *TrainConfig) { c.Task = TaskEdge }, nil, "UseEdgeFeat: Task edge"},
-		{"hetero", func(c *TrainConfig) { c.Hetero.EmbedDim = 4 }, nil, "UseEdgeFeat: edge features are read by homogeneous models only"},
+		{"hetero", func(c *TrainConfig) { c.Hetero.EmbedDim, c.Model.Arch = 4, train.ArchRGCN }, nil, ""},
+		{"hetero partition", func(c *TrainConfig) { c.Model.Arch = train.ArchHSAGE }, withEF, ""},
 		{"derived width", func(c *TrainConfig) { c.Model.EdgeDim = 3 }, nil, "Model.EdgeDim comes from the partition with UseEdgeFeat"},
 		{"store option", func(c *TrainConfig) { c.Store.NoEdgeFeat = true }, nil, "Store.NoEdgeFeat is set by Train"},
 		{"partition without", func(c *TrainConfig) { c.Model.Arch = "edgemean" }, &partition.Meta{},
