@@ -485,17 +485,22 @@ func (n *net[T]) backwardBetween(blocks []sample.Block, train bool) {
 			hin = n.out[l-1]
 		}
 		p := n.pass(blocks, l, train, n.key)
-		wantInput := l > 0
+		// A heterogeneous model's layer 0 reads its typed input
+		// projections, which train: it needs the input gradient too.
+		wantInput := l > 0 || n.het != nil
 		dz := da
 		if !n.cfg.convToOut(l) {
 			dz = bw.layerBackward(l, b, da, hin, p.Sparse, wantInput)
 		}
 		dh := n.layers[l].Backward(&p, b, hin, dz, wantInput)
-		if l == 0 {
-			break
-		}
-		if n.cfg.Residual && !n.cfg.convToOut(l) {
+		if wantInput && n.cfg.Residual && !n.cfg.convToOut(l) {
 			addPar(dh[:len(bw.ls[l].dres)], bw.ls[l].dres)
+		}
+		if l == 0 {
+			if n.het != nil {
+				n.het.backward(dh, train, n.key)
+			}
+			break
 		}
 		if n.cfg.JK != "" {
 			bw.jkGrad(l-1, dh, s)

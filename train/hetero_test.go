@@ -165,6 +165,8 @@ func hgbCases() []hetCase {
 		{"hgb/1layer", Config{Hidden: 4, Classes: 3, Layers: 1}, false},
 		{"hgb/2layer", Config{Hidden: 6, Classes: 3, Layers: 2}, false},
 		{"hgb/2layer-dropout", Config{Hidden: 8, Classes: 3, Layers: 2, Dropout: 0.3, InputDropout: 0.25}, true},
+		{"hgb/2layer-residual-norm-jk-cat", Config{Hidden: 6, Classes: 3, Layers: 2, Residual: true, Norm: NormLayer, JK: JKCat}, false},
+		{"hgb/2layer-residual-jk-max-dropout", Config{Hidden: 8, Classes: 3, Layers: 2, Dropout: 0.3, Residual: true, JK: JKMax}, true},
 	}) {
 		if g.cfg.EdgeDim > 0 {
 			continue // the typed blocks carry no edge features (gine cannot run HGB-style)
