@@ -322,32 +322,15 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 				rk = sample.MaskKey(p.Key.Seed, int(p.Key.Step), AttnLayer(g.layer), b.Orig[i])
 			}
 			for hd := range H {
-				// Softmax in float64, max-shifted.
-				mx := math.Inf(-1)
 				for e := e0; e < e1; e++ {
 					s := g.el[int(g.esrc[e])*H+hd] + g.er[i*H+hd]
 					if g.edim > 0 {
 						s += g.se[e*H+hd]
 					}
 					g.s[e*H+hd] = s
-					mx = math.Max(mx, float64(leaky(s)))
+					g.alpha[e*H+hd] = leaky(s)
 				}
-				sum := 0.0
-				for e := e0; e < e1; e++ {
-					v := math.Exp(float64(leaky(g.s[e*H+hd])) - mx)
-					g.alpha[e*H+hd] = T(v)
-					sum += v
-				}
-				for e := e0; e < e1; e++ {
-					g.alpha[e*H+hd] = T(float64(g.alpha[e*H+hd]) / sum)
-					if drop {
-						kept := T(0)
-						if sample.MaskUniform(rk, (e-e0)*H+hd) >= g.attnDrop {
-							kept = scale
-						}
-						g.keep[e*H+hd] = kept
-					}
-				}
+				softmaxHead(g.alpha, g.keep, e0, e1, H, hd, rk, g.attnDrop, scale)
 			}
 			row := o[i*width : (i+1)*width]
 			copy(row, g.bias)
@@ -542,4 +525,34 @@ func foldGATLinSrc(cfg Config, got map[string]NamedTensor) error {
 		got[src.Name] = src
 	}
 	return nil
+}
+
+// softmaxHead turns the attention logits of head hd on the edges [e0,e1)
+// of one destination (a[e*H+hd]) into their softmax, computed in float64
+// and max-shifted, and, when keep is set (attention dropout in
+// training), draws each edge's multiplier (0, or scale = 1/(1-p)) from
+// the destination's mask key rk at unit (e-e0)·H+hd, the edge's position
+// in the destination's list. GAT and GATv2 share it; they differ in the
+// logits.
+func softmaxHead[T Float](a, keep []T, e0, e1, H, hd int, rk uint64, p float32, scale T) {
+	mx := math.Inf(-1)
+	for e := e0; e < e1; e++ {
+		mx = math.Max(mx, float64(a[e*H+hd]))
+	}
+	sum := 0.0
+	for e := e0; e < e1; e++ {
+		v := math.Exp(float64(a[e*H+hd]) - mx)
+		a[e*H+hd] = T(v)
+		sum += v
+	}
+	for e := e0; e < e1; e++ {
+		a[e*H+hd] = T(float64(a[e*H+hd]) / sum)
+		if keep != nil {
+			kept := T(0)
+			if sample.MaskUniform(rk, (e-e0)*H+hd) >= p {
+				kept = scale
+			}
+			keep[e*H+hd] = kept
+		}
+	}
 }

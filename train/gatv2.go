@@ -1,8 +1,6 @@
 package train
 
 import (
-	"math"
-
 	"mpignn/internal/par"
 	"mpignn/sample"
 	"mpignn/train/kernels"
@@ -215,32 +213,14 @@ func (g *gatv2Layer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 			}
 			for hd := range H {
 				a := g.att[hd*F : (hd+1)*F]
-				// Softmax in float64, max-shifted.
-				mx := math.Inf(-1)
 				for e := e0; e < e1; e++ {
 					var s T
 					for f, v := range g.m[e*hf+hd*F : e*hf+(hd+1)*F] {
 						s += leaky(v) * a[f]
 					}
 					g.alpha[e*H+hd] = s
-					mx = math.Max(mx, float64(s))
 				}
-				sum := 0.0
-				for e := e0; e < e1; e++ {
-					v := math.Exp(float64(g.alpha[e*H+hd]) - mx)
-					g.alpha[e*H+hd] = T(v)
-					sum += v
-				}
-				for e := e0; e < e1; e++ {
-					g.alpha[e*H+hd] = T(float64(g.alpha[e*H+hd]) / sum)
-					if drop {
-						kept := T(0)
-						if sample.MaskUniform(rk, (e-e0)*H+hd) >= g.attnDrop {
-							kept = scale
-						}
-						g.keep[e*H+hd] = kept
-					}
-				}
+				softmaxHead(g.alpha, g.keep, e0, e1, H, hd, rk, g.attnDrop, scale)
 			}
 			row := o[i*width : (i+1)*width]
 			copy(row, g.bias)
