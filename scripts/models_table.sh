@@ -43,7 +43,7 @@ CONFIGS=(
   "dblp     sage  --model sage"
   "dblp     gat   --model gat --heads 8"
   "dblp     gatv2 --model gatv2 --heads 8"
-  "dblp     gin   --model gin"
+  "dblp     gin   --model gin --lr 0.001"
   "dblp     sage-res-ln-jk --model sage --residual --norm layer --jk cat"
   "dblp     hsage --model hsage"
   "dblp     rgcn  --model rgcn"
