@@ -36,10 +36,8 @@ import (
 // the sampled neighbors in block order, which is canonical). So masks do
 // not depend on the rank count or thread count.
 type gatLayer[T Float] struct {
-	layer, in, heads, f int
-	concat              bool // hidden layer: concatenate heads; last: average
-	attnDrop            float32
-	edim                int // edge feature width (Config.EdgeDim), 0: none
+	layer, in int
+	edim      int // edge feature width (Config.EdgeDim), 0: none
 
 	w, aSrc, aDst, bias  []T
 	gw, gaSrc, gaDst, gb []T
@@ -48,14 +46,12 @@ type gatLayer[T Float] struct {
 	wEdge, aEdge, gwEdge, gaEdge []T
 
 	attnEdges[T]
+	attnHeads[T]
 	z        []T    // NumSrc x H·F
 	el, er   []T    // a_src·z_j per source and head, a_dst·z_i per destination and head
 	u, gu    []T    // lin_edge folded into att_edge (edim x H), and its gradient
 	se       []T    // the edge term per edge and head
 	s        []T    // pre-activation score per edge and head
-	alpha    []T    // attention per edge and head, before dropout
-	keep     []T    // dropout multiplier per edge and head (0 or 1/(1-p)); nil without dropout
-	keepBuf  []T    // storage of keep
 	o        []T    // output rows
 	ds       []T    // gradient w.r.t. s per edge and head
 	dz       []T    // gradient w.r.t. z
@@ -127,23 +123,66 @@ func gatArch() Arch {
 }
 
 func newGAT[T Float](c Config, l int) *gatLayer[T] {
-	in, out := c.LayerDims(l)
-	heads := c.Opts.Int(headsKey)
-	g := &gatLayer[T]{layer: l, in: in, heads: heads, attnDrop: c.Opts.Float32(attnDropKey), edim: c.EdgeDim}
+	in, _ := c.LayerDims(l)
+	return &gatLayer[T]{layer: l, in: in, edim: c.EdgeDim, attnHeads: newAttnHeads[T](c, l)}
+}
+
+// attnHeads is what GAT's and GATv2's layers share about their heads: H
+// heads of width F, concatenated in the layers below the output and
+// averaged in the conv to the output, the attention per edge and head of
+// the last Forward and its dropout multipliers.
+type attnHeads[T Float] struct {
+	heads, f int
+	concat   bool // concatenate the heads; false: average them
+	attnDrop float32
+	alpha    []T // attention per edge and head, before dropout
+	keep     []T // dropout multiplier per edge and head (0 or 1/(1-p)); nil without dropout
+	keepBuf  []T // storage of keep
+}
+
+func newAttnHeads[T Float](c Config, l int) attnHeads[T] {
+	_, out := c.LayerDims(l)
+	a := attnHeads[T]{heads: c.Opts.Int(headsKey), attnDrop: c.Opts.Float32(attnDropKey), f: out}
 	if !c.convToOut(l) {
-		g.concat, g.f = true, out/heads
-	} else {
-		g.f = out
+		a.concat, a.f = true, out/a.heads
 	}
-	return g
+	return a
 }
 
 // width is the output width: H·F concatenated or F averaged.
-func (g *gatLayer[T]) width() int {
-	if g.concat {
-		return g.heads * g.f
+func (a *attnHeads[T]) width() int {
+	if a.concat {
+		return a.heads * a.f
 	}
-	return g.f
+	return a.f
+}
+
+// startPass sizes alpha for ne edges and, when the pass drops attention
+// (training with attnDrop > 0), keep; it reports whether it does.
+func (a *attnHeads[T]) startPass(train bool, ne int) bool {
+	a.alpha = grow(a.alpha, ne*a.heads)
+	a.keep = nil
+	if !train || a.attnDrop == 0 {
+		return false
+	}
+	a.keepBuf = grow(a.keepBuf, ne*a.heads)
+	a.keep = a.keepBuf
+	return true
+}
+
+// aggregate writes one destination's output row: the bias plus, per head,
+// its edges [e0,e1)'s source rows of z (H·F wide, sources esrc) weighted
+// by coef, in edge order.
+func (a *attnHeads[T]) aggregate(row, bias, z []T, esrc []int32, e0, e1 int) {
+	hf, F := a.heads*a.f, a.f
+	copy(row, bias)
+	for hd := range a.heads {
+		c0 := a.col(hd)
+		for e := e0; e < e1; e++ {
+			j := int(esrc[e])
+			kernels.Axpy(a.coef(e, hd), z[j*hf+hd*F:j*hf+(hd+1)*F], row[c0:c0+F])
+		}
+	}
 }
 
 func (g *gatLayer[T]) Specs() []ParamSpec {
@@ -246,23 +285,23 @@ func (a *attnEdges[T]) edges(b *sample.Block, dim int) {
 	})
 }
 
-// coef returns the factor that multiplies z_j in the output: the (dropped)
-// attention, divided by H when the heads are averaged.
-func (g *gatLayer[T]) coef(e, hd int) T {
-	a := g.alpha[e*g.heads+hd]
-	if g.keep != nil {
-		a *= g.keep[e*g.heads+hd]
+// coef returns the factor that multiplies a source row in the output:
+// the (dropped) attention, divided by H when the heads are averaged.
+func (a *attnHeads[T]) coef(e, hd int) T {
+	v := a.alpha[e*a.heads+hd]
+	if a.keep != nil {
+		v *= a.keep[e*a.heads+hd]
 	}
-	if !g.concat {
-		a /= T(g.heads)
+	if !a.concat {
+		v /= T(a.heads)
 	}
-	return a
+	return v
 }
 
 // col is the first output column head hd writes.
-func (g *gatLayer[T]) col(hd int) int {
-	if g.concat {
-		return hd * g.f
+func (a *attnHeads[T]) col(hd int) int {
+	if a.concat {
+		return hd * a.f
 	}
 	return 0
 }
@@ -303,13 +342,8 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		g.se = grow(g.se, ne*H)
 		kernels.Gemm(false, false, ne, H, g.edim, 1, g.ef, g.edim, g.u, H, 0, g.se, H)
 	}
-	g.s, g.alpha = grow(g.s, ne*H), grow(g.alpha, ne*H)
-	g.keep = nil
-	drop := p.Train && g.attnDrop > 0
-	if drop {
-		g.keepBuf = grow(g.keepBuf, ne*H)
-		g.keep = g.keepBuf
-	}
+	g.s = grow(g.s, ne*H)
+	drop := g.startPass(p.Train, ne)
 	width := g.width()
 	o := grow(g.o, nd*width)
 	g.o = o
@@ -332,15 +366,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 				}
 				softmaxHead(g.alpha, g.keep, e0, e1, H, hd, rk, g.attnDrop, scale)
 			}
-			row := o[i*width : (i+1)*width]
-			copy(row, g.bias)
-			for hd := range H {
-				c0 := g.col(hd)
-				for e := e0; e < e1; e++ {
-					j := int(g.esrc[e])
-					kernels.Axpy(g.coef(e, hd), g.z[j*hf+hd*F:j*hf+(hd+1)*F], row[c0:c0+F])
-				}
-			}
+			g.aggregate(o[i*width:(i+1)*width], g.bias, g.z, g.esrc, e0, e1)
 		}
 	})
 	return o

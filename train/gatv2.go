@@ -27,30 +27,26 @@ const ArchGATv2 = "gatv2"
 // depend on the rank or thread count) are GAT's: see gatLayer and
 // attnEdges.
 type gatv2Layer[T Float] struct {
-	layer, in, heads, f int
-	concat              bool
-	attnDrop            float32
-	edim                int
+	layer, in int
+	edim      int
 
 	wl, bl, wr, br, att, bias, we []T
 	gwl, gbl, gwr, gbr, gatt, gb  []T
 	gwe                           []T
 
 	attnEdges[T]
-	xl      []T // NumSrc x H·F: l_j, what the messages carry
-	xr      []T // NumDst x H·F: r_i
-	xe      []T // edges x H·F: W_e·x_ij (edim > 0)
-	m       []T // edges x H·F: m_ij, before the LeakyReLU
-	alpha   []T // attention per edge and head, before dropout
-	keep    []T // dropout multiplier per edge and head; nil without dropout
-	keepBuf []T
-	o       []T
-	ds      []T // gradient w.r.t. the score per edge and head
-	dm      []T // gradient w.r.t. m per edge
-	dxl     []T // gradient w.r.t. xl
-	dxr     []T // gradient w.r.t. xr
-	dh      []T
-	bt      blockT
+	attnHeads[T]
+	xl  []T // NumSrc x H·F: l_j, what the messages carry
+	xr  []T // NumDst x H·F: r_i
+	xe  []T // edges x H·F: W_e·x_ij (edim > 0)
+	m   []T // edges x H·F: m_ij, before the LeakyReLU
+	o   []T
+	ds  []T // gradient w.r.t. the score per edge and head
+	dm  []T // gradient w.r.t. m per edge
+	dxl []T // gradient w.r.t. xl
+	dxr []T // gradient w.r.t. xr
+	dh  []T
+	bt  blockT
 }
 
 // gatv2Arch is GATv2's registry entry. It shares GAT's parameters (heads,
@@ -89,23 +85,8 @@ func gatv2Arch() Arch {
 }
 
 func newGATv2[T Float](c Config, l int) *gatv2Layer[T] {
-	in, out := c.LayerDims(l)
-	heads := c.Opts.Int(headsKey)
-	g := &gatv2Layer[T]{layer: l, in: in, heads: heads, attnDrop: c.Opts.Float32(attnDropKey), edim: c.EdgeDim}
-	if !c.convToOut(l) {
-		g.concat, g.f = true, out/heads
-	} else {
-		g.f = out
-	}
-	return g
-}
-
-// width is the output width: H·F concatenated or F averaged.
-func (g *gatv2Layer[T]) width() int {
-	if g.concat {
-		return g.heads * g.f
-	}
-	return g.f
+	in, _ := c.LayerDims(l)
+	return &gatv2Layer[T]{layer: l, in: in, edim: c.EdgeDim, attnHeads: newAttnHeads[T](c, l)}
 }
 
 func (g *gatv2Layer[T]) Specs() []ParamSpec {
@@ -130,27 +111,6 @@ func (g *gatv2Layer[T]) Bind(p, gr [][]T) {
 	if g.edim > 0 {
 		g.we, g.gwe = p[6], gr[6]
 	}
-}
-
-// coef returns the factor that multiplies l_j in the output: the (dropped)
-// attention, divided by H when the heads are averaged.
-func (g *gatv2Layer[T]) coef(e, hd int) T {
-	a := g.alpha[e*g.heads+hd]
-	if g.keep != nil {
-		a *= g.keep[e*g.heads+hd]
-	}
-	if !g.concat {
-		a /= T(g.heads)
-	}
-	return a
-}
-
-// col is the first output column head hd writes.
-func (g *gatv2Layer[T]) col(hd int) int {
-	if g.concat {
-		return hd * g.f
-	}
-	return 0
 }
 
 // project computes rows·W + b for the first n rows of the layer input
@@ -181,13 +141,8 @@ func (g *gatv2Layer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		g.xe = grow(g.xe, ne*hf)
 		kernels.Gemm(false, false, ne, hf, g.edim, 1, g.ef, g.edim, g.we, hf, 0, g.xe, hf)
 	}
-	g.m, g.alpha = grow(g.m, ne*hf), grow(g.alpha, ne*H)
-	g.keep = nil
-	drop := p.Train && g.attnDrop > 0
-	if drop {
-		g.keepBuf = grow(g.keepBuf, ne*H)
-		g.keep = g.keepBuf
-	}
+	g.m = grow(g.m, ne*hf)
+	drop := g.startPass(p.Train, ne)
 	width := g.width()
 	o := grow(g.o, nd*width)
 	g.o = o
@@ -222,15 +177,7 @@ func (g *gatv2Layer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 				}
 				softmaxHead(g.alpha, g.keep, e0, e1, H, hd, rk, g.attnDrop, scale)
 			}
-			row := o[i*width : (i+1)*width]
-			copy(row, g.bias)
-			for hd := range H {
-				c0 := g.col(hd)
-				for e := e0; e < e1; e++ {
-					j := int(g.esrc[e])
-					kernels.Axpy(g.coef(e, hd), g.xl[j*hf+hd*F:j*hf+(hd+1)*F], row[c0:c0+F])
-				}
-			}
+			g.aggregate(o[i*width:(i+1)*width], g.bias, g.xl, g.esrc, e0, e1)
 		}
 	})
 	return o
