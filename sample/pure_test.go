@@ -39,12 +39,50 @@ func TestKeyStreamMatchesHash(t *testing.T) {
 	}
 }
 
-func TestMaskUniformIsStream(t *testing.T) {
+func TestMaskWordIsStream(t *testing.T) {
 	key := MaskKey(3, 4, 1, 99)
 	s := NewStream(key)
-	for i := range 10 {
-		if a, b := MaskUniform(key, i), s.Float32(); a != b {
-			t.Fatalf("unit %d: MaskUniform %v, stream %v", i, a, b)
+	for g := range 10 {
+		w := s.Uint64()
+		require.Equal(t, w, MaskWord(key, g), "word %d", g)
+		for lane := range MaskLanes {
+			require.Equal(t, uint32(w>>(16*lane))&0xffff, MaskDraw(key, g*MaskLanes+lane), "unit %d", g*MaskLanes+lane)
+		}
+	}
+}
+
+// TestMaskRate checks that the 16-bit draws drop each unit with the
+// requested probability (to within 4 standard deviations over 2^20 units,
+// drawn from fixed keys, so the test is deterministic) and that the
+// threshold is exact at the ends and at multiples of 1/65536.
+func TestMaskRate(t *testing.T) {
+	for _, tc := range []struct {
+		p    float32
+		want uint32
+	}{
+		{0, 0}, {0.5, 32768}, {0.1, 6554}, {0.25, 16384}, {1.0 / 65536, 1}, {0.9, 58983}, {1, 65536},
+	} {
+		require.Equal(t, tc.want, MaskThreshold(tc.p), "p=%v", tc.p)
+	}
+	const rows, w = 1 << 12, 256
+	for _, p := range []float32{0.1, 0.5, 0.9} {
+		thr := MaskThreshold(p)
+		dropped := 0
+		perLane := [MaskLanes]int{}
+		for node := range int64(rows) {
+			key := MaskKey(1, 7, 2, node)
+			for u := range w {
+				if !MaskKeep(key, u, thr) {
+					dropped++
+					perLane[u%MaskLanes]++
+				}
+			}
+		}
+		n := float64(rows * w)
+		sd := math.Sqrt(n * float64(p) * float64(1-p))
+		require.InDelta(t, n*float64(p), float64(dropped), 4*sd, "p=%v", p)
+		for lane, d := range perLane {
+			require.InDelta(t, n*float64(p)/MaskLanes, float64(d), 4*sd/2, "p=%v lane %d", p, lane)
 		}
 	}
 }

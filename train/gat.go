@@ -348,12 +348,15 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	o := grow(g.o, nd*width)
 	g.o = o
 	scale := T(1 / (1 - float64(g.attnDrop)))
+	thr := sample.MaskThreshold(g.attnDrop)
 	par.Range(nd, ne*hf, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
-			var rk uint64
 			if drop {
-				rk = sample.MaskKey(p.Key.Seed, int(p.Key.Step), AttnLayer(g.layer), b.Orig[i])
+				// Unit (e-e0)·H+hd of the destination's mask row is the
+				// multiplier of edge e, head hd: keep[e0·H : e1·H] in order.
+				rk := sample.MaskKey(p.Key.Seed, int(p.Key.Step), AttnLayer(g.layer), b.Orig[i])
+				maskRow(g.keep[e0*H:e1*H], rk, thr, scale)
 			}
 			for hd := range H {
 				for e := e0; e < e1; e++ {
@@ -364,7 +367,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 					g.s[e*H+hd] = s
 					g.alpha[e*H+hd] = leaky(s)
 				}
-				softmaxHead(g.alpha, g.keep, e0, e1, H, hd, rk, g.attnDrop, scale)
+				softmaxHead(g.alpha, e0, e1, H, hd)
 			}
 			g.aggregate(o[i*width:(i+1)*width], g.bias, g.z, g.esrc, e0, e1)
 		}
@@ -555,12 +558,10 @@ func foldGATLinSrc(cfg Config, got map[string]NamedTensor) error {
 
 // softmaxHead turns the attention logits of head hd on the edges [e0,e1)
 // of one destination (a[e*H+hd]) into their softmax, computed in float64
-// and max-shifted, and, when keep is set (attention dropout in
-// training), draws each edge's multiplier (0, or scale = 1/(1-p)) from
-// the destination's mask key rk at unit (e-e0)·H+hd, the edge's position
-// in the destination's list. GAT and GATv2 share it; they differ in the
-// logits.
-func softmaxHead[T Float](a, keep []T, e0, e1, H, hd int, rk uint64, p float32, scale T) {
+// and max-shifted. GAT and GATv2 share it; they differ in the logits. The
+// attention-dropout multipliers of the destination's edges are drawn
+// before it, all heads at once (maskRow).
+func softmaxHead[T Float](a []T, e0, e1, H, hd int) {
 	mx := math.Inf(-1)
 	for e := e0; e < e1; e++ {
 		mx = math.Max(mx, float64(a[e*H+hd]))
@@ -573,12 +574,5 @@ func softmaxHead[T Float](a, keep []T, e0, e1, H, hd int, rk uint64, p float32, 
 	}
 	for e := e0; e < e1; e++ {
 		a[e*H+hd] = T(float64(a[e*H+hd]) / sum)
-		if keep != nil {
-			kept := T(0)
-			if sample.MaskUniform(rk, (e-e0)*H+hd) >= p {
-				kept = scale
-			}
-			keep[e*H+hd] = kept
-		}
 	}
 }

@@ -147,6 +147,7 @@ func (g *gatv2Layer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	o := grow(g.o, nd*width)
 	g.o = o
 	scale := T(1 / (1 - float64(g.attnDrop)))
+	thr := sample.MaskThreshold(g.attnDrop)
 	par.Range(nd, ne*hf*3, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
@@ -162,9 +163,11 @@ func (g *gatv2Layer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 					kernels.Axpy(1, g.xe[e*hf:(e+1)*hf], me)
 				}
 			}
-			var rk uint64
 			if drop {
-				rk = sample.MaskKey(p.Key.Seed, int(p.Key.Step), AttnLayer(g.layer), b.Orig[i])
+				// Unit (e-e0)·H+hd of the destination's mask row is the
+				// multiplier of edge e, head hd: keep[e0·H : e1·H] in order.
+				rk := sample.MaskKey(p.Key.Seed, int(p.Key.Step), AttnLayer(g.layer), b.Orig[i])
+				maskRow(g.keep[e0*H:e1*H], rk, thr, scale)
 			}
 			for hd := range H {
 				a := g.att[hd*F : (hd+1)*F]
@@ -175,7 +178,7 @@ func (g *gatv2Layer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 					}
 					g.alpha[e*H+hd] = s
 				}
-				softmaxHead(g.alpha, g.keep, e0, e1, H, hd, rk, g.attnDrop, scale)
+				softmaxHead(g.alpha, e0, e1, H, hd)
 			}
 			g.aggregate(o[i*width:(i+1)*width], g.bias, g.xl, g.esrc, e0, e1)
 		}

@@ -326,8 +326,7 @@ func (h *hetInput[T]) forward(b0 *sample.Block, xs [][]T, train bool, key MaskKe
 		if h.drop {
 			// A copy: xs belongs to the caller, which may reuse it.
 			h.xd[t] = grow(h.xd[t], len(x))
-			copyPar(h.xd[t], x)
-			dropout(h.xd[t], d, h.origT[t], InputLayer, h.inputDrop, key)
+			dropoutRows(h.xd[t], x, d, h.origT[t], InputLayer, h.inputDrop, key, false)
 			x = h.xd[t]
 		}
 		h.xs[t] = x
@@ -370,13 +369,14 @@ func (h *hetInput[T]) backward(dx0 []T, train bool, key MaskKey) {
 		if h.drop {
 			// d(dropped x)/dx is the mask times the inverted-dropout scale.
 			scale := T(1 / (1 - float64(h.inputDrop)))
+			thr := sample.MaskThreshold(h.inputDrop)
 			orig := h.origT[t]
 			par.Range(n, n*d, func(lo, hi int) {
 				for k := lo; k < hi; k++ {
 					rk := sample.MaskKey(key.Seed, int(key.Step), InputLayer, orig[k])
 					row := dx[k*d : (k+1)*d]
 					for u := range row {
-						if sample.MaskUniform(rk, u) < h.inputDrop {
+						if !sample.MaskKeep(rk, u, thr) {
 							row[u] = 0
 						} else {
 							row[u] *= scale

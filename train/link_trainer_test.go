@@ -171,7 +171,10 @@ func TestLinkTrainingLearns(t *testing.T) {
 			ev := &linkEvaluator{g: g, k: 20}
 			tr.Evaluator = ev
 			var ms []metrics.Epoch
-			for tr.Epoch() < 6 {
+			// 8 epochs: at 6 the dot decoder's train accuracy sat at
+			// 0.59-0.60 for one mask stream or another (issue 43 changed
+			// the dropout masks), right on the bar below.
+			for tr.Epoch() < 8 {
 				m, err := tr.RunEpoch()
 				require.NoError(t, err)
 				ms = append(ms, m)

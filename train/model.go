@@ -598,8 +598,7 @@ func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key Mask
 	if train && n.cfg.InputDropout > 0 {
 		// A copy: x belongs to the batch source, which may reuse it.
 		n.xd = grow(n.xd, len(x))
-		copyPar(n.xd, x)
-		dropout(n.xd, n.cfg.InDim, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key)
+		dropoutRows(n.xd, x, n.cfg.InDim, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key, false)
 		x = n.xd
 	}
 	n.xin, n.xsIn, n.key = x, nil, key
@@ -754,42 +753,88 @@ func reluDropout[T floatT](o []T, w int, orig []int64, layer int, train bool, p 
 		})
 		return
 	}
-	dropoutRows(o, w, orig, layer, p, key, true)
+	dropoutRows(o, o, w, orig, layer, p, key, true)
 }
 
 // dropout applies inverted dropout in place to rows of width w (row i is
 // the node with original id orig[i]), without ReLU.
 func dropout[T floatT](o []T, w int, orig []int64, layer int, p float32, key MaskKey) {
-	dropoutRows(o, w, orig, layer, p, key, false)
+	dropoutRows(o, o, w, orig, layer, p, key, false)
 }
 
-// dropoutRows is inverted dropout with the mask keyed by (seed, step,
-// layer, node), preceded by ReLU when relu is set (a loop-invariant branch).
-func dropoutRows[T floatT](o []T, w int, orig []int64, layer int, p float32, key MaskKey, relu bool) {
+// dropoutRows writes into o the inverted dropout of the rows x (o may be
+// x), with the mask keyed by (seed, step, layer, node), preceded by ReLU
+// when relu is set (a loop-invariant branch). Writing o from x in the same
+// pass spares the input dropout a copy of the gathered rows.
+// Each 64-bit hash decides four units (sample.MaskLanes); the keep factor
+// is computed from the sign of draw - threshold, without a branch.
+func dropoutRows[T floatT](o, x []T, w int, orig []int64, layer int, p float32, key MaskKey, relu bool) {
 	scale := T(1 / (1 - float64(p)))
+	t := int32(sample.MaskThreshold(p))
+	// f[1] multiplies a kept unit, f[0] a dropped one: v·f[k] has the bits
+	// of v·k·scale for k = 0, 1 (v·1 is exact), NaN and the sign of zero
+	// included.
+	f := [2]T{0, scale}
 	par.Range(len(orig), len(o), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
-			row := o[i*w : (i+1)*w]
-			for u, v := range row {
-				if relu {
-					v = max(v, 0)
+			row, in := o[i*w:(i+1)*w], x[i*w:(i+1)*w]
+			g := 0
+			for ; (g+1)*sample.MaskLanes <= len(row); g++ {
+				// Four units per word, unrolled over fixed-size arrays so
+				// the loop carries no bounds checks.
+				r := (*[sample.MaskLanes]T)(row[g*sample.MaskLanes:])
+				v := (*[sample.MaskLanes]T)(in[g*sample.MaskLanes:])
+				bits := sample.MaskWord(rk, g)
+				r[0] = dropUnit(v[0], uint32(bits), t, &f, relu)
+				r[1] = dropUnit(v[1], uint32(bits>>16), t, &f, relu)
+				r[2] = dropUnit(v[2], uint32(bits>>32), t, &f, relu)
+				r[3] = dropUnit(v[3], uint32(bits>>48), t, &f, relu)
+			}
+			if u0 := g * sample.MaskLanes; u0 < len(row) {
+				bits := sample.MaskWord(rk, g)
+				for u := u0; u < len(row); u++ {
+					row[u] = dropUnit(in[u], uint32(bits), t, &f, relu)
+					bits >>= 16
 				}
-				keep := 0
-				if sample.MaskUniform(rk, u) >= p {
-					keep = 1
-				}
-				row[u] = v * T(keep) * scale
 			}
 		}
 	})
 }
 
+// dropUnit is one unit of dropoutRows: v (after ReLU when relu is set)
+// times f[1] if its 16-bit draw (the low 16 bits of draw) is at least t,
+// else times f[0]. The index comes from the sign of t-1-draw, without a
+// branch (keep and drop are random, so a branch mispredicts half the time).
+func dropUnit[T floatT](v T, draw uint32, t int32, f *[2]T, relu bool) T {
+	if relu {
+		v = max(v, 0)
+	}
+	return v * f[uint32(t-1-int32(draw&0xffff))>>31]
+}
+
+// maskRow writes into keep the inverted-dropout multipliers of units
+// 0..len(keep)-1 of the mask row rk: scale where the unit is kept (its
+// draw is at least t), else 0. It draws each 64-bit word once for four
+// units.
+func maskRow[T floatT](keep []T, rk uint64, t uint32, scale T) {
+	ti := int32(t)
+	f := [2]T{0, scale}
+	for g := 0; g*sample.MaskLanes < len(keep); g++ {
+		bits := sample.MaskWord(rk, g)
+		u0 := g * sample.MaskLanes
+		for u := u0; u < min(u0+sample.MaskLanes, len(keep)); u++ {
+			keep[u] = f[uint32(ti-1-int32(bits&0xffff))>>31]
+			bits >>= 16
+		}
+	}
+}
+
 // DropoutKeep reports whether dropout with probability p keeps unit `unit`
 // of the layer-`layer` output of the node with original id orig, at the step
 // selected by key. It is the exact rule the model uses (a unit is dropped
-// when its keyed uniform draw is below p); exposed so other code and tests
+// when its keyed 16-bit draw is below sample.MaskThreshold(p)); exposed so other code and tests
 // can reproduce masks.
 func DropoutKeep(key MaskKey, layer int, orig int64, unit int, p float32) bool {
-	return sample.MaskUniform(sample.MaskKey(key.Seed, int(key.Step), layer, orig), unit) >= p
+	return sample.MaskKeep(sample.MaskKey(key.Seed, int(key.Step), layer, orig), unit, sample.MaskThreshold(p))
 }

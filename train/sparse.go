@@ -47,12 +47,13 @@ func (n *net[T]) sparseValues(xs *sample.SparseRows, orig []int64, train bool, k
 		return v
 	}
 	scale := T(1 / (1 - float64(p)))
+	t := sample.MaskThreshold(p)
 	par.Range(xs.Rows(), len(xs.Values), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			rk := sample.MaskKey(key.Seed, int(key.Step), InputLayer, orig[i])
 			for e := xs.Indptr[i]; e < xs.Indptr[i+1]; e++ {
 				keep := 0
-				if sample.MaskUniform(rk, int(xs.Indices[e])) >= p {
+				if sample.MaskKeep(rk, int(xs.Indices[e]), t) {
 					keep = 1
 				}
 				v[e] = T(xs.Values[e]) * T(keep) * scale
