@@ -86,11 +86,11 @@ func NewBF16() (*BF16, error) {
 // project's AVX2 machines, where oneDNN refuses bf16 (status 3), run the
 // whole bf16 path: the weights' copy, the per-call rounding, the blocks.
 func NewBF16Emulated() *BF16 {
-	return &BF16{close: func() {}, path: "emulated bf16 on " + Path()}
+	return &BF16{close: func() {}, path: "emulation"}
 }
 
 // Path names the numeric path of p's products, as kernels.Path does for
-// fp32 ones ("onednn bf16 avx512_core_amx").
+// fp32 ones: "onednn avx512_core_amx", or "emulation".
 func (p *BF16) Path() string { return p.path }
 
 // Close frees p's kernel.

@@ -155,7 +155,7 @@ func newNativeBF16() (*BF16, error) {
 		d.Close()
 		return nil, fmt.Errorf("oneDNN has no bf16 matmul on this CPU at instruction set %s: %w", bf16Class(int(C.dnnl_get_effective_cpu_isa())), err)
 	}
-	path := "onednn bf16 " + bf16Class(int(C.dnnl_get_effective_cpu_isa()))
+	path := "onednn " + bf16Class(int(C.dnnl_get_effective_cpu_isa()))
 	return &BF16{run: d.serial, close: d.Close, path: path}, nil
 }
 
