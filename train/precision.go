@@ -1,10 +1,6 @@
 package train
 
-import (
-	"errors"
-
-	"mpignn/train/kernels"
-)
+import "mpignn/train/kernels"
 
 // Precision of the layers' products (train --precision): at bf16 every
 // matrix product of the message-passing layers (kernels.BF16) rounds its
@@ -33,11 +29,8 @@ func (n *net[T]) roundWeights() {
 	if n.bf16 == nil {
 		return
 	}
-	w, ok := any(n.params).([]float32)
-	if !ok {
-		panic(errors.New("train: a bf16 product on a float64 model")) // UseBF16 is on Model, always float32
-	}
-	n.bf16.SetWeights(w)
+	// Only Model (always float32) sets bf16; a float64 net never has one.
+	n.bf16.SetWeights(any(n.params).([]float32))
 }
 
 // gemm is the product of the layers: kernels.Gemm, or p.BF16's where the

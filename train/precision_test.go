@@ -2,10 +2,14 @@ package train
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // TestTrainBF16 trains models of every kind of layer product (dense and
@@ -48,4 +52,43 @@ func TestTrainBF16(t *testing.T) {
 			require.Less(t, diff, 0.06)
 		})
 	}
+}
+
+// TestBF16FollowsWeights: a bf16 model rounds its weights anew for every
+// pass, so after its weights change (an optimizer step, a restore) its
+// output is that of a model built with the new weights, sampled and
+// layer-wise alike; and at fp32 it is not the bf16 output.
+func TestBF16FollowsWeights(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	cfg := Config{Arch: ArchSAGE, InDim: 24, Hidden: 32, Classes: 6, Layers: 2}
+	var b sample.Batch
+	b.Blocks = synthBlocks(r, []int{3000, 800, 200}, []int{8, 6}, 9)
+	b.X = randFeatures(r, b.Blocks[0].NumSrc()*cfg.InDim)
+	forward := func(m *Model) []float32 {
+		out, err := m.Forward(&b)
+		require.NoError(t, err)
+		return append([]float32(nil), out...)
+	}
+	layer0 := func(m *Model) []float32 {
+		out, err := m.Layerwise().Layer(0, &b.Blocks[0], b.X, nil)
+		require.NoError(t, err)
+		return append([]float32(nil), out...)
+	}
+	newModel := func(seed uint64) *Model {
+		m, err := NewModel(cfg, seed)
+		require.NoError(t, err)
+		p := kernels.NewBF16Emulated()
+		t.Cleanup(p.Close)
+		m.UseBF16(p)
+		return m
+	}
+	changed, fresh := newModel(1), newModel(2)
+	forward(changed) // rounds seed 1's weights
+	layer0(changed)
+	copy(changed.Params(), fresh.Params())
+	require.Equal(t, forward(fresh), forward(changed), "sampled pass after the weights changed")
+	require.Equal(t, layer0(fresh), layer0(changed), "layer-wise pass after the weights changed")
+	fp32, err := NewModel(cfg, 2)
+	require.NoError(t, err)
+	require.NotEqual(t, forward(fp32), forward(fresh), "bf16 and fp32 outputs")
 }

@@ -151,12 +151,12 @@ func newNativeBF16() (*BF16, error) {
 	if err != nil {
 		return nil, err
 	}
+	class := bf16Class(int(C.dnnl_get_effective_cpu_isa()))
 	if _, err := d.prim(bf16Key{m: 1, n: 1, k: 1, lda: 1, ldb: 1, ldc: 1, alpha: 1}); err != nil {
 		d.Close()
-		return nil, fmt.Errorf("oneDNN has no bf16 matmul on this CPU at instruction set %s: %w", bf16Class(int(C.dnnl_get_effective_cpu_isa())), err)
+		return nil, fmt.Errorf("oneDNN has no bf16 matmul on this CPU at instruction set %s: %w", class, err)
 	}
-	path := "onednn " + bf16Class(int(C.dnnl_get_effective_cpu_isa()))
-	return &BF16{run: d.serial, close: d.Close, path: path}, nil
+	return &BF16{run: d.serial, close: d.Close, path: "onednn " + class}, nil
 }
 
 // bf16Class names the bf16 kernel class of a dnnl_cpu_isa_t value
