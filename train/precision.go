@@ -13,14 +13,11 @@ import "mpignn/train/kernels"
 // have a bf16 path; the float64 nets of the gradient checks never do.
 
 // UseBF16 makes the model's layer products bf16 through p (nil: back to
-// fp32), in training and in evaluation. p belongs to the model from now
+// fp32), in training and in evaluation. The model uses p from now
 // on: the model rounds its weights into p before every pass, and its
 // products on p must not overlap with any other use of p. The caller
 // closes p after the model's last pass.
 func (m *Model) UseBF16(p *kernels.BF16) { m.n.bf16 = p }
-
-// BF16 returns the bf16 product UseBF16 gave the model (nil at fp32).
-func (m *Model) BF16() *kernels.BF16 { return m.n.bf16 }
 
 // roundWeights gives the model's bf16 product the current weights, once
 // per pass: the optimizer (or a restore, an import) may have changed them
