@@ -316,7 +316,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	if p.Sparse != nil {
 		kernels.Spmm(p.Sparse.Indptr, p.Sparse.Indices, h, ns, g.w, hf, g.z, false) // h holds the entry values
 	} else {
-		kernels.Gemm(false, false, ns, hf, in, 1, h[:ns*in], in, g.w, hf, 0, g.z, hf)
+		gemm(p, false, false, ns, hf, in, 1, h[:ns*in], in, g.w, hf, 0, g.z, hf)
 	}
 	g.el, g.er = grow(g.el, ns*H), grow(g.er, nd*H)
 	par.Range(ns, ns*hf, func(lo, hi int) {
@@ -340,7 +340,7 @@ func (g *gatLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 			}
 		}
 		g.se = grow(g.se, ne*H)
-		kernels.Gemm(false, false, ne, H, g.edim, 1, g.ef, g.edim, g.u, H, 0, g.se, H)
+		gemm(p, false, false, ne, H, g.edim, 1, g.ef, g.edim, g.u, H, 0, g.se, H)
 	}
 	g.s = grow(g.s, ne*H)
 	drop := g.startPass(p.Train, ne)
@@ -424,7 +424,7 @@ func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 		// The edge term's gradients: gu = efᵀ·ds (a product over the
 		// edges in order), then through u = W_e·att_edge.
 		g.gu = grow(g.gu, g.edim*H)
-		kernels.Gemm(true, false, g.edim, H, ne, 1, g.ef, g.edim, g.ds, H, 0, g.gu, H)
+		gemm(p, true, false, g.edim, H, ne, 1, g.ef, g.edim, g.ds, H, 0, g.gu, H)
 		for d := range g.edim {
 			for hd := range H {
 				gu := g.gu[d*H+hd]
@@ -481,12 +481,12 @@ func (g *gatLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 		kernels.SpmmT(p.Sparse.Indptr, p.Sparse.Indices, h, ns, g.dz, hf, g.gw) // h holds the entry values
 		return nil
 	}
-	kernels.Gemm(true, false, in, hf, ns, 1, h[:ns*in], in, g.dz, hf, 1, g.gw, hf)
+	gemm(p, true, false, in, hf, ns, 1, h[:ns*in], in, g.dz, hf, 1, g.gw, hf)
 	if !wantInput {
 		return nil
 	}
 	g.dh = grow(g.dh, ns*in)
-	kernels.Gemm(false, true, ns, in, hf, 1, g.dz, hf, g.w, hf, 0, g.dh, in)
+	gemm(p, false, true, ns, in, hf, 1, g.dz, hf, g.w, hf, 0, g.dh, in)
 	return g.dh
 }
 

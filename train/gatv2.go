@@ -119,7 +119,7 @@ func project[T Float](p *Pass, h []T, n, in, hf int, w, b, dst []T) {
 	if p.Sparse != nil {
 		kernels.Spmm(p.Sparse.Indptr, p.Sparse.Indices, h, n, w, hf, dst, false) // h holds the entry values
 	} else {
-		kernels.Gemm(false, false, n, hf, in, 1, h[:n*in], in, w, hf, 0, dst, hf)
+		gemm(p, false, false, n, hf, in, 1, h[:n*in], in, w, hf, 0, dst, hf)
 	}
 	par.Range(n, n*hf, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -139,7 +139,7 @@ func (g *gatv2Layer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	project(p, h, nd, in, hf, g.wr, g.br, g.xr)
 	if g.edim > 0 {
 		g.xe = grow(g.xe, ne*hf)
-		kernels.Gemm(false, false, ne, hf, g.edim, 1, g.ef, g.edim, g.we, hf, 0, g.xe, hf)
+		gemm(p, false, false, ne, hf, g.edim, 1, g.ef, g.edim, g.we, hf, 0, g.xe, hf)
 	}
 	g.m = grow(g.m, ne*hf)
 	drop := g.startPass(p.Train, ne)
@@ -268,20 +268,20 @@ func (g *gatv2Layer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInpu
 	colSum(g.dxl, ns, hf, g.gbl)
 	colSum(g.dxr, nd, hf, g.gbr)
 	if g.edim > 0 {
-		kernels.Gemm(true, false, g.edim, hf, ne, 1, g.ef, g.edim, g.dm, hf, 1, g.gwe, hf)
+		gemm(p, true, false, g.edim, hf, ne, 1, g.ef, g.edim, g.dm, hf, 1, g.gwe, hf)
 	}
 	if p.Sparse != nil {
 		kernels.SpmmT(p.Sparse.Indptr, p.Sparse.Indices, h, ns, g.dxl, hf, g.gwl) // h holds the entry values
 		kernels.SpmmT(p.Sparse.Indptr, p.Sparse.Indices, h, nd, g.dxr, hf, g.gwr)
 		return nil
 	}
-	kernels.Gemm(true, false, in, hf, ns, 1, h[:ns*in], in, g.dxl, hf, 1, g.gwl, hf)
-	kernels.Gemm(true, false, in, hf, nd, 1, h[:nd*in], in, g.dxr, hf, 1, g.gwr, hf)
+	gemm(p, true, false, in, hf, ns, 1, h[:ns*in], in, g.dxl, hf, 1, g.gwl, hf)
+	gemm(p, true, false, in, hf, nd, 1, h[:nd*in], in, g.dxr, hf, 1, g.gwr, hf)
 	if !wantInput {
 		return nil
 	}
 	g.dh = grow(g.dh, ns*in)
-	kernels.Gemm(false, true, ns, in, hf, 1, g.dxl, hf, g.wl, hf, 0, g.dh, in)
-	kernels.Gemm(false, true, nd, in, hf, 1, g.dxr, hf, g.wr, hf, 1, g.dh, in)
+	gemm(p, false, true, ns, in, hf, 1, g.dxl, hf, g.wl, hf, 0, g.dh, in)
+	gemm(p, false, true, nd, in, hf, 1, g.dxr, hf, g.wr, hf, 1, g.dh, in)
 	return g.dh
 }

@@ -194,7 +194,7 @@ func (g *gcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	o := grow(g.o, nd*out)
 	g.o = o
 	fillRows(o, nd, g.bias)
-	kernels.Gemm(false, false, nd, out, in, 1, g.agg, in, g.w, out, 1, o, out)
+	gemm(p, false, false, nd, out, in, 1, g.agg, in, g.w, out, 1, o, out)
 	return o
 }
 
@@ -205,13 +205,13 @@ func (g *gcnLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bo
 		g.backwardSparse(p.Sparse, b, h, dz)
 		return nil
 	}
-	kernels.Gemm(true, false, in, out, nd, 1, g.agg, in, dz, out, 1, g.gw, out)
+	gemm(p, true, false, in, out, nd, 1, g.agg, in, dz, out, 1, g.gw, out)
 	if !wantInput {
 		return nil
 	}
 	ns := b.NumSrc()
 	g.dagg = grow(g.dagg, nd*in)
-	kernels.Gemm(false, true, nd, in, out, 1, dz, out, g.w, out, 0, g.dagg, in)
+	gemm(p, false, true, nd, in, out, 1, dz, out, g.w, out, 0, g.dagg, in)
 	dh := grow(g.dh, ns*in)
 	g.dh = dh
 	g.scatter(b, g.dagg, in, dh)

@@ -219,12 +219,12 @@ func (g *ginLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 			h = g.densify(p.Sparse, h)
 		}
 		if g.edim > 0 {
-			g.messages(b, h)
+			g.messages(p, b, h)
 		}
 		g.aggregate(b, h)
 		g.z1 = grow(g.z1, nd*out)
 		fillRows(g.z1, nd, g.b1)
-		kernels.Gemm(false, false, nd, out, in, 1, g.agg, in, g.w1, out, 1, g.z1, out)
+		gemm(p, false, false, nd, out, in, 1, g.agg, in, g.w1, out, 1, g.z1, out)
 	}
 	g.r = grow(g.r, nd*out)
 	par.Range(len(g.r), len(g.r)/4, func(lo, hi int) {
@@ -235,7 +235,7 @@ func (g *ginLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	o := grow(g.o, nd*out)
 	g.o = o
 	fillRows(o, nd, g.b2)
-	kernels.Gemm(false, false, nd, out, out, 1, g.r, out, g.w2, out, 1, o, out)
+	gemm(p, false, false, nd, out, out, 1, g.r, out, g.w2, out, 1, o, out)
 	return o
 }
 
@@ -256,11 +256,11 @@ func (g *ginLayer[T]) densify(x *sample.SparseRows, vals []T) []T {
 }
 
 // messages fills msg with GINE's pre-activations h_j + e_ij·W_e + b_e.
-func (g *ginLayer[T]) messages(b *sample.Block, h []T) {
+func (g *ginLayer[T]) messages(p *Pass, b *sample.Block, h []T) {
 	in, ne := g.in, len(b.Indices)
 	g.msg = grow(g.msg, ne*in)
 	fillRows(g.msg, ne, g.be)
-	kernels.Gemm(false, false, ne, in, g.edim, 1, edgeFeat[T](b), g.edim, g.we, in, 1, g.msg, in)
+	gemm(p, false, false, ne, in, g.edim, 1, edgeFeat[T](b), g.edim, g.we, in, 1, g.msg, in)
 	par.Range(ne, ne*in, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			kernels.Axpy(1, h[int(b.Indices[k])*in:(int(b.Indices[k])+1)*in], g.msg[k*in:(k+1)*in])
@@ -337,9 +337,9 @@ func (g *ginLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 	in, out, nd, ns := g.in, g.out, b.NumDst, b.NumSrc()
 	// The MLP: o = r·W2 + b2, r = ReLU(z1).
 	colSum(dout, nd, out, g.gb2)
-	kernels.Gemm(true, false, out, out, nd, 1, g.r, out, dout, out, 1, g.gw2, out)
+	gemm(p, true, false, out, out, nd, 1, g.r, out, dout, out, 1, g.gw2, out)
 	g.dr = grow(g.dr, nd*out)
-	kernels.Gemm(false, true, nd, out, out, 1, dout, out, g.w2, out, 0, g.dr, out)
+	gemm(p, false, true, nd, out, out, 1, dout, out, g.w2, out, 0, g.dr, out)
 	par.Range(len(g.dr), len(g.dr)/4, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			if g.z1[k] <= 0 {
@@ -360,12 +360,12 @@ func (g *ginLayer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInput 
 	if p.Sparse != nil {
 		h = g.dense
 	}
-	kernels.Gemm(true, false, in, out, nd, 1, g.agg, in, g.dr, out, 1, g.gw1, out)
+	gemm(p, true, false, in, out, nd, 1, g.agg, in, g.dr, out, 1, g.gw1, out)
 	g.da = grow(g.da, nd*in)
-	kernels.Gemm(false, true, nd, in, out, 1, g.dr, out, g.w1, out, 0, g.da, in)
+	gemm(p, false, true, nd, in, out, 1, g.dr, out, g.w1, out, 0, g.da, in)
 	g.epsGrad(g.da, h, nd, in)
 	if g.edim > 0 {
-		g.edgeGrads(b)
+		g.edgeGrads(p, b)
 	}
 	if !wantInput || p.Sparse != nil {
 		return nil
@@ -397,7 +397,7 @@ func (g *ginLayer[T]) epsGrad(d, x []T, nd, w int) {
 
 // edgeGrads computes GINE's message gradients dmsg_e = da_i ⊙ [msg_e > 0]
 // for every edge e ending at i and adds W_e's and b_e's gradients.
-func (g *ginLayer[T]) edgeGrads(b *sample.Block) {
+func (g *ginLayer[T]) edgeGrads(p *Pass, b *sample.Block) {
 	in, nd, ne := g.in, b.NumDst, len(b.Indices)
 	g.dmsg = grow(g.dmsg, ne*in)
 	par.Range(nd, ne*in, func(lo, hi int) {
@@ -415,7 +415,7 @@ func (g *ginLayer[T]) edgeGrads(b *sample.Block) {
 		}
 	})
 	colSum(g.dmsg, ne, in, g.gbe)
-	kernels.Gemm(true, false, g.edim, in, ne, 1, edgeFeat[T](b), g.edim, g.dmsg, in, 1, g.gwe, in)
+	gemm(p, true, false, g.edim, in, ne, 1, edgeFeat[T](b), g.edim, g.dmsg, in, 1, g.gwe, in)
 }
 
 // scatter writes into d (NumSrc x w) the adjoint of the aggregation

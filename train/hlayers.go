@@ -313,11 +313,11 @@ func (s *hsageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		s.hg[t], s.og[t] = hg, og
 		gatherRows(h, in, idx, hg)
 		fillRows(og, n, bs)
-		kernels.Gemm(false, false, n, out, in, 1, hg, in, ws, out, 1, og, out)
+		gemm(p, false, false, n, out, in, 1, hg, in, ws, out, 1, og, out)
 		for _, r := range rels {
-			kernels.Gemm(false, false, n, out, in, 1, s.rm.agg[r], in, s.wNeigh[r], out, 1, og, out)
+			gemm(p, false, false, n, out, in, 1, s.rm.agg[r], in, s.wNeigh[r], out, 1, og, out)
 			if ed := s.rm.ed; ed > 0 {
-				kernels.Gemm(false, false, n, out, ed, 1, s.rm.eagg[r], ed, s.wEdge[r], out, 1, og, out)
+				gemm(p, false, false, n, out, ed, 1, s.rm.eagg[r], ed, s.wEdge[r], out, 1, og, out)
 			}
 		}
 		scatterRows(og, out, idx, s.o, false)
@@ -325,7 +325,7 @@ func (s *hsageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	return s.o
 }
 
-func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput bool) []T {
+func (s *hsageLayer[T]) Backward(p *Pass, b *sample.Block, _, dz []T, wantInput bool) []T {
 	in, out := s.in, s.out
 	if wantInput {
 		s.dh = grow(s.dh, b.NumSrc()*in)
@@ -344,24 +344,24 @@ func (s *hsageLayer[T]) Backward(_ *Pass, b *sample.Block, _, dz []T, wantInput 
 		gw, gb := s.gtmp[:in*out], s.gtmp[in*out:]
 		clear(gb)
 		colSum(dg, n, out, gb)
-		kernels.Gemm(true, false, in, out, n, 1, s.hg[t], in, dg, out, 0, gw, out)
+		gemm(p, true, false, in, out, n, 1, s.hg[t], in, dg, out, 0, gw, out)
 		for _, r := range rels {
 			kernels.Axpy(1, gb, s.gBias[r])
 			kernels.Axpy(1, gw, s.gRoot[r])
-			kernels.Gemm(true, false, in, out, n, 1, s.rm.agg[r], in, dg, out, 1, s.gNeigh[r], out)
+			gemm(p, true, false, in, out, n, 1, s.rm.agg[r], in, dg, out, 1, s.gNeigh[r], out)
 			if ed := s.rm.ed; ed > 0 {
-				kernels.Gemm(true, false, ed, out, n, 1, s.rm.eagg[r], ed, dg, out, 1, s.gEdge[r], out)
+				gemm(p, true, false, ed, out, n, 1, s.rm.eagg[r], ed, dg, out, 1, s.gEdge[r], out)
 			}
 		}
 		if !wantInput {
 			continue
 		}
 		s.dhg = grow(s.dhg, n*in)
-		kernels.Gemm(false, true, n, in, out, 1, dg, out, s.wsum[t], out, 0, s.dhg, in)
+		gemm(p, false, true, n, in, out, 1, dg, out, s.wsum[t], out, 0, s.dhg, in)
 		scatterRows(s.dhg, in, idx, s.dh, true)
 		for _, r := range rels {
 			s.rm.dagg[r] = grow(s.rm.dagg[r], n*in)
-			kernels.Gemm(false, true, n, in, out, 1, dg, out, s.wNeigh[r], out, 0, s.rm.dagg[r], in)
+			gemm(p, false, true, n, in, out, 1, dg, out, s.wNeigh[r], out, 0, s.rm.dagg[r], in)
 		}
 	}
 	if !wantInput {
@@ -542,7 +542,7 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	o := grow(g.o, nd*out)
 	g.o = o
 	fillRows(o, nd, g.bias)
-	kernels.Gemm(false, false, nd, out, in, 1, h[:nd*in], in, g.wSelf, out, 1, o, out)
+	gemm(p, false, false, nd, out, in, 1, h[:nd*in], in, g.wSelf, out, 1, o, out)
 	for t, rels := range g.rm.inRels {
 		idx := g.rm.idx[t]
 		n := len(idx)
@@ -553,9 +553,9 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		g.og[t] = og
 		clearPar(og)
 		for _, r := range rels {
-			kernels.Gemm(false, false, n, out, in, 1, g.rm.agg[r], in, g.weight(r), out, 1, og, out)
+			gemm(p, false, false, n, out, in, 1, g.rm.agg[r], in, g.weight(r), out, 1, og, out)
 			if ed := g.rm.ed; ed > 0 {
-				kernels.Gemm(false, false, n, out, ed, 1, g.rm.eagg[r], ed, g.wEdge[r], out, 1, og, out)
+				gemm(p, false, false, n, out, ed, 1, g.rm.eagg[r], ed, g.wEdge[r], out, 1, og, out)
 			}
 		}
 		scatterRows(og, out, idx, o, true)
@@ -563,18 +563,18 @@ func (g *rgcnLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	return o
 }
 
-func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
+func (g *rgcnLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
 	in, out, nd := g.in, g.out, b.NumDst
 	sz := in * out
 	colSum(dz, nd, out, g.gBias)
-	kernels.Gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, g.gSelf, out)
+	gemm(p, true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, g.gSelf, out)
 	if g.bases > 0 {
 		g.gwr = grow(g.gwr, len(g.rels)*sz)
 		clear(g.gwr)
 	}
 	if wantInput {
 		g.dh = grow(g.dh, b.NumSrc()*in)
-		kernels.Gemm(false, true, nd, in, out, 1, dz, out, g.wSelf, out, 0, g.dh[:nd*in], in)
+		gemm(p, false, true, nd, in, out, 1, dz, out, g.wSelf, out, 0, g.dh[:nd*in], in)
 		clearPar(g.dh[nd*in:])
 	}
 	for t, rels := range g.rm.inRels {
@@ -592,13 +592,13 @@ func (g *rgcnLayer[T]) Backward(_ *Pass, b *sample.Block, h, dz []T, wantInput b
 			} else {
 				gw = g.gwr[r*sz : (r+1)*sz]
 			}
-			kernels.Gemm(true, false, in, out, n, 1, g.rm.agg[r], in, dg, out, 1, gw, out)
+			gemm(p, true, false, in, out, n, 1, g.rm.agg[r], in, dg, out, 1, gw, out)
 			if ed := g.rm.ed; ed > 0 {
-				kernels.Gemm(true, false, ed, out, n, 1, g.rm.eagg[r], ed, dg, out, 1, g.gEdge[r], out)
+				gemm(p, true, false, ed, out, n, 1, g.rm.eagg[r], ed, dg, out, 1, g.gEdge[r], out)
 			}
 			if wantInput {
 				g.rm.dagg[r] = grow(g.rm.dagg[r], n*in)
-				kernels.Gemm(false, true, n, in, out, 1, dg, out, g.weight(r), out, 0, g.rm.dagg[r], in)
+				gemm(p, false, true, n, in, out, 1, dg, out, g.weight(r), out, 0, g.rm.dagg[r], in)
 			}
 		}
 	}

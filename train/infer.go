@@ -54,7 +54,10 @@ func (lw Layerwise) JKOutput(rows [][]float32, n int) ([]float32, error) {
 }
 
 // Layerwise returns the model's layer-wise inference view.
-func (m *Model) Layerwise() Layerwise { return Layerwise{m: m} }
+func (m *Model) Layerwise() Layerwise {
+	m.n.roundWeights() // a bf16 model's weights as they are now, for every layer it runs
+	return Layerwise{m: m}
+}
 
 // NumLayers returns the number of message-passing layers.
 func (lw Layerwise) NumLayers() int { return lw.m.n.cfg.Layers }
@@ -173,7 +176,7 @@ func (lw Layerwise) layer(l int, b *sample.Block, h []float32, xs *sample.Sparse
 	if want := b.NumSrc() * in; xs == nil && len(h) != want {
 		return nil, fmt.Errorf("infer layer %d: got %d input values, want %d (%d nodes x %d)", l, len(h), want, b.NumSrc(), in)
 	}
-	p := Pass{Sparse: xs}
+	p := Pass{Sparse: xs, BF16: n.bf16}
 	if (l > 0 || lw.FirstLayerSrcDegree()) && lw.NeedsSrcDegree() {
 		if len(srcDeg) != b.NumSrc() {
 			return nil, fmt.Errorf("infer layer %d: got %d source degrees for %d nodes", l, len(srcDeg), b.NumSrc())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // Float is the element type of the generic model core: float32 in
@@ -53,6 +54,9 @@ type Pass struct {
 	// one per entry, instead of dense rows, and the input gradient is not
 	// asked for. Nil otherwise.
 	Sparse *sample.SparseRows
+	// BF16, if set, runs the layer's matrix products with bf16 inputs
+	// (Model.UseBF16; precision.go); nil runs them in fp32.
+	BF16 *kernels.BF16
 }
 
 // Layer is one message-passing layer over a sampled block: it maps the

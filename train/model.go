@@ -10,6 +10,7 @@ import (
 	"mpignn/config"
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // Config describes a model: its architecture (a registry name, see Archs)
@@ -468,6 +469,9 @@ type net[T floatT] struct {
 	// (forwardSparse), nil when it read dense rows.
 	xsIn *sample.SparseRows
 	key  MaskKey // the masks of the last forward, for backward
+	// bf16 runs the layers' products with bf16 inputs (Model.UseBF16);
+	// nil: fp32.
+	bf16 *kernels.BF16
 }
 
 // newNet builds the layers of cfg over params; grads is the gradient
@@ -607,6 +611,7 @@ func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key Mask
 
 // forwardLayers runs the layers over the input rows x of blocks[0]'s nodes.
 func (n *net[T]) forwardLayers(blocks []sample.Block, x []T, train bool, key MaskKey) {
+	n.roundWeights()
 	if n.bw != nil {
 		n.forwardBetween(blocks, x, train, key)
 		return
@@ -628,7 +633,7 @@ func (n *net[T]) forwardLayers(blocks []sample.Block, x []T, train bool, key Mas
 
 // pass describes layer l's part of a pass over blocks.
 func (n *net[T]) pass(blocks []sample.Block, l int, train bool, key MaskKey) Pass {
-	p := Pass{Train: train, Key: key}
+	p := Pass{Train: train, Key: key, BF16: n.bf16}
 	if l > 0 {
 		p.Prev = &blocks[l-1]
 	} else {

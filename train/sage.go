@@ -162,9 +162,9 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	if p.Sparse != nil {
 		switch {
 		case s.commutes():
-			return s.forwardSparse(p.Sparse, b, h)
+			return s.forwardSparse(p, b, h)
 		case s.aggr == SAGEPool:
-			return s.forwardSparsePool(p.Sparse, b, h)
+			return s.forwardSparsePool(p, b, h)
 		}
 		s.xd = densify(p.Sparse, h, s.in, s.xd)
 		h = s.xd
@@ -181,7 +181,7 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 		ns := b.NumSrc()
 		s.q = grow(s.q, ns*in)
 		fillRows(s.q, ns, s.bPool)
-		kernels.Gemm(false, false, ns, in, in, 1, h, in, s.wPool, in, 1, s.q, in)
+		gemm(p, false, false, ns, in, in, 1, h, in, s.wPool, in, 1, s.q, in)
 		reluPar(s.q)
 		s.arg = growIdx(s.arg, nd*in)
 		maxAggregate(b, s.q, in, s.agg, s.arg)
@@ -191,8 +191,8 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	fillRows(o, nd, s.bias)
 	// Destinations are the first NumDst sources, so h[:nd*in] are their
 	// own rows.
-	kernels.Gemm(false, false, nd, out, in, 1, h[:nd*in], in, s.wSelf, out, 1, o, out)
-	kernels.Gemm(false, false, nd, out, in, 1, s.agg, in, s.wNeigh, out, 1, o, out)
+	gemm(p, false, false, nd, out, in, 1, h[:nd*in], in, s.wSelf, out, 1, o, out)
+	gemm(p, false, false, nd, out, in, 1, s.agg, in, s.wNeigh, out, 1, o, out)
 	return o
 }
 
@@ -202,25 +202,25 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 	if p.Sparse != nil {
 		switch {
 		case s.commutes():
-			s.backwardSparse(p.Sparse, b, h, dz)
+			s.backwardSparse(p, b, h, dz)
 			return nil
 		case s.aggr == SAGEPool:
-			s.backwardSparsePool(p.Sparse, b, h, dz)
+			s.backwardSparsePool(p, b, h, dz)
 			return nil
 		}
 		// The rows Forward densified; a sparse layer 0 is never asked
 		// for its input gradient.
 		h, wantInput = s.xd, false
 	}
-	kernels.Gemm(true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, s.gSelf, out)
-	kernels.Gemm(true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
+	gemm(p, true, false, in, out, nd, 1, h[:nd*in], in, dz, out, 1, s.gSelf, out)
+	gemm(p, true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
 	pool := s.aggr == SAGEPool
 	if !wantInput && !pool {
 		return nil
 	}
 	ns := b.NumSrc()
 	s.dagg = grow(s.dagg, nd*in)
-	kernels.Gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
+	gemm(p, false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
 	if pool {
 		// dq: the max's adjoint, then through the ReLU; W_pool and b_pool
 		// get hᵀ·dq and its column sums; the input gets dq·W_poolᵀ plus
@@ -228,20 +228,20 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 		s.dq = grow(s.dq, ns*in)
 		maxScatter(&s.bt, b, s.dagg, s.arg, in, s.dq)
 		reluMask(s.dq, s.q)
-		kernels.Gemm(true, false, in, in, ns, 1, h, in, s.dq, in, 1, s.gPool, in)
+		gemm(p, true, false, in, in, ns, 1, h, in, s.dq, in, 1, s.gPool, in)
 		colSum(s.dq, ns, in, s.gbPool)
 		if !wantInput {
 			return nil
 		}
 		dh := grow(s.dh, ns*in)
 		s.dh = dh
-		kernels.Gemm(false, true, ns, in, in, 1, s.dq, in, s.wPool, in, 0, dh, in)
-		kernels.Gemm(false, true, nd, in, out, 1, dz, out, s.wSelf, out, 1, dh[:nd*in], in)
+		gemm(p, false, true, ns, in, in, 1, s.dq, in, s.wPool, in, 0, dh, in)
+		gemm(p, false, true, nd, in, out, 1, dz, out, s.wSelf, out, 1, dh[:nd*in], in)
 		return dh
 	}
 	dh := grow(s.dh, ns*in)
 	s.dh = dh
-	kernels.Gemm(false, true, nd, in, out, 1, dz, out, s.wSelf, out, 0, dh[:nd*in], in)
+	gemm(p, false, true, nd, in, out, 1, dz, out, s.wSelf, out, 0, dh[:nd*in], in)
 	clearPar(dh[nd*in:])
 	switch s.aggr {
 	case SAGEMean, SAGESum:
@@ -256,7 +256,8 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 // aggregator: the self term X_dst·W_self directly, the neighbour term as
 // the mean or sum of X·W_neigh over each destination's sources (either
 // commutes with the projection).
-func (s *sageLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals []T) []T {
+func (s *sageLayer[T]) forwardSparse(p *Pass, b *sample.Block, vals []T) []T {
+	x := p.Sparse
 	out, nd, ns := s.out, b.NumDst, b.NumSrc()
 	s.pn = grow(s.pn, ns*out)
 	kernels.Spmm(x.Indptr, x.Indices, vals, ns, s.wNeigh, out, s.pn, false)
@@ -279,7 +280,8 @@ func (s *sageLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals
 // backwardSparse adds the weight gradients of a sparse layer 0 under a
 // linear aggregator: W_self gets X_dstᵀ·dz, W_neigh gets Xᵀ·dpn with dpn
 // the aggregate's adjoint applied to dz.
-func (s *sageLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, vals, dz []T) {
+func (s *sageLayer[T]) backwardSparse(p *Pass, b *sample.Block, vals, dz []T) {
+	x := p.Sparse
 	out, nd, ns := s.out, b.NumDst, b.NumSrc()
 	kernels.SpmmT(x.Indptr, x.Indices, vals, nd, dz, out, s.gSelf)
 	s.dpn = grow(s.dpn, ns*out)
@@ -292,7 +294,8 @@ func (s *sageLayer[T]) backwardSparse(x *sample.SparseRows, b *sample.Block, val
 // projection's linear part X·W_pool reads the stored entries only (the
 // ReLU and the max follow it, so it is exact), as does the root term
 // X_dst·W_self.
-func (s *sageLayer[T]) forwardSparsePool(x *sample.SparseRows, b *sample.Block, vals []T) []T {
+func (s *sageLayer[T]) forwardSparsePool(p *Pass, b *sample.Block, vals []T) []T {
+	x := p.Sparse
 	in, out, nd, ns := s.in, s.out, b.NumDst, b.NumSrc()
 	s.q = grow(s.q, ns*in)
 	fillRows(s.q, ns, s.bPool)
@@ -304,7 +307,7 @@ func (s *sageLayer[T]) forwardSparsePool(x *sample.SparseRows, b *sample.Block, 
 	o := grow(s.o, nd*out)
 	s.o = o
 	fillRows(o, nd, s.bias)
-	kernels.Gemm(false, false, nd, out, in, 1, s.agg, in, s.wNeigh, out, 1, o, out)
+	gemm(p, false, false, nd, out, in, 1, s.agg, in, s.wNeigh, out, 1, o, out)
 	kernels.Spmm(x.Indptr, x.Indices, vals, nd, s.wSelf, out, o, true)
 	return o
 }
@@ -313,12 +316,13 @@ func (s *sageLayer[T]) forwardSparsePool(x *sample.SparseRows, b *sample.Block, 
 // pool: W_self gets X_dstᵀ·dz, W_neigh aggᵀ·dz, and W_pool Xᵀ·dq with dq
 // the max's and the ReLU's adjoints applied to dz·W_neighᵀ (b_pool its
 // column sums).
-func (s *sageLayer[T]) backwardSparsePool(x *sample.SparseRows, b *sample.Block, vals, dz []T) {
+func (s *sageLayer[T]) backwardSparsePool(p *Pass, b *sample.Block, vals, dz []T) {
+	x := p.Sparse
 	in, out, nd, ns := s.in, s.out, b.NumDst, b.NumSrc()
 	kernels.SpmmT(x.Indptr, x.Indices, vals, nd, dz, out, s.gSelf)
-	kernels.Gemm(true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
+	gemm(p, true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
 	s.dagg = grow(s.dagg, nd*in)
-	kernels.Gemm(false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
+	gemm(p, false, true, nd, in, out, 1, dz, out, s.wNeigh, out, 0, s.dagg, in)
 	s.dq = grow(s.dq, ns*in)
 	maxScatter(&s.bt, b, s.dagg, s.arg, in, s.dq)
 	reluMask(s.dq, s.q)

@@ -477,6 +477,7 @@ type threadModelCase struct {
 	cfg    Config
 	sparse bool // layer 0 reads CSR rows
 	link   bool // pairs instead of labels
+	bf16   bool // the layers' products in bf16 (emulated: kernels.NewBF16Emulated)
 }
 
 func threadModelCases() []threadModelCase {
@@ -564,6 +565,11 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 	}
 	m, err := NewModel(tc.cfg, 5)
 	require.NoError(t, err)
+	if tc.bf16 {
+		p := kernels.NewBF16Emulated()
+		defer p.Close()
+		m.UseBF16(p)
+	}
 	opt, err := optim.NewAdam(len(m.Params()), optim.DefaultAdam(0.01, 1e-4))
 	require.NoError(t, err)
 	var out []uint64

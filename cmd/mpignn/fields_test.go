@@ -68,6 +68,7 @@ func TestFieldFlags(t *testing.T) {
 		"GCNNorm": "--gcn-norm", "Trainer.Recipe.Optimizer": "--optimizer", "Trainer.Recipe.Momentum": "--momentum",
 		"Trainer.Recipe.Nesterov": "--nesterov", "Trainer.Recipe.LRSchedule": "--lr-schedule", "Trainer.Recipe.Warmup": "--warmup",
 		"Trainer.Recipe.ClipGradNorm": "--clip-grad-norm", "Trainer.Recipe.EarlyStop": "--early-stop",
+		"Precision": "--precision",
 	} {
 		found := false
 		for _, ty := range types {

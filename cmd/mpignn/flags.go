@@ -294,6 +294,41 @@ func setISA(isa string) error {
 	return nil
 }
 
+// precisionValue is --precision: the flag package refuses a value
+// kernels.CheckPrecision refuses (a usage error, before any work).
+type precisionValue struct{ p *string }
+
+func (v precisionValue) String() string {
+	if v.p == nil {
+		return kernels.PrecisionFP32
+	}
+	return *v.p
+}
+
+func (v precisionValue) Set(s string) error {
+	if err := kernels.CheckPrecision(s); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), strconv.Quote(s)+": "))
+	}
+	*v.p = s
+	return nil
+}
+
+// addPrecisionFlag declares --precision (dtrain.TrainConfig.Precision),
+// whose default is fp32.
+func addPrecisionFlag(fs *flag.FlagSet, p *string) {
+	*p = kernels.PrecisionFP32
+	fs.Var(precisionValue{p}, "precision", "precision of the layers' matrix products, `fp32` or bf16: bf16 inputs (activations, and the weights\n"+
+		"rounded once per step) with fp32 accumulation, fp32 master weights, gradients and optimizer; needs a CPU\n"+
+		"with AVX512_BF16 or AMX-BF16 (refused elsewhere); a resume keeps the checkpoint's (docs/training.md)")
+}
+
+// emulateBF16Env, set to 1, makes --precision bf16 run on
+// kernels.NewBF16Emulated instead of refusing a CPU without bf16
+// (dtrain.TrainConfig.EmulateBF16). FOR TESTS ONLY: it lets the
+// end-to-end tests of machines without bf16 run the bf16 path; it is
+// slower than fp32 and deliberately not a flag.
+const emulateBF16Env = "MPIGNN_TEST_EMULATE_BF16"
+
 // addCacheFlag declares --cache-mb, the size of the feature store's hot
 // remote-row cache (dsample.StoreOptions.CacheMB).
 func addCacheFlag(fs *flag.FlagSet, p *float64) {

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,4 +113,38 @@ func TestSharedFlagsKeepTheirInterface(t *testing.T) {
 		assert.NotEmpty(t, f.Usage, "--%s has no help", f.Name)
 	})
 	assert.Equal(t, want, got)
+}
+
+// TestPrecisionFlag: --precision takes fp32 (the default) and bf16 into
+// TrainConfig.Precision and refuses anything else while parsing; the
+// tests-only emulation comes from the environment, never from a flag.
+func TestPrecisionFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		env      string
+		want     string
+		emulated bool
+		err      string
+	}{
+		{name: "default", want: "fp32"},
+		{name: "bf16", args: []string{"--precision", "bf16"}, want: "bf16"},
+		{name: "fp32", args: []string{"--precision", "fp32"}, want: "fp32"},
+		{name: "emulated", args: []string{"--precision", "bf16"}, env: "1", want: "bf16", emulated: true},
+		{name: "env not 1", args: []string{"--precision", "bf16"}, env: "yes", want: "bf16"},
+		{name: "fp16", args: []string{"--precision", "fp16"}, err: `--precision "fp16": want one of fp32, bf16`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(emulateBF16Env, tc.env)
+			f, err := parseTrain(append([]string{"--parts", "p"}, tc.args...))
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, f.cfg.Precision)
+			assert.Equal(t, tc.emulated, f.cfg.EmulateBF16)
+			assert.Equal(t, tc.want == "bf16", strings.Contains(f.settingsLine(), " --precision bf16"), f.settingsLine())
+		})
+	}
 }

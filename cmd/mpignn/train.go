@@ -117,6 +117,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress output (the transport and final lines still print)")
 	addThreadsFlag(fs, &f.threads)
 	addISAFlag(fs, &f.isa)
+	addPrecisionFlag(fs, &c.Precision)
 	addTimeoutFlag(fs, &f.timeout)
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", cpuProfileHelp)
 	fs.IntVar(&c.Trainer.Prefetch, "prefetch", 0, "training batches fetched (sampled and gathered) ahead while the current step computes (default 0 = off: it did not pay on 2 cores, see BENCHMARKS.md; ignored with learnable embeddings); results are the same")
@@ -149,6 +150,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	}
 	f.methodSet = flagSet(fs, "method")
 	f.shared = startupFields("train", fs)
+	c.EmulateBF16 = os.Getenv(emulateBF16Env) == "1"
 	if err := parseCheckpointEvery(*ckEvery, &c.Run); err != nil {
 		return nil, err
 	}
@@ -488,6 +490,9 @@ func (f *trainFlags) settingsLine() string {
 	}
 	if c.UseEdgeFeat {
 		s += " --use-edge-feat"
+	}
+	if c.Precision == kernels.PrecisionBF16 {
+		s += " --precision bf16"
 	}
 	if len(f.taskDefaults) > 0 {
 		s += fmt.Sprintf(" (%s: --task %s defaults)", strings.Join(f.taskDefaults, " "), task)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"mpignn/collectives"
+	"mpignn/config"
 	"mpignn/internal/intrange"
 	"mpignn/train"
 	"mpignn/train/kernels"
@@ -18,8 +19,8 @@ import (
 // runs as well (each rank's gradients are summed as always), but its bits
 // differ from a job on one path; uniform says whether it is on one.
 // Collective.
-func jobKernels(c *collectives.Comm) (desc string, uniform bool, err error) {
-	all, counts, err := collectives.Allgatherv(c, []byte(kernels.Path()))
+func jobKernels(c *collectives.Comm, path string) (desc string, uniform bool, err error) {
+	all, counts, err := collectives.Allgatherv(c, []byte(path))
 	if err != nil {
 		return "", false, fmt.Errorf("kernels: gather the ranks' paths: %w", err)
 	}
@@ -61,11 +62,46 @@ func describePaths(paths []string) (string, bool) {
 // (jobKernels) that train prints, for the other commands that compute
 // (predict, embed). Collective.
 func KernelsLine(c *collectives.Comm) (string, error) {
-	desc, uniform, err := jobKernels(c)
+	desc, uniform, err := jobKernels(c, rankPath(nil))
 	if err != nil {
 		return "", err
 	}
 	return kernelsLine(desc, uniform), nil
+}
+
+// rankPath is this rank's numeric path: kernels.Path, and with bf16 layer
+// products (bf16 not nil) theirs beside it ("onednn fp32 avx512_core,
+// layers bf16 on onednn avx512_core_amx"): the heads and the maps between
+// the layers stay fp32.
+func rankPath(bf16 *kernels.BF16) string {
+	if bf16 == nil {
+		return kernels.Path()
+	}
+	return kernels.Path() + ", layers bf16 on " + bf16.Path()
+}
+
+// openBF16 returns the layers' bf16 product of a run at Precision bf16
+// (nil at fp32), refused with one line naming the field where a rank's CPU
+// has none (kernels.ErrNoBF16). It is collective: every rank fails
+// together.
+func openBF16(c *collectives.Comm, cfg TrainConfig) (*kernels.BF16, error) {
+	if cfg.Precision != kernels.PrecisionBF16 {
+		return nil, nil
+	}
+	var bf16 *kernels.BF16
+	var err error
+	if cfg.EmulateBF16 {
+		bf16 = kernels.NewBF16Emulated()
+	} else if bf16, err = kernels.NewBF16(); err != nil {
+		err = config.Errorf("{Precision} %s: %v", cfg.Precision, err)
+	}
+	if err := collectives.Agree(c, err); err != nil {
+		if bf16 != nil {
+			bf16.Close()
+		}
+		return nil, err
+	}
+	return bf16, nil
 }
 
 // kernelsLine is the start-up line rank 0 prints about the numeric path.

@@ -67,6 +67,7 @@ func settingNames() map[string]setting {
 		"run.temporal.strict":         {"{Loader.Temporal.Strict}", "false"},
 		"run.temporal.seed_time":      {"{Loader.SeedTime}", "unset"},
 		"run.eval":                    {"{Eval}", "sampled"},
+		"run.precision":               {"{Precision}", "fp32"},
 		"model.arch":                  {"{Model.Arch}", ""},
 		"model.in_dim":                {"the partition's feature width", ""},
 		"model.hidden":                {"{Model.Hidden}", ""},
@@ -272,6 +273,9 @@ func CheckpointSettings(ck *train.Checkpoint, ranks int) ([][2]string, error) {
 	add := func(name, value string) { out = append(out, [2]string{name, value}) }
 	if ri.Metric != "" {
 		add("Trainer.Metric", ri.Metric)
+	}
+	if ri.Precision != "" {
+		add("Precision", ri.Precision)
 	}
 	if r := ri.Recipe; r != nil {
 		if r.Optimizer != "" {

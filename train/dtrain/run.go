@@ -18,6 +18,7 @@ import (
 	"mpignn/partition"
 	"mpignn/sample/dsample"
 	"mpignn/train"
+	"mpignn/train/kernels"
 	"mpignn/train/metrics"
 )
 
@@ -112,6 +113,19 @@ type TrainConfig struct {
 	// Settings is the command line's resolved settings, kept in the run
 	// info for the record (not compared on resume).
 	Settings string
+	// Precision is the precision of the layers' matrix products:
+	// kernels.PrecisionFP32 (also what "" means) or PrecisionBF16, bf16
+	// inputs with fp32 accumulation (train.Model.UseBF16), which every
+	// rank's CPU must support (kernels.NewBF16). It is part of the
+	// checkpoint's run info: a resume continues at its checkpoint's.
+	Precision string
+	// EmulateBF16 is FOR TESTS ONLY: Precision bf16 then runs on
+	// kernels.NewBF16Emulated (bf16 rounding, fp32 kernel) instead of
+	// being refused on a CPU without bf16, so that the tests of machines
+	// without it cover the bf16 path end to end. It is slower than fp32
+	// and not a user setting (the command line takes it from an
+	// environment variable the tests set).
+	EmulateBF16 bool
 	// Reporter, if set, also receives every rank's progress (tests).
 	Reporter train.Reporter
 }
@@ -174,6 +188,10 @@ type runInfo struct {
 	// the record and for the line a resume on another path prints; like
 	// Settings it is not compared (a resume may change it).
 	Kernels string `json:"kernels,omitempty"`
+	// Precision is TrainConfig.Precision when it is bf16 (absent at fp32,
+	// as in checkpoints written before it existed): compared on resume,
+	// since a model trained on bf16 products continues on them.
+	Precision string `json:"precision,omitempty"`
 }
 
 // temporalRunInfo records temporal sampling in the run info: a resume must
@@ -215,6 +233,11 @@ func (c *TrainConfig) Validate() error {
 	}
 	if err := config.In("Run", c.Run.Validate()); err != nil {
 		return err
+	}
+	if c.Precision != "" {
+		if err := kernels.CheckPrecision(c.Precision); err != nil {
+			return config.Errorf("{Precision} %v", err)
+		}
 	}
 	switch {
 	case c.Resume && c.Run.CheckpointDir == "":
@@ -356,7 +379,14 @@ func Train(c *collectives.Comm, cfg TrainConfig) (*Result, error) {
 	if err := prepareOutputs(c, &cfg, &made, out); err != nil {
 		return nil, err
 	}
-	j, err := openJob(c, cfg, t, out)
+	bf16, err := openBF16(c, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if bf16 != nil {
+		defer bf16.Close()
+	}
+	j, err := openJob(c, cfg, t, out, bf16)
 	if err != nil {
 		return nil, err
 	}
@@ -403,6 +433,7 @@ type job struct {
 	sparse   *sparseInputs       // learnable input embeddings (nil without)
 	typed    dsample.TypedInputs // heterogeneous inputs, nil otherwise
 	kern     string              // the numeric path (jobKernels)
+	bf16     *kernels.BF16       // the layers' bf16 products; nil at fp32
 }
 
 // openJob loads the partition, resolves the run's options and model for
@@ -410,12 +441,12 @@ type job struct {
 // batch source and evaluator (and the learnable embeddings), and prints
 // the kernels, transport and layout lines. It is collective; the caller
 // closes the job.
-func openJob(c *collectives.Comm, cfg TrainConfig, t task, out io.Writer) (*job, error) {
+func openJob(c *collectives.Comm, cfg TrainConfig, t task, out io.Writer, bf16 *kernels.BF16) (*job, error) {
 	part, err := openPart(c, cfg.PartDir)
 	if err != nil {
 		return nil, err
 	}
-	j := &job{c: c, cfg: cfg, task: t, out: out, meta: part.Meta}
+	j := &job{c: c, cfg: cfg, task: t, out: out, meta: part.Meta, bf16: bf16}
 	if err := j.resolve(); err != nil {
 		return nil, err
 	}
@@ -437,7 +468,7 @@ func openJob(c *collectives.Comm, cfg TrainConfig, t task, out io.Writer) (*job,
 		j.typed = j.het.typedInputs(j.data.store, j.sparse.embOf())
 		j.data.src.SetTypedInputs(j.typed)
 	}
-	kern, uniform, err := jobKernels(c)
+	kern, uniform, err := jobKernels(c, rankPath(bf16))
 	if err != nil {
 		j.close()
 		return nil, err
@@ -515,6 +546,9 @@ func (j *job) newTrainer() (*train.Trainer, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("train: %w", err)
 	}
+	if j.bf16 != nil {
+		model.UseBF16(j.bf16)
+	}
 	if cfg.InitFrom != "" {
 		if err := initFrom(c, cfg.InitFrom, model, j.sparse); err != nil {
 			return nil, nil, err
@@ -528,6 +562,9 @@ func (j *job) newTrainer() (*train.Trainer, []byte, error) {
 	}
 	ri.Settings = cfg.Settings
 	ri.Kernels = j.kern
+	if j.bf16 != nil {
+		ri.Precision = kernels.PrecisionBF16
+	}
 	if j.evalMode == EvalLayerwise {
 		ri.Eval = EvalLayerwise
 	}

@@ -64,6 +64,7 @@ func TestValidateDerivedFields(t *testing.T) {
 		{"strict without strategy", func(c *TrainConfig) { c.Loader.Temporal.Strict = true }, "Loader.Temporal.Strict and Loader.SeedTime need Loader.Temporal uniform or last"},
 		{"metric of another task", func(c *TrainConfig) { c.Task, c.Trainer.Metric = TaskRegression, "rocauc" }, "Trainer.Metric rocauc does not apply to Task regression, which selects on rmse, mae"},
 		{"unknown metric", func(c *TrainConfig) { c.Trainer.Metric = "f2" }, `Trainer.Metric "f2": want acc`},
+		{"unknown precision", func(c *TrainConfig) { c.Precision = "fp16" }, `Precision "fp16": want one of fp32, bf16`},
 		{"bad link split", func(c *TrainConfig) { c.Task, c.Link.NegRatio, c.LinkSplit = TaskLink, 1, "random:2,0,0" }, "LinkSplit: link split"},
 		{"relation plan of other hops", func(c *TrainConfig) {
 			c.Model.Hidden = 8

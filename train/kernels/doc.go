@@ -18,9 +18,16 @@
 //     OpenBLAS through gonum's blas64 (blas_openblas.go; libopenblas-dev).
 //   - openblas: float32 products on OpenBLAS too (blas_openblas32.go).
 //   - gonumblas: gonum's pure-Go kernels for both, no cgo (blas_gonum.go).
-//   - dnnl: adds oneDNN's bf16 matmul (kern_dnnl.go) to BenchmarkGemm and
-//     TestGemmKernelsAgree, and its fp32 gemm in openblas builds.
+//   - dnnl: adds oneDNN's bf16 matmul (bf16_dnnl.go) to BenchmarkGemm and
+//     TestGemmKernelsAgree, and its fp32 gemm and bf16 matmul in openblas
+//     builds.
 //   - xsmm: adds libxsmm's fp32 kernel (kern_xsmm.go; libxsmm-dev) there.
+//
+// BF16 is the opt-in bf16 product of train --precision bf16 (bf16.go): the
+// matmul primitive of oneDNN in the default build (bf16_dnnl.go), only on
+// CPUs with AVX512_BF16 or AMX-BF16 (NewBF16 refuses others), with the
+// same fixed blocks as Gemm. NewBF16Emulated runs the same path on the
+// fp32 kernel, for tests on CPUs without bf16.
 //
 // BLASName names the float32 kernel of the build. BenchmarkGemm measured
 // oneDNN about 1.8x faster than Debian's OpenBLAS, and OpenBLAS 5-16x

@@ -1,19 +1,19 @@
-//go:build dnnl
+//go:build (!gonumblas && !openblas) || dnnl
 
 package kernels
 
-// oneDNN's bf16 kernel, built only with -tags dnnl for BenchmarkGemm
-// (needs libdnnl-dev, oneDNN 2.6): the matmul primitive for bf16 inputs
-// with fp32 accumulation and output, one block of gemmSplit on the calling
-// thread, so results do not depend on the thread count. oneDNN 2.6's C API
-// has no bf16 gemm function (only u8s8s32 and s8s8s32), hence the
-// primitive. The fp32 kernel (dnnl_sgemm) is in dnnl_sgemm.go: it is the
-// default one.
+// oneDNN's bf16 kernel (oneDNN 2.6, libdnnl-dev): the matmul primitive for
+// bf16 inputs with fp32 accumulation and output, the kernel of BF16 (train
+// --precision bf16) in the default build and a BenchmarkGemm kernel with
+// -tags dnnl. oneDNN 2.6's C API has no bf16 gemm function (only u8s8s32
+// and s8s8s32), hence the primitive. Every block of gemmSplit runs on the
+// calling thread, so results do not depend on the thread count. The C
+// below only builds, runs and frees a primitive; the rounding to bf16 is
+// Go's (roundBF16).
 
 // #cgo LDFLAGS: -ldnnl -lgomp
 // #include <stdlib.h>
 // #include <stdint.h>
-// #include <string.h>
 // #include <omp.h>
 // #include <oneapi/dnnl/dnnl.h>
 //
@@ -71,6 +71,8 @@ package kernels
 //
 // // kern_bf16_run executes p on the calling thread with its own stream and
 // // scratchpad, so several threads can run the same primitive at once.
+// // Debian's oneDNN uses OpenMP: its thread count is pinned to 1 here, as
+// // in kern_sgemm, because the Go side runs one block per core.
 // static int kern_bf16_run(dnnl_engine_t eng, kern_bf16 *p, const uint16_t *a,
 //     const uint16_t *b, float *c) {
 //   omp_set_num_threads(1);
@@ -102,29 +104,12 @@ package kernels
 //   dnnl_stream_destroy(s);
 //   return (int)st;
 // }
-//
-// static int kern_engine(dnnl_engine_t *e) {
-//   return (int)dnnl_engine_create(e, dnnl_cpu, 0);
-// }
-//
-// // kern_tobf16 rounds n floats to bfloat16, nearest-even (NaN stays NaN).
-// static void kern_tobf16(const float *x, uint16_t *y, int64_t n) {
-//   for (int64_t i = 0; i < n; i++) {
-//     uint32_t u;
-//     memcpy(&u, &x[i], 4);
-//     if ((u & 0x7fffffffu) > 0x7f800000u) { y[i] = (uint16_t)((u >> 16) | 0x40); continue; }
-//     u += 0x7fffu + ((u >> 16) & 1u);
-//     y[i] = (uint16_t)(u >> 16);
-//   }
-// }
 import "C"
 
 import (
 	"fmt"
 	"sync"
 	"unsafe"
-
-	"mpignn/internal/par"
 )
 
 // bf16Key identifies one cached matmul primitive.
@@ -150,10 +135,41 @@ type dnnlBF16 struct {
 // newDNNLBF16 creates the CPU engine the primitives run on.
 func newDNNLBF16() (*dnnlBF16, error) {
 	d := &dnnlBF16{prims: map[bf16Key]*C.kern_bf16{}}
-	if st := C.kern_engine(&d.eng); st != 0 {
+	if st := C.dnnl_engine_create(&d.eng, C.dnnl_cpu, 0); st != C.dnnl_success {
 		return nil, fmt.Errorf("kernels: oneDNN CPU engine: status %d", int(st))
 	}
 	return d, nil
+}
+
+// newNativeBF16 is BF16's kernel on oneDNN. It fails where oneDNN has no
+// bf16 matmul (status 3, unimplemented: on this project's AVX2 CPU, or
+// under a SetISA cap below the bf16 classes), which it finds out by
+// building a 1x1x1 primitive, so that the refusal comes at start-up and not
+// in the first product.
+func newNativeBF16() (*BF16, error) {
+	d, err := newDNNLBF16()
+	if err != nil {
+		return nil, err
+	}
+	class := bf16Class(int(C.dnnl_get_effective_cpu_isa()))
+	if _, err := d.prim(bf16Key{m: 1, n: 1, k: 1, lda: 1, ldb: 1, ldc: 1, alpha: 1}); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("oneDNN has no bf16 matmul on this CPU at instruction set %s: %w", class, err)
+	}
+	return &BF16{run: d.serial, close: d.Close, path: "onednn " + class}, nil
+}
+
+// bf16Class names the bf16 kernel class of a dnnl_cpu_isa_t value
+// (dnnl_types.h, oneDNN 2.6): AMX tiles, AVX-512 with its BF16 dot
+// products, or below that no native bf16 (oneDNN then has no matmul).
+func bf16Class(v int) string {
+	switch {
+	case v&0x3e7 == 0x3e7:
+		return "avx512_core_amx"
+	case v&0xe7 == 0xe7:
+		return "avx512_core_bf16"
+	}
+	return isaClass(v)
 }
 
 // Close frees the primitives and the engine.
@@ -165,25 +181,9 @@ func (d *dnnlBF16) Close() {
 	C.dnnl_engine_destroy(d.eng)
 }
 
-// toBF16 converts x into dst (grown as needed), rounding to nearest even,
-// in parallel chunks (element-wise, so the result does not depend on the
-// split).
-func toBF16(x []float32, dst []uint16) []uint16 {
-	if cap(dst) < len(x) {
-		dst = make([]uint16, len(x))
-	}
-	dst = dst[:len(x)]
-	par.Range(len(x), len(x), func(lo, hi int) {
-		if hi > lo {
-			C.kern_tobf16((*C.float)(unsafe.Pointer(&x[lo])), (*C.uint16_t)(unsafe.Pointer(&dst[lo])), C.int64_t(hi-lo))
-		}
-	})
-	return dst
-}
-
 // gemm is a gemm-compatible product: both operands are converted to bf16 on
 // every call (activations change every call), then multiplied block by
-// block.
+// block (BenchmarkGemm's per-call kernel).
 func (d *dnnlBF16) gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	br, bc := k, n
 	if tB {
@@ -207,27 +207,38 @@ func (d *dnnlBF16) gemmB16(tA, tB bool, m, n, k int, alpha float32, a []float32,
 	gemmSplit(d.serial, tA, tB, m, n, k, alpha, d.a16, lda, b16, ldb, beta, c, ldc)
 }
 
-// serial runs one block through the primitive cached for its shape.
+// prim returns the primitive cached for key, building it on first use.
+func (d *dnnlBF16) prim(key bf16Key) (*C.kern_bf16, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p, ok := d.prims[key]; ok {
+		return p, nil
+	}
+	ta, tb := C.int(0), C.int(0)
+	if key.tA {
+		ta = 1
+	}
+	if key.tB {
+		tb = 1
+	}
+	var p *C.kern_bf16
+	if st := C.kern_bf16_create(d.eng, ta, tb, C.int64_t(key.m), C.int64_t(key.n), C.int64_t(key.k),
+		C.int64_t(key.lda), C.int64_t(key.ldb), C.int64_t(key.ldc), C.float(key.alpha), C.float(key.beta), &p); st != 0 {
+		return nil, fmt.Errorf("matmul primitive: status %d", int(st))
+	}
+	d.prims[key] = p
+	return p, nil
+}
+
+// serial runs one block through the primitive cached for its shape. A
+// failure past newNativeBF16's probe is a programming error or a failed
+// allocation, and panics as dnnlSgemm does.
 func (d *dnnlBF16) serial(tA, tB bool, m, n, k int, alpha float32, a []uint16, lda int, b []uint16, ldb int, beta float32, c []float32, ldc int) {
 	key := bf16Key{tA, tB, m, n, k, lda, ldb, ldc, alpha, beta}
-	d.mu.Lock()
-	p, ok := d.prims[key]
-	if !ok {
-		ta, tb := C.int(0), C.int(0)
-		if tA {
-			ta = 1
-		}
-		if tB {
-			tb = 1
-		}
-		if st := C.kern_bf16_create(d.eng, ta, tb, C.int64_t(m), C.int64_t(n), C.int64_t(k),
-			C.int64_t(lda), C.int64_t(ldb), C.int64_t(ldc), C.float(alpha), C.float(beta), &p); st != 0 {
-			d.mu.Unlock()
-			panic(fmt.Sprintf("kernels: oneDNN bf16 matmul %+v: status %d", key, int(st)))
-		}
-		d.prims[key] = p
+	p, err := d.prim(key)
+	if err != nil {
+		panic(fmt.Sprintf("kernels: oneDNN bf16 matmul %+v: %v", key, err))
 	}
-	d.mu.Unlock()
 	if st := C.kern_bf16_run(d.eng, p, (*C.uint16_t)(unsafe.Pointer(&a[0])), (*C.uint16_t)(unsafe.Pointer(&b[0])),
 		(*C.float)(unsafe.Pointer(&c[0]))); st != 0 {
 		panic(fmt.Sprintf("kernels: oneDNN bf16 matmul %+v: status %d", key, int(st)))
