@@ -43,6 +43,7 @@ type pkgDeps struct {
 //	graph/chunkgen       chunked graphs generated chunk by chunk, no MPI
 //	partition            partitioning, the on-disk format, raw dataset -> partition, no MPI
 //	sample               the pure sampling core, no MPI
+//	train/kernels/simd   Go assembly kernels (no cgo: a cgo package cannot hold them)
 //	train/kernels        dense and sparse products, all cgo BLAS, no MPI
 //	train/optim          Adam and the sparse embedding optimizers
 //	train/metrics        the metrics file and link-ranking figures
@@ -81,10 +82,11 @@ func allowedDeps() map[string]pkgDeps {
 			imports: []string{"graph", "internal/hashkey", "internal/par"},
 			test:    []string{"sample/sampletest"},
 		},
-		"sample/sampletest": {imports: []string{"graph", "sample"}},
-		"train/kernels":     {imports: []string{"internal/par"}},
-		"train/optim":       {imports: []string{"internal/par"}},
-		"train/metrics":     {imports: []string{"internal/intrange", "internal/osx"}},
+		"sample/sampletest":  {imports: []string{"graph", "sample"}},
+		"train/kernels":      {imports: []string{"internal/par", "train/kernels/simd"}},
+		"train/kernels/simd": {},
+		"train/optim":        {imports: []string{"internal/par"}},
+		"train/metrics":      {imports: []string{"internal/intrange", "internal/osx"}},
 		"train": {
 			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels", "train/metrics", "train/optim"},
 		},
@@ -131,7 +133,7 @@ type depRules struct {
 func rules() depRules {
 	return depRules{
 		mpiOwners: []string{"spmd", "collectives"},
-		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels", "train/metrics", "train/optim",
+		pureCore: []string{"config", "graph", "graph/chunkgen", "partition", "sample", "sample/sampletest", "train", "train/kernels", "train/kernels/simd", "train/metrics", "train/optim",
 			"internal/hashkey", "internal/osx", "internal/par", "internal/tempout", "internal/testhold", "internal/watchdog",
 			"spmd/launched"},
 		stdlibOnly: []string{"config", "internal/hashkey", "internal/intrange", "internal/par", "spmd/launched"},

@@ -294,12 +294,13 @@ func (g *ginLayer[T]) aggregate(b *sample.Block, h []T) {
 			for k, v := range h[i*in : (i+1)*in] {
 				dst[k] = self * v
 			}
+			if g.edim == 0 {
+				// The sum over the sources in edge order, as the Axpy
+				// loop added them, in registers (kernels.AddRows).
+				kernels.AddRows(dst, h, in, b.Indices[b.Indptr[i]:b.Indptr[i+1]])
+				continue
+			}
 			for e := b.Indptr[i]; e < b.Indptr[i+1]; e++ {
-				if g.edim == 0 {
-					j := int(b.Indices[e])
-					kernels.Axpy(1, h[j*in:(j+1)*in], dst)
-					continue
-				}
 				for k, v := range g.msg[int(e)*in : int(e+1)*in] {
 					dst[k] += max(v, 0)
 				}
@@ -323,9 +324,7 @@ func (g *ginLayer[T]) forwardSparse(x *sample.SparseRows, b *sample.Block, vals 
 			for k, v := range g.pw[i*out : (i+1)*out] {
 				dst[k] = self * v
 			}
-			for _, j := range b.Indices[b.Indptr[i]:b.Indptr[i+1]] {
-				kernels.Axpy(1, g.pw[int(j)*out:(int(j)+1)*out], dst)
-			}
+			kernels.AddRows(dst, g.pw, out, b.Indices[b.Indptr[i]:b.Indptr[i+1]])
 			for k, v := range g.b1 {
 				dst[k] += v
 			}
@@ -426,6 +425,9 @@ func (g *ginLayer[T]) edgeGrads(p *Pass, b *sample.Block) {
 // thread count.
 func (g *ginLayer[T]) scatter(b *sample.Block, gd []T, w int, d, dmsg []T) {
 	g.bt.build(b)
+	if dmsg == nil {
+		g.bt.buildNbr()
+	}
 	nd := b.NumDst
 	self := g.self()
 	par.Range(b.NumSrc(), (len(b.Indices)+nd)*w, func(lo, hi int) {
@@ -435,13 +437,13 @@ func (g *ginLayer[T]) scatter(b *sample.Block, gd []T, w int, d, dmsg []T) {
 			if j < nd {
 				kernels.Axpy(self, gd[j*w:(j+1)*w], row)
 			}
-			for _, e := range g.bt.edges(j) {
-				if dmsg != nil {
-					kernels.Axpy(1, dmsg[int(e)*w:int(e+1)*w], row)
-					continue
-				}
-				i := int(g.bt.dst[e])
-				kernels.Axpy(1, gd[i*w:(i+1)*w], row)
+			// Then the edge terms in ascending edge order, one rounded
+			// addition each (kernels.AddRows, in registers): the message
+			// gradient of each edge, or the gradient of its destination.
+			if dmsg != nil {
+				kernels.AddRows(row, dmsg, w, g.bt.edges(j))
+			} else {
+				kernels.AddRows(row, gd, w, g.bt.nbr[g.bt.off[j]:g.bt.off[j+1]])
 			}
 		}
 	})

@@ -678,15 +678,9 @@ func (n *net[T]) backward(blocks []sample.Block, train bool) {
 		// Back through dropout and ReLU of layer l-1: an output is positive
 		// exactly when the unit was kept and its pre-activation was positive,
 		// and then its derivative is the dropout scale (branch-free: the
-		// sign pattern is random).
+		// sign pattern is random; kernels.MaskScale, 8 lanes at a time).
 		par.Range(b.NumSrc(), len(hin), func(lo, hi int) {
-			for k := lo * in; k < hi*in; k++ {
-				pos := 0
-				if hin[k] > 0 {
-					pos = 1
-				}
-				dh[k] *= T(pos) * scale
-			}
+			kernels.MaskScale(dh[lo*in:hi*in], hin[lo*in:hi*in], scale)
 		})
 		dz = dh
 	}

@@ -10,26 +10,18 @@ import (
 // mean, of the input rows h (NumSrc x w) over each destination's sampled
 // sources; a destination without sampled sources gets the zero vector.
 // Each destination row is written by one goroutine, summing its sources
-// in edge order, so the result does not depend on scheduling.
+// in edge order (kernels.SumRows: from +0, one rounded addition per edge,
+// then one rounded product by 1/deg), so the result does not depend on
+// scheduling.
 func sumAggregate[T floatT](b *sample.Block, h []T, w int, agg []T, mean bool) {
 	par.Range(b.NumDst, len(b.Indices)*w, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			dst := agg[i*w : (i+1)*w]
-			clear(dst)
 			e0, e1 := b.Indptr[i], b.Indptr[i+1]
-			if e0 == e1 {
-				continue
+			scale := T(1)
+			if mean && e1 > e0 {
+				scale = T(1 / float64(e1-e0))
 			}
-			for _, j := range b.Indices[e0:e1] {
-				kernels.Axpy(1, h[int(j)*w:(int(j)+1)*w], dst)
-			}
-			if !mean {
-				continue
-			}
-			inv := T(1 / float64(e1-e0))
-			for k := range dst {
-				dst[k] *= inv
-			}
+			kernels.SumRows(agg[i*w:(i+1)*w], h, w, b.Indices[e0:e1], scale)
 		}
 	})
 }
@@ -39,19 +31,37 @@ func sumAggregate[T floatT](b *sample.Block, h []T, w int, agg []T, mean bool) {
 // are shared between destinations, so it runs over sources (t groups b's
 // edges by source): each row of dh has one writer and receives its terms
 // in the serial (destination, edge) order.
+//
+// Under mean, the terms are first made once per destination, dagg[i]·c_i
+// rounded (c_i = 1/deg(i)), into t's scratch; the scatter then adds those
+// rows. That is the same rounded product the per-edge Axpy(c_i, dagg[i])
+// made before the same rounded addition, so the bits are unchanged, with
+// NumDst products per column instead of one per edge. The scatter itself
+// is kernels.AddRows over the destinations of each source's edges, in
+// edge order (t.nbr).
 func sumScatter[T floatT](t *blockT, b *sample.Block, dagg []T, w int, dh []T, mean bool) {
 	t.build(b)
+	t.buildNbr()
+	terms := dagg
+	if mean {
+		terms = scratchOf[T](t, b.NumDst*w)
+		par.Range(b.NumDst, b.NumDst*w, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				deg := b.Indptr[i+1] - b.Indptr[i]
+				if deg == 0 {
+					continue // no edge reads this row
+				}
+				c := T(1 / float64(deg))
+				src, dst := dagg[i*w:(i+1)*w], terms[i*w:(i+1)*w]
+				for k, v := range src {
+					dst[k] = T(v * c)
+				}
+			}
+		})
+	}
 	par.Range(b.NumSrc(), len(b.Indices)*w, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
-			row := dh[j*w : (j+1)*w]
-			for _, e := range t.edges(j) {
-				i := int(t.dst[e])
-				c := T(1)
-				if mean {
-					c = T(1 / float64(b.Indptr[i+1]-b.Indptr[i]))
-				}
-				kernels.Axpy(c, dagg[i*w:(i+1)*w], row)
-			}
+			kernels.AddRows(dh[j*w:(j+1)*w], terms, w, t.nbr[t.off[j]:t.off[j+1]])
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"mpignn/internal/par"
 	"mpignn/sample"
+	"mpignn/train/kernels"
 )
 
 // The backward passes scatter destination gradients to shared sources
@@ -126,6 +127,37 @@ func (s *bySource) edges(j int) []int32 { return s.edge[s.off[j]:s.off[j+1]] }
 type blockT struct {
 	bySource
 	dst []int32 // destination of each edge, by edge id
+	nbr []int32 // buildNbr: destination of each edge, in bySource order
+
+	// scratch rows of sumScatter's mean terms, by element type
+	sc32 []float32
+	sc64 []float64
+}
+
+// buildNbr fills t.nbr after build: source j's destinations, one per
+// edge, are nbr[off[j]:off[j+1]] in ascending edge order, the index list
+// kernels.AddRows takes.
+func (t *blockT) buildNbr() {
+	ne := len(t.edge)
+	t.nbr = growIdx(t.nbr, ne)
+	ns := len(t.off) - 1
+	par.Range(ns, ne, func(lo, hi int) {
+		for k := t.off[lo]; k < t.off[hi]; k++ {
+			t.nbr[k] = t.dst[t.edge[k]]
+		}
+	})
+}
+
+// scratchOf returns t's scratch of n elements of type T, reused across
+// calls.
+func scratchOf[T floatT](t *blockT, n int) []T {
+	var z T
+	if _, ok := any(z).(float32); ok {
+		t.sc32 = grow(t.sc32, n)
+		return any(t.sc32).([]T)
+	}
+	t.sc64 = grow(t.sc64, n)
+	return any(t.sc64).([]T)
 }
 
 // build indexes b's edges.
@@ -179,22 +211,13 @@ func growF64(buf []float64, n int) []float64 {
 
 // colSum adds to acc (w wide) the sum of the n rows of x (w wide), each
 // column summed in row order exactly as a serial row loop does. Goroutines
-// split the columns; each keeps its running sums in registers over a tile
-// of rows and stores them once per tile, so neighbouring goroutines do not
-// fight over acc's cache lines.
+// split the columns; each reads its band of every row contiguously and
+// keeps its running sums in registers over a tile of rows
+// (kernels.AddColumns), so neighbouring goroutines do not fight over acc's
+// cache lines and no loop strides down a column.
 func colSum[T floatT](x []T, n, w int, acc []T) {
-	const tile = 256
 	par.Range(w, n*w, func(lo, hi int) {
-		for r0 := 0; r0 < n; r0 += tile {
-			r1 := min(r0+tile, n)
-			for k := lo; k < hi; k++ {
-				s := acc[k]
-				for i := r0; i < r1; i++ {
-					s += x[i*w+k]
-				}
-				acc[k] = s
-			}
-		}
+		kernels.AddColumns(acc[lo:hi], x, n, w, lo, hi)
 	})
 }
 

@@ -1,0 +1,16 @@
+//go:build !amd64
+
+package simd
+
+// hasRows: no assembly outside amd64; callers run their portable loops.
+func hasRows() bool { return false }
+
+// sumRows is never called where hasRows is false.
+func sumRows(dst, src []float32, w, stride int, idx []int32, add bool, scale float32) {
+	panic("simd: no row kernel on this architecture")
+}
+
+// maskScale is never called where hasRows is false.
+func maskScale(d, y []float32, n int, scale float32) {
+	panic("simd: no mask kernel on this architecture")
+}
