@@ -13,6 +13,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/half"
 	"mpignn/partition"
 )
 
@@ -78,6 +79,15 @@ func (o Options) Validate() error {
 	case "", partition.SparseAuto, partition.SparseOn, partition.SparseOff:
 	default:
 		return fmt.Errorf("sparse features %q: want %s, %s or %s", o.SparseFeatures, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
+	}
+	fk, err := half.Parse(o.FeatDType)
+	switch {
+	case err != nil:
+		return err
+	case fk.Half() && o.Link != nil:
+		return fmt.Errorf("feature type %s with a link split: not supported yet (link partitions store float32 features)", fk)
+	case fk.Half() && o.SparseFeatures == partition.SparseOn:
+		return fmt.Errorf("feature type %s with sparse features %s: sparse rows store float32 values (use %s or %s)", fk, partition.SparseOn, partition.SparseAuto, partition.SparseOff)
 	}
 	lo := o.Link
 	if lo == nil {
