@@ -26,6 +26,9 @@ func (o Options) Validate() error {
 	if err != nil {
 		return err
 	}
+	if k.Half() && o.SparseFeatures == SparseOn {
+		return errHalfSparse(k)
+	}
 	if o.Link != nil {
 		if k.Half() {
 			// The link loaders read Part.Feat's float32 rows themselves.
@@ -88,9 +91,14 @@ func (o Options) ResolveSparse(f *graph.Features, hetero, link bool) (bool, erro
 		case hetero:
 			return false, config.Errorf("{FeatDType} %s: heterogeneous partitions store their typed features as float32 (use fp32)", k)
 		case o.SparseFeatures == SparseOn:
-			return false, config.Errorf("{FeatDType} %s with {SparseFeatures} %s: sparse rows store float32 values (use %s or %s)", k, SparseOn, SparseAuto, SparseOff)
+			return false, errHalfSparse(k)
 		}
 		return false, checkSparseMode(o.SparseFeatures)
 	}
 	return UseSparse(o.SparseFeatures, f, hetero, link)
+}
+
+// errHalfSparse refuses sparse rows with a 2-byte feature type.
+func errHalfSparse(k half.Kind) error {
+	return config.Errorf("{FeatDType} %s with {SparseFeatures} %s: sparse rows store float32 values (use %s or %s)", k, SparseOn, SparseAuto, SparseOff)
 }
