@@ -171,7 +171,7 @@ func JobParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer, expl
 	if _, err := Run(c, Options{
 		Data: o.Data, Out: dir, Parts: o.Parts, Method: o.Method, Seed: o.Seed, Split: o.Split,
 		Undirected: true, Reverse: true, SparseFeatures: o.SparseFeatures, Time: o.Time, Link: o.Link, Overwrite: true,
-		EdgeFeat: o.EdgeFeat, NodeFeat: o.NodeFeat,
+		EdgeFeat: o.EdgeFeat, NodeFeat: o.NodeFeat, FeatDType: o.FeatDType,
 	}); err != nil {
 		return "", fmt.Errorf("partition into %s: %w", dir, err)
 	}
