@@ -173,6 +173,51 @@ func TestWidenExact(t *testing.T) {
 	}
 }
 
+// TestWidenValues: every 16-bit pattern widens to the value its fields
+// define, computed in float64 from the formats' definitions.
+func TestWidenValues(t *testing.T) {
+	tests := []struct {
+		name          string
+		widen         func(uint16) float32
+		expBits, bias int
+	}{
+		{"bf16", FromBF16, 8, 127},
+		{"fp16", FromFP16, 5, 15},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			manBits := 15 - tc.expBits
+			maxExp := 1<<tc.expBits - 1
+			for i := range 1 << 16 {
+				h := uint16(i)
+				e := int(h>>manBits) & maxExp
+				m := float64(int(h) & (1<<manBits - 1))
+				var want float64
+				switch {
+				case e == maxExp && m == 0:
+					want = math.Inf(1)
+				case e == maxExp:
+					want = math.NaN()
+				case e == 0:
+					want = m * math.Pow(2, float64(1-tc.bias-manBits))
+				default:
+					want = (1 + m/float64(int(1)<<manBits)) * math.Pow(2, float64(e-tc.bias))
+				}
+				if h&0x8000 != 0 {
+					want = -want
+				}
+				got := tc.widen(h)
+				if math.IsNaN(want) {
+					require.True(t, math.IsNaN(float64(got)), "%#04x", h)
+					continue
+				}
+				require.Equal(t, float32(want), got, "%#04x", h)
+				require.Equal(t, math.Signbit(want), math.Signbit(float64(got)), "%#04x sign", h)
+			}
+		})
+	}
+}
+
 func TestCheck(t *testing.T) {
 	tests := []struct {
 		name string
@@ -214,5 +259,28 @@ func TestParse(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, k)
 		})
+	}
+}
+
+// TestWidenTails: Widen's unrolled loop and its tail give the per-value
+// conversions for lengths around its step of four.
+func TestWidenTails(t *testing.T) {
+	for n := range 10 {
+		src := make([]uint16, n)
+		for i := range src {
+			src[i] = uint16(0x3c01 + 977*i)
+		}
+		for _, tc := range []struct {
+			k   Kind
+			one func(uint16) float32
+		}{{BF16, FromBF16}, {FP16, FromFP16}} {
+			dst := make([]float32, n+1)
+			dst[n] = -7 // past the end: untouched
+			Widen(tc.k, dst, src)
+			for i, h := range src {
+				assert.Equal(t, math.Float32bits(tc.one(h)), math.Float32bits(dst[i]), "%v n=%d i=%d", tc.k, n, i)
+			}
+			assert.Equal(t, float32(-7), dst[n])
+		}
 	}
 }
