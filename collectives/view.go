@@ -4,7 +4,7 @@ import "unsafe"
 
 // Word is an element type a DistArray's rows are read as in place.
 type Word interface {
-	~int32 | ~int64 | ~uint32 | ~uint64 | ~float32 | ~float64
+	~uint16 | ~int32 | ~int64 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
 // View reinterprets bytes as a slice of T in native byte order, without a

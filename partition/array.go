@@ -20,7 +20,7 @@ import (
 // An array file holds one little-endian numeric array. Layout:
 //
 //	bytes 0..3   magic "MGA1"
-//	byte  4      dtype (1 int64, 2 float32, 3 int32)
+//	byte  4      dtype (1 int64, 2 float32, 3 int32, 4 bfloat16, 5 float16)
 //	bytes 5..7   zero
 //	bytes 8..15  element count, uint64 little endian
 //	bytes 16..   one zstd stream holding count*elemSize bytes
@@ -40,6 +40,10 @@ const (
 	dtInt64   dtype = 1
 	dtFloat32 dtype = 2
 	dtInt32   dtype = 3
+	// The 16-bit floats of features stored at half the bytes
+	// (Meta.FeatDType), held in memory as their raw bits (uint16).
+	dtBF16 dtype = 4
+	dtFP16 dtype = 5
 )
 
 func (d dtype) String() string {
@@ -50,6 +54,10 @@ func (d dtype) String() string {
 		return "float32"
 	case dtInt32:
 		return "int32"
+	case dtBF16:
+		return "bfloat16"
+	case dtFP16:
+		return "float16"
 	}
 	return fmt.Sprintf("dtype(%d)", uint8(d))
 }
@@ -60,12 +68,20 @@ func (d dtype) size() int {
 		return 8
 	case dtFloat32, dtInt32:
 		return 4
+	case dtBF16, dtFP16:
+		return 2
 	}
 	return 0
 }
 
-// elem is the set of element types an array file can hold.
-type elem interface{ int64 | float32 | int32 }
+// half reports whether d is one of the 16-bit float types.
+func (d dtype) half() bool { return d == dtBF16 || d == dtFP16 }
+
+// elem is the set of element types an array file can hold; uint16 holds
+// the bits of either 16-bit float type (the file's dtype says which).
+type elem interface {
+	int64 | float32 | int32 | uint16
+}
 
 func dtypeOf[T elem]() dtype {
 	var z T
@@ -74,6 +90,8 @@ func dtypeOf[T elem]() dtype {
 		return dtInt64
 	case float32:
 		return dtFloat32
+	case uint16:
+		return dtBF16 // or dtFP16: readers of uint16 accept either
 	default:
 		return dtInt32
 	}
@@ -102,6 +120,10 @@ func putLE[T elem](buf []byte, xs []T) {
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(buf[4*i:], uint32(x))
 		}
+	case []uint16:
+		for i, x := range v {
+			binary.LittleEndian.PutUint16(buf[2*i:], x)
+		}
 	}
 }
 
@@ -119,6 +141,10 @@ func getLE[T elem](xs []T, buf []byte) {
 	case []int32:
 		for i := range v {
 			v[i] = int32(binary.LittleEndian.Uint32(buf[4*i:]))
+		}
+	case []uint16:
+		for i := range v {
+			v[i] = binary.LittleEndian.Uint16(buf[2*i:])
 		}
 	}
 }
@@ -158,9 +184,9 @@ func newArrayWriter(concurrency int) (*arrayWriter, error) {
 func (aw *arrayWriter) close() { aw.enc.Close() }
 
 // encodeArray writes the array file for xs to w and returns nothing else;
-// callers hash/count through w.
-func encodeArray[T elem](aw *arrayWriter, w io.Writer, xs []T) error {
-	dt := dtypeOf[T]()
+// callers hash/count through w. dt is T's dtype, or for uint16 the 16-bit
+// float type whose bits xs holds.
+func encodeArray[T elem](aw *arrayWriter, w io.Writer, xs []T, dt dtype) error {
 	var hdr [arrayHeaderSize]byte
 	copy(hdr[:4], arrayMagic)
 	hdr[4] = byte(dt)
@@ -191,13 +217,19 @@ type fileInfo struct {
 
 // writeArrayFile writes xs to path (synced) and returns its size and digest.
 func writeArrayFile[T elem](aw *arrayWriter, path string, xs []T) (fileInfo, error) {
+	return writeArrayFileAs(aw, path, xs, dtypeOf[T]())
+}
+
+// writeArrayFileAs is writeArrayFile with the file's dtype given (dtBF16 or
+// dtFP16 for the bits of 16-bit floats).
+func writeArrayFileAs[T elem](aw *arrayWriter, path string, xs []T, dt dtype) (fileInfo, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return fileInfo{}, err
 	}
 	ch := &countingHash{h: sha256.New()}
 	bw := bufio.NewWriterSize(io.MultiWriter(f, ch), 1<<20)
-	err = encodeArray(aw, bw, xs)
+	err = encodeArray(aw, bw, xs, dt)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -210,7 +242,7 @@ func writeArrayFile[T elem](aw *arrayWriter, path string, xs []T) (fileInfo, err
 	if err != nil {
 		return fileInfo{}, fmt.Errorf("write %s: %w", path, osx.Pathless(err))
 	}
-	return fileInfo{Bytes: ch.n, SHA256: ch.sum(), DType: dtypeOf[T]().String(), Len: int64(len(xs))}, nil
+	return fileInfo{Bytes: ch.n, SHA256: ch.sum(), DType: dt.String(), Len: int64(len(xs))}, nil
 }
 
 // errChecksum marks a file whose bytes do not match META.json.
@@ -247,7 +279,8 @@ func decodeArrayEach[T elem](r io.Reader, want, maxLen int64, visit func(start i
 		return 0, fmt.Errorf("bad magic %q", hdr[:4])
 	}
 	dt := dtypeOf[T]()
-	if got := dtype(hdr[4]); got != dt {
+	got := dtype(hdr[4])
+	if got != dt && !(got.half() && dt.half()) {
 		return 0, fmt.Errorf("dtype %v, want %v", got, dt)
 	}
 	if hdr[5] != 0 || hdr[6] != 0 || hdr[7] != 0 {
@@ -326,7 +359,7 @@ func readArrayVisit[T elem](path string, fi fileInfo, visit func(start int64, xs
 // hashed even when decode fails, so that a corrupted file is reported as a
 // checksum mismatch).
 func readArrayEach[T elem](path string, fi fileInfo, decode func(io.Reader) error) error {
-	if want := dtypeOf[T]().String(); fi.DType != want {
+	if want := dtypeOf[T](); fi.DType != want.String() && !(want.half() && (fi.DType == dtBF16.String() || fi.DType == dtFP16.String())) {
 		return fmt.Errorf("read %s: META.json records dtype %q, want %q", path, fi.DType, want)
 	}
 	f, err := os.Open(path)

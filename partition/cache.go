@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"mpignn/config"
+	"mpignn/internal/half"
 )
 
 // CacheOptions name one partition of a dataset kept for reuse (mpignn
@@ -67,7 +68,7 @@ func (o CacheOptions) Name() string {
 		if o.Time {
 			name += "-time" // untimed caches keep their names
 		}
-		return name
+		return name + o.featSuffix()
 	}
 	what := o.Split
 	if o.Link != nil {
@@ -88,7 +89,16 @@ func (o CacheOptions) Name() string {
 	if o.EdgeFeat {
 		name += "-ef"
 	}
-	return name
+	return name + o.featSuffix()
+}
+
+// featSuffix names a 2-byte feature type in a cache's name ("-bf16",
+// "-fp16"); float32 caches keep their names.
+func (o CacheOptions) featSuffix() string {
+	if k, err := half.Parse(o.FeatDType); err == nil && k.Half() {
+		return "-" + k.String()
+	}
+	return ""
 }
 
 // Dirs lists the places the cache may be, in order of preference.
@@ -119,6 +129,9 @@ func (o CacheOptions) Reusable(dir string) bool {
 		return false
 	}
 	if (m.EdgeFeatDim > 0) != o.EdgeFeat || m.NodeFeatFrom != o.NodeFeat {
+		return false
+	}
+	if k, err := half.Parse(o.FeatDType); err != nil || (m.FeatDim > 0 && m.FeatKind() != k) {
 		return false
 	}
 	if (m.Time != nil) != o.Time || (m.Link != nil) != (o.Link != nil) || (o.Link != nil && !o.Link.Matches(m.Link, o.Seed)) {

@@ -19,7 +19,7 @@ func encodeForTest[T elem](t testing.TB, xs []T) []byte {
 	}
 	defer aw.close()
 	var b bytes.Buffer
-	if err := encodeArray(aw, &b, xs); err != nil {
+	if err := encodeArray(aw, &b, xs, dtypeOf[T]()); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

@@ -21,7 +21,12 @@ type Part struct {
 	// IndicesOrig are the original ids aligned with Indices.
 	IndicesOrig []int64
 	Orig        []int64   // original id of owned node Lo+i
-	Feat        []float32 // owned*FeatDim, row-major; nil when FeatCSR holds the rows
+	Feat        []float32 // owned*FeatDim, row-major; nil when FeatCSR or Feat16 holds the rows
+	// Feat16 and HaloFeat16 hold the owned (halo) feature rows of a
+	// partition whose features are stored at two bytes a value
+	// (Meta.FeatDType: the bits of bfloat16 or float16, Meta.FeatKind)
+	// instead of Feat and HaloFeat; nil for a float32 one.
+	Feat16, HaloFeat16 []uint16
 	// FeatCSR and HaloFeatCSR hold the owned (halo) feature rows of a
 	// sparse-feature partition (Meta.SparseFeat) instead of Feat and
 	// HaloFeat; nil for a dense one.
@@ -120,7 +125,19 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	pt.Indices = i64(fileIndices)
 	pt.IndicesOrig = i64(fileIndOrig)
 	pt.Orig = i64(fileOrig)
-	if !m.SparseFeat {
+	u16 := func(name string) []uint16 {
+		if errs != nil {
+			return nil
+		}
+		var xs []uint16
+		xs, errs = readPartArray[uint16](dir, m, p, name)
+		return xs
+	}
+	half := m.FeatKind().Half()
+	switch {
+	case half:
+		pt.Feat16 = u16(fileFeat)
+	case !m.SparseFeat:
 		pt.Feat = f32(fileFeat)
 	}
 	if errs == nil && m.NumClasses > 0 { // an unlabelled dataset has no labels file
@@ -134,7 +151,10 @@ func LoadWithMeta(dir string, m *Meta, p int) (*Part, error) {
 	if m.EdgeFeatDim > 0 {
 		pt.EdgeFeat = f32(fileEdgeFeat)
 	}
-	if m.HaloFeats && !m.SparseFeat {
+	switch {
+	case m.HaloFeats && half:
+		pt.HaloFeat16 = u16(fileHaloFeat)
+	case m.HaloFeats && !m.SparseFeat:
 		pt.HaloFeat = f32(fileHaloFeat)
 	}
 	if m.SparseFeat && errs == nil {

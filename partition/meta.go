@@ -79,11 +79,16 @@ type Meta struct {
 	// SparseFeat stores the node features as CSR rows (feat_indptr.bin,
 	// feat_indices.bin, feat_values.bin, and the halo_feat_* files with
 	// HaloFeats) instead of feat.bin; omitted for dense features.
-	SparseFeat bool                   `json:"sparse_feat,omitempty"`
-	CutEdges   int64                  `json:"cut_edges"` // edges whose endpoints have different owners
-	Splits     map[string]SplitCounts `json:"splits"`
-	Parts      []PartInfo             `json:"parts"`
-	Files      map[string]FileInfo    `json:"files"` // key: path relative to the directory
+	SparseFeat bool `json:"sparse_feat,omitempty"`
+	// FeatDType is the type feat.bin and halo_feat.bin store the node
+	// features in: "bf16" or "fp16" (Options.FeatDType; Part.Feat16),
+	// omitted for float32, so partitions written before it read as
+	// float32.
+	FeatDType string                 `json:"feat_dtype,omitempty"`
+	CutEdges  int64                  `json:"cut_edges"` // edges whose endpoints have different owners
+	Splits    map[string]SplitCounts `json:"splits"`
+	Parts     []PartInfo             `json:"parts"`
+	Files     map[string]FileInfo    `json:"files"` // key: path relative to the directory
 	// Link is the link-prediction split (nil for node-only partitions).
 	Link *LinkMeta `json:"link,omitempty"`
 	// Hetero describes a heterogeneous partition (format version 2; nil for
@@ -181,7 +186,7 @@ func (m *Meta) partFiles(p int) []fileSpec {
 	if m.SparseFeat {
 		fs = append(fs, m.sparseFiles(p)...)
 	} else {
-		fs = append(fs, fileSpec{fileFeat, dtFloat32, pi.Nodes * d})
+		fs = append(fs, fileSpec{fileFeat, m.featArrayType(), pi.Nodes * d})
 	}
 	if h := m.Hetero; h != nil {
 		for t, typ := range h.NodeTypes {
@@ -200,7 +205,7 @@ func (m *Meta) partFiles(p int) []fileSpec {
 		fileSpec{fileHalo, dtInt64, pi.HaloNodes},
 		fileSpec{fileHaloOrig, dtInt64, pi.HaloNodes})
 	if m.HaloFeats && !m.SparseFeat {
-		fs = append(fs, fileSpec{fileHaloFeat, dtFloat32, pi.HaloNodes * d})
+		fs = append(fs, fileSpec{fileHaloFeat, m.featArrayType(), pi.HaloNodes * d})
 	}
 	for _, name := range m.splitNames() {
 		c := pi.Splits[name]
@@ -284,6 +289,9 @@ func (m *Meta) validate() error {
 	}
 	if m.SparseFeat && (m.Hetero != nil || m.FeatDim == 0) {
 		return fmt.Errorf("sparse_feat is set for a partition without homogeneous node features (feat_dim %d, hetero %v)", m.FeatDim, m.Hetero != nil)
+	}
+	if err := m.validateFeatDType(); err != nil {
+		return err
 	}
 	if len(m.Offsets) != p+1 {
 		return fmt.Errorf("offsets has %d entries, want num_parts+1 = %d", len(m.Offsets), p+1)

@@ -157,7 +157,7 @@ func (pf *PartFiles) write(tmp string, m *Meta, aw *arrayWriter, splitNames []st
 		if err := putCSR(m.Files, aw, pdir, p, [3]string{fileFeatIndptr, fileFeatIndices, fileFeatValues}, c); err != nil {
 			return pi, err
 		}
-	} else if err := putArray(m.Files, aw, pdir, p, fileFeat, gatherRows(pf.Feat, pf.rows(pf.Orig, true))); err != nil {
+	} else if err := putFeat(m.Files, aw, pdir, p, fileFeat, m, gatherRows(pf.Feat, pf.rows(pf.Orig, true))); err != nil {
 		return pi, err
 	}
 	if m.Hetero != nil {
@@ -200,7 +200,7 @@ func (pf *PartFiles) write(tmp string, m *Meta, aw *arrayWriter, splitNames []st
 			return pi, err
 		}
 	case m.HaloFeats:
-		if err := putArray(m.Files, aw, pdir, p, fileHaloFeat, gatherRows(pf.Feat, pf.rows(haloOrig, false))); err != nil {
+		if err := putFeat(m.Files, aw, pdir, p, fileHaloFeat, m, gatherRows(pf.Feat, pf.rows(haloOrig, false))); err != nil {
 			return pi, err
 		}
 	}

@@ -71,7 +71,7 @@ func ReadRaw(src Source, opt Options) (*Raw, error) {
 		case opt.EdgeFeat && opt.Time:
 			return nil, errors.New("--edge-feat with --time: not supported for heterogeneous datasets yet")
 		}
-		if _, err := UseSparse(opt.SparseFeatures, nil, true, link); err != nil {
+		if _, err := opt.ResolveSparse(nil, true, link); err != nil {
 			return nil, err
 		}
 		r.opt.SparseFeatures = SparseOff
@@ -226,7 +226,7 @@ func CachedRaw(o CacheOptions, out io.Writer) (string, error) {
 		if o.Split, err = ResolveSplit(r.d, o.Split); err != nil {
 			return "", err
 		}
-		sparse, err := UseSparse(o.SparseFeatures, r.d.Feat, false, o.Link != nil)
+		sparse, err := o.ResolveSparse(r.d.Feat, false, o.Link != nil)
 		if err != nil {
 			return "", err
 		}

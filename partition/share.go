@@ -137,6 +137,10 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 		if pt.FeatCSR, err = readCSRRows(file, names, [][2]int64{{lo, hi}}, m.FeatDim); err != nil {
 			return nil, err
 		}
+	} else if m.FeatKind().Half() {
+		if pt.Feat16, err = readRange[uint16](file, fileFeat, lo*dim, hi*dim); err != nil {
+			return nil, err
+		}
 	} else if pt.Feat, err = readRange[float32](file, fileFeat, lo*dim, hi*dim); err != nil {
 		return nil, err
 	}
@@ -206,7 +210,12 @@ func LoadRange(dir string, m *Meta, p int, lo, hi int64) (*Part, error) {
 				rows[i][0] *= dim
 				rows[i][1] *= dim
 			}
-			if pt.HaloFeat, err = readRanges[float32](file, fileHaloFeat, rows); err != nil {
+			if m.FeatKind().Half() {
+				pt.HaloFeat16, err = readRanges[uint16](file, fileHaloFeat, rows)
+			} else {
+				pt.HaloFeat, err = readRanges[float32](file, fileHaloFeat, rows)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}

@@ -68,7 +68,9 @@ type Stats struct {
 	FeatDensity float64 `json:"feat_density,omitempty"`
 	// EdgeFeatDim and NodeFeatFrom are Meta's (omitted without edge
 	// features, or for node features that were read).
-	EdgeFeatDim  int    `json:"edge_feat_dim,omitempty"`
+	EdgeFeatDim int `json:"edge_feat_dim,omitempty"`
+	// FeatDType is Meta's: bf16 or fp16 (omitted for float32).
+	FeatDType    string `json:"feat_dtype,omitempty"`
 	NodeFeatFrom string `json:"node_feat_from,omitempty"`
 	Split        string `json:"split"` // the split whose counts train/valid/test_nodes show
 	// EdgeCut is the fraction of edges whose endpoints have different owners.
@@ -93,7 +95,7 @@ func (m *Meta) Stats() *Stats {
 		Dataset: m.Dataset, Method: m.Method, Seed: m.Seed, NumParts: m.NumParts,
 		NumNodes: m.NumNodes, NumEdges: m.NumEdges, FeatDim: m.FeatDim, NumClasses: m.NumClasses, TargetDim: m.TargetDim,
 		HaloFeats: m.HaloFeats, Split: m.Split, EdgeCut: m.EdgeCut(), Balance: m.Balance(), Link: m.Link, Time: m.Time,
-		EdgeFeatDim: m.EdgeFeatDim, NodeFeatFrom: m.NodeFeatFrom,
+		EdgeFeatDim: m.EdgeFeatDim, NodeFeatFrom: m.NodeFeatFrom, FeatDType: m.FeatDType,
 	}
 	var maxTrain, maxEdges, train int64
 	for p, pi := range m.Parts {
@@ -153,6 +155,9 @@ func ratioToMean(largest, total int64, parts int) float64 {
 // WriteText prints the statistics as a table.
 func (s *Stats) WriteText(w io.Writer) error {
 	feats := fmt.Sprintf("%d features", s.FeatDim)
+	if s.FeatDType != "" {
+		feats += " (" + s.FeatDType + ")"
+	}
 	if s.Hetero != nil {
 		// Typed graphs have one feature width per node type (listed
 		// below), none shared by all nodes.

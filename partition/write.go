@@ -78,6 +78,12 @@ type Options struct {
 	// features are derived from the edge features (ReadRaw reads the
 	// dataset so, graph.ReadOptions.NodeFeatFromEdges); META records it.
 	NodeFeat string
+	// FeatDType is the type the node features are stored in: "" or "fp32"
+	// (float32, as always), "bf16" or "fp16" (two bytes a value, rounded
+	// to nearest even; fp16 refuses a value it cannot hold). META records
+	// a 2-byte type as feat_dtype; feat.bin and halo_feat.bin then hold
+	// bfloat16 or float16 arrays. Homogeneous dense features only.
+	FeatDType string
 }
 
 func (o Options) workers() int {
@@ -370,9 +376,17 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 	if src.feat != nil {
 		dim = src.feat.Dim
 	}
-	sparse, err := UseSparse(opt.SparseFeatures, src.feat, src.het != nil, ld != nil)
+	sparse, err := opt.ResolveSparse(src.feat, src.het != nil, ld != nil)
 	if err != nil {
 		return nil, err
+	}
+	kind, _ := opt.featKind() // ResolveSparse checked it
+	if kind.Half() && src.feat != nil && src.het == nil {
+		if err := CheckFeatures(kind, src.feat, func(v int64) string {
+			return fmt.Sprintf("dataset %s, node %d (line %d of raw/node-feat.csv.gz)", src.name, v, v+1)
+		}); err != nil {
+			return nil, err
+		}
 	}
 	m := &Meta{
 		FormatVersion: FormatVersion,
@@ -389,6 +403,7 @@ func writeSource(outDir string, src *source, ld *linkData, assign []int32, npart
 		Undirected:    opt.Undirected,
 		HaloFeats:     opt.HaloFeats,
 		SparseFeat:    sparse,
+		FeatDType:     featDTypeName(kind, dim),
 		Splits:        map[string]SplitCounts{},
 		Parts:         make([]PartInfo, nparts),
 		Files:         map[string]FileInfo{},

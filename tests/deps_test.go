@@ -56,6 +56,7 @@ type pkgDeps struct {
 // It is a function, not a variable: the package keeps no mutable state.
 func allowedDeps() map[string]pkgDeps {
 	return map[string]pkgDeps{
+		"internal/half":     {},
 		"internal/hashkey":  {},
 		"internal/intrange": {},
 		"internal/par":      {},
@@ -76,7 +77,7 @@ func allowedDeps() map[string]pkgDeps {
 		"graph":          {imports: []string{"internal/hashkey", "internal/osx", "internal/tempout", "internal/testhold"}},
 		"graph/chunkgen": {imports: []string{"graph", "internal/hashkey"}},
 		"partition": {
-			imports: []string{"config", "graph", "internal/hashkey", "internal/osx", "internal/tempout", "internal/testhold"},
+			imports: []string{"config", "graph", "internal/half", "internal/hashkey", "internal/osx", "internal/tempout", "internal/testhold"},
 		},
 		"sample": {
 			imports: []string{"graph", "internal/hashkey", "internal/par"},
@@ -92,17 +93,17 @@ func allowedDeps() map[string]pkgDeps {
 		},
 
 		"partition/dpartition": {
-			imports: []string{"collectives", "graph", "internal/hashkey", "internal/testhold", "partition"},
+			imports: []string{"collectives", "graph", "internal/half", "internal/hashkey", "internal/testhold", "partition"},
 			test:    []string{"spmd", "spmd/spmdtest"},
 		},
 		"sample/dsample": {
-			imports: []string{"collectives", "config", "graph", "internal/par", "partition", "sample"},
+			imports: []string{"collectives", "config", "graph", "internal/half", "internal/par", "partition", "sample"},
 			// No train: the layer-wise inference and the learnable
 			// embeddings, whose tests built models, live in train/dtrain.
 			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 		"train/dtrain": {
-			imports: []string{"collectives", "config", "graph", "internal/intrange", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/kernels", "train/metrics", "train/optim"},
+			imports: []string{"collectives", "config", "graph", "internal/half", "internal/intrange", "internal/osx", "internal/testhold", "partition", "sample", "sample/dsample", "train", "train/kernels", "train/metrics", "train/optim"},
 			test:    []string{"config", "sample/sampletest", "spmd", "spmd/spmdtest"},
 		},
 

@@ -248,3 +248,22 @@ func TestSharedPartitionsLink(t *testing.T) {
 		sameModel(t, "temporal hetero link, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
 	})
 }
+
+// TestSharedPartitionsHalf: Cora partitioned with bfloat16 features and
+// halo rows (partition --feat-dtype bf16 --halo-feats) shared by the ranks
+// of a node samples exactly as a part per rank and trains the same
+// --global-batch model, its shares read at two bytes a value (LoadRange).
+func TestSharedPartitionsHalf(t *testing.T) {
+	data := needDataset(t, "cora", "raw", "edge.csv.gz")
+	bin, err := h.Mpignn()
+	mustBuild(t, bin, err)
+	dir := filepath.Join(t.TempDir(), "cora-bf16-2")
+	msg, err := exec.Command(bin, "partition", "--data", data, "--split", "public", "--seed", "0", "--parts", "2",
+		"--feat-dtype", "bf16", "--halo-feats", "--out", dir).CombinedOutput()
+	require.NoError(t, err, "partition:\n%s", msg)
+	sharedSampleSame(t, bin, dir, "--seeds", "0,17,42,999,1500,2700", "--fanout", "5,-1", "--seed", "3")
+	args := []string{"--parts", dir, "--global-batch", "35", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet"}
+	perRank := trainGlobalBatch(t, bin, 2, args...)
+	sameModel(t, "bf16, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
+	sameModel(t, "bf16, 2 parts, one node of 3 ranks", perRank, trainGlobalBatchEnv(t, bin, 3, nil, args...))
+}

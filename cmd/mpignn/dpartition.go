@@ -40,7 +40,7 @@ func partitionChunked(w io.Writer, c partitionConfig, cleanup *tempout.Cleanup) 
 		Data: c.data, Out: c.out, Parts: c.parts, Method: method, AssignmentDir: c.assignment, Seed: c.seed,
 		Split: c.split, LabelType: c.labelType, Undirected: c.undirected, Reverse: c.undirected && c.noReverse != "all",
 		NoReverse: noRev, NormalizeFeatures: c.normalize, SparseFeatures: c.sparse, HaloFeats: c.haloFeats, Time: c.time, Link: c.link, Overwrite: c.force, Workers: c.workers,
-		EdgeFeat: c.edgeFeat, NodeFeat: c.nodeFeat,
+		EdgeFeat: c.edgeFeat, NodeFeat: c.nodeFeat, FeatDType: c.featDType,
 	}
 	runWorld(func(world *spmd.World) error {
 		if world.Rank() != 0 {

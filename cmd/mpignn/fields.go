@@ -32,7 +32,7 @@ func flagExceptions() map[string]string {
 	return map[string]string{
 		"PartDir": "--parts", "CheckpointDir": "--checkpoint", "Run.CheckpointDir": "--checkpoint",
 		"Fanouts": "--fanout", "Loader.Fanouts": "--fanout", "Loader.EvalFanouts": "--eval-fanout",
-		"LinkRelation": "--relation", "RowNorm": "--norm-feat", "ResumeAuto": "--resume auto",
+		"LinkRelation": "--relation", "FeatDType": "--feat-dtype", "RowNorm": "--norm-feat", "ResumeAuto": "--resume auto",
 		"Model.Arch": "--model", "Model.EdgeDim": "--use-edge-feat", "Hetero.Push": "--embed-push", "Loader.Temporal.Strict": "--temporal-strict",
 		"Temporal.Strict": "--temporal-strict", // dsample.ValidateTemporal's, of the sample command
 		// partition.Options: Link is the link split.

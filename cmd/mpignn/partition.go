@@ -23,6 +23,7 @@ type partitionConfig struct {
 	seed                              uint64
 	haloFeats, undirected, force      bool
 	sparse                            string // --sparse-features
+	featDType                         string // --feat-dtype
 	time                              bool
 	// nodeFeat is --node-feat (graph.FromEdgesMean/Sum), edgeFeat
 	// --edge-feat: node features made from the edge features, and the
@@ -63,6 +64,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of METIS, PT-Scotch, lp, ml, random partitioning and the link split (default 1, as train --part-seed)")
 	fs.BoolVar(&c.haloFeats, "halo-feats", false, "also store the features of each part's 1-hop halo")
 	fs.StringVar(&c.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("store node features as CSR rows: auto (when under %g %% nonzero; homogeneous node partitions only), on or off", 100*partition.SparseAutoDensity))
+	fs.StringVar(&c.featDType, "feat-dtype", "fp32", "type the node features are stored in: fp32, bf16 or fp16 (two bytes a value, rounded to nearest even, widened to fp32 when read; fp16 refuses a value beyond ±65504; homogeneous dense features only)")
 	fs.BoolVar(&c.undirected, "undirected", true, "add reverse edges, drop self loops and duplicates (the datasets here list each undirected edge once)")
 	fs.BoolVar(&c.normalize, "normalize-feats", false, "row-normalize features (divide each row by its sum)")
 	fs.StringVar(&c.balance, "balance", "", "METIS balance constraints, comma-separated from node,train,valid,test,degree (default node,train,degree)")
@@ -113,7 +115,7 @@ func parsePartition(args []string) (partitionConfig, error) {
 		return c, fmt.Errorf("--assignment applies to a chunked dataset (a directory with %s); %s is not one", graph.ChunkedMetaFile, c.data)
 	}
 	opt := partition.Options{Method: c.method, SparseFeatures: c.sparse, Split: c.split, Link: c.link, Time: c.time,
-		NodeFeat: c.nodeFeat, EdgeFeat: c.edgeFeat}
+		NodeFeat: c.nodeFeat, EdgeFeat: c.edgeFeat, FeatDType: c.featDType}
 	if isChunked(c.data) {
 		// The distributed partitioner's methods and flags, checked here
 		// so that a mistake is one line from one rank (exit code 2).
@@ -205,6 +207,7 @@ func partitionCmd(w io.Writer, args []string) error {
 		Method: c.method, Seed: c.seed, HaloFeats: c.haloFeats, Split: c.split, LabelType: c.labelType,
 		Imbalance: c.imbalance, Undirected: c.undirected, Overwrite: c.force, Workers: c.workers,
 		Link: c.link, Time: c.time, SparseFeatures: c.sparse, NodeFeat: c.nodeFeat, EdgeFeat: c.edgeFeat,
+		FeatDType: c.featDType,
 	}
 	if c.balance != "" {
 		for _, b := range strings.Split(c.balance, ",") {

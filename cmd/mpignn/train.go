@@ -40,6 +40,9 @@ type trainFlags struct {
 	// sparse is --sparse-features, the feature storage of --data's
 	// partitions (partition.UseSparse).
 	sparse string
+	// featDType is --feat-dtype, the feature type of --data's partitions
+	// (partition.Options.FeatDType).
+	featDType string
 	// nodeFeat is --node-feat: --data's node features made from its edge
 	// features (graph.FromEdgesMean/Sum).
 	nodeFeat string
@@ -82,6 +85,7 @@ func parseTrainResumed(args []string, resume [][2]string) (*trainFlags, error) {
 	fs.StringVar(&f.split, "split", "", "split to train on (default: the partition's default; for --data: public, else the first)")
 	fs.StringVar(&f.method, "method", partition.MethodMetis, "partitioning method for --data: metis or random; for a chunked dataset ml (multilevel, its default), lp, parmetis (PT-Scotch) or random (as partition --method)")
 	fs.Uint64Var(&f.partSeed, "part-seed", 1, "partitioning seed for --data (METIS, PT-Scotch, lp, random and the link split) (default 1, as partition --seed)")
+	fs.StringVar(&f.featDType, "feat-dtype", "fp32", "feature type of --data's partitions: fp32, bf16 or fp16 (two bytes a value; partition --feat-dtype)")
 	fs.StringVar(&f.sparse, "sparse-features", partition.SparseAuto, fmt.Sprintf("feature storage of --data's partitions: auto (CSR rows when under %g %% nonzero), on or off", 100*partition.SparseAutoDensity))
 	fs.StringVar(&f.nodeFeat, "node-feat", "", "for --data: "+nodeFeatFlagUsage)
 	fanout := addFanoutFlag(fs, "fanout", "10,5", "neighbors sampled")
@@ -338,6 +342,9 @@ func (f *trainFlags) validate() error {
 		return err
 	}
 	po := f.partOptions()
+	if f.featDType != "fp32" && f.data == "" {
+		return fmt.Errorf("--feat-dtype %s applies to --data (a partition from --parts has its feature type; give partition --feat-dtype)", f.featDType)
+	}
 	if f.nodeFeat != "" && f.data == "" {
 		return errors.New("--node-feat applies to --data (a partition from --parts has its node features; give partition --node-feat)")
 	}
@@ -633,7 +640,8 @@ func (f *trainFlags) cacheOptions(parts int) partition.CacheOptions {
 // --node-feat as partition options. Times are read only for temporal sampling, and
 // edge features only for --use-edge-feat, so plain runs keep their caches (and results).
 func (f *trainFlags) partOptions() partition.Options {
-	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse, NodeFeat: f.nodeFeat, EdgeFeat: f.cfg.UseEdgeFeat}
+	return partition.Options{Method: f.method, Seed: f.partSeed, Split: f.split, Time: f.cfg.Loader.Temporal.On(), SparseFeatures: f.sparse, NodeFeat: f.nodeFeat, EdgeFeat: f.cfg.UseEdgeFeat,
+		FeatDType: f.featDType}
 }
 
 // recipeSettings spells a recipe other than the default as the flags of

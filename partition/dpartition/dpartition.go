@@ -49,6 +49,9 @@ type Options struct {
 	NormalizeFeatures bool
 	// SparseFeatures is partition.Options.SparseFeatures.
 	SparseFeatures string
+	// FeatDType is partition.Options.FeatDType: the node features stored
+	// at two bytes a value (homogeneous dense features only, as there).
+	FeatDType string
 	// HaloFeats also stores the features of every part's 1-hop halo
 	// (partition.Options.HaloFeats; homogeneous datasets only, as there).
 	HaloFeats bool
@@ -669,6 +672,9 @@ func (x *run) nodeRound(nds []*nodeData, t, k int, blockLo int64, pos [][]int64,
 			}
 			if x.opt.NormalizeFeatures {
 				f.NormalizeRows(x.opt.Workers)
+			}
+			if err := x.checkFeatures(f, ct, k, first); err != nil {
+				return err
 			}
 		}
 		var tg *graph.Features

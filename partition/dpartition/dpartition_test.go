@@ -161,12 +161,16 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 		undirected bool
 		sparse     string
 		halo       bool
+		featDType  string
 	}{
-		{"random", partition.MethodRandom, true, partition.SparseAuto, false},
-		{"assignment", MethodAssignment, true, partition.SparseOff, false},
-		{"directed", partition.MethodRandom, false, partition.SparseOn, false},
-		{"halo", MethodAssignment, true, partition.SparseOff, true},
-		{"halo-sparse", partition.MethodRandom, false, partition.SparseOn, true},
+		{"random", partition.MethodRandom, true, partition.SparseAuto, false, ""},
+		{"assignment", MethodAssignment, true, partition.SparseOff, false, ""},
+		{"directed", partition.MethodRandom, false, partition.SparseOn, false, ""},
+		{"halo", MethodAssignment, true, partition.SparseOff, true, ""},
+		{"halo-sparse", partition.MethodRandom, false, partition.SparseOn, true, ""},
+		// Features at two bytes a value (auto keeps them dense).
+		{"halo-bf16", partition.MethodRandom, true, partition.SparseAuto, true, "bf16"},
+		{"fp16", MethodAssignment, true, partition.SparseOff, false, "fp16"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			single, dist := filepath.Join(dir, "single-"+tc.name), filepath.Join(dir, "dist-"+tc.name)
@@ -198,7 +202,7 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 					}
 					_, err = partition.Write(single, d, assign, P, partition.Options{
 						Method: tc.method, Seed: 9, Undirected: tc.undirected, Workers: 1, SparseFeatures: tc.sparse,
-						HaloFeats: tc.halo,
+						HaloFeats: tc.halo, FeatDType: tc.featDType,
 					})
 					return err
 				}()
@@ -207,10 +211,12 @@ func TestHomogeneousMatchesSingleProcess(t *testing.T) {
 			m, err := Run(c, Options{
 				Data: chunked, Out: dist, Parts: P, Method: tc.method, AssignmentDir: assignDir, Seed: 9,
 				Undirected: tc.undirected, SparseFeatures: tc.sparse, HaloFeats: tc.halo, Workers: 1, RoundIDs: 37, RoundEdges: 100,
+				FeatDType: tc.featDType,
 			})
 			agree(t, c, err)
 			if c.Rank() == 0 {
 				require.NotNil(t, m)
+				require.Equal(t, tc.featDType, m.FeatDType)
 				err = sameTree(single, dist)
 			}
 			agree(t, c, err)
@@ -440,6 +446,10 @@ func TestRejects(t *testing.T) {
 	require.ErrorContains(t, err, "a link split is drawn with one part per rank")
 	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P, Method: partition.MethodMetis})
 	require.ErrorContains(t, err, "supports parmetis, lp, ml, random")
+	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P, Method: partition.MethodRandom, FeatDType: "bf16", SparseFeatures: partition.SparseOn})
+	require.EqualError(t, err, "feature type bf16 with sparse features on: sparse rows store float32 values (use auto or off)")
+	_, err = Run(c, Options{Data: chunked, Out: out, Parts: P, Method: partition.MethodRandom, FeatDType: "fp8"})
+	require.EqualError(t, err, `feature type "fp8": want fp32, bf16 or fp16`)
 	// A bad part id is reported by the rank that reads its line (the
 	// command then aborts the job with it): here read as that rank would.
 	_, err = readAssignFile(filepath.Join(dir, "_N.txt"), 150, 200, 200, P)

@@ -13,6 +13,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/half"
 	"mpignn/partition"
 )
 
@@ -78,6 +79,15 @@ func (o Options) Validate() error {
 	case "", partition.SparseAuto, partition.SparseOn, partition.SparseOff:
 	default:
 		return fmt.Errorf("sparse features %q: want %s, %s or %s", o.SparseFeatures, partition.SparseAuto, partition.SparseOn, partition.SparseOff)
+	}
+	fk, err := half.Parse(o.FeatDType)
+	switch {
+	case err != nil:
+		return err
+	case fk.Half() && o.Link != nil:
+		return fmt.Errorf("feature type %s with a link split: not supported yet (link partitions store float32 features)", fk)
+	case fk.Half() && o.SparseFeatures == partition.SparseOn:
+		return fmt.Errorf("feature type %s with sparse features %s: sparse rows store float32 values (use %s or %s)", fk, partition.SparseOn, partition.SparseAuto, partition.SparseOff)
 	}
 	lo := o.Link
 	if lo == nil {
@@ -161,7 +171,7 @@ func JobParts(c *collectives.Comm, o partition.CacheOptions, out io.Writer, expl
 	if _, err := Run(c, Options{
 		Data: o.Data, Out: dir, Parts: o.Parts, Method: o.Method, Seed: o.Seed, Split: o.Split,
 		Undirected: true, Reverse: true, SparseFeatures: o.SparseFeatures, Time: o.Time, Link: o.Link, Overwrite: true,
-		EdgeFeat: o.EdgeFeat, NodeFeat: o.NodeFeat,
+		EdgeFeat: o.EdgeFeat, NodeFeat: o.NodeFeat, FeatDType: o.FeatDType,
 	}); err != nil {
 		return "", fmt.Errorf("partition into %s: %w", dir, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"mpignn/collectives"
 	"mpignn/graph"
+	"mpignn/internal/half"
 	"mpignn/internal/testhold"
 	"mpignn/partition"
 )
@@ -46,6 +47,9 @@ func (x *run) baseMeta(split string, sparse bool, numClasses int) *partition.Met
 	}
 	if x.homo {
 		m.FeatDim = x.dims[0]
+		if k := x.featKind(); k.Half() && m.FeatDim > 0 {
+			m.FeatDType = k.String() // as partition.Write records it
+		}
 		if x.opt.EdgeFeat {
 			m.EdgeFeatDim = x.efDim
 		}
@@ -112,6 +116,12 @@ func (x *run) globals(nds []*nodeData) (numClasses int, sparse bool, err error) 
 		if x.homo && numClasses < 1 {
 			numClasses = 1
 		}
+	}
+	if k := x.featKind(); k.Half() {
+		if !x.homo {
+			return 0, false, fmt.Errorf("feature type %s: heterogeneous partitions store their typed features as float32 (use fp32)", k)
+		}
+		return numClasses, false, nil // dense: Validate refused sparse on
 	}
 	switch mode := x.opt.SparseFeatures; mode {
 	case "", partition.SparseOff:
@@ -495,4 +505,25 @@ func distinct(xs []int64, n int64) []int64 {
 		}
 	}
 	return out
+}
+
+// featKind is Options.FeatDType (Validate checked it).
+func (x *run) featKind() half.Kind {
+	k, _ := half.Parse(x.opt.FeatDType)
+	return k
+}
+
+// checkFeatures refuses, naming the chunk file, its row and the column,
+// the first value of node chunk k (type ct, first id first) that the
+// feature type cannot hold; the single-process writer's check
+// (partition.CheckFeatures) on the rows this rank reads.
+func (x *run) checkFeatures(f *graph.Features, ct, k int, first int64) error {
+	kind := x.featKind()
+	if !kind.Half() || !x.homo {
+		return nil
+	}
+	file := x.ch.Meta.NodeData[x.ch.Meta.NodeType[ct]][graph.ChunkFeat].Data[k]
+	return partition.CheckFeatures(kind, f, func(v int64) string {
+		return fmt.Sprintf("%s row %d (node %d)", file, v, first+v)
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mpignn/collectives"
+	"mpignn/internal/half"
 	"mpignn/internal/par"
 	"mpignn/partition"
 )
@@ -70,6 +71,15 @@ type featTable struct {
 	arr   *collectives.DistArray // dim float32 per node (nil if dim == 0)
 	local []float32              // this rank's rows (the window's memory)
 
+	// kind is the type the rows are held in. For a 2-byte type (a
+	// partition written with partition.Options.FeatDType) the table, its
+	// window (dim 16-bit values a row, so every remote read moves half the
+	// bytes) and its caches hold the bits in local16, haloFeat16 and
+	// hotFeat16 instead of local, haloFeat and hotFeat, and Gather widens
+	// each row to float32 as it writes it into the caller's matrix.
+	kind                           half.Kind
+	local16, haloFeat16, hotFeat16 []uint16
+
 	// Caches of non-owned nodes: halo (from the partition files) and hot
 	// (filled at open). ids ascending, rows aligned.
 	haloIDs  []int64
@@ -123,7 +133,10 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 	case p.Meta.SparseFeat && (p.FeatCSR == nil || int64(p.FeatCSR.Rows()) != p.NumOwned() ||
 		(p.HaloFeatCSR != nil && p.HaloFeatCSR.Rows() != len(p.Halo))):
 		why = fmt.Sprintf("part %d has inconsistent sparse feature arrays (already released by another store?)", p.ID)
-	case !p.Meta.SparseFeat && (int64(len(p.Indptr)) != p.NumOwned()+1 || int64(len(p.Feat)) != p.NumOwned()*int64(p.Meta.FeatDim) ||
+	case p.Meta.FeatKind().Half() && (int64(len(p.Indptr)) != p.NumOwned()+1 || int64(len(p.Feat16)) != p.NumOwned()*int64(p.Meta.FeatDim) ||
+		(p.HaloFeat16 != nil && len(p.HaloFeat16) != len(p.Halo)*p.Meta.FeatDim)):
+		why = fmt.Sprintf("part %d has inconsistent %s feature arrays (already released by another store?)", p.ID, p.Meta.FeatKind())
+	case !p.Meta.SparseFeat && !p.Meta.FeatKind().Half() && (int64(len(p.Indptr)) != p.NumOwned()+1 || int64(len(p.Feat)) != p.NumOwned()*int64(p.Meta.FeatDim) ||
 		(p.HaloFeat != nil && len(p.HaloFeat) != len(p.Halo)*p.Meta.FeatDim)):
 		why = fmt.Sprintf("part %d has inconsistent feature arrays (already released by another store?)", p.ID)
 	}
@@ -137,14 +150,24 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 			f.Close()
 		}
 	}()
-	tb := &featTable{dim: p.Meta.FeatDim}
+	tb := &featTable{dim: p.Meta.FeatDim, kind: p.Meta.FeatKind()}
 	var err error
 	f.keys, f.tables = append(f.keys, NodeFeat()), append(f.tables, tb)
-	if p.Meta.SparseFeat {
+	switch {
+	case p.Meta.SparseFeat:
 		if err := f.openSparseTable(tb, p, t); err != nil {
 			return nil, fmt.Errorf("open feature store: %w", err)
 		}
-	} else if tb.dim > 0 {
+	case tb.kind.Half() && tb.dim > 0:
+		if tb.arr, err = collectives.NewDistArray(c, p.NumOwned(), 2*tb.dim, t); err != nil {
+			return nil, fmt.Errorf("open feature store: %s array: %w", NodeFeat(), err)
+		}
+		tb.local16 = collectives.View[uint16](tb.arr.Local())
+		copy(tb.local16, p.Feat16)
+		if err := tb.arr.Seal(); err != nil {
+			return nil, fmt.Errorf("open feature store: %w", err)
+		}
+	case tb.dim > 0:
 		if tb.arr, err = collectives.NewDistArray(c, p.NumOwned(), 4*tb.dim, t); err != nil {
 			return nil, fmt.Errorf("open feature store: %s array: %w", NodeFeat(), err)
 		}
@@ -156,6 +179,9 @@ func openFeatureStore(c *collectives.Comm, p *partition.Part, t collectives.Tran
 	}
 	if p.HaloFeat != nil {
 		tb.haloIDs, tb.haloFeat = p.Halo, p.HaloFeat
+	}
+	if p.HaloFeat16 != nil {
+		tb.haloIDs, tb.haloFeat16 = p.Halo, p.HaloFeat16
 	}
 	if err := f.fillHotCache(tb, p, cacheMB); err != nil {
 		return nil, fmt.Errorf("open feature store: %s hot cache: %w", NodeFeat(), err)
@@ -254,11 +280,13 @@ func (g *GatherStats) Add(o GatherStats) {
 func (g *GatherStats) Rows() int64 { return g.LocalRows + g.CachedRows + g.RemoteRows }
 
 type gatherScratch struct {
-	req  []int64 // remote node ids
-	at   []int32 // output row of each request
-	buf  []float32
-	src  []rowSource // where each node's row comes from
-	rows []int64     // typed gather: each node's row in the array (or a mark)
+	req []int64 // remote node ids
+	at  []int32 // output row of each request
+	buf []float32
+	// buf16 receives remote rows of a 2-byte table.
+	buf16 []uint16
+	src   []rowSource // where each node's row comes from
+	rows  []int64     // typed gather: each node's row in the array (or a mark)
 }
 
 // rowSource is where a gathered row comes from.
@@ -322,15 +350,15 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 			row := dst[i*d : (i+1)*d]
 			switch {
 			case v >= f.lo && v < f.hi:
-				copy(row, tb.local[(v-f.lo)*int64(d):(v-f.lo+1)*int64(d)])
+				tb.localRow(row, v-f.lo)
 				sc.src[i] = srcLocal
 				continue
 			case v < 0 || v >= f.n:
 				sc.src[i] = srcBad
 				continue
 			}
-			if c, halo := tb.cachedRow(v); c != nil {
-				copy(row, c)
+			if j, halo, ok := tb.cacheIndex(v); ok {
+				tb.cachedRowInto(row, j, halo)
 				sc.src[i] = srcHot
 				if halo {
 					sc.src[i] = srcHalo
@@ -364,7 +392,23 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 		}
 	}
 	g.RemoteRows = int64(len(sc.req))
-	if tb.arr != nil {
+	switch {
+	case tb.arr != nil && tb.kind.Half():
+		// The rows arrive at two bytes a value and are widened straight
+		// into their output rows: one pass, no float32 copy in between.
+		sc.buf16 = slices.Grow(sc.buf16[:0], len(sc.req)*d)[:len(sc.req)*d]
+		b0 := tb.arr.Stats().Bytes
+		if err := tb.arr.Fetch(sc.req, collectives.Bytes(sc.buf16)); err != nil {
+			return dst, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+		}
+		g.Bytes = tb.arr.Stats().Bytes - b0
+		par.Range(len(sc.at), len(sc.at)*d, func(lo, hi int) {
+			for k := lo; k < hi; k++ {
+				i := int(sc.at[k])
+				half.Widen(tb.kind, dst[i*d:(i+1)*d], sc.buf16[k*d:(k+1)*d])
+			}
+		})
+	case tb.arr != nil:
 		sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
 		b0 := tb.arr.Stats().Bytes
 		if err := tb.arr.Fetch(sc.req, collectives.Bytes(sc.buf)); err != nil {
@@ -396,7 +440,7 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 // It is collective: every rank calls Allgatherv and Fetch once, even with
 // the cache off.
 func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64) error {
-	rowBytes := 4 * tb.dim
+	rowBytes := tb.kind.Bytes() * tb.dim // a 2-byte table caches twice the rows
 	if tb.sp != nil {
 		rowBytes = 4 * tb.sp.rowWords() // what a cached row saves on the wire
 	}
@@ -455,6 +499,14 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 	slices.Sort(ids)
 	if tb.sp != nil {
 		return tb.setHotSparse(ids)
+	}
+	if tb.kind.Half() {
+		feat := make([]uint16, len(ids)*tb.dim)
+		if err := tb.arr.Fetch(ids, collectives.Bytes(feat)); err != nil {
+			return err
+		}
+		tb.hotIDs, tb.hotFeat16 = ids, feat
+		return nil
 	}
 	feat := make([]float32, len(ids)*tb.dim)
 	if err := tb.arr.Fetch(ids, collectives.Bytes(feat)); err != nil {
@@ -615,18 +667,31 @@ func (m *slotMap) get(id int64) int32 {
 // bytes returns the map's memory.
 func (m *slotMap) bytes() int64 { return 12 * int64(len(m.keys)) }
 
-// cachedRow returns the cached row of non-owned node v (in range) and
-// whether it came from the halo cache; nil if v is not cached.
-func (tb *featTable) cachedRow(v int64) (row []float32, halo bool) {
-	d := tb.dim
-	j, halo, ok := tb.cacheIndex(v)
-	switch {
-	case !ok:
-		return nil, false
-	case halo:
-		return tb.haloFeat[j*d : (j+1)*d], true
+// localRow writes owned row i (local index) into row, widening a 2-byte
+// table's values.
+func (tb *featTable) localRow(row []float32, i int64) {
+	d := int64(tb.dim)
+	if tb.kind.Half() {
+		half.Widen(tb.kind, row, tb.local16[i*d:(i+1)*d])
+		return
 	}
-	return tb.hotFeat[j*d : (j+1)*d], false
+	copy(row, tb.local[i*d:(i+1)*d])
+}
+
+// cachedRowInto writes row j of the halo (halo set) or hot cache into row,
+// widening a 2-byte table's values.
+func (tb *featTable) cachedRowInto(row []float32, j int, halo bool) {
+	d := tb.dim
+	switch {
+	case tb.kind.Half() && halo:
+		half.Widen(tb.kind, row, tb.haloFeat16[j*d:(j+1)*d])
+	case tb.kind.Half():
+		half.Widen(tb.kind, row, tb.hotFeat16[j*d:(j+1)*d])
+	case halo:
+		copy(row, tb.haloFeat[j*d:(j+1)*d])
+	default:
+		copy(row, tb.hotFeat[j*d:(j+1)*d])
+	}
 }
 
 // cacheIndex locates non-owned node v (in range) in the caches: its row

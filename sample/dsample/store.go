@@ -75,7 +75,7 @@ func OpenStore(c *collectives.Comm, p *partition.Part, o StoreOptions) (*Store, 
 	}
 	s.sampler = NewSampler(s.graph)
 	if o.ReleasePart {
-		p.Indices, p.IndicesOrig, p.Feat, p.FeatCSR, p.EdgeFeat = nil, nil, nil, nil, nil
+		p.Indices, p.IndicesOrig, p.Feat, p.Feat16, p.FeatCSR, p.EdgeFeat = nil, nil, nil, nil, nil, nil
 	}
 	return s, nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"mpignn/collectives"
+	"mpignn/internal/half"
 	"mpignn/partition"
 	"mpignn/train"
 )
@@ -110,8 +111,27 @@ func rowNormalizePart(part *partition.Part) {
 	dim := part.Meta.FeatDim
 	RowNormalize(part.Feat, dim)
 	RowNormalize(part.HaloFeat, dim)
+	RowNormalize16(part.Meta.FeatKind(), part.Feat16, dim)
+	RowNormalize16(part.Meta.FeatKind(), part.HaloFeat16, dim)
 	RowNormalizeCSR(part.FeatCSR)
 	RowNormalizeCSR(part.HaloFeatCSR)
+}
+
+// RowNormalize16 is RowNormalize for rows stored at two bytes a value
+// (kind half.BF16 or FP16): each row is widened, normalised as a float32
+// row is and rounded back, so the table stays at two bytes a value and the
+// model reads the rounded unit-sum rows. A row's result depends on the row
+// alone, so every rank and thread count gives the same bits.
+func RowNormalize16(kind half.Kind, x []uint16, dim int) {
+	if dim <= 0 || !kind.Half() {
+		return
+	}
+	row := make([]float32, dim)
+	for i := 0; i+dim <= len(x); i += dim {
+		half.Widen(kind, row, x[i:i+dim])
+		normalizeRow(row)
+		half.Narrow(kind, x[i:i+dim], row)
+	}
 }
 
 // RowNormalize scales every row of x (width dim) to sum 1 in absolute value

@@ -125,9 +125,10 @@ func storeParts(meta *partition.Meta, rank, nodeRanks int, so dsample.StoreOptio
 		return nil
 	}
 	R := float64(max(meta.NumRels(), 1))
+	vb := float64(meta.FeatKind().Bytes()) // bytes of a feature value (2 with --feat-dtype bf16|fp16)
 	parts := []train.MemoryPart{
 		{Name: "graph share", Bytes: (16*float64(pi.Nodes)*R + 16*float64(pi.Edges)) / ranks},
-		{Name: "feature share", Bytes: 4 * float64(pi.Nodes) * float64(meta.FeatDim) / ranks},
+		{Name: "feature share", Bytes: vb * float64(pi.Nodes) * float64(meta.FeatDim) / ranks},
 		{Name: "block index", Bytes: 8 * own},
 	}
 	limit := so.DegreeTableMB
@@ -140,7 +141,7 @@ func storeParts(meta *partition.Meta, rank, nodeRanks int, so dsample.StoreOptio
 	}
 	if so.CacheMB > 0 && meta.FeatDim > 0 {
 		cache := so.CacheMB * (1 << 20)
-		rows := cache / (4 * float64(meta.FeatDim))
+		rows := cache / (vb * float64(meta.FeatDim))
 		parts = append(parts, train.MemoryPart{Name: "hot cache", Bytes: cache + 24*rows})
 	}
 	return parts

@@ -1,0 +1,71 @@
+package dsample
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"mpignn/internal/half"
+	"mpignn/partition"
+)
+
+// TestGatherHalfFeatures: over a partition written with a 2-byte feature
+// type, Gather of every node (local, halo, hot-cached and remote rows)
+// returns exactly the float32 rows rounded through the type, on every
+// transport, with half the bytes of a float32 fetch per remote row, and a
+// hot cache of the same MiB holds twice the rows. The test graph's values
+// (10v+j, up to ~4000) are not all representable, so the rounding shows.
+func TestGatherHalfFeatures(t *testing.T) {
+	for _, kind := range []half.Kind{half.BF16, half.FP16} {
+		for _, halo := range []bool{true, false} {
+			f := newFixtureWith(t, partition.Options{Method: partition.MethodRandom, HaloFeats: halo, FeatDType: kind.String()}, false)
+			require.Equal(t, kind, f.part.Meta.FeatKind())
+			require.Nil(t, f.part.Feat)
+			f32 := newFixture(t, halo, false)
+			for _, tr := range transports() {
+				mb := float64(40*testDim*4) / (1 << 20) // 40 float32 rows
+				s := f.openStore(t, tr, mb)
+				s32 := f32.openStore(t, tr, mb)
+				t.Run(fmt.Sprintf("%v/halo=%v/%s", kind, halo, tr), func(t *testing.T) {
+					nodes := make([]int64, 0, testNodes)
+					for g := int64(testNodes - 1); g >= 0; g-- {
+						nodes = append(nodes, g)
+					}
+					var st GatherStats
+					x, err := s.feat.Gather(NodeFeat(), nodes, nil, &st)
+					require.NoError(t, err)
+					bits := make([]uint16, testDim)
+					want := make([]float32, testDim)
+					bad := 0
+					for i, g := range nodes {
+						half.Narrow(kind, bits, f.d.Feat.Row(f.origOf(g)))
+						half.Widen(kind, want, bits)
+						if !slices.Equal(x[i*testDim:(i+1)*testDim], want) {
+							if bad++; bad == 1 {
+								t.Errorf("row of node %d: got %v want %v", g, x[i*testDim:(i+1)*testDim], want)
+							}
+						}
+					}
+					assert.Zero(t, bad, "rows differing from the rounded rows")
+					assert.Equal(t, int64(testNodes), st.Rows())
+					assert.Equal(t, st.RemoteRows*testDim*2, st.Bytes, "bytes of %d remote rows", st.RemoteRows)
+					if f.c.Size() > 1 {
+						assert.Positive(t, st.RemoteRows)
+						assert.Positive(t, st.CachedRows-st.HaloHits)
+						if halo {
+							assert.Positive(t, st.HaloHits)
+						} else {
+							// Without a halo cache there are remote
+							// candidates enough to fill either cache.
+							assert.Equal(t, 40, s32.feat.HotCacheRows(NodeFeat()))
+							assert.Equal(t, 80, s.feat.HotCacheRows(NodeFeat()), "hot rows in the MiB of 40 float32 rows")
+						}
+					}
+				})
+			}
+		}
+	}
+}
