@@ -84,7 +84,7 @@ func allowedDeps() map[string]pkgDeps {
 			test:    []string{"sample/sampletest"},
 		},
 		"sample/sampletest":  {imports: []string{"graph", "sample"}},
-		"train/kernels":      {imports: []string{"internal/par", "train/kernels/simd"}},
+		"train/kernels":      {imports: []string{"internal/half", "internal/par", "train/kernels/simd"}},
 		"train/kernels/simd": {},
 		"train/optim":        {imports: []string{"internal/par"}},
 		"train/metrics":      {imports: []string{"internal/intrange", "internal/osx"}},
@@ -114,7 +114,7 @@ func allowedDeps() map[string]pkgDeps {
 			},
 			test: []string{"config"},
 		},
-		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "partition", "train", "train/metrics"}},
+		"tests": {test: []string{"graph", "internal/tempout", "internal/testhold", "partition", "train", "train/kernels", "train/metrics"}},
 	}
 }
 

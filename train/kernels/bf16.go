@@ -3,13 +3,13 @@ package kernels
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
 
+	"mpignn/internal/half"
 	"mpignn/internal/par"
 )
 
@@ -44,7 +44,7 @@ func CPUHasBF16() bool { return cpu.X86.HasAVX512BF16 || cpu.X86.HasAMXBF16 }
 
 // BF16 multiplies float32 matrices with bfloat16 inputs and fp32
 // accumulation and output: the products of train --precision bf16. Inputs
-// are rounded to nearest even (roundBF16); op(B) operands that lie in the
+// are rounded to nearest even (half.ToBF16); op(B) operands that lie in the
 // buffer given to SetWeights (the model's weights) are taken from its bf16
 // copy, made once per SetWeights, and all others are rounded per call. Like
 // Gemm it cuts a product into the fixed blocks of gemmSplit and runs each
@@ -161,18 +161,6 @@ func (p *BF16) Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda in
 	nudgeULP(c) // nothing, except in the golden tests' -tags gemmulp build
 }
 
-// roundBF16 rounds x to the nearest bfloat16, ties to even, as oneDNN's
-// and torch's conversions do; a NaN stays a (quiet) NaN instead of
-// rounding into an infinity.
-func roundBF16(x float32) uint16 {
-	u := math.Float32bits(x)
-	if u&0x7fffffff > 0x7f800000 {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
-}
-
 // toBF16 rounds x into dst (grown as needed) in parallel chunks: each
 // element is rounded alone, so the result does not depend on the split.
 func toBF16(x []float32, dst []uint16) []uint16 {
@@ -182,7 +170,7 @@ func toBF16(x []float32, dst []uint16) []uint16 {
 	dst = dst[:len(x)]
 	par.Range(len(x), len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			dst[i] = roundBF16(x[i])
+			dst[i] = half.ToBF16(x[i])
 		}
 	})
 	return dst
@@ -197,7 +185,7 @@ func widenBF16(x []uint16, dst []float32) []float32 {
 	dst = dst[:len(x)]
 	par.Range(len(x), len(x), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			dst[i] = math.Float32frombits(uint32(x[i]) << 16)
+			dst[i] = half.FromBF16(x[i])
 		}
 	})
 	return dst

@@ -9,7 +9,7 @@ package kernels
 // and s8s8s32), hence the primitive. Every block of gemmSplit runs on the
 // calling thread, so results do not depend on the thread count. The C
 // below only builds, runs and frees a primitive; the rounding to bf16 is
-// Go's (roundBF16).
+// Go's (half.ToBF16).
 
 // #cgo LDFLAGS: -ldnnl -lgomp
 // #include <stdlib.h>

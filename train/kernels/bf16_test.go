@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"mpignn/internal/half"
 )
 
 // TestRoundBF16: nearest even on the 16 dropped bits, exact values kept,
@@ -31,8 +33,8 @@ func TestRoundBF16(t *testing.T) {
 		{"NaN stays NaN", math.Float32frombits(0x7f800001), 0x7fc0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, roundBF16(tc.in))
-			got := widenBF16([]uint16{roundBF16(tc.in)}, nil)[0]
+			assert.Equal(t, tc.want, half.ToBF16(tc.in))
+			got := widenBF16([]uint16{half.ToBF16(tc.in)}, nil)[0]
 			if math.IsNaN(float64(tc.in)) {
 				assert.True(t, math.IsNaN(float64(got)))
 			}
