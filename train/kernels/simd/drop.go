@@ -13,8 +13,9 @@ import "fmt"
 // v·scale, a dropped one v·0 (+0 or -0 by v's sign, NaN stays NaN), and
 // the ReLU is Go's max(v, 0) (NaN stays NaN, -0 becomes +0). dst may alias
 // src. t must lie in [0, 65536] (0 keeps all, 65536 drops all). On amd64
-// with AVX2 it runs eight units per step (dropRowAVX2 in drop_amd64.s);
-// elsewhere, and on the last len(dst) mod 8 units, the scalar loop. It
+// with AVX2 it runs up to sixteen units per step (dropRowAVX2 in
+// drop_amd64.s); elsewhere, and on the last len(dst) mod 4 units, the
+// scalar loop. It
 // panics if src or words are too short or t is out of range.
 func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu bool) {
 	n := len(dst)
@@ -24,7 +25,7 @@ func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu b
 	}
 	v := 0
 	if hasDrop() {
-		v = n &^ 7
+		v = n &^ 3
 		if v > 0 {
 			dropRow(dst, src, words, v, t, scale, relu)
 		}

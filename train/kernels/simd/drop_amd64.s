@@ -2,9 +2,11 @@
 
 // func dropRowAVX2(dst, src *float32, words *uint64, n int, tm1 int32, scale float32, relu bool)
 //
-// For u < n (a multiple of 8): v = src[u], under relu v = max(v, 0) as Go
-// computes it, then dst[u] = v · m[u] with m[u] = scale where the 16-bit
-// draw of unit u exceeds tm1 = t-1 and +0 elsewhere.
+// For u < n (a multiple of 4: sixteen units a step, then eight, then four
+// in the low halves, since the input rows' width, 100, leaves four):
+// v = src[u], under relu v = max(v, 0) as Go computes it, then dst[u] =
+// v · m[u] with m[u] = scale where the 16-bit draw of unit u exceeds
+// tm1 = t-1 and +0 elsewhere.
 //
 // ReLU: Intel's VMAXPS dst, a, b returns b when either operand is NaN or
 // both are zeros, so max(+0, v) (Go operand order: VMAXPS v, zero, dst)
@@ -52,12 +54,25 @@ plain16:
 
 plain8:
 	CMPQ      CX, $8
-	JLT       done
+	JLT       plain4
 	VPMOVZXWD (BX), Y2
 	VPCMPGTD  Y13, Y2, Y2
 	VANDPS    Y14, Y2, Y2
 	VMULPS    (SI), Y2, Y0
 	VMOVUPS   Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $16, BX
+	SUBQ      $8, CX
+
+plain4:
+	CMPQ      CX, $4
+	JLT       done
+	VPMOVZXWD (BX), X2 // one word: four draws
+	VPCMPGTD  X13, X2, X2
+	VANDPS    X14, X2, X2
+	VMULPS    (SI), X2, X0
+	VMOVUPS   X0, (DI)
 	JMP       done
 
 relu16:
@@ -87,7 +102,7 @@ relu16:
 
 relu8:
 	CMPQ      CX, $8
-	JLT       done
+	JLT       relu4
 	VMOVUPS   (SI), Y0
 	VMAXPS    Y0, Y15, Y0
 	VADDPS    Y15, Y0, Y0
@@ -96,6 +111,22 @@ relu8:
 	VANDPS    Y14, Y2, Y2
 	VMULPS    Y2, Y0, Y0
 	VMOVUPS   Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	ADDQ      $16, BX
+	SUBQ      $8, CX
+
+relu4:
+	CMPQ      CX, $4
+	JLT       done
+	VMOVUPS   (SI), X0
+	VMAXPS    X0, X15, X0
+	VADDPS    X15, X0, X0
+	VPMOVZXWD (BX), X2
+	VPCMPGTD  X13, X2, X2
+	VANDPS    X14, X2, X2
+	VMULPS    X2, X0, X0
+	VMOVUPS   X0, (DI)
 
 done:
 	VZEROUPPER
