@@ -774,6 +774,29 @@ func dropoutRows[T floatT](o, x []T, w int, orig []int64, layer int, p float32, 
 	// of v·k·scale for k = 0, 1 (v·1 is exact), NaN and the sign of zero
 	// included.
 	f := [2]T{0, scale}
+	if o32, ok := any(o).([]float32); ok {
+		// float32 rows run the vector kernel on the row's packed draws,
+		// hashed first into a buffer per goroutine (on the stack up to
+		// 512 units).
+		x32 := any(x).([]float32)
+		nw := (w + sample.MaskLanes - 1) / sample.MaskLanes
+		par.Range(len(orig), len(o), func(lo, hi int) {
+			var buf [128]uint64
+			words := buf[:0]
+			if nw > len(buf) {
+				words = make([]uint64, 0, nw)
+			}
+			words = words[:nw]
+			for i := lo; i < hi; i++ {
+				rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
+				for g := range words {
+					words[g] = sample.MaskWord(rk, g)
+				}
+				kernels.DropRow(o32[i*w:(i+1)*w], x32[i*w:(i+1)*w], words, uint32(t), float32(scale), relu)
+			}
+		})
+		return
+	}
 	par.Range(len(orig), len(o), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])

@@ -3,9 +3,10 @@
 // oneDNN, OpenBLAS or gonum), Axpy, the sparse-times-dense products of
 // CSR inputs (Spmm, SpmmT), the row sums of aggregation and scatter
 // (SumRows, AddRows), column sums (AddColumns) and the ReLU-dropout
-// backward (MaskScale), with their benchmarks and agreement tests. The
-// last four run the AVX assembly of package simd on float32 where the CPU
-// has it, with the bits of the scalar loops.
+// forward (DropRow) and backward (MaskScale), with their benchmarks and
+// agreement tests. The last five run the AVX (DropRow: AVX2) assembly of
+// package simd on float32 where the CPU has it, with the bits of the
+// scalar loops.
 //
 // It lives under train, not internal/, because its one contract is the
 // model's: results bit-identical for any thread count. Gemm cuts a product

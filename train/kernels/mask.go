@@ -21,3 +21,13 @@ func MaskScale[T Float](d, y []T, scale T) {
 		d[k] *= T(pos) * scale
 	}
 }
+
+// DropRow writes into dst the inverted dropout of the float32 row src (dst
+// may alias it): unit u, after max(v, 0) when relu, times scale where its
+// 16-bit draw (bits [16·(u mod 4), +16) of words[u/4], sample.MaskWord's
+// packing) is at least t, else times 0, with the bits of the model's
+// scalar loop. It runs simd.DropRow: eight units per step where the CPU has
+// AVX2, the scalar loop elsewhere.
+func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu bool) {
+	simd.DropRow(dst, src, words, t, scale, relu)
+}

@@ -1,0 +1,19 @@
+package simd
+
+import "golang.org/x/sys/cpu"
+
+// hasDrop reports whether dropRowAVX2 can run: it widens the 16-bit draws
+// and compares them as 32-bit integers in 256-bit registers (VPMOVZXWD,
+// VPCMPGTD on ymm are AVX2, not AVX).
+func hasDrop() bool { return cpu.X86.HasAVX2 }
+
+// dropRow runs dropRowAVX2 on the first n (a multiple of 4) units; the
+// signed compare draw > t-1 is draw >= t for t in [0, 65536].
+func dropRow(dst, src []float32, words []uint64, n int, t uint32, scale float32, relu bool) {
+	dropRowAVX2(&dst[0], &src[0], &words[0], n, int32(t)-1, scale, relu)
+}
+
+// dropRowAVX2 is DropRow's vector loop. In drop_amd64.s.
+//
+//go:noescape
+func dropRowAVX2(dst, src *float32, words *uint64, n int, tm1 int32, scale float32, relu bool)
