@@ -100,7 +100,13 @@ bench: build $(PEER)/parts-1/META.json $(PEER)/parts-2/META.json $(PEER)/parts-4
 	./mpirun.sh -n 2 $(BIN) bench sample --parts $(PEER)/parts-2 --steps 40 --cache-mb 20
 	./mpirun.sh -n 1 $(BIN) bench threads --parts $(PEER)/parts-1 --fanout 15,10,5 --batch 1024 --hidden 256 \
 		--infer --out $(DEMO)/threads.jsonl
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/... ./train/ ./train/kernels/
+	# Where a step's CPU goes (issue 43): one rank, one thread, 30 steps, the phases in the
+	# metrics file and the profile's top functions.
+	$(BIN) train --parts $(PEER)/parts-1 --fanout 15,10,5 --batch 1024 --hidden 256 --layers 3 --lr 0.003 \
+		--dropout 0.5 --seed 1 --epochs 1 --max-steps 30 --threads 1 --eval sampled --eval-fanout 1,1,1 \
+		--metrics $(DEMO)/phases.jsonl --cpuprofile $(DEMO)/train.prof
+	$(GO) tool pprof -top -nodecount 25 $(BIN) $(DEMO)/train.prof
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./graph/ ./partition/ ./sample/... ./train/ ./train/kernels/ ./train/kernels/simd/
 
 $(PEER)/raw:
 	$(BIN) gen --nodes 200000 --avg-degree 40 --classes 47 --feat-dim 100 \
