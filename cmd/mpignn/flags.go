@@ -258,19 +258,25 @@ func addThreadsFlag(fs *flag.FlagSet, p *int) {
 	fs.IntVar(p, "threads", 0, "compute threads per rank (default: cores / ranks on this node)")
 }
 
-// isaValue is --isa: the flag package refuses a value kernels.CheckISA
-// refuses, so the name is checked once, while parsing.
-type isaValue struct{ p *string }
+// checkedValue is a string flag whose values a kernels check accepts
+// (--isa: kernels.CheckISA, --precision: kernels.CheckPrecision): the flag
+// package refuses any other value, so the name is checked once, while
+// parsing, as a usage error before any work.
+type checkedValue struct {
+	p     *string
+	def   string
+	check func(string) error
+}
 
-func (v isaValue) String() string {
+func (v checkedValue) String() string {
 	if v.p == nil {
-		return kernels.ISANative
+		return v.def
 	}
 	return *v.p
 }
 
-func (v isaValue) Set(s string) error {
-	if err := kernels.CheckISA(s); err != nil {
+func (v checkedValue) Set(s string) error {
+	if err := v.check(s); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), strconv.Quote(s)+": "))
 	}
 	*v.p = s
@@ -280,7 +286,7 @@ func (v isaValue) Set(s string) error {
 // addISAFlag declares --isa (applied by setISA), whose default is native.
 func addISAFlag(fs *flag.FlagSet, p *string) {
 	*p = kernels.ISANative
-	fs.Var(isaValue{p}, "isa", "cap the instruction set (`class`) of the float32 matrix products at one of "+strings.Join(kernels.ISAs(), ", ")+
+	fs.Var(checkedValue{p, kernels.ISANative, kernels.CheckISA}, "isa", "cap the instruction set (`class`) of the float32 matrix products at one of "+strings.Join(kernels.ISAs(), ", ")+
 		"\n(native: the CPU's best). Every CPU that has the class computes the same bits: --isa avx2 makes\n"+
 		"the nodes of a mixed cluster, or a resume on other nodes, train bit for bit alike (docs/training.md)")
 }
@@ -294,30 +300,11 @@ func setISA(isa string) error {
 	return nil
 }
 
-// precisionValue is --precision: the flag package refuses a value
-// kernels.CheckPrecision refuses (a usage error, before any work).
-type precisionValue struct{ p *string }
-
-func (v precisionValue) String() string {
-	if v.p == nil {
-		return kernels.PrecisionFP32
-	}
-	return *v.p
-}
-
-func (v precisionValue) Set(s string) error {
-	if err := kernels.CheckPrecision(s); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), strconv.Quote(s)+": "))
-	}
-	*v.p = s
-	return nil
-}
-
 // addPrecisionFlag declares --precision (dtrain.TrainConfig.Precision),
 // whose default is fp32.
 func addPrecisionFlag(fs *flag.FlagSet, p *string) {
 	*p = kernels.PrecisionFP32
-	fs.Var(precisionValue{p}, "precision", "precision of the layers' matrix products, `fp32` or bf16: bf16 inputs (activations, and the weights\n"+
+	fs.Var(checkedValue{p, kernels.PrecisionFP32, kernels.CheckPrecision}, "precision", "precision of the layers' matrix products, `fp32` or bf16: bf16 inputs (activations, and the weights\n"+
 		"rounded once per step) with fp32 accumulation, fp32 master weights, gradients and optimizer; needs a CPU\n"+
 		"with AVX512_BF16 or AMX-BF16 (refused elsewhere); a resume keeps the checkpoint's (docs/training.md)")
 }

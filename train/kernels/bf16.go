@@ -134,14 +134,7 @@ func (p *BF16) Gemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda in
 		scaleRows(m, n, beta, c, ldc) // as dnnlSgemm: no operand to point at
 		return
 	}
-	ar, ac := m, k
-	if tA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB {
-		br, bc = n, k
-	}
+	_, _, ar, ac, br, bc := blasShapes(tA, tB, m, n, k)
 	bs := b[:span(br, bc, ldb)]
 	b16 := p.weights16(bs)
 	if b16 == nil {

@@ -155,14 +155,7 @@ func span(r, c, ld int) int {
 // gonum's BLAS makes, for kernels that read raw pointers (oneDNN). A bad
 // shape is a programming error of the model, never bad input.
 func checkGemm(tA, tB bool, m, n, k, na, lda, nb, ldb, nc, ldc int) {
-	ar, ac := m, k
-	if tA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB {
-		br, bc = n, k
-	}
+	_, _, ar, ac, br, bc := blasShapes(tA, tB, m, n, k)
 	switch {
 	case m < 0 || n < 0 || k < 0:
 		panic(fmt.Sprintf("kernels: gemm: negative dimension %dx%dx%d", m, n, k))
