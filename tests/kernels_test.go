@@ -209,11 +209,14 @@ func TestISARefused(t *testing.T) {
 
 // TestGoldenSkipsWithoutFMA: a CPU with AVX2 but no FMA (Go's
 // GODEBUG=cpu.fma=off makes this one such a CPU for Go's math, while
-// oneDNN still runs its avx2 kernel) trains the golden run to other bits,
-// through math.Exp alone, and so the golden tests skip there with the
-// binary's reason instead of failing or passing by luck.
+// oneDNN still runs its avx2 kernel) is another class for the golden
+// contract, because Go's math.Exp takes another code path there, and so the
+// golden tests skip there with the binary's reason instead of failing or
+// passing by luck. (Whether the golden run's numbers actually move is luck:
+// the two paths of math.Exp disagree on few inputs. They moved the losses'
+// last digits with the masks before issue 43 and do not with today's, so
+// the test no longer asserts it.)
 func TestGoldenSkipsWithoutFMA(t *testing.T) {
-	parts := cora.get(t)
 	bin, _ := h.Mpignn()
 	needGoldenISA(t, bin)
 	noFMA := []string{"GODEBUG=cpu.fma=off"}
@@ -221,14 +224,4 @@ func TestGoldenSkipsWithoutFMA(t *testing.T) {
 	res := h.MPI(Job{Ranks: 1, Args: []string{bin, "version"}, Env: noFMA, Timeout: time.Minute})
 	require.NoError(t, res.Err, res.Output)
 	assert.Contains(t, res.Stdout, "\nkernels: onednn fp32 avx2-nofma\n")
-
-	// The same golden run without the pin (which would refuse): the
-	// losses move off the table's row.
-	metrics := filepath.Join(t.TempDir(), "m.jsonl")
-	args := append([]string{bin, "train", "--parts", parts[1], "--batch", strconv.Itoa(goldenGlobalBatch), "--metrics", metrics}, goldenTrainArgs...)
-	res = h.MPI(Job{Ranks: 1, Args: args, Env: noFMA, Timeout: 2 * time.Minute})
-	require.NoError(t, res.Err, tail(res.Output, 30))
-	v := epochValues(t, metrics, "loss", "val_loss")
-	row := "loss=" + strings.Join(v["loss"], ",") + " val_loss=" + strings.Join(v["val_loss"], ",")
-	assert.NotContains(t, goldenFileRow(t, 1), row, "without FMA math.Exp must change the losses")
 }
