@@ -110,18 +110,7 @@ func TestSharedPartitionsTimed(t *testing.T) {
 // ranks of a node samples exactly as a part per rank and trains the same
 // --global-batch model, its first layer reading the shares' CSR rows.
 func TestSharedPartitionsSparse(t *testing.T) {
-	data := needDataset(t, "cora", "raw", "edge.csv.gz")
-	bin, err := h.Mpignn()
-	mustBuild(t, bin, err)
-	dir := filepath.Join(t.TempDir(), "cora-sparse-2")
-	msg, err := exec.Command(bin, "partition", "--data", data, "--split", "public", "--seed", "0", "--parts", "2",
-		"--sparse-features", "on", "--halo-feats", "--out", dir).CombinedOutput()
-	require.NoError(t, err, "partition:\n%s", msg)
-	sharedSampleSame(t, bin, dir, "--seeds", "0,17,42,999,1500,2700", "--fanout", "5,-1", "--seed", "3")
-	args := []string{"--parts", dir, "--global-batch", "35", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet"}
-	perRank := trainGlobalBatch(t, bin, 2, args...)
-	sameModel(t, "sparse, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
-	sameModel(t, "sparse, 2 parts, one node of 3 ranks", perRank, trainGlobalBatchEnv(t, bin, 3, nil, args...))
+	sharedCoraSameAsPerRank(t, "sparse", "--sparse-features", "on")
 }
 
 // TestSharedPartitionsHetero: a heterogeneous partition shared by the
@@ -254,16 +243,24 @@ func TestSharedPartitionsLink(t *testing.T) {
 // of a node samples exactly as a part per rank and trains the same
 // --global-batch model, its shares read at two bytes a value (LoadRange).
 func TestSharedPartitionsHalf(t *testing.T) {
+	sharedCoraSameAsPerRank(t, "bf16", "--feat-dtype", "bf16")
+}
+
+// sharedCoraSameAsPerRank partitions Cora in 2 parts with halo feature
+// rows and the given feature flags, and checks that the parts shared by
+// the ranks of a node (2 pretend nodes of 2 ranks, one node of 3) sample
+// exactly as a part per rank and train the same --global-batch model.
+func sharedCoraSameAsPerRank(t *testing.T, name string, featFlags ...string) {
 	data := needDataset(t, "cora", "raw", "edge.csv.gz")
 	bin, err := h.Mpignn()
 	mustBuild(t, bin, err)
-	dir := filepath.Join(t.TempDir(), "cora-bf16-2")
-	msg, err := exec.Command(bin, "partition", "--data", data, "--split", "public", "--seed", "0", "--parts", "2",
-		"--feat-dtype", "bf16", "--halo-feats", "--out", dir).CombinedOutput()
+	dir := filepath.Join(t.TempDir(), "cora-"+name+"-2")
+	cmd := append([]string{"partition", "--data", data, "--split", "public", "--seed", "0", "--parts", "2", "--halo-feats", "--out", dir}, featFlags...)
+	msg, err := exec.Command(bin, cmd...).CombinedOutput()
 	require.NoError(t, err, "partition:\n%s", msg)
 	sharedSampleSame(t, bin, dir, "--seeds", "0,17,42,999,1500,2700", "--fanout", "5,-1", "--seed", "3")
 	args := []string{"--parts", dir, "--global-batch", "35", "--fanout", "5,5", "--hidden", "16", "--epochs", "3", "--seed", "1", "--quiet"}
 	perRank := trainGlobalBatch(t, bin, 2, args...)
-	sameModel(t, "bf16, 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
-	sameModel(t, "bf16, 2 parts, one node of 3 ranks", perRank, trainGlobalBatchEnv(t, bin, 3, nil, args...))
+	sameModel(t, name+", 2 parts, 2 pretend nodes of 2 ranks", perRank, trainGlobalBatchEnv(t, bin, 4, pretendNodes(2), args...))
+	sameModel(t, name+", 2 parts, one node of 3 ranks", perRank, trainGlobalBatchEnv(t, bin, 3, nil, args...))
 }

@@ -90,14 +90,7 @@ func TestBF16Gemm(t *testing.T) {
 		{"dH", false, true, 1000, 100, 256, 0, 1, 0, true},
 		{"dH-pad", false, true, 333, 256, 47, 5, 1, 0, true},
 	} {
-		ar, ac := tc.m, tc.k
-		if tc.tA {
-			ar, ac = tc.k, tc.m
-		}
-		br, bc := tc.k, tc.n
-		if tc.tB {
-			br, bc = tc.n, tc.k
-		}
+		_, _, ar, ac, br, bc := blasShapes(tc.tA, tc.tB, tc.m, tc.n, tc.k)
 		lda, ldb, ldc := ac+tc.pad, bc+tc.pad, tc.n+tc.pad
 		a := randFeatures(r, ar*lda)
 		// The weights buffer holds other tensors around op(B), as the
