@@ -12,6 +12,18 @@ type Batch struct {
 	Blocks []Block
 	// X holds the input features of Blocks[0].Nodes, row-major, InDim each.
 	X []float32
+	// XRows holds the same inputs as views instead of X, when the consumer
+	// set ViewInputs and the source can (float32 features): row i is
+	// XRows[i], a slice of the feature store's own rows or of XBuf (the
+	// rows fetched from other ranks). They are READ-ONLY, as they alias the
+	// store, and valid until the source's next call on this Batch. Sparing
+	// the copy into X pays where the consumer makes a copy of its own
+	// anyway (the model's input dropout).
+	XRows [][]float32
+	XBuf  []float32
+	// ViewInputs asks the source for XRows instead of X (a source that
+	// cannot, or does not know how, fills X). Reset keeps it.
+	ViewInputs bool
 	// XS holds the same inputs as sparse rows instead of X when the
 	// partition stores its features sparsely (X is then empty); nil for
 	// dense inputs.
@@ -59,6 +71,8 @@ type Batch struct {
 func (b *Batch) Reset() {
 	b.Blocks = b.Blocks[:0]
 	b.X = b.X[:0]
+	clear(b.XRows) // no views left to pin the rows they alias
+	b.XRows = b.XRows[:0]
 	if b.XS != nil {
 		b.XS.Reset(b.XS.Cols)
 	}

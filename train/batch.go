@@ -28,6 +28,11 @@ type inputs[T Float] interface {
 // denseInputs are rows of InDim, one per blocks[0] node.
 type denseInputs[T Float] []T
 
+// rowInputs are rows of InDim given as views, one per blocks[0] node
+// (Batch.XRows): the same inputs as denseInputs, not copied out of the
+// feature store.
+type rowInputs[T Float] [][]T
+
 // csrInputs are CSR rows, one per blocks[0] node (homogeneous models).
 type csrInputs[T Float] struct{ xs *sample.SparseRows }
 
@@ -40,6 +45,14 @@ func (x denseInputs[T]) check(n *net[T], blocks []sample.Block) error {
 
 func (x denseInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, key MaskKey) {
 	n.forwardDense(blocks, x, train, key)
+}
+
+func (x rowInputs[T]) check(n *net[T], blocks []sample.Block) error {
+	return n.checkRows(blocks, x)
+}
+
+func (x rowInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, key MaskKey) {
+	n.forwardRows(blocks, x, train, key)
 }
 
 func (x csrInputs[T]) check(n *net[T], blocks []sample.Block) error {
@@ -59,13 +72,16 @@ func (x typedInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, ke
 }
 
 // batchInputs returns the inputs b carries: XT if set, else XS if set,
-// else X. It is the one place that tells the forms apart.
+// else XRows if it holds rows, else X. It is the one place that tells the
+// forms apart.
 func batchInputs(b *sample.Batch) inputs[float32] {
 	switch {
 	case b.XT != nil:
 		return typedInputs[float32](b.XT)
 	case b.XS != nil:
 		return csrInputs[float32]{b.XS}
+	case len(b.XRows) > 0:
+		return rowInputs[float32](b.XRows)
 	}
 	return denseInputs[float32](b.X)
 }

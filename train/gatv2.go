@@ -208,9 +208,9 @@ func (g *gatv2Layer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInpu
 				c0 := g.col(hd)
 				do := dout[i*width+c0 : i*width+c0+F]
 				var sum T
+				rowDots(do, g.xl, hf, hd*F, g.esrc[e0:e1], g.ds[e0*H+hd:], H)
 				for e := e0; e < e1; e++ {
-					j := int(g.esrc[e])
-					da := dot(do, g.xl[j*hf+hd*F:j*hf+(hd+1)*F])
+					da := g.ds[e*H+hd]
 					if g.keep != nil {
 						da *= g.keep[e*H+hd]
 					}

@@ -59,6 +59,26 @@ type Pass struct {
 	BF16 *kernels.BF16
 }
 
+// fusedForward is a Layer that can run the activation which follows it
+// (ReLU and dropout, row by row) inside its own Forward: ForwardThen is
+// Forward, calling then(o, lo, hi) once for every range of its output rows
+// o as soon as they are final (each row in exactly one range), so the
+// rows are still in cache. The result must be that of Forward followed by
+// then over all rows.
+type fusedForward[T Float] interface {
+	ForwardThen(p *Pass, b *sample.Block, h []T, then func(o []T, lo, hi int)) []T
+}
+
+// fusedBackward is a Layer that can run the backward of the activation
+// below it (through dropout and ReLU, row by row) inside its own Backward:
+// BackwardThen is Backward, calling then(dh, lo, hi) once for every range
+// of the rows of the input gradient dh as soon as they are final (each
+// row in exactly one range). The result must be that of Backward followed
+// by then over all rows.
+type fusedBackward[T Float] interface {
+	BackwardThen(p *Pass, b *sample.Block, h, dz []T, wantInput bool, then func(dh []T, lo, hi int)) []T
+}
+
 // Layer is one message-passing layer over a sampled block: it maps the
 // b.NumSrc() input rows h (row-major, InDim wide) to b.NumDst output rows.
 // Destination i of a block is also its source i (blocks list destinations

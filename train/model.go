@@ -570,6 +570,22 @@ func (n *net[T]) checkDense(blocks []sample.Block, x []T) error {
 	return nil
 }
 
+// checkRows is checkDense for input rows given as views.
+func (n *net[T]) checkRows(blocks []sample.Block, x [][]T) error {
+	if n.het != nil {
+		return errors.New("model: a heterogeneous model takes one input matrix per node type (Batch.XT)")
+	}
+	if want := blocks[0].NumSrc(); len(x) != want {
+		return fmt.Errorf("model: got %d input rows, want %d", len(x), want)
+	}
+	for i, r := range x {
+		if len(r) != n.cfg.InDim {
+			return fmt.Errorf("model: input row %d has %d values, want %d", i, len(r), n.cfg.InDim)
+		}
+	}
+	return nil
+}
+
 // checkBlocks validates the structure of the block chain.
 func (n *net[T]) checkBlocks(blocks []sample.Block) error {
 	if n.sampled != nil {
@@ -609,6 +625,25 @@ func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key Mask
 	n.forwardLayers(blocks, x, train, key)
 }
 
+// forwardRows is forwardDense over input rows given as views (row i is
+// x[i]): the input dropout reads them in place and writes the one copy the
+// layers need; without it they are copied as they are.
+func (n *net[T]) forwardRows(blocks []sample.Block, x [][]T, train bool, key MaskKey) {
+	w := n.cfg.InDim
+	n.xd = grow(n.xd, len(x)*w)
+	if train && n.cfg.InputDropout > 0 {
+		dropoutRowsOf(n.xd, func(i int) []T { return x[i] }, w, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key, false, true)
+	} else {
+		par.Range(len(x), len(x)*w, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				copy(n.xd[i*w:(i+1)*w], x[i])
+			}
+		})
+	}
+	n.xin, n.xsIn, n.key = n.xd, nil, key
+	n.forwardLayers(blocks, n.xd, train, key)
+}
+
 // forwardLayers runs the layers over the input rows x of blocks[0]'s nodes.
 func (n *net[T]) forwardLayers(blocks []sample.Block, x []T, train bool, key MaskKey) {
 	n.roundWeights()
@@ -622,11 +657,20 @@ func (n *net[T]) forwardLayers(blocks []sample.Block, x []T, train bool, key Mas
 		b := &blocks[l]
 		_, out := n.cfg.LayerDims(l)
 		p := n.pass(blocks, l, train, key)
-		o := n.layers[l].Forward(&p, b, h)
-		n.out[l] = o
-		if l < last {
+		var o []T
+		switch fl, ok := n.layers[l].(fusedForward[T]); {
+		case l == last:
+			o = n.layers[l].Forward(&p, b, h)
+		case ok:
+			orig := b.Orig[:b.NumDst]
+			o = fl.ForwardThen(&p, b, h, func(o []T, lo, hi int) {
+				reluDropoutRange(o, out, orig, l, train, n.cfg.Dropout, key, lo, hi)
+			})
+		default:
+			o = n.layers[l].Forward(&p, b, h)
 			reluDropout(o, out, b.Orig[:b.NumDst], l, train, n.cfg.Dropout, key)
 		}
+		n.out[l] = o
 		h = o
 	}
 }
@@ -668,20 +712,29 @@ func (n *net[T]) backward(blocks []sample.Block, train bool) {
 			hin = n.out[l-1]
 		}
 		p := n.pass(blocks, l, train, n.key)
-		dh := n.layers[l].Backward(&p, b, hin, dz, l > 0 || n.het != nil)
-		if l == 0 {
-			if n.het != nil {
-				n.het.backward(dh, train, n.key)
-			}
-			break
-		}
 		// Back through dropout and ReLU of layer l-1: an output is positive
 		// exactly when the unit was kept and its pre-activation was positive,
 		// and then its derivative is the dropout scale (branch-free: the
 		// sign pattern is random; kernels.MaskScale, 8 lanes at a time).
-		par.Range(b.NumSrc(), len(hin), func(lo, hi int) {
+		below := func(dh []T, lo, hi int) {
 			kernels.MaskScale(dh[lo*in:hi*in], hin[lo*in:hi*in], scale)
-		})
+		}
+		var dh []T
+		switch fb, ok := n.layers[l].(fusedBackward[T]); {
+		case l == 0:
+			dh = n.layers[l].Backward(&p, b, hin, dz, n.het != nil)
+			if n.het != nil {
+				n.het.backward(dh, train, n.key)
+			}
+		case ok:
+			dh = fb.BackwardThen(&p, b, hin, dz, true, below)
+		default:
+			dh = n.layers[l].Backward(&p, b, hin, dz, true)
+			par.Range(b.NumSrc(), len(hin), func(lo, hi int) { below(dh, lo, hi) })
+		}
+		if l == 0 {
+			break
+		}
 		dz = dh
 	}
 }
@@ -744,15 +797,22 @@ func argmax[T floatT](z []T) int {
 // loops are written without data-dependent branches (the keep/drop and sign
 // decisions are random, so branches would mispredict half the time).
 func reluDropout[T floatT](o []T, w int, orig []int64, layer int, train bool, p float32, key MaskKey) {
+	par.Range(len(orig), len(o), func(lo, hi int) {
+		reluDropoutRange(o, w, orig, layer, train, p, key, lo, hi)
+	})
+}
+
+// reluDropoutRange is reluDropout of rows [lo, hi) on the calling
+// goroutine: what a layer that fuses the activation into its own pass
+// runs on each block of its output (fusedForward).
+func reluDropoutRange[T floatT](o []T, w int, orig []int64, layer int, train bool, p float32, key MaskKey, lo, hi int) {
 	if !train || p == 0 {
-		par.Range(len(orig), len(o), func(lo, hi int) {
-			for k, v := range o[lo*w : hi*w] {
-				o[lo*w+k] = max(v, 0)
-			}
-		})
+		for k, v := range o[lo*w : hi*w] {
+			o[lo*w+k] = max(v, 0)
+		}
 		return
 	}
-	dropoutRows(o, o, w, orig, layer, p, key, true)
+	dropoutRange(o, func(i int) []T { return o[i*w : (i+1)*w] }, w, orig, layer, p, key, true, false, lo, hi)
 }
 
 // dropout applies inverted dropout in place to rows of width w (row i is
@@ -768,60 +828,78 @@ func dropout[T floatT](o []T, w int, orig []int64, layer int, p float32, key Mas
 // Each 64-bit hash decides four units (sample.MaskLanes); the keep factor
 // is computed from the sign of draw - threshold, without a branch.
 func dropoutRows[T floatT](o, x []T, w int, orig []int64, layer int, p float32, key MaskKey, relu bool) {
+	dropoutRowsOf(o, func(i int) []T { return x[i*w : (i+1)*w] }, w, orig, layer, p, key, relu, false)
+}
+
+// prefetchRows is how many rows ahead dropoutRowsOf prefetches its input:
+// scattered rows (views of the feature store) would otherwise each stall
+// on memory, and hashing a row's mask takes about as long as a row's
+// memory latency.
+const prefetchRows = 4
+
+// dropoutRowsOf is dropoutRows over rows wherever they are: row i of the
+// input is in(i) (w values), e.g. a view of the feature store's rows
+// (forwardRows), which spares the gather its copy.
+func dropoutRowsOf[T floatT](o []T, in func(i int) []T, w int, orig []int64, layer int, p float32, key MaskKey, relu, scattered bool) {
+	par.Range(len(orig), len(o), func(lo, hi int) {
+		dropoutRange(o, in, w, orig, layer, p, key, relu, scattered, lo, hi)
+	})
+}
+
+// dropoutRange is dropoutRowsOf of rows [lo, hi) on the calling goroutine.
+// scattered rows (views) are prefetched a few rows ahead.
+func dropoutRange[T floatT](o []T, in func(i int) []T, w int, orig []int64, layer int, p float32, key MaskKey, relu, scattered bool, lo, hi int) {
 	scale := T(1 / (1 - float64(p)))
 	t := int32(sample.MaskThreshold(p))
+	if o32, ok := any(o).([]float32); ok {
+		// float32 rows run the vector kernel on the row's packed draws,
+		// hashed first into a buffer (on the stack up to 512 units).
+		nw := (w + sample.MaskLanes - 1) / sample.MaskLanes
+		var buf [128]uint64
+		words := buf[:0]
+		if nw > len(buf) {
+			words = make([]uint64, 0, nw)
+		}
+		words = words[:nw]
+		for i := lo; i < hi; i++ {
+			if scattered && i+prefetchRows < hi {
+				kernels.Prefetch(any(in(i + prefetchRows)).([]float32))
+			}
+			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
+			for g := range words {
+				words[g] = sample.MaskWord(rk, g)
+			}
+			kernels.DropRow(o32[i*w:(i+1)*w], any(in(i)).([]float32), words, uint32(t), float32(scale), relu)
+		}
+		return
+	}
 	// f[1] multiplies a kept unit, f[0] a dropped one: v·f[k] has the bits
 	// of v·k·scale for k = 0, 1 (v·1 is exact), NaN and the sign of zero
 	// included.
 	f := [2]T{0, scale}
-	if o32, ok := any(o).([]float32); ok {
-		// float32 rows run the vector kernel on the row's packed draws,
-		// hashed first into a buffer per goroutine (on the stack up to
-		// 512 units).
-		x32 := any(x).([]float32)
-		nw := (w + sample.MaskLanes - 1) / sample.MaskLanes
-		par.Range(len(orig), len(o), func(lo, hi int) {
-			var buf [128]uint64
-			words := buf[:0]
-			if nw > len(buf) {
-				words = make([]uint64, 0, nw)
-			}
-			words = words[:nw]
-			for i := lo; i < hi; i++ {
-				rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
-				for g := range words {
-					words[g] = sample.MaskWord(rk, g)
-				}
-				kernels.DropRow(o32[i*w:(i+1)*w], x32[i*w:(i+1)*w], words, uint32(t), float32(scale), relu)
-			}
-		})
-		return
-	}
-	par.Range(len(orig), len(o), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
-			row, in := o[i*w:(i+1)*w], x[i*w:(i+1)*w]
-			g := 0
-			for ; (g+1)*sample.MaskLanes <= len(row); g++ {
-				// Four units per word, unrolled over fixed-size arrays so
-				// the loop carries no bounds checks.
-				r := (*[sample.MaskLanes]T)(row[g*sample.MaskLanes:])
-				v := (*[sample.MaskLanes]T)(in[g*sample.MaskLanes:])
-				bits := sample.MaskWord(rk, g)
-				r[0] = dropUnit(v[0], uint32(bits), t, &f, relu)
-				r[1] = dropUnit(v[1], uint32(bits>>16), t, &f, relu)
-				r[2] = dropUnit(v[2], uint32(bits>>32), t, &f, relu)
-				r[3] = dropUnit(v[3], uint32(bits>>48), t, &f, relu)
-			}
-			if u0 := g * sample.MaskLanes; u0 < len(row) {
-				bits := sample.MaskWord(rk, g)
-				for u := u0; u < len(row); u++ {
-					row[u] = dropUnit(in[u], uint32(bits), t, &f, relu)
-					bits >>= 16
-				}
+	for i := lo; i < hi; i++ {
+		rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
+		row, in := o[i*w:(i+1)*w], in(i)[:w]
+		g := 0
+		for ; (g+1)*sample.MaskLanes <= len(row); g++ {
+			// Four units per word, unrolled over fixed-size arrays so
+			// the loop carries no bounds checks.
+			r := (*[sample.MaskLanes]T)(row[g*sample.MaskLanes:])
+			v := (*[sample.MaskLanes]T)(in[g*sample.MaskLanes:])
+			bits := sample.MaskWord(rk, g)
+			r[0] = dropUnit(v[0], uint32(bits), t, &f, relu)
+			r[1] = dropUnit(v[1], uint32(bits>>16), t, &f, relu)
+			r[2] = dropUnit(v[2], uint32(bits>>32), t, &f, relu)
+			r[3] = dropUnit(v[3], uint32(bits>>48), t, &f, relu)
+		}
+		if u0 := g * sample.MaskLanes; u0 < len(row) {
+			bits := sample.MaskWord(rk, g)
+			for u := u0; u < len(row); u++ {
+				row[u] = dropUnit(in[u], uint32(bits), t, &f, relu)
+				bits >>= 16
 			}
 		}
-	})
+	}
 }
 
 // dropUnit is one unit of dropoutRows: v (after ReLU when relu is set)

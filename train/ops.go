@@ -15,15 +15,21 @@ import (
 // scheduling.
 func sumAggregate[T floatT](b *sample.Block, h []T, w int, agg []T, mean bool) {
 	par.Range(b.NumDst, len(b.Indices)*w, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			e0, e1 := b.Indptr[i], b.Indptr[i+1]
-			scale := T(1)
-			if mean && e1 > e0 {
-				scale = T(1 / float64(e1-e0))
-			}
-			kernels.SumRows(agg[i*w:(i+1)*w], h, w, b.Indices[e0:e1], scale)
-		}
+		aggregateRows(b, h, w, agg, mean, lo, hi)
 	})
+}
+
+// aggregateRows is sumAggregate of the destinations [lo, hi) on the
+// calling goroutine.
+func aggregateRows[T floatT](b *sample.Block, h []T, w int, agg []T, mean bool, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		e0, e1 := b.Indptr[i], b.Indptr[i+1]
+		scale := T(1)
+		if mean && e1 > e0 {
+			scale = T(1 / float64(e1-e0))
+		}
+		kernels.SumRows(agg[i*w:(i+1)*w], h, w, b.Indices[e0:e1], scale)
+	}
 }
 
 // sumScatter is the adjoint of sumAggregate: it adds dagg[i] (divided by
@@ -40,6 +46,14 @@ func sumAggregate[T floatT](b *sample.Block, h []T, w int, agg []T, mean bool) {
 // is kernels.AddRows over the destinations of each source's edges, in
 // edge order (t.nbr).
 func sumScatter[T floatT](t *blockT, b *sample.Block, dagg []T, w int, dh []T, mean bool) {
+	terms := scatterTerms(t, b, dagg, w, mean)
+	scatterSources(t, b, terms, w, dh, b.NumSrc(), nil)
+}
+
+// scatterTerms builds t's lists for b and returns the rows sumScatter
+// adds: dagg itself, or under mean its rows divided by their degrees (in
+// t's scratch).
+func scatterTerms[T floatT](t *blockT, b *sample.Block, dagg []T, w int, mean bool) []T {
 	t.build(b)
 	t.buildNbr()
 	terms := dagg
@@ -59,9 +73,27 @@ func sumScatter[T floatT](t *blockT, b *sample.Block, dagg []T, w int, dh []T, m
 			}
 		})
 	}
+	return terms
+}
+
+// scatterSources adds to each row j of dh the rows of terms of its edges'
+// destinations (t's lists, built), in the serial order; rows from fresh on
+// start from zero instead of dh's values (the zeroing of a separate pass,
+// with the same bits: SumRows from +0 is AddRows onto +0), and then, if
+// set, runs on every range of rows once they are final, while they are
+// in cache (the backward through the activation below, fusedBackward).
+func scatterSources[T floatT](t *blockT, b *sample.Block, terms []T, w int, dh []T, fresh int, then func(dh []T, lo, hi int)) {
 	par.Range(b.NumSrc(), len(b.Indices)*w, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
-			kernels.AddRows(dh[j*w:(j+1)*w], terms, w, t.nbr[t.off[j]:t.off[j+1]])
+			idx := t.nbr[t.off[j]:t.off[j+1]]
+			if j >= fresh {
+				kernels.SumRows(dh[j*w:(j+1)*w], terms, w, idx, 1)
+			} else {
+				kernels.AddRows(dh[j*w:(j+1)*w], terms, w, idx)
+			}
+		}
+		if then != nil {
+			then(dh, lo, hi)
 		}
 	})
 }

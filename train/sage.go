@@ -186,6 +186,25 @@ func (s *sageLayer[T]) Bind(p, g [][]T) {
 func (s *sageLayer[T]) commutes() bool { return s.aggr == SAGEMean || s.aggr == SAGESum }
 
 func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
+	return s.ForwardThen(p, b, h, nil)
+}
+
+// ForwardThen is Forward with the activation fused in (fusedLayer): the
+// blocked pass runs then on each block, the others on all rows at the end.
+func (s *sageLayer[T]) ForwardThen(p *Pass, b *sample.Block, h []T, then func(o []T, lo, hi int)) []T {
+	o := s.forward(p, b, h, then)
+	if then != nil && !s.blocked(p) {
+		par.Range(b.NumDst, len(o), func(lo, hi int) { then(o, lo, hi) })
+	}
+	return o
+}
+
+// blocked reports whether Forward runs block by block (forwardBlocked).
+func (s *sageLayer[T]) blocked(p *Pass) bool {
+	return p.Sparse == nil && s.commutes() && p.BF16 == nil
+}
+
+func (s *sageLayer[T]) forward(p *Pass, b *sample.Block, h []T, then func(o []T, lo, hi int)) []T {
 	if p.Sparse != nil {
 		switch {
 		case s.commutes():
@@ -198,6 +217,9 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	}
 	in, out, nd := s.in, s.out, b.NumDst
 	s.agg = grow(s.agg, nd*in)
+	if s.blocked(p) {
+		return s.forwardBlocked(b, h, then)
+	}
 	switch s.aggr {
 	case SAGEMean, SAGESum:
 		sumAggregate(b, h, in, s.agg, s.aggr == SAGEMean)
@@ -223,17 +245,63 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	return o
 }
 
+// forwardBlocked is Forward under mean or sum at full precision, a block
+// of output rows at a time: the block's aggregation, its bias rows and its
+// two products (kernels.GemmRows, the calls Gemm makes for the block) run
+// back to back, so the block's rows of the output and of the aggregate
+// stay in cache between them instead of travelling through memory once
+// per pass. Every value gets the operations of the pass-by-pass order, so
+// the bits are the same.
+func (s *sageLayer[T]) forwardBlocked(b *sample.Block, h []T, then func(o []T, lo, hi int)) []T {
+	in, out, nd := s.in, s.out, b.NumDst
+	o := grow(s.o, nd*out)
+	s.o = o
+	mean := s.aggr == SAGEMean
+	size, count := kernels.RowBlocks(nd, out, in)
+	par.Range(count, len(b.Indices)*in+nd*out*in, func(lo, hi int) {
+		for blk := lo; blk < hi; blk++ {
+			r0, r1 := blk*size, min((blk+1)*size, nd)
+			aggregateRows(b, h, in, s.agg, mean, r0, r1)
+			for i := r0; i < r1; i++ {
+				copy(o[i*out:(i+1)*out], s.bias)
+			}
+			kernels.GemmRows(false, r0, r1, out, in, h[:nd*in], in, s.wSelf, out, 1, o, out)
+			kernels.GemmRows(false, r0, r1, out, in, s.agg, in, s.wNeigh, out, 1, o, out)
+			if then != nil {
+				then(o, r0, r1)
+			}
+		}
+	})
+	return o
+}
+
 func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput bool) []T {
+	return s.BackwardThen(p, b, h, dz, wantInput, nil)
+}
+
+// BackwardThen is Backward with the backward of the activation below fused
+// in (fusedBackward): then runs on every range of the input gradient's
+// rows once they are final.
+func (s *sageLayer[T]) BackwardThen(p *Pass, b *sample.Block, h, dz []T, wantInput bool, then func(dh []T, lo, hi int)) []T {
+	dh, fused := s.backward(p, b, h, dz, wantInput, then)
+	if then != nil && dh != nil && !fused {
+		par.Range(b.NumSrc(), len(dh), func(lo, hi int) { then(dh, lo, hi) })
+	}
+	return dh
+}
+
+// backward is Backward; fused reports whether it ran then itself.
+func (s *sageLayer[T]) backward(p *Pass, b *sample.Block, h, dz []T, wantInput bool, then func(dh []T, lo, hi int)) (dh []T, fused bool) {
 	in, out, nd := s.in, s.out, b.NumDst
 	colSum(dz, nd, out, s.gBias)
 	if p.Sparse != nil {
 		switch {
 		case s.commutes():
 			s.backwardSparse(p, b, h, dz)
-			return nil
+			return nil, false
 		case s.aggr == SAGEPool:
 			s.backwardSparsePool(p, b, h, dz)
-			return nil
+			return nil, false
 		}
 		// The rows Forward densified; a sparse layer 0 is never asked
 		// for its input gradient.
@@ -243,7 +311,7 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 	gemm(p, true, false, in, out, nd, 1, s.agg, in, dz, out, 1, s.gNeigh, out)
 	pool := s.aggr == SAGEPool
 	if !wantInput && !pool {
-		return nil
+		return nil, false
 	}
 	ns := b.NumSrc()
 	s.dagg = grow(s.dagg, nd*in)
@@ -258,25 +326,28 @@ func (s *sageLayer[T]) Backward(p *Pass, b *sample.Block, h, dz []T, wantInput b
 		gemm(p, true, false, in, in, ns, 1, h, in, s.dq, in, 1, s.gPool, in)
 		colSum(s.dq, ns, in, s.gbPool)
 		if !wantInput {
-			return nil
+			return nil, false
 		}
-		dh := grow(s.dh, ns*in)
+		dh = grow(s.dh, ns*in)
 		s.dh = dh
 		gemm(p, false, true, ns, in, in, 1, s.dq, in, s.wPool, in, 0, dh, in)
 		gemm(p, false, true, nd, in, out, 1, dz, out, s.wSelf, out, 1, dh[:nd*in], in)
-		return dh
+		return dh, false
 	}
-	dh := grow(s.dh, ns*in)
+	dh = grow(s.dh, ns*in)
 	s.dh = dh
 	gemm(p, false, true, nd, in, out, 1, dz, out, s.wSelf, out, 0, dh[:nd*in], in)
-	clearPar(dh[nd*in:])
 	switch s.aggr {
 	case SAGEMean, SAGESum:
-		sumScatter(&s.bt, b, s.dagg, in, dh, s.aggr == SAGEMean)
-	case SAGEMax:
-		maxScatterAdd(&s.bt, b, s.dagg, s.arg, in, dh)
+		// The rows past the destinations start from zero in the scatter
+		// itself, and leave it final: then runs there.
+		terms := scatterTerms(&s.bt, b, s.dagg, in, s.aggr == SAGEMean)
+		scatterSources(&s.bt, b, terms, in, dh, nd, then)
+		return dh, true
 	}
-	return dh
+	clearPar(dh[nd*in:])
+	maxScatterAdd(&s.bt, b, s.dagg, s.arg, in, dh)
+	return dh, false
 }
 
 // forwardSparse is Forward over sparse inputs (values vals) for a linear

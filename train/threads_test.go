@@ -526,6 +526,15 @@ func threadModelCases() []threadModelCase {
 // trainFew trains tc's model three steps with Adam on one large batch and
 // returns the final parameters' bits.
 func trainFew(t *testing.T, tc threadModelCase) []uint64 {
+	out := trainFewAs(t, tc, false, false)
+	return out[:len(out)-1]
+}
+
+// trainFewAs is trainFew with the dense inputs given as row views
+// (Batch.XRows) when views is set, and with every layer's fused passes
+// hidden (plainLayer) when unfused is set, and the bits of an evaluation
+// loss after the steps appended.
+func trainFewAs(t *testing.T, tc threadModelCase, views, unfused bool) []uint64 {
 	r := rand.New(rand.NewPCG(11, 13))
 	var b sample.Batch
 	if h := tc.cfg.Hetero; h != nil {
@@ -553,6 +562,13 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 		} else {
 			b.X = x
 		}
+		if views && !tc.sparse {
+			w := tc.cfg.InDim
+			for i := range b.Blocks[0].NumSrc() {
+				b.XRows = append(b.XRows, x[i*w:(i+1)*w:(i+1)*w])
+			}
+			b.X = nil
+		}
 	}
 	seeds := b.Blocks[len(b.Blocks)-1].NumDst
 	if tc.link {
@@ -565,6 +581,11 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 	}
 	m, err := NewModel(tc.cfg, 5)
 	require.NoError(t, err)
+	if unfused {
+		for l, ly := range m.n.layers {
+			m.n.layers[l] = plainLayer[float32]{ly}
+		}
+	}
 	if tc.bf16 {
 		p := kernels.NewBF16Emulated()
 		defer p.Close()
@@ -580,7 +601,39 @@ func trainFew(t *testing.T, tc threadModelCase) []uint64 {
 		out = append(out, math.Float64bits(loss))
 		require.NoError(t, opt.Step(m.Params(), m.Grads()))
 	}
-	return append(out, bitsOf(m.Params())...)
+	out = append(out, bitsOf(m.Params())...)
+	loss, _, err := m.Evaluate(&b)
+	require.NoError(t, err)
+	return append(out, math.Float64bits(loss))
+}
+
+// plainLayer hides a layer's fused passes (fusedForward, fusedBackward):
+// the model then runs its activations as separate passes.
+type plainLayer[T Float] struct{ Layer[T] }
+
+// TestFusedAndViewedPassesMatch: the layers that run the activation
+// inside their own passes (fusedForward, fusedBackward), and inputs given
+// as views of stored rows instead of a gathered matrix, give the bits of
+// the plain passes over gathered rows, training and evaluating, on 1 and 3
+// threads.
+func TestFusedAndViewedPassesMatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains on large blocks")
+	}
+	for _, tc := range threadModelCases() {
+		if tc.cfg.Hetero != nil || tc.sparse {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			for _, p := range []int{1, 3} {
+				plain := atThreads(p, func() []uint64 { return trainFewAs(t, tc, false, true) })
+				fused := atThreads(p, func() []uint64 { return trainFewAs(t, tc, false, false) })
+				viewed := atThreads(p, func() []uint64 { return trainFewAs(t, tc, true, false) })
+				require.Equal(t, plain, fused, "fused passes, %d threads", p)
+				require.Equal(t, plain, viewed, "row views, %d threads", p)
+			}
+		})
+	}
 }
 
 // TestTrainThreadIndependent trains every architecture (dense and sparse

@@ -521,6 +521,11 @@ func (t *Trainer) trainStep(epoch, s, steps int, times *PhaseTimes, sums []float
 // time to the sample and gather phases.
 func (t *Trainer) fetch(epoch, s int, b *sample.Batch, times *PhaseTimes) error {
 	b.Reset()
+	// The input dropout makes a copy of the input rows anyway, so the
+	// source may leave them where they are (views) instead of gathering
+	// them into X first.
+	n := t.model.n
+	b.ViewInputs = n.het == nil && n.cfg.InputDropout > 0
 	start := time.Now()
 	err := t.src.Batch(SplitTrain, epoch, s, b)
 	// The source times its feature gathering; the rest of producing the

@@ -206,6 +206,24 @@ func TestGatherFeatures(t *testing.T) {
 							t.Errorf("moved %d bytes for %d remote rows", st.Bytes, st.RemoteRows)
 						}
 					}
+					// The same rows as views, with the same counters.
+					var vst GatherStats
+					views, buf, ok, err := s.feat.GatherViews(NodeFeat(), nodes, nil, nil, &vst)
+					if err != nil || !ok {
+						t.Fatalf("views: ok %v, error %v", ok, err)
+					}
+					if len(views) != len(nodes) || vst.Time <= 0 {
+						t.Fatalf("%d views of %d nodes, time %v", len(views), len(nodes), vst.Time)
+					}
+					for i := range nodes {
+						if !slices.Equal(views[i], x[i*testDim:(i+1)*testDim]) {
+							t.Fatalf("view %d: %v, gathered %v", i, views[i], x[i*testDim:(i+1)*testDim])
+						}
+					}
+					vst.Time, st.Time = 0, 0
+					if vst != st || len(buf) != int(st.RemoteRows)*testDim {
+						t.Errorf("views: stats %+v and %d fetched values, gather %+v", vst, len(buf), st)
+					}
 					// A bad node id is an error, but every rank still takes part
 					// in the collective fetch.
 					bad := []int64{0}
@@ -215,6 +233,10 @@ func TestGatherFeatures(t *testing.T) {
 					_, err = s.feat.Gather(NodeFeat(), bad, nil, nil)
 					if (err != nil) != (f.c.Rank() == 0) {
 						t.Fatalf("gather of %v: error %v", bad, err)
+					}
+					_, _, _, err = s.feat.GatherViews(NodeFeat(), bad, views, buf, nil)
+					if (err != nil) != (f.c.Rank() == 0) {
+						t.Fatalf("views of %v: error %v", bad, err)
 					}
 				})
 			}

@@ -321,20 +321,49 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 	}
 	d := tb.dim
 	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
-	if tb.sp != nil {
-		par.Range(len(dst), len(dst)/8, func(lo, hi int) { clear(dst[lo:hi]) })
-		return dst, f.gatherSparse(tb, nodes, st, t0, func(row func(i int) ([]int32, []float32)) {
-			par.Range(len(nodes), len(nodes)*16, func(lo, hi int) {
-				for i := lo; i < hi; i++ {
-					cols, vals := row(i)
-					out := dst[i*d : (i+1)*d]
-					for e, c := range cols {
-						out[c] = vals[e]
-					}
-				}
-			})
-		})
+	if tb.sp == nil {
+		return dst, f.gatherDense(tb, nodes, dst, nil, nil, st, t0)
 	}
+	par.Range(len(dst), len(dst)/8, func(lo, hi int) { clear(dst[lo:hi]) })
+	return dst, f.gatherSparse(tb, nodes, st, t0, func(row func(i int) ([]int32, []float32)) {
+		par.Range(len(nodes), len(nodes)*16, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				cols, vals := row(i)
+				out := dst[i*d : (i+1)*d]
+				for e, c := range cols {
+					out[c] = vals[e]
+				}
+			}
+		})
+	})
+}
+
+// GatherViews is Gather without the copy: views[i] becomes node i's row
+// itself, a slice of the partition's rows, of a cache, or of buf, into which
+// the remote rows are fetched. The views are READ-ONLY (they alias the
+// store) and those into buf last until buf is reused; views and buf are
+// grown as needed and returned. A table whose rows are not stored as
+// float32 (2-byte or sparse features, typed tables) has no views: ok is
+// then false and nothing was done (call Gather). It is collective as Gather
+// is, except that a table without views returns before any collective on
+// every rank alike.
+func (f *FeatureStore) GatherViews(k FeatureKey, nodes []int64, views [][]float32, buf []float32, st *GatherStats) (_ [][]float32, _ []float32, ok bool, err error) {
+	tb, err := f.table(k)
+	if err != nil || tb.typed != nil || tb.sp != nil || tb.kind.Half() {
+		return views, buf, false, nil
+	}
+	defer f.c.Phase("gather")()
+	t0 := time.Now()
+	views = slices.Grow(views[:0], len(nodes))[:len(nodes)]
+	err = f.gatherDense(tb, nodes, nil, views, &buf, st, t0)
+	return views, buf, true, err
+}
+
+// gatherDense is Gather of a dense table: into dst (row i at dst[i*dim:]),
+// or, with views set, as views of the stored rows (GatherViews: a float32
+// table), the remote ones fetched into *vbuf.
+func (f *FeatureStore) gatherDense(tb *featTable, nodes []int64, dst []float32, views [][]float32, vbuf *[]float32, st *GatherStats, t0 time.Time) error {
+	d := tb.dim
 	sc := &f.gat
 	sc.req, sc.at = sc.req[:0], sc.at[:0]
 	var g GatherStats
@@ -347,18 +376,32 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 	par.Range(len(nodes), len(nodes)*(d+8), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			v := nodes[i]
-			row := dst[i*d : (i+1)*d]
+			var row []float32
+			if views == nil {
+				row = dst[i*d : (i+1)*d]
+			}
 			switch {
 			case v >= f.lo && v < f.hi:
-				tb.localRow(row, v-f.lo)
+				if views != nil {
+					views[i] = tb.local[(v-f.lo)*int64(d):][:d:d]
+				} else {
+					tb.localRow(row, v-f.lo)
+				}
 				sc.src[i] = srcLocal
 				continue
 			case v < 0 || v >= f.n:
+				if views != nil {
+					views[i] = nil
+				}
 				sc.src[i] = srcBad
 				continue
 			}
 			if j, halo, ok := tb.cacheIndex(v); ok {
-				tb.cachedRowInto(row, j, halo)
+				if views != nil {
+					views[i] = tb.cachedRow(j, halo)
+				} else {
+					tb.cachedRowInto(row, j, halo)
+				}
 				sc.src[i] = srcHot
 				if halo {
 					sc.src[i] = srcHalo
@@ -399,7 +442,7 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 		sc.buf16 = slices.Grow(sc.buf16[:0], len(sc.req)*d)[:len(sc.req)*d]
 		b0 := tb.arr.Stats().Bytes
 		if err := tb.arr.Fetch(sc.req, collectives.Bytes(sc.buf16)); err != nil {
-			return dst, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+			return fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
 		}
 		g.Bytes = tb.arr.Stats().Bytes - b0
 		par.Range(len(sc.at), len(sc.at)*d, func(lo, hi int) {
@@ -409,16 +452,27 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 			}
 		})
 	case tb.arr != nil:
-		sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
+		// Views point into the caller's buffer, which outlives this call;
+		// copies go through the store's own.
+		buf := &sc.buf
+		if views != nil {
+			buf = vbuf
+		}
+		*buf = slices.Grow((*buf)[:0], len(sc.req)*d)[:len(sc.req)*d]
 		b0 := tb.arr.Stats().Bytes
-		if err := tb.arr.Fetch(sc.req, collectives.Bytes(sc.buf)); err != nil {
-			return dst, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+		if err := tb.arr.Fetch(sc.req, collectives.Bytes(*buf)); err != nil {
+			return fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
 		}
 		g.Bytes = tb.arr.Stats().Bytes - b0
+		rows := *buf
 		par.Range(len(sc.at), len(sc.at)*d, func(lo, hi int) {
 			for k := lo; k < hi; k++ {
 				i := int(sc.at[k])
-				copy(dst[i*d:(i+1)*d], sc.buf[k*d:(k+1)*d])
+				if views != nil {
+					views[i] = rows[k*d : (k+1)*d : (k+1)*d]
+				} else {
+					copy(dst[i*d:(i+1)*d], rows[k*d:(k+1)*d])
+				}
 			}
 		})
 	}
@@ -426,7 +480,7 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 	if st != nil {
 		st.Add(g)
 	}
-	return dst, badErr
+	return badErr
 }
 
 // fillHotCache picks the remote nodes of highest in-degree whose rows of tb
@@ -692,6 +746,16 @@ func (tb *featTable) cachedRowInto(row []float32, j int, halo bool) {
 	default:
 		copy(row, tb.hotFeat[j*d:(j+1)*d])
 	}
+}
+
+// cachedRow returns row j of the halo (halo set) or hot cache of a float32
+// table, as a view.
+func (tb *featTable) cachedRow(j int, halo bool) []float32 {
+	d := tb.dim
+	if halo {
+		return tb.haloFeat[j*d : (j+1)*d : (j+1)*d]
+	}
+	return tb.hotFeat[j*d : (j+1)*d : (j+1)*d]
 }
 
 // cacheIndex locates non-owned node v (in range) in the caches: its row

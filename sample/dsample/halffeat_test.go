@@ -50,6 +50,11 @@ func TestGatherHalfFeatures(t *testing.T) {
 						}
 					}
 					assert.Zero(t, bad, "rows differing from the rounded rows")
+					// 2-byte rows have no float32 views: the caller gathers.
+					views, _, ok, err := s.feat.GatherViews(NodeFeat(), nodes, nil, nil, nil)
+					require.NoError(t, err)
+					assert.False(t, ok, "views of a %v table", kind)
+					assert.Empty(t, views)
 					assert.Equal(t, int64(testNodes), st.Rows())
 					assert.Equal(t, st.RemoteRows*testDim*2, st.Bytes, "bytes of %d remote rows", st.RemoteRows)
 					if f.c.Size() > 1 {

@@ -267,7 +267,7 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 		out.X = out.X[:0]
 		err = l.s.feat.GatherSparse(NodeFeat(), blocks[0].Nodes, out.XS, &g)
 	} else {
-		out.X, err = l.s.feat.Gather(NodeFeat(), blocks[0].Nodes, out.X, &g)
+		err = l.gatherDense(blocks[0].Nodes, out, &g)
 	}
 	if err != nil {
 		return fmt.Errorf("loader: %s epoch %d step %d: %w", split, epoch, step, err)
@@ -283,6 +283,22 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	}
 	out.Stats = batchStats(g, st)
 	return nil
+}
+
+// gatherDense fills out.X with the rows of nodes, or out.XRows with views
+// of them when out asks for views and the table has them.
+func (l *Loader) gatherDense(nodes []int64, out *sample.Batch, g *GatherStats) error {
+	if out.ViewInputs {
+		views, buf, ok, err := l.s.feat.GatherViews(NodeFeat(), nodes, out.XRows, out.XBuf, g)
+		out.XRows, out.XBuf = views, buf
+		if ok {
+			out.X = out.X[:0]
+			return err
+		}
+	}
+	var err error
+	out.X, err = l.s.feat.Gather(NodeFeat(), nodes, out.X, g)
+	return err
 }
 
 // gatherTyped fills out.XT and out.XTNodes with the input rows of b0's

@@ -180,3 +180,30 @@ func scaleRows[T Float](m, n int, beta T, c []T, ldc int) {
 		}
 	}
 }
+
+// RowBlocks returns how Gemm cuts a product with m rows of C, n columns
+// and k inner terms into row blocks: blocks of size rows (the last may be
+// shorter), count of them; one block of m rows when it does not cut.
+func RowBlocks(m, n, k int) (size, count int) {
+	if m <= gemmBlock || m*n*k < gemmParallelWork {
+		return m, 1
+	}
+	return gemmBlock, (m + gemmBlock - 1) / gemmBlock
+}
+
+// GemmRows runs, on the calling goroutine, the part of Gemm(false, tB,
+// m, n, k, 1, a, lda, b, ldb, beta, c, ldc) that computes rows [lo, hi) of
+// C, for a block [lo, hi) of RowBlocks(m, n, k): the very call Gemm makes
+// for that block, so the bits are Gemm's. A caller that runs several
+// products over the same rows block by block, or follows a product with a
+// pass over its rows, keeps each block in cache between them instead of
+// streaming all of C through memory once per pass.
+func GemmRows[T Float](tB bool, lo, hi, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if hi <= lo || n == 0 {
+		return
+	}
+	gemmSerial(false, tB, hi-lo, n, k, 1, a[lo*lda:], lda, b, ldb, beta, c[lo*ldc:], ldc)
+	if lo == 0 {
+		nudgeULP(c) // as Gemm does after the whole product (gemmulp builds only)
+	}
+}

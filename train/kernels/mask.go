@@ -31,3 +31,7 @@ func MaskScale[T Float](d, y []T, scale T) {
 func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu bool) {
 	simd.DropRow(dst, src, words, t, scale, relu)
 }
+
+// Prefetch starts loading row's cache lines without waiting for them (see
+// simd.Prefetch); it changes no value.
+func Prefetch(row []float32) { simd.Prefetch(row) }

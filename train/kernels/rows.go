@@ -101,3 +101,23 @@ func AddColumns[T Float](acc, x []T, n, w, lo, hi int) {
 		}
 	}
 }
+
+// AxpyRows adds to dst (w wide) the rows src[idx[k]*stride+off :][:w]
+// weighted by a[k], in k order: the bits of Axpy(a[k], row, dst) for k = 0,
+// 1, ... (a zero weight skips its row, as Axpy does). On float32 with AVX
+// it keeps up to 64 columns of dst in registers over all the rows
+// (simd.AxpyRows); elsewhere it runs that Axpy loop. GAT's attention
+// aggregation and its adjoint are such weighted row sums.
+func AxpyRows[T Float](dst, src []T, w, stride, off int, idx []int32, a []T) {
+	if len(idx) == 0 || w == 0 {
+		return
+	}
+	if d, ok := any(dst).([]float32); ok && simd.AxpyRows(d, any(src[off:]).([]float32), w, stride, idx, any(a).([]float32)) {
+		return
+	}
+	d := dst[:w]
+	for k, j := range idx {
+		r := int(j)*stride + off
+		Axpy(a[k], src[r:r+w], d)
+	}
+}

@@ -38,3 +38,15 @@ func maskScale(d, y []float32, n int, scale float32) { maskScaleAVX(&d[0], &y[0]
 //
 //go:noescape
 func maskScaleAVX(d, y *float32, n int, scale float32)
+
+// axpyRowsAVX: for each column c < w, dst[c] += a[k]·src[idx[k]*stride+c]
+// for k = 0..n-1 in order (n > 0). In axpy_amd64.s.
+//
+//go:noescape
+func axpyRowsAVX(dst, src *float32, w, stride, n int, idx *int32, a *float32)
+
+// prefetch prefetches the lines of the n > 0 values from p. In
+// prefetch_amd64.s.
+//
+//go:noescape
+func prefetch(p *float32, n int)

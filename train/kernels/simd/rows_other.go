@@ -14,3 +14,11 @@ func sumRows(dst, src []float32, w, stride int, idx []int32, add bool, scale flo
 func maskScale(d, y []float32, n int, scale float32) {
 	panic("simd: no mask kernel on this architecture")
 }
+
+// axpyRowsAVX is never called where hasRows is false.
+func axpyRowsAVX(dst, src *float32, w, stride, n int, idx *int32, a *float32) {
+	panic("simd: no row kernel on this architecture")
+}
+
+// prefetch does nothing without assembly.
+func prefetch(p *float32, n int) {}
