@@ -32,7 +32,7 @@ type pkgDeps struct {
 // between mpignn packages is a design decision; make it here, in review,
 // not by accident in a file. The layers, bottom up:
 //
-//	internal/*           leaves (hashkey, intrange, par: no imports at all), except
+//	internal/*           leaves (hashkey, intrange, par, prefetch: no imports at all), except
 //	                     testhold (the launcher's rank, spmd/launched) and
 //	                     osx (atomic files and memory, over tempout/testhold)
 //	config               leaf: errors of options types naming fields
@@ -60,6 +60,7 @@ func allowedDeps() map[string]pkgDeps {
 		"internal/hashkey":  {},
 		"internal/intrange": {},
 		"internal/par":      {},
+		"internal/prefetch": {},
 		"internal/tempout":  {},
 		"internal/testhold": {imports: []string{"spmd/launched"}},
 		"internal/osx":      {imports: []string{"internal/tempout", "internal/testhold"}},
@@ -84,7 +85,7 @@ func allowedDeps() map[string]pkgDeps {
 			test:    []string{"sample/sampletest"},
 		},
 		"sample/sampletest":  {imports: []string{"graph", "sample"}},
-		"train/kernels":      {imports: []string{"internal/half", "internal/par", "train/kernels/simd"}},
+		"train/kernels":      {imports: []string{"internal/half", "internal/par", "internal/prefetch", "train/kernels/simd"}},
 		"train/kernels/simd": {},
 		"train/optim":        {imports: []string{"internal/par"}},
 		"train/metrics":      {imports: []string{"internal/intrange", "internal/osx"}},
@@ -97,7 +98,7 @@ func allowedDeps() map[string]pkgDeps {
 			test:    []string{"spmd", "spmd/spmdtest"},
 		},
 		"sample/dsample": {
-			imports: []string{"collectives", "config", "graph", "internal/half", "internal/par", "partition", "sample"},
+			imports: []string{"collectives", "config", "graph", "internal/half", "internal/par", "internal/prefetch", "partition", "sample"},
 			// No train: the layer-wise inference and the learnable
 			// embeddings, whose tests built models, live in train/dtrain.
 			test: []string{"internal/par", "sample/sampletest", "spmd", "spmd/spmdtest"},

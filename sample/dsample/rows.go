@@ -2,6 +2,7 @@ package dsample
 
 import (
 	"mpignn/internal/par"
+	"mpignn/internal/prefetch"
 	"mpignn/sample"
 )
 
@@ -126,6 +127,9 @@ func (s *Sampler) collectRows(rows int) {
 	par.Blocks(rows, rowBlock, rowWork(rows)+4*n, func(lo, hi int) {
 		e := sc.blkReq[lo/rowBlock]
 		for j := lo; j < hi; j++ {
+			if k := j + prefetchAhead; k < hi {
+				s.prefetchRow(k)
+			}
 			a, b := sc.posOff[j], sc.posOff[j+1]
 			if start := sc.rowStart[j]; start >= 0 {
 				for x := a; x < b; x++ {
@@ -152,6 +156,28 @@ func (s *Sampler) collectRows(rows int) {
 			}
 		}
 	})
+}
+
+// prefetchAhead is how many rows ahead collectRows prefetches the edges it
+// will read: a row's sampled edges lie at a scattered place of the
+// partition's edge arrays, and its first read would otherwise wait on
+// memory.
+const prefetchAhead = 8
+
+// prefetchRow prefetches the local edges (and times) between the first and
+// the last sampled position of row j, if it is an owned row.
+func (s *Sampler) prefetchRow(j int) {
+	sc := &s.sm
+	start := sc.rowStart[j]
+	a, b := sc.posOff[j], sc.posOff[j+1]
+	if start < 0 || a == b {
+		return
+	}
+	q0, q1 := start+sc.pos[a], start+sc.pos[b-1]
+	prefetch.Int64s(s.g.localEdges[2*q0 : 2*q1+2])
+	if lt := s.g.localTimes; lt != nil {
+		prefetch.Int64s(lt[q0 : q1+1])
+	}
 }
 
 // countRows adds to st the counters of what enters the block: the

@@ -1,12 +1,13 @@
 // Package kernels owns the model's numeric kernels and every line of cgo
 // and every build tag that selects them: dense products (Gemm, over
-// oneDNN, OpenBLAS or gonum), Axpy, the sparse-times-dense products of
-// CSR inputs (Spmm, SpmmT), the row sums of aggregation and scatter
-// (SumRows, AddRows), column sums (AddColumns) and the ReLU-dropout
-// forward (DropRow) and backward (MaskScale), with their benchmarks and
-// agreement tests. The last five run the AVX (DropRow: AVX2) assembly of
-// package simd on float32 where the CPU has it, with the bits of the
-// scalar loops.
+// oneDNN, OpenBLAS or gonum, and GemmRows, one of Gemm's row blocks, for
+// passes that keep a block in cache), Axpy, the sparse-times-dense
+// products of CSR inputs (Spmm, SpmmT), the row sums of aggregation and
+// scatter (SumRows, AddRows) and their weighted form (AxpyRows, GAT's
+// attention), column sums (AddColumns) and the ReLU-dropout forward
+// (DropRow) and backward (MaskScale), with their benchmarks and agreement
+// tests. The last six run the AVX (DropRow: AVX2) assembly of package simd
+// on float32 where the CPU has it, with the bits of the scalar loops.
 //
 // It lives under train, not internal/, because its one contract is the
 // model's: results bit-identical for any thread count. Gemm cuts a product

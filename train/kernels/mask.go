@@ -1,6 +1,9 @@
 package kernels
 
-import "mpignn/train/kernels/simd"
+import (
+	"mpignn/internal/prefetch"
+	"mpignn/train/kernels/simd"
+)
 
 // MaskScale computes d[k] *= T(pos)·scale for k < len(d), pos = 1 where
 // y[k] > 0 and 0 elsewhere: the gradient through a ReLU followed by
@@ -32,6 +35,6 @@ func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu b
 	simd.DropRow(dst, src, words, t, scale, relu)
 }
 
-// Prefetch starts loading row's cache lines without waiting for them (see
-// simd.Prefetch); it changes no value.
-func Prefetch(row []float32) { simd.Prefetch(row) }
+// Prefetch starts loading row's cache lines without waiting for them
+// (internal/prefetch); it changes no value.
+func Prefetch(row []float32) { prefetch.Float32s(row) }

@@ -5,10 +5,10 @@
 // For each column c < w: dst[c] = dst[c] + a[0]·src[idx[0]*stride+c] + ... (k
 // order), rows whose weight is zero skipped, each term a VMULPS then a VADDPS,
 // nothing fused. The operands go in Saxpy's order (x·a, then that product plus
-// dst[c]): x86 returns the first operand's NaN when both are NaN, so the
-// order decides a NaN's bits. Columns go in blocks of 64, 32, 16 and 8 (8, 4, 2 and 1 YMM
-// accumulators, loaded from dst once and stored once) and a masked block of
-// the last 1..7.
+// dst[c]): x86 returns the first operand's NaN when both are NaN, so the order
+// decides a NaN's bits. Columns go in blocks of 64, 32, 16 and 8 (8, 4, 2 and
+// 1 YMM accumulators, loaded from dst once and stored once) and a masked block
+// of the last 1..7.
 //
 // Registers: DI dst block, SI src block (row 0), DX row stride in bytes,
 // CX n, R8 idx, R12 a, R11 columns left, BX k, AX row address,

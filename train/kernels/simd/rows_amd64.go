@@ -44,9 +44,3 @@ func maskScaleAVX(d, y *float32, n int, scale float32)
 //
 //go:noescape
 func axpyRowsAVX(dst, src *float32, w, stride, n int, idx *int32, a *float32)
-
-// prefetch prefetches the lines of the n > 0 values from p. In
-// prefetch_amd64.s.
-//
-//go:noescape
-func prefetch(p *float32, n int)

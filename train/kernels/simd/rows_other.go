@@ -19,6 +19,3 @@ func maskScale(d, y []float32, n int, scale float32) {
 func axpyRowsAVX(dst, src *float32, w, stride, n int, idx *int32, a *float32) {
 	panic("simd: no row kernel on this architecture")
 }
-
-// prefetch does nothing without assembly.
-func prefetch(p *float32, n int) {}
