@@ -189,7 +189,7 @@ func (s *sageLayer[T]) Forward(p *Pass, b *sample.Block, h []T) []T {
 	return s.ForwardThen(p, b, h, nil)
 }
 
-// ForwardThen is Forward with the activation fused in (fusedLayer): the
+// ForwardThen is Forward with the activation fused in (fusedForward): the
 // blocked pass runs then on each block, the others on all rows at the end.
 func (s *sageLayer[T]) ForwardThen(p *Pass, b *sample.Block, h []T, then func(o []T, lo, hi int)) []T {
 	o := s.forward(p, b, h, then)

@@ -621,16 +621,15 @@ func TestFusedAndViewedPassesMatch(t *testing.T) {
 		t.Skip("trains on large blocks")
 	}
 	for _, tc := range threadModelCases() {
-		if tc.cfg.Hetero != nil || tc.sparse {
-			continue
-		}
 		t.Run(tc.name, func(t *testing.T) {
 			for _, p := range []int{1, 3} {
 				plain := atThreads(p, func() []uint64 { return trainFewAs(t, tc, false, true) })
 				fused := atThreads(p, func() []uint64 { return trainFewAs(t, tc, false, false) })
-				viewed := atThreads(p, func() []uint64 { return trainFewAs(t, tc, true, false) })
 				require.Equal(t, plain, fused, "fused passes, %d threads", p)
-				require.Equal(t, plain, viewed, "row views, %d threads", p)
+				if tc.cfg.Hetero == nil && !tc.sparse { // views are of dense rows
+					viewed := atThreads(p, func() []uint64 { return trainFewAs(t, tc, true, false) })
+					require.Equal(t, plain, viewed, "row views, %d threads", p)
+				}
 			}
 		})
 	}
