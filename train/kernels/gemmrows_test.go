@@ -47,7 +47,7 @@ func TestGemmRowsIsGemm(t *testing.T) {
 				for i := range want {
 					require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "element %d", i)
 				}
-				a64, b64, c64 := widen(a), widen(b), widen(c0)
+				a64, b64, c64 := convert[float64](a), convert[float64](b), convert[float64](c0)
 				want64 := append([]float64(nil), c64...)
 				Gemm(false, tB, sh.m, sh.n, sh.k, 1, a64, sh.k, b64, ldb, float64(beta), want64, sh.n)
 				for blk := range count {
@@ -59,13 +59,4 @@ func TestGemmRowsIsGemm(t *testing.T) {
 			})
 		}
 	}
-}
-
-// widen converts float32 values to float64.
-func widen(x []float32) []float64 {
-	y := make([]float64, len(x))
-	for i, v := range x {
-		y[i] = float64(v)
-	}
-	return y
 }

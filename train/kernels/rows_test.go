@@ -84,13 +84,16 @@ func TestRowsMatchAxpyLoop(t *testing.T) {
 	}
 }
 
-func to32(x []float64) []float32 {
-	y := make([]float32, len(x))
+// convert returns x's values as another float type.
+func convert[D, S Float](x []S) []D {
+	y := make([]D, len(x))
 	for i, v := range x {
-		y[i] = float32(v)
+		y[i] = D(v)
 	}
 	return y
 }
+
+func to32(x []float64) []float32 { return convert[float32](x) }
 
 // BenchmarkRows times one block's mean aggregation (every destination
 // the mean of deg random source rows, as sumAggregate runs it on one

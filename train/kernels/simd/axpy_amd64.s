@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "rows_amd64.h"
 
 // func axpyRowsAVX(dst, src *float32, w, stride, n int, idx *int32, a *float32)
 //
@@ -15,10 +16,6 @@
 // Y0-Y7 accumulators, Y8 a product, Y9 a[k] broadcast, Y13 tail mask.
 
 #define MA(off, acc) VMOVUPS off(AX), Y8; VMULPS Y9, Y8, Y8; VADDPS acc, Y8, acc
-#define LOAD8(p) VMOVUPS 0(p), Y0; VMOVUPS 32(p), Y1; VMOVUPS 64(p), Y2; VMOVUPS 96(p), Y3; VMOVUPS 128(p), Y4; VMOVUPS 160(p), Y5; VMOVUPS 192(p), Y6; VMOVUPS 224(p), Y7
-#define STORE8(p) VMOVUPS Y0, 0(p); VMOVUPS Y1, 32(p); VMOVUPS Y2, 64(p); VMOVUPS Y3, 96(p); VMOVUPS Y4, 128(p); VMOVUPS Y5, 160(p); VMOVUPS Y6, 192(p); VMOVUPS Y7, 224(p)
-#define LOAD4(p) VMOVUPS 0(p), Y0; VMOVUPS 32(p), Y1; VMOVUPS 64(p), Y2; VMOVUPS 96(p), Y3
-#define STORE4(p) VMOVUPS Y0, 0(p); VMOVUPS Y1, 32(p); VMOVUPS Y2, 64(p); VMOVUPS Y3, 96(p)
 
 // SKIPZERO jumps to l when a[BX] is +0 or -0: such a row is skipped, as
 // Saxpy returns at once for alpha == 0 (so 0·Inf never reaches dst).
@@ -26,7 +23,7 @@
 
 // ROW sets AX to the address of row idx[BX] in the current block and Y9 to
 // a[BX] in every lane.
-#define ROW MOVLQSX (R8)(BX*4), AX; IMULQ DX, AX; ADDQ SI, AX; VBROADCASTSS (R12)(BX*4), Y9
+#define ROW ROWADDR; VBROADCASTSS (R12)(BX*4), Y9
 
 TEXT ·axpyRowsAVX(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), DI
@@ -120,7 +117,7 @@ tail:
 	// of zeros and never stored).
 	TESTQ R11, R11
 	JZ   done
-	LEAQ axpyMask<>(SB), AX
+	LEAQ ·tailMask(SB), AX
 	MOVQ $8, R10
 	SUBQ R11, R10
 	VMOVUPS (AX)(R10*4), Y13
@@ -141,15 +138,3 @@ nextt:
 done:
 	VZEROUPPER
 	RET
-
-// axpyMask: 8 lanes set, then 8 clear; the 8 words from word 8-r on set the
-// first r lanes.
-DATA axpyMask<>+0(SB)/8, $0xffffffffffffffff
-DATA axpyMask<>+8(SB)/8, $0xffffffffffffffff
-DATA axpyMask<>+16(SB)/8, $0xffffffffffffffff
-DATA axpyMask<>+24(SB)/8, $0xffffffffffffffff
-DATA axpyMask<>+32(SB)/8, $0
-DATA axpyMask<>+40(SB)/8, $0
-DATA axpyMask<>+48(SB)/8, $0
-DATA axpyMask<>+56(SB)/8, $0
-GLOBL axpyMask<>(SB), RODATA|NOPTR, $64

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "rows_amd64.h"
 
 // func sumRowsAVX(dst, src *float32, w, stride, n int, idx *int32, mode int, scale float32)
 //
@@ -15,16 +16,12 @@
 // Y0-Y7 accumulators, Y8 loaded row, Y13 tail mask, Y14 scale.
 
 #define ZERO8 VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; VXORPS Y3, Y3, Y3; VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; VXORPS Y6, Y6, Y6; VXORPS Y7, Y7, Y7
-#define LOAD8(p) VMOVUPS 0(p), Y0; VMOVUPS 32(p), Y1; VMOVUPS 64(p), Y2; VMOVUPS 96(p), Y3; VMOVUPS 128(p), Y4; VMOVUPS 160(p), Y5; VMOVUPS 192(p), Y6; VMOVUPS 224(p), Y7
 #define ADD8(p) VADDPS 0(p), Y0, Y0; VADDPS 32(p), Y1, Y1; VADDPS 64(p), Y2, Y2; VADDPS 96(p), Y3, Y3; VADDPS 128(p), Y4, Y4; VADDPS 160(p), Y5, Y5; VADDPS 192(p), Y6, Y6; VADDPS 224(p), Y7, Y7
 #define SCALE8 VMULPS Y14, Y0, Y0; VMULPS Y14, Y1, Y1; VMULPS Y14, Y2, Y2; VMULPS Y14, Y3, Y3; VMULPS Y14, Y4, Y4; VMULPS Y14, Y5, Y5; VMULPS Y14, Y6, Y6; VMULPS Y14, Y7, Y7
-#define STORE8(p) VMOVUPS Y0, 0(p); VMOVUPS Y1, 32(p); VMOVUPS Y2, 64(p); VMOVUPS Y3, 96(p); VMOVUPS Y4, 128(p); VMOVUPS Y5, 160(p); VMOVUPS Y6, 192(p); VMOVUPS Y7, 224(p)
 
 #define ZERO4 VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; VXORPS Y3, Y3, Y3
-#define LOAD4(p) VMOVUPS 0(p), Y0; VMOVUPS 32(p), Y1; VMOVUPS 64(p), Y2; VMOVUPS 96(p), Y3
 #define ADD4(p) VADDPS 0(p), Y0, Y0; VADDPS 32(p), Y1, Y1; VADDPS 64(p), Y2, Y2; VADDPS 96(p), Y3, Y3
 #define SCALE4 VMULPS Y14, Y0, Y0; VMULPS Y14, Y1, Y1; VMULPS Y14, Y2, Y2; VMULPS Y14, Y3, Y3
-#define STORE4(p) VMOVUPS Y0, 0(p); VMOVUPS Y1, 32(p); VMOVUPS Y2, 64(p); VMOVUPS Y3, 96(p)
 
 #define ZERO2 VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1
 #define LOAD2(p) VMOVUPS 0(p), Y0; VMOVUPS 32(p), Y1
@@ -32,8 +29,6 @@
 #define SCALE2 VMULPS Y14, Y0, Y0; VMULPS Y14, Y1, Y1
 #define STORE2(p) VMOVUPS Y0, 0(p); VMOVUPS Y1, 32(p)
 
-// ROWADDR sets AX to the address of row idx[BX] in the current block.
-#define ROWADDR MOVLQSX (R8)(BX*4), AX; IMULQ DX, AX; ADDQ SI, AX
 
 
 TEXT ·sumRowsAVX(SB), NOSPLIT, $0-60
@@ -158,7 +153,7 @@ tail:
 	// reaches past a row or past dst).
 	TESTQ R11, R11
 	JZ   done
-	LEAQ rowsMask<>(SB), AX
+	LEAQ ·tailMask(SB), AX
 	MOVQ $8, R10
 	SUBQ R11, R10
 	VMOVUPS (AX)(R10*4), Y13
@@ -187,14 +182,14 @@ done:
 	VZEROUPPER
 	RET
 
-// rowsMask: 8 lanes set, then 8 clear; the 8 words from word 8-r on set
-// the first r lanes.
-DATA rowsMask<>+0(SB)/8, $0xffffffffffffffff
-DATA rowsMask<>+8(SB)/8, $0xffffffffffffffff
-DATA rowsMask<>+16(SB)/8, $0xffffffffffffffff
-DATA rowsMask<>+24(SB)/8, $0xffffffffffffffff
-DATA rowsMask<>+32(SB)/8, $0
-DATA rowsMask<>+40(SB)/8, $0
-DATA rowsMask<>+48(SB)/8, $0
-DATA rowsMask<>+56(SB)/8, $0
-GLOBL rowsMask<>(SB), RODATA|NOPTR, $64
+// tailMask: 8 lanes set, then 8 clear; the 8 words from word 8-r on set
+// the first r lanes (the masked tails of sumRowsAVX and axpyRowsAVX).
+DATA ·tailMask+0(SB)/8, $0xffffffffffffffff
+DATA ·tailMask+8(SB)/8, $0xffffffffffffffff
+DATA ·tailMask+16(SB)/8, $0xffffffffffffffff
+DATA ·tailMask+24(SB)/8, $0xffffffffffffffff
+DATA ·tailMask+32(SB)/8, $0
+DATA ·tailMask+40(SB)/8, $0
+DATA ·tailMask+48(SB)/8, $0
+DATA ·tailMask+56(SB)/8, $0
+GLOBL ·tailMask(SB), RODATA|NOPTR, $64

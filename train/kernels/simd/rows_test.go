@@ -84,26 +84,34 @@ func TestRowsMatchScalar(t *testing.T) {
 	}
 }
 
-// TestRowsChecksBounds: an index outside src or a short dst panics before
-// the assembly reads anything.
+// TestRowsChecksBounds: an index outside src, a short dst or (AxpyRows) too
+// few weights panic before the assembly reads anything.
 func TestRowsChecksBounds(t *testing.T) {
 	if !hasRows() {
 		t.Skip("no row kernel on this CPU")
 	}
 	src := make([]float32, 4*10)
+	sum := func(dst []float32, idx []int32) func() {
+		return func() { SumRows(dst, src, 10, idx, false, 1) }
+	}
+	axpy := func(dst []float32, idx []int32, a []float32) func() {
+		return func() { AxpyRows(dst, src, 10, 10, idx, a) }
+	}
+	one, two := []float32{1}, []float32{1, 1}
 	cases := []struct {
 		name string
-		dst  []float32
-		idx  []int32
+		call func()
 	}{
-		{"index past the rows", make([]float32, 10), []int32{0, 4}},
-		{"negative index", make([]float32, 10), []int32{-1}},
-		{"short destination", make([]float32, 9), []int32{1}},
+		{"sum: index past the rows", sum(make([]float32, 10), []int32{0, 4})},
+		{"sum: negative index", sum(make([]float32, 10), []int32{-1})},
+		{"sum: short destination", sum(make([]float32, 9), []int32{1})},
+		{"axpy: index past the rows", axpy(make([]float32, 10), []int32{0, 4}, two)},
+		{"axpy: negative index", axpy(make([]float32, 10), []int32{-1}, one)},
+		{"axpy: short destination", axpy(make([]float32, 9), []int32{1}, one)},
+		{"axpy: too few weights", axpy(make([]float32, 10), []int32{1, 2}, one)},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			require.Panics(t, func() { SumRows(c.dst, src, 10, c.idx, false, 1) })
-		})
+		t.Run(c.name, func(t *testing.T) { require.Panics(t, c.call) })
 	}
 }
 
