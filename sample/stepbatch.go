@@ -1,6 +1,10 @@
 package sample
 
-import "time"
+import (
+	"time"
+
+	"mpignn/internal/half"
+)
 
 // Batch is one rank's share of one step: the inputs a model consumes and
 // what producing them cost. It is the one batch type of the project: the
@@ -21,8 +25,15 @@ type Batch struct {
 	// anyway (the model's input dropout).
 	XRows [][]float32
 	XBuf  []float32
-	// ViewInputs asks the source for XRows instead of X (a source that
-	// cannot, or does not know how, fills X). Reset keeps it.
+	// XRows16 are the same views of a partition that stores its features
+	// at two bytes a value (partition --feat-dtype): rows of XHalf values
+	// (bf16 or fp16), which the consumer widens to float32 as it reads
+	// them; XBuf16 holds the fetched ones. The same rules as XRows.
+	XRows16 [][]uint16
+	XBuf16  []uint16
+	XHalf   half.Kind
+	// ViewInputs asks the source for XRows or XRows16 instead of X (a
+	// source that cannot, or does not know how, fills X). Reset keeps it.
 	ViewInputs bool
 	// XS holds the same inputs as sparse rows instead of X when the
 	// partition stores its features sparsely (X is then empty); nil for
@@ -73,6 +84,8 @@ func (b *Batch) Reset() {
 	b.X = b.X[:0]
 	clear(b.XRows) // no views left to pin the rows they alias
 	b.XRows = b.XRows[:0]
+	clear(b.XRows16)
+	b.XRows16 = b.XRows16[:0]
 	if b.XS != nil {
 		b.XS.Reset(b.XS.Cols)
 	}

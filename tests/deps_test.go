@@ -81,7 +81,7 @@ func allowedDeps() map[string]pkgDeps {
 			imports: []string{"config", "graph", "internal/half", "internal/hashkey", "internal/osx", "internal/tempout", "internal/testhold"},
 		},
 		"sample": {
-			imports: []string{"graph", "internal/hashkey", "internal/par"},
+			imports: []string{"graph", "internal/half", "internal/hashkey", "internal/par"},
 			test:    []string{"sample/sampletest"},
 		},
 		"sample/sampletest":  {imports: []string{"graph", "sample"}},
@@ -90,7 +90,7 @@ func allowedDeps() map[string]pkgDeps {
 		"train/optim":        {imports: []string{"internal/par"}},
 		"train/metrics":      {imports: []string{"internal/intrange", "internal/osx"}},
 		"train": {
-			imports: []string{"config", "graph", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels", "train/metrics", "train/optim"},
+			imports: []string{"config", "graph", "internal/half", "internal/osx", "internal/par", "internal/testhold", "sample", "train/kernels", "train/metrics", "train/optim"},
 		},
 
 		"partition/dpartition": {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"mpignn/internal/half"
 	"mpignn/sample"
 )
 
@@ -33,6 +34,14 @@ type denseInputs[T Float] []T
 // feature store.
 type rowInputs[T Float] [][]T
 
+// halfRowInputs are rows of InDim 2-byte values of kind (bf16 or fp16)
+// given as views, one per blocks[0] node (Batch.XRows16): widened as the
+// model reads them, for the float32 model only.
+type halfRowInputs struct {
+	rows [][]uint16
+	kind half.Kind
+}
+
 // csrInputs are CSR rows, one per blocks[0] node (homogeneous models).
 type csrInputs[T Float] struct{ xs *sample.SparseRows }
 
@@ -48,11 +57,19 @@ func (x denseInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, ke
 }
 
 func (x rowInputs[T]) check(n *net[T], blocks []sample.Block) error {
-	return n.checkRows(blocks, x)
+	return checkRowViews(n, blocks, x)
 }
 
 func (x rowInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, key MaskKey) {
 	n.forwardRows(blocks, x, train, key)
+}
+
+func (x halfRowInputs) check(n *net[float32], blocks []sample.Block) error {
+	return checkRowViews(n, blocks, x.rows)
+}
+
+func (x halfRowInputs) forward(n *net[float32], blocks []sample.Block, train bool, key MaskKey) {
+	forwardHalfRows(n, blocks, x.rows, x.kind, train, key)
 }
 
 func (x csrInputs[T]) check(n *net[T], blocks []sample.Block) error {
@@ -72,8 +89,8 @@ func (x typedInputs[T]) forward(n *net[T], blocks []sample.Block, train bool, ke
 }
 
 // batchInputs returns the inputs b carries: XT if set, else XS if set,
-// else XRows if it holds rows, else X. It is the one place that tells the
-// forms apart.
+// else XRows or XRows16 if they hold rows, else X. It is the one place that
+// tells the forms apart.
 func batchInputs(b *sample.Batch) inputs[float32] {
 	switch {
 	case b.XT != nil:
@@ -82,6 +99,8 @@ func batchInputs(b *sample.Batch) inputs[float32] {
 		return csrInputs[float32]{b.XS}
 	case len(b.XRows) > 0:
 		return rowInputs[float32](b.XRows)
+	case len(b.XRows16) > 0:
+		return halfRowInputs{b.XRows16, b.XHalf}
 	}
 	return denseInputs[float32](b.X)
 }

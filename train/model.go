@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"mpignn/config"
+	"mpignn/internal/half"
 	"mpignn/internal/par"
 	"mpignn/sample"
 	"mpignn/train/kernels"
@@ -570,8 +571,9 @@ func (n *net[T]) checkDense(blocks []sample.Block, x []T) error {
 	return nil
 }
 
-// checkRows is checkDense for input rows given as views.
-func (n *net[T]) checkRows(blocks []sample.Block, x [][]T) error {
+// checkRowViews is checkDense for input rows given as views of any element
+// type.
+func checkRowViews[T Float, E any](n *net[T], blocks []sample.Block, x [][]E) error {
 	if n.het != nil {
 		return errors.New("model: a heterogeneous model takes one input matrix per node type (Batch.XT)")
 	}
@@ -632,7 +634,12 @@ func (n *net[T]) forwardRows(blocks []sample.Block, x [][]T, train bool, key Mas
 	w := n.cfg.InDim
 	n.xd = grow(n.xd, len(x)*w)
 	if train && n.cfg.InputDropout > 0 {
-		dropoutRowsOf(n.xd, func(i int) []T { return x[i] }, w, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key, false, true)
+		pre := func(i int) {
+			if r, ok := any(x[i]).([]float32); ok {
+				kernels.Prefetch(r)
+			}
+		}
+		dropoutRowsOf(n.xd, func(i int) []T { return x[i] }, w, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key, false, pre)
 	} else {
 		par.Range(len(x), len(x)*w, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -642,6 +649,32 @@ func (n *net[T]) forwardRows(blocks []sample.Block, x [][]T, train bool, key Mas
 	}
 	n.xin, n.xsIn, n.key = n.xd, nil, key
 	n.forwardLayers(blocks, n.xd, train, key)
+}
+
+// forwardHalfRows is forwardRows over views of 2-byte rows (bf16 or fp16,
+// kind): each row is widened into the layers' copy as it is read, and the
+// input dropout then runs on it in place, while it is in cache.
+func forwardHalfRows(n *net[float32], blocks []sample.Block, x [][]uint16, kind half.Kind, train bool, key MaskKey) {
+	w := n.cfg.InDim
+	n.xd = grow(n.xd, len(x)*w)
+	xd := n.xd
+	widen := func(i int) []float32 {
+		row := xd[i*w : (i+1)*w]
+		half.Widen(kind, row, x[i])
+		return row
+	}
+	if train && n.cfg.InputDropout > 0 {
+		pre := func(i int) { kernels.Prefetch(x[i]) }
+		dropoutRowsOf(xd, widen, w, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key, false, pre)
+	} else {
+		par.Range(len(x), len(x)*w, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				widen(i)
+			}
+		})
+	}
+	n.xin, n.xsIn, n.key = xd, nil, key
+	n.forwardLayers(blocks, xd, train, key)
 }
 
 // forwardLayers runs the layers over the input rows x of blocks[0]'s nodes.
@@ -812,7 +845,7 @@ func reluDropoutRange[T floatT](o []T, w int, orig []int64, layer int, train boo
 		}
 		return
 	}
-	dropoutRange(o, func(i int) []T { return o[i*w : (i+1)*w] }, w, orig, layer, p, key, true, false, lo, hi)
+	dropoutRange(o, func(i int) []T { return o[i*w : (i+1)*w] }, w, orig, layer, p, key, true, nil, lo, hi)
 }
 
 // dropout applies inverted dropout in place to rows of width w (row i is
@@ -828,7 +861,7 @@ func dropout[T floatT](o []T, w int, orig []int64, layer int, p float32, key Mas
 // Each 64-bit hash decides four units (sample.MaskLanes); the keep factor
 // is computed from the sign of draw - threshold, without a branch.
 func dropoutRows[T floatT](o, x []T, w int, orig []int64, layer int, p float32, key MaskKey, relu bool) {
-	dropoutRowsOf(o, func(i int) []T { return x[i*w : (i+1)*w] }, w, orig, layer, p, key, relu, false)
+	dropoutRowsOf(o, func(i int) []T { return x[i*w : (i+1)*w] }, w, orig, layer, p, key, relu, nil)
 }
 
 // prefetchRows is how many rows ahead dropoutRowsOf prefetches its input:
@@ -840,15 +873,16 @@ const prefetchRows = 4
 // dropoutRowsOf is dropoutRows over rows wherever they are: row i of the
 // input is in(i) (w values), e.g. a view of the feature store's rows
 // (forwardRows), which spares the gather its copy.
-func dropoutRowsOf[T floatT](o []T, in func(i int) []T, w int, orig []int64, layer int, p float32, key MaskKey, relu, scattered bool) {
+func dropoutRowsOf[T floatT](o []T, in func(i int) []T, w int, orig []int64, layer int, p float32, key MaskKey, relu bool, pre func(i int)) {
 	par.Range(len(orig), len(o), func(lo, hi int) {
-		dropoutRange(o, in, w, orig, layer, p, key, relu, scattered, lo, hi)
+		dropoutRange(o, in, w, orig, layer, p, key, relu, pre, lo, hi)
 	})
 }
 
 // dropoutRange is dropoutRowsOf of rows [lo, hi) on the calling goroutine.
-// scattered rows (views) are prefetched a few rows ahead.
-func dropoutRange[T floatT](o []T, in func(i int) []T, w int, orig []int64, layer int, p float32, key MaskKey, relu, scattered bool, lo, hi int) {
+// pre, if set, prefetches input row i (scattered rows, views), which it
+// calls a few rows ahead.
+func dropoutRange[T floatT](o []T, in func(i int) []T, w int, orig []int64, layer int, p float32, key MaskKey, relu bool, pre func(i int), lo, hi int) {
 	scale := T(1 / (1 - float64(p)))
 	t := int32(sample.MaskThreshold(p))
 	if o32, ok := any(o).([]float32); ok {
@@ -862,8 +896,8 @@ func dropoutRange[T floatT](o []T, in func(i int) []T, w int, orig []int64, laye
 		}
 		words = words[:nw]
 		for i := lo; i < hi; i++ {
-			if scattered && i+prefetchRows < hi {
-				kernels.Prefetch(any(in(i + prefetchRows)).([]float32))
+			if pre != nil && i+prefetchRows < hi {
+				pre(i + prefetchRows)
 			}
 			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
 			for g := range words {

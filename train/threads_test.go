@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"mpignn/internal/half"
 	"mpignn/internal/par"
 	"mpignn/sample"
 	"mpignn/train/kernels"
@@ -526,15 +527,24 @@ func threadModelCases() []threadModelCase {
 // trainFew trains tc's model three steps with Adam on one large batch and
 // returns the final parameters' bits.
 func trainFew(t *testing.T, tc threadModelCase) []uint64 {
-	out := trainFewAs(t, tc, false, false)
+	out := trainFewAs(t, tc, inputMatrix, false)
 	return out[:len(out)-1]
 }
 
-// trainFewAs is trainFew with the dense inputs given as row views
-// (Batch.XRows) when views is set, and with every layer's fused passes
-// hidden (plainLayer) when unfused is set, and the bits of an evaluation
-// loss after the steps appended.
-func trainFewAs(t *testing.T, tc threadModelCase, views, unfused bool) []uint64 {
+// inputForm is how trainFewAs hands a model its dense input rows.
+type inputForm int
+
+const (
+	inputMatrix     inputForm = iota // Batch.X
+	inputViews                       // Batch.XRows: views of the rows
+	inputBF16Matrix                  // Batch.X of the rows rounded to bf16
+	inputBF16Views                   // Batch.XRows16: views of the bf16 rows
+)
+
+// trainFewAs is trainFew with the dense inputs in the given form, with
+// every layer's fused passes hidden (plainLayer) when unfused is set, and
+// the bits of an evaluation loss after the steps appended.
+func trainFewAs(t *testing.T, tc threadModelCase, form inputForm, unfused bool) []uint64 {
 	r := rand.New(rand.NewPCG(11, 13))
 	var b sample.Batch
 	if h := tc.cfg.Hetero; h != nil {
@@ -562,12 +572,24 @@ func trainFewAs(t *testing.T, tc threadModelCase, views, unfused bool) []uint64 
 		} else {
 			b.X = x
 		}
-		if views && !tc.sparse {
+		if !tc.sparse {
 			w := tc.cfg.InDim
-			for i := range b.Blocks[0].NumSrc() {
-				b.XRows = append(b.XRows, x[i*w:(i+1)*w:(i+1)*w])
+			bits := make([]uint16, len(x))
+			if form == inputBF16Matrix || form == inputBF16Views {
+				half.Narrow(half.BF16, bits, x)
+				half.Widen(half.BF16, x, bits)
 			}
-			b.X = nil
+			for i := range b.Blocks[0].NumSrc() {
+				switch form {
+				case inputViews:
+					b.XRows = append(b.XRows, x[i*w:(i+1)*w:(i+1)*w])
+				case inputBF16Views:
+					b.XRows16 = append(b.XRows16, bits[i*w:(i+1)*w:(i+1)*w])
+				}
+			}
+			if form == inputViews || form == inputBF16Views {
+				b.X, b.XHalf = nil, half.BF16
+			}
 		}
 	}
 	seeds := b.Blocks[len(b.Blocks)-1].NumDst
@@ -613,9 +635,9 @@ type plainLayer[T Float] struct{ Layer[T] }
 
 // TestFusedAndViewedPassesMatch: the layers that run the activation
 // inside their own passes (fusedForward, fusedBackward), and inputs given
-// as views of stored rows instead of a gathered matrix, give the bits of
-// the plain passes over gathered rows, training and evaluating, on 1 and 3
-// threads.
+// as views of stored rows (float32, or bf16 widened as they are read)
+// instead of a gathered matrix, give the bits of the plain passes over
+// gathered rows, training and evaluating, on 1 and 3 threads.
 func TestFusedAndViewedPassesMatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains on large blocks")
@@ -623,12 +645,18 @@ func TestFusedAndViewedPassesMatch(t *testing.T) {
 	for _, tc := range threadModelCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, p := range []int{1, 3} {
-				plain := atThreads(p, func() []uint64 { return trainFewAs(t, tc, false, true) })
-				fused := atThreads(p, func() []uint64 { return trainFewAs(t, tc, false, false) })
+				plain := atThreads(p, func() []uint64 { return trainFewAs(t, tc, inputMatrix, true) })
+				fused := atThreads(p, func() []uint64 { return trainFewAs(t, tc, inputMatrix, false) })
 				require.Equal(t, plain, fused, "fused passes, %d threads", p)
 				if tc.cfg.Hetero == nil && !tc.sparse { // views are of dense rows
-					viewed := atThreads(p, func() []uint64 { return trainFewAs(t, tc, true, false) })
+					viewed := atThreads(p, func() []uint64 { return trainFewAs(t, tc, inputViews, false) })
 					require.Equal(t, plain, viewed, "row views, %d threads", p)
+					// bf16 rows: their views give what the same rows
+					// widened into a matrix give.
+					widened := atThreads(p, func() []uint64 { return trainFewAs(t, tc, inputBF16Matrix, true) })
+					viewed16 := atThreads(p, func() []uint64 { return trainFewAs(t, tc, inputBF16Views, false) })
+					require.Equal(t, widened, viewed16, "bf16 row views, %d threads", p)
+					require.NotEqual(t, plain, widened, "the bf16 rows are other inputs")
 				}
 			}
 		})

@@ -322,7 +322,7 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 	d := tb.dim
 	dst = slices.Grow(dst[:0], len(nodes)*d)[:len(nodes)*d]
 	if tb.sp == nil {
-		return dst, f.gatherDense(tb, nodes, dst, nil, nil, st, t0)
+		return dst, f.gatherDense(tb, nodes, dst, st, t0)
 	}
 	par.Range(len(dst), len(dst)/8, func(lo, hi int) { clear(dst[lo:hi]) })
 	return dst, f.gatherSparse(tb, nodes, st, t0, func(row func(i int) ([]int32, []float32)) {
@@ -343,69 +343,104 @@ func (f *FeatureStore) Gather(k FeatureKey, nodes []int64, dst []float32, st *Ga
 // the remote rows are fetched. The views are READ-ONLY (they alias the
 // store) and those into buf last until buf is reused; views and buf are
 // grown as needed and returned. A table whose rows are not stored as
-// float32 (2-byte or sparse features, typed tables) has no views: ok is
-// then false and nothing was done (call Gather). It is collective as Gather
-// is, except that a table without views returns before any collective on
-// every rank alike.
+// float32 (2-byte or sparse features, typed tables) has no float32 views:
+// ok is then false and nothing was done (GatherHalfViews, or Gather). It
+// is collective as Gather is, except that a table without views returns
+// before any collective on every rank alike.
 func (f *FeatureStore) GatherViews(k FeatureKey, nodes []int64, views [][]float32, buf []float32, st *GatherStats) (_ [][]float32, _ []float32, ok bool, err error) {
 	tb, err := f.table(k)
 	if err != nil || tb.typed != nil || tb.sp != nil || tb.kind.Half() {
 		return views, buf, false, nil
 	}
-	defer f.c.Phase("gather")()
-	t0 := time.Now()
-	views = slices.Grow(views[:0], len(nodes))[:len(nodes)]
-	err = f.gatherDense(tb, nodes, nil, views, &buf, st, t0)
+	views, buf, err = gatherViews(f, tb, tb.local, tb.haloFeat, tb.hotFeat, nodes, views, buf, st)
 	return views, buf, true, err
 }
 
-// gatherDense is Gather of a dense table: into dst (row i at dst[i*dim:]),
-// or, with views set, as views of the stored rows (GatherViews: a float32
-// table), the remote ones fetched into *vbuf.
-func (f *FeatureStore) gatherDense(tb *featTable, nodes []int64, dst []float32, views [][]float32, vbuf *[]float32, st *GatherStats, t0 time.Time) error {
+// GatherHalfViews is GatherViews for a table of 2-byte values (partition
+// --feat-dtype bf16 or fp16, kind): the views are the stored 2-byte rows,
+// which the reader widens (half.Widen) as it reads them; ok is false for
+// any other table.
+func (f *FeatureStore) GatherHalfViews(k FeatureKey, nodes []int64, views [][]uint16, buf []uint16, st *GatherStats) (_ [][]uint16, _ []uint16, kind half.Kind, ok bool, err error) {
+	tb, err := f.table(k)
+	if err != nil || tb.typed != nil || tb.sp != nil || !tb.kind.Half() {
+		return views, buf, 0, false, nil
+	}
+	views, buf, err = gatherViews(f, tb, tb.local16, tb.haloFeat16, tb.hotFeat16, nodes, views, buf, st)
+	return views, buf, tb.kind, true, err
+}
+
+// gatherViews is GatherViews over a table whose rows are stored as E in
+// local, halo and hot (its own rows and its caches).
+func gatherViews[E float32 | uint16](f *FeatureStore, tb *featTable, local, halo, hot []E, nodes []int64, views [][]E, buf []E, st *GatherStats) ([][]E, []E, error) {
+	defer f.c.Phase("gather")()
+	t0 := time.Now()
 	d := tb.dim
+	views = slices.Grow(views[:0], len(nodes))[:len(nodes)]
+	g, badErr := f.classify(tb, nodes, func(i int, src rowSource, j int64, inHalo bool) {
+		switch {
+		case src == srcLocal:
+			views[i] = local[j*int64(d):][:d:d]
+		case src == srcBad:
+			views[i] = nil
+		case inHalo:
+			views[i] = halo[j*int64(d):][:d:d]
+		default:
+			views[i] = hot[j*int64(d):][:d:d]
+		}
+	})
+	sc := &f.gat
+	if tb.arr != nil {
+		// The remote rows land in the caller's buffer, which outlives
+		// this call, and are viewed there.
+		buf = slices.Grow(buf[:0], len(sc.req)*d)[:len(sc.req)*d]
+		b0 := tb.arr.Stats().Bytes
+		if err := tb.arr.Fetch(sc.req, collectives.Bytes(buf)); err != nil {
+			return views, buf, fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
+		}
+		g.Bytes = tb.arr.Stats().Bytes - b0
+		for k, i := range sc.at {
+			views[i] = buf[k*d : (k+1)*d : (k+1)*d]
+		}
+	}
+	g.Time = time.Since(t0)
+	if st != nil {
+		st.Add(g)
+	}
+	return views, buf, badErr
+}
+
+// classify finds where each node's row of tb comes from. It calls row(i,
+// src, j, halo) for every node that is owned (src srcLocal, j its local
+// index), cached (srcHalo or srcHot, j its row in the halo cache (halo
+// set) or the hot cache) or out of range (srcBad), in parallel, once per
+// node; then a serial pass in node order counts them and lists the remote
+// requests in f.gat.req (the nodes) and f.gat.at (their entries), so the
+// list and the first bad entry are those of a serial loop.
+func (f *FeatureStore) classify(tb *featTable, nodes []int64, row func(i int, src rowSource, j int64, halo bool)) (GatherStats, error) {
 	sc := &f.gat
 	sc.req, sc.at = sc.req[:0], sc.at[:0]
 	var g GatherStats
 	var badErr error
-	// Own and cached rows are copied in parallel (each output row has one
-	// writer); each node's source is noted, and a serial pass in node order
-	// then counts them and lists the remote requests, so the request list
-	// and the first bad entry are those of a serial loop.
 	sc.src = slices.Grow(sc.src[:0], len(nodes))[:len(nodes)]
-	par.Range(len(nodes), len(nodes)*(d+8), func(lo, hi int) {
+	par.Range(len(nodes), len(nodes)*(tb.dim+8), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			v := nodes[i]
-			var row []float32
-			if views == nil {
-				row = dst[i*d : (i+1)*d]
-			}
 			switch {
 			case v >= f.lo && v < f.hi:
-				if views != nil {
-					views[i] = tb.local[(v-f.lo)*int64(d):][:d:d]
-				} else {
-					tb.localRow(row, v-f.lo)
-				}
 				sc.src[i] = srcLocal
+				row(i, srcLocal, v-f.lo, false)
 				continue
 			case v < 0 || v >= f.n:
-				if views != nil {
-					views[i] = nil
-				}
 				sc.src[i] = srcBad
+				row(i, srcBad, 0, false)
 				continue
 			}
 			if j, halo, ok := tb.cacheIndex(v); ok {
-				if views != nil {
-					views[i] = tb.cachedRow(j, halo)
-				} else {
-					tb.cachedRowInto(row, j, halo)
-				}
 				sc.src[i] = srcHot
 				if halo {
 					sc.src[i] = srcHalo
 				}
+				row(i, sc.src[i], int64(j), halo)
 				continue
 			}
 			sc.src[i] = srcRemote
@@ -435,6 +470,24 @@ func (f *FeatureStore) gatherDense(tb *featTable, nodes []int64, dst []float32, 
 		}
 	}
 	g.RemoteRows = int64(len(sc.req))
+	return g, badErr
+}
+
+// gatherDense is Gather of a dense table into dst (row i at dst[i*dim:]):
+// own and cached rows are copied (widened from a 2-byte table) in
+// classify's parallel pass, the remote ones after one batched Fetch.
+func (f *FeatureStore) gatherDense(tb *featTable, nodes []int64, dst []float32, st *GatherStats, t0 time.Time) error {
+	d := tb.dim
+	sc := &f.gat
+	g, badErr := f.classify(tb, nodes, func(i int, src rowSource, j int64, halo bool) {
+		out := dst[i*d : (i+1)*d]
+		switch src {
+		case srcLocal:
+			tb.localRow(out, j)
+		case srcHalo, srcHot:
+			tb.cachedRowInto(out, int(j), halo)
+		}
+	})
 	switch {
 	case tb.arr != nil && tb.kind.Half():
 		// The rows arrive at two bytes a value and are widened straight
@@ -452,27 +505,16 @@ func (f *FeatureStore) gatherDense(tb *featTable, nodes []int64, dst []float32, 
 			}
 		})
 	case tb.arr != nil:
-		// Views point into the caller's buffer, which outlives this call;
-		// copies go through the store's own.
-		buf := &sc.buf
-		if views != nil {
-			buf = vbuf
-		}
-		*buf = slices.Grow((*buf)[:0], len(sc.req)*d)[:len(sc.req)*d]
+		sc.buf = slices.Grow(sc.buf[:0], len(sc.req)*d)[:len(sc.req)*d]
 		b0 := tb.arr.Stats().Bytes
-		if err := tb.arr.Fetch(sc.req, collectives.Bytes(*buf)); err != nil {
+		if err := tb.arr.Fetch(sc.req, collectives.Bytes(sc.buf)); err != nil {
 			return fmt.Errorf("gather on rank %d: %w", f.c.Rank(), err)
 		}
 		g.Bytes = tb.arr.Stats().Bytes - b0
-		rows := *buf
 		par.Range(len(sc.at), len(sc.at)*d, func(lo, hi int) {
 			for k := lo; k < hi; k++ {
 				i := int(sc.at[k])
-				if views != nil {
-					views[i] = rows[k*d : (k+1)*d : (k+1)*d]
-				} else {
-					copy(dst[i*d:(i+1)*d], rows[k*d:(k+1)*d])
-				}
+				copy(dst[i*d:(i+1)*d], sc.buf[k*d:(k+1)*d])
 			}
 		})
 	}
@@ -746,16 +788,6 @@ func (tb *featTable) cachedRowInto(row []float32, j int, halo bool) {
 	default:
 		copy(row, tb.hotFeat[j*d:(j+1)*d])
 	}
-}
-
-// cachedRow returns row j of the halo (halo set) or hot cache of a float32
-// table, as a view.
-func (tb *featTable) cachedRow(j int, halo bool) []float32 {
-	d := tb.dim
-	if halo {
-		return tb.haloFeat[j*d : (j+1)*d : (j+1)*d]
-	}
-	return tb.hotFeat[j*d : (j+1)*d : (j+1)*d]
 }
 
 // cacheIndex locates non-owned node v (in range) in the caches: its row

@@ -50,11 +50,31 @@ func TestGatherHalfFeatures(t *testing.T) {
 						}
 					}
 					assert.Zero(t, bad, "rows differing from the rounded rows")
-					// 2-byte rows have no float32 views: the caller gathers.
+					// 2-byte rows have no float32 views, but views of
+					// their bits, which widen to the gathered rows, with
+					// the same counters.
 					views, _, ok, err := s.feat.GatherViews(NodeFeat(), nodes, nil, nil, nil)
 					require.NoError(t, err)
-					assert.False(t, ok, "views of a %v table", kind)
+					assert.False(t, ok, "float32 views of a %v table", kind)
 					assert.Empty(t, views)
+					var vst GatherStats
+					views16, buf16, vk, ok, err := s.feat.GatherHalfViews(NodeFeat(), nodes, nil, nil, &vst)
+					require.NoError(t, err)
+					require.True(t, ok)
+					assert.Equal(t, kind, vk)
+					require.Len(t, views16, len(nodes))
+					for i := range nodes {
+						half.Widen(kind, want, views16[i])
+						if !slices.Equal(x[i*testDim:(i+1)*testDim], want) {
+							t.Fatalf("view %d widens to %v, gathered %v", i, want, x[i*testDim:(i+1)*testDim])
+						}
+					}
+					vst.Time, st.Time = 0, 0
+					assert.Equal(t, st, vst)
+					assert.Len(t, buf16, int(st.RemoteRows)*testDim)
+					_, _, _, ok, err = s32.feat.GatherHalfViews(NodeFeat(), nodes, nil, nil, nil)
+					require.NoError(t, err)
+					assert.False(t, ok, "2-byte views of a float32 table")
 					assert.Equal(t, int64(testNodes), st.Rows())
 					assert.Equal(t, st.RemoteRows*testDim*2, st.Bytes, "bytes of %d remote rows", st.RemoteRows)
 					if f.c.Size() > 1 {

@@ -285,12 +285,18 @@ func (l *Loader) Batch(split string, epoch, step int, out *sample.Batch) error {
 	return nil
 }
 
-// gatherDense fills out.X with the rows of nodes, or out.XRows with views
-// of them when out asks for views and the table has them.
+// gatherDense fills out.X with the rows of nodes, or out.XRows (XRows16)
+// with views of them when out asks for views and the table has them.
 func (l *Loader) gatherDense(nodes []int64, out *sample.Batch, g *GatherStats) error {
 	if out.ViewInputs {
 		views, buf, ok, err := l.s.feat.GatherViews(NodeFeat(), nodes, out.XRows, out.XBuf, g)
 		out.XRows, out.XBuf = views, buf
+		if ok {
+			out.X = out.X[:0]
+			return err
+		}
+		views16, buf16, kind, ok, err := l.s.feat.GatherHalfViews(NodeFeat(), nodes, out.XRows16, out.XBuf16, g)
+		out.XRows16, out.XBuf16, out.XHalf = views16, buf16, kind
 		if ok {
 			out.X = out.X[:0]
 			return err

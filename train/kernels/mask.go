@@ -37,4 +37,11 @@ func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu b
 
 // Prefetch starts loading row's cache lines without waiting for them
 // (internal/prefetch); it changes no value.
-func Prefetch(row []float32) { prefetch.Float32s(row) }
+func Prefetch[E float32 | uint16](row []E) {
+	switch r := any(row).(type) {
+	case []float32:
+		prefetch.Float32s(r)
+	case []uint16:
+		prefetch.Uint16s(r)
+	}
+}
