@@ -82,10 +82,7 @@ type Batch struct {
 func (b *Batch) Reset() {
 	b.Blocks = b.Blocks[:0]
 	b.X = b.X[:0]
-	clear(b.XRows) // no views left to pin the rows they alias
-	b.XRows = b.XRows[:0]
-	clear(b.XRows16)
-	b.XRows16 = b.XRows16[:0]
+	b.XRows, b.XRows16 = b.XRows[:0], b.XRows16[:0]
 	if b.XS != nil {
 		b.XS.Reset(b.XS.Cols)
 	}

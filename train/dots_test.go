@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDotsMatchDot: dot4, dot4v and rowDots (any row count, so every
+// TestDotsMatchDot: dot4 and rowDots (any row count, so every
 // padded tail) give the bits of one dot per pair, on lengths around GAT's
 // head widths, with NaN, infinities and zeros of both signs among the
 // values, in float32 and float64.

@@ -370,13 +370,9 @@ func (g *gatLayer[T]) ForwardThen(p *Pass, b *sample.Block, h []T, then func(o [
 		// The projection a block of rows at a time (Gemm's own blocks,
 		// kernels.GemmRows), each block's scores while its rows of z
 		// are in cache.
-		size, count := kernels.RowBlocks(ns, hf, in)
-		par.Range(count, ns*hf*in, func(lo, hi int) {
-			for blk := lo; blk < hi; blk++ {
-				r0, r1 := blk*size, min((blk+1)*size, ns)
-				kernels.GemmRows(false, r0, r1, hf, in, h[:ns*in], in, g.w, hf, 0, g.z, hf)
-				scores(r0, r1)
-			}
+		byRowBlocks(ns, hf, in, func(r0, r1 int) {
+			kernels.GemmRows(false, r0, r1, hf, in, h[:ns*in], in, g.w, hf, 0, g.z, hf)
+			scores(r0, r1)
 		})
 	}
 	if g.edim > 0 {
@@ -568,12 +564,21 @@ func productThen[T floatT](p *Pass, m, n, k int, a []T, lda int, b []T, ldb int,
 		}
 		return
 	}
+	byRowBlocks(m, n, k, func(r0, r1 int) {
+		kernels.GemmRows(true, r0, r1, n, k, a, lda, b, ldb, 0, c, ldc)
+		then(c, r0, r1)
+	})
+}
+
+// byRowBlocks runs f on every row block [r0, r1) of an m x n product of k
+// inner terms as Gemm cuts it (kernels.RowBlocks), the blocks spread over
+// the threads: the frame of a pass that runs a block's products
+// (kernels.GemmRows) and what follows them while the block is in cache.
+func byRowBlocks(m, n, k int, f func(r0, r1 int)) {
 	size, count := kernels.RowBlocks(m, n, k)
 	par.Range(count, m*n*k, func(lo, hi int) {
 		for blk := lo; blk < hi; blk++ {
-			r0, r1 := blk*size, min((blk+1)*size, m)
-			kernels.GemmRows(true, r0, r1, n, k, a, lda, b, ldb, 0, c, ldc)
-			then(c, r0, r1)
+			f(blk*size, min((blk+1)*size, m))
 		}
 	})
 }
@@ -616,34 +621,20 @@ func dot4[T Float](a0, b0, a1, b1, a2, b2, a3, b3 []T) (s0, s1, s2, s3 T) {
 	return s0, s1, s2, s3
 }
 
-// dot4v is dot4 with one vector v against four rows: v[k] loaded once
-// for the four chains (loads, not the additions, bound the loop then).
-func dot4v[T Float](v, b0, b1, b2, b3 []T) (s0, s1, s2, s3 T) {
-	n := len(v)
-	b0, b1, b2, b3 = b0[:n], b1[:n], b2[:n], b3[:n]
-	for k, x := range v {
-		s0 += x * b0[k]
-		s1 += x * b1[k]
-		s2 += x * b2[k]
-		s3 += x * b3[k]
-	}
-	return s0, s1, s2, s3
-}
-
 // rowDots sets out[k·os] = dot(v, src[idx[k]·stride+off:][:len(v)]) for
-// every k, four rows at a time (dot4v): the bits of one dot per row.
+// every k, four rows at a time (dot4): the bits of one dot per row.
 func rowDots[T Float](v, src []T, stride, off int, idx []int32, out []T, os int) {
 	F := len(v)
 	row := func(k int) []T { j := int(idx[k])*stride + off; return src[j : j+F] }
 	k := 0
 	for ; k+4 <= len(idx); k += 4 {
-		out[k*os], out[(k+1)*os], out[(k+2)*os], out[(k+3)*os] = dot4v(v, row(k), row(k+1), row(k+2), row(k+3))
+		out[k*os], out[(k+1)*os], out[(k+2)*os], out[(k+3)*os] = dot4(v, row(k), v, row(k+1), v, row(k+2), v, row(k+3))
 	}
 	if r := len(idx) - k; r > 0 {
 		// The last one to three rows, padded with repeats of row k to
 		// keep four chains; the padding's sums are dropped.
 		at := func(i int) int { return k + min(i, r-1) }
-		s0, s1, s2, _ := dot4v(v, row(k), row(at(1)), row(at(2)), row(k))
+		s0, s1, s2, _ := dot4(v, row(k), v, row(at(1)), v, row(at(2)), v, row(k))
 		out[k*os] = s0
 		if r > 1 {
 			out[(k+1)*os] = s1

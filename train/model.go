@@ -562,8 +562,8 @@ func grow[T floatT](buf []T, n int) []T {
 // checkDense validates dense input rows x against blocks[0] and the input
 // width.
 func (n *net[T]) checkDense(blocks []sample.Block, x []T) error {
-	if n.het != nil {
-		return errors.New("model: a heterogeneous model takes one input matrix per node type (Batch.XT)")
+	if err := n.checkHomogeneous(); err != nil {
+		return err
 	}
 	if want := blocks[0].NumSrc() * n.cfg.InDim; len(x) != want {
 		return fmt.Errorf("model: got %d input values, want %d (%d nodes x %d)", len(x), want, blocks[0].NumSrc(), n.cfg.InDim)
@@ -571,11 +571,20 @@ func (n *net[T]) checkDense(blocks []sample.Block, x []T) error {
 	return nil
 }
 
+// checkHomogeneous refuses the one-matrix input forms for a heterogeneous
+// model.
+func (n *net[T]) checkHomogeneous() error {
+	if n.het != nil {
+		return errors.New("model: a heterogeneous model takes one input matrix per node type (Batch.XT)")
+	}
+	return nil
+}
+
 // checkRowViews is checkDense for input rows given as views of any element
 // type.
 func checkRowViews[T Float, E any](n *net[T], blocks []sample.Block, x [][]E) error {
-	if n.het != nil {
-		return errors.New("model: a heterogeneous model takes one input matrix per node type (Batch.XT)")
+	if err := n.checkHomogeneous(); err != nil {
+		return err
 	}
 	if want := blocks[0].NumSrc(); len(x) != want {
 		return fmt.Errorf("model: got %d input rows, want %d", len(x), want)
@@ -628,48 +637,47 @@ func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key Mask
 }
 
 // forwardRows is forwardDense over input rows given as views (row i is
-// x[i]): the input dropout reads them in place and writes the one copy the
-// layers need; without it they are copied as they are.
+// x[i]); see forwardViews.
 func (n *net[T]) forwardRows(blocks []sample.Block, x [][]T, train bool, key MaskKey) {
-	w := n.cfg.InDim
-	n.xd = grow(n.xd, len(x)*w)
-	if train && n.cfg.InputDropout > 0 {
-		pre := func(i int) {
-			if r, ok := any(x[i]).([]float32); ok {
-				kernels.Prefetch(r)
-			}
+	pre := func(i int) {
+		if r, ok := any(x[i]).([]float32); ok {
+			kernels.Prefetch(r)
 		}
-		dropoutRowsOf(n.xd, func(i int) []T { return x[i] }, w, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key, false, pre)
-	} else {
-		par.Range(len(x), len(x)*w, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				copy(n.xd[i*w:(i+1)*w], x[i])
-			}
-		})
 	}
-	n.xin, n.xsIn, n.key = n.xd, nil, key
-	n.forwardLayers(blocks, n.xd, train, key)
+	n.forwardViews(blocks, len(x), func(i int, _ []T) []T { return x[i] }, pre, train, key)
 }
 
 // forwardHalfRows is forwardRows over views of 2-byte rows (bf16 or fp16,
 // kind): each row is widened into the layers' copy as it is read, and the
 // input dropout then runs on it in place, while it is in cache.
 func forwardHalfRows(n *net[float32], blocks []sample.Block, x [][]uint16, kind half.Kind, train bool, key MaskKey) {
-	w := n.cfg.InDim
-	n.xd = grow(n.xd, len(x)*w)
-	xd := n.xd
-	widen := func(i int) []float32 {
-		row := xd[i*w : (i+1)*w]
+	widen := func(i int, row []float32) []float32 {
 		half.Widen(kind, row, x[i])
 		return row
 	}
+	n.forwardViews(blocks, len(x), widen, func(i int) { kernels.Prefetch(x[i]) }, train, key)
+}
+
+// forwardViews runs the layers over rows input rows, row i being what
+// row(i, dst) returns: a view of its values, or dst (row i of the layers'
+// copy) written with them. The input dropout reads each
+// row as it is returned and writes the one copy the layers need (pre
+// prefetching the scattered rows a few ahead); without dropout the rows
+// are copied as they are.
+func (n *net[T]) forwardViews(blocks []sample.Block, rows int, row func(i int, dst []T) []T, pre func(i int), train bool, key MaskKey) {
+	w := n.cfg.InDim
+	xd := grow(n.xd, rows*w)
+	n.xd = xd
+	at := func(i int) []T { return xd[i*w : (i+1)*w] }
 	if train && n.cfg.InputDropout > 0 {
-		pre := func(i int) { kernels.Prefetch(x[i]) }
-		dropoutRowsOf(xd, widen, w, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key, false, pre)
+		in := func(i int) []T { return row(i, at(i)) }
+		dropoutRowsOf(xd, in, w, blocks[0].Orig, InputLayer, n.cfg.InputDropout, key, false, pre)
 	} else {
-		par.Range(len(x), len(x)*w, func(lo, hi int) {
+		par.Range(rows, rows*w, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				widen(i)
+				if r := row(i, at(i)); w > 0 && &r[0] != &at(i)[0] {
+					copy(at(i), r)
+				}
 			}
 		})
 	}

@@ -257,19 +257,15 @@ func (s *sageLayer[T]) forwardBlocked(b *sample.Block, h []T, then func(o []T, l
 	o := grow(s.o, nd*out)
 	s.o = o
 	mean := s.aggr == SAGEMean
-	size, count := kernels.RowBlocks(nd, out, in)
-	par.Range(count, len(b.Indices)*in+nd*out*in, func(lo, hi int) {
-		for blk := lo; blk < hi; blk++ {
-			r0, r1 := blk*size, min((blk+1)*size, nd)
-			aggregateRows(b, h, in, s.agg, mean, r0, r1)
-			for i := r0; i < r1; i++ {
-				copy(o[i*out:(i+1)*out], s.bias)
-			}
-			kernels.GemmRows(false, r0, r1, out, in, h[:nd*in], in, s.wSelf, out, 1, o, out)
-			kernels.GemmRows(false, r0, r1, out, in, s.agg, in, s.wNeigh, out, 1, o, out)
-			if then != nil {
-				then(o, r0, r1)
-			}
+	byRowBlocks(nd, out, in, func(r0, r1 int) {
+		aggregateRows(b, h, in, s.agg, mean, r0, r1)
+		for i := r0; i < r1; i++ {
+			copy(o[i*out:(i+1)*out], s.bias)
+		}
+		kernels.GemmRows(false, r0, r1, out, in, h[:nd*in], in, s.wSelf, out, 1, o, out)
+		kernels.GemmRows(false, r0, r1, out, in, s.agg, in, s.wNeigh, out, 1, o, out)
+		if then != nil {
+			then(o, r0, r1)
 		}
 	})
 	return o
