@@ -907,10 +907,7 @@ func dropoutRange[T floatT](o []T, in func(i int) []T, w int, orig []int64, laye
 			if pre != nil && i+prefetchRows < hi {
 				pre(i + prefetchRows)
 			}
-			rk := sample.MaskKey(key.Seed, int(key.Step), layer, orig[i])
-			for g := range words {
-				words[g] = sample.MaskWord(rk, g)
-			}
+			kernels.MaskWords(words, sample.MaskKey(key.Seed, int(key.Step), layer, orig[i]))
 			kernels.DropRow(o32[i*w:(i+1)*w], any(in(i)).([]float32), words, uint32(t), float32(scale), relu)
 		}
 		return

@@ -35,6 +35,13 @@ func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu b
 	simd.DropRow(dst, src, words, t, scale, relu)
 }
 
+// MaskWords fills words with the packed draws of a mask row:
+// words[g] = sample.MaskWord(key, g), the SplitMix64 stream of key, bit for
+// bit. It runs simd.MixWords: eight words per step where the CPU has AVX2
+// (a 100-wide input row's 25 words in 23 ns instead of 40, 64 words in 46
+// instead of 97, BenchmarkMixWords), the scalar loop elsewhere.
+func MaskWords(words []uint64, key uint64) { simd.MixWords(words, key) }
+
 // Prefetch starts loading row's cache lines without waiting for them
 // (internal/prefetch); it changes no value.
 func Prefetch[E float32 | uint16](row []E) {

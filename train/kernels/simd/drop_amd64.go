@@ -17,3 +17,12 @@ func dropRow(dst, src []float32, words []uint64, n int, t uint32, scale float32,
 //
 //go:noescape
 func dropRowAVX2(dst, src *float32, words *uint64, n int, tm1 int32, scale float32, relu bool)
+
+// mixWords runs mixWordsAVX2 on dst (len a multiple of 4). AVX2 is what
+// hasDrop checks: the 64-bit lane shifts, adds and VPMULUDQ on ymm.
+func mixWords(dst []uint64, key uint64) { mixWordsAVX2(&dst[0], len(dst), key) }
+
+// mixWordsAVX2 is MixWords' vector loop. In mix_amd64.s.
+//
+//go:noescape
+func mixWordsAVX2(dst *uint64, n int, key uint64)
