@@ -433,25 +433,36 @@ func TestSharedDistArray(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		nodeRanks int
-		perNode   int // groups per node
-	}{{"one node", size, 1}, {"one node, two groups", size, 2}, {"pretend nodes of 2", 2, 1}, {"a node per rank", 1, 1}} {
-		if tc.perNode > size {
-			continue
+		perNode   int  // groups per node
+		perRank   bool // a group per rank, by ShareRanks (a part per rank)
+	}{{"one node", size, 1, false}, {"one node, two groups", size, 2, false}, {"pretend nodes of 2", 2, 1, false}, {"a node per rank", 1, 1, false},
+		{"one node, a group per rank", size, size, true}, {"pretend nodes of 2, a group per rank", 2, 2, true}} {
+		if tc.perNode > size || (tc.perRank && size < 2) {
+			continue // ShareRanks declines a node of one rank (TestShareRanksDeclines)
 		}
 		c, err := NewComm()
 		require.NoError(t, err)
 		require.NoError(t, c.SetNodeRanks(tc.nodeRanks))
 		leaders, err := NodeLeaders(c)
 		require.NoError(t, err)
-		nodes := 0
-		for r, l := range leaders {
-			if l == r {
-				nodes++
+		if tc.perRank {
+			shared, err := c.ShareRanks(leaders)
+			require.NoError(t, err)
+			require.True(t, shared, "%s: ranks of a node share their rows", tc.name)
+			first, mine := c.Groups()
+			require.Len(t, first, size+1)
+			require.Equal(t, c.Rank(), mine, "%s: a group per rank", tc.name)
+		} else {
+			nodes := 0
+			for r, l := range leaders {
+				if l == r {
+					nodes++
+				}
 			}
+			first, err := GroupRanks(leaders, nodes*tc.perNode)
+			require.NoError(t, err)
+			require.NoError(t, c.ShareGroups(leaders, first))
 		}
-		first, err := GroupRanks(leaders, nodes*tc.perNode)
-		require.NoError(t, err)
-		require.NoError(t, c.ShareGroups(leaders, first))
 		// The node's ranks: those with this rank's leader.
 		nodeLo, nodeHi := leaders[c.Rank()], leaders[c.Rank()]
 		for nodeHi < size && leaders[nodeHi] == leaders[c.Rank()] {
@@ -493,6 +504,45 @@ func TestSharedDistArray(t *testing.T) {
 				require.NoError(t, a.Free())
 			}
 		}
+	}
+}
+
+// TestShareRanksDeclines: ShareRanks leaves the Comm unshared, without an
+// error, where every node runs one rank (pretend nodes of one) and where a
+// node's ranks are not consecutive (leaders as round-robin placement gives
+// them, which no rank's node segments could be found by); and a Comm
+// shared once is refused a second layout.
+func TestShareRanksDeclines(t *testing.T) {
+	c, err := NewComm()
+	require.NoError(t, err)
+	require.NoError(t, c.SetNodeRanks(1))
+	leaders, err := NodeLeaders(c)
+	require.NoError(t, err)
+	shared, err := c.ShareRanks(leaders)
+	require.NoError(t, err)
+	assert.False(t, shared, "a node per rank")
+	first, mine := c.Groups()
+	assert.Nil(t, first)
+	assert.Equal(t, -1, mine)
+	if c.Size() >= 3 {
+		roundRobin := make([]int, c.Size())
+		for r := range roundRobin {
+			roundRobin[r] = r % 2 // nodes {0, 2, ...} and {1, 3, ...}
+		}
+		shared, err = c.ShareRanks(roundRobin)
+		require.NoError(t, err)
+		assert.False(t, shared, "ranks of a node not consecutive")
+	}
+	if c.Size() >= 2 {
+		c, err := NewComm()
+		require.NoError(t, err)
+		leaders, err := NodeLeaders(c)
+		require.NoError(t, err)
+		shared, err := c.ShareRanks(leaders)
+		require.NoError(t, err)
+		require.True(t, shared)
+		_, err = c.ShareRanks(leaders)
+		require.ErrorContains(t, err, "already shared")
 	}
 }
 

@@ -151,6 +151,72 @@ func (c *Comm) ShareGroups(leaders, first []int) error {
 	return nil
 }
 
+// ShareRanks makes c shared with a group of one rank per rank (ShareGroups
+// with leaders, NodeLeaders' result): a layout of a part per rank whose
+// ranks still read the rows of the other ranks of their node straight from
+// memory, with no MPI call, as DistDGL's trainers read the partitions of
+// their machine's servers. A DistArray then keeps each rank's rows in a
+// segment of its node's shared memory; rows of other nodes move as before.
+//
+// It leaves c unshared and returns false where sharing gains nothing or
+// cannot work: every node runs one rank; the ranks of a node are not
+// consecutive (the node's segments are found by a rank's place on its
+// node); or MPI cannot map memory shared by a node's ranks on some rank
+// (OpenMPI with only its osc/rdma component, for one). It is collective.
+func (c *Comm) ShareRanks(leaders []int) (bool, error) {
+	if c.shared != nil {
+		return false, errors.New("share ranks: already shared")
+	}
+	if len(leaders) != c.size {
+		return false, fmt.Errorf("share ranks: %d node leaders for %d ranks", len(leaders), c.size)
+	}
+	alone := true
+	first := make([]int, c.size+1)
+	for r, l := range leaders {
+		first[r+1] = r + 1
+		if l != r {
+			alone = false // rank r shares rank l's node
+		}
+		if (r == 0 || l != leaders[r-1]) && l != r {
+			return false, nil // not consecutive (every rank sees the same leaders)
+		}
+	}
+	if alone {
+		return false, nil
+	}
+	ok, err := c.canShareMemory(leaders[c.rank])
+	if err != nil || !ok {
+		return false, err
+	}
+	return true, c.ShareGroups(leaders, first)
+}
+
+// canShareMemory reports whether every rank can allocate memory shared by
+// the ranks of its node (a small MPI_Win_allocate_shared over a node
+// communicator split by leader). It is collective.
+func (c *Comm) canShareMemory(leader int) (bool, error) {
+	var node C.MPI_Comm
+	if err := c.call("MPI_Comm_split", gated, func() C.int { return C.shim_comm_split(C.int(leader), &node) }); err != nil {
+		return false, fmt.Errorf("share ranks: %w", err)
+	}
+	var win C.MPI_Win
+	local := int64(0)
+	if C.shim_win_allocate_shared(node, winAlign, &win) == C.MPI_SUCCESS {
+		local = 1
+		if err := c.call("MPI_Win_free", false, func() C.int { return C.shim_win_free(&win) }); err != nil {
+			return false, fmt.Errorf("share ranks: %w", err)
+		}
+	}
+	if err := c.call("MPI_Comm_free", false, func() C.int { return C.shim_comm_free(&node) }); err != nil {
+		return false, fmt.Errorf("share ranks: %w", err)
+	}
+	all, err := AllreduceScalar(c, local, Min)
+	if err != nil {
+		return false, fmt.Errorf("share ranks: %w", err)
+	}
+	return all == 1, nil
+}
+
 // Groups returns the group layout of a shared Comm (first, as given to
 // ShareGroups) and this rank's group; nil and -1 for an unshared one.
 func (c *Comm) Groups() (first []int, mine int) {

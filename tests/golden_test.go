@@ -38,6 +38,27 @@ const goldenSeeds = "0,1,35,100,333,512,1024,1358,1701,2000,2500,2707"
 
 var goldenTransports = []string{"rma", "alltoallv"}
 
+// readPath is one way the ranks of a run read each other's rows: over MPI
+// with a transport, or from the node's shared memory.
+type readPath struct {
+	name string
+	args []string // flags of the run
+	env  []string // environment of the run
+}
+
+// goldenPaths are the read paths every golden run must agree on: each
+// transport with every rank its own pretend node (mpiEnv), so that rows
+// move by MPI_Get or Alltoallv on one machine too, and the default on one
+// machine, where ranks read the parts of their node's other ranks from
+// shared memory (collectives.Comm.ShareRanks).
+func goldenPaths() []readPath {
+	paths := make([]readPath, 0, len(goldenTransports)+1)
+	for _, tr := range goldenTransports {
+		paths = append(paths, readPath{tr, []string{"--transport", tr}, mpiEnv()})
+	}
+	return append(paths, readPath{name: "node-memory"})
+}
+
 // coraParts partitions Cora's public split (METIS, the default) with the
 // real binary once per test process, for the rank counts under test; both
 // golden tests share the partitions.
@@ -203,11 +224,10 @@ func TestGoldenSample(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var first, firstName string
 			for _, p := range h.Ranks {
-				for _, tr := range goldenTransports {
-					name := fmt.Sprintf("np=%d/%s", p, tr)
-					args := append([]string{bin, "sample", "--parts", parts[p], "--seeds", goldenSeeds,
-						"--transport", tr}, tc.args...)
-					res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
+				for _, rp := range goldenPaths() {
+					name := fmt.Sprintf("np=%d/%s", p, rp.name)
+					args := append(append([]string{bin, "sample", "--parts", parts[p], "--seeds", goldenSeeds}, rp.args...), tc.args...)
+					res := h.MPI(Job{Ranks: p, Args: args, Env: rp.env, Timeout: 2 * time.Minute})
 					require.NoError(t, res.Err, "%s: %s", name, tail(res.Output, 30))
 					out := res.Stdout
 					require.True(t, strings.HasPrefix(out, "# sample seeds "+goldenSeeds+" "), "%s: unexpected output:\n%s", name, tail(out, 10))
@@ -374,18 +394,18 @@ func TestGoldenTrain(t *testing.T) {
 	for _, p := range h.Ranks {
 		require.LessOrEqual(t, p, goldenMaxRanks, "the golden table covers 1..%d ranks", goldenMaxRanks)
 		var first string
-		for _, tr := range goldenTransports {
-			t.Run(fmt.Sprintf("np=%d/%s", p, tr), func(t *testing.T) {
+		for _, rp := range goldenPaths() {
+			t.Run(fmt.Sprintf("np=%d/%s", p, rp.name), func(t *testing.T) {
 				metrics := filepath.Join(t.TempDir(), "m.jsonl")
-				args := append([]string{bin, "train", "--parts", parts[p], "--batch", strconv.Itoa(goldenGlobalBatch / p),
-					"--transport", tr, "--metrics", metrics}, pinned(goldenTrainArgs)...)
-				res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
+				args := append(append([]string{bin, "train", "--parts", parts[p], "--batch", strconv.Itoa(goldenGlobalBatch / p),
+					"--metrics", metrics}, rp.args...), pinned(goldenTrainArgs)...)
+				res := h.MPI(Job{Ranks: p, Args: args, Env: rp.env, Timeout: 2 * time.Minute})
 				row := goldenRow(t, p, res, metrics)
 				if first == "" {
 					first = row
 					return
 				}
-				assert.Equal(t, first, row, "%d ranks: %s and %s must train identically", p, goldenTransports[0], tr)
+				assert.Equal(t, first, row, "%d ranks: %s and %s must train identically", p, goldenPaths()[0].name, rp.name)
 			})
 		}
 		require.NotEmpty(t, first, "%d ranks: no training run finished", p)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,7 +120,7 @@ func (h *Harness) MPI(j Job) Run {
 	if j.Dir != "" {
 		cmd.Dir = j.Dir
 	}
-	cmd.Env = append(os.Environ(), j.Env...)
+	cmd.Env = append(os.Environ(), transportEnv(j)...)
 	// mpirun starts the ranks in its own process group; kill the whole
 	// group on timeout, not only mpirun.
 	setProcessGroup(cmd)
@@ -165,4 +166,27 @@ func mustBuild(t *testing.T, path string, err error) {
 	if err != nil {
 		t.Fatalf("build %s: %v", filepath.Base(path), err)
 	}
+}
+
+// mpiEnv is the environment of a run whose ranks must read each other's
+// rows over MPI (--transport) although they share one machine: every rank
+// is a pretend node of its own (docs/cluster.md), so no two ranks share
+// memory.
+func mpiEnv() []string { return []string{"MPIGNN_NODE_RANKS=1"} }
+
+// transportEnv is j's environment, plus mpiEnv's (every rank a pretend
+// node of its own) where j names a --transport and no node layout of its
+// own: ranks of one machine read each other's rows from shared memory by
+// default (collectives.Comm.ShareRanks), and a test that names a transport
+// means rows to move over it, as they do between machines.
+func transportEnv(j Job) []string {
+	if !slices.Contains(j.Args, "--transport") {
+		return j.Env
+	}
+	for _, e := range j.Env {
+		if strings.HasPrefix(e, "MPIGNN_NODE_RANKS=") {
+			return j.Env
+		}
+	}
+	return append(slices.Clip(j.Env), mpiEnv()...)
 }

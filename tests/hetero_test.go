@@ -44,10 +44,10 @@ func TestHeteroSampleIdentical(t *testing.T) {
 	fan := "paper___cites___paper=4,-1;author___writes___paper=0,2;*=3,2"
 	var first, firstName string
 	for _, p := range h.Ranks {
-		for _, tr := range goldenTransports {
-			name := fmt.Sprintf("np=%d/%s", p, tr)
-			res := h.MPI(Job{Ranks: p, Args: []string{bin, "sample", "--parts", g.parts[p], "--seeds", heteroSeeds,
-				"--fanout", fan, "--seed", "7", "--epoch", "1", "--step", "2", "--transport", tr}, Timeout: 2 * time.Minute})
+		for _, rp := range goldenPaths() {
+			name := fmt.Sprintf("np=%d/%s", p, rp.name)
+			res := h.MPI(Job{Ranks: p, Args: append([]string{bin, "sample", "--parts", g.parts[p], "--seeds", heteroSeeds,
+				"--fanout", fan, "--seed", "7", "--epoch", "1", "--step", "2"}, rp.args...), Env: rp.env, Timeout: 2 * time.Minute})
 			require.NoError(t, res.Err, "%s: %s", name, tail(res.Output, 30))
 			out := res.Stdout
 			require.Equal(t, 2, strings.Count(out, "\nlayer "), "%s: layer count:\n%s", name, tail(out, 10))

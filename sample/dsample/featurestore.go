@@ -570,9 +570,10 @@ func (f *FeatureStore) fillHotCache(tb *featTable, p *partition.Part, mb float64
 		return err
 	}
 	// Rows this rank reads from memory (its own; its node's when the
-	// partition is shared) gain nothing from the cache.
+	// partition or the node's memory is shared) gain nothing from the
+	// cache.
 	memLo, memHi := f.lo, f.hi
-	if tb.arr != nil && p.Meta.Shared != nil {
+	if tb.arr != nil {
 		memLo, memHi = tb.arr.MemoryRows()
 	}
 	var cands []hotCand

@@ -11,7 +11,10 @@ import (
 // OpenPart loads this rank's partition of the directory dir and decides the
 // job's layout:
 //   - a part per rank (the partition's part count equals the ranks'): rank
-//     r loads part r, as always;
+//     r loads part r, and where a node runs several ranks c becomes shared
+//     with a group per rank (collectives.Comm.ShareRanks), so that the
+//     stores opened afterwards read the parts of the node's other ranks from
+//     memory;
 //   - otherwise parts shared by the ranks of a node: with one part per
 //     node (or a multiple of the node count, parts of a node), the ranks of
 //     a part cut it into shares of consecutive nodes (partition.ShareBounds),
@@ -32,6 +35,14 @@ func OpenPart(c *collectives.Comm, dir string) (*partition.Part, error) {
 		p, err := partition.LoadRank(dir, c.Rank(), c.Size())
 		if err = collectives.Agree(c, rankErr(c, err)); err != nil {
 			return nil, err
+		}
+		// Ranks of one node read each other's parts from memory.
+		leaders, err := collectives.NodeLeaders(c)
+		if err == nil {
+			_, err = c.ShareRanks(leaders)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("partition %s: %w", dir, err)
 		}
 		return p, nil
 	}

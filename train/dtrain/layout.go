@@ -9,11 +9,15 @@ import (
 	"mpignn/partition"
 )
 
-// layoutLine says how a shared partition is held ("" for a part per
-// rank): which ranks hold each part in one copy.
-func layoutLine(m *partition.Meta) string {
+// layoutLine says how a shared partition is held: which ranks hold each
+// part in one copy; for a part per rank, whether the ranks of a node read
+// each other's parts from its memory (c shared by ShareRanks), else "".
+func layoutLine(m *partition.Meta, c *collectives.Comm) string {
 	sh := m.Shared
 	if sh == nil {
+		if first, _ := c.Groups(); first != nil {
+			return "layout: a part per rank; the ranks of a node read each other's parts from its shared memory"
+		}
 		return ""
 	}
 	groups := make([]string, 0, len(sh.First)-1)

@@ -476,7 +476,7 @@ func openJob(c *collectives.Comm, cfg TrainConfig, t task, out io.Writer, bf16 *
 	j.kern = kern
 	fmt.Fprintln(out, kernelsLine(kern, uniform))
 	fmt.Fprintln(out, transportLine(cfg.Store.Transport, j.data.store))
-	if line := layoutLine(j.meta); line != "" {
+	if line := layoutLine(j.meta, c); line != "" {
 		fmt.Fprintln(out, line)
 	}
 	return j, nil
