@@ -298,6 +298,27 @@ func (a *DistArray) MemoryRows() (lo, hi int64) {
 	return a.offsets[a.c.rank], a.offsets[a.c.rank+1]
 }
 
+// MemoryRow returns global row r as this rank maps it when r is one of
+// MemoryRows (its own, or its node's on a shared Comm), and nil otherwise:
+// a view, with no copy, valid until Free. Rows of other ranks hold what
+// their owners wrote before the last Seal.
+func (a *DistArray) MemoryRow(r int64) []byte {
+	rb := int64(a.rowBytes)
+	if a.seg == nil {
+		lo, hi := a.offsets[a.c.rank], a.offsets[a.c.rank+1]
+		if r < lo || r >= hi {
+			return nil
+		}
+		return a.local[(r-lo)*rb:][:rb:rb]
+	}
+	sh := a.c.shared
+	if r < a.gOff[sh.g0] || r >= a.gOff[sh.g1] {
+		return nil
+	}
+	h := a.groupOf(r)
+	return a.seg.groups[h-sh.g0][(r-a.gOff[h])*rb:][:rb:rb]
+}
+
 // GroupRows returns the rows of this rank's group as this rank maps them
 // and the global row of the first: on a shared Comm its group's segment
 // (which holds Local), otherwise Local itself. Rows of other ranks of the

@@ -390,8 +390,19 @@ func gatherViews[E float32 | uint16](f *FeatureStore, tb *featTable, local, halo
 	})
 	sc := &f.gat
 	if tb.arr != nil {
-		// The remote rows land in the caller's buffer, which outlives
-		// this call, and are viewed there.
+		// Rows of the node's other ranks (a shared Comm) are viewed in
+		// the node's memory. The others land in the caller's buffer,
+		// which outlives this call, and are viewed there.
+		n := 0
+		for k, v := range sc.req {
+			if row := tb.arr.MemoryRow(v); row != nil {
+				views[sc.at[k]] = collectives.View[E](row)[:d:d]
+				continue
+			}
+			sc.req[n], sc.at[n] = v, sc.at[k]
+			n++
+		}
+		sc.req, sc.at = sc.req[:n], sc.at[:n]
 		buf = slices.Grow(buf[:0], len(sc.req)*d)[:len(sc.req)*d]
 		b0 := tb.arr.Stats().Bytes
 		if err := tb.arr.Fetch(sc.req, collectives.Bytes(buf)); err != nil {

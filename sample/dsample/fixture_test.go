@@ -136,7 +136,11 @@ func (f *fixture) origOf(g int64) int64 {
 // remote degrees are read one-sidedly) or "alltoallv" (owner-side sampling).
 func (f *fixture) openStore(t *testing.T, name string, cacheMB float64) *Store {
 	t.Helper()
-	transport, fetch := strings.CutSuffix(name, "-fetch")
+	c, transport, err := commNamed(f.c, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	transport, fetch := strings.CutSuffix(transport, "-fetch")
 	table := 0.0
 	if fetch {
 		table = -1
@@ -148,7 +152,7 @@ func (f *fixture) openStore(t *testing.T, name string, cacheMB float64) *Store {
 	// A shallow copy, so that ReleasePart (exercised by every test) drops
 	// the copy's arrays and not the fixture's.
 	pc := *f.part
-	s, err := OpenStore(f.c, &pc, StoreOptions{Transport: tr, CacheMB: cacheMB, ReleasePart: true, DegreeTableMB: table})
+	s, err := OpenStore(c, &pc, StoreOptions{Transport: tr, CacheMB: cacheMB, ReleasePart: true, DegreeTableMB: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,8 +171,42 @@ func (f *fixture) openStore(t *testing.T, name string, cacheMB float64) *Store {
 }
 
 // transports are the two concrete transports, in a fixed order (every rank
-// must run the collectives in the same order).
-func transports() []string { return []string{"rma", "rma-fetch", "alltoallv"} }
+// must run the collectives in the same order): "rma" with and without the
+// degree table, "alltoallv", and "rma-node", RMA on a Comm whose ranks
+// read their node's rows from its shared memory (ShareRanks, the layout
+// OpenPart gives a part per rank on one machine).
+func transports() []string { return []string{"rma", "rma-fetch", "alltoallv", "rma-node"} }
+
+// commNamed returns the Comm a store named as in transports() runs on and
+// the name without its "-node" suffix: c itself, or for "-node" a new Comm
+// over the same ranks, shared by ShareRanks (a Comm is shared once). On a
+// machine of one rank ShareRanks declines and the Comm stays unshared.
+func commNamed(c *collectives.Comm, name string) (*collectives.Comm, string, error) {
+	rest, node := strings.CutSuffix(name, "-node")
+	if !node {
+		return c, rest, nil
+	}
+	c, err := collectives.NewComm()
+	if err != nil {
+		return nil, "", err
+	}
+	leaders, err := collectives.NodeLeaders(c)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := c.ShareRanks(leaders); err != nil {
+		return nil, "", err
+	}
+	return c, rest, nil
+}
+
+// nodeMemory reports whether a store named as in transports() reads the
+// rows of other ranks from memory (the "-node" form on more than one rank):
+// its fetches count remote rows but move no bytes, and a hot cache has
+// nothing to keep.
+func nodeMemory(c *collectives.Comm, name string) bool {
+	return strings.HasSuffix(name, "-node") && c.Size() > 1
+}
 
 // ownedSeeds returns this rank's nodes among the original ids wanted, in the
 // order of wanted.

@@ -28,7 +28,11 @@ func (f *heteroFixture) openGraph(t *testing.T, p *partition.Part, name string) 
 }
 
 func openGraphNamed(c *collectives.Comm, p *partition.Part, name string) (*GraphStore, error) {
-	transport, fetch := strings.CutSuffix(name, "-fetch")
+	c, transport, err := commNamed(c, name)
+	if err != nil {
+		return nil, err
+	}
+	transport, fetch := strings.CutSuffix(transport, "-fetch")
 	tr, err := collectives.ParseTransport(transport)
 	if err != nil {
 		return nil, err
