@@ -65,3 +65,28 @@ func TestDropoutRowsKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskRowMatchesDraws: the attention-dropout multipliers of a row
+// (maskRow, whose words come from kernels.MaskWords at once) are scale
+// exactly where sample.MaskDraw's draw of the unit reaches the threshold,
+// and 0 elsewhere, for every length up to 300 (words on the stack and
+// past it) and several rates.
+func TestMaskRowMatchesDraws(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, p := range []float32{0.1, 0.5, 0.9} {
+		thr := sample.MaskThreshold(p)
+		scale := float32(1 / (1 - float64(p)))
+		for n := 1; n <= 300; n++ {
+			rk := r.Uint64()
+			keep := make([]float32, n)
+			maskRow(keep, rk, thr, scale)
+			for u := range keep {
+				want := float32(0)
+				if sample.MaskDraw(rk, u) >= thr {
+					want = scale
+				}
+				require.Equal(t, want, keep[u], "p=%g, %d units: unit %d", p, n, u)
+			}
+		}
+	}
+}

@@ -955,12 +955,18 @@ func dropUnit[T floatT](v T, draw uint32, t int32, f *[2]T, relu bool) T {
 // maskRow writes into keep the inverted-dropout multipliers of units
 // 0..len(keep)-1 of the mask row rk: scale where the unit is kept (its
 // draw is at least t), else 0. It draws each 64-bit word once for four
-// units.
+// units, the row's words at once (kernels.MaskWords).
 func maskRow[T floatT](keep []T, rk uint64, t uint32, scale T) {
 	ti := int32(t)
 	f := [2]T{0, scale}
-	for g := 0; g*sample.MaskLanes < len(keep); g++ {
-		bits := sample.MaskWord(rk, g)
+	nw := (len(keep) + sample.MaskLanes - 1) / sample.MaskLanes
+	var buf [64]uint64 // on the stack up to 256 units
+	words := buf[:min(nw, len(buf))]
+	if nw > len(buf) {
+		words = make([]uint64, nw)
+	}
+	kernels.MaskWords(words, rk)
+	for g, bits := range words {
 		u0 := g * sample.MaskLanes
 		for u := u0; u < min(u0+sample.MaskLanes, len(keep)); u++ {
 			keep[u] = f[uint32(ti-1-int32(bits&0xffff))>>31]
