@@ -510,8 +510,9 @@ func TestSharedDistArray(t *testing.T) {
 // TestShareRanksDeclines: ShareRanks leaves the Comm unshared, without an
 // error, where every node runs one rank (pretend nodes of one) and where a
 // node's ranks are not consecutive (leaders as round-robin placement gives
-// them, which no rank's node segments could be found by); and a Comm
-// shared once is refused a second layout.
+// them, which no rank's node segments could be found by); a Comm it
+// shared stays shared when asked again, and one shared by groups of
+// several ranks is refused.
 func TestShareRanksDeclines(t *testing.T) {
 	c, err := NewComm()
 	require.NoError(t, err)
@@ -541,8 +542,17 @@ func TestShareRanksDeclines(t *testing.T) {
 		shared, err := c.ShareRanks(leaders)
 		require.NoError(t, err)
 		require.True(t, shared)
-		_, err = c.ShareRanks(leaders)
-		require.ErrorContains(t, err, "already shared")
+		shared, err = c.ShareRanks(leaders)
+		require.NoError(t, err)
+		require.True(t, shared, "asked again")
+		first, _ := c.Groups()
+		require.Len(t, first, c.Size()+1)
+
+		g, err := NewComm()
+		require.NoError(t, err)
+		require.NoError(t, g.ShareGroups(leaders, []int{0, c.Size()}))
+		_, err = g.ShareRanks(leaders)
+		require.ErrorContains(t, err, "already shared by groups of several ranks")
 	}
 }
 

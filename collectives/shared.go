@@ -162,10 +162,15 @@ func (c *Comm) ShareGroups(leaders, first []int) error {
 // cannot work: every node runs one rank; the ranks of a node are not
 // consecutive (the node's segments are found by a rank's place on its
 // node); or MPI cannot map memory shared by a node's ranks on some rank
-// (OpenMPI with only its osc/rdma component, for one). It is collective.
+// (OpenMPI with only its osc/rdma component, for one). A Comm shared by
+// ShareRanks before stays as it is (a job that opens partitions again);
+// one shared with groups of several ranks is refused. It is collective.
 func (c *Comm) ShareRanks(leaders []int) (bool, error) {
-	if c.shared != nil {
-		return false, errors.New("share ranks: already shared")
+	if sh := c.shared; sh != nil {
+		if len(sh.first) != c.size+1 {
+			return false, errors.New("share ranks: already shared by groups of several ranks")
+		}
+		return true, nil
 	}
 	if len(leaders) != c.size {
 		return false, fmt.Errorf("share ranks: %d node leaders for %d ranks", len(leaders), c.size)
