@@ -206,7 +206,9 @@ func (c *Comm) canShareMemory(leader int) (bool, error) {
 	}
 	var win C.MPI_Win
 	local := int64(0)
-	if C.shim_win_allocate_shared(node, winAlign, &win) == C.MPI_SUCCESS {
+	// A failure is an answer (this rank cannot share), not an error; a
+	// stalled job fails in the Allreduce below.
+	if c.call("MPI_Win_allocate_shared", chained, func() C.int { return C.shim_win_allocate_shared(node, winAlign, &win) }) == nil {
 		local = 1
 		if err := c.call("MPI_Win_free", false, func() C.int { return C.shim_win_free(&win) }); err != nil {
 			return false, fmt.Errorf("share ranks: %w", err)
