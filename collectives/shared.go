@@ -75,15 +75,11 @@ func NodeLeaders(c *Comm) ([]int, error) {
 	return out, nil
 }
 
-// GroupRanks cuts the ranks into parts groups of consecutive ranks within
-// nodes, given every rank's node leader (NodeLeaders): one group per node
-// when parts equals the node count, parts/nodes groups per node (as even as
-// possible) when it is a multiple. The result is first (len parts+1): group
-// g holds ranks [first[g], first[g+1]). It fails, saying how to launch,
-// when the nodes' ranks are not consecutive or parts does not fit them.
-func GroupRanks(leaders []int, parts int) ([]int, error) {
-	P := len(leaders)
-	// Node runs: [starts[i], starts[i+1]).
+// nodeStarts returns the runs of the nodes' ranks, node i holding ranks
+// [starts[i], starts[i+1]), given every rank's node leader (NodeLeaders),
+// or an error saying how to launch when a node's ranks are not
+// consecutive.
+func nodeStarts(leaders []int) ([]int, error) {
 	var starts []int
 	for r, l := range leaders {
 		if r == 0 || l != leaders[r-1] {
@@ -93,7 +89,21 @@ func GroupRanks(leaders []int, parts int) ([]int, error) {
 			starts = append(starts, r)
 		}
 	}
-	starts = append(starts, P)
+	return append(starts, len(leaders)), nil
+}
+
+// GroupRanks cuts the ranks into parts groups of consecutive ranks within
+// nodes, given every rank's node leader (NodeLeaders): one group per node
+// when parts equals the node count, parts/nodes groups per node (as even as
+// possible) when it is a multiple. The result is first (len parts+1): group
+// g holds ranks [first[g], first[g+1]). It fails, saying how to launch,
+// when the nodes' ranks are not consecutive or parts does not fit them.
+func GroupRanks(leaders []int, parts int) ([]int, error) {
+	P := len(leaders)
+	starts, err := nodeStarts(leaders)
+	if err != nil {
+		return nil, err
+	}
 	nodes := len(starts) - 1
 	if parts <= 0 || parts%nodes != 0 {
 		return nil, fmt.Errorf("the partition has %d parts but the job's %d ranks run on %d nodes: partition into %d parts (one per node), a multiple of %d, or %d (one per rank)", parts, P, nodes, nodes, nodes, P)
@@ -175,23 +185,17 @@ func (c *Comm) ShareRanks(leaders []int) (bool, error) {
 	if len(leaders) != c.size {
 		return false, fmt.Errorf("share ranks: %d node leaders for %d ranks", len(leaders), c.size)
 	}
-	alone := true
-	first := make([]int, c.size+1)
-	for r, l := range leaders {
-		first[r+1] = r + 1
-		if l != r {
-			alone = false // rank r shares rank l's node
-		}
-		if (r == 0 || l != leaders[r-1]) && l != r {
-			return false, nil // not consecutive (every rank sees the same leaders)
-		}
-	}
-	if alone {
-		return false, nil
+	// Every rank sees the same leaders, so every rank declines alike.
+	if starts, err := nodeStarts(leaders); err != nil || len(starts)-1 == c.size {
+		return false, nil // not consecutive, or a node per rank
 	}
 	ok, err := c.canShareMemory(leaders[c.rank])
 	if err != nil || !ok {
 		return false, err
+	}
+	first := make([]int, c.size+1)
+	for r := range first {
+		first[r] = r
 	}
 	return true, c.ShareGroups(leaders, first)
 }

@@ -43,18 +43,17 @@ var goldenTransports = []string{"rma", "alltoallv"}
 type readPath struct {
 	name string
 	args []string // flags of the run
-	env  []string // environment of the run
 }
 
 // goldenPaths are the read paths every golden run must agree on: each
-// transport with every rank its own pretend node (mpiEnv), so that rows
-// move by MPI_Get or Alltoallv on one machine too, and the default on one
-// machine, where ranks read the parts of their node's other ranks from
-// shared memory (collectives.Comm.ShareRanks).
+// transport (a run that names one has every rank a pretend node of its
+// own, transportEnv, so rows move by MPI_Get or Alltoallv on one machine
+// too), and the default on one machine, where ranks read the parts of
+// their node's other ranks from shared memory (collectives.Comm.ShareRanks).
 func goldenPaths() []readPath {
 	paths := make([]readPath, 0, len(goldenTransports)+1)
 	for _, tr := range goldenTransports {
-		paths = append(paths, readPath{tr, []string{"--transport", tr}, mpiEnv()})
+		paths = append(paths, readPath{tr, []string{"--transport", tr}})
 	}
 	return append(paths, readPath{name: "node-memory"})
 }
@@ -227,7 +226,7 @@ func TestGoldenSample(t *testing.T) {
 				for _, rp := range goldenPaths() {
 					name := fmt.Sprintf("np=%d/%s", p, rp.name)
 					args := append(append([]string{bin, "sample", "--parts", parts[p], "--seeds", goldenSeeds}, rp.args...), tc.args...)
-					res := h.MPI(Job{Ranks: p, Args: args, Env: rp.env, Timeout: 2 * time.Minute})
+					res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
 					require.NoError(t, res.Err, "%s: %s", name, tail(res.Output, 30))
 					out := res.Stdout
 					require.True(t, strings.HasPrefix(out, "# sample seeds "+goldenSeeds+" "), "%s: unexpected output:\n%s", name, tail(out, 10))
@@ -399,7 +398,7 @@ func TestGoldenTrain(t *testing.T) {
 				metrics := filepath.Join(t.TempDir(), "m.jsonl")
 				args := append(append([]string{bin, "train", "--parts", parts[p], "--batch", strconv.Itoa(goldenGlobalBatch / p),
 					"--metrics", metrics}, rp.args...), pinned(goldenTrainArgs)...)
-				res := h.MPI(Job{Ranks: p, Args: args, Env: rp.env, Timeout: 2 * time.Minute})
+				res := h.MPI(Job{Ranks: p, Args: args, Timeout: 2 * time.Minute})
 				row := goldenRow(t, p, res, metrics)
 				if first == "" {
 					first = row

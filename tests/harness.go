@@ -168,17 +168,12 @@ func mustBuild(t *testing.T, path string, err error) {
 	}
 }
 
-// mpiEnv is the environment of a run whose ranks must read each other's
-// rows over MPI (--transport) although they share one machine: every rank
-// is a pretend node of its own (docs/cluster.md), so no two ranks share
-// memory.
-func mpiEnv() []string { return []string{"MPIGNN_NODE_RANKS=1"} }
-
-// transportEnv is j's environment, plus mpiEnv's (every rank a pretend
-// node of its own) where j names a --transport and no node layout of its
-// own: ranks of one machine read each other's rows from shared memory by
-// default (collectives.Comm.ShareRanks), and a test that names a transport
-// means rows to move over it, as they do between machines.
+// transportEnv is j's environment, plus MPIGNN_NODE_RANKS=1 (every rank
+// a pretend node of its own, docs/cluster.md) where j names a --transport
+// and no node layout of its own: ranks of one machine read each other's
+// rows from shared memory by default (collectives.Comm.ShareRanks), and a
+// test that names a transport means rows to move over it, as they do
+// between machines.
 func transportEnv(j Job) []string {
 	if !slices.Contains(j.Args, "--transport") {
 		return j.Env
@@ -188,5 +183,5 @@ func transportEnv(j Job) []string {
 			return j.Env
 		}
 	}
-	return append(slices.Clip(j.Env), mpiEnv()...)
+	return append(slices.Clip(j.Env), "MPIGNN_NODE_RANKS=1")
 }

@@ -47,7 +47,7 @@ func TestHeteroSampleIdentical(t *testing.T) {
 		for _, rp := range goldenPaths() {
 			name := fmt.Sprintf("np=%d/%s", p, rp.name)
 			res := h.MPI(Job{Ranks: p, Args: append([]string{bin, "sample", "--parts", g.parts[p], "--seeds", heteroSeeds,
-				"--fanout", fan, "--seed", "7", "--epoch", "1", "--step", "2"}, rp.args...), Env: rp.env, Timeout: 2 * time.Minute})
+				"--fanout", fan, "--seed", "7", "--epoch", "1", "--step", "2"}, rp.args...), Timeout: 2 * time.Minute})
 			require.NoError(t, res.Err, "%s: %s", name, tail(res.Output, 30))
 			out := res.Stdout
 			require.Equal(t, 2, strings.Count(out, "\nlayer "), "%s: layer count:\n%s", name, tail(out, 10))

@@ -24,7 +24,7 @@ func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu b
 			n, len(src), (n+3)/4, len(words), t))
 	}
 	v := 0
-	if hasDrop() {
+	if hasAVX2() {
 		v = n &^ 3
 		if v > 0 {
 			dropRow(dst, src, words, v, t, scale, relu)

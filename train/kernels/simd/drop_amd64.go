@@ -2,10 +2,10 @@ package simd
 
 import "golang.org/x/sys/cpu"
 
-// hasDrop reports whether dropRowAVX2 can run: it widens the 16-bit draws
-// and compares them as 32-bit integers in 256-bit registers (VPMOVZXWD,
-// VPCMPGTD on ymm are AVX2, not AVX).
-func hasDrop() bool { return cpu.X86.HasAVX2 }
+// hasAVX2 reports whether dropRowAVX2 and mixWordsAVX2 can run: they
+// work on integers in 256-bit registers (VPMOVZXWD, VPCMPGTD, VPMULUDQ and
+// the 64-bit lane shifts on ymm are AVX2, not AVX).
+func hasAVX2() bool { return cpu.X86.HasAVX2 }
 
 // dropRow runs dropRowAVX2 on the first n (a multiple of 4) units; the
 // signed compare draw > t-1 is draw >= t for t in [0, 65536].
@@ -18,8 +18,7 @@ func dropRow(dst, src []float32, words []uint64, n int, t uint32, scale float32,
 //go:noescape
 func dropRowAVX2(dst, src *float32, words *uint64, n int, tm1 int32, scale float32, relu bool)
 
-// mixWords runs mixWordsAVX2 on dst (len a multiple of 4). AVX2 is what
-// hasDrop checks: the 64-bit lane shifts, adds and VPMULUDQ on ymm.
+// mixWords runs mixWordsAVX2 on dst (len a multiple of 4).
 func mixWords(dst []uint64, key uint64) { mixWordsAVX2(&dst[0], len(dst), key) }
 
 // mixWordsAVX2 is MixWords' vector loop. In mix_amd64.s.

@@ -82,7 +82,7 @@ func sameBits(a, b float32) bool {
 // both ends and the middle, scales of common dropout rates and one that
 // overflows; and that nothing past dst is written.
 func TestDropRowMatchesScalar(t *testing.T) {
-	if !hasDrop() {
+	if !hasAVX2() {
 		t.Log("no AVX2: DropRow runs its scalar loop, checked here all the same")
 	}
 	thresholds := []uint32{0, 1, 32768, 65535, 65536}

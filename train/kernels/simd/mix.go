@@ -21,7 +21,7 @@ const (
 // scalar loop.
 func MixWords(dst []uint64, key uint64) {
 	v := 0
-	if hasDrop() {
+	if hasAVX2() {
 		v = len(dst) &^ 3
 		if v > 0 {
 			mixWords(dst[:v], key)
