@@ -121,3 +121,17 @@ func AxpyRows[T Float](dst, src []T, w, stride, off int, idx []int32, a []T) {
 		Axpy(a[k], src[r:r+w], d)
 	}
 }
+
+// AxpyRowsZero is AxpyRows on dst first set to +0, the bits of clear(dst)
+// then AxpyRows; on float32 with AVX, dst is only written
+// (simd.AxpyRowsZero), not cleared in memory and read back.
+func AxpyRowsZero[T Float](dst, src []T, w, stride, off int, idx []int32, a []T) {
+	if w == 0 {
+		return
+	}
+	if d, ok := any(dst).([]float32); ok && simd.AxpyRowsZero(d, any(src[off:]).([]float32), w, stride, idx, any(a).([]float32)) {
+		return
+	}
+	clear(dst[:w])
+	AxpyRows(dst, src, w, stride, off, idx, a)
+}

@@ -39,8 +39,16 @@ func maskScale(d, y []float32, n int, scale float32) { maskScaleAVX(&d[0], &y[0]
 //go:noescape
 func maskScaleAVX(d, y *float32, n int, scale float32)
 
-// axpyRowsAVX: for each column c < w, dst[c] += a[k]·src[idx[k]*stride+c]
-// for k = 0..n-1 in order (n > 0). In axpy_amd64.s.
+// axpyRowsAVX: for each column c < w, dst[c] = start + Σ_k
+// a[k]·src[idx[k]*stride+c] for k = 0..n-1 in order (n > 0), start dst[c]
+// (load 1) or +0 (load 0). In axpy_amd64.s.
 //
 //go:noescape
-func axpyRowsAVX(dst, src *float32, w, stride, n int, idx *int32, a *float32)
+func axpyRowsAVX(dst, src *float32, w, stride, n int, idx *int32, a *float32, load int)
+
+// dotRows8AVX is DotRows8's vector loop over the first n (a positive
+// multiple of 4, at most f) columns of each of segs > 0 segments f apart.
+// In dots_amd64.s.
+//
+//go:noescape
+func dotRows8AVX(out, v *float32, vs int, rows *[8]*float32, f, n, segs int)
