@@ -201,21 +201,6 @@ func coefs[T Float](buf []T, n int) []T {
 	return make([]T, n)
 }
 
-// headDots sets out[hd] = dot(z[hd·F:(hd+1)·F], a[hd·F:(hd+1)·F]) for
-// every head of the row z, four heads at a time (dot4).
-func (a *attnHeads[T]) headDots(out, z, att []T) {
-	F := a.f
-	seg := func(v []T, hd int) []T { return v[hd*F : (hd+1)*F] }
-	hd := 0
-	for ; hd+4 <= a.heads; hd += 4 {
-		out[hd], out[hd+1], out[hd+2], out[hd+3] = dot4(seg(z, hd), seg(att, hd), seg(z, hd+1), seg(att, hd+1),
-			seg(z, hd+2), seg(att, hd+2), seg(z, hd+3), seg(att, hd+3))
-	}
-	for ; hd < a.heads; hd++ {
-		out[hd] = dot(seg(z, hd), seg(att, hd))
-	}
-}
-
 func (g *gatLayer[T]) Specs() []ParamSpec {
 	hf := g.heads * g.f
 	specs := []ParamSpec{
@@ -329,6 +314,34 @@ func (a *attnHeads[T]) coef(e, hd int) T {
 	return v
 }
 
+// srcDots sets out[k·H+hd] = do_hd·x_hd for every source srcs[k] and
+// head hd: do_hd is head hd's columns of a destination's output gradient
+// do (its own F columns, or all of them when the heads are averaged),
+// x_hd head hd's F columns of row srcs[k] of x (H·F wide). It is each
+// edge's dα before the softmax's Jacobian (x = z in GAT, x_l in GATv2).
+func (a *attnHeads[T]) srcDots(out, do, x []T, srcs []int32) {
+	vs := 0
+	if a.concat {
+		vs = a.f
+	}
+	hf := a.heads * a.f
+	kernels.HeadDots(out, do, vs, x, len(srcs), func(k int) int { return int(srcs[k]) * hf }, a.f, a.heads)
+}
+
+// prefetchSrcs starts loading the rows idx of x (w wide) without waiting
+// for them: the next destination's (or source's) scattered rows then
+// arrive while this one is computed. float64 (the gradient checks) skips
+// it.
+func prefetchSrcs[T Float](x []T, w int, idx []int32) {
+	x32, ok := any(x).([]float32)
+	if !ok {
+		return
+	}
+	for _, j := range idx {
+		kernels.Prefetch(x32[int(j)*w : (int(j)+1)*w])
+	}
+}
+
 // col is the first output column head hd writes.
 func (a *attnHeads[T]) col(hd int) int {
 	if a.concat {
@@ -351,12 +364,13 @@ func (g *gatLayer[T]) ForwardThen(p *Pass, b *sample.Block, h []T, then func(o [
 	ne := len(g.esrc)
 	g.z = grow(g.z, ns*hf)
 	g.el, g.er = grow(g.el, ns*H), grow(g.er, nd*H)
+	// el_j and er_j: a head of row j of z against the head's attention
+	// vector, eight rows side by side (kernels.HeadDots).
 	scores := func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			g.headDots(g.el[j*H:(j+1)*H], g.z[j*hf:(j+1)*hf], g.aSrc)
-			if j < nd {
-				g.headDots(g.er[j*H:(j+1)*H], g.z[j*hf:(j+1)*hf], g.aDst)
-			}
+		row := func(k int) int { return (lo + k) * hf }
+		kernels.HeadDots(g.el[lo*H:], g.aSrc, F, g.z, hi-lo, row, F, H)
+		if lo < nd {
+			kernels.HeadDots(g.er[lo*H:], g.aDst, F, g.z, min(hi, nd)-lo, row, F, H)
 		}
 	}
 	switch {
@@ -381,7 +395,7 @@ func (g *gatLayer[T]) ForwardThen(p *Pass, b *sample.Block, h []T, then func(o [
 		g.u = grow(g.u, g.edim*H)
 		for d := range g.edim {
 			for hd := range H {
-				g.u[d*H+hd] = dot(g.wEdge[d*hf+hd*F:d*hf+(hd+1)*F], g.aEdge[hd*F:(hd+1)*F])
+				g.u[d*H+hd] = kernels.Dot(g.wEdge[d*hf+hd*F:d*hf+(hd+1)*F], g.aEdge[hd*F:(hd+1)*F])
 			}
 		}
 		g.se = grow(g.se, ne*H)
@@ -396,6 +410,9 @@ func (g *gatLayer[T]) ForwardThen(p *Pass, b *sample.Block, h []T, then func(o [
 	thr := sample.MaskThreshold(g.attnDrop)
 	par.Range(nd, ne*hf, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			if i+1 < hi {
+				prefetchSrcs(g.z, hf, g.esrc[g.eoff[i+1]:g.eoff[i+2]])
+			}
 			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
 			if drop {
 				// Unit (e-e0)·H+hd of the destination's mask row is the
@@ -443,14 +460,16 @@ func (g *gatLayer[T]) BackwardThen(p *Pass, b *sample.Block, h, dout []T, wantIn
 	g.der = grow(g.der, nd*H)
 	par.Range(nd, ne*hf, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
+			if i+1 < hi {
+				prefetchSrcs(g.z, hf, g.esrc[g.eoff[i+1]:g.eoff[i+2]])
+			}
 			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
+			// dα_e = do·z_j for every edge and head, stored in ds.
+			g.srcDots(g.ds[e0*H:], dout[i*width:], g.z, g.esrc[e0:e1])
 			for hd := range H {
-				c0 := g.col(hd)
-				do := dout[i*width+c0 : i*width+c0+F]
-				// dα_e = do·z_j (times the dropout multiplier and 1/H),
-				// stored in ds; then the softmax Jacobian.
+				// Times the dropout multiplier and 1/H; then the
+				// softmax Jacobian.
 				var sum T
-				rowDots(do, g.z, hf, hd*F, g.esrc[e0:e1], g.ds[e0*H+hd:], H)
 				for e := e0; e < e1; e++ {
 					da := g.ds[e*H+hd]
 					if g.keep != nil {
@@ -498,24 +517,36 @@ func (g *gatLayer[T]) BackwardThen(p *Pass, b *sample.Block, h, dout []T, wantIn
 	g.dz = grow(g.dz, ns*hf)
 	g.del = grow(g.del, ns*H)
 	par.Range(ns, ne*hf+ns*hf, func(lo, hi int) {
-		var buf [coefBuf]T
+		var buf [4 * coefBuf]T
 		for j := lo; j < hi; j++ {
+			if j+1 < hi {
+				prefetchSrcs(dout, width, g.bt.nbr[g.bt.off[j+1]:g.bt.off[j+2]])
+			}
 			dzj := g.dz[j*hf : (j+1)*hf]
-			clear(dzj)
 			del := g.del[j*H : (j+1)*H]
 			clear(del)
 			// Each head's columns of dz_j take their edges' terms in
-			// edge order, heads apart (they are other columns), so a
-			// head at a time is the serial order of every element.
+			// edge order from +0, heads apart (they are other
+			// columns), so a head at a time is the serial order of
+			// every element. The sums start in registers
+			// (AxpyRowsZero): dz_j is written once, never cleared in
+			// memory first.
+			// The edges' coefficients and ds are read in one pass
+			// over the (scattered) edges, every head's at once: head
+			// hd's coefficients go to cf[hd·n:], and each head's del
+			// still sums its edges in order.
 			es := g.bt.edges(j)
 			dsts := g.bt.nbr[g.bt.off[j]:g.bt.off[j+1]]
-			cf := coefs(buf[:], len(es))
-			for hd := range H {
-				for k, e := range es {
-					cf[k] = g.coef(int(e), hd)
+			n := len(es)
+			cf := coefs(buf[:], n*H)
+			for k, e := range es {
+				for hd := range H {
+					cf[hd*n+k] = g.coef(int(e), hd)
 					del[hd] += g.ds[int(e)*H+hd]
 				}
-				kernels.AxpyRows(dzj[hd*F:(hd+1)*F], dout, F, width, g.col(hd), dsts, cf)
+			}
+			for hd := range H {
+				kernels.AxpyRowsZero(dzj[hd*F:(hd+1)*F], dout, F, width, g.col(hd), dsts, cf[hd*n:(hd+1)*n])
 			}
 			for hd := range H {
 				kernels.Axpy(del[hd], g.aSrc[hd*F:(hd+1)*F], dzj[hd*F:(hd+1)*F])
@@ -589,60 +620,6 @@ func leaky[T Float](s T) T {
 		return s * leakySlope
 	}
 	return s
-}
-
-// dot returns the inner product of equal-length a and b.
-func dot[T Float](a, b []T) T {
-	var s T
-	for k, v := range a {
-		s += v * b[k]
-	}
-	return s
-}
-
-// dot4 returns dot(a0, b0), ..., dot(a3, b3), all of a0's length, with
-// the bits of four dot calls: each sum is its own chain, adding its
-// products in k order. Running the four chains side by side is what makes
-// it faster: one chain waits out the latency of every addition (the
-// order forbids splitting it), four fill those waits with each other's
-// work (in a GAT profile of the peer graph the dots took 2.2 s of CPU
-// instead of 4.8 s).
-func dot4[T Float](a0, b0, a1, b1, a2, b2, a3, b3 []T) (s0, s1, s2, s3 T) {
-	n := len(a0)
-	// One length for all eight lets the compiler drop the bounds checks
-	// (and panics here, as dot would, on a short operand).
-	b0, a1, b1, a2, b2, a3, b3 = b0[:n], a1[:n], b1[:n], a2[:n], b2[:n], a3[:n], b3[:n]
-	for k := range n {
-		s0 += a0[k] * b0[k]
-		s1 += a1[k] * b1[k]
-		s2 += a2[k] * b2[k]
-		s3 += a3[k] * b3[k]
-	}
-	return s0, s1, s2, s3
-}
-
-// rowDots sets out[k·os] = dot(v, src[idx[k]·stride+off:][:len(v)]) for
-// every k, four rows at a time (dot4): the bits of one dot per row.
-func rowDots[T Float](v, src []T, stride, off int, idx []int32, out []T, os int) {
-	F := len(v)
-	row := func(k int) []T { j := int(idx[k])*stride + off; return src[j : j+F] }
-	k := 0
-	for ; k+4 <= len(idx); k += 4 {
-		out[k*os], out[(k+1)*os], out[(k+2)*os], out[(k+3)*os] = dot4(v, row(k), v, row(k+1), v, row(k+2), v, row(k+3))
-	}
-	if r := len(idx) - k; r > 0 {
-		// The last one to three rows, padded with repeats of row k to
-		// keep four chains; the padding's sums are dropped.
-		at := func(i int) int { return k + min(i, r-1) }
-		s0, s1, s2, _ := dot4(v, row(k), v, row(at(1)), v, row(at(2)), v, row(k))
-		out[k*os] = s0
-		if r > 1 {
-			out[(k+1)*os] = s1
-		}
-		if r > 2 {
-			out[(k+2)*os] = s2
-		}
-	}
 }
 
 // validateGAT checks the attention settings of a GAT configuration.

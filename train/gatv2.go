@@ -204,11 +204,9 @@ func (g *gatv2Layer[T]) Backward(p *Pass, b *sample.Block, h, dout []T, wantInpu
 			e0, e1 := int(g.eoff[i]), int(g.eoff[i+1])
 			dri := g.dxr[i*hf : (i+1)*hf]
 			clear(dri)
+			g.srcDots(g.ds[e0*H:], dout[i*width:], g.xl, g.esrc[e0:e1])
 			for hd := range H {
-				c0 := g.col(hd)
-				do := dout[i*width+c0 : i*width+c0+F]
 				var sum T
-				rowDots(do, g.xl, hf, hd*F, g.esrc[e0:e1], g.ds[e0*H+hd:], H)
 				for e := e0; e < e1; e++ {
 					da := g.ds[e*H+hd]
 					if g.keep != nil {

@@ -384,7 +384,7 @@ func (g *ginLayer[T]) epsGrad(d, x []T, nd, w int) {
 	g.rowEps = grow(g.rowEps, nd)
 	par.Range(nd, nd*w, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			g.rowEps[i] = dot(d[i*w:(i+1)*w], x[i*w:(i+1)*w])
+			g.rowEps[i] = kernels.Dot(d[i*w:(i+1)*w], x[i*w:(i+1)*w])
 		}
 	})
 	var s T
