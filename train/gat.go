@@ -530,11 +530,10 @@ func (g *gatLayer[T]) BackwardThen(p *Pass, b *sample.Block, h, dout []T, wantIn
 			// columns), so a head at a time is the serial order of
 			// every element. The sums start in registers
 			// (AxpyRowsZero): dz_j is written once, never cleared in
-			// memory first.
-			// The edges' coefficients and ds are read in one pass
-			// over the (scattered) edges, every head's at once: head
-			// hd's coefficients go to cf[hd·n:], and each head's del
-			// still sums its edges in order.
+			// memory first. The edges' coefficients and ds are read
+			// in one pass over the (scattered) edges, every head's at
+			// once: head hd's coefficients go to cf[hd·n:], and each
+			// head's del still sums its edges in order.
 			es := g.bt.edges(j)
 			dsts := g.bt.nbr[g.bt.off[j]:g.bt.off[j+1]]
 			n := len(es)

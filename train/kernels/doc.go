@@ -3,11 +3,12 @@
 // oneDNN, OpenBLAS or gonum, and GemmRows, one of Gemm's row blocks, for
 // passes that keep a block in cache), Axpy, the sparse-times-dense
 // products of CSR inputs (Spmm, SpmmT), the row sums of aggregation and
-// scatter (SumRows, AddRows) and their weighted form (AxpyRows, GAT's
-// attention), column sums (AddColumns) and the ReLU-dropout forward
+// scatter (SumRows, AddRows) and their weighted form (AxpyRows and
+// AxpyRowsZero, GAT's attention), the per-head dots of GAT's scores
+// (HeadDots), column sums (AddColumns) and the ReLU-dropout forward
 // (DropRow) and backward (MaskScale), with their benchmarks and agreement
-// tests. The last six run the AVX (DropRow: AVX2) assembly of package simd
-// on float32 where the CPU has it, with the bits of the scalar loops.
+// tests. The last eight run the AVX (DropRow: AVX2) assembly of package
+// simd on float32 where the CPU has it, with the bits of the scalar loops.
 //
 // It lives under train, not internal/, because its one contract is the
 // model's: results bit-identical for any thread count. Gemm cuts a product
