@@ -181,8 +181,15 @@ func TestSharedPartitionsLink(t *testing.T) {
 	require.NoError(t, err, "partition:\n%s", msg)
 	sharedSampleSame(t, bin, dir, "--seeds", "0,17,42,999,1500,2700", "--fanout", "5,-1", "--seed", "3")
 
-	args := []string{"--task", "link", "--parts", dir, "--global-batch", "500", "--fanout", "5,5", "--hidden", "16", "--epochs", "3",
-		"--seed", "1", "--neg-strict", "--use-valid-edges", "--quiet"}
+	// Pinned to the golden kernel class (pinned): the tolerances of
+	// sameModel hold there on every CPU that has it. On an AVX-512 CPU's
+	// own class, this run on 2 ranks leaves the others at the third
+	// epoch (loss 0.5792873 against 0.5792858 on 3 and 4 ranks and on
+	// every rank count at avx2): a rounding difference of its products
+	// has grown by then into weights 0.012 apart.
+	needGoldenISA(t, bin)
+	args := pinned([]string{"--task", "link", "--parts", dir, "--global-batch", "500", "--fanout", "5,5", "--hidden", "16", "--epochs", "3",
+		"--seed", "1", "--neg-strict", "--use-valid-edges", "--quiet"})
 	// run trains on ranks and returns the model and its checkpoint.
 	run := func(ranks int, env []string) (globalBatchRun, string) {
 		m, ck, _ := trainGlobalBatchAt(t, bin, work, ranks, env, args...)
