@@ -330,15 +330,10 @@ func (a *attnHeads[T]) srcDots(out, do, x []T, srcs []int32) {
 
 // prefetchSrcs starts loading the rows idx of x (w wide) without waiting
 // for them: the next destination's (or source's) scattered rows then
-// arrive while this one is computed. float64 (the gradient checks) skips
-// it.
+// arrive while this one is computed.
 func prefetchSrcs[T Float](x []T, w int, idx []int32) {
-	x32, ok := any(x).([]float32)
-	if !ok {
-		return
-	}
 	for _, j := range idx {
-		kernels.Prefetch(x32[int(j)*w : (int(j)+1)*w])
+		kernels.Prefetch(x[int(j)*w : (int(j)+1)*w])
 	}
 }
 

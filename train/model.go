@@ -639,11 +639,7 @@ func (n *net[T]) forwardDense(blocks []sample.Block, x []T, train bool, key Mask
 // forwardRows is forwardDense over input rows given as views (row i is
 // x[i]); see forwardViews.
 func (n *net[T]) forwardRows(blocks []sample.Block, x [][]T, train bool, key MaskKey) {
-	pre := func(i int) {
-		if r, ok := any(x[i]).([]float32); ok {
-			kernels.Prefetch(r)
-		}
-	}
+	pre := func(i int) { kernels.Prefetch(x[i]) }
 	n.forwardViews(blocks, len(x), func(i int, _ []T) []T { return x[i] }, pre, train, key)
 }
 

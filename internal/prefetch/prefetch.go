@@ -14,6 +14,13 @@ func Float32s(s []float32) {
 	}
 }
 
+// Float64s prefetches the cache lines of s.
+func Float64s(s []float64) {
+	if len(s) > 0 {
+		lines(unsafe.Pointer(&s[0]), uintptr(len(s))*8)
+	}
+}
+
 // Uint16s prefetches the cache lines of s.
 func Uint16s(s []uint16) {
 	if len(s) > 0 {

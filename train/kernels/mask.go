@@ -43,11 +43,14 @@ func DropRow(dst, src []float32, words []uint64, t uint32, scale float32, relu b
 func MaskWords(words []uint64, key uint64) { simd.MixWords(words, key) }
 
 // Prefetch starts loading row's cache lines without waiting for them
-// (internal/prefetch); it changes no value.
-func Prefetch[E float32 | uint16](row []E) {
+// (internal/prefetch); it changes no value. It takes the model's rows of
+// either precision and 2-byte feature rows.
+func Prefetch[E Float | uint16](row []E) {
 	switch r := any(row).(type) {
 	case []float32:
 		prefetch.Float32s(r)
+	case []float64:
+		prefetch.Float64s(r)
 	case []uint16:
 		prefetch.Uint16s(r)
 	}
